@@ -1,0 +1,166 @@
+#include "amg/hierarchy.hpp"
+
+#include "amg/galerkin.hpp"
+#include "amg/mis2_aggregation.hpp"
+#include "amg/smoothed_prolongation.hpp"
+#include "amg/spectral_radius.hpp"
+#include "amg/strength.hpp"
+#include "amg/tentative_prolongation.hpp"
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "common/timer.hpp"
+#include "sparse/csr_ops.hpp"
+#include "spgemm/registry.hpp"
+
+namespace amgsolve {
+namespace {
+
+// A Galerkin operator P^T A P has diagonal entries p_j^T A p_j, positive for SPD A: a non-positive one
+// proves that the input matrix is not positive definite.
+template <class Value>
+void require_positive_diagonal(const CsrMatrix<Value>& A, int level) {
+  const Vector<Value> d = diagonal(A);
+  for (Index i = 0; i < A.rows; ++i)
+    if (!(d[i] > 0))
+      throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
+                           " is " + std::to_string(static_cast<double>(d[i])) +
+                           ", so the input matrix is not positive definite");
+}
+
+}  // namespace
+
+template <class Value>
+AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params,
+                                  LevelCallback on_level)
+    : params_(params) {
+  Timer total;
+  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params.spgemm);
+  levels_.push_back(Level{std::move(A), {}, {}, {}, {}, {}, {}});
+  while (true) {
+    LevelInfo info;
+    info.level = static_cast<int>(levels_.size()) - 1;
+    info.rows = levels_.back().A->rows;
+    info.nnz = levels_.back().A->nnz();
+    Timer timer;
+    const bool small_enough = info.rows <= params.coarse_size || static_cast<int>(levels_.size()) >= params.max_levels;
+    if (small_enough || !coarsen(params, spgemm, info)) {
+      coarse_ = std::make_unique<CoarseSolver<Value>>(*levels_.back().A);
+      info.coarsest = true;
+      info.smoother = "direct (sparse LDL^T)";
+      info.seconds = timer.seconds();
+      info_.push_back(info);
+      if (on_level) on_level(info);
+      break;
+    }
+    info.seconds = timer.seconds();
+    info_.push_back(info);
+    if (on_level) on_level(info);
+  }
+  setup_seconds_ = total.seconds();
+}
+
+template <class Value>
+AmgHierarchy<Value>::~AmgHierarchy() = default;
+
+// Builds P, R and the next level's matrix from the last level; false if aggregation cannot coarsen.
+template <class Value>
+bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& spgemm, LevelInfo& info) {
+  Level& fine = levels_.back();
+  const CsrMatrix<Value>& A = *fine.A;
+  const std::uint64_t level_seed = seeded_hash(params.seed, static_cast<std::uint64_t>(info.level));
+
+  require_positive_diagonal(A, info.level);
+  const Strength strength = strength_of_connection(A, params.strength_threshold);
+  Aggregates aggregates = mis2_aggregation(strength.graph, level_seed);
+  // Stop when aggregation no longer pays: nothing to aggregate, or under 10% fewer rows.
+  if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return false;
+  info.aggregates = aggregates.count;
+
+  const CsrMatrix<Value> T = tentative_prolongation<Value>(aggregates);
+  if (info.level == 0) finest_aggregates_ = std::move(aggregates.id);
+
+  const bool has_weak = strength.weak_entries > 0;
+  const CsrMatrix<Value> filtered = has_weak ? filtered_matrix(A, strength) : CsrMatrix<Value>{};
+  const CsrMatrix<Value>& A_f = has_weak ? filtered : A;
+  const double rho_f = lanczos_max_eigenvalue_dinv_a(A_f, params.lanczos_steps, level_seed);
+  info.rho = has_weak ? lanczos_max_eigenvalue_dinv_a(A, params.lanczos_steps, level_seed) : rho_f;
+
+  fine.P = smoothed_prolongation(A_f, T, params.prolongator_damping / rho_f, spgemm, &info.prolongator_product);
+  fine.R = transpose(fine.P);
+  GalerkinStats galerkin;
+  auto coarse = std::make_shared<CsrMatrix<Value>>(galerkin_product(A, fine.P, fine.R, spgemm, &galerkin));
+  info.ap_product = galerkin.ap;
+  info.rap_product = galerkin.r_ap;
+  info.spgemm_seconds = info.prolongator_product.seconds() + galerkin.ap.seconds() + galerkin.r_ap.seconds();
+
+  fine.smoother = make_smoother(A, params.smoother, info.rho);
+  info.smoother = fine.smoother->describe();
+  levels_.push_back(Level{std::move(coarse), {}, {}, {}, {}, {}, {}});
+  return true;
+}
+
+template <class Value>
+void AmgHierarchy<Value>::apply(const Vector<Value>& b, Vector<Value>& x) const {
+  const Level& top = levels_.front();
+  top.b = b;  // copy: the cycle owns its level vectors
+  cycle(0);
+  x.swap(top.x);
+}
+
+// V-cycle on level l for levels_[l].b, result in levels_[l].x (zero initial guess).
+template <class Value>
+void AmgHierarchy<Value>::cycle(std::size_t l) const {
+  const Level& level = levels_[l];
+  const Index n = level.A->rows;
+  level.x.resize(static_cast<std::size_t>(n));
+  if (l + 1 == levels_.size()) {
+    coarse_->solve(level.b, level.x);
+    return;
+  }
+  for (int s = 0; s < params_.pre_smooth; ++s) level.smoother->smooth(level.b, level.x, s == 0);
+  if (params_.pre_smooth == 0) std::fill(level.x.begin(), level.x.end(), Value(0));
+
+  residual(*level.A, level.x, level.b, level.r);
+  const Level& coarse = levels_[l + 1];
+  spmv(level.R, level.r, coarse.b);
+  cycle(l + 1);
+
+  // x += P x_c
+  const CsrMatrix<Value>& P = level.P;
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    Value s = 0;
+    for (Offset k = P.row_begin(i); k < P.row_end(i); ++k) s += P.val[k] * coarse.x[P.col[k]];
+    level.x[i] += s;
+  }
+  for (int s = 0; s < params_.post_smooth; ++s) level.smoother->smooth(level.b, level.x, false);
+}
+
+template <class Value>
+double AmgHierarchy<Value>::operator_complexity() const {
+  double total = 0;
+  for (const auto& l : levels_) total += static_cast<double>(l.A->nnz());
+  return total / static_cast<double>(std::max<Offset>(1, levels_.front().A->nnz()));
+}
+
+template <class Value>
+double AmgHierarchy<Value>::grid_complexity() const {
+  double total = 0;
+  for (const auto& l : levels_) total += l.A->rows;
+  return total / std::max<double>(1, levels_.front().A->rows);
+}
+
+template <class Value>
+std::uint64_t AmgHierarchy<Value>::bytes() const {
+  std::uint64_t total = 0;
+  for (std::size_t l = 0; l < levels_.size(); ++l) {
+    if (l > 0) total += levels_[l].A->bytes();
+    total += levels_[l].P.bytes() + levels_[l].R.bytes();
+  }
+  return total;
+}
+
+template class AmgHierarchy<double>;
+template class AmgHierarchy<float>;
+
+}  // namespace amgsolve

@@ -1,0 +1,76 @@
+#pragma once
+// The smoothed-aggregation AMG hierarchy and its V-cycle.
+//
+// Setup, level by level (Vanek, Mandel & Brezina 1996; Bell, Dalton & Olson 2012):
+//   strength graph -> MIS-2 aggregates -> tentative prolongator T -> filtered matrix A_f ->
+//   rho(D^-1 A_f) by Lanczos -> P = (I - 4/(3 rho) D^-1 A_f) T -> R = P^T -> A_c = R (A P),
+// until the level has at most coarse_size rows (or aggregation stops reducing it), then the coarsest
+// matrix is factorised. The SpGEMM backend is looked up by name once; this file never knows which.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "amg/coarse_solver.hpp"
+#include "amg/params.hpp"
+#include "amg/smoother.hpp"
+#include "spgemm/spgemm.hpp"
+
+namespace amgsolve {
+
+// What setup did on one level, for the level table and the JSON report.
+struct LevelInfo {
+  int level = 0;
+  Index rows = 0;
+  Offset nnz = 0;
+  Index aggregates = 0;        // = rows of the next level (0 on the coarsest)
+  double rho = 0.0;            // Lanczos estimate of rho(D^-1 A)
+  double seconds = 0.0;        // building the transfer to the next level (or factorising, coarsest)
+  double spgemm_seconds = 0.0;  // the three SpGEMMs: A_f T, A P, P^T (A P)
+  SpgemmStats prolongator_product, ap_product, rap_product;
+  std::string smoother;         // description of the smoother used on this level
+  bool coarsest = false;
+};
+
+template <class Value>
+class AmgHierarchy {
+ public:
+  using LevelCallback = std::function<void(const LevelInfo&)>;
+
+  // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished.
+  AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params, LevelCallback on_level = {});
+  ~AmgHierarchy();
+
+  // x = M^-1 b: one V-cycle from a zero initial guess (the preconditioner PCG applies).
+  void apply(const Vector<Value>& b, Vector<Value>& x) const;
+
+  std::size_t levels() const { return levels_.size(); }
+  const CsrMatrix<Value>& matrix(std::size_t level) const { return *levels_[level].A; }
+  const CsrMatrix<Value>& prolongator(std::size_t level) const { return levels_[level].P; }
+  const std::vector<LevelInfo>& info() const { return info_; }
+  const std::vector<Index>& finest_aggregates() const { return finest_aggregates_; }
+  const std::string& spgemm_backend() const { return params_.spgemm; }
+  double operator_complexity() const;  // sum nnz(A_l) / nnz(A_0)
+  double grid_complexity() const;      // sum rows(A_l) / rows(A_0)
+  double setup_seconds() const { return setup_seconds_; }
+  std::uint64_t bytes() const;         // memory held by the hierarchy (excluding the fine matrix)
+
+ private:
+  struct Level {
+    std::shared_ptr<const CsrMatrix<Value>> A;
+    CsrMatrix<Value> P, R;
+    std::unique_ptr<Smoother<Value>> smoother;
+    mutable Vector<Value> b, x, r;  // V-cycle work vectors
+  };
+
+  bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, LevelInfo& info);
+  void cycle(std::size_t level) const;
+
+  AmgParams params_;
+  std::vector<Level> levels_;
+  std::vector<LevelInfo> info_;
+  std::vector<Index> finest_aggregates_;
+  std::unique_ptr<CoarseSolver<Value>> coarse_;
+  double setup_seconds_ = 0.0;
+};
+
+}  // namespace amgsolve

@@ -1,0 +1,126 @@
+#include "amg/mis2_aggregation.hpp"
+
+#include <algorithm>
+
+#include "common/error.hpp"
+#include "common/hash.hpp"
+
+namespace amgsolve {
+namespace {
+
+// A node's tuple packed into one integer so that "max tuple" is "max integer":
+// bits 62-63 state, bits 32-61 hashed priority, bits 0-31 node index (unique tie-break).
+using Tuple = std::uint64_t;
+enum State : std::uint64_t { kOut = 0, kUndecided = 1, kIn = 2 };
+
+constexpr Tuple make_tuple(State state, std::uint64_t seed, Index i) {
+  const std::uint64_t priority = seeded_hash(seed, static_cast<std::uint64_t>(i)) & 0x3fffffffULL;
+  return (static_cast<std::uint64_t>(state) << 62) | (priority << 32) | static_cast<std::uint32_t>(i);
+}
+constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
+constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
+
+// out[i] = max(in[i], max over neighbours j of in[j])
+void propagate_max(const StrengthGraph& g, const std::vector<Tuple>& in, std::vector<Tuple>& out) {
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < g.nodes; ++i) {
+    Tuple m = in[i];
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) m = std::max(m, in[g.adj[k]]);
+    out[i] = m;
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds) {
+  std::vector<Tuple> tuple(static_cast<std::size_t>(g.nodes));
+  Index undecided = 0;
+#pragma omp parallel for schedule(static) reduction(+ : undecided)
+  for (Index i = 0; i < g.nodes; ++i) {
+    const bool isolated = g.degree(i) == 0;
+    tuple[i] = make_tuple(isolated ? kOut : kUndecided, seed, i);
+    undecided += isolated ? 0 : 1;
+  }
+
+  std::vector<Tuple> max1(tuple.size()), max2(tuple.size());
+  int round = 0;
+  while (undecided > 0) {
+    ++round;
+    propagate_max(g, tuple, max1);
+    propagate_max(g, max1, max2);
+    undecided = 0;
+#pragma omp parallel for schedule(static) reduction(+ : undecided)
+    for (Index i = 0; i < g.nodes; ++i) {
+      if (state_of(tuple[i]) != kUndecided) continue;
+      if (max2[i] == tuple[i]) {
+        tuple[i] = with_state(tuple[i], kIn);
+      } else if (state_of(max2[i]) == kIn) {
+        tuple[i] = with_state(tuple[i], kOut);
+      } else {
+        ++undecided;
+      }
+    }
+  }
+  if (rounds) *rounds = round;
+
+  std::vector<std::uint8_t> in_set(tuple.size());
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < g.nodes; ++i) in_set[i] = state_of(tuple[i]) == kIn ? 1 : 0;
+  return in_set;
+}
+
+Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed) {
+  const std::vector<std::uint8_t> is_root = mis2(g, seed);
+  Aggregates agg;
+  agg.id.assign(static_cast<std::size_t>(g.nodes), kNotAggregated);
+
+  // Roots are numbered in index order, so aggregate ids do not depend on the thread count.
+  for (Index i = 0; i < g.nodes; ++i) {
+    if (!is_root[i]) continue;
+    agg.id[i] = agg.count++;
+    agg.root.push_back(i);
+  }
+
+  // Pass 1: neighbours of a root join its aggregate (at most one root is adjacent, see the header).
+  std::vector<Index> first_pass = agg.id;
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < g.nodes; ++i) {
+    if (is_root[i]) continue;
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
+      if (is_root[g.adj[k]]) {
+        first_pass[i] = agg.id[g.adj[k]];
+        break;
+      }
+    }
+  }
+
+  // Pass 2: a node still unassigned is at distance 2 from a root; it joins the aggregate that most of
+  // its strong neighbours belong to (ties: the smaller aggregate id). Reads only pass-1 results.
+  agg.id = first_pass;
+  Index leftovers = 0;
+#pragma omp parallel for schedule(static) reduction(+ : leftovers)
+  for (Index i = 0; i < g.nodes; ++i) {
+    if (first_pass[i] != kNotAggregated || g.degree(i) == 0) continue;
+    Index best = kNotAggregated, best_votes = 0;
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
+      const Index candidate = first_pass[g.adj[k]];
+      if (candidate == kNotAggregated) continue;
+      Index votes = 0;
+      for (Offset m = g.row_ptr[i]; m < g.row_ptr[i + 1]; ++m) votes += first_pass[g.adj[m]] == candidate ? 1 : 0;
+      if (votes > best_votes || (votes == best_votes && candidate < best)) {
+        best = candidate;
+        best_votes = votes;
+      }
+    }
+    agg.id[i] = best;
+    leftovers += best == kNotAggregated ? 1 : 0;
+  }
+  if (leftovers > 0) {
+    // Impossible for a maximal MIS-2 of a symmetric graph; a non-symmetric strength graph could cause it.
+    throw NumericalError("MIS-2 aggregation left " + std::to_string(leftovers) +
+                         " nodes unassigned: the strength graph is not symmetric (is the matrix symmetric?)");
+  }
+  return agg;
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,40 @@
+#pragma once
+// Aggregation by a distance-2 maximal independent set (MIS-2).
+//
+// N. Bell, S. Dalton, L. Olson, "Exposing fine-grained parallelism in algebraic multigrid methods",
+// SIAM J. Sci. Comput. 34(4), 2012, section 4 (parallel MIS(k) and aggregation), and
+// A. Azad et al., "Exploiting multiple levels of parallelism in sparse matrix-matrix multiplication",
+// SIAM J. Sci. Comput. 38(6), 2016, section 5.3, Algorithm 3.
+//
+// Luby-style MIS-2: every node carries a tuple (state, random, index) with state OUT < UNDECIDED < IN;
+// each round takes the maximum tuple over the distance-2 neighbourhood (two max-propagation sweeps);
+// an undecided node that is its own distance-2 maximum joins the set, one that sees an IN node within
+// distance 2 leaves it. Rounds are synchronous (double-buffered) and the random part is a seeded hash
+// of the node index, so the set depends only on the graph and the seed, not on the thread count.
+//
+// Aggregates: every root (MIS-2 node) with its strong neighbours forms one aggregate (roots are at
+// distance >= 3, so no node neighbours two roots); the remaining nodes are at distance 2 from a root
+// and join the aggregate of a neighbour. Nodes with no strong neighbour at all (e.g. rows that are
+// dominated by their diagonal) are left out of the coarse space (id -1), as in AMGCL and ML: the
+// smoother alone reduces their error.
+#include <cstdint>
+#include <vector>
+
+#include "amg/strength.hpp"
+
+namespace amgsolve {
+
+inline constexpr Index kNotAggregated = -1;
+
+struct Aggregates {
+  Index count = 0;          // number of aggregates (columns of the tentative prolongator)
+  std::vector<Index> id;    // aggregate of each node, or kNotAggregated
+  std::vector<Index> root;  // the MIS-2 root of each aggregate
+};
+
+// Distance-2 maximal independent set of the graph's non-isolated nodes: 1 = in the set.
+std::vector<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* rounds = nullptr);
+
+Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed);
+
+}  // namespace amgsolve

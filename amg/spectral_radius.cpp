@@ -1,0 +1,73 @@
+#include "amg/spectral_radius.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "common/parallel.hpp"
+#include "sparse/csr_ops.hpp"
+
+namespace amgsolve {
+
+template <class Value>
+double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed) {
+  const Index n = A.rows;
+  if (n == 0) return 0.0;
+  const Vector<Value> d = diagonal(A);
+  std::vector<double> scale(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) {
+    if (!(d[i] > 0))
+      throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
+                           " is not positive: the matrix is not positive definite");
+    scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
+  }
+  auto dot = [n](const std::vector<double>& x, const std::vector<double>& y) {
+    return deterministic_sum<double>(n, [&](std::int64_t i) { return x[i] * y[i]; });
+  };
+
+  std::vector<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size());
+  for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
+  const double norm0 = std::sqrt(dot(v, v));
+  for (double& x : v) x /= norm0;
+
+  std::vector<double> alpha, beta;
+  double beta_prev = 0.0;
+  for (int j = 0; j < std::min<Index>(steps, n); ++j) {
+    // w = S v - beta_{j-1} v_{j-1},  S = D^-1/2 A D^-1/2
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      double s = 0.0;
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) s += double(A.val[k]) * scale[A.col[k]] * v[A.col[k]];
+      w[i] = scale[i] * s - beta_prev * v_prev[i];
+    }
+    const double a = dot(w, v);
+    alpha.push_back(a);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) w[i] -= a * v[i];
+    const double b = std::sqrt(dot(w, w));
+    if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
+    if (b <= 1e-12 * std::abs(a)) break;  // invariant subspace found: the Ritz values are exact
+    beta.push_back(b);
+    beta_prev = b;
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < n; ++i) {
+      v_prev[i] = v[i];
+      v[i] = w[i] / b;
+    }
+  }
+
+  const int m = static_cast<int>(alpha.size());
+  Eigen::VectorXd diag(m), off(std::max(m - 1, 0));
+  for (int i = 0; i < m; ++i) diag[i] = alpha[i];
+  for (int i = 0; i + 1 < m; ++i) off[i] = beta[i];
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> tridiagonal;
+  tridiagonal.computeFromTridiagonal(diag, off, Eigen::EigenvaluesOnly);
+  return tridiagonal.eigenvalues().maxCoeff();
+}
+
+template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<double>&, int, std::uint64_t);
+template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<float>&, int, std::uint64_t);
+
+}  // namespace amgsolve

@@ -1,0 +1,36 @@
+#pragma once
+// Strength of connection for smoothed aggregation (Vanek, Mandel & Brezina, Computing 56, 1996, eq. 3.2):
+//     j is strongly connected to i  <=>  |a_ij| >= theta * sqrt(|a_ii| |a_jj|),  i != j.
+// The measure is symmetric, so the strength graph of a symmetric matrix is undirected.
+#include <cstdint>
+#include <vector>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// Adjacency structure of the strength graph (no self loops), rows sorted.
+struct StrengthGraph {
+  Index nodes = 0;
+  std::vector<Offset> row_ptr = {0};
+  std::vector<Index> adj;
+  Index degree(Index i) const { return static_cast<Index>(row_ptr[i + 1] - row_ptr[i]); }
+};
+
+struct Strength {
+  StrengthGraph graph;
+  // For every stored entry of A: 1 if it is the diagonal or a strong connection, 0 if weak.
+  std::vector<std::uint8_t> keep;
+  Offset weak_entries = 0;
+};
+
+template <class Value>
+Strength strength_of_connection(const CsrMatrix<Value>& A, double theta);
+
+// The filtered matrix of smoothed aggregation: weak connections are dropped and added to the diagonal
+// (a_ii <- a_ii + sum of weak a_ij), so A_f keeps A's row sums and the constant stays in its near-kernel.
+// Rows where lumping would leave less than half of a_ii (possible with positive off-diagonals) keep a_ii.
+template <class Value>
+CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength);
+
+}  // namespace amgsolve

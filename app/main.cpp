@@ -1,0 +1,54 @@
+// amgsolve: solve a sparse SPD system with smoothed-aggregation AMG-preconditioned CG.
+//   amgsolve CONFIG.yaml [--set key.path=value ...] [--report FILE.json] [--vtk FILE.vti] [--threads N] [--quiet]
+//   amgsolve --list-backends
+//   amgsolve --config-reference     (prints docs/CONFIG.md)
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <new>
+
+#include "app/run.hpp"
+#include "common/error.hpp"
+#include "config/schema.hpp"
+
+int main(int argc, char** argv) {
+  amgsolve::RunOptions options;
+  bool list_backends = false;
+  bool config_reference = false;
+
+  CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
+  app.set_version_flag("--version", "amgsolve 0.1.0");
+  app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
+  app.add_option("--set", options.overrides, "Override a config key, e.g. --set problem.size=[64,64,64]")
+      ->type_name("KEY=VALUE");
+  app.add_option("--report", options.report, "Write the JSON report here (overrides output.report)");
+  app.add_option("--vtk", options.vtk, "Write the solution as VTK image data (.vti) here (overrides output.vtk)");
+  app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
+  app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
+  app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (list_backends) {
+      amgsolve::print_backends();
+      return amgsolve::kExitOk;
+    }
+    if (config_reference) {
+      std::fputs(amgsolve::config_reference_markdown().c_str(), stdout);
+      return amgsolve::kExitOk;
+    }
+    if (options.config.empty()) {
+      std::fprintf(stderr, "amgsolve: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
+      return amgsolve::kExitError;
+    }
+    return amgsolve::run(options);
+  } catch (const amgsolve::Error& e) {
+    std::fprintf(stderr, "amgsolve: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "amgsolve: error: out of memory (try a smaller problem or fewer levels)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "amgsolve: internal error: %s\n", e.what());
+  }
+  return amgsolve::kExitError;
+}

@@ -1,0 +1,28 @@
+#pragma once
+// The amgsolve application: config -> problem -> hierarchy -> solve -> report/VTK, with the progress
+// output a person watches. main.cpp only parses the command line.
+#include <string>
+#include <vector>
+
+namespace amgsolve {
+
+struct RunOptions {
+  std::string config;
+  std::vector<std::string> overrides;  // --set key.path=value
+  std::string report;                  // --report (overrides output.report)
+  std::string vtk;                     // --vtk (overrides output.vtk)
+  int threads = 0;                     // --threads (0: OpenMP default)
+  bool quiet = false;
+};
+
+// Exit codes of the program.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;          // bad input or numerical failure (message on stderr)
+inline constexpr int kExitNotConverged = 3;   // ran, but did not reach the tolerance
+
+int run(const RunOptions& options);
+
+// --list-backends: one line per registered SpGEMM backend with its device and availability.
+void print_backends();
+
+}  // namespace amgsolve

@@ -1,0 +1,16 @@
+#include "common/device.hpp"
+
+namespace amgsolve {
+
+#ifdef AMGSOLVE_WITH_CUDA
+GpuStatus cuda_gpu_status();  // common/cuda/device_query.cu
+GpuStatus gpu_status() { return cuda_gpu_status(); }
+#else
+GpuStatus gpu_status() {
+  GpuStatus status;
+  status.unavailable_reason = "built without CUDA (configure with -DAMGSOLVE_CUDA=ON and nvcc on PATH)";
+  return status;
+}
+#endif
+
+}  // namespace amgsolve

@@ -1,0 +1,14 @@
+#pragma once
+// Progress output for people watching a run. Everything goes through one switch so --quiet silences
+// the level table and the iteration lines without touching the algorithms.
+#include <cstdarg>
+
+namespace amgsolve {
+
+void set_quiet(bool quiet);
+bool is_quiet();
+
+// printf-style line to stdout, flushed so a person sees it immediately; nothing when quiet.
+void progress(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace amgsolve

@@ -1,0 +1,324 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/error.hpp"
+#include "config/schema.hpp"
+
+namespace amgsolve {
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::stringstream in(path);
+  std::string part;
+  while (std::getline(in, part, '.')) parts.push_back(part);
+  return parts;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggestion_for(const std::string& path) {
+  std::string best;
+  std::size_t best_distance = 4;  // suggest only close matches
+  for (const KeySpec& k : config_schema()) {
+    const std::size_t d = edit_distance(path, k.path);
+    if (d < best_distance) {
+      best_distance = d;
+      best = k.path;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+// The YAML tree of one run plus where each value came from, for error messages.
+class Document {
+ public:
+  Document(const std::string& text, std::string name) : name_(std::move(name)) {
+    try {
+      root_ = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw InputError(name_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                       ": malformed YAML: " + e.msg);
+    }
+    if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
+    if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
+  }
+
+  void apply_override(const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError("--set " + assignment + ": expected key.path=value");
+    const std::string path = assignment.substr(0, eq);
+    YAML::Node value;
+    try {
+      value = YAML::Load(assignment.substr(eq + 1));
+    } catch (const YAML::Exception& e) {
+      throw InputError("--set " + assignment + ": malformed YAML value: " + e.msg);
+    }
+    const std::vector<std::string> parts = split_path(path);
+    set_path(root_, parts, 0, value, path);
+    overridden_.insert(path);
+  }
+
+  // "file:line: " for a value, or "--set key: " for an overridden one.
+  std::string where(const std::string& path, const YAML::Node& node) const {
+    for (const std::string& o : overridden_)
+      if (path == o || path.rfind(o + ".", 0) == 0) return "--set " + o + ": ";
+    const YAML::Mark mark = node.Mark();
+    if (mark.is_null() || mark.line < 0) return name_ + ": ";
+    return name_ + ":" + std::to_string(mark.line + 1) + ": ";
+  }
+
+  // Value at a dotted path, or an undefined node.
+  YAML::Node find(const std::string& path) const {
+    return lookup(root_, split_path(path), 0);
+  }
+
+  const YAML::Node& root() const { return root_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  static YAML::Node lookup(const YAML::Node& node, const std::vector<std::string>& parts, std::size_t i) {
+    if (i == parts.size()) return node;
+    if (!node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node child = node[parts[i]];
+    if (!child.IsDefined()) return YAML::Node(YAML::NodeType::Undefined);
+    return lookup(child, parts, i + 1);
+  }
+
+  static void set_path(YAML::Node node, const std::vector<std::string>& parts, std::size_t i, const YAML::Node& value,
+                       const std::string& path) {
+    if (i + 1 == parts.size()) {
+      node[parts[i]] = value;
+      return;
+    }
+    YAML::Node child = node[parts[i]];
+    if (!child.IsDefined() || child.IsNull()) {
+      node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      child = node[parts[i]];
+    }
+    if (!child.IsMap()) throw InputError("--set " + path + ": '" + parts[i] + "' is not a section");
+    set_path(child, parts, i + 1, value, path);
+  }
+
+  std::string name_;
+  YAML::Node root_;
+  std::set<std::string> overridden_;
+};
+
+const KeySpec* find_spec(const std::string& path, const std::string& problem_type) {
+  const KeySpec* any = nullptr;
+  for (const KeySpec& k : config_schema()) {
+    if (k.path != path) continue;
+    if (k.problem_type.empty() || k.problem_type == problem_type) return &k;
+    any = &k;
+  }
+  return any;
+}
+
+// Rejects unknown keys, sections given as scalars, and keys of another problem type.
+void check_keys(const Document& doc, const YAML::Node& node, const std::string& prefix, const std::string& type) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string name = it->first.as<std::string>();
+    const std::string path = prefix.empty() ? name : prefix + "." + name;
+    const KeySpec* spec = find_spec(path, type);
+    if (spec) {
+      if (!spec->problem_type.empty() && spec->problem_type != type)
+        throw InputError(doc.where(path, it->first) + "key '" + path + "' applies only to problem.type " +
+                         spec->problem_type + ", not " + type);
+      continue;
+    }
+    if (is_config_section(path)) {
+      if (!it->second.IsMap() && !it->second.IsNull())
+        throw InputError(doc.where(path, it->first) + "'" + path + "' must be a section (a YAML map)");
+      if (it->second.IsMap()) check_keys(doc, it->second, path, type);
+      continue;
+    }
+    throw InputError(doc.where(path, it->first) + "unknown key '" + path + "'" + suggestion_for(path));
+  }
+}
+
+// Typed, validated access to the values of one document.
+class Reader {
+ public:
+  Reader(const Document& doc, std::string problem_type) : doc_(doc), type_(std::move(problem_type)) {}
+
+  std::int64_t integer(const std::string& path) const {
+    const auto [node, spec] = value(path);
+    std::int64_t v = 0;
+    if (!node.IsScalar() || !YAML::convert<std::int64_t>::decode(node, v))
+      fail(path, node, "must be an integer, got " + show(node));
+    check_bounds(path, node, *spec, static_cast<double>(v));
+    return v;
+  }
+
+  double number(const std::string& path) const {
+    const auto [node, spec] = value(path);
+    double v = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, v) || !std::isfinite(v))
+      fail(path, node, "must be a finite number, got " + show(node));
+    check_bounds(path, node, *spec, v);
+    return v;
+  }
+
+  std::string text(const std::string& path) const {
+    const auto [node, spec] = value(path);
+    if (node.IsNull()) return "";
+    if (!node.IsScalar()) fail(path, node, "must be a string, got " + show(node));
+    const std::string v = node.as<std::string>();
+    if (spec->kind == KeyKind::choice && std::find(spec->choices.begin(), spec->choices.end(), v) == spec->choices.end()) {
+      std::string allowed;
+      for (const auto& c : spec->choices) allowed += (allowed.empty() ? "" : ", ") + c;
+      fail(path, node, "'" + v + "' is not one of: " + allowed);
+    }
+    return v;
+  }
+
+  std::vector<std::int64_t> integer_list(const std::string& path) const {
+    const auto [node, spec] = value(path);
+    if (!node.IsSequence()) fail(path, node, "must be a list of integers like [64, 64, 64], got " + show(node));
+    if (node.size() < spec->list_min || node.size() > spec->list_max)
+      fail(path, node,
+           "must have " + std::to_string(spec->list_min) + " to " + std::to_string(spec->list_max) + " entries, has " +
+               std::to_string(node.size()));
+    std::vector<std::int64_t> out;
+    for (const YAML::Node& entry : node) {
+      std::int64_t v = 0;
+      if (!entry.IsScalar() || !YAML::convert<std::int64_t>::decode(entry, v))
+        fail(path, entry, "entries must be integers, got " + show(entry));
+      check_bounds(path, entry, *spec, static_cast<double>(v));
+      out.push_back(v);
+    }
+    return out;
+  }
+
+ private:
+  std::pair<YAML::Node, const KeySpec*> value(const std::string& path) const {
+    const KeySpec* spec = find_spec(path, type_);
+    if (!spec) throw Error("internal: key " + path + " is not in the schema");
+    YAML::Node node = doc_.find(path);
+    if (!node.IsDefined()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
+    return {node, spec};
+  }
+
+  void check_bounds(const std::string& path, const YAML::Node& node, const KeySpec& spec, double v) const {
+    const bool below = spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min);
+    const bool above = spec.max && v > *spec.max;
+    if (!below && !above) return;
+    std::ostringstream range;
+    if (spec.min) range << (spec.min_exclusive ? "> " : ">= ") << *spec.min;
+    if (spec.min && spec.max) range << " and ";
+    if (spec.max) range << "<= " << *spec.max;
+    fail(path, node, "must be " + range.str() + ", got " + show(node));
+  }
+
+  static std::string show(const YAML::Node& node) {
+    if (node.IsScalar()) return "'" + node.Scalar() + "'";
+    if (node.IsSequence()) return "a list";
+    if (node.IsMap()) return "a map";
+    return "nothing";
+  }
+
+  [[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& message) const {
+    throw InputError(doc_.where(path, node) + path + " " + message);
+  }
+
+  const Document& doc_;
+  std::string type_;
+};
+
+SmootherType smoother_type(const std::string& s) { return s == "jacobi" ? SmootherType::jacobi : SmootherType::chebyshev; }
+
+Config read(const Document& doc) {
+  // problem.type decides which problem keys exist, so it is read first.
+  const Reader pre(doc, "");
+  const std::string type = pre.text("problem.type");
+  check_keys(doc, doc.root(), "", type);
+  const Reader r(doc, type);
+
+  Config c;
+  c.source = doc.name();
+  if (type == "poisson") {
+    c.problem.type = ProblemType::poisson;
+    c.problem.poisson.stencil = stencil_from_string(r.text("problem.stencil"));
+    c.problem.poisson.size = r.integer_list("problem.size");
+    c.problem.poisson.rhs = r.text("problem.rhs") == "manufactured" ? PoissonRhs::manufactured : PoissonRhs::ones;
+    const int dims = stencil_dimensions(c.problem.poisson.stencil);
+    if (static_cast<int>(c.problem.poisson.size.size()) != dims)
+      throw InputError(doc.where("problem.size", doc.find("problem.size")) + "problem.size has " +
+                       std::to_string(c.problem.poisson.size.size()) + " entries but stencil " +
+                       to_string(c.problem.poisson.stencil) + " needs " + std::to_string(dims));
+  } else {
+    c.problem.type = ProblemType::matrix_market;
+    c.problem.matrix_market.matrix = r.text("problem.matrix");
+    c.problem.matrix_market.rhs = r.text("problem.rhs");
+    if (c.problem.matrix_market.matrix.empty())
+      throw InputError(doc.name() + ": problem.matrix is required for problem.type matrix_market");
+  }
+
+  AmgParams& a = c.amg;
+  a.spgemm = r.text("amg.spgemm");
+  a.coarse_size = static_cast<Index>(r.integer("amg.coarse_size"));
+  a.max_levels = static_cast<int>(r.integer("amg.max_levels"));
+  a.strength_threshold = r.number("amg.strength_threshold");
+  a.seed = static_cast<std::uint64_t>(r.integer("amg.seed"));
+  a.prolongator_damping = r.number("amg.prolongator_damping");
+  a.lanczos_steps = static_cast<int>(r.integer("amg.lanczos_steps"));
+  a.smoother.type = smoother_type(r.text("amg.smoother.type"));
+  a.smoother.degree = static_cast<int>(r.integer("amg.smoother.degree"));
+  a.smoother.chebyshev_ratio = r.number("amg.smoother.chebyshev_ratio");
+  a.smoother.eigenvalue_safety = r.number("amg.smoother.eigenvalue_safety");
+  a.smoother.sweeps = static_cast<int>(r.integer("amg.smoother.sweeps"));
+  a.smoother.omega = r.number("amg.smoother.omega");
+  a.pre_smooth = static_cast<int>(r.integer("amg.smoother.pre_steps"));
+  a.post_smooth = static_cast<int>(r.integer("amg.smoother.post_steps"));
+
+  c.solver.type = r.text("solver.type") == "amg" ? SolverType::amg : SolverType::pcg;
+  c.solver.tolerance = r.number("solver.tolerance");
+  c.solver.max_iterations = static_cast<int>(r.integer("solver.max_iterations"));
+  c.print_every = static_cast<int>(r.integer("solver.print_every"));
+
+  c.output.report = r.text("output.report");
+  c.output.vtk = r.text("output.vtk");
+  c.output.solution = r.text("output.solution");
+  return c;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides) {
+  Document doc(yaml_text, name);
+  for (const std::string& o : overrides) doc.apply_override(o);
+  return read(doc);
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + path + " is a directory");
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read config file " + path + " (missing or not readable)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError("cannot read config file " + path);
+  return parse_config(text.str(), path, overrides);
+}
+
+}  // namespace amgsolve

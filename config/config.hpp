@@ -1,0 +1,35 @@
+#pragma once
+// The typed configuration of one run, read from YAML with command-line overrides and validated
+// against config/schema.cpp. Errors are InputError with "file:line: key: problem" messages.
+#include <string>
+#include <vector>
+
+#include "amg/params.hpp"
+#include "problems/problem.hpp"
+#include "solver/solve_result.hpp"
+
+namespace amgsolve {
+
+struct OutputParams {
+  std::string report;    // JSON report path ("" = none)
+  std::string vtk;       // .vti path ("" = none)
+  std::string solution;  // Matrix Market solution vector path ("" = none)
+};
+
+struct Config {
+  std::string source;    // the config file
+  ProblemSpec problem;
+  AmgParams amg;
+  SolverParams solver;
+  int print_every = 1;
+  OutputParams output;
+};
+
+// overrides: "key.path=value" strings from --set, applied in order after the file is read.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Same, from YAML text (tests); `name` is used in messages in place of a file name.
+Config parse_config(const std::string& yaml_text, const std::string& name,
+                    const std::vector<std::string>& overrides = {});
+
+}  // namespace amgsolve

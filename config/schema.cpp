@@ -1,0 +1,192 @@
+#include "config/schema.hpp"
+
+#include <sstream>
+
+namespace amgsolve {
+namespace {
+
+KeySpec key(std::string path, KeyKind kind, std::string def, std::string doc) {
+  KeySpec k;
+  k.path = std::move(path);
+  k.kind = kind;
+  k.default_yaml = std::move(def);
+  k.doc = std::move(doc);
+  return k;
+}
+KeySpec choice(std::string path, std::vector<std::string> choices, std::string def, std::string doc) {
+  KeySpec k = key(std::move(path), KeyKind::choice, std::move(def), std::move(doc));
+  k.choices = std::move(choices);
+  return k;
+}
+KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max, bool min_exclusive = false) {
+  k.min = min;
+  k.max = max;
+  k.min_exclusive = min_exclusive;
+  return k;
+}
+KeySpec only_for(KeySpec k, std::string problem_type) {
+  k.problem_type = std::move(problem_type);
+  return k;
+}
+
+std::vector<KeySpec> make_schema() {
+  KeySpec size = key("problem.size", KeyKind::integer_list, "[128, 128, 128]",
+                     "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones (Dirichlet boundary "
+                     "points are not unknowns).");
+  size.min = 1;
+  size.list_min = 2;
+  size.list_max = 3;
+  return {
+      choice("problem.type", {"poisson", "matrix_market"}, "poisson",
+             "Problem family: a generated Poisson problem or a matrix read from Matrix Market files."),
+      only_for(choice("problem.stencil", {"5pt", "9pt", "7pt", "27pt"}, "7pt",
+                      "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
+               "poisson"),
+      only_for(size, "poisson"),
+      only_for(choice("problem.rhs", {"ones", "manufactured"}, "ones",
+                      "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the "
+                      "report also gives the error against u*."),
+               "poisson"),
+      only_for(key("problem.matrix", KeyKind::path, "",
+                   "Matrix Market file with a square, symmetric matrix with positive diagonal (required). "
+                   "Relative paths are relative to the working directory."),
+               "matrix_market"),
+      only_for(key("problem.rhs", KeyKind::path, "",
+                   "Matrix Market file with the right-hand side (n x 1, array or coordinate); empty: b = 1."),
+               "matrix_market"),
+
+      key("amg.spgemm", KeyKind::text, "gustavson",
+          "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P); "
+          "`amgsolve --list-backends` shows the registered ones."),
+      bounded(key("amg.coarse_size", KeyKind::integer, "1000",
+                  "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
+                  "Cholesky (LDL^T)."),
+              1, std::nullopt),
+      bounded(key("amg.max_levels", KeyKind::integer, "25", "Upper limit on the number of levels."), 1, 100),
+      bounded(key("amg.strength_threshold", KeyKind::number, "0.02",
+                  "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
+                  "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
+                  "anisotropic problems with epsilon below about 0.04."),
+              0.0, 1.0),
+      bounded(key("amg.seed", KeyKind::integer, "20261121",
+                  "Seed of the hash that orders MIS-2 candidates. The hierarchy depends only on the matrix and "
+                  "this seed (not on the thread count)."),
+              0, std::nullopt),
+      bounded(key("amg.prolongator_damping", KeyKind::number, "1.3333333333333333",
+                  "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
+                  "classical smoothed-aggregation choice."),
+              0.0, 2.0, true),
+      bounded(key("amg.lanczos_steps", KeyKind::integer, "12",
+                  "Lanczos steps for the estimate of rho(D^-1 A) on each level."),
+              1, 200),
+      choice("amg.smoother.type", {"chebyshev", "jacobi"}, "chebyshev",
+             "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
+      bounded(key("amg.smoother.degree", KeyKind::integer, "2",
+                  "Chebyshev: polynomial degree (matrix-vector products per smoothing step)."),
+              1, 20),
+      bounded(key("amg.smoother.chebyshev_ratio", KeyKind::number, "10",
+                  "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A."),
+              1.0, std::nullopt, true),
+      bounded(key("amg.smoother.eigenvalue_safety", KeyKind::number, "1.1",
+                  "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound."),
+              1.0, 2.0),
+      bounded(key("amg.smoother.sweeps", KeyKind::integer, "1", "Jacobi: sweeps per smoothing step."), 1, 20),
+      bounded(key("amg.smoother.omega", KeyKind::number, "0",
+                  "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level."),
+              0.0, 2.0),
+      bounded(key("amg.smoother.pre_steps", KeyKind::integer, "1",
+                  "Smoothing steps before restriction. Keep equal to post_steps for PCG (symmetric cycle)."),
+              0, 20),
+      bounded(key("amg.smoother.post_steps", KeyKind::integer, "1", "Smoothing steps after prolongation."), 0, 20),
+
+      choice("solver.type", {"pcg", "amg"}, "pcg",
+             "`pcg`: conjugate gradients preconditioned by one V-cycle; `amg`: V-cycles as a stand-alone "
+             "iteration."),
+      bounded(key("solver.tolerance", KeyKind::number, "1.0e-8",
+                  "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
+              0.0, 1.0, true),
+      bounded(key("solver.max_iterations", KeyKind::integer, "500",
+                  "Iteration limit; reaching it without convergence exits with status 3."),
+              1, std::nullopt),
+      bounded(key("solver.print_every", KeyKind::integer, "1",
+                  "Print a progress line every this many iterations (0: only the summary)."),
+              0, std::nullopt),
+
+      key("output.report", KeyKind::path, "", "JSON report file (overridden by --report); empty: none."),
+      key("output.vtk", KeyKind::path, "",
+          "VTK image data file (.vti) with solution, right-hand side and finest aggregates, for grid problems "
+          "(overridden by --vtk); empty: none."),
+      key("output.solution", KeyKind::path, "",
+          "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
+  };
+}
+
+const char* kind_name(KeyKind k) {
+  switch (k) {
+    case KeyKind::integer: return "integer";
+    case KeyKind::number: return "number";
+    case KeyKind::text: return "string";
+    case KeyKind::choice: return "one of";
+    case KeyKind::integer_list: return "list of integers";
+    case KeyKind::path: return "file path";
+  }
+  return "?";
+}
+
+std::string describe_type(const KeySpec& k) {
+  std::ostringstream out;
+  out << kind_name(k.kind);
+  if (k.kind == KeyKind::choice) {
+    out << " ";
+    for (std::size_t i = 0; i < k.choices.size(); ++i) out << (i ? " \\| " : "") << "`" << k.choices[i] << "`";
+  }
+  if (k.kind == KeyKind::integer_list) out << " (" << k.list_min << "-" << k.list_max << " entries)";
+  if (k.min || k.max) {
+    out << ", " << (k.min ? (k.min_exclusive ? "> " : ">= ") : "");
+    if (k.min) out << *k.min;
+    if (k.min && k.max) out << ", ";
+    if (k.max) out << "<= " << *k.max;
+  }
+  return out.str();
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& config_schema() {
+  static const std::vector<KeySpec> schema = make_schema();
+  return schema;
+}
+
+bool is_config_section(const std::string& path) {
+  for (const KeySpec& k : config_schema())
+    if (k.path.size() > path.size() && k.path.compare(0, path.size(), path) == 0 && k.path[path.size()] == '.')
+      return true;
+  return false;
+}
+
+std::string config_reference_markdown() {
+  std::ostringstream out;
+  out << "# Configuration reference\n\n"
+      << "Generated by `amgsolve --config-reference` from config/schema.cpp, the one declaration of every key;\n"
+      << "a test fails when this file and the code disagree.\n\n"
+      << "A configuration file is YAML with the sections `problem`, `amg`, `solver` and `output`. Every key is\n"
+      << "optional unless marked required; unknown keys and values of the wrong type are errors that name the\n"
+      << "key, the file and the line. Any key can be overridden on the command line with\n"
+      << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`).\n";
+  std::string section;
+  for (const KeySpec& k : config_schema()) {
+    const std::string top = k.path.substr(0, k.path.find('.'));
+    if (top != section) {
+      section = top;
+      out << "\n## `" << section << "`\n\n| key | type | default | meaning |\n|---|---|---|---|\n";
+    }
+    std::string def = k.default_yaml.empty() ? "(none)" : "`" + k.default_yaml + "`";
+    if (k.path == "problem.matrix") def = "(required)";
+    std::string doc = k.doc;
+    if (!k.problem_type.empty()) doc = "*problem.type " + k.problem_type + ":* " + doc;
+    out << "| `" << k.path << "` | " << describe_type(k) << " | " << def << " | " << doc << " |\n";
+  }
+  return out.str();
+}
+
+}  // namespace amgsolve

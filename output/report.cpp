@@ -1,0 +1,88 @@
+#include "output/report.hpp"
+
+#include <fstream>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+
+namespace amgsolve {
+namespace {
+
+nlohmann::json spgemm_json(const SpgemmStats& s) {
+  return {{"seconds", s.seconds()},
+          {"symbolic_seconds", s.symbolic_seconds},
+          {"numeric_seconds", s.numeric_seconds},
+          {"multiplications", s.multiplications},
+          {"nnz", s.nnz},
+          {"gflops", s.gflops()},
+          {"compression_factor", s.compression_factor()},
+          {"extra_bytes", s.extra_bytes}};
+}
+
+nlohmann::json level_json(const LevelInfo& l) {
+  nlohmann::json j = {{"level", l.level},
+                      {"rows", l.rows},
+                      {"nnz", l.nnz},
+                      {"nnz_per_row", l.rows > 0 ? static_cast<double>(l.nnz) / l.rows : 0.0},
+                      {"seconds", l.seconds},
+                      {"spgemm_seconds", l.spgemm_seconds},
+                      {"smoother", l.smoother},
+                      {"coarsest", l.coarsest}};
+  if (!l.coarsest) {
+    j["aggregates"] = l.aggregates;
+    j["rho_dinv_a"] = l.rho;
+    j["spgemm"] = {{"prolongator", spgemm_json(l.prolongator_product)},
+                   {"ap", spgemm_json(l.ap_product)},
+                   {"rap", spgemm_json(l.rap_product)}};
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json report_json(const RunRecord& run) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelInfo& l : run.levels) levels.push_back(level_json(l));
+  nlohmann::json j = {
+      {"config", run.config_file},
+      {"problem",
+       {{"description", run.problem_description},
+        {"type", run.problem_type},
+        {"rows", run.rows},
+        {"nnz", run.nnz},
+        {"seconds", run.problem_seconds}}},
+      {"setup",
+       {{"seconds", run.setup_seconds},
+        {"levels", levels},
+        {"operator_complexity", run.operator_complexity},
+        {"grid_complexity", run.grid_complexity},
+        {"spgemm_backend", run.spgemm_backend},
+        {"hierarchy_bytes", run.hierarchy_bytes}}},
+      {"solve",
+       {{"type", run.solver_type},
+        {"tolerance", run.tolerance},
+        {"iterations", run.solve.iterations},
+        {"relative_residual", run.solve.relative_residual},
+        {"converged", run.solve.converged},
+        {"seconds", run.solve.seconds},
+        {"convergence_factor", run.solve.convergence_factor()},
+        {"history", run.solve.history}}},
+      {"threads", run.threads},
+      {"peak_memory_bytes", run.peak_memory_bytes},
+  };
+  if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
+  return j;
+}
+
+void write_report(const std::string& path, const RunRecord& run) {
+  AtomicFile target(path);
+  {
+    std::ofstream out(target.temp_path());
+    if (!out) throw Error("cannot create report " + path);
+    out << report_json(run).dump(2) << '\n';
+    if (!out) throw Error("error while writing report " + path);
+  }
+  target.commit();
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,44 @@
+#pragma once
+// The JSON report of a run (--report FILE.json): problem, per-level setup statistics, convergence
+// history, timings and memory. Field names are part of the interface scripts rely on; see
+// docs/ARCHITECTURE.md for the list.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "amg/hierarchy.hpp"
+#include "solver/solve_result.hpp"
+
+namespace amgsolve {
+
+struct RunRecord {
+  std::string config_file;
+  std::string problem_description;
+  std::string problem_type;
+  Index rows = 0;
+  Offset nnz = 0;
+  double problem_seconds = 0.0;
+  // setup
+  std::vector<LevelInfo> levels;
+  double setup_seconds = 0.0;
+  double operator_complexity = 0.0;
+  double grid_complexity = 0.0;
+  std::string spgemm_backend;
+  std::uint64_t hierarchy_bytes = 0;
+  // solve
+  std::string solver_type;
+  double tolerance = 0.0;
+  SolveResult solve;
+  std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
+  // machine
+  int threads = 1;
+  std::uint64_t peak_memory_bytes = 0;
+};
+
+nlohmann::json report_json(const RunRecord& run);
+
+// Written atomically: the file appears complete or not at all.
+void write_report(const std::string& path, const RunRecord& run);
+
+}  // namespace amgsolve

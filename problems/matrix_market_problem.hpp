@@ -1,0 +1,15 @@
+#pragma once
+// A linear system read from Matrix Market files: the matrix must be square, symmetric and have a
+// positive diagonal (checked with the offending entry named); the right-hand side is read from a second
+// file or defaults to ones. Positive definiteness itself is established by the solve: a non-positive
+// pivot or p^T A p <= 0 is reported as "not positive definite".
+#include <string>
+
+namespace amgsolve {
+
+struct MatrixMarketParams {
+  std::string matrix;  // path to A.mtx
+  std::string rhs;     // path to b.mtx, empty for b = 1
+};
+
+}  // namespace amgsolve

@@ -1,0 +1,102 @@
+#include "problems/poisson.hpp"
+
+#include <array>
+#include <cmath>
+#include <numbers>
+
+#include "common/error.hpp"
+
+namespace amgsolve {
+namespace {
+
+struct Offset3 {
+  int dx, dy, dz;
+};
+
+// Neighbour offsets of a stencil (centre included), in increasing order of the linear index
+// i + nx (j + ny k), so that every assembled row comes out with sorted columns.
+std::vector<Offset3> stencil_offsets(Stencil s) {
+  std::vector<Offset3> out;
+  const bool three_d = stencil_dimensions(s) == 3;
+  const bool full = s == Stencil::p9 || s == Stencil::p27;
+  for (int dz = three_d ? -1 : 0; dz <= (three_d ? 1 : 0); ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int distance = std::abs(dx) + std::abs(dy) + std::abs(dz);
+        if (full || distance <= 1) out.push_back({dx, dy, dz});
+      }
+  return out;
+}
+
+std::array<std::int64_t, 3> grid_size(const PoissonParams& p) {
+  return {p.size[0], p.size[1], p.size.size() > 2 ? p.size[2] : 1};
+}
+
+}  // namespace
+
+int stencil_dimensions(Stencil s) { return s == Stencil::p5 || s == Stencil::p9 ? 2 : 3; }
+
+const char* to_string(Stencil s) {
+  switch (s) {
+    case Stencil::p5: return "5pt";
+    case Stencil::p9: return "9pt";
+    case Stencil::p7: return "7pt";
+    case Stencil::p27: return "27pt";
+  }
+  return "?";
+}
+
+Stencil stencil_from_string(const std::string& name) {
+  for (Stencil s : {Stencil::p5, Stencil::p9, Stencil::p7, Stencil::p27})
+    if (name == to_string(s)) return s;
+  throw InputError("unknown stencil '" + name + "' (expected 5pt, 9pt, 7pt or 27pt)");
+}
+
+Offset poisson_rows(const PoissonParams& p) {
+  const auto n = grid_size(p);
+  return n[0] * n[1] * n[2];
+}
+
+Offset poisson_nnz(const PoissonParams& p) {
+  // Each offset (dx,dy,dz) contributes one entry per grid point whose neighbour is inside the grid.
+  const auto n = grid_size(p);
+  Offset total = 0;
+  for (const Offset3& o : stencil_offsets(p.stencil))
+    total += (n[0] - std::abs(o.dx)) * (n[1] - std::abs(o.dy)) * (n[2] - std::abs(o.dz));
+  return total;
+}
+
+CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
+  const auto n = grid_size(p);
+  const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
+  const double centre = static_cast<double>(offsets.size() - 1);
+  const Index rows = static_cast<Index>(poisson_rows(p));
+  auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
+    return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
+  };
+
+  CsrMatrix<double> A(rows, rows);
+#pragma omp parallel for schedule(static)
+  for (Index row = 0; row < rows; ++row) {
+    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
+    Offset count = 0;
+    for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
+    A.row_ptr[static_cast<std::size_t>(row) + 1] = count;
+  }
+  for (Index i = 0; i < rows; ++i) A.row_ptr[i + 1] += A.row_ptr[i];
+  A.col.resize(static_cast<std::size_t>(A.nnz()));
+  A.val.resize(static_cast<std::size_t>(A.nnz()));
+#pragma omp parallel for schedule(static)
+  for (Index row = 0; row < rows; ++row) {
+    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
+    Offset k = A.row_ptr[row];
+    for (const Offset3& o : offsets) {
+      if (!inside(x, y, z, o)) continue;
+      A.col[k] = static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
+      A.val[k++] = (o.dx == 0 && o.dy == 0 && o.dz == 0) ? centre : -1.0;
+    }
+  }
+  return A;
+}
+
+}  // namespace amgsolve

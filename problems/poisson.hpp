@@ -1,0 +1,39 @@
+#pragma once
+// Finite-difference Poisson problems -Laplace(u) = f on the unit square/cube, homogeneous Dirichlet
+// boundary, interior unknowns only, matrix without the 1/h^2 factor:
+//   5pt (2D): 4 on the diagonal, -1 for the 4 edge neighbours;
+//   9pt (2D): 8 on the diagonal, -1 for all 8 neighbours (the "box" Laplacian);
+//   7pt (3D): 6 on the diagonal, -1 for the 6 face neighbours;
+//   27pt (3D): 26 on the diagonal, -1 for all 26 neighbours (the HPCG operator).
+// Every one is an irreducibly diagonally dominant M-matrix, hence SPD.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+enum class Stencil { p5, p9, p7, p27 };
+enum class PoissonRhs {
+  ones,          // b = 1
+  manufactured,  // b = A u* for u*(x,y,z) = sin(pi x) sin(2 pi y) sin(3 pi z): the exact solution is known
+};
+
+struct PoissonParams {
+  Stencil stencil = Stencil::p7;
+  std::vector<std::int64_t> size = {128, 128, 128};  // unknowns per direction (2 or 3 entries)
+  PoissonRhs rhs = PoissonRhs::ones;
+};
+
+int stencil_dimensions(Stencil s);
+const char* to_string(Stencil s);
+Stencil stencil_from_string(const std::string& name);  // "7pt" ...; throws InputError
+
+// Exact rows and nonzeros of the assembled matrix (for memory estimates before assembly).
+Offset poisson_rows(const PoissonParams& p);
+Offset poisson_nnz(const PoissonParams& p);
+
+CsrMatrix<double> poisson_matrix(const PoissonParams& p);
+
+}  // namespace amgsolve

@@ -1,0 +1,134 @@
+#include "problems/problem.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/matrix_market.hpp"
+
+namespace amgsolve {
+namespace {
+
+constexpr std::int64_t kMaxRows = std::numeric_limits<Index>::max();
+
+void check_poisson_size(const PoissonParams& p) {
+  const int dims = stencil_dimensions(p.stencil);
+  if (static_cast<int>(p.size.size()) != dims)
+    throw InputError(std::string("problem.size has ") + std::to_string(p.size.size()) + " entries but stencil " +
+                     to_string(p.stencil) + " is " + std::to_string(dims) + "D");
+  double rows = 1;
+  for (std::int64_t n : p.size) {
+    if (n <= 0) throw InputError("problem.size entries must be positive, got " + std::to_string(n));
+    rows *= static_cast<double>(n);
+  }
+  if (rows > static_cast<double>(kMaxRows))
+    throw InputError("problem.size gives " + std::to_string(static_cast<long long>(rows)) +
+                     " unknowns, more than the 32-bit index limit of " + std::to_string(kMaxRows));
+}
+
+Vector<double> manufactured_solution(const Grid& g) {
+  Vector<double> u(static_cast<std::size_t>(g.points()));
+  const double pi = std::numbers::pi;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t idx = 0; idx < g.points(); ++idx) {
+    const std::int64_t i = idx % g.size[0], j = (idx / g.size[0]) % g.size[1], k = idx / (std::int64_t{g.size[0]} * g.size[1]);
+    const double x = (i + 1.0) / (g.size[0] + 1.0), y = (j + 1.0) / (g.size[1] + 1.0);
+    const double z = g.dims == 3 ? (k + 1.0) / (g.size[2] + 1.0) : 0.5;
+    u[idx] = std::sin(pi * x) * std::sin(2 * pi * y) * (g.dims == 3 ? std::sin(3 * pi * z) : 1.0);
+  }
+  return u;
+}
+
+LinearProblem make_poisson(const PoissonParams& p) {
+  check_poisson_size(p);
+  const std::string what = std::string("poisson ") + to_string(p.stencil) + " problem";
+  require_memory(estimated_solve_bytes(poisson_rows(p), poisson_nnz(p)), "the " + what);
+
+  LinearProblem problem;
+  Grid grid;
+  grid.dims = stencil_dimensions(p.stencil);
+  for (int d = 0; d < grid.dims; ++d) grid.size[d] = static_cast<Index>(p.size[d]);
+  // Unit square/cube, interior points only: spacing 1/(n+1), the first unknown one spacing inside.
+  for (int d = 0; d < grid.dims; ++d) {
+    grid.spacing[d] = 1.0 / (p.size[d] + 1.0);
+    grid.origin[d] = grid.spacing[d];
+  }
+
+  auto A = std::make_shared<CsrMatrix<double>>(poisson_matrix(p));
+  problem.description = what + " ";
+  for (std::size_t d = 0; d < p.size.size(); ++d) problem.description += (d ? "x" : "") + std::to_string(p.size[d]);
+  if (p.rhs == PoissonRhs::manufactured) {
+    problem.exact = manufactured_solution(grid);
+    spmv(*A, *problem.exact, problem.b);
+    problem.description += ", manufactured solution";
+  } else {
+    problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
+  }
+  problem.A = std::move(A);
+  problem.grid = grid;
+  return problem;
+}
+
+void check_matrix_is_spd_candidate(const std::string& path, const CsrMatrix<double>& A) {
+  if (!A.is_square())
+    throw InputError(path + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
+                     ", not square");
+  const Vector<double> d = diagonal(A);
+  for (Index i = 0; i < A.rows; ++i)
+    if (!(d[i] > 0))
+      throw InputError(path + ": diagonal entry " + std::to_string(i + 1) + " is " +
+                       (d[i] == 0 ? std::string("zero or missing") : "negative") +
+                       ", so the matrix is not symmetric positive definite");
+  const Asymmetry a = largest_asymmetry(A);
+  if (a.relative > 1e-10)
+    throw InputError(path + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
+                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
+                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
+}
+
+LinearProblem make_matrix_market(const MatrixMarketParams& p) {
+  if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
+  const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
+  const Offset nnz = header.symmetry == "general" ? header.entries : 2 * header.entries;
+  // The triplets of the reader (16 bytes per entry) come on top of the solve.
+  require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz),
+                 "the matrix in " + p.matrix);
+
+  auto A = std::make_shared<CsrMatrix<double>>(read_matrix_market(p.matrix));
+  check_matrix_is_spd_candidate(p.matrix, *A);
+  LinearProblem problem;
+  problem.description = "matrix " + p.matrix + " (" + std::to_string(A->rows) + " rows)";
+  if (p.rhs.empty()) {
+    problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
+  } else {
+    problem.b = read_matrix_market_vector(p.rhs);
+    if (problem.b.size() != static_cast<std::size_t>(A->rows))
+      throw InputError(p.rhs + ": right-hand side has " + std::to_string(problem.b.size()) + " entries but " +
+                       p.matrix + " has " + std::to_string(A->rows) + " rows");
+  }
+  problem.A = std::move(A);
+  return problem;
+}
+
+}  // namespace
+
+std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
+  // Fine matrix (12 bytes per nonzero, 8 per row), about three times that again for P, R, the coarse
+  // operators and the A P intermediate, and some 16 vectors of length rows.
+  const double matrix = 12.0 * static_cast<double>(nnz) + 8.0 * static_cast<double>(rows);
+  const double bytes = 4.0 * matrix + 16.0 * 8.0 * static_cast<double>(rows);
+  return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+}
+
+LinearProblem make_problem(const ProblemSpec& spec) {
+  switch (spec.type) {
+    case ProblemType::poisson: return make_poisson(spec.poisson);
+    case ProblemType::matrix_market: return make_matrix_market(spec.matrix_market);
+  }
+  throw Error("unknown problem type");
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,50 @@
+#pragma once
+// A linear problem ready for the solver: the SPD matrix, the right-hand side, and what the output
+// stage needs to present the solution (a grid for VTK, the exact solution when it is known).
+//
+// Adding a problem family: write problems/<name>.{hpp,cpp} with a params struct and a function that
+// returns LinearProblem, add the params to ProblemSpec and a branch in make_problem(), and declare its
+// keys in config/schema.cpp.
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "problems/matrix_market_problem.hpp"
+#include "problems/poisson.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// Structured grid of unknowns, x fastest: unknown (i, j, k) has index i + nx (j + ny k).
+struct Grid {
+  int dims = 3;
+  std::array<Index, 3> size = {1, 1, 1};
+  std::array<double, 3> origin = {0, 0, 0};
+  std::array<double, 3> spacing = {1, 1, 1};
+  std::int64_t points() const { return std::int64_t{size[0]} * size[1] * size[2]; }
+};
+
+struct LinearProblem {
+  std::string description;                     // one line for the log, e.g. "poisson 7pt 128x128x128"
+  std::shared_ptr<const CsrMatrix<double>> A;
+  Vector<double> b;
+  std::optional<Vector<double>> exact;         // known solution (manufactured right-hand sides)
+  std::optional<Grid> grid;                    // present for grid problems (VTK output)
+};
+
+enum class ProblemType { poisson, matrix_market };
+
+struct ProblemSpec {
+  ProblemType type = ProblemType::poisson;
+  PoissonParams poisson;
+  MatrixMarketParams matrix_market;
+};
+
+// Rough peak memory of assembling and solving the problem (matrix, hierarchy, vectors), checked
+// against the available memory before anything large is allocated.
+std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
+
+LinearProblem make_problem(const ProblemSpec& spec);
+
+}  // namespace amgsolve

@@ -1,0 +1,36 @@
+#pragma once
+// Parameters and outcome of an iterative solve.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+enum class SolverType { pcg, amg };
+
+struct SolverParams {
+  SolverType type = SolverType::pcg;
+  double tolerance = 1e-8;   // stop when ||b - A x|| <= tolerance * ||b||
+  int max_iterations = 500;
+};
+
+struct SolveResult {
+  bool converged = false;
+  int iterations = 0;
+  double relative_residual = 0.0;   // ||b - A x|| / ||b|| at the end
+  std::vector<double> history;      // relative residual before iteration 1, then after each iteration
+  double seconds = 0.0;
+  // Average reduction per iteration: (final / initial relative residual)^(1 / iterations).
+  double convergence_factor() const;
+};
+
+// Called after every iteration with (iteration, relative residual), e.g. for a live progress line.
+using IterationCallback = std::function<void(int, double)>;
+
+// z = M^-1 r
+template <class Value>
+using Preconditioner = std::function<void(const Vector<Value>&, Vector<Value>&)>;
+
+}  // namespace amgsolve

@@ -1,0 +1,45 @@
+#pragma once
+// Compressed sparse row matrix, the one sparse type every part of amgsolve shares.
+//
+// Index widths are chosen for scale: 32-bit column indices (matrices up to 2^31 - 1 rows/columns,
+// half the index traffic of 64-bit) and 64-bit row offsets, nnz and flop counts, so products and
+// hierarchies past 2^31 nonzeros need no rewrite. The value type is a template parameter; double and
+// float are instantiated (float for mixed-precision cycles).
+#include <cstdint>
+#include <vector>
+
+namespace amgsolve {
+
+using Index = std::int32_t;   // row / column index
+using Offset = std::int64_t;  // position in col/val, nnz, flop counts
+
+template <class Value>
+struct CsrMatrix {
+  using value_type = Value;
+
+  Index rows = 0;
+  Index cols = 0;
+  std::vector<Offset> row_ptr = {0};  // rows + 1 entries, row_ptr[0] = 0
+  std::vector<Index> col;             // column indices, sorted and unique within each row
+  std::vector<Value> val;
+
+  CsrMatrix() = default;
+  CsrMatrix(Index r, Index c) : rows(r), cols(c), row_ptr(static_cast<std::size_t>(r) + 1, 0) {}
+
+  Offset nnz() const { return row_ptr.empty() ? 0 : row_ptr.back(); }
+  Offset row_begin(Index i) const { return row_ptr[static_cast<std::size_t>(i)]; }
+  Offset row_end(Index i) const { return row_ptr[static_cast<std::size_t>(i) + 1]; }
+  Index row_length(Index i) const { return static_cast<Index>(row_end(i) - row_begin(i)); }
+  bool is_square() const { return rows == cols; }
+
+  // Bytes held by the three arrays (for memory reports).
+  std::uint64_t bytes() const {
+    return row_ptr.size() * sizeof(Offset) + col.size() * sizeof(Index) + val.size() * sizeof(Value);
+  }
+};
+
+// Dense vector type used by solvers and smoothers.
+template <class Value>
+using Vector = std::vector<Value>;
+
+}  // namespace amgsolve

@@ -1,0 +1,182 @@
+#include "sparse/csr_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/parallel.hpp"
+
+namespace amgsolve {
+
+template <class Value>
+CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets) {
+  std::sort(triplets.begin(), triplets.end(),
+            [](const auto& a, const auto& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
+  CsrMatrix<Value> A(rows, cols);
+  A.col.reserve(triplets.size());
+  A.val.reserve(triplets.size());
+  for (std::size_t k = 0; k < triplets.size(); ++k) {
+    const auto& t = triplets[k];
+    const bool duplicate = k > 0 && triplets[k - 1].row == t.row && triplets[k - 1].col == t.col;
+    if (duplicate) {
+      A.val.back() += t.value;
+      continue;
+    }
+    A.col.push_back(t.col);
+    A.val.push_back(t.value);
+    ++A.row_ptr[static_cast<std::size_t>(t.row) + 1];
+  }
+  for (Index i = 0; i < rows; ++i) A.row_ptr[i + 1] += A.row_ptr[i];
+  return A;
+}
+
+// Parallel transpose: each thread counts the columns of its own contiguous block of rows, a prefix sum
+// over (column, thread) gives every thread a private write cursor per column, and the scatter keeps rows
+// in increasing order inside each column. The output is identical for any thread count.
+template <class Value>
+CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
+  CsrMatrix<Value> T(A.cols, A.rows);
+  T.col.resize(static_cast<std::size_t>(A.nnz()));
+  T.val.resize(static_cast<std::size_t>(A.nnz()));
+  // Per-thread cursors cost threads x cols offsets: keep that below the size of the matrix itself.
+  const std::int64_t by_rows = A.rows / 4096 + 1;
+  const std::int64_t by_memory = A.nnz() / std::max<Index>(A.cols, 1) + 1;
+  const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min({std::int64_t{max_threads()}, by_rows, by_memory})));
+  const std::size_t ncols = static_cast<std::size_t>(A.cols);
+  std::vector<Offset> cursor(static_cast<std::size_t>(threads) * ncols, 0);
+
+  auto row_block = [&](int t) {
+    const Index begin = static_cast<Index>(static_cast<std::int64_t>(A.rows) * t / threads);
+    const Index end = static_cast<Index>(static_cast<std::int64_t>(A.rows) * (t + 1) / threads);
+    return std::pair{begin, end};
+  };
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const auto [begin, end] = row_block(t);
+    Offset* count = cursor.data() + static_cast<std::size_t>(t) * ncols;
+    for (Offset k = A.row_begin(begin); k < A.row_begin(end); ++k) ++count[A.col[k]];
+#pragma omp barrier
+#pragma omp single
+    {
+      Offset running = 0;
+      for (std::size_t c = 0; c < ncols; ++c) {
+        T.row_ptr[c] = running;
+        for (int s = 0; s < threads; ++s) {
+          Offset& slot = cursor[static_cast<std::size_t>(s) * ncols + c];
+          const Offset n = slot;
+          slot = running;
+          running += n;
+        }
+      }
+      T.row_ptr[ncols] = running;
+    }
+    for (Index i = begin; i < end; ++i) {
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+        const Offset dst = count[A.col[k]]++;
+        T.col[dst] = i;
+        T.val[dst] = A.val[k];
+      }
+    }
+  }
+  return T;
+}
+
+template <class Value>
+void spmv(const CsrMatrix<Value>& A, const Vector<Value>& x, Vector<Value>& y) {
+  y.resize(static_cast<std::size_t>(A.rows));
+  const Offset* __restrict rp = A.row_ptr.data();
+  const Index* __restrict ci = A.col.data();
+  const Value* __restrict av = A.val.data();
+  const Value* __restrict xv = x.data();
+  Value* __restrict yv = y.data();
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    Value s = 0;
+    for (Offset k = rp[i]; k < rp[i + 1]; ++k) s += av[k] * xv[ci[k]];
+    yv[i] = s;
+  }
+}
+
+template <class Value>
+void residual(const CsrMatrix<Value>& A, const Vector<Value>& x, const Vector<Value>& b, Vector<Value>& r) {
+  r.resize(static_cast<std::size_t>(A.rows));
+  const Offset* __restrict rp = A.row_ptr.data();
+  const Index* __restrict ci = A.col.data();
+  const Value* __restrict av = A.val.data();
+  const Value* __restrict xv = x.data();
+  const Value* __restrict bv = b.data();
+  Value* __restrict rv = r.data();
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    Value s = bv[i];
+    for (Offset k = rp[i]; k < rp[i + 1]; ++k) s -= av[k] * xv[ci[k]];
+    rv[i] = s;
+  }
+}
+
+template <class Value>
+Vector<Value> diagonal(const CsrMatrix<Value>& A) {
+  Vector<Value> d(static_cast<std::size_t>(std::min(A.rows, A.cols)), Value(0));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < static_cast<Index>(d.size()); ++i) {
+    const auto first = A.col.begin() + A.row_begin(i);
+    const auto last = A.col.begin() + A.row_end(i);
+    const auto it = std::lower_bound(first, last, i);
+    if (it != last && *it == i) d[i] = A.val[static_cast<std::size_t>(it - A.col.begin())];
+  }
+  return d;
+}
+
+template <class Value>
+bool is_valid_csr(const CsrMatrix<Value>& A) {
+  if (A.rows < 0 || A.cols < 0) return false;
+  if (A.row_ptr.size() != static_cast<std::size_t>(A.rows) + 1 || A.row_ptr[0] != 0) return false;
+  if (A.col.size() != static_cast<std::size_t>(A.nnz()) || A.val.size() != A.col.size()) return false;
+  for (Index i = 0; i < A.rows; ++i) {
+    if (A.row_end(i) < A.row_begin(i)) return false;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      if (A.col[k] < 0 || A.col[k] >= A.cols) return false;
+      if (k > A.row_begin(i) && A.col[k - 1] >= A.col[k]) return false;
+    }
+  }
+  return true;
+}
+
+template <class Value>
+Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
+  Asymmetry worst;
+  if (!A.is_square()) {
+    worst.relative = 1.0;
+    return worst;
+  }
+  const CsrMatrix<Value> T = transpose(A);
+  // Walk row i of A and row i of A^T together (both sorted); an entry missing on one side is a zero.
+  for (Index i = 0; i < A.rows; ++i) {
+    Offset a = A.row_begin(i), t = T.row_begin(i);
+    while (a < A.row_end(i) || t < T.row_end(i)) {
+      const Index ca = a < A.row_end(i) ? A.col[a] : A.cols;
+      const Index ct = t < T.row_end(i) ? T.col[t] : T.cols;
+      const Index j = std::min(ca, ct);
+      const double va = ca == j ? static_cast<double>(A.val[a++]) : 0.0;
+      const double vt = ct == j ? static_cast<double>(T.val[t++]) : 0.0;
+      const double scale = std::max(std::abs(va), std::abs(vt));
+      const double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
+      if (rel > worst.relative || std::isnan(rel)) worst = {i, j, std::isnan(rel) ? 1.0 : rel};
+    }
+  }
+  return worst;
+}
+
+#define AMGSOLVE_INSTANTIATE_CSR_OPS(V)                                                          \
+  template CsrMatrix<V> csr_from_triplets(Index, Index, std::vector<Triplet<V>>);                \
+  template CsrMatrix<V> transpose(const CsrMatrix<V>&);                                          \
+  template void spmv(const CsrMatrix<V>&, const Vector<V>&, Vector<V>&);                         \
+  template void residual(const CsrMatrix<V>&, const Vector<V>&, const Vector<V>&, Vector<V>&);   \
+  template Vector<V> diagonal(const CsrMatrix<V>&);                                              \
+  template bool is_valid_csr(const CsrMatrix<V>&);                                               \
+  template Asymmetry largest_asymmetry(const CsrMatrix<V>&);
+AMGSOLVE_INSTANTIATE_CSR_OPS(double)
+AMGSOLVE_INSTANTIATE_CSR_OPS(float)
+
+}  // namespace amgsolve

@@ -1,0 +1,65 @@
+#pragma once
+// Basic CSR operations: construction from triplets, transpose, SpMV, diagonal, structural checks.
+// All are OpenMP-parallel where it pays and give results independent of the thread count.
+#include <string>
+#include <vector>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+template <class Value>
+struct Triplet {
+  Index row;
+  Index col;
+  Value value;
+};
+
+// Builds CSR from unsorted (row, col, value) triplets; duplicates are summed, explicit zeros kept.
+template <class Value>
+CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets);
+
+// B = A^T, rows of B sorted. Parallel, deterministic.
+template <class Value>
+CsrMatrix<Value> transpose(const CsrMatrix<Value>& A);
+
+// y = A x
+template <class Value>
+void spmv(const CsrMatrix<Value>& A, const Vector<Value>& x, Vector<Value>& y);
+
+// r = b - A x
+template <class Value>
+void residual(const CsrMatrix<Value>& A, const Vector<Value>& x, const Vector<Value>& b, Vector<Value>& r);
+
+// The main diagonal (zero where a row has no diagonal entry).
+template <class Value>
+Vector<Value> diagonal(const CsrMatrix<Value>& A);
+
+// Converts the value type (e.g. double -> float for a mixed-precision cycle).
+template <class To, class From>
+CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
+  CsrMatrix<To> B;
+  B.rows = A.rows;
+  B.cols = A.cols;
+  B.row_ptr = A.row_ptr;
+  B.col = A.col;
+  B.val.assign(A.val.begin(), A.val.end());
+  return B;
+}
+
+// True if every row's columns are strictly increasing and in range and row_ptr is consistent.
+template <class Value>
+bool is_valid_csr(const CsrMatrix<Value>& A);
+
+// The entry (i, j) where A differs most from A^T, relative to max(|a_ij|, |a_ji|); a missing a_ji
+// counts as 0. relative == 0 means A is exactly symmetric.
+struct Asymmetry {
+  Index row = -1;
+  Index col = -1;
+  double relative = 0.0;
+};
+
+template <class Value>
+Asymmetry largest_asymmetry(const CsrMatrix<Value>& A);
+
+}  // namespace amgsolve

@@ -1,0 +1,262 @@
+#include "sparse/matrix_market.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "sparse/csr_ops.hpp"
+
+namespace amgsolve {
+namespace {
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Line-oriented cursor over the whole file held in memory; every error names path:line.
+class MatrixMarketScanner {
+ public:
+  explicit MatrixMarketScanner(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw InputError("cannot open Matrix Market file " + path_);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text_ = buffer.str();
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw InputError(path_ + ":" + std::to_string(line_no_) + ": " + message);
+  }
+
+  // Next line (without the newline); false at end of file.
+  bool next_line(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
+    line = std::string_view(text_).substr(pos_, end - pos_);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    pos_ = end + 1;
+    ++line_no_;
+    return true;
+  }
+
+  // Next line that is neither blank nor a % comment.
+  bool next_data_line(std::string_view& line) {
+    while (next_line(line)) {
+      const auto first = line.find_first_not_of(" \t");
+      if (first == std::string_view::npos || line[first] == '%') continue;
+      line.remove_prefix(first);
+      return true;
+    }
+    return false;
+  }
+
+  long line() const { return line_no_; }
+
+ private:
+  std::string path_;
+  std::string text_;
+  std::size_t pos_ = 0;
+  long line_no_ = 0;
+};
+
+// Parses whitespace-separated numbers from a line.
+class Fields {
+ public:
+  explicit Fields(std::string_view line) : rest_(line) {}
+
+  template <class T>
+  bool next(T& value) {
+    skip_space();
+    if (rest_.empty()) return false;
+    const char* begin = rest_.data();
+    const char* end = begin + rest_.size();
+    auto [ptr, ec] = std::from_chars(begin, end, value);
+    if (ec != std::errc() || (ptr != end && *ptr != ' ' && *ptr != '\t')) return false;
+    rest_.remove_prefix(static_cast<std::size_t>(ptr - begin));
+    return true;
+  }
+
+  bool at_end() {
+    skip_space();
+    return rest_.empty();
+  }
+
+ private:
+  void skip_space() {
+    while (!rest_.empty() && (rest_.front() == ' ' || rest_.front() == '\t')) rest_.remove_prefix(1);
+  }
+  std::string_view rest_;
+};
+
+MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
+  std::string_view line;
+  if (!scan.next_line(line)) scan.fail("empty file, expected a %%MatrixMarket banner");
+  std::istringstream banner{std::string(line)};
+  std::string tag;
+  MatrixMarketHeader h;
+  banner >> tag >> h.object >> h.format >> h.field >> h.symmetry;
+  h.object = lowercase(h.object);
+  h.format = lowercase(h.format);
+  h.field = lowercase(h.field);
+  h.symmetry = lowercase(h.symmetry);
+  if (tag != "%%MatrixMarket") scan.fail("missing %%MatrixMarket banner");
+  if (h.object != "matrix") scan.fail("object '" + h.object + "' is not supported (expected 'matrix')");
+  if (h.format != "coordinate" && h.format != "array")
+    scan.fail("format '" + h.format + "' is not 'coordinate' or 'array'");
+  if (h.field != "real" && h.field != "integer" && h.field != "pattern" && h.field != "complex" &&
+      h.field != "double")
+    scan.fail("unknown field '" + h.field + "'");
+  if (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric" &&
+      h.symmetry != "hermitian")
+    scan.fail("unknown symmetry '" + h.symmetry + "'");
+
+  if (!scan.next_data_line(line)) scan.fail("missing size line");
+  Fields size(line);
+  std::int64_t rows = 0, cols = 0, entries = 0;
+  const bool coordinate = h.format == "coordinate";
+  if (!size.next(rows) || !size.next(cols) || (coordinate && !size.next(entries)) || !size.at_end())
+    scan.fail(coordinate ? "size line must be 'rows cols entries'" : "size line must be 'rows cols'");
+  constexpr std::int64_t max_index = std::numeric_limits<Index>::max();
+  if (rows < 0 || cols < 0 || entries < 0) scan.fail("negative size");
+  if (rows > max_index || cols > max_index)
+    scan.fail("dimension exceeds the 32-bit index limit of " + std::to_string(max_index));
+  if (!coordinate) entries = rows * cols;
+  h.rows = static_cast<Index>(rows);
+  h.cols = static_cast<Index>(cols);
+  h.entries = entries;
+  return h;
+}
+
+void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan) {
+  if (h.field == "pattern") scan.fail("pattern matrix has no values; a linear system needs a real matrix");
+  if (h.field == "complex") scan.fail("complex matrices are not supported (real SPD systems only)");
+  if (h.symmetry == "hermitian") scan.fail("hermitian symmetry is for complex matrices");
+}
+
+double parse_value(Fields& fields, MatrixMarketScanner& scan) {
+  double v = 0;
+  if (!fields.next(v)) scan.fail("expected a numeric value");
+  if (!std::isfinite(v)) scan.fail("value is not finite (NaN or infinity)");
+  return v;
+}
+
+}  // namespace
+
+MatrixMarketHeader read_matrix_market_header(const std::string& path) {
+  MatrixMarketScanner scan(path);
+  return parse_header(scan);
+}
+
+CsrMatrix<double> read_matrix_market(const std::string& path) {
+  MatrixMarketScanner scan(path);
+  const MatrixMarketHeader h = parse_header(scan);
+  require_real(h, scan);
+  if (h.format != "coordinate") scan.fail("dense 'array' format is not supported for matrices");
+
+  const bool symmetric = h.symmetry != "general";
+  const double mirror_sign = h.symmetry == "skew-symmetric" ? -1.0 : 1.0;
+  std::vector<Triplet<double>> triplets;
+  triplets.reserve(static_cast<std::size_t>(symmetric ? 2 * h.entries : h.entries));
+  std::string_view line;
+  for (Offset e = 0; e < h.entries; ++e) {
+    if (!scan.next_data_line(line))
+      scan.fail("file ends after " + std::to_string(e) + " of " + std::to_string(h.entries) + " entries");
+    Fields fields(line);
+    std::int64_t i = 0, j = 0;
+    if (!fields.next(i) || !fields.next(j)) scan.fail("expected 'row column value'");
+    if (i < 1 || i > h.rows) scan.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h.rows));
+    if (j < 1 || j > h.cols)
+      scan.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h.cols));
+    const double v = parse_value(fields, scan);
+    if (!fields.at_end()) scan.fail("unexpected text after the value");
+    const Index r = static_cast<Index>(i - 1), c = static_cast<Index>(j - 1);
+    if (symmetric && r < c) scan.fail("symmetric file stores an entry above the diagonal");
+    triplets.push_back({r, c, v});
+    if (symmetric && r != c) triplets.push_back({c, r, mirror_sign * v});
+  }
+  if (scan.next_data_line(line)) scan.fail("more entries than the " + std::to_string(h.entries) + " announced");
+
+  const std::size_t stored = triplets.size();
+  CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets));
+  if (static_cast<std::size_t>(A.nnz()) != stored)
+    throw InputError(path + ": duplicate entries (the same row and column appear more than once)");
+  return A;
+}
+
+Vector<double> read_matrix_market_vector(const std::string& path) {
+  MatrixMarketScanner scan(path);
+  const MatrixMarketHeader h = parse_header(scan);
+  require_real(h, scan);
+  if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));
+  Vector<double> x(static_cast<std::size_t>(h.rows), 0.0);
+  std::string_view line;
+  for (Offset e = 0; e < h.entries; ++e) {
+    if (!scan.next_data_line(line))
+      scan.fail("file ends after " + std::to_string(e) + " of " + std::to_string(h.entries) + " entries");
+    Fields fields(line);
+    std::int64_t i = e + 1, j = 1;
+    if (h.format == "coordinate") {
+      if (!fields.next(i) || !fields.next(j)) scan.fail("expected 'row column value'");
+      if (i < 1 || i > h.rows) scan.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h.rows));
+      if (j != 1) scan.fail("column index must be 1 in a vector");
+    }
+    x[static_cast<std::size_t>(i - 1)] = parse_value(fields, scan);
+    if (!fields.at_end()) scan.fail("unexpected text after the value");
+  }
+  if (scan.next_data_line(line)) scan.fail("more entries than the " + std::to_string(h.entries) + " announced");
+  return x;
+}
+
+namespace {
+
+// fopen wrapper writing to the AtomicFile's temporary name.
+struct OutFile {
+  explicit OutFile(const AtomicFile& target) : f(std::fopen(target.temp_path().c_str(), "w")) {
+    if (!f) throw Error("cannot create " + target.path());
+  }
+  ~OutFile() {
+    if (f) std::fclose(f);
+  }
+  void close(const AtomicFile& target) {
+    const bool ok = std::ferror(f) == 0;
+    const bool closed = std::fclose(f) == 0;
+    f = nullptr;
+    if (!ok || !closed) throw Error("error while writing " + target.path());
+  }
+  std::FILE* f;
+};
+
+}  // namespace
+
+void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric) {
+  AtomicFile target(path);
+  OutFile out(target);
+  Offset stored = 0;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) stored += (!symmetric || A.col[k] <= i) ? 1 : 0;
+  std::fprintf(out.f, "%%%%MatrixMarket matrix coordinate real %s\n", symmetric ? "symmetric" : "general");
+  std::fprintf(out.f, "%d %d %lld\n", A.rows, A.cols, static_cast<long long>(stored));
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (!symmetric || A.col[k] <= i) std::fprintf(out.f, "%d %d %.17g\n", i + 1, A.col[k] + 1, A.val[k]);
+  out.close(target);
+  target.commit();
+}
+
+void write_matrix_market_vector(const std::string& path, const Vector<double>& x) {
+  AtomicFile target(path);
+  OutFile out(target);
+  std::fprintf(out.f, "%%%%MatrixMarket matrix array real general\n%zu 1\n", x.size());
+  for (double v : x) std::fprintf(out.f, "%.17g\n", v);
+  out.close(target);
+  target.commit();
+}
+
+}  // namespace amgsolve

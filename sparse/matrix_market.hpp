@@ -1,0 +1,36 @@
+#pragma once
+// Matrix Market (https://math.nist.gov/MatrixMarket/formats.html) reader and writer.
+// Errors name the file and line ("A.mtx:17: column index 9 out of range 1..8") and throw InputError.
+#include <string>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+struct MatrixMarketHeader {
+  std::string object;    // matrix
+  std::string format;    // coordinate | array
+  std::string field;     // real | integer | pattern | complex
+  std::string symmetry;  // general | symmetric | skew-symmetric | hermitian
+  Index rows = 0;
+  Index cols = 0;
+  Offset entries = 0;  // stored entries (coordinate) or rows*cols (array)
+};
+
+// Reads only the banner and size line (cheap: used to estimate memory before loading).
+MatrixMarketHeader read_matrix_market_header(const std::string& path);
+
+// Reads a real/integer coordinate matrix; symmetric storage is expanded to both triangles.
+// Pattern and complex matrices are rejected (a linear system needs real values).
+CsrMatrix<double> read_matrix_market(const std::string& path);
+
+// Reads a vector: an n x 1 array or coordinate matrix (missing coordinate entries are 0).
+Vector<double> read_matrix_market_vector(const std::string& path);
+
+// Writes A as "coordinate real general" (or the lower triangle as "symmetric" when asked).
+void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric = false);
+
+// Writes x as an n x 1 "array real general" file.
+void write_matrix_market_vector(const std::string& path, const Vector<double>& x);
+
+}  // namespace amgsolve

@@ -1,0 +1,81 @@
+#pragma once
+// The SpGEMM interface: C = A * B for CSR matrices, implemented by interchangeable backends that are
+// registered by name (see registry.hpp) and chosen at run time (amg.spgemm in the config).
+//
+// Contract for every backend:
+//   * A.cols == B.rows (checked by multiply()); any shapes, empty rows/columns, 0x0 matrices;
+//   * the result has sorted, unique column indices in every row, explicit products that cancel to
+//     zero are kept (the pattern is the symbolic product), values accumulated in the Value type;
+//   * a symbolic phase (pattern / row sizes) and a numeric phase (values), timed separately in
+//     SpgemmStats together with 64-bit flop and nnz counts and the peak temporary memory.
+#include <cstdint>
+#include <string>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+enum class Device { cpu, cuda, mpi };
+const char* to_string(Device device);
+
+struct SpgemmStats {
+  double symbolic_seconds = 0.0;
+  double numeric_seconds = 0.0;
+  Offset multiplications = 0;   // nontrivial products a_ik * b_kj
+  Offset nnz = 0;               // nonzeros of C
+  std::uint64_t extra_bytes = 0;  // peak temporary memory beyond A, B and C
+
+  double seconds() const { return symbolic_seconds + numeric_seconds; }
+  // Two flops (multiply + add) per nontrivial product, the convention of the SpGEMM literature.
+  double flops() const { return 2.0 * static_cast<double>(multiplications); }
+  double gflops() const { return seconds() > 0 ? flops() / seconds() * 1e-9 : 0.0; }
+  // Multiplications per output nonzero: how much the accumulator merges.
+  double compression_factor() const {
+    return nnz > 0 ? static_cast<double>(multiplications) / static_cast<double>(nnz) : 0.0;
+  }
+};
+
+class SpgemmBackend {
+ public:
+  virtual ~SpgemmBackend() = default;
+
+  virtual std::string name() const = 0;         // registry key, e.g. "gustavson"
+  virtual std::string description() const = 0;  // one line for --list-backends
+  virtual Device device() const = 0;
+  // Empty when the backend can run in this process; otherwise the reason (no GPU, no MPI, ...).
+  virtual std::string unavailable_reason() const { return {}; }
+  bool available() const { return unavailable_reason().empty(); }
+
+  // C = A * B. Checks shapes and availability, then calls the backend's implementation.
+  CsrMatrix<double> multiply(const CsrMatrix<double>& A, const CsrMatrix<double>& B,
+                             SpgemmStats* stats = nullptr) const;
+  CsrMatrix<float> multiply(const CsrMatrix<float>& A, const CsrMatrix<float>& B,
+                            SpgemmStats* stats = nullptr) const;
+
+ protected:
+  virtual CsrMatrix<double> compute(const CsrMatrix<double>& A, const CsrMatrix<double>& B,
+                                    SpgemmStats& stats) const = 0;
+  virtual CsrMatrix<float> compute(const CsrMatrix<float>& A, const CsrMatrix<float>& B,
+                                   SpgemmStats& stats) const = 0;
+};
+
+// Backends written once as a template implement `template <class V> CsrMatrix<V> product(A, B, stats)`
+// and derive from SpgemmBackendFor<Self>; this forwards both value types to it.
+template <class Derived>
+class SpgemmBackendFor : public SpgemmBackend {
+ protected:
+  CsrMatrix<double> compute(const CsrMatrix<double>& A, const CsrMatrix<double>& B,
+                            SpgemmStats& stats) const override {
+    return static_cast<const Derived&>(*this).template product<double>(A, B, stats);
+  }
+  CsrMatrix<float> compute(const CsrMatrix<float>& A, const CsrMatrix<float>& B,
+                           SpgemmStats& stats) const override {
+    return static_cast<const Derived&>(*this).template product<float>(A, B, stats);
+  }
+};
+
+// Number of nontrivial multiplications of A * B (sum over a_ik != 0 of nnz(B row k)).
+template <class Value>
+Offset spgemm_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B);
+
+}  // namespace amgsolve

@@ -1,0 +1,596 @@
+// End-to-end tests of the amgsolve program: every kind of bad input fails with exit status 1, exactly one
+// line on stderr naming the file, key or line at fault, and no output file; good input writes a complete
+// report (and VTK file / solution vector) and exits 0, or 3 when the tolerance is not reached.
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/run.hpp"
+#include "sparse/matrix_market.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using nlohmann::json;
+using test::ScratchDir;
+
+const std::string kSmallConfig = std::string(AMGSOLVE_SOURCE_DIR) + "/configs/poisson-small.yaml";
+
+struct RunResult {
+  int status = -1;  // exit status, -1 if the program did not exit normally
+  std::string out, err;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string write_text(const ScratchDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Single-quoted for /bin/sh.
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs amgsolve with `args` in `dir` (so stray relative outputs would land there), capturing stdout and
+// stderr through files that are removed again before returning.
+RunResult run(const ScratchDir& dir, const std::vector<std::string>& args) {
+  const std::string out_path = dir.file(".stdout"), err_path = dir.file(".stderr");
+  std::string command = "cd " + quote(dir.path().string()) + " && " + quote(AMGSOLVE_BINARY);
+  for (const std::string& a : args) command += " " + quote(a);
+  command += " </dev/null >" + quote(out_path) + " 2>" + quote(err_path);
+  const int raw = std::system(command.c_str());
+  RunResult r;
+  r.status = (raw != -1 && WIFEXITED(raw)) ? WEXITSTATUS(raw) : -1;
+  r.out = read_text(out_path);
+  r.err = read_text(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+int line_count(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n' ? 1 : 0;
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return lines;
+}
+
+// Names of the files (recursively, relative) in the scratch directory.
+std::set<std::string> files_in(const ScratchDir& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
+    if (!entry.is_directory()) names.insert(std::filesystem::relative(entry.path(), dir.path()).string());
+  return names;
+}
+
+// A clean failure: exit status 1, exactly one line on stderr containing every `expected` part, and no
+// file in the scratch directory but the test's own `inputs` (no report, VTK, solution or temporary file).
+::testing::AssertionResult FailedCleanly(const RunResult& r, const ScratchDir& dir, const std::set<std::string>& inputs,
+                                         const std::vector<std::string>& expected) {
+  std::ostringstream problems;
+  if (r.status != kExitError) problems << "  exit status " << r.status << ", expected " << kExitError << "\n";
+  if (line_count(r.err) != 1 || r.err.back() != '\n')
+    problems << "  stderr has " << line_count(r.err) << " lines, expected exactly one (newline-terminated)\n";
+  for (const std::string& part : expected)
+    if (r.err.find(part) == std::string::npos) problems << "  stderr does not contain \"" << part << "\"\n";
+  for (const std::string& name : files_in(dir))
+    if (!inputs.contains(name)) problems << "  a failed run left the file " << name << " behind\n";
+  if (problems.str().empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\n"
+                                       << problems.str() << "stderr:\n"
+                                       << r.err << "stdout:\n"
+                                       << r.out;
+}
+
+// The value at a dotted path of the report; fails the test (and returns null) when it is missing.
+json field(const json& j, const std::string& path) {
+  const json* node = &j;
+  std::istringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '.')) {
+    if (!node->is_object() || !node->contains(part)) {
+      ADD_FAILURE() << "report has no field " << path;
+      return nullptr;
+    }
+    node = &node->at(part);
+  }
+  return *node;
+}
+
+json read_report(const std::string& path) {
+  const std::string text = read_text(path);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    ADD_FAILURE() << path << " is not valid JSON:\n" << text;
+    return json::object();
+  }
+  return j;
+}
+
+// The output flags of a bad-input run: report and VTK file in the scratch directory.
+std::vector<std::string> with_outputs(const ScratchDir& dir, std::vector<std::string> args) {
+  args.insert(args.end(), {"--report", dir.file("R.json"), "--vtk", dir.file("V.vti")});
+  return args;
+}
+
+// A config for a matrix_market problem on dir/A.mtx, written to dir/cfg.yaml.
+std::string matrix_config(const ScratchDir& dir) {
+  return write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n");
+}
+
+// Writes `matrix` as dir/A.mtx and runs it as a matrix_market problem, asking for a report and a solution
+// file in the scratch directory (VTK is not available for matrices).
+RunResult run_matrix(const ScratchDir& dir, const std::string& matrix, std::vector<std::string> extra = {}) {
+  write_text(dir, "A.mtx", matrix);
+  std::vector<std::string> args = {matrix_config(dir), "--report", dir.file("R.json"), "--set",
+                                   "output.solution=" + dir.file("x.mtx")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run(dir, args);
+}
+
+const std::set<std::string> kMatrixInputs = {"cfg.yaml", "A.mtx"};
+
+// 1D Laplacian tridiag(-1, 2, -1) of order n in symmetric coordinate format (lower triangle).
+std::string laplacian_1d(int n) {
+  std::ostringstream m;
+  m << "%%MatrixMarket matrix coordinate real symmetric\n"
+    << "% 1D Laplacian\n"
+    << n << " " << n << " " << (2 * n - 1) << "\n";
+  for (int i = 1; i <= n; ++i) {
+    m << i << " " << i << " 2\n";
+    if (i < n) m << i + 1 << " " << i << " -1\n";
+  }
+  return m.str();
+}
+
+// ================================================================ bad input
+
+TEST(Cli, MissingConfigFile) {
+  ScratchDir dir;
+  const std::string missing = dir.file("missing.yaml");
+  const RunResult r = run(dir, with_outputs(dir, {missing}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {missing}));
+}
+
+TEST(Cli, NoConfigFileGiven) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"no config file"}));
+}
+
+TEST(Cli, MalformedYaml) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml",
+                                     "problem:\n"           // 1
+                                     "  type: poisson\n"    // 2
+                                     "  stencil: 7pt: x\n"  // 3
+                                     "  size: [8, 8, 8]\n");
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":3:", "malformed YAML"}));
+}
+
+TEST(Cli, UnknownKey) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml",
+                                     "problem:\n"             // 1
+                                     "  size: [8, 8, 8]\n"    // 2
+                                     "amg:\n"                 // 3
+                                     "  coarse_szie: 10\n");  // 4
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":4:", "amg.coarse_szie", "amg.coarse_size"}));
+}
+
+TEST(Cli, UnknownKeyInSet) {
+  ScratchDir dir;
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "solver.tolerence=1e-6"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--set", "solver.tolerence"}));
+}
+
+TEST(Cli, WrongType) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml",
+                                     "problem:\n"             // 1
+                                     "  size: [8, 8, 8]\n"    // 2
+                                     "amg:\n"                 // 3
+                                     "  coarse_size: abc\n"); // 4
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":4:", "amg.coarse_size", "abc"}));
+}
+
+TEST(Cli, NegativeSize) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml",
+                                     "problem:\n"                 // 1
+                                     "  type: poisson\n"          // 2
+                                     "  size: [-4, 8, 8]\n");     // 3
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":3:", "problem.size", "-4"}));
+}
+
+TEST(Cli, ZeroSize) {
+  ScratchDir dir;
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "problem.size=[0,8,8]"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--set", "problem.size"}));
+}
+
+TEST(Cli, SizeBeyondThe32BitIndexLimit) {
+  ScratchDir dir;  // 2000^3 = 8e9 unknowns
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "problem.size=[2000,2000,2000]"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"problem.size", "32-bit"}));
+}
+
+TEST(Cli, SizeBeyondTheAvailableMemory) {
+  ScratchDir dir;  // 1200^3 = 1.7e9 unknowns fit 32-bit indices but need some 800 GiB
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "problem.size=[1200,1200,1200]"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"memory"}));
+}
+
+TEST(Cli, UnknownSpgemmBackend) {
+  ScratchDir dir;
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "amg.spgemm=nosuch"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"nosuch", "available", "gustavson"}));
+}
+
+TEST(Cli, ReportDirectoryMissing) {
+  ScratchDir dir;
+  const std::string report = dir.file("no/such/dir/R.json");
+  const RunResult r = run(dir, {kSmallConfig, "--report", report});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {report}));
+}
+
+TEST(Cli, VtkNeedsVtiExtension) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--vtk", dir.file("V.vtk")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"output.vtk", ".vti"}));
+}
+
+TEST(Cli, VtkWithMatrixMarketProblem) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir, laplacian_1d(10), {"--vtk", dir.file("V.vti")});
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"output.vtk", "VTK output needs a grid"}));
+}
+
+// ---------------------------------------------------------------- bad Matrix Market files
+
+TEST(Cli, MatrixMalformedBanner) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinat real symmetric\n"
+                                 "2 2 2\n"
+                                 "1 1 4\n"
+                                 "2 2 4\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":1:", "coordinat"}));
+}
+
+TEST(Cli, MatrixMissingBanner) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir, "2 2 2\n1 1 4\n2 2 4\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":1:", "MatrixMarket"}));
+}
+
+TEST(Cli, MatrixIndexOutOfRange) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"  // 1
+                                 "% a comment line\n"                                 // 2
+                                 "3 3 4\n"                                            // 3
+                                 "1 1 4\n"                                            // 4
+                                 "2 2 4\n"                                            // 5
+                                 "5 2 -1\n"                                           // 6
+                                 "3 3 4\n");                                          // 7
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":6:", "row index 5", "out of range"}));
+}
+
+TEST(Cli, MatrixNotSquare) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real general\n"
+                                 "2 3 2\n"
+                                 "1 1 4\n"
+                                 "2 2 4\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx"), "not square"}));
+}
+
+TEST(Cli, MatrixNotSymmetric) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real general\n"
+                                 "2 2 4\n"
+                                 "1 1 4\n"
+                                 "1 2 1\n"
+                                 "2 1 2\n"
+                                 "2 2 4\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx"), "not symmetric"}));
+}
+
+TEST(Cli, MatrixZeroDiagonal) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 3\n"
+                                 "1 1 4\n"
+                                 "2 1 -1\n"
+                                 "2 2 0\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx"), "diagonal entry 2", "zero"}));
+}
+
+TEST(Cli, MatrixMissingDiagonal) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 2\n"
+                                 "1 1 4\n"
+                                 "2 1 -1\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx"), "diagonal entry 2"}));
+}
+
+TEST(Cli, MatrixNegativeDiagonal) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 2\n"
+                                 "1 1 4\n"
+                                 "2 2 -1\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx"), "diagonal entry 2", "negative"}));
+}
+
+TEST(Cli, MatrixTooFewEntries) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 3\n"
+                                 "1 1 4\n"
+                                 "2 2 4\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":", "2 of 3 entries"}));
+}
+
+TEST(Cli, MatrixNaNValue) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"  // 1
+                                 "2 2 2\n"                                            // 2
+                                 "1 1 4\n"                                            // 3
+                                 "2 2 nan\n");                                        // 4
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":4:", "not finite"}));
+}
+
+TEST(Cli, MatrixIndefinite) {
+  ScratchDir dir;  // [[1, 2], [2, 1]]: symmetric, positive diagonal, eigenvalues 3 and -1
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 3\n"
+                                 "1 1 1\n"
+                                 "2 1 2\n"
+                                 "2 2 1\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"not positive definite"}));
+}
+
+// Indefinite with a positive diagonal, large enough for a multilevel hierarchy: tridiag(-1, 1.5, -1) has
+// eigenvalues 1.5 - 2 cos(k pi / 51), some negative. Whichever stage notices (coarse factorisation,
+// spectral estimate, PCG), the message must say what is wrong with the input.
+TEST(Cli, MatrixIndefiniteMultilevel) {
+  ScratchDir dir;
+  const int n = 50;
+  std::ostringstream m;
+  m << "%%MatrixMarket matrix coordinate real symmetric\n" << n << " " << n << " " << (2 * n - 1) << "\n";
+  for (int i = 1; i <= n; ++i) {
+    m << i << " " << i << " 1.5\n";
+    if (i < n) m << i + 1 << " " << i << " -1\n";
+  }
+  const RunResult r = run_matrix(dir, m.str(), {"--set", "amg.coarse_size=10"});
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"not positive definite"}));
+}
+
+TEST(Cli, RhsFileOfWrongLength) {
+  ScratchDir dir;
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n1\n1\n");
+  write_text(dir, "A.mtx", laplacian_1d(4));
+  const std::string cfg = write_text(
+      dir, "cfg.yaml",
+      "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("b.mtx") + "\n");
+  const RunResult r = run(dir, {cfg, "--report", dir.file("R.json")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml", "A.mtx", "b.mtx"}, {dir.file("b.mtx"), "3"}));
+}
+
+// ================================================================ good input
+
+TEST(Cli, ListBackends) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {"--list-backends"});
+  EXPECT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("gustavson"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ConfigReferenceIsPrinted) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {"--config-reference"});
+  EXPECT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(r.out.rfind("# Configuration reference", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("`amg.spgemm`"), std::string::npos);
+}
+
+TEST(Cli, SmallPoissonWritesReportAndVtk) {
+  ScratchDir dir;
+  const std::string report_path = dir.file("R.json"), vtk_path = dir.file("V.vti");
+  const RunResult r = run(dir, {kSmallConfig, "--report", report_path, "--vtk", vtk_path, "--quiet"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "") << "--quiet must print nothing on stdout";
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"R.json", "V.vti"}));  // no temporary files left
+
+  const json report = read_report(report_path);
+  // poisson-small: 7-point stencil on 32^3 interior points.
+  const std::int64_t n = 32;
+  const std::int64_t rows = n * n * n, nnz = 7 * n * n * n - 6 * n * n;
+  EXPECT_EQ(field(report, "problem.rows").get<std::int64_t>(), rows);
+  EXPECT_EQ(field(report, "problem.nnz").get<std::int64_t>(), nnz);
+  EXPECT_GE(field(report, "setup.seconds").get<double>(), 0.0);
+  EXPECT_EQ(field(report, "setup.spgemm_backend").get<std::string>(), "gustavson");
+
+  const json levels = field(report, "setup.levels");
+  ASSERT_TRUE(levels.is_array());
+  ASSERT_GE(levels.size(), 2u);  // 32768 rows with coarse_size 200 must coarsen
+  double nnz_sum = 0, rows_sum = 0;
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    SCOPED_TRACE("level " + std::to_string(l));
+    ASSERT_TRUE(levels[l].contains("rows"));
+    ASSERT_TRUE(levels[l].contains("nnz"));
+    ASSERT_TRUE(levels[l].contains("spgemm_seconds"));
+    EXPECT_GE(levels[l].at("spgemm_seconds").get<double>(), 0.0);
+    if (l > 0) EXPECT_LT(levels[l].at("rows").get<std::int64_t>(), levels[l - 1].at("rows").get<std::int64_t>());
+    rows_sum += levels[l].at("rows").get<double>();
+    nnz_sum += levels[l].at("nnz").get<double>();
+  }
+  EXPECT_EQ(levels[0].at("rows").get<std::int64_t>(), rows);
+  EXPECT_EQ(levels[0].at("nnz").get<std::int64_t>(), nnz);
+  EXPECT_LE(levels.back().at("rows").get<std::int64_t>(), 200);
+  const double operator_complexity = field(report, "setup.operator_complexity").get<double>();
+  const double grid_complexity = field(report, "setup.grid_complexity").get<double>();
+  EXPECT_NEAR(operator_complexity, nnz_sum / static_cast<double>(nnz), 1e-12 * operator_complexity);
+  EXPECT_NEAR(grid_complexity, rows_sum / static_cast<double>(rows), 1e-12 * grid_complexity);
+  EXPECT_GT(operator_complexity, 1.0);
+  EXPECT_GT(grid_complexity, 1.0);
+
+  const int iterations = field(report, "solve.iterations").get<int>();
+  const double relres = field(report, "solve.relative_residual").get<double>();
+  EXPECT_GT(iterations, 0);
+  EXPECT_LE(iterations, 200);
+  EXPECT_LE(relres, 1e-8);
+  EXPECT_TRUE(field(report, "solve.converged").get<bool>());
+  EXPECT_GE(field(report, "solve.seconds").get<double>(), 0.0);
+  const json history = field(report, "solve.history");
+  ASSERT_TRUE(history.is_array());
+  ASSERT_EQ(history.size(), static_cast<std::size_t>(iterations) + 1);
+  EXPECT_DOUBLE_EQ(history.front().get<double>(), 1.0);  // x starts at zero
+  EXPECT_EQ(history.back().get<double>(), relres);
+  // The manufactured right-hand side gives the error against the known solution (discretisation-free:
+  // it is the algebraic error, so it is small).
+  EXPECT_LT(field(report, "solve.relative_error").get<double>(), 1e-6);
+
+  const std::string vtk = read_text(vtk_path);
+  EXPECT_NE(vtk.find("<VTKFile type=\"ImageData\""), std::string::npos) << vtk.substr(0, 200);
+  EXPECT_NE(vtk.find("WholeExtent=\"0 31 0 31 0 31\""), std::string::npos) << vtk.substr(0, 400);
+}
+
+TEST(Cli, ProgressOutputWithoutQuiet) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--set", "solver.print_every=0"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("converged"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("iteration "), std::string::npos) << "print_every=0 prints only the summary";
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(files_in(dir).empty());
+}
+
+TEST(Cli, ThreadCountDoesNotChangeTheResult) {
+  ScratchDir dir;
+  const RunResult one = run(dir, {kSmallConfig, "--threads", "1", "--quiet", "--report", dir.file("R1.json")});
+  const RunResult two = run(dir, {kSmallConfig, "--threads", "2", "--quiet", "--report", dir.file("R2.json")});
+  ASSERT_EQ(one.status, kExitOk) << one.err;
+  ASSERT_EQ(two.status, kExitOk) << two.err;
+  const json a = read_report(dir.file("R1.json"));
+  const json b = read_report(dir.file("R2.json"));
+  EXPECT_EQ(field(a, "threads").get<int>(), 1);
+  EXPECT_EQ(field(b, "threads").get<int>(), 2);
+  // Deterministic reductions and a seed-only hierarchy: bit-identical results.
+  EXPECT_EQ(field(a, "solve.iterations").get<int>(), field(b, "solve.iterations").get<int>());
+  EXPECT_EQ(field(a, "solve.relative_residual").get<double>(), field(b, "solve.relative_residual").get<double>());
+  EXPECT_EQ(field(a, "solve.history").get<std::vector<double>>(), field(b, "solve.history").get<std::vector<double>>());
+  const json la = field(a, "setup.levels"), lb = field(b, "setup.levels");
+  ASSERT_EQ(la.size(), lb.size());
+  for (std::size_t l = 0; l < la.size(); ++l) {
+    EXPECT_EQ(la[l].at("rows").get<std::int64_t>(), lb[l].at("rows").get<std::int64_t>()) << "level " << l;
+    EXPECT_EQ(la[l].at("nnz").get<std::int64_t>(), lb[l].at("nnz").get<std::int64_t>()) << "level " << l;
+  }
+}
+
+TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("R.json"), "--set",
+                                "solver.max_iterations=1", "--set", "solver.tolerance=1e-14"});
+  EXPECT_EQ(r.status, kExitNotConverged) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("not converged"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(kSmallConfig), std::string::npos) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(dir.file("R.json")));
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_FALSE(field(report, "solve.converged").get<bool>());
+  EXPECT_EQ(field(report, "solve.iterations").get<int>(), 1);
+  EXPECT_EQ(field(report, "solve.history").size(), 2u);
+  EXPECT_GT(field(report, "solve.relative_residual").get<double>(), 1e-14);
+}
+
+TEST(Cli, MatrixMarketProblemConvergesAndWritesTheSolution) {
+  ScratchDir dir;
+  const int n = 50;
+  write_text(dir, "A.mtx", laplacian_1d(n));
+  const std::string cfg = matrix_config(dir);
+  const std::string solution = dir.file("x.mtx");
+  // coarse_size 10 makes the 50-row problem multilevel.
+  const RunResult r = run(dir, {cfg, "--quiet", "--report", dir.file("R.json"), "--set", "amg.coarse_size=10",
+                                "--set", "output.solution=" + solution});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"A.mtx", "cfg.yaml", "R.json", "x.mtx"}));
+
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "problem.type").get<std::string>(), "matrix_market");
+  EXPECT_EQ(field(report, "problem.rows").get<int>(), n);
+  EXPECT_EQ(field(report, "problem.nnz").get<int>(), 3 * n - 2);
+  EXPECT_TRUE(field(report, "solve.converged").get<bool>());
+  EXPECT_GE(field(report, "setup.levels").size(), 2u);
+
+  // b = 1: the exact solution of tridiag(-1, 2, -1) x = 1 is x_i = i (n + 1 - i) / 2.
+  const Vector<double> x = read_matrix_market_vector(solution);
+  ASSERT_EQ(x.size(), static_cast<std::size_t>(n));
+  double diff = 0, ref = 0;
+  for (int i = 1; i <= n; ++i) {
+    const double exact = 0.5 * i * (n + 1 - i);
+    diff += (x[i - 1] - exact) * (x[i - 1] - exact);
+    ref += exact * exact;
+  }
+  EXPECT_LT(std::sqrt(diff / ref), 1e-4);  // relative residual 1e-8 times condition number ~1e3
+}
+
+TEST(Cli, MatrixMarketRightHandSideFile) {
+  ScratchDir dir;
+  const int n = 20;
+  write_text(dir, "A.mtx", laplacian_1d(n));
+  std::ostringstream b;
+  b << "%%MatrixMarket matrix array real general\n" << n << " 1\n";
+  for (int i = 0; i < n; ++i) b << "2\n";
+  write_text(dir, "b.mtx", b.str());
+  const std::string cfg = write_text(
+      dir, "cfg.yaml",
+      "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("b.mtx") + "\n");
+  const RunResult r = run(dir, {cfg, "--quiet", "--set", "output.solution=" + dir.file("x.mtx")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  // b = 2: x_i = i (n + 1 - i).
+  const Vector<double> x = read_matrix_market_vector(dir.file("x.mtx"));
+  ASSERT_EQ(x.size(), static_cast<std::size_t>(n));
+  for (int i = 1; i <= n; ++i) EXPECT_NEAR(x[i - 1], double(i) * (n + 1 - i), 1e-5 * n * n) << "i = " << i;
+}
+
+}  // namespace
+}  // namespace amgsolve

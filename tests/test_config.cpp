@@ -1,0 +1,578 @@
+// Configuration loading: defaults from the schema, errors that name the key, the file and the line,
+// --set overrides, and docs/CONFIG.md kept equal to the schema it is generated from.
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "config/schema.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using test::ScratchDir;
+
+// The what() of the InputError thrown by f; fails the test when f throws nothing or something else.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected amgsolve::InputError, got another exception: " << e.what();
+    return std::string("(wrong exception type) ") + e.what();
+  }
+  ADD_FAILURE() << "expected amgsolve::InputError, but nothing was thrown";
+  return "(no error)";
+}
+
+// The error of parsing `yaml` (named cfg.yaml in messages) with the given --set overrides.
+std::string parse_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return error_of([&] { (void)parse_config(yaml, "cfg.yaml", overrides); });
+}
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "message \"" << text << "\" does not contain \"" << part << "\"";
+}
+
+::testing::AssertionResult LacksText(const std::string& text, const std::string& part) {
+  if (text.find(part) == std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "message \"" << text << "\" should not contain \"" << part << "\"";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// ---------------------------------------------------------------- defaults
+
+TEST(Config, EmptySectionsGiveTheSchemaDefaults) {
+  const Config c = parse_config("problem:\namg:\nsolver:\noutput:\n", "cfg.yaml");
+  EXPECT_EQ(c.source, "cfg.yaml");
+  EXPECT_EQ(c.problem.type, ProblemType::poisson);
+  EXPECT_EQ(c.problem.poisson.stencil, Stencil::p7);
+  EXPECT_EQ(c.problem.poisson.size, (std::vector<std::int64_t>{128, 128, 128}));
+  EXPECT_EQ(c.problem.poisson.rhs, PoissonRhs::ones);
+
+  // The schema's defaults (what users get) must be the library's defaults (what the code documents).
+  const AmgParams d;
+  EXPECT_EQ(c.amg.spgemm, d.spgemm);
+  EXPECT_EQ(c.amg.coarse_size, d.coarse_size);
+  EXPECT_EQ(c.amg.max_levels, d.max_levels);
+  EXPECT_DOUBLE_EQ(c.amg.strength_threshold, d.strength_threshold);
+  EXPECT_EQ(c.amg.seed, d.seed);
+  EXPECT_DOUBLE_EQ(c.amg.prolongator_damping, d.prolongator_damping);
+  EXPECT_EQ(c.amg.lanczos_steps, d.lanczos_steps);
+  EXPECT_EQ(c.amg.smoother.type, d.smoother.type);
+  EXPECT_EQ(c.amg.smoother.degree, d.smoother.degree);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.chebyshev_ratio, d.smoother.chebyshev_ratio);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.eigenvalue_safety, d.smoother.eigenvalue_safety);
+  EXPECT_EQ(c.amg.smoother.sweeps, d.smoother.sweeps);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.omega, d.smoother.omega);
+  EXPECT_EQ(c.amg.pre_smooth, d.pre_smooth);
+  EXPECT_EQ(c.amg.post_smooth, d.post_smooth);
+
+  const SolverParams sd;
+  EXPECT_EQ(c.solver.type, sd.type);
+  EXPECT_DOUBLE_EQ(c.solver.tolerance, sd.tolerance);
+  EXPECT_EQ(c.solver.max_iterations, sd.max_iterations);
+  EXPECT_EQ(c.print_every, 1);
+
+  EXPECT_EQ(c.output.report, "");
+  EXPECT_EQ(c.output.vtk, "");
+  EXPECT_EQ(c.output.solution, "");
+}
+
+TEST(Config, EmptyDocumentGivesTheSameDefaults) {
+  const Config empty = parse_config("", "cfg.yaml");
+  const Config sections = parse_config("problem:\namg:\nsolver:\noutput:\n", "cfg.yaml");
+  EXPECT_EQ(empty.problem.poisson.size, sections.problem.poisson.size);
+  EXPECT_EQ(empty.amg.spgemm, sections.amg.spgemm);
+  EXPECT_EQ(empty.amg.coarse_size, sections.amg.coarse_size);
+  EXPECT_EQ(empty.solver.tolerance, sections.solver.tolerance);
+  EXPECT_EQ(empty.solver.max_iterations, sections.solver.max_iterations);
+}
+
+// The schema's defaults (what a run uses) agree with the C++ structs' defaults (what library users get).
+TEST(Config, SchemaDefaultsMatchTheParameterStructs) {
+  const Config c = parse_config("", "cfg.yaml");
+  const AmgParams a;
+  EXPECT_EQ(c.amg.spgemm, a.spgemm);
+  EXPECT_EQ(c.amg.coarse_size, a.coarse_size);
+  EXPECT_EQ(c.amg.max_levels, a.max_levels);
+  EXPECT_DOUBLE_EQ(c.amg.strength_threshold, a.strength_threshold);
+  EXPECT_EQ(c.amg.seed, a.seed);
+  EXPECT_DOUBLE_EQ(c.amg.prolongator_damping, a.prolongator_damping);
+  EXPECT_EQ(c.amg.lanczos_steps, a.lanczos_steps);
+  EXPECT_EQ(c.amg.smoother.type, a.smoother.type);
+  EXPECT_EQ(c.amg.smoother.degree, a.smoother.degree);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.chebyshev_ratio, a.smoother.chebyshev_ratio);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.eigenvalue_safety, a.smoother.eigenvalue_safety);
+  EXPECT_EQ(c.amg.smoother.sweeps, a.smoother.sweeps);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.omega, a.smoother.omega);
+  EXPECT_EQ(c.amg.pre_smooth, a.pre_smooth);
+  EXPECT_EQ(c.amg.post_smooth, a.post_smooth);
+  const SolverParams s;
+  EXPECT_EQ(c.solver.type, s.type);
+  EXPECT_DOUBLE_EQ(c.solver.tolerance, s.tolerance);
+  EXPECT_EQ(c.solver.max_iterations, s.max_iterations);
+  const PoissonParams p;
+  EXPECT_EQ(c.problem.poisson.stencil, p.stencil);
+  EXPECT_EQ(c.problem.poisson.size, p.size);
+  EXPECT_EQ(c.problem.poisson.rhs, p.rhs);
+}
+
+TEST(Config, ReadsEveryKindOfValue) {
+  const Config c = parse_config(
+      "# a comment\n"
+      "problem:\n"
+      "  type: poisson\n"
+      "  stencil: 9pt\n"
+      "  size: [40, 50]\n"
+      "  rhs: manufactured\n"
+      "amg:\n"
+      "  coarse_size: 77\n"
+      "  strength_threshold: 0.25\n"
+      "  smoother:\n"
+      "    type: jacobi\n"
+      "    omega: 0.6\n"
+      "solver:\n"
+      "  type: amg\n"
+      "  tolerance: 1.0e-6\n"
+      "  print_every: 0\n"
+      "output:\n"
+      "  report: out/r.json\n",
+      "cfg.yaml");
+  EXPECT_EQ(c.problem.poisson.stencil, Stencil::p9);
+  EXPECT_EQ(c.problem.poisson.size, (std::vector<std::int64_t>{40, 50}));
+  EXPECT_EQ(c.problem.poisson.rhs, PoissonRhs::manufactured);
+  EXPECT_EQ(c.amg.coarse_size, 77);
+  EXPECT_DOUBLE_EQ(c.amg.strength_threshold, 0.25);
+  EXPECT_EQ(c.amg.smoother.type, SmootherType::jacobi);
+  EXPECT_DOUBLE_EQ(c.amg.smoother.omega, 0.6);
+  EXPECT_EQ(c.solver.type, SolverType::amg);
+  EXPECT_DOUBLE_EQ(c.solver.tolerance, 1e-6);
+  EXPECT_EQ(c.print_every, 0);
+  EXPECT_EQ(c.output.report, "out/r.json");
+}
+
+TEST(Config, MatrixMarketProblem) {
+  const Config c = parse_config("problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n", "cfg.yaml");
+  EXPECT_EQ(c.problem.type, ProblemType::matrix_market);
+  EXPECT_EQ(c.problem.matrix_market.matrix, "A.mtx");
+  EXPECT_EQ(c.problem.matrix_market.rhs, "b.mtx");
+}
+
+TEST(Config, ShippedConfigsLoad) {
+  const std::string dir = std::string(AMGSOLVE_SOURCE_DIR) + "/configs";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW((void)load_config(entry.path().string()));
+    ++count;
+  }
+  EXPECT_GT(count, 0);
+
+  const Config small = load_config(dir + "/poisson-small.yaml");
+  EXPECT_EQ(small.source, dir + "/poisson-small.yaml");
+  EXPECT_EQ(small.problem.poisson.size, (std::vector<std::int64_t>{32, 32, 32}));
+  EXPECT_EQ(small.problem.poisson.rhs, PoissonRhs::manufactured);
+  EXPECT_EQ(small.amg.coarse_size, 200);
+  EXPECT_EQ(small.solver.max_iterations, 200);
+}
+
+// ---------------------------------------------------------------- unknown keys
+
+TEST(Config, UnknownKeyNamesKeyFileAndLine) {
+  const std::string e = parse_error(
+      "problem:\n"          // 1
+      "  type: poisson\n"   // 2
+      "amg:\n"              // 3
+      "  bogus_key: 10\n"); // 4
+  EXPECT_TRUE(Contains(e, "cfg.yaml:4:"));
+  EXPECT_TRUE(Contains(e, "unknown key 'amg.bogus_key'"));
+  EXPECT_TRUE(LacksText(e, "did you mean"));  // nothing is close
+}
+
+TEST(Config, UnknownKeyLineCountsCommentsAndBlankLines) {
+  const std::string e = parse_error(
+      "# amgsolve configuration\n"  // 1
+      "\n"                          // 2
+      "solver:\n"                   // 3
+      "  # iteration limit\n"       // 4
+      "  tolerance: 1.0e-6\n"       // 5
+      "\n"                          // 6
+      "  max_iter: 10\n");          // 7
+  EXPECT_TRUE(Contains(e, "cfg.yaml:7:"));
+  EXPECT_TRUE(Contains(e, "solver.max_iter"));
+}
+
+TEST(Config, NearMissKeyGetsASuggestion) {
+  const std::string e = parse_error("problem:\n  type: poisson\namg:\n  coarse_szie: 10\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:4:"));
+  EXPECT_TRUE(Contains(e, "amg.coarse_szie"));
+  EXPECT_TRUE(Contains(e, "did you mean 'amg.coarse_size'"));
+}
+
+TEST(Config, NestedUnknownKeyGetsASuggestion) {
+  const std::string e = parse_error("amg:\n  smoother:\n    degre: 3\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "amg.smoother.degre"));
+  EXPECT_TRUE(Contains(e, "did you mean 'amg.smoother.degree'"));
+}
+
+TEST(Config, UnknownSection) {
+  const std::string e = parse_error("problem:\n  type: poisson\nsolvers:\n  tolerance: 1.0e-6\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "unknown key 'solvers'"));
+}
+
+TEST(Config, SectionGivenAsScalar) {
+  const std::string e = parse_error("problem:\n  type: poisson\nsolver: 3\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "'solver' must be a section"));
+}
+
+TEST(Config, DocumentMustBeAMap) {
+  const std::string e = parse_error("- 1\n- 2\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml"));
+  EXPECT_TRUE(Contains(e, "map"));
+}
+
+// ---------------------------------------------------------------- wrong types
+
+TEST(Config, IntegerKeyGivenText) {
+  const std::string e = parse_error("problem:\n  type: poisson\namg:\n  coarse_size: abc\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:4:"));
+  EXPECT_TRUE(Contains(e, "amg.coarse_size"));
+  EXPECT_TRUE(Contains(e, "integer"));
+  EXPECT_TRUE(Contains(e, "'abc'"));
+}
+
+TEST(Config, IntegerKeyGivenFraction) {
+  const std::string e = parse_error("amg:\n  max_levels: 2.5\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "amg.max_levels"));
+  EXPECT_TRUE(Contains(e, "integer"));
+}
+
+TEST(Config, NumberKeyGivenList) {
+  const std::string e = parse_error("solver:\n  type: pcg\n  tolerance: [1]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "solver.tolerance"));
+  EXPECT_TRUE(Contains(e, "number"));
+}
+
+TEST(Config, NumberKeyGivenNaN) {
+  const std::string e = parse_error("solver:\n  tolerance: .nan\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "solver.tolerance"));
+  EXPECT_TRUE(Contains(e, "finite"));
+}
+
+TEST(Config, ChoiceKeyGivenUnknownValue) {
+  const std::string e = parse_error("problem:\n  stencil: 8pt\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "problem.stencil"));
+  EXPECT_TRUE(Contains(e, "'8pt'"));
+  EXPECT_TRUE(Contains(e, "7pt"));  // lists the allowed values
+}
+
+TEST(Config, UnknownProblemType) {
+  const std::string e = parse_error("problem:\n  type: helmholtz\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "problem.type"));
+  EXPECT_TRUE(Contains(e, "matrix_market"));
+}
+
+TEST(Config, StringKeyGivenList) {
+  const std::string e = parse_error("amg:\n  spgemm: [a, b]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "amg.spgemm"));
+}
+
+TEST(Config, ListKeyGivenScalar) {
+  const std::string e = parse_error("problem:\n  size: 64\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "list"));
+}
+
+TEST(Config, ListEntryNotAnInteger) {
+  const std::string e = parse_error("problem:\n  size: [64, x, 64]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "'x'"));
+}
+
+// ---------------------------------------------------------------- ranges
+
+TEST(Config, NegativeSizeEntry) {
+  const std::string e = parse_error("problem:\n  type: poisson\n  size: [-4, 32, 32]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "'-4'"));
+}
+
+TEST(Config, ZeroSizeEntry) {
+  const std::string e = parse_error("problem:\n  size: [32, 0, 32]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "'0'"));
+}
+
+TEST(Config, ZeroTolerance) {
+  const std::string e = parse_error("solver:\n  tolerance: 0\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "solver.tolerance"));
+  EXPECT_TRUE(Contains(e, "> 0"));
+}
+
+TEST(Config, StrengthThresholdAboveOne) {
+  const std::string e = parse_error("amg:\n  strength_threshold: 2\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "amg.strength_threshold"));
+  EXPECT_TRUE(Contains(e, "<= 1"));
+}
+
+TEST(Config, OtherOutOfRangeValues) {
+  EXPECT_TRUE(Contains(parse_error("amg:\n  coarse_size: 0\n"), "amg.coarse_size"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  max_levels: 101\n"), "amg.max_levels"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  prolongator_damping: 0\n"), "amg.prolongator_damping"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  seed: -1\n"), "amg.seed"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    chebyshev_ratio: 1\n"), "amg.smoother.chebyshev_ratio"));
+  EXPECT_TRUE(Contains(parse_error("solver:\n  max_iterations: 0\n"), "solver.max_iterations"));
+  EXPECT_TRUE(Contains(parse_error("solver:\n  print_every: -1\n"), "solver.print_every"));
+  EXPECT_TRUE(Contains(parse_error("solver:\n  tolerance: 1.5\n"), "solver.tolerance"));
+}
+
+TEST(Config, InclusiveBoundsAreAccepted) {
+  EXPECT_NO_THROW((void)parse_config("solver:\n  tolerance: 1\n", "cfg.yaml"));
+  EXPECT_NO_THROW((void)parse_config("amg:\n  strength_threshold: 0\n", "cfg.yaml"));
+  EXPECT_NO_THROW((void)parse_config("amg:\n  strength_threshold: 1\n", "cfg.yaml"));
+  EXPECT_NO_THROW((void)parse_config("amg:\n  coarse_size: 1\n  max_levels: 100\n", "cfg.yaml"));
+  EXPECT_NO_THROW((void)parse_config("problem:\n  size: [1, 1, 1]\n", "cfg.yaml"));
+}
+
+// ---------------------------------------------------------------- problem consistency
+
+TEST(Config, ThreeSizesForA2DStencil) {
+  const std::string e = parse_error("problem:\n  stencil: 5pt\n  size: [32, 32, 32]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "5pt"));
+}
+
+TEST(Config, TwoSizesForA3DStencil) {
+  const std::string e = parse_error("problem:\n  stencil: 27pt\n  size: [32, 32]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+  EXPECT_TRUE(Contains(e, "27pt"));
+}
+
+TEST(Config, SizeListTooShortOrTooLong) {
+  const std::string shorter = parse_error("problem:\n  size: [32]\n");
+  EXPECT_TRUE(Contains(shorter, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(shorter, "problem.size"));
+  const std::string longer = parse_error("problem:\n  size: [8, 8, 8, 8]\n");
+  EXPECT_TRUE(Contains(longer, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(longer, "problem.size"));
+}
+
+TEST(Config, KeyOfAnotherProblemType) {
+  const std::string e = parse_error("problem:\n  type: poisson\n  matrix: A.mtx\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+  EXPECT_TRUE(Contains(e, "problem.matrix"));
+  EXPECT_TRUE(Contains(e, "matrix_market"));
+
+  const std::string other = parse_error("problem:\n  type: matrix_market\n  matrix: A.mtx\n  size: [8, 8, 8]\n");
+  EXPECT_TRUE(Contains(other, "cfg.yaml:4:"));
+  EXPECT_TRUE(Contains(other, "problem.size"));
+  EXPECT_TRUE(Contains(other, "poisson"));
+}
+
+TEST(Config, MatrixMarketNeedsAMatrix) {
+  const std::string e = parse_error("problem:\n  type: matrix_market\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml"));
+  EXPECT_TRUE(Contains(e, "problem.matrix"));
+  const std::string empty = parse_error("problem:\n  type: matrix_market\n  matrix: \"\"\n");
+  EXPECT_TRUE(Contains(empty, "problem.matrix"));
+}
+
+// ---------------------------------------------------------------- malformed YAML
+
+TEST(Config, MalformedYamlNamesTheLine) {
+  const std::string e = parse_error(
+      "problem:\n"            // 1
+      "  type: poisson\n"     // 2
+      "  stencil: 7pt: x\n"   // 3  (a second ':' on the line)
+      "solver:\n"
+      "  tolerance: 1.0e-6\n");
+  EXPECT_TRUE(Contains(e, "malformed YAML"));
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
+}
+
+TEST(Config, UnclosedListIsMalformedYaml) {
+  const std::string e = parse_error("problem:\n  size: [32, 32\nsolver:\n  tolerance: 1.0e-6\n");
+  EXPECT_TRUE(Contains(e, "malformed YAML"));
+  EXPECT_TRUE(std::regex_search(e, std::regex(R"(cfg\.yaml:[0-9]+:)"))) << e;
+}
+
+// ---------------------------------------------------------------- --set overrides
+
+TEST(Config, OverridesReplaceScalarsAndLists) {
+  const Config c = parse_config("problem:\n  size: [32, 32, 32]\namg:\n  spgemm: other\n  coarse_size: 10\n",
+                                "cfg.yaml", {"problem.size=[64,64,64]", "amg.spgemm=gustavson"});
+  EXPECT_EQ(c.problem.poisson.size, (std::vector<std::int64_t>{64, 64, 64}));
+  EXPECT_EQ(c.amg.spgemm, "gustavson");
+  EXPECT_EQ(c.amg.coarse_size, 10);  // untouched
+}
+
+TEST(Config, OverridesCreateMissingSections) {
+  const Config c = parse_config("", "cfg.yaml", {"amg.smoother.degree=3", "solver.tolerance=1e-6"});
+  EXPECT_EQ(c.amg.smoother.degree, 3);
+  EXPECT_DOUBLE_EQ(c.solver.tolerance, 1e-6);
+  const Config d = parse_config("amg:\nsolver:\n", "cfg.yaml", {"amg.coarse_size=5"});
+  EXPECT_EQ(d.amg.coarse_size, 5);
+}
+
+TEST(Config, OverridesApplyInOrder) {
+  const Config c = parse_config("solver:\n  tolerance: 1.0e-3\n", "cfg.yaml",
+                                {"solver.tolerance=1e-4", "solver.tolerance=1e-6"});
+  EXPECT_DOUBLE_EQ(c.solver.tolerance, 1e-6);
+}
+
+TEST(Config, OverrideCanChangeTheProblemType) {
+  const Config c = parse_config("problem:\n  type: poisson\n", "cfg.yaml",
+                                {"problem.type=matrix_market", "problem.matrix=A.mtx"});
+  EXPECT_EQ(c.problem.type, ProblemType::matrix_market);
+  EXPECT_EQ(c.problem.matrix_market.matrix, "A.mtx");
+}
+
+TEST(Config, OverrideOfUnknownKey) {
+  const std::string e = parse_error("amg:\n  coarse_size: 10\n", {"amg.coarse_sise=10"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "amg.coarse_sise"));
+  EXPECT_TRUE(Contains(e, "did you mean 'amg.coarse_size'"));
+}
+
+TEST(Config, OverrideWithWrongTypeNamesTheOverride) {
+  const std::string e = parse_error("solver:\n  tolerance: 1.0e-6\n", {"solver.tolerance=abc"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "solver.tolerance"));
+  EXPECT_TRUE(LacksText(e, "cfg.yaml:2:"));  // the bad value is not the file's
+}
+
+TEST(Config, OverrideOutOfRange) {
+  const std::string e = parse_error("", {"problem.size=[0,32,32]"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "problem.size"));
+}
+
+TEST(Config, OverrideWithoutEquals) {
+  const std::string e = parse_error("", {"amg.coarse_size"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "amg.coarse_size"));
+  EXPECT_TRUE(Contains(e, "key.path=value"));
+  EXPECT_TRUE(Contains(parse_error("", {"=5"}), "--set"));
+}
+
+TEST(Config, OverrideWithMalformedValue) {
+  const std::string e = parse_error("", {"problem.size=[64,64"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "malformed YAML"));
+}
+
+TEST(Config, OverrideThroughAScalar) {
+  const std::string e = parse_error("amg:\n  coarse_size: 10\n", {"amg.coarse_size.x=1"});
+  EXPECT_TRUE(Contains(e, "--set"));
+  EXPECT_TRUE(Contains(e, "coarse_size"));
+}
+
+// ---------------------------------------------------------------- files
+
+TEST(Config, LoadMissingFile) {
+  ScratchDir dir;
+  const std::string path = dir.file("missing.yaml");
+  const std::string e = error_of([&] { (void)load_config(path); });
+  EXPECT_TRUE(Contains(e, path));
+}
+
+TEST(Config, LoadDirectory) {
+  ScratchDir dir;
+  const std::string path = dir.path().string();
+  const std::string e = error_of([&] { (void)load_config(path); });
+  EXPECT_TRUE(Contains(e, path));
+  EXPECT_TRUE(Contains(e, "directory"));
+}
+
+TEST(Config, LoadedFileErrorsNameThePathAndLine) {
+  ScratchDir dir;
+  const std::string path = dir.file("bad.yaml");
+  std::ofstream(path) << "problem:\n  type: poisson\n  sise: [8, 8, 8]\n";
+  const std::string e = error_of([&] { (void)load_config(path); });
+  EXPECT_TRUE(Contains(e, path + ":3:"));
+  EXPECT_TRUE(Contains(e, "did you mean 'problem.size'"));
+}
+
+TEST(Config, LoadAppliesOverrides) {
+  ScratchDir dir;
+  const std::string path = dir.file("ok.yaml");
+  std::ofstream(path) << "problem:\n  size: [8, 8, 8]\n";
+  const Config c = load_config(path, {"problem.size=[4,5,6]"});
+  EXPECT_EQ(c.source, path);
+  EXPECT_EQ(c.problem.poisson.size, (std::vector<std::int64_t>{4, 5, 6}));
+}
+
+// ---------------------------------------------------------------- docs/CONFIG.md
+
+TEST(Config, ReferenceDocumentIsUpToDate) {
+  const std::string path = std::string(AMGSOLVE_SOURCE_DIR) + "/docs/CONFIG.md";
+  const std::string expected = config_reference_markdown();
+  const std::string regenerate = "regenerate with `build/app/amgsolve --config-reference > docs/CONFIG.md`";
+  ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path << " is missing; " << regenerate;
+  const std::string actual = read_text(path);
+  if (actual == expected) return;
+
+  // Point at the first line that differs rather than printing both documents.
+  std::istringstream a(actual), b(expected);
+  std::string line_a, line_b;
+  int line = 0;
+  while (true) {
+    ++line;
+    const bool more_a = static_cast<bool>(std::getline(a, line_a));
+    const bool more_b = static_cast<bool>(std::getline(b, line_b));
+    if (!more_a && !more_b) break;
+    if (more_a != more_b || line_a != line_b) {
+      ADD_FAILURE() << "docs/CONFIG.md differs from the schema (config/schema.cpp) at line " << line << ":\n"
+                    << "  file:   " << (more_a ? line_a : "(end of file)") << "\n"
+                    << "  schema: " << (more_b ? line_b : "(end of document)") << "\n"
+                    << regenerate;
+      return;
+    }
+  }
+  ADD_FAILURE() << "docs/CONFIG.md differs from the schema (config/schema.cpp) in line endings; " << regenerate;
+}
+
+TEST(Config, ReferenceDocumentListsEveryKey) {
+  const std::string doc = config_reference_markdown();
+  for (const KeySpec& k : config_schema()) {
+    EXPECT_TRUE(Contains(doc, "`" + k.path + "`"));
+    EXPECT_FALSE(k.doc.empty()) << k.path;
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,116 @@
+// Matrix Market reader/writer: round trips, the shared SuiteSparse files, malformed input.
+#include <fstream>
+
+#include "common/error.hpp"
+#include "sparse/matrix_market.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using test::ScratchDir;
+
+std::string write_text(const ScratchDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The message of the InputError thrown by reading `text` as a matrix.
+std::string read_error(const std::string& text) {
+  ScratchDir dir;
+  const std::string path = write_text(dir, "bad.mtx", text);
+  try {
+    read_matrix_market(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MatrixMarket, RoundTripGeneralAndSymmetric) {
+  ScratchDir dir;
+  const CsrMatrix<double> A = test::random_sparse(37, 23, 0.1, 9, {4}, {5});
+  write_matrix_market(dir.file("a.mtx"), A);
+  const CsrMatrix<double> B = read_matrix_market(dir.file("a.mtx"));
+  EXPECT_EQ(B.row_ptr, A.row_ptr);
+  EXPECT_EQ(B.col, A.col);
+  EXPECT_EQ(B.val, A.val);  // %.17g is exact for doubles
+
+  CsrMatrix<double> S = test::random_sparse(30, 30, 0.1, 4);
+  S = test::from_eigen(test::to_eigen(S) + Eigen::SparseMatrix<double>(test::to_eigen(S).transpose()));
+  write_matrix_market(dir.file("s.mtx"), S, /*symmetric=*/true);
+  const CsrMatrix<double> T = read_matrix_market(dir.file("s.mtx"));
+  EXPECT_EQ(test::to_dense(T), test::to_dense(S));
+  EXPECT_EQ(read_matrix_market_header(dir.file("s.mtx")).symmetry, "symmetric");
+}
+
+TEST(MatrixMarket, VectorRoundTripAndCoordinateVectors) {
+  ScratchDir dir;
+  const Vector<double> x = {1.5, -2.0, 0.0, 1e-300};
+  write_matrix_market_vector(dir.file("x.mtx"), x);
+  EXPECT_EQ(read_matrix_market_vector(dir.file("x.mtx")), x);
+  write_text(dir, "c.mtx", "%%MatrixMarket matrix coordinate real general\n3 1 1\n2 1 7\n");
+  EXPECT_EQ(read_matrix_market_vector(dir.file("c.mtx")), (Vector<double>{0, 7, 0}));
+}
+
+TEST(MatrixMarket, ReadsSharedSuiteSparseMatrix) {
+  AMGSOLVE_REQUIRE_SHARED_MATRIX(path, "bcsstk01");
+  const CsrMatrix<double> A = read_matrix_market(path);
+  EXPECT_EQ(A.rows, 48);
+  EXPECT_EQ(A.cols, 48);
+  // 224 stored entries of the lower triangle, 48 of them diagonal: 2 * 224 - 48 in full.
+  EXPECT_EQ(A.nnz(), 2 * 224 - 48);
+  EXPECT_TRUE(is_valid_csr(A));
+  EXPECT_EQ(largest_asymmetry(A).relative, 0.0);
+}
+
+TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
+  const std::string banner = "%%MatrixMarket matrix coordinate real general\n";
+  struct Case {
+    std::string text, expected;
+  };
+  const std::vector<Case> cases = {
+      {"", "empty file"},
+      {"hello\n", ":1: missing %%MatrixMarket banner"},
+      {"%%MatrixMarket matrix coordinate real nonsense\n2 2 1\n1 1 1\n", "unknown symmetry"},
+      {"%%MatrixMarket vector coordinate real general\n", "object 'vector'"},
+      {banner + "% comment\n2 2\n", ":3: size line"},
+      {banner + "2 2 2\n1 1 1\n", "file ends after 1 of 2 entries"},
+      {banner + "2 2 1\n1 1 1\n2 2 1\n", ":4: more entries"},
+      {banner + "2 2 1\n3 1 1\n", ":3: row index 3 out of range 1..2"},
+      {banner + "2 2 1\n1 0 1\n", ":3: column index 0 out of range"},
+      {banner + "2 2 1\n1 1 abc\n", ":3: expected a numeric value"},
+      {banner + "2 2 1\n1 1 nan\n", ":3: value is not finite"},
+      {banner + "2 2 1\n1 1 1 9\n", ":3: unexpected text"},
+      {banner + "2 2 2\n1 1 1\n1 1 2\n", "duplicate entries"},
+      {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", "pattern matrix has no values"},
+      {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n", "complex"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", ":3: symmetric file stores an entry above"},
+      {banner + "-2 2 1\n", "negative size"},
+  };
+  for (const Case& c : cases) {
+    const std::string message = read_error(c.text);
+    EXPECT_NE(message.find(c.expected), std::string::npos) << "input:\n" << c.text << "\nmessage: " << message;
+    EXPECT_NE(message.find("bad.mtx"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+}
+
+TEST(MatrixMarket, MissingFileNamesThePath) {
+  try {
+    read_matrix_market("/nonexistent/dir/A.mtx");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/A.mtx"), std::string::npos);
+  }
+}
+
+TEST(MatrixMarket, FailedWriteLeavesNoFile) {
+  ScratchDir dir;
+  EXPECT_THROW(write_matrix_market(dir.file("missing-dir/a.mtx"), test::random_sparse(3, 3, 0.5, 1)), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("missing-dir")));
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,135 @@
+// VTK and JSON output: what is written reads back equal; failed writes leave nothing behind.
+#include <vtkDataArray.h>
+#include <vtkImageData.h>
+#include <vtkNew.h>
+#include <vtkPointData.h>
+#include <vtkXMLImageDataReader.h>
+
+#include <fstream>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+#include "output/report.hpp"
+#include "output/vtk_writer.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+TEST(Vtk, ImageDataReadsBackEqual) {
+  test::ScratchDir dir;
+  Grid g;
+  g.dims = 3;
+  g.size = {5, 4, 3};
+  g.origin = {0.1, 0.2, 0.25};
+  g.spacing = {0.1, 0.2, 0.25};
+  std::vector<double> u(60), b(60);
+  std::vector<Index> agg(60);
+  for (int i = 0; i < 60; ++i) {
+    u[i] = std::sin(i) * 1e-7;
+    b[i] = i;
+    agg[i] = i / 7;
+  }
+  const std::string path = dir.file("field.vti");
+  write_vti(path, g, {{"solution", u}, {"rhs", b}}, {{"aggregate", agg}});
+
+  vtkNew<vtkXMLImageDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkImageData* image = reader->GetOutput();
+  int dims[3];
+  image->GetDimensions(dims);
+  EXPECT_EQ(dims[0], 5);
+  EXPECT_EQ(dims[1], 4);
+  EXPECT_EQ(dims[2], 3);
+  double spacing[3], origin[3];
+  image->GetSpacing(spacing);
+  image->GetOrigin(origin);
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_DOUBLE_EQ(spacing[d], g.spacing[d]);
+    EXPECT_DOUBLE_EQ(origin[d], g.origin[d]);
+  }
+  vtkDataArray* solution = image->GetPointData()->GetArray("solution");
+  vtkDataArray* aggregate = image->GetPointData()->GetArray("aggregate");
+  ASSERT_NE(solution, nullptr);
+  ASSERT_NE(aggregate, nullptr);
+  ASSERT_NE(image->GetPointData()->GetArray("rhs"), nullptr);
+  for (int i = 0; i < 60; ++i) {
+    EXPECT_EQ(solution->GetTuple1(i), u[i]);  // binary, bit-exact
+    EXPECT_EQ(aggregate->GetTuple1(i), agg[i]);
+  }
+  // Point (i, j, k) sits at origin + spacing * (i, j, k): x fastest, as the solver numbers unknowns.
+  double p[3];
+  image->GetPoint(1 + 5 * (2 + 4 * 1), p);
+  EXPECT_DOUBLE_EQ(p[0], 0.1 + 0.1 * 1);
+  EXPECT_DOUBLE_EQ(p[1], 0.2 + 0.2 * 2);
+  EXPECT_DOUBLE_EQ(p[2], 0.25 + 0.25 * 1);
+}
+
+TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
+  test::ScratchDir dir;
+  Grid g;
+  g.size = {2, 2, 1};
+  EXPECT_THROW(write_vti(dir.file("x.vti"), g, {{"solution", std::vector<double>(3)}}), Error);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(AtomicFile, UncommittedFileLeavesNothing) {
+  test::ScratchDir dir;
+  {
+    AtomicFile f(dir.file("out.json"));
+    std::ofstream(f.temp_path()) << "partial";
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  {
+    AtomicFile f(dir.file("out.json"));
+    std::ofstream(f.temp_path()) << "whole";
+    f.commit();
+  }
+  std::ifstream in(dir.file("out.json"));
+  std::string text;
+  in >> text;
+  EXPECT_EQ(text, "whole");
+}
+
+TEST(AtomicFile, RequireWritableNamesTheMissingDirectory) {
+  try {
+    require_writable("/nonexistent-dir/r.json", "report file");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir"), std::string::npos);
+  }
+}
+
+TEST(Report, HasTheDocumentedFields) {
+  RunRecord run;
+  run.rows = 10;
+  run.nnz = 28;
+  LevelInfo l0;
+  l0.rows = 10;
+  l0.nnz = 28;
+  l0.spgemm_seconds = 0.5;
+  LevelInfo l1;
+  l1.level = 1;
+  l1.rows = 3;
+  l1.nnz = 9;
+  l1.coarsest = true;
+  run.levels = {l0, l1};
+  run.solve.iterations = 2;
+  run.solve.history = {1.0, 0.1, 0.01};
+  run.solve.converged = true;
+  const nlohmann::json j = report_json(run);
+  for (const char* key : {"rows", "nnz"}) EXPECT_TRUE(j["problem"].contains(key)) << key;
+  for (const char* key : {"seconds", "levels", "operator_complexity", "grid_complexity", "spgemm_backend"})
+    EXPECT_TRUE(j["setup"].contains(key)) << key;
+  for (const char* key : {"iterations", "relative_residual", "converged", "seconds", "history"})
+    EXPECT_TRUE(j["solve"].contains(key)) << key;
+  ASSERT_EQ(j["setup"]["levels"].size(), 2u);
+  for (const auto& level : j["setup"]["levels"])
+    for (const char* key : {"rows", "nnz", "spgemm_seconds"}) EXPECT_TRUE(level.contains(key)) << key;
+  EXPECT_EQ(j["solve"]["history"].size(), 3u);
+  EXPECT_NEAR(j["solve"]["convergence_factor"].get<double>(), 0.1, 1e-12);
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,104 @@
+// Problem generators against analytic properties of the discrete Laplacians.
+#include <Eigen/Eigenvalues>
+#include <numbers>
+
+#include "common/error.hpp"
+#include "problems/problem.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+PoissonParams params(Stencil s, std::vector<std::int64_t> size) {
+  PoissonParams p;
+  p.stencil = s;
+  p.size = std::move(size);
+  return p;
+}
+
+TEST(Poisson, EveryStencilIsASymmetricMMatrixWithTheAnnouncedSize) {
+  for (auto p : {params(Stencil::p5, {7, 5}), params(Stencil::p9, {7, 5}), params(Stencil::p7, {5, 4, 3}),
+                 params(Stencil::p27, {5, 4, 3})}) {
+    const CsrMatrix<double> A = poisson_matrix(p);
+    ASSERT_TRUE(is_valid_csr(A));
+    EXPECT_EQ(A.rows, poisson_rows(p));
+    EXPECT_EQ(A.nnz(), poisson_nnz(p));
+    EXPECT_EQ(largest_asymmetry(A).relative, 0.0);
+    const Eigen::MatrixXd D = test::to_dense(A);
+    const int neighbours = p.stencil == Stencil::p5 ? 4 : p.stencil == Stencil::p9 ? 8 : p.stencil == Stencil::p7 ? 6 : 26;
+    for (Index i = 0; i < A.rows; ++i) {
+      EXPECT_EQ(D(i, i), neighbours);
+      double off = 0;
+      for (Index j = 0; j < A.cols; ++j)
+        if (j != i) {
+          EXPECT_LE(D(i, j), 0.0);
+          off += D(i, j);
+        }
+      EXPECT_GE(D(i, i) + off, 0.0) << "row sums are non-negative (zero inside, positive at the boundary)";
+    }
+    EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(D).eigenvalues().minCoeff(), 0.0) << to_string(p.stencil);
+  }
+}
+
+TEST(Poisson, SpectrumMatchesTheAnalyticEigenvalues) {
+  // 7-point: lambda = sum over directions of 2 - 2 cos(k pi / (n + 1)), k = 1..n.
+  const std::vector<std::int64_t> n = {6, 5, 4};
+  const Eigen::MatrixXd D = test::to_dense(poisson_matrix(params(Stencil::p7, n)));
+  Eigen::VectorXd computed = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(D).eigenvalues();
+  std::vector<double> analytic;
+  auto mode = [](std::int64_t k, std::int64_t m) { return 2.0 - 2.0 * std::cos(k * std::numbers::pi / (m + 1.0)); };
+  for (std::int64_t i = 1; i <= n[0]; ++i)
+    for (std::int64_t j = 1; j <= n[1]; ++j)
+      for (std::int64_t k = 1; k <= n[2]; ++k) analytic.push_back(mode(i, n[0]) + mode(j, n[1]) + mode(k, n[2]));
+  std::sort(analytic.begin(), analytic.end());
+  ASSERT_EQ(static_cast<std::size_t>(computed.size()), analytic.size());
+  for (std::size_t i = 0; i < analytic.size(); ++i) EXPECT_NEAR(computed[static_cast<Eigen::Index>(i)], analytic[i], 1e-10);
+}
+
+TEST(Poisson, ManufacturedRightHandSideIsAOfTheExactSolution) {
+  ProblemSpec spec;
+  spec.poisson = params(Stencil::p27, {9, 8, 7});
+  spec.poisson.rhs = PoissonRhs::manufactured;
+  const LinearProblem p = make_problem(spec);
+  ASSERT_TRUE(p.exact.has_value());
+  ASSERT_TRUE(p.grid.has_value());
+  EXPECT_EQ(p.grid->points(), p.A->rows);
+  const Eigen::VectorXd u = Eigen::Map<const Eigen::VectorXd>(p.exact->data(), p.A->rows);
+  const Eigen::VectorXd b = Eigen::Map<const Eigen::VectorXd>(p.b.data(), p.A->rows);
+  EXPECT_LE((test::to_dense(*p.A) * u - b).norm(), 1e-12 * b.norm());
+  // u* = sin(pi x) sin(2 pi y) sin(3 pi z) at the first interior point x = y = z = h.
+  const double h0 = 1.0 / 10, h1 = 1.0 / 9, h2 = 1.0 / 8;
+  EXPECT_NEAR(u[0], std::sin(std::numbers::pi * h0) * std::sin(2 * std::numbers::pi * h1) * std::sin(3 * std::numbers::pi * h2),
+              1e-15);
+}
+
+TEST(Poisson, InvalidSizesAreInputErrors) {
+  ProblemSpec spec;
+  spec.poisson = params(Stencil::p7, {10, 10});
+  EXPECT_THROW(make_problem(spec), InputError);  // 2 entries for a 3D stencil
+  spec.poisson = params(Stencil::p5, {10, 0});
+  EXPECT_THROW(make_problem(spec), InputError);
+  spec.poisson = params(Stencil::p5, {10, -3});
+  EXPECT_THROW(make_problem(spec), InputError);
+  spec.poisson = params(Stencil::p7, {3000, 3000, 3000});
+  try {
+    make_problem(spec);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("32-bit"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Poisson, ProblemsTooLargeForMemoryAreRefusedBeforeAllocation) {
+  ProblemSpec spec;
+  spec.poisson = params(Stencil::p27, {1250, 1250, 1250});  // < 2^31 rows, but ~3 TB
+  try {
+    make_problem(spec);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

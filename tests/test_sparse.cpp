@@ -1,0 +1,79 @@
+// CSR basics against dense references.
+#include <omp.h>
+
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using test::random_sparse;
+using test::to_dense;
+
+TEST(Csr, FromTripletsSumsDuplicatesAndSortsRows) {
+  const CsrMatrix<double> A = csr_from_triplets<double>(3, 4, {{2, 3, 1.0}, {0, 1, 2.0}, {2, 0, 4.0}, {0, 1, 3.0}});
+  ASSERT_TRUE(is_valid_csr(A));
+  EXPECT_EQ(A.nnz(), 3);
+  Eigen::MatrixXd expected = Eigen::MatrixXd::Zero(3, 4);
+  expected(0, 1) = 5.0;
+  expected(2, 0) = 4.0;
+  expected(2, 3) = 1.0;
+  EXPECT_EQ(to_dense(A), expected);
+  EXPECT_EQ(A.row_length(1), 0);
+}
+
+TEST(Csr, TransposeMatchesDenseForAnyThreadCount) {
+  const CsrMatrix<double> A = random_sparse(300, 170, 0.05, 11, {3, 50}, {0, 169});
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    const CsrMatrix<double> T = transpose(A);
+    ASSERT_TRUE(is_valid_csr(T));
+    EXPECT_EQ(to_dense(T), to_dense(A).transpose()) << threads << " threads";
+  }
+  omp_set_num_threads(2);
+}
+
+TEST(Csr, SpmvAndResidualMatchDense) {
+  const CsrMatrix<double> A = random_sparse(120, 120, 0.1, 5, {7});
+  Vector<double> x(120), y, r;
+  for (int i = 0; i < 120; ++i) x[i] = std::sin(i);
+  spmv(A, x, y);
+  const Eigen::VectorXd xd = Eigen::Map<Eigen::VectorXd>(x.data(), 120);
+  const Eigen::VectorXd yd = to_dense(A) * xd;
+  for (int i = 0; i < 120; ++i) EXPECT_NEAR(y[i], yd[i], 1e-13);
+  residual(A, x, x, r);
+  for (int i = 0; i < 120; ++i) EXPECT_NEAR(r[i], x[i] - yd[i], 1e-13);
+}
+
+TEST(Csr, DiagonalIsZeroWhereMissing) {
+  const CsrMatrix<double> A = csr_from_triplets<double>(3, 3, {{0, 0, 2.0}, {1, 2, 1.0}, {2, 2, -3.0}});
+  EXPECT_EQ(diagonal(A), (Vector<double>{2.0, 0.0, -3.0}));
+}
+
+TEST(Csr, LargestAsymmetryFindsTheEntry) {
+  CsrMatrix<double> A = csr_from_triplets<double>(3, 3, {{0, 0, 2}, {0, 1, -1}, {1, 0, -1}, {1, 1, 2}, {2, 1, 0.5}});
+  const Asymmetry a = largest_asymmetry(A);
+  EXPECT_DOUBLE_EQ(a.relative, 1.0);  // (2,1) present, (1,2) missing
+  EXPECT_TRUE((a.row == 1 && a.col == 2) || (a.row == 2 && a.col == 1));
+  const CsrMatrix<double> S = csr_from_triplets<double>(2, 2, {{0, 0, 2}, {0, 1, -1}, {1, 0, -1}, {1, 1, 2}});
+  EXPECT_EQ(largest_asymmetry(S).relative, 0.0);
+}
+
+TEST(Csr, IsValidRejectsUnsortedAndOutOfRange) {
+  CsrMatrix<double> A = csr_from_triplets<double>(2, 2, {{0, 0, 1}, {0, 1, 1}});
+  EXPECT_TRUE(is_valid_csr(A));
+  std::swap(A.col[0], A.col[1]);
+  EXPECT_FALSE(is_valid_csr(A));
+  A.col[0] = 5;
+  EXPECT_FALSE(is_valid_csr(A));
+}
+
+TEST(Csr, CastValuesKeepsPattern) {
+  const CsrMatrix<double> A = random_sparse(40, 30, 0.2, 3);
+  const CsrMatrix<float> F = cast_values<float>(A);
+  EXPECT_EQ(F.col, A.col);
+  EXPECT_EQ(F.row_ptr, A.row_ptr);
+  EXPECT_LT((to_dense(F) - to_dense(A)).norm(), 1e-6 * to_dense(A).norm());
+}
+
+}  // namespace
+}  // namespace amgsolve

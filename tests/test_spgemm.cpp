@@ -1,0 +1,140 @@
+// Every registered SpGEMM backend against a dense product (and Eigen for the shared matrices).
+#include <omp.h>
+
+#include "spgemm/registry.hpp"
+#include "sparse/matrix_market.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using test::random_sparse;
+using test::to_dense;
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const SpgemmBackend* b : SpgemmRegistry::instance().all())
+    if (b->available()) names.push_back(b->name());
+  return names;
+}
+
+class SpgemmBackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  const SpgemmBackend& backend() const { return SpgemmRegistry::instance().get(GetParam()); }
+
+  // C = A B checked against the dense product: valid sorted CSR, values within `tol` relative.
+  template <class Value>
+  void expect_matches_dense(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, double tol) {
+    SpgemmStats stats;
+    const CsrMatrix<Value> C = backend().multiply(A, B, &stats);
+    ASSERT_TRUE(is_valid_csr(C));
+    ASSERT_EQ(C.rows, A.rows);
+    ASSERT_EQ(C.cols, B.cols);
+    const Eigen::MatrixXd expected = to_dense(A) * to_dense(B);
+    if (expected.size() > 0) {  // Eigen's maxCoeff is undefined on empty matrices
+      const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+      EXPECT_LE((to_dense(C) - expected).cwiseAbs().maxCoeff(), tol * scale);
+    }
+    EXPECT_EQ(stats.nnz, C.nnz());
+    EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
+    // Pattern: every structurally nonzero product appears, nothing else.
+    Offset structural = 0;
+    const Eigen::MatrixXd pattern = to_dense(A).cwiseAbs().cwiseSign() * to_dense(B).cwiseAbs().cwiseSign();
+    for (Eigen::Index i = 0; i < pattern.size(); ++i) structural += pattern.data()[i] > 0 ? 1 : 0;
+    EXPECT_EQ(C.nnz(), structural);
+  }
+};
+
+TEST_P(SpgemmBackendTest, RandomRectangularWithEmptyRowsAndColumns) {
+  const CsrMatrix<double> A = random_sparse(70, 45, 0.08, 1, {0, 13, 69}, {2, 44});
+  const CsrMatrix<double> B = random_sparse(45, 90, 0.06, 2, {7, 8}, {0, 89});
+  expect_matches_dense(A, B, 1e-14);
+}
+
+TEST_P(SpgemmBackendTest, FloatValues) {
+  const CsrMatrix<float> A = random_sparse<float>(50, 60, 0.1, 3);
+  const CsrMatrix<float> B = random_sparse<float>(60, 40, 0.1, 4);
+  expect_matches_dense(A, B, 1e-5);
+}
+
+TEST_P(SpgemmBackendTest, DenseRowsAndTallSkinny) {
+  // A row with every column set (wider than any small accumulator), times a tall-skinny B.
+  CsrMatrix<double> A = random_sparse(20, 300, 0.02, 5);
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) t.push_back({i, A.col[k], A.val[k]});
+  for (Index j = 0; j < 300; ++j) t.push_back({7, j, 0.5 + j});
+  A = csr_from_triplets(20, 300, t);
+  expect_matches_dense(A, random_sparse(300, 3, 0.5, 6), 1e-13);
+  expect_matches_dense(random_sparse(300, 20, 0.05, 7), A, 1e-13);
+}
+
+TEST_P(SpgemmBackendTest, DegenerateShapes) {
+  expect_matches_dense(CsrMatrix<double>(0, 0), CsrMatrix<double>(0, 0), 0);
+  expect_matches_dense(CsrMatrix<double>(0, 5), random_sparse(5, 4, 0.5, 1), 0);
+  expect_matches_dense(random_sparse(4, 5, 0.5, 2), CsrMatrix<double>(5, 0), 0);
+  expect_matches_dense(CsrMatrix<double>(6, 4), CsrMatrix<double>(4, 3), 0);  // all empty
+  expect_matches_dense(csr_from_triplets<double>(1, 1, {{0, 0, 3.0}}), csr_from_triplets<double>(1, 1, {{0, 0, -2.0}}),
+                       0);
+}
+
+TEST_P(SpgemmBackendTest, ShapeMismatchIsAnError) {
+  EXPECT_THROW(backend().multiply(CsrMatrix<double>(3, 4), CsrMatrix<double>(5, 3)), Error);
+}
+
+TEST_P(SpgemmBackendTest, IdenticalForAnyThreadCount) {
+  const CsrMatrix<double> A = random_sparse(400, 300, 0.03, 8);
+  const CsrMatrix<double> B = random_sparse(300, 350, 0.03, 9);
+  omp_set_num_threads(1);
+  const CsrMatrix<double> C1 = backend().multiply(A, B);
+  for (int threads : {2, 3}) {
+    omp_set_num_threads(threads);
+    const CsrMatrix<double> C = backend().multiply(A, B);
+    EXPECT_EQ(C.row_ptr, C1.row_ptr);
+    EXPECT_EQ(C.col, C1.col);
+    EXPECT_EQ(C.val, C1.val);  // bitwise: each row is summed in the same order
+  }
+  omp_set_num_threads(2);
+}
+
+TEST_P(SpgemmBackendTest, SquareOfSharedMatricesMatchesEigen) {
+  if (test::matrices_dir().empty()) GTEST_SKIP() << "../shared/matrices absent";
+  for (const char* name : {"bcsstk13", "s3rmt3m3", "CSky3d30", "af23560"}) {
+    const std::string path = test::shared_matrix(name);
+    if (path.empty()) continue;
+    const CsrMatrix<double> A = read_matrix_market(path);
+    const CsrMatrix<double> C = backend().multiply(A, A);
+    ASSERT_TRUE(is_valid_csr(C));
+    const Eigen::SparseMatrix<double> E = test::to_eigen(A) * test::to_eigen(A);
+    const Eigen::SparseMatrix<double> diff = test::to_eigen(C) - E;
+    EXPECT_LE(diff.norm(), 1e-12 * E.norm()) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, SpgemmBackendTest, ::testing::ValuesIn(backend_names()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(SpgemmRegistry, UnknownNameListsTheRegisteredOnes) {
+  try {
+    SpgemmRegistry::instance().get("no-such-backend");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gustavson"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SpgemmRegistry, NamesAreUniqueAndDescribed) {
+  const auto all = SpgemmRegistry::instance().all();
+  ASSERT_FALSE(all.empty());
+  for (const SpgemmBackend* b : all) {
+    EXPECT_FALSE(b->description().empty());
+    EXPECT_EQ(SpgemmRegistry::instance().find(b->name()), b);
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,102 @@
+#pragma once
+// Shared test fixtures: seeded random sparse matrices, dense references, and the shared matrix folder.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCore>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/csr_ops.hpp"
+
+namespace amgsolve::test {
+
+// Random rows x cols matrix with about `density` of the entries set (values in [-1, 1)); rows listed in
+// empty_rows and columns in empty_cols are left empty.
+template <class Value = double>
+CsrMatrix<Value> random_sparse(Index rows, Index cols, double density, std::uint64_t seed,
+                               const std::vector<Index>& empty_rows = {}, const std::vector<Index>& empty_cols = {}) {
+  std::vector<Triplet<Value>> t;
+  for (Index i = 0; i < rows; ++i) {
+    if (std::find(empty_rows.begin(), empty_rows.end(), i) != empty_rows.end()) continue;
+    for (Index j = 0; j < cols; ++j) {
+      if (std::find(empty_cols.begin(), empty_cols.end(), j) != empty_cols.end()) continue;
+      const std::uint64_t key = static_cast<std::uint64_t>(i) * 1000003ULL + static_cast<std::uint64_t>(j);
+      if (seeded_uniform(seed, key) < density)
+        t.push_back({i, j, static_cast<Value>(2.0 * seeded_uniform(seed + 1, key) - 1.0)});
+    }
+  }
+  return csr_from_triplets(rows, cols, std::move(t));
+}
+
+template <class Value>
+Eigen::MatrixXd to_dense(const CsrMatrix<Value>& A) {
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) D(i, A.col[k]) += static_cast<double>(A.val[k]);
+  return D;
+}
+
+template <class Value>
+Eigen::SparseMatrix<double> to_eigen(const CsrMatrix<Value>& A) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) t.emplace_back(i, A.col[k], static_cast<double>(A.val[k]));
+  Eigen::SparseMatrix<double> M(A.rows, A.cols);
+  M.setFromTriplets(t.begin(), t.end());
+  return M;
+}
+
+inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
+  std::vector<Triplet<double>> t;
+  for (int k = 0; k < M.outerSize(); ++k)
+    for (Eigen::SparseMatrix<double>::InnerIterator it(M, k); it; ++it)
+      t.push_back({static_cast<Index>(it.row()), static_cast<Index>(it.col()), it.value()});
+  return csr_from_triplets(static_cast<Index>(M.rows()), static_cast<Index>(M.cols()), std::move(t));
+}
+
+// ../shared/matrices (or $AMGSOLVE_MATRICES), or "" when absent.
+inline std::string matrices_dir() {
+  if (const char* env = std::getenv("AMGSOLVE_MATRICES")) return env;
+  return std::filesystem::is_directory(AMGSOLVE_MATRICES_DIR) ? AMGSOLVE_MATRICES_DIR : "";
+}
+
+// Full path of a shared matrix, or "" when the folder or the file is missing.
+inline std::string shared_matrix(const std::string& name) {
+  const std::string dir = matrices_dir();
+  if (dir.empty()) return "";
+  const std::string path = dir + "/" + name + ".mtx";
+  return std::filesystem::exists(path) ? path : "";
+}
+
+#define AMGSOLVE_REQUIRE_SHARED_MATRIX(var, name)                                                      \
+  const std::string var = ::amgsolve::test::shared_matrix(name);                                      \
+  if (var.empty()) GTEST_SKIP() << "shared matrix " << name << " not found (../shared/matrices absent)"
+
+// A unique scratch directory under the system temp folder, removed at destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("amgsolve-" + std::string(info ? info->name() : "test") + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace amgsolve::test
