@@ -60,13 +60,14 @@ class Chebyshev final : public Smoother<Value> {
   int spmvs_per_step() const override { return degree_; }
 
  private:
-  // d <- a d + c D^-1 (b - A x)
+  // d <- a d + c D^-1 (b - A x); with a = 0 the old d is not read (it may be uninitialised).
   void update_direction(const Vector<Value>& b, const Vector<Value>& x, Value a, Value c) const {
+    const bool keep = a != Value(0);
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < A_.rows; ++i) {
       Value r = b[i];
       for (Offset k = A_.row_begin(i); k < A_.row_end(i); ++k) r -= A_.val[k] * x[A_.col[k]];
-      d_[i] = a * d_[i] + c * dinv_[i] * r;
+      d_[i] = (keep ? a * d_[i] : Value(0)) + c * dinv_[i] * r;
     }
   }
   void add_direction(Vector<Value>& x) const {

@@ -69,32 +69,46 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
   const CsrMatrix<Value>& A = *fine.A;
   const std::uint64_t level_seed = seeded_hash(params.seed, static_cast<std::uint64_t>(info.level));
 
+  LevelInfo::Phases& t = info.phases;
+  Timer phase;
+  auto lap = [&phase](double& slot) {
+    slot += phase.seconds();
+    phase.restart();
+  };
   require_positive_diagonal(A, info.level);
   const Strength strength = strength_of_connection(A, params.strength_threshold);
+  lap(t.strength);
   Aggregates aggregates = mis2_aggregation(strength.graph, level_seed);
+  lap(t.aggregation);
   // Stop when aggregation no longer pays: nothing to aggregate, or under 10% fewer rows.
   if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return false;
   info.aggregates = aggregates.count;
 
   const CsrMatrix<Value> T = tentative_prolongation<Value>(aggregates);
   if (info.level == 0) finest_aggregates_ = std::move(aggregates.id);
-
   const bool has_weak = strength.weak_entries > 0;
   const CsrMatrix<Value> filtered = has_weak ? filtered_matrix(A, strength) : CsrMatrix<Value>{};
   const CsrMatrix<Value>& A_f = has_weak ? filtered : A;
+  lap(t.prolongator);
+
   const double rho_f = lanczos_max_eigenvalue_dinv_a(A_f, params.lanczos_steps, level_seed);
   info.rho = has_weak ? lanczos_max_eigenvalue_dinv_a(A, params.lanczos_steps, level_seed) : rho_f;
+  lap(t.eigenvalues);
 
   fine.P = smoothed_prolongation(A_f, T, params.prolongator_damping / rho_f, spgemm, &info.prolongator_product);
+  lap(t.prolongator);
   fine.R = transpose(fine.P);
+  lap(t.transpose);
   GalerkinStats galerkin;
   auto coarse = std::make_shared<CsrMatrix<Value>>(galerkin_product(A, fine.P, fine.R, spgemm, &galerkin));
   info.ap_product = galerkin.ap;
   info.rap_product = galerkin.r_ap;
   info.spgemm_seconds = info.prolongator_product.seconds() + galerkin.ap.seconds() + galerkin.r_ap.seconds();
+  lap(t.galerkin);
 
   fine.smoother = make_smoother(A, params.smoother, info.rho);
   info.smoother = fine.smoother->describe();
+  lap(t.smoother);
   levels_.push_back(Level{std::move(coarse), {}, {}, {}, {}, {}, {}});
   return true;
 }

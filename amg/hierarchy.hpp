@@ -27,6 +27,11 @@ struct LevelInfo {
   double seconds = 0.0;        // building the transfer to the next level (or factorising, coarsest)
   double spgemm_seconds = 0.0;  // the three SpGEMMs: A_f T, A P, P^T (A P)
   SpgemmStats prolongator_product, ap_product, rap_product;
+  // Seconds per setup phase on this level (they add up to `seconds`).
+  struct Phases {
+    double strength = 0, aggregation = 0, eigenvalues = 0, prolongator = 0, transpose = 0, galerkin = 0,
+           smoother = 0;
+  } phases;
   std::string smoother;         // description of the smoother used on this level
   bool coarsest = false;
 };
@@ -47,7 +52,7 @@ class AmgHierarchy {
   const CsrMatrix<Value>& matrix(std::size_t level) const { return *levels_[level].A; }
   const CsrMatrix<Value>& prolongator(std::size_t level) const { return levels_[level].P; }
   const std::vector<LevelInfo>& info() const { return info_; }
-  const std::vector<Index>& finest_aggregates() const { return finest_aggregates_; }
+  const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
   const std::string& spgemm_backend() const { return params_.spgemm; }
   double operator_complexity() const;  // sum nnz(A_l) / nnz(A_0)
   double grid_complexity() const;      // sum rows(A_l) / rows(A_0)
@@ -68,7 +73,7 @@ class AmgHierarchy {
   AmgParams params_;
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
-  std::vector<Index> finest_aggregates_;
+  Array<Index> finest_aggregates_;
   std::unique_ptr<CoarseSolver<Value>> coarse_;
   double setup_seconds_ = 0.0;
 };

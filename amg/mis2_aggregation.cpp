@@ -21,7 +21,7 @@ constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
 constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
 
 // out[i] = max(in[i], max over neighbours j of in[j])
-void propagate_max(const StrengthGraph& g, const std::vector<Tuple>& in, std::vector<Tuple>& out) {
+void propagate_max(const StrengthGraph& g, const Array<Tuple>& in, Array<Tuple>& out) {
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) {
     Tuple m = in[i];
@@ -32,8 +32,8 @@ void propagate_max(const StrengthGraph& g, const std::vector<Tuple>& in, std::ve
 
 }  // namespace
 
-std::vector<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds) {
-  std::vector<Tuple> tuple(static_cast<std::size_t>(g.nodes));
+Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds) {
+  Array<Tuple> tuple(static_cast<std::size_t>(g.nodes));
   Index undecided = 0;
 #pragma omp parallel for schedule(static) reduction(+ : undecided)
   for (Index i = 0; i < g.nodes; ++i) {
@@ -42,7 +42,7 @@ std::vector<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* 
     undecided += isolated ? 0 : 1;
   }
 
-  std::vector<Tuple> max1(tuple.size()), max2(tuple.size());
+  Array<Tuple> max1(tuple.size()), max2(tuple.size());
   int round = 0;
   while (undecided > 0) {
     ++round;
@@ -63,14 +63,14 @@ std::vector<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* 
   }
   if (rounds) *rounds = round;
 
-  std::vector<std::uint8_t> in_set(tuple.size());
+  Array<std::uint8_t> in_set(tuple.size());
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) in_set[i] = state_of(tuple[i]) == kIn ? 1 : 0;
   return in_set;
 }
 
 Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed) {
-  const std::vector<std::uint8_t> is_root = mis2(g, seed);
+  const Array<std::uint8_t> is_root = mis2(g, seed);
   Aggregates agg;
   agg.id.assign(static_cast<std::size_t>(g.nodes), kNotAggregated);
 
@@ -82,7 +82,7 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed) {
   }
 
   // Pass 1: neighbours of a root join its aggregate (at most one root is adjacent, see the header).
-  std::vector<Index> first_pass = agg.id;
+  Array<Index> first_pass = agg.id;
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) {
     if (is_root[i]) continue;

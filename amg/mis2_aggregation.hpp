@@ -28,12 +28,12 @@ inline constexpr Index kNotAggregated = -1;
 
 struct Aggregates {
   Index count = 0;          // number of aggregates (columns of the tentative prolongator)
-  std::vector<Index> id;    // aggregate of each node, or kNotAggregated
+  Array<Index> id;    // aggregate of each node, or kNotAggregated
   std::vector<Index> root;  // the MIS-2 root of each aggregate
 };
 
 // Distance-2 maximal independent set of the graph's non-isolated nodes: 1 = in the set.
-std::vector<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* rounds = nullptr);
+Array<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* rounds = nullptr);
 
 Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed);
 

@@ -16,18 +16,18 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
   const Index n = A.rows;
   if (n == 0) return 0.0;
   const Vector<Value> d = diagonal(A);
-  std::vector<double> scale(static_cast<std::size_t>(n));
+  Array<double> scale(static_cast<std::size_t>(n));
   for (Index i = 0; i < n; ++i) {
     if (!(d[i] > 0))
       throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
                            " is not positive: the matrix is not positive definite");
     scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
   }
-  auto dot = [n](const std::vector<double>& x, const std::vector<double>& y) {
+  auto dot = [n](const Array<double>& x, const Array<double>& y) {
     return deterministic_sum<double>(n, [&](std::int64_t i) { return x[i] * y[i]; });
   };
 
-  std::vector<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size());
+  Array<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size());
   for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
   const double norm0 = std::sqrt(dot(v, v));
   for (double& x : v) x /= norm0;

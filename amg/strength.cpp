@@ -11,7 +11,7 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {
   const Vector<Value> d = diagonal(A);
   Strength s;
   s.keep.resize(static_cast<std::size_t>(A.nnz()));
-  std::vector<Offset> degree(static_cast<std::size_t>(A.rows) + 1, 0);
+  Array<Offset> degree(static_cast<std::size_t>(A.rows) + 1, 0);
   const double theta2 = theta * theta;
   Offset weak = 0;
 #pragma omp parallel for schedule(static) reduction(+ : weak)

@@ -12,15 +12,15 @@ namespace amgsolve {
 // Adjacency structure of the strength graph (no self loops), rows sorted.
 struct StrengthGraph {
   Index nodes = 0;
-  std::vector<Offset> row_ptr = {0};
-  std::vector<Index> adj;
+  Array<Offset> row_ptr = {0};
+  Array<Index> adj;
   Index degree(Index i) const { return static_cast<Index>(row_ptr[i + 1] - row_ptr[i]); }
 };
 
 struct Strength {
   StrengthGraph graph;
   // For every stored entry of A: 1 if it is the diagonal or a strong connection, 0 if weak.
-  std::vector<std::uint8_t> keep;
+  Array<std::uint8_t> keep;
   Offset weak_entries = 0;
 };
 

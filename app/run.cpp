@@ -64,7 +64,7 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     std::vector<ScalarField> scalars = {{"solution", x}, {"rhs", problem.b}};
     if (problem.exact) {
       scalars.push_back({"exact", *problem.exact});
-      std::vector<double> error(x.size());
+      Vector<double> error(x.size());
       for (std::size_t i = 0; i < x.size(); ++i) error[i] = x[i] - (*problem.exact)[i];
       scalars.push_back({"error", std::move(error)});
     }

@@ -11,12 +11,12 @@ namespace amgsolve {
 
 struct ScalarField {
   std::string name;
-  std::vector<double> values;
+  Vector<double> values;
 };
 
 struct IntegerField {
   std::string name;
-  std::vector<Index> values;
+  Array<Index> values;
 };
 
 // Written atomically (temporary file + rename).

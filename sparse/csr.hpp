@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/allocator.hpp"
+
 namespace amgsolve {
 
 using Index = std::int32_t;   // row / column index
@@ -19,9 +21,9 @@ struct CsrMatrix {
 
   Index rows = 0;
   Index cols = 0;
-  std::vector<Offset> row_ptr = {0};  // rows + 1 entries, row_ptr[0] = 0
-  std::vector<Index> col;             // column indices, sorted and unique within each row
-  std::vector<Value> val;
+  Array<Offset> row_ptr = {0};  // rows + 1 entries, row_ptr[0] = 0
+  Array<Index> col;             // column indices, sorted and unique within each row
+  Array<Value> val;
 
   CsrMatrix() = default;
   CsrMatrix(Index r, Index c) : rows(r), cols(c), row_ptr(static_cast<std::size_t>(r) + 1, 0) {}
@@ -40,6 +42,6 @@ struct CsrMatrix {
 
 // Dense vector type used by solvers and smoothers.
 template <class Value>
-using Vector = std::vector<Value>;
+using Vector = Array<Value>;
 
 }  // namespace amgsolve

@@ -42,7 +42,7 @@ CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
   const std::int64_t by_memory = A.nnz() / std::max<Index>(A.cols, 1) + 1;
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min({std::int64_t{max_threads()}, by_rows, by_memory})));
   const std::size_t ncols = static_cast<std::size_t>(A.cols);
-  std::vector<Offset> cursor(static_cast<std::size_t>(threads) * ncols, 0);
+  Array<Offset> cursor(static_cast<std::size_t>(threads) * ncols, 0);
 
   auto row_block = [&](int t) {
     const Index begin = static_cast<Index>(static_cast<std::int64_t>(A.rows) * t / threads);

@@ -118,7 +118,7 @@ class Mis2Test : public ::testing::TestWithParam<int> {
 
 TEST_P(Mis2Test, IndependentAtDistanceTwoAndMaximal) {
   const StrengthGraph g = strength_of_connection(matrix(), 0.02).graph;
-  const std::vector<std::uint8_t> root = mis2(g, 42);
+  const Array<std::uint8_t> root = mis2(g, 42);
   Index roots = 0;
   std::vector<int> nearest(static_cast<std::size_t>(g.nodes), 3);
   for (Index r = 0; r < g.nodes; ++r) {
@@ -127,13 +127,17 @@ TEST_P(Mis2Test, IndependentAtDistanceTwoAndMaximal) {
     EXPECT_GT(g.degree(r), 0) << "isolated node " << r << " chosen as root";
     const std::vector<int> d = bfs(g, r, 2);
     for (Index v = 0; v < g.nodes; ++v) {
-      if (v != r && root[v]) EXPECT_GT(d[v], 2) << "roots " << r << " and " << v << " within distance 2";
+      if (v != r && root[v]) {
+        EXPECT_GT(d[v], 2) << "roots " << r << " and " << v << " within distance 2";
+      }
       nearest[v] = std::min(nearest[v], d[v]);
     }
   }
   EXPECT_GT(roots, 0);
   for (Index v = 0; v < g.nodes; ++v)
-    if (g.degree(v) > 0) EXPECT_LE(nearest[v], 2) << "node " << v << " has no root within distance 2";
+    if (g.degree(v) > 0) {
+      EXPECT_LE(nearest[v], 2) << "node " << v << " has no root within distance 2";
+    }
 }
 
 TEST_P(Mis2Test, EveryConnectedNodeIsAggregatedAroundItsRoot) {

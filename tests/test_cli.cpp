@@ -456,7 +456,9 @@ TEST(Cli, SmallPoissonWritesReportAndVtk) {
     ASSERT_TRUE(levels[l].contains("nnz"));
     ASSERT_TRUE(levels[l].contains("spgemm_seconds"));
     EXPECT_GE(levels[l].at("spgemm_seconds").get<double>(), 0.0);
-    if (l > 0) EXPECT_LT(levels[l].at("rows").get<std::int64_t>(), levels[l - 1].at("rows").get<std::int64_t>());
+    if (l > 0) {
+      EXPECT_LT(levels[l].at("rows").get<std::int64_t>(), levels[l - 1].at("rows").get<std::int64_t>());
+    }
     rows_sum += levels[l].at("rows").get<double>();
     nnz_sum += levels[l].at("nnz").get<double>();
   }

@@ -23,8 +23,8 @@ TEST(Vtk, ImageDataReadsBackEqual) {
   g.size = {5, 4, 3};
   g.origin = {0.1, 0.2, 0.25};
   g.spacing = {0.1, 0.2, 0.25};
-  std::vector<double> u(60), b(60);
-  std::vector<Index> agg(60);
+  Vector<double> u(60), b(60);
+  Array<Index> agg(60);
   for (int i = 0; i < 60; ++i) {
     u[i] = std::sin(i) * 1e-7;
     b[i] = i;
@@ -70,7 +70,7 @@ TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
   test::ScratchDir dir;
   Grid g;
   g.size = {2, 2, 1};
-  EXPECT_THROW(write_vti(dir.file("x.vti"), g, {{"solution", std::vector<double>(3)}}), Error);
+  EXPECT_THROW(write_vti(dir.file("x.vti"), g, {{"solution", Vector<double>(3)}}), Error);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
