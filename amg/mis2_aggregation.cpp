@@ -20,13 +20,37 @@ constexpr Tuple make_tuple(State state, std::uint64_t seed, Index i) {
 constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
 constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
 
-// out[i] = max(in[i], max over neighbours j of in[j])
+// out[i] = max(in[i], max over neighbours j of in[j]), for all nodes.
 void propagate_max(const StrengthGraph& g, const Array<Tuple>& in, Array<Tuple>& out) {
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) {
     Tuple m = in[i];
     for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) m = std::max(m, in[g.adj[k]]);
     out[i] = m;
+  }
+}
+
+// Maximum tuple within distance 2 of every undecided node (other entries of max2 are left stale).
+// While many nodes are undecided, two sweeps over the whole graph are cheapest; once few are left,
+// walking the 2-hop neighbourhood of just those nodes is (deg^2 per node instead of 2 deg per node).
+void distance2_max(const StrengthGraph& g, const Array<Tuple>& tuple, Index undecided, Array<Tuple>& max1,
+                   Array<Tuple>& max2) {
+  const bool few = static_cast<std::int64_t>(undecided) * 8 < g.nodes;
+  if (!few) propagate_max(g, tuple, max1);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (Index i = 0; i < g.nodes; ++i) {
+    if (state_of(tuple[i]) != kUndecided) continue;
+    Tuple m = few ? tuple[i] : max1[i];
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
+      const Index j = g.adj[k];
+      if (!few) {
+        m = std::max(m, max1[j]);
+        continue;
+      }
+      m = std::max(m, tuple[j]);
+      for (Offset l = g.row_ptr[j]; l < g.row_ptr[j + 1]; ++l) m = std::max(m, tuple[g.adj[l]]);
+    }
+    max2[i] = m;
   }
 }
 
@@ -46,8 +70,7 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   int round = 0;
   while (undecided > 0) {
     ++round;
-    propagate_max(g, tuple, max1);
-    propagate_max(g, max1, max2);
+    distance2_max(g, tuple, undecided, max1, max2);
     undecided = 0;
 #pragma omp parallel for schedule(static) reduction(+ : undecided)
     for (Index i = 0; i < g.nodes; ++i) {

@@ -23,39 +23,38 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
                            " is not positive: the matrix is not positive definite");
     scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
   }
-  auto dot = [n](const Array<double>& x, const Array<double>& y) {
-    return deterministic_sum<double>(n, [&](std::int64_t i) { return x[i] * y[i]; });
-  };
+  auto sum = [n](auto&& term) { return deterministic_sum<double>(n, term); };
 
-  Array<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size());
+  Array<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size()), u(v.size());
   for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
-  const double norm0 = std::sqrt(dot(v, v));
+  const double norm0 = std::sqrt(sum([&](std::int64_t i) { return v[i] * v[i]; }));
   for (double& x : v) x /= norm0;
 
   std::vector<double> alpha, beta;
   double beta_prev = 0.0;
   for (int j = 0; j < std::min<Index>(steps, n); ++j) {
-    // w = S v - beta_{j-1} v_{j-1},  S = D^-1/2 A D^-1/2
+    // w = S v - beta_{j-1} v_{j-1} with S = D^-1/2 A D^-1/2, and alpha = w^T v, in two passes.
 #pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) {
+    for (Index i = 0; i < n; ++i) u[i] = scale[i] * v[i];
+    const double a = sum([&](std::int64_t i) {
       double s = 0.0;
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) s += double(A.val[k]) * scale[A.col[k]] * v[A.col[k]];
+      for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
+        s += double(A.val[k]) * u[A.col[k]];
       w[i] = scale[i] * s - beta_prev * v_prev[i];
-    }
-    const double a = dot(w, v);
+      return w[i] * v[i];
+    });
     alpha.push_back(a);
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) w[i] -= a * v[i];
-    const double b = std::sqrt(dot(w, w));
+    const double b = std::sqrt(sum([&](std::int64_t i) {
+      w[i] -= a * v[i];
+      return w[i] * w[i];
+    }));
     if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
     if (b <= 1e-12 * std::abs(a)) break;  // invariant subspace found: the Ritz values are exact
     beta.push_back(b);
     beta_prev = b;
+    v_prev.swap(v);
 #pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      v_prev[i] = v[i];
-      v[i] = w[i] / b;
-    }
+    for (Index i = 0; i < n; ++i) v[i] = w[i] / b;
   }
 
   const int m = static_cast<int>(alpha.size());

@@ -1,7 +1,7 @@
 #pragma once
 // The JSON report of a run (--report FILE.json): problem, per-level setup statistics, convergence
-// history, timings and memory. Field names are part of the interface scripts rely on; see
-// docs/ARCHITECTURE.md for the list.
+// history, timings and memory. Field names are part of the interface scripts rely on; README.md lists
+// them.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>

@@ -55,7 +55,7 @@ std::string quote(const std::string& s) {
 RunResult run(const ScratchDir& dir, const std::vector<std::string>& args) {
   const std::string out_path = dir.file(".stdout"), err_path = dir.file(".stderr");
   std::string command = "cd " + quote(dir.path().string()) + " && " + quote(AMGSOLVE_BINARY);
-  for (const std::string& a : args) command += " " + quote(a);
+  for (const std::string& a : args) command.append(" ").append(quote(a));
   command += " </dev/null >" + quote(out_path) + " 2>" + quote(err_path);
   const int raw = std::system(command.c_str());
   RunResult r;
