@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <type_traits>
 
 #include "amg/hierarchy.hpp"
 #include "common/atomic_file.hpp"
@@ -18,6 +19,7 @@
 #include "output/report.hpp"
 #include "output/vtk_writer.hpp"
 #include "solver/pcg.hpp"
+#include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
 #include "spgemm/registry.hpp"
 
@@ -54,7 +56,7 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact) {
 }
 
 void write_outputs(const Config& config, const RunRecord& record, const LinearProblem& problem,
-                   const AmgHierarchy<double>& amg, const Vector<double>& x) {
+                   const Array<Index>& aggregates, const Vector<double>& x) {
   const OutputParams& out = config.output;
   if (!out.solution.empty()) {
     write_matrix_market_vector(out.solution, x);
@@ -69,7 +71,7 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
       scalars.push_back({"error", std::move(error)});
     }
     std::vector<IntegerField> integers;
-    if (!amg.finest_aggregates().empty()) integers.push_back({"aggregate", amg.finest_aggregates()});
+    if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
     write_vti(out.vtk, *problem.grid, scalars, integers);
     progress("VTK image data written to %s\n", out.vtk.c_str());
   }
@@ -77,6 +79,61 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     write_report(out.report, record);
     progress("report written to %s\n", out.report.c_str());
   }
+}
+
+// Builds the hierarchy in CycleValue precision (double, or float for solver.precision = mixed), prints
+// the level table, and runs the configured outer iteration in double. Returns the finest aggregates.
+template <class CycleValue>
+Array<Index> setup_and_solve(const Config& config, const LinearProblem& problem, RunRecord& record,
+                             Vector<double>& x) {
+  progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
+           std::is_same_v<CycleValue, float> ? "float" : "double");
+  progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
+  Timer timer;
+  std::shared_ptr<const CsrMatrix<CycleValue>> A;
+  if constexpr (std::is_same_v<CycleValue, double>)
+    A = problem.A;
+  else
+    A = std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*problem.A));
+  const AmgHierarchy<CycleValue> amg(A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); });
+  record.levels = amg.info();
+  record.setup_seconds = timer.seconds();
+  record.operator_complexity = amg.operator_complexity();
+  record.grid_complexity = amg.grid_complexity();
+  record.spgemm_backend = amg.spgemm_backend();
+  record.hierarchy_bytes = amg.bytes();
+  double spgemm_seconds = 0;
+  for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
+  progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(), record.operator_complexity,
+           record.grid_complexity);
+  progress("  setup %.3f s (SpGEMM %.3f s), hierarchy %s\n", record.setup_seconds, spgemm_seconds,
+           format_bytes(record.hierarchy_bytes).c_str());
+
+  const bool use_pcg = config.solver.type == SolverType::pcg;
+  record.solver_type = use_pcg ? "pcg" : "amg";
+  record.precision = std::is_same_v<CycleValue, float> ? "mixed" : "double";
+  record.tolerance = config.solver.tolerance;
+  progress("%s solve to relative residual %.1e:\n", use_pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
+           config.solver.tolerance);
+  Vector<CycleValue> r_cycle, z_cycle;  // the V-cycle's vectors when it runs in float
+  const Preconditioner<double> vcycle = [&](const Vector<double>& r, Vector<double>& z) {
+    if constexpr (std::is_same_v<CycleValue, double>) {
+      amg.apply(r, z);
+    } else {
+      r_cycle.assign(r.begin(), r.end());
+      amg.apply(r_cycle, z_cycle);
+      z.assign(z_cycle.begin(), z_cycle.end());
+    }
+  };
+  double previous = 1.0;
+  const IterationCallback show = [&](int k, double relres) {
+    if (config.print_every > 0 && k % config.print_every == 0)
+      progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
+    previous = relres;
+  };
+  record.solve = use_pcg ? pcg(*problem.A, problem.b, x, vcycle, config.solver, show)
+                         : stationary_iteration(*problem.A, problem.b, x, vcycle, config.solver, show);
+  return amg.finest_aggregates();
 }
 
 }  // namespace
@@ -117,38 +174,10 @@ int run(const RunOptions& options) {
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
 
-  progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s):\n", config.amg.spgemm.c_str());
-  progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
-  const AmgHierarchy<double> amg(problem.A, config.amg,
-                                 [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); });
-  record.levels = amg.info();
-  record.setup_seconds = amg.setup_seconds();
-  record.operator_complexity = amg.operator_complexity();
-  record.grid_complexity = amg.grid_complexity();
-  record.spgemm_backend = amg.spgemm_backend();
-  record.hierarchy_bytes = amg.bytes();
-  double spgemm_seconds = 0;
-  for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
-  progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(), record.operator_complexity,
-           record.grid_complexity);
-  progress("  setup %.3f s (SpGEMM %.3f s), hierarchy %s\n", record.setup_seconds, spgemm_seconds,
-           format_bytes(record.hierarchy_bytes).c_str());
-
-  const bool use_pcg = config.solver.type == SolverType::pcg;
-  record.solver_type = use_pcg ? "pcg" : "amg";
-  record.tolerance = config.solver.tolerance;
-  progress("%s solve to relative residual %.1e:\n", use_pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-           config.solver.tolerance);
-  const Preconditioner<double> vcycle = [&amg](const Vector<double>& r, Vector<double>& z) { amg.apply(r, z); };
-  double previous = 1.0;
-  const IterationCallback show = [&](int k, double relres) {
-    if (config.print_every > 0 && k % config.print_every == 0)
-      progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
-    previous = relres;
-  };
   Vector<double> x;
-  record.solve = use_pcg ? pcg(*problem.A, problem.b, x, vcycle, config.solver, show)
-                         : stationary_iteration(*problem.A, problem.b, x, vcycle, config.solver, show);
+  const Array<Index> aggregates = config.solver.precision == Precision::mixed
+                                      ? setup_and_solve<float>(config, problem, record, x)
+                                      : setup_and_solve<double>(config, problem, record, x);
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 
@@ -160,7 +189,7 @@ int run(const RunOptions& options) {
   progress("total setup + solve %.3f s, peak memory %s\n", record.setup_seconds + s.seconds,
            format_bytes(record.peak_memory_bytes).c_str());
 
-  write_outputs(config, record, problem, amg, x);
+  write_outputs(config, record, problem, aggregates, x);
   if (!s.converged) {
     std::fprintf(stderr, "amgsolve: %s: not converged after %d iterations (relative residual %.3e > %.1e)\n",
                  config.source.c_str(), s.iterations, s.relative_residual, config.solver.tolerance);

@@ -292,6 +292,7 @@ Config read(const Document& doc) {
   a.post_smooth = static_cast<int>(r.integer("amg.smoother.post_steps"));
 
   c.solver.type = r.text("solver.type") == "amg" ? SolverType::amg : SolverType::pcg;
+  c.solver.precision = r.text("solver.precision") == "mixed" ? Precision::mixed : Precision::double_precision;
   c.solver.tolerance = r.number("solver.tolerance");
   c.solver.max_iterations = static_cast<int>(r.integer("solver.max_iterations"));
   c.print_every = static_cast<int>(r.integer("solver.print_every"));

@@ -102,6 +102,9 @@ std::vector<KeySpec> make_schema() {
       choice("solver.type", {"pcg", "amg"}, "pcg",
              "`pcg`: conjugate gradients preconditioned by one V-cycle; `amg`: V-cycles as a stand-alone "
              "iteration."),
+      choice("solver.precision", {"double", "mixed"}, "double",
+             "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
+             "the double-precision outer iteration (less memory traffic, same final tolerance)."),
       bounded(key("solver.tolerance", KeyKind::number, "1.0e-8",
                   "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
               0.0, 1.0, true),

@@ -64,6 +64,7 @@ nlohmann::json report_json(const RunRecord& run) {
         {"hierarchy_bytes", run.hierarchy_bytes}}},
       {"solve",
        {{"type", run.solver_type},
+        {"precision", run.precision},
         {"tolerance", run.tolerance},
         {"iterations", run.solve.iterations},
         {"relative_residual", run.solve.relative_residual},

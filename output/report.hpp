@@ -28,6 +28,7 @@ struct RunRecord {
   std::uint64_t hierarchy_bytes = 0;
   // solve
   std::string solver_type;
+  std::string precision = "double";  // of the V-cycle: "double" or "mixed" (float cycle, double PCG)
   double tolerance = 0.0;
   SolveResult solve;
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known

@@ -9,11 +9,15 @@
 namespace amgsolve {
 
 enum class SolverType { pcg, amg };
+// Precision of the V-cycle: double throughout, or mixed (hierarchy and cycle in float inside the double
+// outer iteration: half the memory traffic of the preconditioner, the same final accuracy).
+enum class Precision { double_precision, mixed };
 
 struct SolverParams {
   SolverType type = SolverType::pcg;
   double tolerance = 1e-8;   // stop when ||b - A x|| <= tolerance * ||b||
   int max_iterations = 500;
+  Precision precision = Precision::double_precision;
 };
 
 struct SolveResult {

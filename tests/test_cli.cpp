@@ -525,6 +525,24 @@ TEST(Cli, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
+TEST(Cli, MixedPrecisionReachesTheSameToleranceWithinOneIteration) {
+  ScratchDir dir;
+  const RunResult d = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("D.json")});
+  const RunResult m = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("M.json"), "--set",
+                                "solver.precision=mixed"});
+  ASSERT_EQ(d.status, kExitOk) << d.err;
+  ASSERT_EQ(m.status, kExitOk) << m.err;
+  const json a = read_report(dir.file("D.json"));
+  const json b = read_report(dir.file("M.json"));
+  EXPECT_EQ(field(a, "solve.precision").get<std::string>(), "double");
+  EXPECT_EQ(field(b, "solve.precision").get<std::string>(), "mixed");
+  EXPECT_LE(field(b, "solve.relative_residual").get<double>(), 1e-8);
+  EXPECT_LE(std::abs(field(a, "solve.iterations").get<int>() - field(b, "solve.iterations").get<int>()), 1);
+  // The exact solution is known: the float V-cycle must not limit the final accuracy.
+  EXPECT_LT(field(b, "solve.relative_error").get<double>(), 1e-6);
+  EXPECT_LT(field(b, "setup.hierarchy_bytes").get<double>(), field(a, "setup.hierarchy_bytes").get<double>());
+}
+
 TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
   ScratchDir dir;
   const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("R.json"), "--set",
