@@ -19,6 +19,17 @@ void check_length(const std::string& name, std::size_t n, const Grid& grid) {
                 " grid points");
 }
 
+// Copies one field into a new VTK point-data array of type VtkArray.
+template <class VtkArray, class Values>
+void add_point_array(vtkImageData* image, const Grid& grid, const std::string& name, const Values& values) {
+  check_length(name, values.size(), grid);
+  vtkNew<VtkArray> array;
+  array->SetName(name.c_str());
+  array->SetNumberOfTuples(static_cast<vtkIdType>(values.size()));
+  std::copy(values.begin(), values.end(), array->GetPointer(0));
+  image->GetPointData()->AddArray(array);
+}
+
 }  // namespace
 
 void write_vti(const std::string& path, const Grid& grid, const std::vector<ScalarField>& scalars,
@@ -27,22 +38,8 @@ void write_vti(const std::string& path, const Grid& grid, const std::vector<Scal
   image->SetDimensions(grid.size[0], grid.size[1], grid.size[2]);
   image->SetOrigin(grid.origin[0], grid.origin[1], grid.origin[2]);
   image->SetSpacing(grid.spacing[0], grid.spacing[1], grid.spacing[2]);
-  for (const ScalarField& f : scalars) {
-    check_length(f.name, f.values.size(), grid);
-    vtkNew<vtkDoubleArray> array;
-    array->SetName(f.name.c_str());
-    array->SetNumberOfTuples(static_cast<vtkIdType>(f.values.size()));
-    std::copy(f.values.begin(), f.values.end(), array->GetPointer(0));
-    image->GetPointData()->AddArray(array);
-  }
-  for (const IntegerField& f : integers) {
-    check_length(f.name, f.values.size(), grid);
-    vtkNew<vtkIntArray> array;
-    array->SetName(f.name.c_str());
-    array->SetNumberOfTuples(static_cast<vtkIdType>(f.values.size()));
-    std::copy(f.values.begin(), f.values.end(), array->GetPointer(0));
-    image->GetPointData()->AddArray(array);
-  }
+  for (const ScalarField& f : scalars) add_point_array<vtkDoubleArray>(image, grid, f.name, f.values);
+  for (const IntegerField& f : integers) add_point_array<vtkIntArray>(image, grid, f.name, f.values);
   if (!scalars.empty()) image->GetPointData()->SetActiveScalars(scalars.front().name.c_str());
 
   AtomicFile target(path);
