@@ -55,18 +55,16 @@ void BM_Mis2Aggregation(benchmark::State& state) {
 }
 BENCHMARK(BM_Mis2Aggregation)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_SpgemmAP(benchmark::State& state) {
-  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
-  for (auto _ : state) benchmark::DoNotOptimize(gustavson.multiply(*fixture().A, fixture().P).nnz());
+// Galerkin products of the finest level with one SpGEMM backend; registered below for every backend
+// in the registry, so the backends are compared in the same run.
+void BM_SpgemmAP(benchmark::State& state, const SpgemmBackend* backend) {
+  for (auto _ : state) benchmark::DoNotOptimize(backend->multiply(*fixture().A, fixture().P).nnz());
 }
-BENCHMARK(BM_SpgemmAP)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_SpgemmRAP(benchmark::State& state) {
-  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
-  const CsrMatrix<double> AP = gustavson.multiply(*fixture().A, fixture().P);
-  for (auto _ : state) benchmark::DoNotOptimize(gustavson.multiply(fixture().R, AP).nnz());
+void BM_SpgemmRAP(benchmark::State& state, const SpgemmBackend* backend) {
+  const CsrMatrix<double> AP = backend->multiply(*fixture().A, fixture().P);
+  for (auto _ : state) benchmark::DoNotOptimize(backend->multiply(fixture().R, AP).nnz());
 }
-BENCHMARK(BM_SpgemmRAP)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Setup(benchmark::State& state) {
   for (auto _ : state) {
@@ -89,4 +87,19 @@ BENCHMARK(BM_VCycle)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 }  // namespace amgsolve
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (const amgsolve::SpgemmBackend* b : amgsolve::SpgemmRegistry::instance().all()) {
+    if (!b->available()) continue;
+    benchmark::RegisterBenchmark(("BM_SpgemmAP/" + b->name()).c_str(), amgsolve::BM_SpgemmAP, b)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("BM_SpgemmRAP/" + b->name()).c_str(), amgsolve::BM_SpgemmRAP, b)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

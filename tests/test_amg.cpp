@@ -339,3 +339,35 @@ TEST(VCycle, ConvergenceFactorIsBoundedAndMeshIndependent) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+// The SpGEMM backend is an implementation detail of the setup: every backend must produce the same
+// hierarchy (identical patterns, values equal up to summation order).
+TEST(Hierarchy, EveryBackendBuildsTheSameHierarchy) {
+  const auto A = shared(poisson(Stencil::p27, {14, 13, 12}));
+  AmgParams params;
+  params.coarse_size = 40;
+  const AmgHierarchy<double> reference(A, params);
+  for (const SpgemmBackend* backend : SpgemmRegistry::instance().all()) {
+    if (!backend->available()) continue;
+    params.spgemm = backend->name();
+    const AmgHierarchy<double> amg(A, params);
+    ASSERT_EQ(amg.levels(), reference.levels()) << backend->name();
+    for (std::size_t l = 0; l < amg.levels(); ++l) {
+      const CsrMatrix<double>& M = amg.matrix(l);
+      const CsrMatrix<double>& R = reference.matrix(l);
+      ASSERT_EQ(M.col, R.col) << backend->name() << " level " << l;
+      double scale = 0, diff = 0;
+      for (std::size_t k = 0; k < M.val.size(); ++k) {
+        scale = std::max(scale, std::abs(R.val[k]));
+        diff = std::max(diff, std::abs(M.val[k] - R.val[k]));
+      }
+      EXPECT_LE(diff, 1e-12 * scale) << backend->name() << " level " << l;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve
