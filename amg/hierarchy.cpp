@@ -1,5 +1,7 @@
 #include "amg/hierarchy.hpp"
 
+#include <type_traits>
+
 #include "amg/galerkin.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
@@ -27,11 +29,53 @@ void require_positive_diagonal(const CsrMatrix<Value>& A, int level) {
                            ", so the input matrix is not positive definite");
 }
 
+// Forwards to the selected backend and shows each product to the observer, labelled in call order.
+template <class Value>
+class ObservedSpgemm final : public SpgemmBackend {
+ public:
+  using Callback = typename AmgHierarchy<Value>::ProductCallback;
+  ObservedSpgemm(const SpgemmBackend& inner, const Callback& callback, int level)
+      : inner_(inner), callback_(callback), level_(level) {}
+
+  // Labels of the next products, in the order they will be computed.
+  void expect(std::vector<std::string> labels) { labels_ = std::move(labels); }
+
+  std::string name() const override { return inner_.name(); }
+  std::string description() const override { return inner_.description(); }
+  Device device() const override { return inner_.device(); }
+
+ protected:
+  CsrMatrix<double> compute(const CsrMatrix<double>& A, const CsrMatrix<double>& B,
+                            SpgemmStats& stats) const override {
+    return observe(A, B, stats);
+  }
+  CsrMatrix<float> compute(const CsrMatrix<float>& A, const CsrMatrix<float>& B, SpgemmStats& stats) const override {
+    return observe(A, B, stats);
+  }
+
+ private:
+  template <class V>
+  CsrMatrix<V> observe(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
+    CsrMatrix<V> C = inner_.multiply(A, B, &stats);
+    if constexpr (std::is_same_v<V, Value>) {
+      const std::string label = labels_.empty() ? "product" : labels_.front();
+      if (!labels_.empty()) labels_.erase(labels_.begin());
+      callback_(level_, label, A, B, C);
+    }
+    return C;
+  }
+
+  const SpgemmBackend& inner_;
+  const Callback& callback_;
+  int level_;
+  mutable std::vector<std::string> labels_;
+};
+
 }  // namespace
 
 template <class Value>
 AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params,
-                                  LevelCallback on_level)
+                                  LevelCallback on_level, ProductCallback on_product)
     : params_(params) {
   Timer total;
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params.spgemm);
@@ -43,7 +87,7 @@ AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, con
     info.nnz = levels_.back().A->nnz();
     Timer timer;
     const bool small_enough = info.rows <= params.coarse_size || static_cast<int>(levels_.size()) >= params.max_levels;
-    if (small_enough || !coarsen(params, spgemm, info)) {
+    if (small_enough || !coarsen(params, spgemm, on_product, info)) {
       coarse_ = std::make_unique<CoarseSolver<Value>>(*levels_.back().A);
       info.coarsest = true;
       info.smoother = "direct (sparse LDL^T)";
@@ -64,7 +108,10 @@ AmgHierarchy<Value>::~AmgHierarchy() = default;
 
 // Builds P, R and the next level's matrix from the last level; false if aggregation cannot coarsen.
 template <class Value>
-bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& spgemm, LevelInfo& info) {
+bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& selected,
+                                  const ProductCallback& on_product, LevelInfo& info) {
+  ObservedSpgemm<Value> observed(selected, on_product, info.level);
+  const SpgemmBackend& spgemm = on_product ? static_cast<const SpgemmBackend&>(observed) : selected;
   Level& fine = levels_.back();
   const CsrMatrix<Value>& A = *fine.A;
   const std::uint64_t level_seed = seeded_hash(params.seed, static_cast<std::uint64_t>(info.level));
@@ -95,11 +142,13 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
   info.rho = has_weak ? lanczos_max_eigenvalue_dinv_a(A, params.lanczos_steps, level_seed) : rho_f;
   lap(t.eigenvalues);
 
+  observed.expect({"prolongator"});
   fine.P = smoothed_prolongation(A_f, T, params.prolongator_damping / rho_f, spgemm, &info.prolongator_product);
   lap(t.prolongator);
   fine.R = transpose(fine.P);
   lap(t.transpose);
   GalerkinStats galerkin;
+  observed.expect({"ap", "rap"});
   auto coarse = std::make_shared<CsrMatrix<Value>>(galerkin_product(A, fine.P, fine.R, spgemm, &galerkin));
   info.ap_product = galerkin.ap;
   info.rap_product = galerkin.r_ap;

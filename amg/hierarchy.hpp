@@ -40,9 +40,14 @@ template <class Value>
 class AmgHierarchy {
  public:
   using LevelCallback = std::function<void(const LevelInfo&)>;
+  // Sees every SpGEMM of the setup: (level, product, A, B, C) with product "prolongator" (A_f T),
+  // "ap" (A P) or "rap" (P^T (A P)); used to compare backends on the real products.
+  using ProductCallback = std::function<void(int, const std::string&, const CsrMatrix<Value>&,
+                                             const CsrMatrix<Value>&, const CsrMatrix<Value>&)>;
 
   // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished.
-  AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params, LevelCallback on_level = {});
+  AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params, LevelCallback on_level = {},
+               ProductCallback on_product = {});
   ~AmgHierarchy();
 
   // x = M^-1 b: one V-cycle from a zero initial guess (the preconditioner PCG applies).
@@ -67,7 +72,8 @@ class AmgHierarchy {
     mutable Vector<Value> b, x, r;  // V-cycle work vectors
   };
 
-  bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, LevelInfo& info);
+  bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, const ProductCallback& on_product,
+               LevelInfo& info);
   void cycle(std::size_t level) const;
 
   AmgParams params_;

@@ -1,5 +1,6 @@
 // amgsolve: solve a sparse SPD system with smoothed-aggregation AMG-preconditioned CG.
 //   amgsolve CONFIG.yaml [--set key.path=value ...] [--report FILE.json] [--vtk FILE.vti] [--threads N] [--quiet]
+//            [--compare-spgemm]
 //   amgsolve --list-backends
 //   amgsolve --config-reference     (prints docs/CONFIG.md)
 #include <CLI/CLI.hpp>
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, 4096));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
+  app.add_flag("--compare-spgemm", options.compare_spgemm,
+               "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
   app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
   app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
   CLI11_PARSE(app, argc, argv);

@@ -31,6 +31,7 @@ void check_outputs(const Config& config) {
   const OutputParams& out = config.output;
   if (!out.report.empty()) require_writable(out.report, "report file");
   if (!out.solution.empty()) require_writable(out.solution, "solution file");
+  if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file");
   if (!out.vtk.empty()) {
     if (config.problem.type != ProblemType::poisson)
       throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
@@ -46,6 +47,17 @@ void print_level(const LevelInfo& l, const std::string& backend) {
   const double per_row = l.rows > 0 ? static_cast<double>(l.nnz) / l.rows : 0.0;
   progress("  %5d %12d %14lld %8.2f %9.3f  %s\n", l.level, l.rows, static_cast<long long>(l.nnz), per_row, l.seconds,
            l.coarsest ? "(coarsest: direct LDL^T)" : backend.c_str());
+}
+
+// The --compare-spgemm table: level x product x backend.
+void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
+  progress("SpGEMM comparison (every backend on every setup product; agrees = same pattern and values):\n");
+  progress("  %5s %-12s %-10s %9s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "GFLOP/s",
+           "nnz", "compr.", "extra MiB", "agrees");
+  for (const SpgemmComparisonRow& r : rows)
+    progress("  %5d %-12s %-10s %9.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(), r.backend.c_str(),
+             r.stats.seconds(), r.stats.gflops(), static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
+             static_cast<double>(r.stats.extra_bytes) / (1 << 20), r.agrees ? "yes" : "NO");
 }
 
 double relative_error(const Vector<double>& x, const Vector<double>& exact) {
@@ -75,6 +87,10 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     write_vti(out.vtk, *problem.grid, scalars, integers);
     progress("VTK image data written to %s\n", out.vtk.c_str());
   }
+  if (!out.spgemm_csv.empty() && !record.spgemm_comparison.empty()) {
+    write_spgemm_comparison_csv(out.spgemm_csv, record.spgemm_comparison);
+    progress("SpGEMM comparison written to %s\n", out.spgemm_csv.c_str());
+  }
   if (!out.report.empty()) {
     write_report(out.report, record);
     progress("report written to %s\n", out.report.c_str());
@@ -84,8 +100,8 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
 // Builds the hierarchy in CycleValue precision (double, or float for solver.precision = mixed), prints
 // the level table, and runs the configured outer iteration in double. Returns the finest aggregates.
 template <class CycleValue>
-Array<Index> setup_and_solve(const Config& config, const LinearProblem& problem, RunRecord& record,
-                             Vector<double>& x) {
+Array<Index> setup_and_solve(const Config& config, bool compare_spgemm, const LinearProblem& problem,
+                             RunRecord& record, Vector<double>& x) {
   progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
            std::is_same_v<CycleValue, float> ? "float" : "double");
   progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
@@ -95,7 +111,15 @@ Array<Index> setup_and_solve(const Config& config, const LinearProblem& problem,
     A = problem.A;
   else
     A = std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*problem.A));
-  const AmgHierarchy<CycleValue> amg(A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); });
+  typename AmgHierarchy<CycleValue>::ProductCallback compare;
+  if (compare_spgemm)
+    compare = [&record](int level, const std::string& product, const CsrMatrix<CycleValue>& a,
+                        const CsrMatrix<CycleValue>& b, const CsrMatrix<CycleValue>& c) {
+      for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c))
+        record.spgemm_comparison.push_back(std::move(row));
+    };
+  const AmgHierarchy<CycleValue> amg(
+      A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare);
   record.levels = amg.info();
   record.setup_seconds = timer.seconds();
   record.operator_complexity = amg.operator_complexity();
@@ -106,8 +130,10 @@ Array<Index> setup_and_solve(const Config& config, const LinearProblem& problem,
   for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
   progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(), record.operator_complexity,
            record.grid_complexity);
-  progress("  setup %.3f s (SpGEMM %.3f s), hierarchy %s\n", record.setup_seconds, spgemm_seconds,
+  progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", record.setup_seconds, spgemm_seconds,
+           compare_spgemm ? "; setup time includes the backend comparison" : "",
            format_bytes(record.hierarchy_bytes).c_str());
+  if (compare_spgemm) print_comparison(record.spgemm_comparison);
 
   const bool use_pcg = config.solver.type == SolverType::pcg;
   record.solver_type = use_pcg ? "pcg" : "amg";
@@ -157,6 +183,9 @@ int run(const RunOptions& options) {
   if (!options.report.empty()) config.output.report = options.report;
   if (!options.vtk.empty()) config.output.vtk = options.vtk;
   check_outputs(config);
+  // amg.spgemm: compare means --compare-spgemm with the reference backend building the hierarchy.
+  const bool compare_spgemm = options.compare_spgemm || config.amg.spgemm == "compare";
+  if (config.amg.spgemm == "compare") config.amg.spgemm = "gustavson";
   SpgemmRegistry::instance().get(config.amg.spgemm);  // unknown or unavailable backend: fail now
 
   RunRecord record;
@@ -176,8 +205,8 @@ int run(const RunOptions& options) {
 
   Vector<double> x;
   const Array<Index> aggregates = config.solver.precision == Precision::mixed
-                                      ? setup_and_solve<float>(config, problem, record, x)
-                                      : setup_and_solve<double>(config, problem, record, x);
+                                      ? setup_and_solve<float>(config, compare_spgemm, problem, record, x)
+                                      : setup_and_solve<double>(config, compare_spgemm, problem, record, x);
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 

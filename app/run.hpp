@@ -12,6 +12,7 @@ struct RunOptions {
   std::string report;                  // --report (overrides output.report)
   std::string vtk;                     // --vtk (overrides output.vtk)
   int threads = 0;                     // --threads (0: OpenMP default)
+  bool compare_spgemm = false;         // --compare-spgemm (same as amg.spgemm: compare)
   bool quiet = false;
 };
 

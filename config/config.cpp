@@ -300,6 +300,7 @@ Config read(const Document& doc) {
   c.output.report = r.text("output.report");
   c.output.vtk = r.text("output.vtk");
   c.output.solution = r.text("output.solution");
+  c.output.spgemm_csv = r.text("output.spgemm_csv");
   return c;
 }
 

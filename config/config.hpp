@@ -14,6 +14,7 @@ struct OutputParams {
   std::string report;    // JSON report path ("" = none)
   std::string vtk;       // .vti path ("" = none)
   std::string solution;  // Matrix Market solution vector path ("" = none)
+  std::string spgemm_csv;  // SpGEMM comparison CSV path ("" = none)
 };
 
 struct Config {

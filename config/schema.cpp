@@ -57,7 +57,8 @@ std::vector<KeySpec> make_schema() {
 
       key("amg.spgemm", KeyKind::text, "gustavson",
           "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P); "
-          "`amgsolve --list-backends` shows the registered ones."),
+          "`amgsolve --list-backends` shows the registered ones. `compare` builds the hierarchy with "
+          "`gustavson` and runs every backend on every product (as `--compare-spgemm` does)."),
       bounded(key("amg.coarse_size", KeyKind::integer, "1000",
                   "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
                   "Cholesky (LDL^T)."),
@@ -119,6 +120,9 @@ std::vector<KeySpec> make_schema() {
       key("output.vtk", KeyKind::path, "",
           "VTK image data file (.vti) with solution, right-hand side and finest aggregates, for grid problems "
           "(overridden by --vtk); empty: none."),
+      key("output.spgemm_csv", KeyKind::path, "",
+          "CSV file for the SpGEMM comparison table (with --compare-spgemm or amg.spgemm: compare); empty: "
+          "none."),
       key("output.solution", KeyKind::path, "",
           "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
   };

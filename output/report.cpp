@@ -42,6 +42,21 @@ nlohmann::json level_json(const LevelInfo& l) {
   return j;
 }
 
+nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
+  return {{"level", r.level},
+          {"product", r.product},
+          {"backend", r.backend},
+          {"seconds", r.stats.seconds()},
+          {"symbolic_seconds", r.stats.symbolic_seconds},
+          {"numeric_seconds", r.stats.numeric_seconds},
+          {"gflops", r.stats.gflops()},
+          {"nnz", r.stats.nnz},
+          {"compression_factor", r.stats.compression_factor()},
+          {"extra_bytes", r.stats.extra_bytes},
+          {"agrees", r.agrees},
+          {"max_relative_difference", r.max_relative_difference}};
+}
+
 }  // namespace
 
 nlohmann::json report_json(const RunRecord& run) {
@@ -76,6 +91,10 @@ nlohmann::json report_json(const RunRecord& run) {
       {"peak_memory_bytes", run.peak_memory_bytes},
   };
   if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
+  if (!run.spgemm_comparison.empty()) {
+    j["spgemm_comparison"] = nlohmann::json::array();
+    for (const SpgemmComparisonRow& r : run.spgemm_comparison) j["spgemm_comparison"].push_back(comparison_json(r));
+  }
   return j;
 }
 
@@ -86,6 +105,28 @@ void write_report(const std::string& path, const RunRecord& run) {
     if (!out) throw Error("cannot create report " + path);
     out << report_json(run).dump(2) << '\n';
     if (!out) throw Error("error while writing report " + path);
+  }
+  target.commit();
+}
+
+}  // namespace amgsolve
+
+namespace amgsolve {
+
+void write_spgemm_comparison_csv(const std::string& path, const std::vector<SpgemmComparisonRow>& rows) {
+  AtomicFile target(path);
+  {
+    std::ofstream out(target.temp_path());
+    if (!out) throw Error("cannot create " + path);
+    out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
+           "extra_bytes,agrees,max_relative_difference\n";
+    out.precision(9);
+    for (const SpgemmComparisonRow& r : rows)
+      out << r.level << ',' << r.product << ',' << r.backend << ',' << r.stats.seconds() << ','
+          << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ',' << r.stats.gflops() << ','
+          << r.stats.nnz << ',' << r.stats.compression_factor() << ',' << r.stats.extra_bytes << ','
+          << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << '\n';
+    if (!out) throw Error("error while writing " + path);
   }
   target.commit();
 }

@@ -9,6 +9,7 @@
 
 #include "amg/hierarchy.hpp"
 #include "solver/solve_result.hpp"
+#include "spgemm/comparison.hpp"
 
 namespace amgsolve {
 
@@ -26,6 +27,7 @@ struct RunRecord {
   double grid_complexity = 0.0;
   std::string spgemm_backend;
   std::uint64_t hierarchy_bytes = 0;
+  std::vector<SpgemmComparisonRow> spgemm_comparison;  // --compare-spgemm
   // solve
   std::string solver_type;
   std::string precision = "double";  // of the V-cycle: "double" or "mixed" (float cycle, double PCG)
@@ -41,5 +43,8 @@ nlohmann::json report_json(const RunRecord& run);
 
 // Written atomically: the file appears complete or not at all.
 void write_report(const std::string& path, const RunRecord& run);
+
+// The SpGEMM comparison as CSV (one line per level, product and backend), written atomically.
+void write_spgemm_comparison_csv(const std::string& path, const std::vector<SpgemmComparisonRow>& rows);
 
 }  // namespace amgsolve

@@ -543,6 +543,35 @@ TEST(Cli, MixedPrecisionReachesTheSameToleranceWithinOneIteration) {
   EXPECT_LT(field(b, "setup.hierarchy_bytes").get<double>(), field(a, "setup.hierarchy_bytes").get<double>());
 }
 
+TEST(Cli, CompareSpgemmChecksEveryBackendOnEveryProduct) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--compare-spgemm", "--report", dir.file("R.json"), "--set",
+                                "output.spgemm_csv=" + dir.file("C.csv")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const json report = read_report(dir.file("R.json"));
+  const json rows = field(report, "spgemm_comparison");
+  const std::size_t levels = field(report, "setup.levels").size();
+  ASSERT_GE(levels, 2u);
+  std::set<std::string> backends, products;
+  for (const json& row : rows) {
+    backends.insert(row.at("backend").get<std::string>());
+    products.insert(row.at("product").get<std::string>());
+    EXPECT_TRUE(row.at("agrees").get<bool>()) << row.dump();
+    for (const char* key : {"level", "seconds", "gflops", "nnz"}) EXPECT_TRUE(row.contains(key)) << key;
+  }
+  EXPECT_EQ(products, (std::set<std::string>{"prolongator", "ap", "rap"}));
+  EXPECT_TRUE(backends.count("gustavson") && backends.count("hash"));
+  // Every non-coarsest level, every product, every backend.
+  EXPECT_EQ(rows.size(), (levels - 1) * 3 * backends.size());
+  std::ifstream csv(dir.file("C.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("level,product,backend,seconds", 0), 0u) << header;
+  std::size_t lines = 0;
+  for (std::string line; std::getline(csv, line);) ++lines;
+  EXPECT_EQ(lines, rows.size());
+}
+
 TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
   ScratchDir dir;
   const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("R.json"), "--set",

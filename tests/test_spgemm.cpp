@@ -138,3 +138,41 @@ TEST(SpgemmRegistry, NamesAreUniqueAndDescribed) {
 
 }  // namespace
 }  // namespace amgsolve
+
+#include "spgemm/comparison.hpp"
+
+namespace amgsolve {
+namespace {
+
+TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
+  const CsrMatrix<double> A = test::random_sparse(40, 30, 0.1, 21);
+  const CsrMatrix<double> B = test::random_sparse(30, 35, 0.1, 22);
+  const CsrMatrix<double> C = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  double difference = -1;
+  EXPECT_TRUE(spgemm_results_agree(C, C, 1e-12, difference));
+  EXPECT_EQ(difference, 0.0);
+  CsrMatrix<double> perturbed = C;
+  perturbed.val[perturbed.val.size() / 2] *= 1.0 + 1e-9;
+  EXPECT_FALSE(spgemm_results_agree(perturbed, C, 1e-12, difference));
+  EXPECT_GT(difference, 1e-12);
+  CsrMatrix<double> moved = C;
+  moved.col[0] = moved.col[0] == 0 ? 1 : 0;  // same values, different pattern
+  EXPECT_FALSE(spgemm_results_agree(moved, C, 1e-12, difference));
+}
+
+TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
+  const CsrMatrix<double> A = test::random_sparse(200, 150, 0.05, 23);
+  const CsrMatrix<double> B = test::random_sparse(150, 170, 0.05, 24);
+  const CsrMatrix<double> C = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const auto rows = compare_spgemm_backends(3, "ap", A, B, C);
+  EXPECT_EQ(rows.size(), backend_names().size());
+  for (const SpgemmComparisonRow& r : rows) {
+    EXPECT_TRUE(r.agrees) << r.backend << " differs by " << r.max_relative_difference;
+    EXPECT_EQ(r.level, 3);
+    EXPECT_EQ(r.product, "ap");
+    EXPECT_EQ(r.stats.nnz, C.nnz());
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,37 @@
+#pragma once
+// Run-time comparison of SpGEMM backends: one product C = A * B, computed by every available backend,
+// timed and checked against a reference result (same pattern; values within a relative tolerance of
+// the reference's largest magnitude). Used by `amgsolve --compare-spgemm` for every Galerkin product of
+// the setup; the AMG code only hands over its products (see AmgHierarchy's product callback).
+#include <string>
+#include <vector>
+
+#include "spgemm/spgemm.hpp"
+
+namespace amgsolve {
+
+struct SpgemmComparisonRow {
+  int level = 0;
+  std::string product;  // "prolongator" (A_f T), "ap" (A P) or "rap" (P^T (A P))
+  std::string backend;
+  SpgemmStats stats;
+  bool agrees = false;
+  double max_relative_difference = 0.0;  // max |c - ref| / max |ref|
+};
+
+// Values agree when max |c - ref| <= tolerance * max |ref|: 1e-12 for double, 1e-5 for float.
+template <class Value>
+double spgemm_agreement_tolerance();
+
+// Same pattern and values within `tolerance`; sets `difference` to max |c - ref| / max |ref|.
+template <class Value>
+bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference, double tolerance,
+                          double& difference);
+
+// Times every available backend on A * B (each once, after the reference run that produced C).
+template <class Value>
+std::vector<SpgemmComparisonRow> compare_spgemm_backends(int level, const std::string& product,
+                                                         const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
+                                                         const CsrMatrix<Value>& reference);
+
+}  // namespace amgsolve
