@@ -17,6 +17,10 @@
 namespace amgsolve {
 namespace {
 
+// Sparse LDL^T fill grows superlinearly (for 3D grids about n^(4/3) with good orderings, more with AMD);
+// beyond this size the "coarse" solve would dominate time and memory, so it is refused with advice.
+constexpr Index kMaxDirectRows = 50000;
+
 // A Galerkin operator P^T A P has diagonal entries p_j^T A p_j, positive for SPD A: a non-positive one
 // proves that the input matrix is not positive definite.
 template <class Value>
@@ -88,6 +92,11 @@ AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, con
     Timer timer;
     const bool small_enough = info.rows <= params.coarse_size || static_cast<int>(levels_.size()) >= params.max_levels;
     if (small_enough || !coarsen(params, spgemm, on_product, info)) {
+      if (info.rows > kMaxDirectRows)
+        throw NumericalError("coarsening stopped at level " + std::to_string(info.level) + " with " +
+                             std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
+                             std::to_string(kMaxDirectRows) +
+                             "): lower amg.strength_threshold or amg.coarse_size, or raise amg.max_levels");
       coarse_ = std::make_unique<CoarseSolver<Value>>(*levels_.back().A);
       info.coarsest = true;
       info.smoother = "direct (sparse LDL^T)";

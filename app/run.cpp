@@ -57,7 +57,7 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
   for (const SpgemmComparisonRow& r : rows)
     progress("  %5d %-12s %-10s %9.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(), r.backend.c_str(),
              r.stats.seconds(), r.stats.gflops(), static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
-             static_cast<double>(r.stats.extra_bytes) / (1 << 20), r.agrees ? "yes" : "NO");
+             static_cast<double>(r.stats.extra_bytes) / (1 << 20), r.agrees ? "yes" : ("NO " + r.error).c_str());
 }
 
 double relative_error(const Vector<double>& x, const Vector<double>& exact) {
@@ -186,6 +186,8 @@ int run(const RunOptions& options) {
   // amg.spgemm: compare means --compare-spgemm with the reference backend building the hierarchy.
   const bool compare_spgemm = options.compare_spgemm || config.amg.spgemm == "compare";
   if (config.amg.spgemm == "compare") config.amg.spgemm = "gustavson";
+  if (!config.output.spgemm_csv.empty() && !compare_spgemm)
+    throw InputError("output.spgemm_csv needs --compare-spgemm (or amg.spgemm: compare)");
   SpgemmRegistry::instance().get(config.amg.spgemm);  // unknown or unavailable backend: fail now
 
   RunRecord record;

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cerrno>
 #include <cstdint>
 
 namespace amgsolve {
@@ -28,7 +29,12 @@ void* allocate_large(std::size_t bytes) {
   // No MADV_HUGEPAGE: on the virtual machines measured here (THP in madvise mode) it made setup slower
   // (more system time in compaction), while populating in one call did not hurt.
 #ifdef MADV_POPULATE_WRITE
-  ::madvise(p, size, MADV_POPULATE_WRITE);  // fault everything in with one call (Linux >= 5.14)
+  // Fault everything in with one call (Linux >= 5.14). ENOMEM here is out of memory now, as a
+  // bad_alloc the program can report, rather than a kill at some later first touch.
+  if (::madvise(p, size, MADV_POPULATE_WRITE) != 0 && errno == ENOMEM) {
+    ::munmap(p, size);
+    throw std::bad_alloc();
+  }
 #endif
   return p;
 }

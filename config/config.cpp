@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "config/schema.hpp"
+#include "spgemm/registry.hpp"
 
 namespace amgsolve {
 namespace {
@@ -137,6 +138,9 @@ const KeySpec* find_spec(const std::string& path, const std::string& problem_typ
 // Rejects unknown keys, sections given as scalars, and keys of another problem type.
 void check_keys(const Document& doc, const YAML::Node& node, const std::string& prefix, const std::string& type) {
   for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar())
+      throw InputError(doc.where(prefix, it->first) + "keys must be plain names" +
+                       (prefix.empty() ? std::string() : " (in section '" + prefix + "')"));
     const std::string name = it->first.as<std::string>();
     const std::string path = prefix.empty() ? name : prefix + "." + name;
     const KeySpec* spec = find_spec(path, type);
@@ -215,7 +219,8 @@ class Reader {
     const KeySpec* spec = find_spec(path, type_);
     if (!spec) throw Error("internal: key " + path + " is not in the schema");
     YAML::Node node = doc_.find(path);
-    if (!node.IsDefined()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
+    // "key:" with no value counts as not set.
+    if (!node.IsDefined() || node.IsNull()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
     return {node, spec};
   }
 
@@ -276,6 +281,10 @@ Config read(const Document& doc) {
 
   AmgParams& a = c.amg;
   a.spgemm = r.text("amg.spgemm");
+  if (a.spgemm != "compare" && !SpgemmRegistry::instance().find(a.spgemm))
+    throw InputError(doc.where("amg.spgemm", doc.find("amg.spgemm")) + "amg.spgemm '" + a.spgemm +
+                     "' is not a registered backend (available: " + SpgemmRegistry::instance().names() +
+                     ", or compare)");
   a.coarse_size = static_cast<Index>(r.integer("amg.coarse_size"));
   a.max_levels = static_cast<int>(r.integer("amg.max_levels"));
   a.strength_threshold = r.number("amg.strength_threshold");

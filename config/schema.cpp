@@ -5,6 +5,8 @@
 namespace amgsolve {
 namespace {
 
+constexpr double kMaxInt = 2147483647.0;  // integer keys are stored in 32-bit ints
+
 KeySpec key(std::string path, KeyKind kind, std::string def, std::string doc) {
   KeySpec k;
   k.path = std::move(path);
@@ -61,8 +63,8 @@ std::vector<KeySpec> make_schema() {
           "`gustavson` and runs every backend on every product (as `--compare-spgemm` does)."),
       bounded(key("amg.coarse_size", KeyKind::integer, "1000",
                   "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
-                  "Cholesky (LDL^T)."),
-              1, std::nullopt),
+                  "Cholesky (LDL^T), which is refused above 50000 rows."),
+              1, kMaxInt),
       bounded(key("amg.max_levels", KeyKind::integer, "25", "Upper limit on the number of levels."), 1, 100),
       bounded(key("amg.strength_threshold", KeyKind::number, "0.02",
                   "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
@@ -111,10 +113,10 @@ std::vector<KeySpec> make_schema() {
               0.0, 1.0, true),
       bounded(key("solver.max_iterations", KeyKind::integer, "500",
                   "Iteration limit; reaching it without convergence exits with status 3."),
-              1, std::nullopt),
+              1, kMaxInt),
       bounded(key("solver.print_every", KeyKind::integer, "1",
                   "Print a progress line every this many iterations (0: only the summary)."),
-              0, std::nullopt),
+              0, kMaxInt),
 
       key("output.report", KeyKind::path, "", "JSON report file (overridden by --report); empty: none."),
       key("output.vtk", KeyKind::path, "",

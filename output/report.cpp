@@ -54,7 +54,8 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
           {"compression_factor", r.stats.compression_factor()},
           {"extra_bytes", r.stats.extra_bytes},
           {"agrees", r.agrees},
-          {"max_relative_difference", r.max_relative_difference}};
+          {"max_relative_difference", r.max_relative_difference},
+          {"error", r.error}};
 }
 
 }  // namespace
@@ -104,7 +105,8 @@ void write_report(const std::string& path, const RunRecord& run) {
     std::ofstream out(target.temp_path());
     if (!out) throw Error("cannot create report " + path);
     out << report_json(run).dump(2) << '\n';
-    if (!out) throw Error("error while writing report " + path);
+    out.close();
+    if (out.fail()) throw Error("error while writing report " + path);
   }
   target.commit();
 }
@@ -126,7 +128,8 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
           << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ',' << r.stats.gflops() << ','
           << r.stats.nnz << ',' << r.stats.compression_factor() << ',' << r.stats.extra_bytes << ','
           << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << '\n';
-    if (!out) throw Error("error while writing " + path);
+    out.close();
+    if (out.fail()) throw Error("error while writing " + path);
   }
   target.commit();
 }

@@ -78,6 +78,10 @@ SolveResult pcg(const CsrMatrix<Value>& A, const Vector<Value>& b, Vector<Value>
   M(r, z);
   p = z;
   double rz = dot(r, z);
+  require_finite(rz, "r^T M^-1 r", 0);
+  if (rz <= 0.0)
+    throw NumericalError("PCG breakdown before the first iteration: r^T M^-1 r = " + format_number(rz) +
+                         " <= 0, the preconditioner is not positive definite");
   double relres = result.history.back();
   int k = 0;
   while (relres > params.tolerance && k < params.max_iterations) {

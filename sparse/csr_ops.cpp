@@ -42,18 +42,20 @@ CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
   const std::int64_t by_memory = A.nnz() / std::max<Index>(A.cols, 1) + 1;
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min({std::int64_t{max_threads()}, by_rows, by_memory})));
   const std::size_t ncols = static_cast<std::size_t>(A.cols);
-  Array<Offset> cursor(static_cast<std::size_t>(threads) * ncols, 0);
-
-  auto row_block = [&](int t) {
-    const Index begin = static_cast<Index>(static_cast<std::int64_t>(A.rows) * t / threads);
-    const Index end = static_cast<Index>(static_cast<std::int64_t>(A.rows) * (t + 1) / threads);
-    return std::pair{begin, end};
-  };
+  Array<Offset> cursor;
+  int team = 1;
 
 #pragma omp parallel num_threads(threads)
   {
+    // OpenMP may start fewer threads than asked for: split the rows by the team actually running.
+#pragma omp single
+    {
+      team = omp_get_num_threads();
+      cursor.assign(static_cast<std::size_t>(team) * ncols, 0);
+    }
     const int t = omp_get_thread_num();
-    const auto [begin, end] = row_block(t);
+    const Index begin = static_cast<Index>(static_cast<std::int64_t>(A.rows) * t / team);
+    const Index end = static_cast<Index>(static_cast<std::int64_t>(A.rows) * (t + 1) / team);
     Offset* count = cursor.data() + static_cast<std::size_t>(t) * ncols;
     for (Offset k = A.row_begin(begin); k < A.row_begin(end); ++k) ++count[A.col[k]];
 #pragma omp barrier
@@ -62,7 +64,7 @@ CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
       Offset running = 0;
       for (std::size_t c = 0; c < ncols; ++c) {
         T.row_ptr[c] = running;
-        for (int s = 0; s < threads; ++s) {
+        for (int s = 0; s < team; ++s) {
           Offset& slot = cursor[static_cast<std::size_t>(s) * ncols + c];
           const Offset n = slot;
           slot = running;

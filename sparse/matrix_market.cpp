@@ -128,6 +128,8 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   if (rows > max_index || cols > max_index)
     scan.fail("dimension exceeds the 32-bit index limit of " + std::to_string(max_index));
   if (!coordinate) entries = rows * cols;
+  if (coordinate && static_cast<double>(entries) > static_cast<double>(rows) * static_cast<double>(cols))
+    scan.fail("announces " + std::to_string(entries) + " entries, more than rows x columns");
   h.rows = static_cast<Index>(rows);
   h.cols = static_cast<Index>(cols);
   h.entries = entries;

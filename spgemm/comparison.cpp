@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/error.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -45,8 +46,13 @@ std::vector<SpgemmComparisonRow> compare_spgemm_backends(int level, const std::s
     row.level = level;
     row.product = product;
     row.backend = backend->name();
-    const CsrMatrix<Value> C = backend->multiply(A, B, &row.stats);
-    row.agrees = spgemm_results_agree(C, reference, spgemm_agreement_tolerance<Value>(), row.max_relative_difference);
+    try {
+      const CsrMatrix<Value> C = backend->multiply(A, B, &row.stats);
+      row.agrees =
+          spgemm_results_agree(C, reference, spgemm_agreement_tolerance<Value>(), row.max_relative_difference);
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
     rows.push_back(std::move(row));
   }
   return rows;

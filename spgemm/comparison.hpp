@@ -16,6 +16,7 @@ struct SpgemmComparisonRow {
   std::string backend;
   SpgemmStats stats;
   bool agrees = false;
+  std::string error;  // why the backend could not compute this product (then agrees = false)
   double max_relative_difference = 0.0;  // max |c - ref| / max |ref|
 };
 

@@ -28,7 +28,7 @@ class EigenProduct : public SpgemmBackendFor<EigenProduct> {
                                        A.val.data());
     const Eigen::Map<const EigenCsr> b(B.rows, B.cols, static_cast<int>(B.nnz()), b_ptr.data(), B.col.data(),
                                        B.val.data());
-    EigenCsr c = a * b;
+    EigenCsr c = a * b;  // Eigen reports results past its int indices as std::bad_alloc / length errors
     c.makeCompressed();
     CsrMatrix<Value> C(A.rows, B.cols);
     for (Index i = 0; i < A.rows; ++i) C.row_ptr[i + 1] = c.outerIndexPtr()[i + 1];

@@ -371,3 +371,22 @@ TEST(Hierarchy, EveryBackendBuildsTheSameHierarchy) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+TEST(Hierarchy, RefusesAHugeCoarsestLevelWithAdvice) {
+  // theta = 1 makes every link weak: nothing aggregates and the 64^3 matrix would become the "coarse" one.
+  const auto A = shared(poisson(Stencil::p7, {64, 64, 64}));
+  AmgParams params;
+  params.strength_threshold = 1.0;
+  try {
+    AmgHierarchy<double> amg(A, params);
+    FAIL() << "no error";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("amg.strength_threshold"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -576,3 +576,44 @@ TEST(Config, ReferenceDocumentListsEveryKey) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+std::string config_error(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_config(yaml, "cfg.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigReview, KeyWithoutValueMeansDefault) {
+  const Config c = parse_config("problem:\n  type:\n  stencil:\namg:\n  smoother:\n    type:\n", "cfg.yaml");
+  EXPECT_EQ(c.problem.type, ProblemType::poisson);
+  EXPECT_EQ(c.problem.poisson.stencil, Stencil::p7);
+  EXPECT_EQ(c.amg.smoother.type, SmootherType::chebyshev);
+}
+
+TEST(ConfigReview, IntegersBeyond32BitsAreRejectedWithTheLine) {
+  const std::string e = config_error("solver:\n  max_iterations: 3000000000\n");
+  EXPECT_NE(e.find("cfg.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("solver.max_iterations"), std::string::npos) << e;
+}
+
+TEST(ConfigReview, UnknownSpgemmBackendNamesKeyAndLine) {
+  const std::string e = config_error("amg:\n  coarse_size: 10\n  spgemm: magic\n");
+  EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("gustavson"), std::string::npos) << e;
+  EXPECT_NO_THROW(parse_config("amg:\n  spgemm: compare\n", "cfg.yaml"));
+}
+
+TEST(ConfigReview, NonScalarKeysAreInputErrors) {
+  const std::string e = config_error("amg:\n  ? [a, b]\n  : 1\n");
+  EXPECT_NE(e.find("cfg.yaml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("plain names"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace amgsolve
