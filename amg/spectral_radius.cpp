@@ -66,6 +66,23 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
   return tridiagonal.eigenvalues().maxCoeff();
 }
 
+template <class Value>
+double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
+  double bound = 0.0;
+#pragma omp parallel for schedule(static) reduction(max : bound)
+  for (Index i = 0; i < A.rows; ++i) {
+    double row = 0.0, diag = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      row += std::abs(static_cast<double>(A.val[k]));
+      if (A.col[k] == i) diag = static_cast<double>(A.val[k]);
+    }
+    bound = std::max(bound, diag > 0 ? row / diag : INFINITY);
+  }
+  return bound;
+}
+
+template double gershgorin_bound_dinv_a(const CsrMatrix<double>&);
+template double gershgorin_bound_dinv_a(const CsrMatrix<float>&);
 template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<double>&, int, std::uint64_t);
 template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<float>&, int, std::uint64_t);
 

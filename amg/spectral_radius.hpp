@@ -13,4 +13,9 @@ namespace amgsolve {
 template <class Value>
 double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed);
 
+// Gershgorin's bound max_i sum_j |a_ij| / a_ii: an upper bound of rho(D^-1 A), exact in the limit for
+// the Laplacians (2 for every Poisson stencil here), one pass over A.
+template <class Value>
+double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A);
+
 }  // namespace amgsolve

@@ -79,7 +79,7 @@ std::vector<KeySpec> make_schema() {
                   "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
                   "classical smoothed-aggregation choice."),
               0.0, 2.0, true),
-      bounded(key("amg.lanczos_steps", KeyKind::integer, "12",
+      bounded(key("amg.lanczos_steps", KeyKind::integer, "8",
                   "Lanczos steps for the estimate of rho(D^-1 A) on each level."),
               1, 200),
       choice("amg.smoother.type", {"chebyshev", "jacobi"}, "chebyshev",
