@@ -1,0 +1,120 @@
+// ELLPACK-R and pJDS (the GPU SpMV formats) on the CPU: conversions round-trip, SpMV equals CSR SpMV,
+// and the padding has the size the paper's construction implies.
+#include "problems/poisson.hpp"
+#include "solver/ellpack_r.hpp"
+#include "solver/pjds.hpp"
+#include "sparse/matrix_market.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+// Random matrix with empty rows and one row with every column set.
+CsrMatrix<double> irregular(Index n, std::uint64_t seed) {
+  CsrMatrix<double> R = test::random_sparse(n, n, 0.03, seed, {1, 2, n - 1});
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < n; ++i)
+    for (Offset k = R.row_begin(i); k < R.row_end(i); ++k) t.push_back({i, R.col[k], R.val[k]});
+  for (Index j = 0; j < n; ++j) t.push_back({n / 2, j, 1.0 + j});
+  return csr_from_triplets(n, n, t);
+}
+
+std::vector<CsrMatrix<double>> inputs() {
+  PoissonParams p;
+  p.size = {9, 8, 7};
+  std::vector<CsrMatrix<double>> out = {irregular(157, 3), poisson_matrix(p), test::random_sparse(64, 64, 0.2, 9),
+                                        CsrMatrix<double>(5, 5)};
+  for (const char* name : {"bcsstk14", "1138_bus"}) {
+    const std::string path = test::shared_matrix(name);
+    if (!path.empty()) out.push_back(read_matrix_market(path));
+  }
+  return out;
+}
+
+Vector<double> random_vector(Index n, std::uint64_t seed) {
+  Vector<double> x(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) x[i] = seeded_uniform(seed, i) - 0.5;
+  return x;
+}
+
+void expect_near(const Vector<double>& a, const Vector<double>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << i;
+}
+
+TEST(EllpackR, RoundTripAndSpmvMatchCsr) {
+  for (const CsrMatrix<double>& A : inputs()) {
+    const EllpackR<double> E = ellpack_r_from_csr(A);
+    EXPECT_EQ(E.padded_rows % 32, 0);
+    EXPECT_GE(E.padded_rows, A.rows);
+    const CsrMatrix<double> back = csr_from_ellpack_r(E);
+    EXPECT_EQ(back.row_ptr, A.row_ptr);
+    EXPECT_EQ(back.col, A.col);
+    EXPECT_EQ(back.val, A.val);
+    const Vector<double> x = random_vector(A.cols, 1);
+    Vector<double> y, expected;
+    spmv(E, x, y);
+    spmv(A, x, expected);
+    expect_near(y, expected);
+  }
+}
+
+TEST(Pjds, RoundTripAndSpmvInThePermutedBasisMatchCsr) {
+  for (const CsrMatrix<double>& A : inputs()) {
+    const Pjds<double> P = pjds_from_csr(A);
+    const CsrMatrix<double> back = csr_from_pjds(P);
+    EXPECT_EQ(back.row_ptr, A.row_ptr);
+    EXPECT_EQ(back.col, A.col);
+    EXPECT_EQ(back.val, A.val);
+    const Vector<double> x = random_vector(A.cols, 2);
+    Vector<double> xp, yp, y, expected;
+    permute_to(P, x, xp);
+    spmv(P, xp, yp);
+    permute_from(P, yp, y);
+    spmv(A, x, expected);
+    expect_near(y, expected);
+  }
+}
+
+TEST(Pjds, RowPermutationOnlyForRectangularMatrices) {
+  const CsrMatrix<double> A = test::random_sparse(90, 40, 0.1, 5, {0, 7});
+  const Pjds<double> P = pjds_from_csr(A, 32, /*symmetric_permutation=*/false);
+  const Vector<double> x = random_vector(A.cols, 3);
+  Vector<double> yp, y, expected;
+  spmv(P, x, yp);
+  permute_from(P, yp, y);
+  spmv(A, x, expected);
+  expect_near(y, expected);
+  EXPECT_THROW(pjds_from_csr(A, 32, true), Error);
+}
+
+TEST(Pjds, SortedRowsAndBlockPaddingAsInThePaper) {
+  const CsrMatrix<double> A = irregular(300, 11);
+  const Pjds<double> P = pjds_from_csr(A, 32);
+  for (Index i = 1; i < P.rows; ++i) EXPECT_GE(P.row_length[i - 1], P.row_length[i]);
+  // Column j holds, per block of 32 sorted rows, 32 slots if the block's longest row reaches j.
+  Offset expected = 0;
+  for (Index block = 0; block < P.padded_rows; block += 32) expected += 32 * P.row_length[block];
+  EXPECT_EQ(P.col_start.back(), expected);
+  // One full row and short others: pJDS stores far less than ELLPACK-R, which pads every row to it.
+  const EllpackR<double> E = ellpack_r_from_csr(A);
+  EXPECT_LT(P.val.size() * 4, E.val.size());
+  EXPECT_GE(P.val.size(), static_cast<std::size_t>(A.nnz()));
+}
+
+TEST(Pjds, ConstantRowLengthNeedsNoPadding) {
+  // Periodic 1D Laplacian: 3 entries in every row, so pJDS and ELLPACK-R store exactly nnz values.
+  std::vector<Triplet<double>> t;
+  const Index n = 64;
+  for (Index i = 0; i < n; ++i) {
+    t.push_back({i, i, 2.0});
+    t.push_back({i, (i + 1) % n, -1.0});
+    t.push_back({i, (i + n - 1) % n, -1.0});
+  }
+  const CsrMatrix<double> A = csr_from_triplets(n, n, t);
+  EXPECT_EQ(static_cast<Offset>(pjds_from_csr(A).val.size()), A.nnz());
+  EXPECT_EQ(static_cast<Offset>(ellpack_r_from_csr(A).val.size()), A.nnz());
+}
+
+}  // namespace
+}  // namespace amgsolve
