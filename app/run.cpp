@@ -222,8 +222,9 @@ int run(const RunOptions& options) {
 
   write_outputs(config, record, problem, aggregates, x);
   if (!s.converged) {
-    std::fprintf(stderr, "amgsolve: %s: not converged after %d iterations (relative residual %.3e > %.1e)\n",
-                 config.source.c_str(), s.iterations, s.relative_residual, config.solver.tolerance);
+    std::fprintf(stderr, "amgsolve: %s: not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
+                 config.source.c_str(), s.iterations, s.relative_residual, config.solver.tolerance,
+                 s.stagnated ? ": the true residual stagnates, the tolerance is below the attainable accuracy" : "");
     return kExitNotConverged;
   }
   return kExitOk;

@@ -197,24 +197,30 @@ class Reader {
   }
 
   std::vector<std::int64_t> integer_list(const std::string& path) const {
+    return list<std::int64_t>(path, "integers like [64, 64, 64]");
+  }
+  std::vector<double> number_list(const std::string& path) const { return list<double>(path, "numbers like [1, 1e-3]"); }
+
+ private:
+  template <class T>
+  std::vector<T> list(const std::string& path, const std::string& example) const {
     const auto [node, spec] = value(path);
-    if (!node.IsSequence()) fail(path, node, "must be a list of integers like [64, 64, 64], got " + show(node));
+    if (!node.IsSequence()) fail(path, node, "must be a list of " + example + ", got " + show(node));
     if (node.size() < spec->list_min || node.size() > spec->list_max)
       fail(path, node,
            "must have " + std::to_string(spec->list_min) + " to " + std::to_string(spec->list_max) + " entries, has " +
                std::to_string(node.size()));
-    std::vector<std::int64_t> out;
+    std::vector<T> out;
     for (const YAML::Node& entry : node) {
-      std::int64_t v = 0;
-      if (!entry.IsScalar() || !YAML::convert<std::int64_t>::decode(entry, v))
-        fail(path, entry, "entries must be integers, got " + show(entry));
+      T v{};
+      if (!entry.IsScalar() || !YAML::convert<T>::decode(entry, v) || !std::isfinite(static_cast<double>(v)))
+        fail(path, entry, "entries must be " + example.substr(0, example.find(' ')) + ", got " + show(entry));
       check_bounds(path, entry, *spec, static_cast<double>(v));
       out.push_back(v);
     }
     return out;
   }
 
- private:
   std::pair<YAML::Node, const KeySpec*> value(const std::string& path) const {
     const KeySpec* spec = find_spec(path, type_);
     if (!spec) throw Error("internal: key " + path + " is not in the schema");
@@ -266,6 +272,20 @@ Config read(const Document& doc) {
     c.problem.poisson.stencil = stencil_from_string(r.text("problem.stencil"));
     c.problem.poisson.size = r.integer_list("problem.size");
     c.problem.poisson.rhs = r.text("problem.rhs") == "manufactured" ? PoissonRhs::manufactured : PoissonRhs::ones;
+    c.problem.poisson.anisotropy = r.number_list("problem.anisotropy");
+    c.problem.poisson.coefficient =
+        r.text("problem.coefficient") == "checkerboard" ? Coefficient::checkerboard : Coefficient::constant;
+    c.problem.poisson.contrast = r.number("problem.contrast");
+    c.problem.poisson.cells = r.integer("problem.cells");
+    const PoissonParams& pp = c.problem.poisson;
+    const bool face_stencil = pp.stencil == Stencil::p5 || pp.stencil == Stencil::p7;
+    if (pp.variable_coefficients() && !face_stencil)
+      throw InputError(doc.where("problem.stencil", doc.find("problem.stencil")) +
+                       "problem.anisotropy and problem.coefficient need stencil 5pt or 7pt");
+    if (!pp.anisotropy.empty() && static_cast<int>(pp.anisotropy.size()) != stencil_dimensions(pp.stencil))
+      throw InputError(doc.where("problem.anisotropy", doc.find("problem.anisotropy")) + "problem.anisotropy has " +
+                       std::to_string(pp.anisotropy.size()) + " entries but stencil " + to_string(pp.stencil) +
+                       " needs " + std::to_string(stencil_dimensions(pp.stencil)));
     const int dims = stencil_dimensions(c.problem.poisson.stencil);
     if (static_cast<int>(c.problem.poisson.size.size()) != dims)
       throw InputError(doc.where("problem.size", doc.find("problem.size")) + "problem.size has " +

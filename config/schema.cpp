@@ -38,6 +38,13 @@ std::vector<KeySpec> make_schema() {
   size.min = 1;
   size.list_min = 2;
   size.list_max = 3;
+  KeySpec anisotropy = key("problem.anisotropy", KeyKind::number_list, "[]",
+                           "Diffusion coefficient per direction (x, y[, z]) for 5pt/7pt stencils, e.g. [1, 1, 1e-3]; "
+                           "empty: isotropic.");
+  anisotropy.min = 0.0;
+  anisotropy.min_exclusive = true;
+  anisotropy.list_min = 0;
+  anisotropy.list_max = 3;
   return {
       choice("problem.type", {"poisson", "matrix_market"}, "poisson",
              "Problem family: a generated Poisson problem or a matrix read from Matrix Market files."),
@@ -45,6 +52,17 @@ std::vector<KeySpec> make_schema() {
                       "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
                "poisson"),
       only_for(size, "poisson"),
+      only_for(anisotropy, "poisson"),
+      only_for(choice("problem.coefficient", {"constant", "checkerboard"}, "constant",
+                      "Diffusion coefficient k(x): `constant` 1, or `checkerboard`: `contrast` and 1 on alternating "
+                      "cells of a cells^d checkerboard (5pt/7pt stencils; harmonic means on the faces)."),
+               "poisson"),
+      only_for(bounded(key("problem.contrast", KeyKind::number, "1e6",
+                           "Checkerboard: k in the odd cells (1 in the others)."),
+                       0.0, std::nullopt, true),
+               "poisson"),
+      only_for(bounded(key("problem.cells", KeyKind::integer, "4", "Checkerboard: cells per direction."), 1, 1 << 20),
+               "poisson"),
       only_for(choice("problem.rhs", {"ones", "manufactured"}, "ones",
                       "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the "
                       "report also gives the error against u*."),
@@ -137,6 +155,7 @@ const char* kind_name(KeyKind k) {
     case KeyKind::text: return "string";
     case KeyKind::choice: return "one of";
     case KeyKind::integer_list: return "list of integers";
+    case KeyKind::number_list: return "list of numbers";
     case KeyKind::path: return "file path";
   }
   return "?";
@@ -149,7 +168,8 @@ std::string describe_type(const KeySpec& k) {
     out << " ";
     for (std::size_t i = 0; i < k.choices.size(); ++i) out << (i ? " \\| " : "") << "`" << k.choices[i] << "`";
   }
-  if (k.kind == KeyKind::integer_list) out << " (" << k.list_min << "-" << k.list_max << " entries)";
+  if (k.kind == KeyKind::integer_list || k.kind == KeyKind::number_list)
+    out << " (" << k.list_min << "-" << k.list_max << " entries)";
   if (k.min || k.max) {
     out << ", " << (k.min ? (k.min_exclusive ? "> " : ">= ") : "");
     if (k.min) out << *k.min;

@@ -85,6 +85,7 @@ nlohmann::json report_json(const RunRecord& run) {
         {"iterations", run.solve.iterations},
         {"relative_residual", run.solve.relative_residual},
         {"converged", run.solve.converged},
+        {"stagnated", run.solve.stagnated},
         {"seconds", run.solve.seconds},
         {"convergence_factor", run.solve.convergence_factor()},
         {"history", run.solve.history}}},

@@ -66,7 +66,72 @@ Offset poisson_nnz(const PoissonParams& p) {
   return total;
 }
 
+// Diffusion coefficient k of the cell of unknown (x, y, z).
+double cell_coefficient(const PoissonParams& p, const std::array<std::int64_t, 3>& n, std::int64_t x, std::int64_t y,
+                        std::int64_t z) {
+  if (p.coefficient == Coefficient::constant) return 1.0;
+  auto cell = [&](std::int64_t i, std::int64_t size) { return (i * p.cells) / size; };
+  const std::int64_t parity = cell(x, n[0]) + cell(y, n[1]) + cell(z, n[2]);
+  return parity % 2 == 1 ? p.contrast : 1.0;
+}
+
+CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p) {
+  const auto n = grid_size(p);
+  const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
+  const Index rows = static_cast<Index>(poisson_rows(p));
+  const std::array<double, 3> eps = {p.anisotropy.size() > 0 ? p.anisotropy[0] : 1.0,
+                                     p.anisotropy.size() > 1 ? p.anisotropy[1] : 1.0,
+                                     p.anisotropy.size() > 2 ? p.anisotropy[2] : 1.0};
+  auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
+    return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
+  };
+  CsrMatrix<double> A(rows, rows);
+  for (Index row = 0; row < rows; ++row) {
+    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
+    Offset count = 0;
+    for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
+    A.row_ptr[static_cast<std::size_t>(row) + 1] = A.row_ptr[row] + count;
+  }
+  A.col.resize(static_cast<std::size_t>(A.nnz()));
+  A.val.resize(static_cast<std::size_t>(A.nnz()));
+#pragma omp parallel for schedule(static)
+  for (Index row = 0; row < rows; ++row) {
+    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
+    const double k = cell_coefficient(p, n, x, y, z);
+    Offset at = A.row_ptr[row], centre = -1;
+    double diagonal = 0.0;
+    for (const Offset3& o : offsets) {
+      if (o.dx == 0 && o.dy == 0 && o.dz == 0) {
+        centre = at;
+        A.col[at++] = row;
+        continue;
+      }
+      const double e = eps[o.dx != 0 ? 0 : o.dy != 0 ? 1 : 2];
+      if (!inside(x, y, z, o)) {  // Dirichlet face: the cell's own coefficient
+        diagonal += e * k;
+        continue;
+      }
+      const double kn = cell_coefficient(p, n, x + o.dx, y + o.dy, z + o.dz);
+      const double coupling = e * 2.0 * k * kn / (k + kn);
+      diagonal += coupling;
+      A.col[at] = static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
+      A.val[at++] = -coupling;
+    }
+    A.val[centre] = diagonal;
+  }
+  return A;
+}
+
 CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
+  if (p.variable_coefficients()) {
+    if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
+      throw InputError(std::string("problem.anisotropy and problem.coefficient need stencil 5pt or 7pt, not ") +
+                       to_string(p.stencil));
+    if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != stencil_dimensions(p.stencil))
+      throw InputError("problem.anisotropy has " + std::to_string(p.anisotropy.size()) + " entries but stencil " +
+                       to_string(p.stencil) + " is " + std::to_string(stencil_dimensions(p.stencil)) + "D");
+    return variable_coefficient_matrix(p);
+  }
   const auto n = grid_size(p);
   const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
   const double centre = static_cast<double>(offsets.size() - 1);

@@ -6,6 +6,13 @@
 //   7pt (3D): 6 on the diagonal, -1 for the 6 face neighbours;
 //   27pt (3D): 26 on the diagonal, -1 for all 26 neighbours (the HPCG operator).
 // Every one is an irreducibly diagonally dominant M-matrix, hence SPD.
+//
+// Variable coefficients (5pt/7pt only): -div(K grad u) with K = diag(eps_x, eps_y, eps_z) k(x), finite
+// volumes on the unknowns' cells: the coupling across a face is eps_d times the harmonic mean of the two
+// cells' k (a boundary face uses the cell's own k), the diagonal is the sum of the couplings of all 2d
+// faces. With k = 1 and eps = 1 this is exactly the constant-coefficient matrix above. k is either 1 or a
+// checkerboard of `contrast` and 1 on cells^d cells: the classic test of AMG robustness to jumps, as
+// small eps_d is to anisotropy.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,10 +27,17 @@ enum class PoissonRhs {
   manufactured,  // b = A u* for u*(x,y,z) = sin(pi x) sin(2 pi y) sin(3 pi z): the exact solution is known
 };
 
+enum class Coefficient { constant, checkerboard };
+
 struct PoissonParams {
   Stencil stencil = Stencil::p7;
   std::vector<std::int64_t> size = {128, 128, 128};  // unknowns per direction (2 or 3 entries)
   PoissonRhs rhs = PoissonRhs::ones;
+  std::vector<double> anisotropy;  // eps per direction; empty: all 1
+  Coefficient coefficient = Coefficient::constant;
+  double contrast = 1e6;           // checkerboard: k in odd cells
+  std::int64_t cells = 4;          // checkerboard cells per direction
+  bool variable_coefficients() const { return !anisotropy.empty() || coefficient != Coefficient::constant; }
 };
 
 int stencil_dimensions(Stencil s);

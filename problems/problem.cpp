@@ -1,6 +1,7 @@
 #include "problems/problem.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numbers>
 
@@ -60,6 +61,21 @@ LinearProblem make_poisson(const PoissonParams& p) {
   auto A = std::make_shared<CsrMatrix<double>>(poisson_matrix(p));
   problem.description = what + " ";
   for (std::size_t d = 0; d < p.size.size(); ++d) problem.description += (d ? "x" : "") + std::to_string(p.size[d]);
+  if (!p.anisotropy.empty()) {
+    problem.description += ", anisotropy [";
+    for (std::size_t d = 0; d < p.anisotropy.size(); ++d) {
+      char eps[32];
+      std::snprintf(eps, sizeof eps, "%s%g", d ? ", " : "", p.anisotropy[d]);
+      problem.description += eps;
+    }
+    problem.description += "]";
+  }
+  if (p.coefficient == Coefficient::checkerboard) {
+    char jump[96];
+    std::snprintf(jump, sizeof jump, ", checkerboard coefficient %g : 1 on %lld cells per direction", p.contrast,
+                  static_cast<long long>(p.cells));
+    problem.description += jump;
+  }
   if (p.rhs == PoissonRhs::manufactured) {
     problem.exact = manufactured_solution(grid);
     spmv(*A, *problem.exact, problem.b);

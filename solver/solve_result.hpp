@@ -26,6 +26,9 @@ struct SolveResult {
   double relative_residual = 0.0;   // ||b - A x|| / ||b|| at the end
   std::vector<double> history;      // relative residual before iteration 1, then after each iteration
   double seconds = 0.0;
+  // PCG stopped because the true residual no longer decreased after a restart: the tolerance is below
+  // what double precision can attain for this system.
+  bool stagnated = false;
   // Average reduction per iteration: (final / initial relative residual)^(1 / iterations).
   double convergence_factor() const;
 };

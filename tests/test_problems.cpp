@@ -102,3 +102,64 @@ TEST(Poisson, ProblemsTooLargeForMemoryAreRefusedBeforeAllocation) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+TEST(VariableCoefficients, UnitCoefficientsReproduceTheConstantMatrix) {
+  for (auto p : {params(Stencil::p5, {9, 7}), params(Stencil::p7, {6, 5, 4})}) {
+    const CsrMatrix<double> standard = poisson_matrix(p);
+    p.anisotropy.assign(static_cast<std::size_t>(stencil_dimensions(p.stencil)), 1.0);
+    const CsrMatrix<double> variable = poisson_matrix(p);
+    EXPECT_EQ(variable.row_ptr, standard.row_ptr);
+    EXPECT_EQ(variable.col, standard.col);
+    EXPECT_EQ(variable.val, standard.val);
+  }
+}
+
+TEST(VariableCoefficients, JumpsAndAnisotropyGiveSymmetricMMatricesWithZeroInteriorRowSums) {
+  PoissonParams p = params(Stencil::p7, {12, 10, 8});
+  p.coefficient = Coefficient::checkerboard;
+  p.contrast = 1e6;
+  p.cells = 3;
+  p.anisotropy = {1.0, 0.5, 1e-3};
+  const CsrMatrix<double> A = poisson_matrix(p);
+  EXPECT_EQ(A.nnz(), poisson_nnz(p));
+  EXPECT_LT(largest_asymmetry(A).relative, 1e-15);
+  for (Index i = 0; i < A.rows; ++i) {
+    double sum = 0, diag = 0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      sum += A.val[k];
+      if (A.col[k] == i) diag = A.val[k];
+      else EXPECT_LT(A.val[k], 0.0);
+    }
+    EXPECT_GT(diag, 0.0);
+    const std::int64_t x = i % 12, y = (i / 12) % 10, z = i / 120;
+    const bool interior = x > 0 && x < 11 && y > 0 && y < 9 && z > 0 && z < 7;
+    if (interior) {
+      EXPECT_NEAR(sum, 0.0, 1e-9 * diag) << "row " << i;
+    } else {
+      EXPECT_GT(sum, 0.0) << "row " << i;
+    }
+  }
+  // Both coefficient values occur and faces between them use the harmonic mean (about 2 for 1e6 : 1).
+  double smallest = 1e300, largest = 0;
+  for (double v : A.val) {
+    smallest = std::min(smallest, std::abs(v));
+    largest = std::max(largest, std::abs(v));
+  }
+  EXPECT_GT(largest, 1e6);
+  EXPECT_LT(smallest, 1e-2);
+}
+
+TEST(VariableCoefficients, OnlyFaceStencils) {
+  PoissonParams p = params(Stencil::p27, {4, 4, 4});
+  p.coefficient = Coefficient::checkerboard;
+  EXPECT_THROW(poisson_matrix(p), InputError);
+  p = params(Stencil::p7, {4, 4, 4});
+  p.anisotropy = {1.0, 1.0};
+  EXPECT_THROW(poisson_matrix(p), InputError);
+}
+
+}  // namespace
+}  // namespace amgsolve
