@@ -65,9 +65,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
         C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
       }
     }
-    for (Index i = 0; i < A.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
-    C.col.resize(static_cast<std::size_t>(C.nnz()));
-    C.val.resize(static_cast<std::size_t>(C.nnz()));
+    allocate_from_row_lengths(C);
     return multiplications;
   }
 
