@@ -319,10 +319,11 @@ double vcycle_factor(const CsrMatrix<double>& A, const AmgParams& params) {
   return factor;
 }
 
-// Bound: smoothed aggregation with MIS-2 aggregates and one Chebyshev(2) pre/post step gives a
-// mesh-independent V-cycle factor; measured 0.3-0.45 on these grids. 0.6 leaves room for rounding
-// while still failing if smoothing, prolongator smoothing or the Galerkin product were broken
-// (a two-level method with the unsmoothed T alone is above 0.8 here).
+// Bound: smoothed aggregation with MIS-2 aggregates and one Chebyshev(2) pre/post step gives a V-cycle
+// factor that grows only slowly with the mesh; measured (deterministic, seeded) 0.43 / 0.53 for 2D 64^2 /
+// 256^2 and 0.28 / 0.33 for 3D 20^3 / 48^3. The bound 0.6 fails if smoothing, prolongator smoothing or
+// the Galerkin product break (the factor then approaches 1), and the growth check catches a loss of
+// mesh independence.
 TEST(VCycle, ConvergenceFactorIsBoundedAndMeshIndependent) {
   AmgParams params;
   params.coarse_size = 50;
