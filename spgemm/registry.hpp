@@ -1,7 +1,7 @@
 #pragma once
 // Name -> SpGEMM backend. Each backend is one file (or folder) in spgemm/ that ends with
-// AMGSOLVE_REGISTER_SPGEMM(name, Class) and is listed once in spgemm/CMakeLists.txt with
-// amgsolve_spgemm_backend(); CMake generates the list that fills the registry, so adding a backend
+// AMGSOLVE_REGISTER_SPGEMM(id, Class) (id: the name with '-' as '_') and is listed once in
+// spgemm/CMakeLists.txt with amgsolve_spgemm_backend(id ...); CMake generates the list that fills the registry, so adding a backend
 // touches neither the registry nor the AMG code.
 #include <memory>
 #include <string>

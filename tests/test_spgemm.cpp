@@ -69,6 +69,15 @@ TEST_P(SpgemmBackendTest, DenseRowsAndTallSkinny) {
   expect_matches_dense(random_sparse(300, 20, 0.05, 7), A, 1e-13);
 }
 
+TEST_P(SpgemmBackendTest, RowLongerThanTwoMergeRounds) {
+  // 2500 entries in one row: more than 32^2, so row merging needs three rounds of splitting.
+  std::vector<Triplet<double>> t;
+  for (Index j = 0; j < 2500; ++j) t.push_back({1, j, std::sin(0.1 * j)});
+  t.push_back({0, 7, 2.0});
+  const CsrMatrix<double> A = csr_from_triplets(3, 2500, t);
+  expect_matches_dense(A, random_sparse(2500, 40, 0.05, 31), 1e-13);
+}
+
 TEST_P(SpgemmBackendTest, DegenerateShapes) {
   expect_matches_dense(CsrMatrix<double>(0, 0), CsrMatrix<double>(0, 0), 0);
   expect_matches_dense(CsrMatrix<double>(0, 5), random_sparse(5, 4, 0.5, 1), 0);
