@@ -45,8 +45,10 @@ void check_outputs(const Config& config) {
 
 void print_level(const LevelInfo& l, const std::string& backend) {
   const double per_row = l.rows > 0 ? static_cast<double>(l.nnz) / l.rows : 0.0;
+  // A delegating backend (auto) says what it chose for the Galerkin product P^T (A P).
+  const std::string shown = l.rap_product.choice.empty() ? backend : backend + " -> " + l.rap_product.choice;
   progress("  %5d %12d %14lld %8.2f %9.3f  %s\n", l.level, l.rows, static_cast<long long>(l.nnz), per_row, l.seconds,
-           l.coarsest ? "(coarsest: direct LDL^T)" : backend.c_str());
+           l.coarsest ? "(coarsest: direct LDL^T)" : shown.c_str());
 }
 
 // The --compare-spgemm table: level x product x backend.

@@ -16,7 +16,8 @@ nlohmann::json spgemm_json(const SpgemmStats& s) {
           {"nnz", s.nnz},
           {"gflops", s.gflops()},
           {"compression_factor", s.compression_factor()},
-          {"extra_bytes", s.extra_bytes}};
+          {"extra_bytes", s.extra_bytes},
+          {"choice", s.choice}};
 }
 
 nlohmann::json level_json(const LevelInfo& l) {

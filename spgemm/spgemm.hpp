@@ -24,6 +24,7 @@ struct SpgemmStats {
   Offset multiplications = 0;   // nontrivial products a_ik * b_kj
   Offset nnz = 0;               // nonzeros of C
   std::uint64_t extra_bytes = 0;  // peak temporary memory beyond A, B and C
+  std::string choice;             // backends that delegate (auto): what they picked and why
 
   double seconds() const { return symbolic_seconds + numeric_seconds; }
   // Two flops (multiply + add) per nontrivial product, the convention of the SpGEMM literature.

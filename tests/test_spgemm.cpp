@@ -185,3 +185,30 @@ TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
 
 }  // namespace
 }  // namespace amgsolve
+
+#include "common/cpu_info.hpp"
+
+namespace amgsolve {
+namespace {
+
+TEST(SpgemmAuto, PicksGustavsonWhileTheAccumulatorFitsInL2AndSaysWhy) {
+  const SpgemmBackend& automatic = SpgemmRegistry::instance().get("auto");
+  const Index fitting = 1000;
+  const Index too_wide = static_cast<Index>(l2_cache_bytes() / (sizeof(Index) + sizeof(double))) + 1000;
+  for (Index cols : {fitting, too_wide}) {
+    std::vector<Triplet<double>> t;
+    for (Index i = 0; i < 20; ++i) t.push_back({i, static_cast<Index>((i * 7919) % cols), 1.0 + i});
+    const CsrMatrix<double> A = test::random_sparse(15, 20, 0.3, 41);
+    const CsrMatrix<double> B = csr_from_triplets(20, cols, t);
+    SpgemmStats stats;
+    const CsrMatrix<double> C = automatic.multiply(A, B, &stats);
+    const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+    EXPECT_EQ(C.col, reference.col);
+    const std::string expected = cols == fitting ? "gustavson" : "hash";
+    EXPECT_EQ(stats.choice.rfind(expected, 0), 0u) << stats.choice;
+    EXPECT_NE(stats.choice.find("L2"), std::string::npos) << stats.choice;
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -1,0 +1,53 @@
+#include "common/cpu_info.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <algorithm>
+#include <string>
+
+namespace amgsolve {
+namespace {
+
+std::size_t from_environment(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text) return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text, &end, 10);
+  return end != text ? static_cast<std::size_t>(v) : 0;
+}
+
+// "2048K" / "64" / "1M" from a sysfs cache attribute, in bytes; 0 if absent.
+std::size_t from_sysfs(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty()) return 0;
+  std::size_t scale = 1;
+  if (text.back() == 'K') scale = 1024;
+  if (text.back() == 'M') scale = 1024 * 1024;
+  return static_cast<std::size_t>(std::strtoull(text.c_str(), nullptr, 10)) * scale;
+}
+
+std::size_t first_of(std::size_t a, std::size_t b, std::size_t c, std::size_t fallback) {
+  return a ? a : b ? b : c ? c : fallback;
+}
+
+}  // namespace
+
+std::size_t l2_cache_bytes() {
+  static const std::size_t bytes =
+      first_of(from_environment("AMGSOLVE_L2_BYTES"), from_sysfs("/sys/devices/system/cpu/cpu0/cache/index2/size"),
+               static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE))), std::size_t{1} << 20);
+  return bytes;
+}
+
+std::size_t cache_line_bytes() {
+  static const std::size_t bytes = first_of(
+      from_environment("AMGSOLVE_CACHE_LINE_BYTES"),
+      from_sysfs("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size"),
+      static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL1_DCACHE_LINESIZE))), 64);
+  return bytes;
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,12 @@
+#pragma once
+// Cache geometry of the CPU, for kernels that size their working sets to the cache (SpGEMM accumulator
+// choice, MAGNUS chunking). Read from sysfs, then sysconf; AMGSOLVE_L2_BYTES and AMGSOLVE_CACHE_LINE_BYTES
+// override both (tests use tiny values to exercise the large-input code paths on small inputs).
+#include <cstddef>
+
+namespace amgsolve {
+
+std::size_t l2_cache_bytes();    // per core; 1 MiB if nothing can be read
+std::size_t cache_line_bytes();  // 64 if nothing can be read
+
+}  // namespace amgsolve
