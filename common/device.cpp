@@ -1,5 +1,7 @@
 #include "common/device.hpp"
 
+#include "common/error.hpp"
+
 namespace amgsolve {
 
 #ifdef AMGSOLVE_WITH_CUDA
@@ -12,5 +14,10 @@ GpuStatus gpu_status() {
   return status;
 }
 #endif
+
+void require_gpu(const std::string& what) {
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) throw Error(what + " needs a GPU: " + status.unavailable_reason);
+}
 
 }  // namespace amgsolve

@@ -15,4 +15,7 @@ struct GpuStatus {
 
 GpuStatus gpu_status();
 
+// Throws amgsolve::Error naming `what` and the reason when no GPU can be used.
+void require_gpu(const std::string& what);
+
 }  // namespace amgsolve
