@@ -136,6 +136,11 @@ SolveResult pcg(const CsrMatrix<Value>& A, const Vector<Value>& b, Vector<Value>
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
   }
+  if (relres > params.tolerance && !result.stagnated) {
+    // Stopped by the iteration limit: report the true residual, not the recurrence's.
+    residual(A, x, b, r);
+    relres = norm2(r) / bnorm;
+  }
   result.iterations = k;
   result.relative_residual = relres;
   result.converged = relres <= params.tolerance;
