@@ -1,5 +1,7 @@
 #include "app/run.hpp"
 
+#include "app/run_support.hpp"
+
 #include <omp.h>
 
 #include <cmath>
@@ -30,10 +32,14 @@ namespace {
 void check_outputs(const Config& config) {
   const OutputParams& out = config.output;
   if (!out.report.empty()) require_writable(out.report, "report file");
-  if (!out.solution.empty()) require_writable(out.solution, "solution file");
+  if (!out.solution.empty()) {
+    if (config.problem.type == ProblemType::mouse)
+      throw InputError("output.solution: a mouse problem has one fluence per source; use output.vtk");
+    require_writable(out.solution, "solution file");
+  }
   if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file");
   if (!out.vtk.empty()) {
-    if (config.problem.type != ProblemType::poisson)
+    if (config.problem.type == ProblemType::matrix_market)
       throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
                        "(use output.solution to save the solution vector)");
     if (std::filesystem::path(out.vtk).extension() != ".vti")
@@ -99,72 +105,128 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
   }
 }
 
-// Builds the hierarchy in CycleValue precision (double, or float for solver.precision = mixed), prints
-// the level table, and runs the configured outer iteration in double. Returns the finest aggregates.
+// AmgSolver in CycleValue precision: double, or float for solver.precision = mixed (the V-cycle in float
+// inside the double outer iteration).
 template <class CycleValue>
-Array<Index> setup_and_solve(const Config& config, bool compare_spgemm, const LinearProblem& problem,
-                             RunRecord& record, Vector<double>& x) {
-  progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
-           std::is_same_v<CycleValue, float> ? "float" : "double");
-  progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
-  Timer timer;
-  std::shared_ptr<const CsrMatrix<CycleValue>> A;
-  if constexpr (std::is_same_v<CycleValue, double>)
-    A = problem.A;
-  else
-    A = std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*problem.A));
-  typename AmgHierarchy<CycleValue>::ProductCallback compare;
-  if (compare_spgemm)
-    compare = [&record](int level, const std::string& product, const CsrMatrix<CycleValue>& a,
-                        const CsrMatrix<CycleValue>& b, const CsrMatrix<CycleValue>& c) {
-      for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c))
-        record.spgemm_comparison.push_back(std::move(row));
-    };
-  const AmgHierarchy<CycleValue> amg(
-      A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare);
-  record.levels = amg.info();
-  record.setup_seconds = timer.seconds();
-  record.operator_complexity = amg.operator_complexity();
-  record.grid_complexity = amg.grid_complexity();
-  record.spgemm_backend = amg.spgemm_backend();
-  record.hierarchy_bytes = amg.bytes();
-  double spgemm_seconds = 0;
-  for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
-  progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(), record.operator_complexity,
-           record.grid_complexity);
-  progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", record.setup_seconds, spgemm_seconds,
-           compare_spgemm ? "; setup time includes the backend comparison" : "",
-           format_bytes(record.hierarchy_bytes).c_str());
-  if (compare_spgemm) print_comparison(record.spgemm_comparison);
+class AmgSolverIn final : public AmgSolver {
+ public:
+  AmgSolverIn(const Config& config, std::shared_ptr<const CsrMatrix<double>> A, bool compare_spgemm,
+              SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison)
+      : config_(config), A_(std::move(A)), amg_(build(config, A_, compare_spgemm, comparison)) {
+    const AmgHierarchy<CycleValue>& amg = *amg_;
+    setup.seconds = setup_seconds_;
+    setup.levels = amg.info();
+    setup.operator_complexity = amg.operator_complexity();
+    setup.grid_complexity = amg.grid_complexity();
+    setup.spgemm_backend = amg.spgemm_backend();
+    setup.hierarchy_bytes = amg.bytes();
+    double spgemm_seconds = 0;
+    for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
+    progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(),
+             setup.operator_complexity, setup.grid_complexity);
+    progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", setup.seconds, spgemm_seconds,
+             compare_spgemm ? "; setup time includes the backend comparison" : "",
+             format_bytes(setup.hierarchy_bytes).c_str());
+  }
 
-  const bool use_pcg = config.solver.type == SolverType::pcg;
-  record.solver_type = use_pcg ? "pcg" : "amg";
-  record.precision = std::is_same_v<CycleValue, float> ? "mixed" : "double";
-  record.tolerance = config.solver.tolerance;
-  progress("%s solve to relative residual %.1e:\n", use_pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-           config.solver.tolerance);
-  Vector<CycleValue> r_cycle, z_cycle;  // the V-cycle's vectors when it runs in float
-  const Preconditioner<double> vcycle = [&](const Vector<double>& r, Vector<double>& z) {
-    if constexpr (std::is_same_v<CycleValue, double>) {
-      amg.apply(r, z);
-    } else {
-      r_cycle.assign(r.begin(), r.end());
-      amg.apply(r_cycle, z_cycle);
-      z.assign(z_cycle.begin(), z_cycle.end());
-    }
-  };
-  double previous = 1.0;
-  const IterationCallback show = [&](int k, double relres) {
-    if (config.print_every > 0 && k % config.print_every == 0)
-      progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
-    previous = relres;
-  };
-  record.solve = use_pcg ? pcg(*problem.A, problem.b, x, vcycle, config.solver, show)
-                         : stationary_iteration(*problem.A, problem.b, x, vcycle, config.solver, show);
-  return amg.finest_aggregates();
-}
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) override {
+    const Preconditioner<double> vcycle = [&](const Vector<double>& r, Vector<double>& z) {
+      if constexpr (std::is_same_v<CycleValue, double>) {
+        amg_->apply(r, z);
+      } else {
+        r_cycle_.assign(r.begin(), r.end());
+        amg_->apply(r_cycle_, z_cycle_);
+        z.assign(z_cycle_.begin(), z_cycle_.end());
+      }
+    };
+    double previous = 1.0;
+    const IterationCallback show = [&](int k, double relres) {
+      if (show_iterations && config_.print_every > 0 && k % config_.print_every == 0)
+        progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
+      previous = relres;
+    };
+    x.assign(b.size(), 0.0);
+    return config_.solver.type == SolverType::pcg ? pcg(*A_, b, x, vcycle, config_.solver, show)
+                                                  : stationary_iteration(*A_, b, x, vcycle, config_.solver, show);
+  }
+
+  Array<Index> finest_aggregates() const override { return amg_->finest_aggregates(); }
+
+ private:
+  std::unique_ptr<AmgHierarchy<CycleValue>> build(const Config& config, const std::shared_ptr<const CsrMatrix<double>>& A,
+                                 bool compare_spgemm, std::vector<SpgemmComparisonRow>& comparison) {
+    progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
+             std::is_same_v<CycleValue, float> ? "float" : "double");
+    progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
+    Timer timer;
+    std::shared_ptr<const CsrMatrix<CycleValue>> cycle_A;
+    if constexpr (std::is_same_v<CycleValue, double>)
+      cycle_A = A;
+    else
+      cycle_A = std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*A));
+    typename AmgHierarchy<CycleValue>::ProductCallback compare;
+    if (compare_spgemm)
+      compare = [&comparison](int level, const std::string& product, const CsrMatrix<CycleValue>& a,
+                              const CsrMatrix<CycleValue>& b, const CsrMatrix<CycleValue>& c) {
+        for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c))
+          comparison.push_back(std::move(row));
+      };
+    auto amg = std::make_unique<AmgHierarchy<CycleValue>>(
+        cycle_A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare);
+    setup_seconds_ = timer.seconds();
+    if (compare_spgemm) print_comparison(comparison);
+    return amg;
+  }
+
+  const Config& config_;
+  std::shared_ptr<const CsrMatrix<double>> A_;
+  double setup_seconds_ = 0.0;
+  std::unique_ptr<AmgHierarchy<CycleValue>> amg_;
+  Vector<CycleValue> r_cycle_, z_cycle_;  // the V-cycle's vectors when it runs in float
+};
 
 }  // namespace
+
+void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
+  record.rows = A.rows;
+  record.nnz = A.nnz();
+  record.row_length_histogram.clear();
+  for (Index i = 0; i < A.rows; ++i) {
+    const auto length = static_cast<std::size_t>(A.row_length(i));
+    if (length >= record.row_length_histogram.size()) record.row_length_histogram.resize(length + 1, 0);
+    ++record.row_length_histogram[length];
+  }
+}
+
+void print_solve_summary(const SolveResult& s, const char* what) {
+  progress("%s%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,
+           s.converged ? "converged" : "NOT CONVERGED", s.iterations, s.relative_residual, s.convergence_factor(),
+           s.seconds);
+}
+
+int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
+  int failed = 0;
+  const SolveResult* first = nullptr;
+  for (const SolveResult& s : solves)
+    if (!s.converged) {
+      ++failed;
+      if (!first) first = &s;
+    }
+  if (!first) return kExitOk;
+  std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
+               config.source.c_str(), failed > 1 ? (std::to_string(failed) + " solves").c_str() : "solve",
+               first->iterations, first->relative_residual, config.solver.tolerance,
+               first->stagnated ? ": the true residual stagnates, the tolerance is below the attainable accuracy" : "");
+  return kExitNotConverged;
+}
+
+std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, std::shared_ptr<const CsrMatrix<double>> A,
+                                             bool compare_spgemm, SetupRecord& setup,
+                                             std::vector<SpgemmComparisonRow>& comparison) {
+  if (config.solver.precision == Precision::mixed)
+    return std::make_unique<AmgSolverIn<float>>(config, std::move(A), compare_spgemm, setup, comparison);
+  return std::make_unique<AmgSolverIn<double>>(config, std::move(A), compare_spgemm, setup, comparison);
+}
 
 void print_backends() {
   std::printf("%-12s %-6s %-10s %s\n", "backend", "device", "available", "description");
@@ -197,39 +259,37 @@ int run(const RunOptions& options) {
   record.threads = max_threads();
   progress("amgsolve %s  (%d threads)\n", config.source.c_str(), record.threads);
 
+  record.solver_type = config.solver.type == SolverType::pcg ? "pcg" : "amg";
+  record.precision = config.solver.precision == Precision::mixed ? "mixed" : "double";
+  record.tolerance = config.solver.tolerance;
+  if (config.problem.type == ProblemType::mouse) return run_mouse(config, compare_spgemm, record);
+
   Timer timer;
   const LinearProblem problem = make_problem(config.problem);
   record.problem_seconds = timer.seconds();
   record.problem_description = problem.description;
   record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
-  record.rows = problem.A->rows;
-  record.nnz = problem.A->nnz();
+  describe_matrix(*problem.A, record);
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
 
+  const auto solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
+  progress("%s solve to relative residual %.1e:\n",
+           config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
+           config.solver.tolerance);
   Vector<double> x;
-  const Array<Index> aggregates = config.solver.precision == Precision::mixed
-                                      ? setup_and_solve<float>(config, compare_spgemm, problem, record, x)
-                                      : setup_and_solve<double>(config, compare_spgemm, problem, record, x);
+  record.solve = solver->solve(problem.b, x, true);
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 
   const SolveResult& s = record.solve;
-  progress("%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n",
-           s.converged ? "converged" : "NOT CONVERGED", s.iterations, s.relative_residual, s.convergence_factor(),
-           s.seconds);
+  print_solve_summary(s);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
-  progress("total setup + solve %.3f s, peak memory %s\n", record.setup_seconds + s.seconds,
+  progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
            format_bytes(record.peak_memory_bytes).c_str());
 
-  write_outputs(config, record, problem, aggregates, x);
-  if (!s.converged) {
-    std::fprintf(stderr, "amgsolve: %s: not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
-                 config.source.c_str(), s.iterations, s.relative_residual, config.solver.tolerance,
-                 s.stagnated ? ": the true residual stagnates, the tolerance is below the attainable accuracy" : "");
-    return kExitNotConverged;
-  }
-  return kExitOk;
+  write_outputs(config, record, problem, solver->finest_aggregates(), x);
+  return exit_status(config, {s});
 }
 
 }  // namespace amgsolve

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -37,13 +38,20 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string suggestion_for(const std::string& path) {
+  // Candidates: every key and every section above a key ("problem.tissues.liver").
+  std::set<std::string> candidates;
+  for (const KeySpec& k : config_schema())
+    for (std::size_t dot = k.path.find('.'); dot != std::string::npos; dot = k.path.find('.', dot + 1)) {
+      candidates.insert(k.path.substr(0, dot));
+      candidates.insert(k.path);
+    }
   std::string best;
   std::size_t best_distance = 4;  // suggest only close matches
-  for (const KeySpec& k : config_schema()) {
-    const std::size_t d = edit_distance(path, k.path);
+  for (const std::string& c : candidates) {
+    const std::size_t d = edit_distance(path, c);
     if (d < best_distance) {
       best_distance = d;
-      best = k.path;
+      best = c;
     }
   }
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
@@ -201,6 +209,26 @@ class Reader {
   }
   std::vector<double> number_list(const std::string& path) const { return list<double>(path, "numbers like [1, 1e-3]"); }
 
+  bool boolean(const std::string& path) const { return text(path) == "true"; }
+
+  std::vector<std::array<double, 2>> pair_list(const std::string& path) const {
+    const auto [node, spec] = value(path);
+    if (!node.IsSequence()) fail(path, node, "must be a list of [x, y] pairs, got " + show(node));
+    if (node.size() > spec->list_max)
+      fail(path, node, "must have at most " + std::to_string(spec->list_max) + " entries, has " +
+                           std::to_string(node.size()));
+    std::vector<std::array<double, 2>> out;
+    for (const YAML::Node& entry : node) {
+      std::array<double, 2> xy{};
+      const bool ok = entry.IsSequence() && entry.size() == 2 && entry[0].IsScalar() && entry[1].IsScalar() &&
+                      YAML::convert<double>::decode(entry[0], xy[0]) && YAML::convert<double>::decode(entry[1], xy[1]) &&
+                      std::isfinite(xy[0]) && std::isfinite(xy[1]);
+      if (!ok) fail(path, entry, "entries must be pairs of numbers like [10, -2.5], got " + show(entry));
+      out.push_back(xy);
+    }
+    return out;
+  }
+
  private:
   template <class T>
   std::vector<T> list(const std::string& path, const std::string& example) const {
@@ -256,6 +284,28 @@ class Reader {
   std::string type_;
 };
 
+void read_mouse(const Reader& r, MouseParams& m) {
+  m.phantom.voxel_size = r.number("problem.voxel_size");
+  m.phantom.limbs = r.boolean("problem.limbs");
+  m.phantom.tail = r.boolean("problem.tail");
+  const std::vector<double> centre = r.number_list("problem.tumour.centre");
+  m.phantom.tumour_centre = {centre[0], centre[1], centre[2]};
+  m.phantom.tumour_radius = r.number("problem.tumour.radius");
+  m.refractive_index = r.number("problem.refractive_index");
+  m.spots = r.pair_list("problem.sources.spots");
+  const std::vector<std::int64_t> grid = r.integer_list("problem.sources.scan_grid");
+  m.scan_grid = {grid[0], grid[1]};
+  m.source_power = r.number("problem.sources.power");
+  m.fluorescence = r.boolean("problem.fluorescence");
+  m.tumour_yield = r.number("problem.fluorophore.tumour");
+  m.background_yield = r.number("problem.fluorophore.background");
+  for (int t = 1; t < kTissueCount; ++t) {
+    const std::string prefix = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t));
+    const std::vector<double> mua = r.number_list(prefix + ".mua"), musp = r.number_list(prefix + ".musp");
+    for (int band = 0; band < 2; ++band) m.optics[t][band] = {mua[band], musp[band]};
+  }
+}
+
 SmootherType smoother_type(const std::string& s) { return s == "jacobi" ? SmootherType::jacobi : SmootherType::chebyshev; }
 
 Config read(const Document& doc) {
@@ -291,6 +341,9 @@ Config read(const Document& doc) {
       throw InputError(doc.where("problem.size", doc.find("problem.size")) + "problem.size has " +
                        std::to_string(c.problem.poisson.size.size()) + " entries but stencil " +
                        to_string(c.problem.poisson.stencil) + " needs " + std::to_string(dims));
+  } else if (type == "mouse") {
+    c.problem.type = ProblemType::mouse;
+    read_mouse(r, c.problem.mouse);
   } else {
     c.problem.type = ProblemType::matrix_market;
     c.problem.matrix_market.matrix = r.text("problem.matrix");
@@ -330,6 +383,7 @@ Config read(const Document& doc) {
   c.output.vtk = r.text("output.vtk");
   c.output.solution = r.text("output.solution");
   c.output.spgemm_csv = r.text("output.spgemm_csv");
+  c.output.vtk_sources = r.integer_list("output.vtk_sources");
   return c;
 }
 

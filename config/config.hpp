@@ -15,6 +15,7 @@ struct OutputParams {
   std::string vtk;       // .vti path ("" = none)
   std::string solution;  // Matrix Market solution vector path ("" = none)
   std::string spgemm_csv;  // SpGEMM comparison CSV path ("" = none)
+  std::vector<std::int64_t> vtk_sources;  // mouse: sources (from 1) written to the VTK file; empty: all
 };
 
 struct Config {

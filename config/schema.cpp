@@ -1,6 +1,10 @@
 #include "config/schema.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <sstream>
+
+#include "problems/tissue_optics.hpp"
 
 namespace amgsolve {
 namespace {
@@ -31,6 +35,101 @@ KeySpec only_for(KeySpec k, std::string problem_type) {
   return k;
 }
 
+KeySpec list_of(KeySpec k, std::size_t min_entries, std::size_t max_entries) {
+  k.list_min = min_entries;
+  k.list_max = max_entries;
+  return k;
+}
+
+std::string yaml_pair(double a, double b) {
+  char text[64];
+  std::snprintf(text, sizeof text, "[%g, %g]", a, b);
+  return text;
+}
+
+// problem.tissues.<name>.mua / .musp for every tissue, defaults from the published table.
+std::vector<KeySpec> tissue_keys() {
+  std::vector<KeySpec> keys;
+  const TissueTable table = default_tissue_table();
+  for (int t = 1; t < kTissueCount; ++t) {
+    const std::string name = tissue_name(static_cast<Tissue>(t));
+    const auto& o = table[t];
+    keys.push_back(only_for(list_of(bounded(key("problem.tissues." + name + ".mua", KeyKind::number_list,
+                                                yaml_pair(o[0].mua, o[1].mua),
+                                                "Absorption coefficient mu_a of " + name +
+                                                    " at the excitation and emission wavelengths, 1/mm."),
+                                            0.0, 100.0, true),
+                                    2, 2),
+                            "mouse"));
+    keys.push_back(only_for(list_of(bounded(key("problem.tissues." + name + ".musp", KeyKind::number_list,
+                                                yaml_pair(o[0].musp, o[1].musp),
+                                                "Reduced scattering coefficient mu_s' of " + name +
+                                                    " at the excitation and emission wavelengths, 1/mm."),
+                                            0.0, 1000.0, true),
+                                    2, 2),
+                            "mouse"));
+  }
+  return keys;
+}
+
+std::vector<KeySpec> mouse_keys() {
+  const auto yes_no = std::vector<std::string>{"true", "false"};
+  std::vector<KeySpec> keys = {
+      only_for(bounded(key("problem.voxel_size", KeyKind::number, "0.28",
+                           "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale of "
+                           "mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
+                       0.0, 10.0, true),
+               "mouse"),
+      only_for(choice("problem.limbs", yes_no, "true", "Include the four legs."), "mouse"),
+      only_for(choice("problem.tail", yes_no, "false",
+                      "Include a 6 cm tail (it doubles the bounding box, and with it the VTK file)."),
+               "mouse"),
+      only_for(bounded(key("problem.refractive_index", KeyKind::number, "1.37",
+                           "Refractive index of tissue against air: sets the Robin boundary condition's "
+                           "reflection (1 = index matched)."),
+                       1.0, 3.0),
+               "mouse"),
+      only_for(list_of(key("problem.sources.spots", KeyKind::pair_list, "[]",
+                           "Laser spots [x, y] in mm (x from nose to tail, y to the left, 0 at the trunk's centre "
+                           "line); the beam points down onto the back. Empty: the scan grid."),
+                       0, 4096),
+               "mouse"),
+      only_for(list_of(bounded(key("problem.sources.scan_grid", KeyKind::integer_list, "[4, 2]",
+                                   "Spots along x and y of a regular scan over the back (x -16..30 mm, "
+                                   "y -5..5 mm), used when `spots` is empty."),
+                               1, 64),
+                       2, 2),
+               "mouse"),
+      only_for(bounded(key("problem.sources.power", KeyKind::number, "1",
+                           "Power of each source (the fluence scales with it)."),
+                       0.0, std::nullopt, true),
+               "mouse"),
+      only_for(list_of(key("problem.tumour.centre", KeyKind::number_list, "[8, 4, 5]",
+                           "Centre of the spherical tumour, mm (the default lies under the back, left of the "
+                           "spine)."),
+                       3, 3),
+               "mouse"),
+      only_for(bounded(key("problem.tumour.radius", KeyKind::number, "0",
+                           "Radius of the tumour in mm; 0: no tumour. It must lie inside the animal."),
+                       0.0, 20.0),
+               "mouse"),
+      only_for(choice("problem.fluorescence", yes_no, "false",
+                      "Also solve the fluorescence emission per source (source term: fluorophore yield times "
+                      "the excitation fluence), with its own hierarchy at the emission wavelength."),
+               "mouse"),
+      only_for(bounded(key("problem.fluorophore.tumour", KeyKind::number, "0.01",
+                           "Fluorophore yield (quantum yield times its absorption, 1/mm) in the tumour."),
+                       0.0, 100.0),
+               "mouse"),
+      only_for(bounded(key("problem.fluorophore.background", KeyKind::number, "0",
+                           "Fluorophore yield (1/mm) in the rest of the animal (non-specific uptake)."),
+                       0.0, 100.0),
+               "mouse"),
+  };
+  for (KeySpec& k : tissue_keys()) keys.push_back(std::move(k));
+  return keys;
+}
+
 std::vector<KeySpec> make_schema() {
   KeySpec size = key("problem.size", KeyKind::integer_list, "[128, 128, 128]",
                      "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones (Dirichlet boundary "
@@ -45,9 +144,10 @@ std::vector<KeySpec> make_schema() {
   anisotropy.min_exclusive = true;
   anisotropy.list_min = 0;
   anisotropy.list_max = 3;
-  return {
-      choice("problem.type", {"poisson", "matrix_market"}, "poisson",
-             "Problem family: a generated Poisson problem or a matrix read from Matrix Market files."),
+  std::vector<KeySpec> keys = {
+      choice("problem.type", {"poisson", "matrix_market", "mouse"}, "poisson",
+             "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, or light "
+             "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources)."),
       only_for(choice("problem.stencil", {"5pt", "9pt", "7pt", "27pt"}, "7pt",
                       "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
                "poisson"),
@@ -145,7 +245,18 @@ std::vector<KeySpec> make_schema() {
           "none."),
       key("output.solution", KeyKind::path, "",
           "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
+      list_of(bounded(key("output.vtk_sources", KeyKind::integer_list, "[]",
+                          "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file; empty: all."),
+                      1, kMaxInt),
+              0, 4096),
   };
+  // The mouse keys follow the other problem keys.
+  std::vector<KeySpec> mouse = mouse_keys();
+  const auto after_problem = std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) {
+    return k.path.rfind("problem.", 0) != 0;
+  });
+  keys.insert(after_problem, mouse.begin(), mouse.end());
+  return keys;
 }
 
 const char* kind_name(KeyKind k) {
@@ -156,6 +267,7 @@ const char* kind_name(KeyKind k) {
     case KeyKind::choice: return "one of";
     case KeyKind::integer_list: return "list of integers";
     case KeyKind::number_list: return "list of numbers";
+    case KeyKind::pair_list: return "list of [x, y] pairs";
     case KeyKind::path: return "file path";
   }
   return "?";
@@ -168,7 +280,7 @@ std::string describe_type(const KeySpec& k) {
     out << " ";
     for (std::size_t i = 0; i < k.choices.size(); ++i) out << (i ? " \\| " : "") << "`" << k.choices[i] << "`";
   }
-  if (k.kind == KeyKind::integer_list || k.kind == KeyKind::number_list)
+  if (k.kind == KeyKind::integer_list || k.kind == KeyKind::number_list || k.kind == KeyKind::pair_list)
     out << " (" << k.list_min << "-" << k.list_max << " entries)";
   if (k.min || k.max) {
     out << ", " << (k.min ? (k.min_exclusive ? "> " : ">= ") : "");

@@ -8,7 +8,7 @@
 
 namespace amgsolve {
 
-enum class KeyKind { integer, number, text, choice, integer_list, number_list, path };
+enum class KeyKind { integer, number, text, choice, integer_list, number_list, pair_list, path };
 
 struct KeySpec {
   std::string path;           // "amg.smoother.degree"

@@ -43,6 +43,38 @@ nlohmann::json level_json(const LevelInfo& l) {
   return j;
 }
 
+nlohmann::json setup_json(const SetupRecord& s) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelInfo& l : s.levels) levels.push_back(level_json(l));
+  return {{"seconds", s.seconds},
+          {"levels", levels},
+          {"operator_complexity", s.operator_complexity},
+          {"grid_complexity", s.grid_complexity},
+          {"spgemm_backend", s.spgemm_backend},
+          {"hierarchy_bytes", s.hierarchy_bytes}};
+}
+
+nlohmann::json brief_solve_json(const SolveResult& s) {
+  return {{"iterations", s.iterations},
+          {"relative_residual", s.relative_residual},
+          {"converged", s.converged},
+          {"seconds", s.seconds}};
+}
+
+nlohmann::json source_json(const SourceRecord& s) {
+  nlohmann::json j = {{"index", s.index},
+                      {"spot", s.spot},
+                      {"position", s.position},
+                      {"excitation", brief_solve_json(s.excitation)},
+                      {"absorbed_power", s.absorbed},
+                      {"boundary_outflow", s.outflow}};
+  if (s.emission) {
+    j["emission"] = brief_solve_json(*s.emission);
+    j["emission"]["boundary_outflow"] = s.emission_outflow;
+  }
+  return j;
+}
+
 nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
   return {{"level", r.level},
           {"product", r.product},
@@ -62,8 +94,6 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
 }  // namespace
 
 nlohmann::json report_json(const RunRecord& run) {
-  nlohmann::json levels = nlohmann::json::array();
-  for (const LevelInfo& l : run.levels) levels.push_back(level_json(l));
   nlohmann::json j = {
       {"config", run.config_file},
       {"problem",
@@ -72,13 +102,7 @@ nlohmann::json report_json(const RunRecord& run) {
         {"rows", run.rows},
         {"nnz", run.nnz},
         {"seconds", run.problem_seconds}}},
-      {"setup",
-       {{"seconds", run.setup_seconds},
-        {"levels", levels},
-        {"operator_complexity", run.operator_complexity},
-        {"grid_complexity", run.grid_complexity},
-        {"spgemm_backend", run.spgemm_backend},
-        {"hierarchy_bytes", run.hierarchy_bytes}}},
+      {"setup", setup_json(run.setup)},
       {"solve",
        {{"type", run.solver_type},
         {"precision", run.precision},
@@ -93,6 +117,12 @@ nlohmann::json report_json(const RunRecord& run) {
       {"threads", run.threads},
       {"peak_memory_bytes", run.peak_memory_bytes},
   };
+  if (!run.row_length_histogram.empty()) j["problem"]["row_length_histogram"] = run.row_length_histogram;
+  if (run.emission_setup) j["emission_setup"] = setup_json(*run.emission_setup);
+  if (!run.sources.empty()) {
+    j["sources"] = nlohmann::json::array();
+    for (const SourceRecord& s : run.sources) j["sources"].push_back(source_json(s));
+  }
   if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
   if (!run.spgemm_comparison.empty()) {
     j["spgemm_comparison"] = nlohmann::json::array();

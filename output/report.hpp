@@ -3,6 +3,7 @@
 // history, timings and memory. Field names are part of the interface scripts rely on; README.md lists
 // them.
 #include <nlohmann/json.hpp>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,29 @@
 
 namespace amgsolve {
 
+// One AMG hierarchy: what was built and what it cost.
+struct SetupRecord {
+  std::vector<LevelInfo> levels;
+  double seconds = 0.0;
+  double operator_complexity = 0.0;
+  double grid_complexity = 0.0;
+  std::string spgemm_backend;
+  std::uint64_t hierarchy_bytes = 0;
+};
+
+// One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the
+// power balance of the excitation fluence (absorbed + boundary outflow = source power).
+struct SourceRecord {
+  int index = 0;  // 1-based
+  std::array<double, 2> spot{};
+  std::array<double, 3> position{};
+  SolveResult excitation;
+  double absorbed = 0.0;
+  double outflow = 0.0;
+  std::optional<SolveResult> emission;
+  double emission_outflow = 0.0;  // fluorescence leaving the skin
+};
+
 struct RunRecord {
   std::string config_file;
   std::string problem_description;
@@ -20,19 +44,16 @@ struct RunRecord {
   Index rows = 0;
   Offset nnz = 0;
   double problem_seconds = 0.0;
-  // setup
-  std::vector<LevelInfo> levels;
-  double setup_seconds = 0.0;
-  double operator_complexity = 0.0;
-  double grid_complexity = 0.0;
-  std::string spgemm_backend;
-  std::uint64_t hierarchy_bytes = 0;
+  std::vector<Offset> row_length_histogram;  // rows with 0, 1, 2, ... nonzeros
+  SetupRecord setup;
+  std::optional<SetupRecord> emission_setup;  // mouse with fluorescence: the emission-band hierarchy
   std::vector<SpgemmComparisonRow> spgemm_comparison;  // --compare-spgemm
   // solve
   std::string solver_type;
   std::string precision = "double";  // of the V-cycle: "double" or "mixed" (float cycle, double PCG)
   double tolerance = 0.0;
-  SolveResult solve;
+  SolveResult solve;                   // the solve (for several sources: the first excitation solve)
+  std::vector<SourceRecord> sources;   // diffuse-optical problems
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine
   int threads = 1;

@@ -23,4 +23,12 @@ struct IntegerField {
 void write_vti(const std::string& path, const Grid& grid, const std::vector<ScalarField>& scalars,
                const std::vector<IntegerField>& integers = {});
 
+// Cell data on a box of voxels, for problems whose unknowns are the voxels inside a domain (the mouse):
+// each field holds one value per unknown and is scattered to its voxel (as float: fluences span many
+// decades but need no more than 7 digits for viewing); voxels outside the domain are blanked
+// (vtkGhostType = HIDDENCELL, so ParaView draws only the animal) and hold NaN, or 0 in integer fields.
+// A `mask` integer field (1 inside) allows a Threshold filter in any VTK reader. Written atomically.
+void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const std::vector<ScalarField>& scalars,
+                     const std::vector<IntegerField>& integers = {});
+
 }  // namespace amgsolve

@@ -143,8 +143,9 @@ LinearProblem make_problem(const ProblemSpec& spec) {
   switch (spec.type) {
     case ProblemType::poisson: return make_poisson(spec.poisson);
     case ProblemType::matrix_market: return make_matrix_market(spec.matrix_market);
+    case ProblemType::mouse: break;
   }
-  throw Error("unknown problem type");
+  throw Error("make_problem: this problem type has several right-hand sides; use its own builder");
 }
 
 }  // namespace amgsolve

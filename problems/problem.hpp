@@ -11,6 +11,7 @@
 #include <string>
 
 #include "problems/matrix_market_problem.hpp"
+#include "problems/mouse.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr.hpp"
 
@@ -33,12 +34,13 @@ struct LinearProblem {
   std::optional<Grid> grid;                    // present for grid problems (VTK output)
 };
 
-enum class ProblemType { poisson, matrix_market };
+enum class ProblemType { poisson, matrix_market, mouse };
 
 struct ProblemSpec {
   ProblemType type = ProblemType::poisson;
   PoissonParams poisson;
   MatrixMarketParams matrix_market;
+  MouseParams mouse;  // built by make_mouse_problem (many right-hand sides), not make_problem
 };
 
 // Rough peak memory of assembling and solving the problem (matrix, hierarchy, vectors), checked

@@ -413,6 +413,82 @@ TEST(Cli, RhsFileOfWrongLength) {
 
 // ================================================================ good input
 
+// ---------------------------------------------------------------- mouse
+
+// A coarse mouse config (1 mm voxels, 2 sources) with `extra` YAML lines appended under problem:.
+std::string mouse_config(const ScratchDir& dir, const std::string& extra = "") {
+  return write_text(dir, "cfg.yaml",
+                    "problem:\n"               // 1
+                    "  type: mouse\n"          // 2
+                    "  voxel_size: 1.0\n"      // 3
+                    "  sources:\n"             // 4
+                    "    scan_grid: [2, 1]\n"  // 5
+                    + extra);
+}
+
+TEST(Cli, MouseUnknownTissue) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir, "  tissues:\n    livre:\n      mua: [0.1, 0.1]\n");  // line 7
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":7:", "problem.tissues.livre", "problem.tissues.liver"}));
+}
+
+TEST(Cli, MouseZeroOpticalProperty) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir, "  tissues:\n    liver:\n      musp: [0.5, 0]\n");  // line 8
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {cfg + ":8:", "problem.tissues.liver.musp", "> 0"}));
+}
+
+TEST(Cli, MouseSourceOutsideTheAnimal) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir, "    spots: [[0, 0], [5, 30]]\n");
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"spot 2", "[5, 30]", "misses the animal"}));
+}
+
+TEST(Cli, MouseVoxelSizeGivesAnEmptyAnimal) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir);
+  const RunResult r = run(dir, with_outputs(dir, {cfg, "--set", "problem.voxel_size=6"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"problem.voxel_size", "too coarse"}));
+}
+
+TEST(Cli, MouseVoxelSizeGivesAnEnormousAnimal) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir);
+  const RunResult r = run(dir, with_outputs(dir, {cfg, "--set", "problem.voxel_size=0.002"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"problem.voxel_size"}));
+}
+
+TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir,
+                                       "  tumour: {centre: [8, 4, 5], radius: 3}\n"
+                                       "  fluorescence: true\n");
+  const RunResult r = run(dir, {cfg, "--report", dir.file("R.json"), "--vtk", dir.file("m.vti")});
+  ASSERT_EQ(r.status, kExitOk) << r.err << r.out;
+  const json j = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(j, "problem.type"), "mouse");
+  const json sources = field(j, "sources");
+  ASSERT_EQ(sources.size(), 2u);
+  for (const json& s : sources) {
+    EXPECT_TRUE(s["excitation"]["converged"].get<bool>());
+    EXPECT_TRUE(s["emission"]["converged"].get<bool>());
+    EXPECT_GT(s["excitation"]["iterations"].get<int>(), 0);
+    // Power balance of the discrete solution: absorbed + outflow = 1 (the source power).
+    EXPECT_NEAR(s["absorbed_power"].get<double>() + s["boundary_outflow"].get<double>(), 1.0, 1e-6);
+  }
+  // The emission wavelength has its own hierarchy; the histogram counts every row once, none above 7.
+  EXPECT_TRUE(j.contains("emission_setup"));
+  const json histogram = field(j, "problem.row_length_histogram");
+  long long rows = 0;
+  for (const json& c : histogram) rows += c.get<long long>();
+  EXPECT_EQ(rows, field(j, "problem.rows").get<long long>());
+  EXPECT_LE(histogram.size(), 8u);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("m.vti")));
+}
+
 TEST(Cli, ListBackends) {
   ScratchDir dir;
   const RunResult r = run(dir, {"--list-backends"});

@@ -2,6 +2,8 @@
 #include <vtkDataArray.h>
 #include <vtkImageData.h>
 #include <vtkNew.h>
+#include <vtkCellData.h>
+#include <vtkDataSetAttributes.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataReader.h>
 
@@ -66,6 +68,48 @@ TEST(Vtk, ImageDataReadsBackEqual) {
   EXPECT_DOUBLE_EQ(p[2], 0.25 + 0.25 * 1);
 }
 
+TEST(Vtk, VoxelDataIsScatteredToTheDomainAndBlankedOutside) {
+  test::ScratchDir dir;
+  // A 4 x 3 x 2 box of 0.5 mm voxels with every third voxel outside the domain.
+  const VoxelDomain d = make_voxel_domain({4, 3, 2}, {-1.0, 0.0, 2.0}, 0.5, [](std::int64_t v) { return v % 3 != 0; });
+  Vector<double> phi(static_cast<std::size_t>(d.unknowns()));
+  Array<Index> label(phi.size());
+  for (std::size_t u = 0; u < phi.size(); ++u) {
+    phi[u] = std::exp(-static_cast<double>(u));
+    label[u] = static_cast<Index>(u % 4 + 1);
+  }
+  const std::string path = dir.file("voxels.vti");
+  write_voxel_vti(path, d, {{"fluence", phi}}, {{"tissue", label}});
+
+  vtkNew<vtkXMLImageDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkImageData* image = reader->GetOutput();
+  ASSERT_EQ(image->GetNumberOfCells(), 24);  // one cell per voxel: points are the voxel corners
+  double origin[3];
+  image->GetOrigin(origin);
+  EXPECT_DOUBLE_EQ(origin[0], -1.0);
+  EXPECT_DOUBLE_EQ(origin[2], 2.0);
+  vtkDataArray* fluence = image->GetCellData()->GetArray("fluence");
+  vtkDataArray* tissue = image->GetCellData()->GetArray("tissue");
+  vtkDataArray* ghost = image->GetCellData()->GetArray(vtkDataSetAttributes::GhostArrayName());
+  ASSERT_NE(fluence, nullptr);
+  ASSERT_NE(tissue, nullptr);
+  ASSERT_NE(ghost, nullptr);
+  for (std::int64_t v = 0; v < d.voxels(); ++v) {
+    const Index u = d.unknown_of_voxel[v];
+    if (u < 0) {
+      EXPECT_TRUE(std::isnan(fluence->GetTuple1(v)));
+      EXPECT_EQ(tissue->GetTuple1(v), 0);
+      EXPECT_EQ(ghost->GetTuple1(v), vtkDataSetAttributes::HIDDENCELL);
+    } else {
+      EXPECT_EQ(fluence->GetTuple1(v), static_cast<float>(phi[u]));  // stored as float
+      EXPECT_EQ(tissue->GetTuple1(v), label[u]);
+      EXPECT_EQ(ghost->GetTuple1(v), 0);
+    }
+  }
+}
+
 TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
   test::ScratchDir dir;
   Grid g;
@@ -114,7 +158,7 @@ TEST(Report, HasTheDocumentedFields) {
   l1.rows = 3;
   l1.nnz = 9;
   l1.coarsest = true;
-  run.levels = {l0, l1};
+  run.setup.levels = {l0, l1};
   run.solve.iterations = 2;
   run.solve.history = {1.0, 0.1, 0.01};
   run.solve.converged = true;

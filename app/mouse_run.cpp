@@ -1,0 +1,185 @@
+// The diffuse-optical mouse workflow: build the phantom and the operators once, set up one AMG
+// hierarchy per wavelength, then solve per source (excitation) and per source again for the
+// fluorescence emission. Each additional source costs only its solves.
+#include <cmath>
+#include <cstdio>
+
+#include "app/run.hpp"
+#include "app/run_support.hpp"
+#include "common/log.hpp"
+#include "common/memory.hpp"
+#include "common/parallel.hpp"
+#include "common/timer.hpp"
+#include "output/vtk_writer.hpp"
+
+namespace amgsolve {
+namespace {
+
+double dot(const Vector<double>& a, const Vector<double>& b) {
+  return deterministic_sum<double>(static_cast<std::int64_t>(a.size()), [&](std::int64_t i) { return a[i] * b[i]; });
+}
+
+std::string describe(const MouseParams& p, const MouseProblem& m) {
+  char text[256];
+  std::snprintf(text, sizeof text, "mouse phantom, %g mm voxels (box %dx%dx%d), %zu source%s%s%s", p.phantom.voxel_size,
+                m.domain.size[0], m.domain.size[1], m.domain.size[2], m.sources.size(), m.sources.size() == 1 ? "" : "s",
+                p.phantom.tumour_radius > 0 ? ", tumour" : "", p.fluorescence ? ", fluorescence" : "");
+  return text;
+}
+
+void print_tissues(const MouseProblem& m) {
+  std::array<std::int64_t, kTissueCount> count{};
+  for (std::int64_t v : m.domain.voxel_of_unknown) ++count[m.phantom.label[v]];
+  const double voxel_volume = std::pow(m.domain.voxel_size, 3);
+  progress("  %-10s %9s %9s %9s %9s %9s %9s\n", "tissue", "voxels", "cm^3", "mua_ex", "musp_ex", "mua_em", "musp_em");
+  for (int t = 1; t < kTissueCount; ++t) {
+    if (count[t] == 0) continue;
+    const auto& o = m.optics()[t];
+    progress("  %-10s %9lld %9.3f %9.4f %9.3f %9.4f %9.3f\n", tissue_name(static_cast<Tissue>(t)),
+             static_cast<long long>(count[t]), count[t] * voxel_volume / 1000.0, o[0].mua, o[0].musp, o[1].mua,
+             o[1].musp);
+  }
+}
+
+// Solves every source against one hierarchy; prints one line per source.
+std::vector<Vector<double>> solve_sources(AmgSolver& solver, const MouseProblem& m, const DiffusionOperator& op,
+                                          const char* band, const std::vector<Vector<double>>* excitation,
+                                          std::vector<SourceRecord>& records) {
+  std::vector<Vector<double>> fluence(m.sources.size());
+  for (std::size_t s = 0; s < m.sources.size(); ++s) {
+    const Vector<double> b = excitation ? m.emission_rhs((*excitation)[s]) : m.source_rhs(m.sources[s]);
+    const SolveResult r = solver.solve(b, fluence[s], false);
+    SourceRecord& rec = records[s];
+    const double power = deterministic_sum<double>(static_cast<std::int64_t>(b.size()),
+                                                   [&](std::int64_t i) { return b[i]; });
+    const double absorbed = dot(op.absorption, fluence[s]), outflow = dot(op.boundary, fluence[s]);
+    if (excitation) {
+      rec.emission = r;
+      rec.emission_outflow = outflow;
+    } else {
+      rec.excitation = r;
+      rec.absorbed = absorbed;
+      rec.outflow = outflow;
+    }
+    progress("  %s source %2zu at [%6.1f, %5.1f] mm: %3d iterations %7.3f s, residual %.1e, out %.3e of %.3e "
+             "(balance %.0e)%s\n",
+             band, s + 1, m.sources[s].spot[0], m.sources[s].spot[1], r.iterations, r.seconds, r.relative_residual,
+             outflow, power, power > 0 ? (absorbed + outflow) / power - 1.0 : 0.0, r.converged ? "" : "  NOT CONVERGED");
+  }
+  return fluence;
+}
+
+Vector<double> log10_of(const Vector<double>& phi) {
+  Vector<double> out(phi.size());
+  // Fluence is positive in exact arithmetic; floor at the smallest normal float so log10 stays finite.
+  for (std::size_t i = 0; i < phi.size(); ++i) out[i] = std::log10(std::max(phi[i], 1e-38));
+  return out;
+}
+
+void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<Index>& aggregates,
+                     const std::vector<Vector<double>>& excitation, const std::vector<Vector<double>>& emission) {
+  std::vector<ScalarField> scalars;
+  std::vector<std::int64_t> selected = config.output.vtk_sources;
+  if (selected.empty())
+    for (std::size_t s = 0; s < m.sources.size(); ++s) selected.push_back(static_cast<std::int64_t>(s + 1));
+  for (std::int64_t s : selected) {
+    const std::string k = std::to_string(s);
+    scalars.push_back({"fluence_" + k, excitation[s - 1]});
+    scalars.push_back({"log10_fluence_" + k, log10_of(excitation[s - 1])});
+    if (!emission.empty()) {
+      scalars.push_back({"emission_" + k, emission[s - 1]});
+      scalars.push_back({"log10_emission_" + k, log10_of(emission[s - 1])});
+    }
+  }
+  scalars.push_back({"mua_excitation", m.mua(0)});
+  scalars.push_back({"musp_excitation", m.musp(0)});
+  scalars.push_back({"mua_emission", m.mua(1)});
+  scalars.push_back({"musp_emission", m.musp(1)});
+  if (m.fluorescence) scalars.push_back({"fluorophore_yield", m.yield});
+  Array<Index> tissue(static_cast<std::size_t>(m.domain.unknowns()));
+  for (Index u = 0; u < m.domain.unknowns(); ++u) tissue[u] = m.phantom.label[m.domain.voxel_of_unknown[u]];
+  std::vector<IntegerField> integers = {{"tissue", std::move(tissue)}};
+  if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
+  write_voxel_vti(config.output.vtk, m.domain, scalars, integers);
+  progress("VTK image data (voxels of the animal, %zu sources) written to %s\n", selected.size(),
+           config.output.vtk.c_str());
+}
+
+void check_vtk_sources(const Config& config, std::size_t sources) {
+  for (std::int64_t s : config.output.vtk_sources)
+    if (s < 1 || s > static_cast<std::int64_t>(sources))
+      throw InputError("output.vtk_sources: source " + std::to_string(s) + " does not exist (the problem has " +
+                       std::to_string(sources) + " sources, numbered from 1)");
+}
+
+}  // namespace
+
+int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
+  const MouseParams& params = config.problem.mouse;
+  Timer timer;
+  MouseProblem m = make_mouse_problem(params);
+  check_vtk_sources(config, m.sources.size());
+  record.problem_seconds = timer.seconds();
+  record.problem_type = "mouse";
+  record.problem_description = describe(params, m);
+  describe_matrix(m.excitation.A, record);
+  progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s\n",
+           record.problem_description.c_str(), record.rows, static_cast<long long>(record.nnz),
+           record.problem_seconds);
+  print_tissues(m);
+
+  std::vector<SourceRecord>& sources = record.sources;
+  sources.resize(m.sources.size());
+  for (std::size_t s = 0; s < m.sources.size(); ++s) {
+    sources[s].index = static_cast<int>(s + 1);
+    sources[s].spot = m.sources[s].spot;
+    sources[s].position = m.sources[s].position;
+  }
+
+  progress("excitation, %g nm:\n", kExcitationNm);
+  auto A_excitation = std::make_shared<const CsrMatrix<double>>(std::move(m.excitation.A));
+  const auto excitation_solver =
+      AmgSolver::create(config, A_excitation, compare_spgemm, record.setup, record.spgemm_comparison);
+  const std::vector<Vector<double>> excitation =
+      solve_sources(*excitation_solver, m, m.excitation, "excitation", nullptr, sources);
+
+  std::vector<Vector<double>> emission;
+  if (m.fluorescence) {
+    AmgSolver* emission_solver = excitation_solver.get();
+    std::unique_ptr<AmgSolver> own;
+    if (m.emission_differs) {
+      progress("emission, %g nm:\n", kEmissionNm);
+      record.emission_setup.emplace();
+      std::vector<SpgemmComparisonRow> unused;  // the comparison covers the excitation hierarchy
+      own = AmgSolver::create(config, std::make_shared<const CsrMatrix<double>>(std::move(m.emission.A)), false,
+                              *record.emission_setup, unused);
+      emission_solver = own.get();
+    } else {
+      progress("emission: same optical properties as the excitation, same hierarchy\n");
+    }
+    const DiffusionOperator& op = m.emission_differs ? m.emission : m.excitation;
+    emission = solve_sources(*emission_solver, m, op, "emission  ", &excitation, sources);
+  }
+
+  std::vector<SolveResult> solves;
+  double solve_seconds = 0;
+  for (const SourceRecord& s : sources) {
+    solves.push_back(s.excitation);
+    if (s.emission) solves.push_back(*s.emission);
+  }
+  for (const SolveResult& s : solves) solve_seconds += s.seconds;
+  record.solve = sources.front().excitation;
+  record.peak_memory_bytes = peak_resident_bytes();
+  const double setup = record.setup.seconds + (record.emission_setup ? record.emission_setup->seconds : 0.0);
+  progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
+           solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
+
+  if (!config.output.vtk.empty()) write_mouse_vtk(config, m, excitation_solver->finest_aggregates(), excitation, emission);
+  if (!config.output.report.empty()) {
+    write_report(config.output.report, record);
+    progress("report written to %s\n", config.output.report.c_str());
+  }
+  return exit_status(config, solves);
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,22 @@
+#pragma once
+// Pieces of the application shared by the problem families' run paths (run.cpp, mouse_run.cpp).
+#include <vector>
+
+#include "app/amg_solver.hpp"
+
+namespace amgsolve {
+
+// rows, nnz and the row-length histogram of the system matrix into the record.
+void describe_matrix(const CsrMatrix<double>& A, RunRecord& record);
+
+// "converged after N iterations: ..." line.
+void print_solve_summary(const SolveResult& s, const char* what = "");
+
+// kExitOk, or kExitNotConverged with a message on stderr when any of the solves did not converge.
+int exit_status(const Config& config, const std::vector<SolveResult>& solves);
+
+// The diffuse-optical mouse (problem.type: mouse): phantom, sources, one hierarchy per wavelength,
+// a solve per source, fluorescence, VTK of the animal.
+int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record);
+
+}  // namespace amgsolve

@@ -1,0 +1,173 @@
+#include "problems/mouse.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+
+#include "common/error.hpp"
+#include "common/memory.hpp"
+#include "problems/problem.hpp"
+
+namespace amgsolve {
+namespace {
+
+std::string format_spot(const std::array<double, 2>& s) {
+  char text[64];
+  std::snprintf(text, sizeof text, "[%g, %g]", s[0], s[1]);
+  return text;
+}
+
+Tissue tissue_of(const Phantom& ph, std::int64_t voxel) { return static_cast<Tissue>(ph.label[voxel]); }
+
+// One value per unknown from the tissue table.
+template <class Property>
+Vector<double> per_unknown(const MouseProblem& m, Property property) {
+  Vector<double> out(static_cast<std::size_t>(m.domain.unknowns()));
+#pragma omp parallel for schedule(static)
+  for (Index u = 0; u < m.domain.unknowns(); ++u) out[u] = property(tissue_of(m.phantom, m.domain.voxel_of_unknown[u]));
+  return out;
+}
+
+void check_size(const MouseParams& p) {
+  const double h = p.phantom.voxel_size;
+  const std::array<Index, 3> box = phantom_box(p.phantom);
+  const double box_voxels = double(box[0]) * box[1] * box[2];
+  const double unknowns = mouse_voxel_estimate(p.phantom);
+  char size[160];
+  std::snprintf(size, sizeof size, "problem.voxel_size %g mm gives about %.3g voxels inside the animal", h, unknowns);
+  if (unknowns < 500)
+    throw InputError(std::string(size) + ": too coarse to resolve it (use at most 2 mm)");
+  if (unknowns > 2.0e9) throw InputError(std::string(size) + ", more than the 32-bit index limit");
+  // Labels and unknown numbers per box voxel, the two operators, and the fluences kept for output.
+  const double bands = p.fluorescence ? 2.0 : 1.0;
+  const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
+  const double bytes = 5.0 * box_voxels + bands * static_cast<double>(estimated_solve_bytes(
+                                                      static_cast<Offset>(unknowns), static_cast<Offset>(7 * unknowns))) +
+                       8.0 * unknowns * bands * fluences;
+  require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), "the mouse at " + std::to_string(h) + " mm");
+}
+
+void check_tumour(const PhantomParams& p) {
+  if (p.tumour_radius <= 0) return;
+  const std::vector<Primitive> body = mouse_body(p);
+  // The tumour must lie in the animal: test its centre and the six extreme points.
+  for (int d = -1; d < 6; ++d) {
+    Point3 q = p.tumour_centre;
+    if (d >= 0) q[d / 2] += (d % 2 ? 1 : -1) * p.tumour_radius;
+    bool inside = false;
+    for (const Primitive& s : body) inside = inside || s.contains(q);
+    if (!inside) {
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm reaches outside the animal",
+                    p.tumour_centre[0], p.tumour_centre[1], p.tumour_centre[2], p.tumour_radius);
+      throw InputError(text);
+    }
+  }
+}
+
+}  // namespace
+
+double mouse_voxel_estimate(const PhantomParams& p) {
+  double volume = 0;
+  for (const Primitive& s : mouse_body(p)) {
+    if (s.kind == Primitive::Kind::ellipsoid)
+      volume += 4.0 / 3.0 * std::numbers::pi * s.semi_axes[0] * s.semi_axes[1] * s.semi_axes[2];
+    else
+      volume += std::numbers::pi * std::max(s.r0, s.r1) * std::max(s.r0, s.r1) * (s.x1 - s.x0);
+  }
+  return volume / (p.voxel_size * p.voxel_size * p.voxel_size);
+}
+
+std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t ny) {
+  // The flat part of the back: x from the shoulders to the hips, y within the width of the spine region.
+  constexpr double x_lo = -16.0, x_hi = 30.0, y_lo = -5.0, y_hi = 5.0;
+  std::vector<std::array<double, 2>> spots;
+  for (std::int64_t j = 0; j < ny; ++j)
+    for (std::int64_t i = 0; i < nx; ++i)
+      spots.push_back({x_lo + (x_hi - x_lo) * (i + 0.5) / nx, y_lo + (y_hi - y_lo) * (j + 0.5) / ny});
+  return spots;
+}
+
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const TissueTable& optics,
+                                       const std::vector<std::array<double, 2>>& spots) {
+  const double h = domain.voxel_size;
+  std::vector<LightSource> sources;
+  for (std::size_t s = 0; s < spots.size(); ++s) {
+    const std::string which = "problem.sources: spot " + std::to_string(s + 1) + " at " + format_spot(spots[s]) + " mm";
+    // The column of voxels under the spot, searched from the top for the first one in the animal.
+    const Point3 top = {spots[s][0], spots[s][1], domain.origin[2] + (domain.size[2] - 0.5) * h};
+    const std::int64_t top_voxel = domain.voxel_at(top);
+    if (top_voxel < 0) throw InputError(which + " misses the animal (it is outside the phantom's extent)");
+    const std::int64_t slice = std::int64_t{domain.size[0]} * domain.size[1];
+    std::int64_t v = top_voxel;
+    while (v >= 0 && domain.unknown_of_voxel[v] < 0) v -= slice;
+    if (v < 0) throw InputError(which + " misses the animal (no tissue under it)");
+    LightSource src;
+    src.spot = spots[s];
+    src.surface_z = domain.centre(v)[2] + 0.5 * h;
+    const OpticalProperties skin = optics[static_cast<int>(tissue_of(phantom, v))][0];
+    src.position = {spots[s][0], spots[s][1], src.surface_z - 1.0 / (skin.mua + skin.musp)};
+    const std::int64_t at = domain.voxel_at(src.position);
+    if (at < 0 || domain.unknown_of_voxel[at] < 0)
+      throw InputError(which + ": the tissue under it is thinner than one transport mean free path");
+    src.unknown = domain.unknown_of_voxel[at];
+    sources.push_back(src);
+  }
+  return sources;
+}
+
+Vector<double> MouseProblem::source_rhs(const LightSource& s) const {
+  Vector<double> b(static_cast<std::size_t>(domain.unknowns()), 0.0);
+  b[s.unknown] = source_power;
+  return b;
+}
+
+Vector<double> MouseProblem::emission_rhs(const Vector<double>& excitation_fluence) const {
+  const double volume = domain.voxel_size * domain.voxel_size * domain.voxel_size;
+  Vector<double> b(excitation_fluence.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t u = 0; u < b.size(); ++u) b[u] = volume * yield[u] * excitation_fluence[u];
+  return b;
+}
+
+Vector<double> MouseProblem::mua(int band) const {
+  return per_unknown(*this, [&](Tissue t) { return optics_[static_cast<int>(t)][band].mua; });
+}
+
+Vector<double> MouseProblem::musp(int band) const {
+  return per_unknown(*this, [&](Tissue t) { return optics_[static_cast<int>(t)][band].musp; });
+}
+
+MouseProblem make_mouse_problem(const MouseParams& p) {
+  check_size(p);
+  check_tumour(p.phantom);
+  if (p.fluorescence && p.tumour_yield <= 0 && p.background_yield <= 0)
+    throw InputError("problem.fluorophore: fluorescence needs a positive yield in the tumour or the background");
+  if (p.fluorescence && p.phantom.tumour_radius <= 0 && p.background_yield <= 0)
+    throw InputError("problem.fluorophore: fluorescence without a tumour needs a positive background yield");
+
+  MouseProblem m;
+  m.optics_ = p.optics;
+  m.source_power = p.source_power;
+  m.fluorescence = p.fluorescence;
+  m.phantom = build_mouse_phantom(p.phantom);
+  const Phantom& ph = m.phantom;
+  m.domain = make_voxel_domain(ph.size, ph.origin, ph.voxel_size,
+                               [&](std::int64_t v) { return ph.label[v] != static_cast<std::uint8_t>(Tissue::outside); });
+  const double robin = robin_factor(p.refractive_index);
+  m.excitation = diffusion_operator(m.domain, m.mua(0), m.musp(0), robin);
+  if (p.fluorescence) {
+    m.emission_differs = false;
+    for (int t = 1; t < kTissueCount; ++t)
+      m.emission_differs = m.emission_differs || p.optics[t][0].mua != p.optics[t][1].mua ||
+                           p.optics[t][0].musp != p.optics[t][1].musp;
+    if (m.emission_differs) m.emission = diffusion_operator(m.domain, m.mua(1), m.musp(1), robin);
+    m.yield = per_unknown(m, [&](Tissue t) { return t == Tissue::tumour ? p.tumour_yield : p.background_yield; });
+  }
+  const auto spots = p.spots.empty() ? back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;
+  m.sources = place_sources(m.domain, ph, p.optics, spots);
+  return m;
+}
+
+}  // namespace amgsolve

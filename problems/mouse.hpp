@@ -1,0 +1,77 @@
+#pragma once
+// Diffuse-optical forward problems in the voxel mouse (fluorescence-mediated tomography, FMT):
+// the phantom (mouse_phantom.hpp), its optical properties at the excitation and emission wavelengths
+// (tissue_optics.hpp), the diffusion operator on the voxels inside the animal (diffusion.hpp), the laser
+// sources, and the fluorescence source term.
+//
+// Sources: a collimated laser spot at (x, y) on the back, the beam pointing down (-z). Its light is
+// modelled, as usual in the diffusion approximation, by an isotropic point source one transport mean
+// free path 1 / (mu_a + mu_s') below the skin where the beam enters, placed in the voxel that contains
+// that point with power `source_power`.
+// Fluorescence: the excitation fluence Phi_x of a source drives the emission source
+//   q_m = eta mu_af Phi_x   (per voxel: yield h^3 Phi_x)
+// with the fluorophore's yield (quantum yield times its absorption, 1/mm) in the tumour and in the
+// background; the emission fluence solves the diffusion equation at the emission wavelength.
+#include <array>
+#include <vector>
+
+#include "problems/diffusion.hpp"
+#include "problems/mouse_phantom.hpp"
+#include "problems/tissue_optics.hpp"
+
+namespace amgsolve {
+
+struct MouseParams {
+  PhantomParams phantom;
+  double refractive_index = 1.37;  // of tissue, against air (n = 1)
+  TissueTable optics = default_tissue_table();
+  std::vector<std::array<double, 2>> spots;  // laser spots (x, y) in mm; empty: the scan grid
+  std::array<std::int64_t, 2> scan_grid = {4, 2};  // spots along x and y over the back
+  double source_power = 1.0;
+  bool fluorescence = false;
+  double tumour_yield = 0.01;      // eta mu_af in the tumour, 1/mm
+  double background_yield = 0.0;   // eta mu_af elsewhere in the animal
+};
+
+struct LightSource {
+  std::array<double, 2> spot{};  // where the beam enters, top view (mm)
+  double surface_z = 0;          // skin height at the spot (mm)
+  Point3 position{};             // the point source (mm)
+  Index unknown = 0;             // the voxel that carries it
+};
+
+struct MouseProblem {
+  Phantom phantom;
+  VoxelDomain domain;                 // the voxels inside the animal
+  DiffusionOperator excitation;
+  DiffusionOperator emission;         // A equal to excitation.A when the two bands' properties agree
+  bool emission_differs = true;
+  std::vector<LightSource> sources;
+  Vector<double> yield;               // per unknown (1/mm)
+  double source_power = 1.0;
+  bool fluorescence = true;
+
+  Vector<double> source_rhs(const LightSource& s) const;
+  Vector<double> emission_rhs(const Vector<double>& excitation_fluence) const;
+  // Optical property of the band (0 excitation, 1 emission) per unknown, for output.
+  Vector<double> mua(int band) const;
+  Vector<double> musp(int band) const;
+  const TissueTable& optics() const { return optics_; }
+
+  TissueTable optics_;
+};
+
+// The scan pattern: nx x ny spots over the back of the trunk.
+std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t ny);
+
+// The laser sources of `spots` in the phantom; InputError for a spot that misses the animal.
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const TissueTable& optics,
+                                       const std::vector<std::array<double, 2>>& spots);
+
+// Checks sizes and memory first (InputError for an empty or too large animal).
+MouseProblem make_mouse_problem(const MouseParams& p);
+
+// Upper bound of the voxels inside the animal (sum of the body parts' volumes), before building it.
+double mouse_voxel_estimate(const PhantomParams& p);
+
+}  // namespace amgsolve

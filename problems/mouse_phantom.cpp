@@ -1,0 +1,144 @@
+#include "problems/mouse_phantom.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.hpp"
+
+namespace amgsolve {
+
+bool Primitive::contains(const Point3& p) const {
+  if (kind == Kind::ellipsoid) {
+    double s = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double t = (p[d] - centre[d]) / semi_axes[d];
+      s += t * t;
+    }
+    return s <= 1.0;
+  }
+  if (p[0] < x0 || p[0] > x1) return false;
+  const double r = r0 + (r1 - r0) * (p[0] - x0) / (x1 - x0);
+  const double dy = p[1] - centre[1], dz = p[2] - centre[2];
+  return dy * dy + dz * dz <= r * r;
+}
+
+Point3 Primitive::lower() const {
+  if (kind == Kind::ellipsoid) return {centre[0] - semi_axes[0], centre[1] - semi_axes[1], centre[2] - semi_axes[2]};
+  const double r = std::max(r0, r1);
+  return {x0, centre[1] - r, centre[2] - r};
+}
+
+Point3 Primitive::upper() const {
+  if (kind == Kind::ellipsoid) return {centre[0] + semi_axes[0], centre[1] + semi_axes[1], centre[2] + semi_axes[2]};
+  const double r = std::max(r0, r1);
+  return {x1, centre[1] + r, centre[2] + r};
+}
+
+namespace {
+
+Primitive ellipsoid(Point3 centre, Point3 semi_axes) {
+  Primitive e;
+  e.centre = centre;
+  e.semi_axes = semi_axes;
+  return e;
+}
+
+Primitive cylinder_x(double x0, double x1, double y, double z, double r0, double r1) {
+  Primitive c;
+  c.kind = Primitive::Kind::cylinder_x;
+  c.centre = {0.0, y, z};
+  c.x0 = x0;
+  c.x1 = x1;
+  c.r0 = r0;
+  c.r1 = r1;
+  return c;
+}
+
+}  // namespace
+
+std::vector<Primitive> mouse_body(const PhantomParams& p) {
+  // Trunk 68 mm x 24 mm x 18 mm and a 26 mm head: nose (x = -45) to tail base (x = 40), about 8.5 cm.
+  std::vector<Primitive> body = {
+      ellipsoid({6.0, 0.0, 0.0}, {34.0, 12.0, 9.0}),     // trunk
+      ellipsoid({-32.0, 0.0, 1.5}, {13.0, 8.5, 7.0}),    // head
+      ellipsoid({-21.0, 0.0, 0.5}, {8.0, 9.5, 7.5}),     // neck, joining head and trunk
+  };
+  if (p.limbs) {
+    for (double side : {-1.0, 1.0}) {
+      body.push_back(ellipsoid({-14.0, side * 8.0, -10.0}, {3.5, 2.8, 5.0}));  // fore leg
+      body.push_back(ellipsoid({27.0, side * 9.0, -8.5}, {7.0, 3.8, 5.5}));    // hind leg (thigh)
+    }
+  }
+  if (p.tail) body.push_back(cylinder_x(38.0, 98.0, 0.0, -1.0, 1.6, 0.6));
+  return body;
+}
+
+std::vector<Organ> mouse_organs(const PhantomParams& p) {
+  std::vector<Organ> organs = {
+      {Tissue::bone, ellipsoid({6.0, 0.0, 4.5}, {28.0, 1.3, 1.3})},             // spine
+      {Tissue::lungs, ellipsoid({-13.0, -4.4, 0.0}, {6.0, 3.8, 4.6})},          // left and right lung
+      {Tissue::lungs, ellipsoid({-13.0, 4.4, 0.0}, {6.0, 3.8, 4.6})},
+      {Tissue::heart, ellipsoid({-13.5, 1.2, -2.5}, {4.2, 3.3, 3.3})},          // about 0.15 cm^3
+      {Tissue::liver, ellipsoid({-3.0, 0.0, -1.5}, {5.0, 11.0, 6.5})},          // about 1.5 cm^3
+      {Tissue::stomach, ellipsoid({1.5, -5.5, 0.0}, {5.0, 4.0, 3.5})},
+      {Tissue::kidneys, ellipsoid({9.0, -5.5, 3.5}, {4.5, 2.6, 2.6})},
+      {Tissue::kidneys, ellipsoid({10.5, 5.5, 3.5}, {4.5, 2.6, 2.6})},
+      {Tissue::intestine, ellipsoid({22.0, 0.0, -2.0}, {12.0, 8.5, 4.5})},
+      {Tissue::bone, ellipsoid({-31.0, 0.0, 3.0}, {9.0, 6.2, 4.6})},            // skull around the brain
+      {Tissue::brain, ellipsoid({-30.5, 0.0, 3.0}, {7.8, 5.0, 3.5})},           // about 0.55 cm^3
+  };
+  if (p.tumour_radius > 0) {
+    const double r = p.tumour_radius;
+    organs.push_back({Tissue::tumour, ellipsoid(p.tumour_centre, {r, r, r})});
+  }
+  return organs;
+}
+
+std::array<Index, 3> phantom_box(const PhantomParams& p) {
+  Point3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+  for (const Primitive& s : mouse_body(p))
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = std::min(lo[d], s.lower()[d]);
+      hi[d] = std::max(hi[d], s.upper()[d]);
+    }
+  std::array<Index, 3> size{};
+  for (int d = 0; d < 3; ++d) {
+    const double n = std::ceil((hi[d] - lo[d]) / p.voxel_size) + 2;  // one voxel of air on each side
+    if (n > 2147483647.0) throw InputError("problem.voxel_size " + std::to_string(p.voxel_size) + " mm is too small");
+    size[d] = static_cast<Index>(n);
+  }
+  return size;
+}
+
+Phantom build_mouse_phantom(const PhantomParams& p) {
+  const std::vector<Primitive> body = mouse_body(p);
+  const std::vector<Organ> organs = mouse_organs(p);
+  Phantom ph;
+  ph.voxel_size = p.voxel_size;
+  ph.size = phantom_box(p);
+  Point3 lo{1e300, 1e300, 1e300};
+  for (const Primitive& s : body)
+    for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], s.lower()[d]);
+  for (int d = 0; d < 3; ++d) ph.origin[d] = lo[d] - p.voxel_size;
+  ph.label.resize(static_cast<std::size_t>(ph.voxels()));
+  const std::int64_t nx = ph.size[0], nxy = nx * ph.size[1];
+#pragma omp parallel for schedule(static)
+  for (std::int64_t v = 0; v < ph.voxels(); ++v) {
+    const Point3 c = {ph.origin[0] + (v % nx + 0.5) * p.voxel_size,
+                      ph.origin[1] + ((v / nx) % ph.size[1] + 0.5) * p.voxel_size,
+                      ph.origin[2] + (v / nxy + 0.5) * p.voxel_size};
+    Tissue t = Tissue::outside;
+    for (const Primitive& s : body)
+      if (s.contains(c)) {
+        t = Tissue::muscle;
+        break;
+      }
+    if (t != Tissue::outside)
+      for (const Organ& o : organs)
+        if (o.shape.contains(c)) t = o.tissue;
+    ph.label[v] = static_cast<std::uint8_t>(t);
+  }
+  return ph;
+}
+
+}  // namespace amgsolve

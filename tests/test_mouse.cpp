@@ -1,0 +1,287 @@
+// Diffuse-optical problems: the diffusion operator against the infinite-medium Green's function and
+// its convergence rate, the matrix and solution properties (M-matrix, positivity, decay, energy
+// balance), and the voxel mouse (size, organs inside the body, reproducible labels, source placement).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "amg/hierarchy.hpp"
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "problems/diffusion.hpp"
+#include "problems/mouse.hpp"
+#include "solver/pcg.hpp"
+#include "sparse/csr_ops.hpp"
+
+namespace amgsolve {
+namespace {
+
+// A homogeneous cube of side `side` mm with voxels of edge h and the source voxel at its centre.
+struct Cube {
+  VoxelDomain domain;
+  DiffusionOperator op;
+  Index source = 0;
+};
+
+Cube homogeneous_cube(double side, double h, double mua, double musp, double robin = 1.0) {
+  const auto n = static_cast<Index>(std::lround(side / h));
+  Cube c;
+  c.domain = make_voxel_domain({n, n, n}, {-side / 2, -side / 2, -side / 2}, h, [](std::int64_t) { return true; });
+  const auto unknowns = static_cast<std::size_t>(c.domain.unknowns());
+  c.op = diffusion_operator(c.domain, Vector<double>(unknowns, mua), Vector<double>(unknowns, musp), robin);
+  // n odd: the centre voxel's centre is the origin.
+  c.source = c.domain.unknown_of_voxel[c.domain.voxel_at({0.0, 0.0, 0.0})];
+  return c;
+}
+
+Vector<double> solve(const CsrMatrix<double>& A, const Vector<double>& b, double tolerance = 1e-10) {
+  AmgParams params;
+  auto shared = std::make_shared<const CsrMatrix<double>>(A);
+  const AmgHierarchy<double> amg(shared, params);
+  SolverParams sp;
+  sp.tolerance = tolerance;
+  Vector<double> x;
+  const SolveResult r = pcg(A, b, x, [&](const Vector<double>& rr, Vector<double>& z) { amg.apply(rr, z); }, sp);
+  EXPECT_TRUE(r.converged) << r.relative_residual;
+  return x;
+}
+
+double green(double r, double mua, double musp) {
+  const double D = diffusion_coefficient(mua, musp), mu_eff = std::sqrt(mua / D);
+  return std::exp(-mu_eff * r) / (4.0 * std::numbers::pi * D * r);
+}
+
+// Largest relative error against the Green's function at the voxel centres on the +x axis between 2
+// and 10 transport lengths from the source.
+double green_error(double h, double side, double mua, double musp) {
+  const Cube c = homogeneous_cube(side, h, mua, musp);
+  Vector<double> b(static_cast<std::size_t>(c.domain.unknowns()), 0.0);
+  b[c.source] = 1.0;
+  const Vector<double> phi = solve(c.op.A, b);
+  const double transport = 1.0 / (mua + musp);
+  double worst = 0;
+  for (double r = 2 * transport; r <= 10 * transport + 1e-12; r += 0.5 * transport) {
+    const double x = std::round(r / h) * h;  // the voxel centre nearest to r
+    const Index u = c.domain.unknown_of_voxel[c.domain.voxel_at({x, 0.0, 0.0})];
+    worst = std::max(worst, std::abs(phi[u] / green(x, mua, musp) - 1.0));
+  }
+  return worst;
+}
+
+// mu_a = 0.05/mm, mu_s' = 1/mm: transport length 0.95 mm, mu_eff = 0.40/mm. The cube (41 mm) puts
+// the boundary 10 mm beyond the farthest sample point, where the Green's function has fallen by a
+// further e^-4 (< 2 %), and the image source's contribution is below 1e-3 of the sampled values.
+constexpr double kMua = 0.05, kMusp = 1.0;
+
+TEST(Diffusion, MatchesGreensFunctionAndConvergesAtSecondOrder) {
+  const double coarse = green_error(1.0, 41.0, kMua, kMusp);
+  const double fine = green_error(0.5, 41.0, kMua, kMusp);
+  std::printf("max relative error vs Green's function at 2-10 transport lengths: h=1 mm %.4f, h=0.5 mm %.4f "
+              "(ratio %.2f)\n", coarse, fine, coarse / fine);
+  // Finite volumes with a point source are second order away from the source: halving h divides the
+  // error by about 4; accept 3 (the boundary and the source's voxel add an h-independent floor).
+  EXPECT_GT(coarse / fine, 3.0);
+  // At h = transport length / 2 the fluence is within a few percent of the analytic solution.
+  EXPECT_LT(fine, 0.05);
+}
+
+TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
+  // Heterogeneous: random mu_a, mu_s' per voxel in a ball, so faces see jumps and the boundary is curved.
+  const Index n = 15;
+  const VoxelDomain d = make_voxel_domain({n, n, n}, {0, 0, 0}, 0.5, [&](std::int64_t v) {
+    const double x = v % n - 7.0, y = (v / n) % n - 7.0, z = v / (n * n) - 7.0;
+    return x * x + y * y + z * z <= 49.0;
+  });
+  Vector<double> mua(static_cast<std::size_t>(d.unknowns())), musp(mua.size());
+  for (std::size_t u = 0; u < mua.size(); ++u) {
+    mua[u] = 0.001 + 0.5 * seeded_uniform(1, u);
+    musp[u] = 0.2 + 3.0 * seeded_uniform(2, u);
+  }
+  const DiffusionOperator op = diffusion_operator(d, mua, musp, robin_factor(1.37));
+  const CsrMatrix<double>& A = op.A;
+  ASSERT_TRUE(is_valid_csr(A));
+  EXPECT_LT(largest_asymmetry(A).relative, 1e-15);
+  for (Index i = 0; i < A.rows; ++i) {
+    double diag = 0, off = 0;
+    EXPECT_LE(A.row_length(i), 7);
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      if (A.col[k] == i) {
+        diag = A.val[k];
+      } else {
+        EXPECT_LE(A.val[k], 0.0);
+        off += -A.val[k];
+      }
+    }
+    EXPECT_GT(diag, 0.0);
+    // Strictly dominant by exactly the absorption plus the boundary conductance.
+    EXPECT_NEAR(diag - off, op.absorption[i] + op.boundary[i], 1e-12 * diag);
+    EXPECT_GT(diag - off, 0.0);
+    if (A.row_length(i) < 7) EXPECT_GT(op.boundary[i], 0.0) << "boundary row " << i;
+  }
+}
+
+TEST(Diffusion, FluenceIsPositiveDecaysAndBalancesTheSourcePower) {
+  const Cube c = homogeneous_cube(15.0, 0.5, kMua, kMusp, robin_factor(1.37));
+  Vector<double> b(static_cast<std::size_t>(c.domain.unknowns()), 0.0);
+  b[c.source] = 2.5;
+  const Vector<double> phi = solve(c.op.A, b, 1e-12);
+  double absorbed = 0, outflow = 0;
+  for (std::size_t u = 0; u < phi.size(); ++u) {
+    ASSERT_GT(phi[u], 0.0) << u;
+    absorbed += c.op.absorption[u] * phi[u];
+    outflow += c.op.boundary[u] * phi[u];
+  }
+  // Power balance holds for the discrete solution up to the solver tolerance.
+  EXPECT_NEAR(absorbed + outflow, 2.5, 1e-8);
+  EXPECT_GT(outflow, 0.0);
+  // Monotone decay along each axis away from the source.
+  for (int axis = 0; axis < 3; ++axis)
+    for (double t = 0.5; t < 7.0; t += 0.5) {
+      std::array<double, 3> p{0, 0, 0}, q{0, 0, 0};
+      p[axis] = t - 0.5;
+      q[axis] = t;
+      EXPECT_GT(phi[c.domain.unknown_of_voxel[c.domain.voxel_at(p)]],
+                phi[c.domain.unknown_of_voxel[c.domain.voxel_at(q)]]);
+    }
+}
+
+TEST(Diffusion, RobinFactorMatchesTheEganHilgemanFit) {
+  EXPECT_DOUBLE_EQ(robin_factor(1.0), (1 + 0.0016) / (1 - 0.0016));
+  // n = 1.4: R_eff = 0.529 (Haskell et al. 1994 quote 0.493 for 1.33 and about 0.53 for 1.4), A = 3.25.
+  EXPECT_NEAR(robin_factor(1.4), 3.25, 0.02);
+  EXPECT_THROW(robin_factor(0.9), InputError);
+}
+
+PhantomParams phantom_at(double h) {
+  PhantomParams p;
+  p.voxel_size = h;
+  return p;
+}
+
+std::int64_t inside_voxels(const Phantom& ph) {
+  std::int64_t n = 0;
+  for (std::uint8_t l : ph.label) n += l != 0;
+  return n;
+}
+
+TEST(MousePhantom, HasTheVoxelCountOfMouse280At028mm) {
+  const Phantom ph = build_mouse_phantom(phantom_at(0.28));
+  const std::int64_t n = inside_voxels(ph);
+  std::printf("voxels inside the animal at 0.28 mm: %lld (box %d x %d x %d)\n", static_cast<long long>(n), ph.size[0],
+              ph.size[1], ph.size[2]);
+  EXPECT_GE(n, 800000);
+  EXPECT_LE(n, 1000000);
+  // The estimate used for memory checks is an upper bound.
+  EXPECT_GE(mouse_voxel_estimate(phantom_at(0.28)), static_cast<double>(n));
+  // Every tissue of the list is present.
+  std::array<std::int64_t, kTissueCount> count{};
+  for (std::uint8_t l : ph.label) ++count[l];
+  for (int t = 1; t < kTissueCount; ++t)
+    if (static_cast<Tissue>(t) != Tissue::tumour) EXPECT_GT(count[t], 0) << tissue_name(static_cast<Tissue>(t));
+}
+
+TEST(MousePhantom, EveryOrganLiesInsideTheBody) {
+  PhantomParams p = phantom_at(0.2);
+  p.tumour_radius = 2.0;
+  const std::vector<Primitive> body = mouse_body(p);
+  for (const Organ& organ : mouse_organs(p)) {
+    // Sample the organ's bounding box on a 0.2 mm lattice: every point inside the organ is in the body.
+    const Point3 lo = organ.shape.lower(), hi = organ.shape.upper();
+    std::int64_t tested = 0;
+    for (double x = lo[0]; x <= hi[0]; x += 0.2)
+      for (double y = lo[1]; y <= hi[1]; y += 0.2)
+        for (double z = lo[2]; z <= hi[2]; z += 0.2) {
+          if (!organ.shape.contains({x, y, z})) continue;
+          bool in_body = false;
+          for (const Primitive& b : body) in_body = in_body || b.contains({x, y, z});
+          ASSERT_TRUE(in_body) << tissue_name(organ.tissue) << " at " << x << ", " << y << ", " << z;
+          ++tested;
+        }
+    EXPECT_GT(tested, 100) << tissue_name(organ.tissue);
+  }
+}
+
+TEST(MousePhantom, LabelsAreReproducibleAndIndependentOfThreads) {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Phantom a = build_mouse_phantom(phantom_at(0.56));
+  omp_set_num_threads(2);
+  const Phantom b = build_mouse_phantom(phantom_at(0.56));
+  omp_set_num_threads(threads);
+  EXPECT_TRUE(a.label == b.label);
+  EXPECT_EQ(a.size, b.size);
+}
+
+MouseParams quick_mouse() {
+  MouseParams p;
+  p.phantom.voxel_size = 0.8;
+  p.scan_grid = {2, 1};
+  return p;
+}
+
+TEST(Mouse, SourcesSitOneTransportLengthUnderTheSkin) {
+  const MouseProblem m = make_mouse_problem(quick_mouse());
+  ASSERT_EQ(m.sources.size(), 2u);
+  for (const LightSource& s : m.sources) {
+    const std::int64_t v = m.domain.voxel_of_unknown[s.unknown];
+    const Point3 c = m.domain.centre(v);
+    EXPECT_NEAR(c[0], s.spot[0], 0.5 * m.domain.voxel_size + 1e-12);
+    EXPECT_LT(s.position[2], s.surface_z);
+    // Nothing of the animal above the skin point.
+    EXPECT_LT(m.domain.voxel_at({s.spot[0], s.spot[1], s.surface_z + 0.5 * m.domain.voxel_size}) < 0
+                  ? -1
+                  : m.domain.unknown_of_voxel[m.domain.voxel_at({s.spot[0], s.spot[1], s.surface_z + 0.5 * m.domain.voxel_size})],
+              0);
+  }
+}
+
+TEST(Mouse, FluenceIsPositiveAndBalanced) {
+  MouseParams p = quick_mouse();
+  p.fluorescence = true;
+  p.phantom.tumour_radius = 2.5;
+  const MouseProblem m = make_mouse_problem(p);
+  EXPECT_TRUE(m.emission_differs);
+  const Vector<double> b = m.source_rhs(m.sources[0]);
+  const Vector<double> phi = solve(m.excitation.A, b, 1e-11);
+  double absorbed = 0, outflow = 0;
+  for (std::size_t u = 0; u < phi.size(); ++u) {
+    ASSERT_GT(phi[u], 0.0);
+    absorbed += m.excitation.absorption[u] * phi[u];
+    outflow += m.excitation.boundary[u] * phi[u];
+  }
+  EXPECT_NEAR(absorbed + outflow, p.source_power, 1e-8);
+  // The emission source is the fluorophore yield times the fluence, only in the tumour (no background).
+  const Vector<double> q = m.emission_rhs(phi);
+  for (Index u = 0; u < m.domain.unknowns(); ++u) {
+    const bool tumour = m.phantom.label[m.domain.voxel_of_unknown[u]] == static_cast<std::uint8_t>(Tissue::tumour);
+    if (tumour)
+      EXPECT_GT(q[u], 0.0);
+    else
+      EXPECT_EQ(q[u], 0.0);
+  }
+}
+
+TEST(Mouse, BadInputIsRejected) {
+  MouseParams p = quick_mouse();
+  p.spots = {{0.0, 40.0}};  // beside the animal
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p.spots = {{500.0, 0.0}};  // beyond the phantom
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p = quick_mouse();
+  p.phantom.voxel_size = 8.0;  // too coarse: almost nothing inside
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p = quick_mouse();
+  p.phantom.voxel_size = 0.001;  // trillions of voxels
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p = quick_mouse();
+  p.phantom.tumour_radius = 3.0;
+  p.phantom.tumour_centre = {0.0, 0.0, 12.0};  // pokes out of the back
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  EXPECT_FALSE(tissue_from_name("spleen").has_value());
+  EXPECT_EQ(tissue_from_name("liver"), Tissue::liver);
+}
+
+}  // namespace
+}  // namespace amgsolve
