@@ -1,0 +1,29 @@
+#pragma once
+// MAGNUS SpGEMM (J. Wolfson-Pou, J. Laukemann, F. Petrini, "MAGNUS: Generating data locality to
+// accelerate sparse matrix-matrix multiplication on CPUs", ICS 2025; ../shared/papers/
+// magnus-wolfson-pou-2025.txt), the `magnus` backend. Exposed with explicit options so tests can force
+// tiny cache sizes and reach the coarse level on small inputs.
+#include "spgemm/magnus/parameters.hpp"
+#include "spgemm/spgemm.hpp"
+
+namespace amgsolve::magnus {
+
+struct Options {
+  CacheGeometry cache;          // L2 and cache-line sizes (the backend reads them from the system)
+  Offset sort_threshold = 32;  // rows and chunks with fewer intermediate products are sorted (section 3.4)
+  bool streaming_stores = true; // non-temporal stores in the reorder passes (x86-64), sections 3.2-3.3
+  std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
+};
+
+// Rows of C per category (section 3.1), for tests and the report.
+struct RowCategories {
+  Offset sort = 0, dense = 0, fine = 0, coarse = 0;
+};
+
+Options system_options();  // cache geometry from common/cpu_info.hpp
+
+template <class Value>
+CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Options& options,
+                          SpgemmStats& stats, RowCategories* categories = nullptr);
+
+}  // namespace amgsolve::magnus

@@ -1,0 +1,138 @@
+// MAGNUS (spgemm/magnus/): the chunk counts of section 3.5 against a brute-force minimisation of
+// eq. (2), and every row category (sort, dense, fine level, coarse level) against Gustavson and a dense
+// product, with cache sizes shrunk so the fine and coarse levels run on small matrices.
+#include <omp.h>
+
+#include <bit>
+#include <cmath>
+
+#include "spgemm/magnus/magnus.hpp"
+#include "spgemm/registry.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using magnus::CacheGeometry;
+using magnus::ChunkParameters;
+
+// Eq. (2) for n chunks over m columns.
+double fine_level_bytes(double m, double n, double s_dense, double s_chunk) { return m * s_dense / n + n * s_chunk; }
+
+TEST(MagnusParameters, FineChunkCountMinimisesTheCachedStorage) {
+  const CacheGeometry cache{std::size_t{2} << 20, 64};
+  const double s_chunk = 4 + 4 + 2 * 64;
+  for (std::uint64_t cols : {std::uint64_t{1000}, std::uint64_t{1} << 16, std::uint64_t{3} << 20, std::uint64_t{1} << 26})
+    for (std::size_t s_dense : {std::size_t{1}, std::size_t{9}}) {
+      const ChunkParameters p = magnus::chunk_parameters(cols, s_dense, cache);
+      ASSERT_FALSE(p.coarse) << cols;  // 2 MiB of L2 holds the fine level up to about 2^29 columns
+      EXPECT_EQ(p.columns, std::bit_ceil(cols));
+      double best = 1e300;
+      std::uint64_t best_n = 0;
+      for (std::uint64_t n = 1; n <= p.columns; n *= 2) {
+        const double s = fine_level_bytes(static_cast<double>(p.columns), static_cast<double>(n),
+                                          static_cast<double>(s_dense), s_chunk);
+        if (s < best) {
+          best = s;
+          best_n = n;
+        }
+      }
+      EXPECT_EQ(p.fine_chunks, best_n) << cols << " columns, s_dense " << s_dense;
+      EXPECT_EQ(std::uint64_t{1} << p.fine_shift, p.columns / p.fine_chunks);
+      EXPECT_DOUBLE_EQ(p.fine_level_bytes, best);
+    }
+}
+
+TEST(MagnusParameters, CoarseLevelStartsWhereTheFineLevelOverflowsL2) {
+  const CacheGeometry cache{1024, 64};
+  const double s_chunk = 136, s_dense = 9;
+  // Eq. (5): m_CmaxL2 = floor_pow2(1024^2 / (4 * 9 * 136)) = floor_pow2(214.2) = 128.
+  const ChunkParameters p = magnus::chunk_parameters(4096, 9, cache);
+  ASSERT_TRUE(p.coarse);
+  EXPECT_EQ(p.coarse_shift, 7);
+  EXPECT_EQ(p.coarse_chunks, 4096u / 128u);  // eq. (7)
+  // Eq. (6): n_fine = round_pow2(sqrt(128 * 9 / 136)) = round_pow2(2.9) = 4.
+  EXPECT_EQ(p.fine_chunks, 4u);
+  EXPECT_EQ(p.fine_shift, 5);
+  EXPECT_LE(p.fine_level_bytes, 1024.0);
+  // Below the threshold the fine level alone suffices.
+  EXPECT_FALSE(magnus::chunk_parameters(64, 9, cache).coarse);
+  EXPECT_GT(2 * std::sqrt(4096 * s_dense * s_chunk), 1024.0);
+}
+
+struct Case {
+  const char* name;
+  std::size_t l2;
+  Offset sort_threshold;
+  bool streaming;
+};
+
+class MagnusCategories : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
+  const Case c = GetParam();
+  magnus::Options o;
+  o.cache = {c.l2, 64};
+  o.sort_threshold = c.sort_threshold;
+  o.streaming_stores = c.streaming;
+  o.batch_bytes = 4096;  // several coarse batches
+  // Wide B (4096 columns) with empty rows and columns, plus a dense row in A.
+  CsrMatrix<double> A = test::random_sparse(300, 200, 0.08, 11, {5, 17}, {3});
+  const CsrMatrix<double> B = test::random_sparse(200, 4096, 0.02, 12, {9}, {0, 4095});
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) t.push_back({i, A.col[k], A.val[k]});
+  for (Index j = 0; j < A.cols; ++j) t.push_back({42, j, 0.5});
+  A = csr_from_triplets(A.rows, A.cols, std::move(t));
+
+  SpgemmStats stats;
+  magnus::RowCategories cats;
+  const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats);
+  const CsrMatrix<double> G = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  ASSERT_TRUE(is_valid_csr(C));
+  EXPECT_TRUE(C.row_ptr == G.row_ptr);
+  EXPECT_TRUE(C.col == G.col);
+  EXPECT_TRUE(C.val == G.val);  // same summation order: bitwise equal
+  EXPECT_LT((test::to_dense(C) - test::to_dense(A) * test::to_dense(B)).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_EQ(stats.nnz, C.nnz());
+  std::printf("%s: rows sort %lld, dense %lld, fine %lld, coarse %lld\n", c.name, static_cast<long long>(cats.sort),
+              static_cast<long long>(cats.dense), static_cast<long long>(cats.fine), static_cast<long long>(cats.coarse));
+  EXPECT_EQ(cats.sort + cats.dense + cats.fine + cats.coarse, A.rows);
+  const std::string name = c.name;
+  if (name == "fine") EXPECT_GT(cats.fine, 0);
+  if (name.starts_with("coarse")) EXPECT_GT(cats.coarse, 0);
+  if (name == "dense") EXPECT_GT(cats.dense, 0);
+  if (name == "sort") EXPECT_EQ(cats.sort, A.rows);  // every row is below a threshold of 100000 products
+}
+
+// l2 16 KiB: fine level alone (dense capacity 1820 columns < the rows' ranges); 1 KiB: coarse level.
+INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
+                         ::testing::Values(Case{"sort", std::size_t{1} << 20, 100000, true},
+                                           Case{"dense", std::size_t{1} << 20, 8, true},
+                                           Case{"fine", std::size_t{16} << 10, 8, true},
+                                           Case{"coarse", 1024, 8, true},
+                                           Case{"coarse_plain_stores", 1024, 8, false},
+                                           Case{"coarse_sorted_chunks", 1024, 64, true}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {
+  magnus::Options o;
+  o.cache = {1024, 64};
+  o.sort_threshold = 8;
+  o.batch_bytes = 8192;
+  const CsrMatrix<float> A = test::random_sparse<float>(400, 300, 0.05, 21);
+  const CsrMatrix<float> B = test::random_sparse<float>(300, 5000, 0.01, 22);
+  const int threads = omp_get_max_threads();
+  SpgemmStats stats;
+  omp_set_num_threads(1);
+  const CsrMatrix<float> C1 = magnus::multiply(A, B, o, stats);
+  omp_set_num_threads(3);
+  const CsrMatrix<float> C3 = magnus::multiply(A, B, o, stats);
+  omp_set_num_threads(threads);
+  EXPECT_TRUE(C1.col == C3.col);
+  EXPECT_TRUE(C1.val == C3.val);
+  EXPECT_LT((test::to_dense(C1) - test::to_dense(A) * test::to_dense(B)).cwiseAbs().maxCoeff(), 1e-4);
+}
+
+}  // namespace
+}  // namespace amgsolve
