@@ -51,23 +51,25 @@ std::string yaml_pair(double a, double b) {
 std::vector<KeySpec> tissue_keys() {
   std::vector<KeySpec> keys;
   const TissueTable table = default_tissue_table();
+  struct Property {
+    const char* key;
+    const char* meaning;
+    double max;
+    double OpticalProperties::*member;
+  };
+  const Property properties[] = {{"mua", "Absorption coefficient mu_a", 100.0, &OpticalProperties::mua},
+                                 {"musp", "Reduced scattering coefficient mu_s'", 1000.0, &OpticalProperties::musp}};
   for (int t = 1; t < kTissueCount; ++t) {
     const std::string name = tissue_name(static_cast<Tissue>(t));
-    const auto& o = table[t];
-    keys.push_back(only_for(list_of(bounded(key("problem.tissues." + name + ".mua", KeyKind::number_list,
-                                                yaml_pair(o[0].mua, o[1].mua),
-                                                "Absorption coefficient mu_a of " + name +
-                                                    " at the excitation and emission wavelengths, 1/mm."),
-                                            0.0, 100.0, true),
-                                    2, 2),
-                            "mouse"));
-    keys.push_back(only_for(list_of(bounded(key("problem.tissues." + name + ".musp", KeyKind::number_list,
-                                                yaml_pair(o[0].musp, o[1].musp),
-                                                "Reduced scattering coefficient mu_s' of " + name +
-                                                    " at the excitation and emission wavelengths, 1/mm."),
-                                            0.0, 1000.0, true),
-                                    2, 2),
-                            "mouse"));
+    for (const Property& p : properties)
+      keys.push_back(only_for(
+          list_of(bounded(key("problem.tissues." + name + "." + p.key, KeyKind::number_list,
+                              yaml_pair(table[t][0].*p.member, table[t][1].*p.member),
+                              std::string(p.meaning) + " of " + name +
+                                  " at the excitation and emission wavelengths, 1/mm."),
+                          0.0, p.max, true),
+                  2, 2),
+          "mouse"));
   }
   return keys;
 }
