@@ -136,7 +136,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     sources[s].position = m.sources[s].position;
   }
 
-  progress("excitation, %g nm:\n", kExcitationNm);
+  progress("excitation, %d nm:\n", params.wavelengths[0]);
   auto A_excitation = std::make_shared<const CsrMatrix<double>>(std::move(m.excitation.A));
   const auto excitation_solver =
       AmgSolver::create(config, A_excitation, compare_spgemm, record.setup, record.spgemm_comparison);
@@ -148,7 +148,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     AmgSolver* emission_solver = excitation_solver.get();
     std::unique_ptr<AmgSolver> own;
     if (m.emission_differs) {
-      progress("emission, %g nm:\n", kEmissionNm);
+      progress("emission, %d nm:\n", params.wavelengths[1]);
       record.emission_setup.emplace();
       std::vector<SpgemmComparisonRow> unused;  // the comparison covers the excitation hierarchy
       own = AmgSolver::create(config, std::make_shared<const CsrMatrix<double>>(std::move(m.emission.A)), false,

@@ -97,7 +97,9 @@ struct Measurement {
 
 Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, int runs,
                     const CsrMatrix<double>* reference, CsrMatrix<double>* result) {
-  Measurement m{in.name, backend.name()};
+  Measurement m;
+  m.matrix = in.name;
+  m.backend = backend.name();
   for (int w = 0; w < warmup; ++w) backend.multiply(in.A, in.A);
   std::vector<double> seconds;
   for (int r = 0; r < runs; ++r) {

@@ -211,6 +211,16 @@ class Reader {
 
   bool boolean(const std::string& path) const { return text(path) == "true"; }
 
+  // Whether the document (or --set) gives the key a value.
+  bool is_set(const std::string& path) const {
+    const YAML::Node node = doc_.find(path);
+    return node.IsDefined() && !node.IsNull();
+  }
+
+  [[noreturn]] void fail_at(const std::string& path, const std::string& message) const {
+    throw InputError(doc_.where(path, doc_.find(path)) + message);
+  }
+
   std::vector<std::array<double, 2>> pair_list(const std::string& path) const {
     const auto [node, spec] = value(path);
     if (!node.IsSequence()) fail(path, node, "must be a list of [x, y] pairs, got " + show(node));
@@ -299,10 +309,24 @@ void read_mouse(const Reader& r, MouseParams& m) {
   m.fluorescence = r.boolean("problem.fluorescence");
   m.tumour_yield = r.number("problem.fluorophore.tumour");
   m.background_yield = r.number("problem.fluorophore.background");
+  const std::vector<std::int64_t> nm = r.integer_list("problem.wavelengths");
+  m.wavelengths = {static_cast<int>(nm[0]), static_cast<int>(nm[1])};
+  try {
+    m.optics = tissue_table(m.wavelengths[0], m.wavelengths[1]);
+  } catch (const InputError& e) {
+    r.fail_at("problem.wavelengths", std::string("problem.wavelengths: ") + e.what());
+  }
+  // Overrides replace the model's values only where given.
   for (int t = 1; t < kTissueCount; ++t) {
     const std::string prefix = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t));
-    const std::vector<double> mua = r.number_list(prefix + ".mua"), musp = r.number_list(prefix + ".musp");
-    for (int band = 0; band < 2; ++band) m.optics[t][band] = {mua[band], musp[band]};
+    if (r.is_set(prefix + ".mua")) {
+      const std::vector<double> mua = r.number_list(prefix + ".mua");
+      for (int band = 0; band < 2; ++band) m.optics[t][band].mua = mua[band];
+    }
+    if (r.is_set(prefix + ".musp")) {
+      const std::vector<double> musp = r.number_list(prefix + ".musp");
+      for (int band = 0; band < 2; ++band) m.optics[t][band].musp = musp[band];
+    }
   }
 }
 

@@ -66,7 +66,7 @@ std::vector<KeySpec> tissue_keys() {
           list_of(bounded(key("problem.tissues." + name + "." + p.key, KeyKind::number_list,
                               yaml_pair(table[t][0].*p.member, table[t][1].*p.member),
                               std::string(p.meaning) + " of " + name +
-                                  " at the excitation and emission wavelengths, 1/mm."),
+                                  " at the excitation and emission wavelengths, 1/mm (default: the tissue model at 750/800 nm)."),
                           0.0, p.max, true),
                   2, 2),
           "mouse"));
@@ -81,6 +81,13 @@ std::vector<KeySpec> mouse_keys() {
                            "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale of "
                            "mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
                        0.0, 10.0, true),
+               "mouse"),
+      only_for(list_of(bounded(key("problem.wavelengths", KeyKind::integer_list, "[750, 800]",
+                                   "Excitation and emission wavelengths in nm, each one of 650, 700, 750, 800 (where "
+                                   "the tissue model's chromophore spectra are tabulated); the tissue defaults below "
+                                   "are for 750/800 nm and follow the wavelengths given here."),
+                               650, 800),
+                       2, 2),
                "mouse"),
       only_for(choice("problem.limbs", yes_no, "true", "Include the four legs."), "mouse"),
       only_for(choice("problem.tail", yes_no, "false",

@@ -24,7 +24,8 @@ namespace amgsolve {
 struct MouseParams {
   PhantomParams phantom;
   double refractive_index = 1.37;  // of tissue, against air (n = 1)
-  TissueTable optics = default_tissue_table();
+  std::array<int, 2> wavelengths = {kExcitationNm, kEmissionNm};  // nm
+  TissueTable optics = default_tissue_table();  // at `wavelengths`
   std::vector<std::array<double, 2>> spots;  // laser spots (x, y) in mm; empty: the scan grid
   std::array<std::int64_t, 2> scan_grid = {4, 2};  // spots along x and y over the back
   double source_power = 1.0;

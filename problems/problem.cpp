@@ -60,7 +60,10 @@ LinearProblem make_poisson(const PoissonParams& p) {
 
   auto A = std::make_shared<CsrMatrix<double>>(poisson_matrix(p));
   problem.description = what + " ";
-  for (std::size_t d = 0; d < p.size.size(); ++d) problem.description += (d ? "x" : "") + std::to_string(p.size[d]);
+  for (std::size_t d = 0; d < p.size.size(); ++d) {
+    if (d > 0) problem.description += 'x';
+    problem.description += std::to_string(p.size[d]);
+  }
   if (!p.anisotropy.empty()) {
     problem.description += ", anisotropy [";
     for (std::size_t d = 0; d < p.anisotropy.size(); ++d) {

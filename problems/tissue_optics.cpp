@@ -1,5 +1,5 @@
-// Optical properties of mouse tissues at 750 nm (excitation) and 800 nm (emission), the band of
-// near-infrared dyes such as Alexa Fluor 750 used in FMT.
+// Optical properties of mouse tissues at an excitation and an emission wavelength among 650, 700, 750
+// and 800 nm (default 750/800 nm, the band of near-infrared dyes such as Alexa Fluor 750 used in FMT).
 //
 // Model and parameters: Alexandrakis, Rannou & Chatziioannou, "Tomographic bioluminescence imaging by use
 // of a combined optical-PET (OPET) system: a computer simulation feasibility study", Phys. Med. Biol. 50
@@ -19,6 +19,9 @@
 #include "problems/tissue_optics.hpp"
 
 #include <cmath>
+#include <string>
+
+#include "common/error.hpp"
 
 namespace amgsolve {
 namespace {
@@ -43,8 +46,17 @@ struct Chromophores {
   double hbo2, hb;  // molar extinction, 1/(cm M)
   double water_k;   // imaginary refractive index of water
 };
-// Excitation and emission wavelengths.
-constexpr Chromophores kBands[2] = {{750.0, 518.0, 1405.24, 1.56e-7}, {800.0, 816.0, 761.72, 1.25e-7}};
+// Haemoglobin extinction and water's imaginary index at the tabulated wavelengths (kTabulatedNm).
+constexpr Chromophores kSpectra[4] = {{650.0, 368.0, 3750.12, 1.64e-8},
+                                      {700.0, 290.0, 1794.28, 3.35e-8},
+                                      {750.0, 518.0, 1405.24, 1.56e-7},
+                                      {800.0, 816.0, 761.72, 1.25e-7}};
+
+const Chromophores& spectrum_at(int nm) {
+  for (const Chromophores& c : kSpectra)
+    if (c.nm == nm) return c;
+  throw InputError(std::to_string(nm) + " nm is not tabulated (the tissue model has spectra at 650, 700, 750 and 800 nm)");
+}
 
 struct TissueModel {
   double blood, saturation, water;  // S_B, x, S_W
@@ -85,10 +97,11 @@ OpticalProperties properties(const TissueModel& m, const Chromophores& c) {
 
 }  // namespace
 
-TissueTable default_tissue_table() {
+TissueTable tissue_table(int excitation_nm, int emission_nm) {
+  const Chromophores* bands[2] = {&spectrum_at(excitation_nm), &spectrum_at(emission_nm)};
   TissueTable table{};
   for (int t = 1; t < kTissueCount; ++t)
-    for (int band = 0; band < 2; ++band) table[t][band] = properties(kModels[t], kBands[band]);
+    for (int band = 0; band < 2; ++band) table[t][band] = properties(kModels[t], *bands[band]);
   return table;
 }
 

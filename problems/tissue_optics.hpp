@@ -34,9 +34,14 @@ struct OpticalProperties {
 // Properties per tissue and band (0: excitation, 1: emission).
 using TissueTable = std::array<std::array<OpticalProperties, 2>, kTissueCount>;
 
-// The published values (tissue_optics.cpp) at these wavelengths.
-inline constexpr double kExcitationNm = 750;
-inline constexpr double kEmissionNm = 800;
-TissueTable default_tissue_table();
+// Wavelengths (nm) at which the chromophore spectra are tabulated, and the default pair.
+inline constexpr std::array<int, 4> kTabulatedNm = {650, 700, 750, 800};
+inline constexpr int kExcitationNm = 750;
+inline constexpr int kEmissionNm = 800;
+
+// The published tissue model (tissue_optics.cpp) evaluated at the two wavelengths, each one of
+// kTabulatedNm (InputError otherwise).
+TissueTable tissue_table(int excitation_nm = kExcitationNm, int emission_nm = kEmissionNm);
+inline TissueTable default_tissue_table() { return tissue_table(); }
 
 }  // namespace amgsolve

@@ -617,3 +617,33 @@ TEST(ConfigReview, NonScalarKeysAreInputErrors) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+TEST(ConfigMouse, WavelengthsSelectTheTissueModelAndOverridesReplaceOnlyWhatTheyGive) {
+  const Config standard = parse_config("problem:\n  type: mouse\n", "cfg.yaml");
+  const TissueTable model_750_800 = tissue_table(750, 800);
+  const int liver = static_cast<int>(Tissue::liver);
+  EXPECT_EQ(standard.problem.mouse.optics[liver][0].mua, model_750_800[liver][0].mua);
+  const Config red = parse_config("problem:\n  type: mouse\n  wavelengths: [650, 700]\n", "cfg.yaml");
+  const TissueTable model_650_700 = tissue_table(650, 700);
+  EXPECT_EQ(red.problem.mouse.optics[liver][0].mua, model_650_700[liver][0].mua);
+  // Blood absorbs far more at 650 nm than at 750 nm (deoxyhaemoglobin's red band).
+  EXPECT_GT(model_650_700[liver][0].mua, 1.4 * model_750_800[liver][0].mua);
+  const Config overridden = parse_config(
+      "problem:\n  type: mouse\n  wavelengths: [650, 700]\n  tissues:\n    liver:\n      mua: [0.5, 0.4]\n", "cfg.yaml");
+  EXPECT_EQ(overridden.problem.mouse.optics[liver][0].mua, 0.5);
+  EXPECT_EQ(overridden.problem.mouse.optics[liver][1].mua, 0.4);
+  EXPECT_EQ(overridden.problem.mouse.optics[liver][0].musp, model_650_700[liver][0].musp);
+}
+
+TEST(ConfigMouse, UntabulatedWavelengthNamesKeyAndLine) {
+  const std::string e = parse_error("problem:\n  type: mouse\n  wavelengths: [660, 700]\n");
+  EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("problem.wavelengths"), std::string::npos) << e;
+  EXPECT_NE(e.find("660"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -118,7 +118,9 @@ TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
     // Strictly dominant by exactly the absorption plus the boundary conductance.
     EXPECT_NEAR(diag - off, op.absorption[i] + op.boundary[i], 1e-12 * diag);
     EXPECT_GT(diag - off, 0.0);
-    if (A.row_length(i) < 7) EXPECT_GT(op.boundary[i], 0.0) << "boundary row " << i;
+    if (A.row_length(i) < 7) {
+      EXPECT_GT(op.boundary[i], 0.0) << "boundary row " << i;
+    }
   }
 }
 
@@ -179,7 +181,9 @@ TEST(MousePhantom, HasTheVoxelCountOfMouse280At028mm) {
   std::array<std::int64_t, kTissueCount> count{};
   for (std::uint8_t l : ph.label) ++count[l];
   for (int t = 1; t < kTissueCount; ++t)
-    if (static_cast<Tissue>(t) != Tissue::tumour) EXPECT_GT(count[t], 0) << tissue_name(static_cast<Tissue>(t));
+    if (static_cast<Tissue>(t) != Tissue::tumour) {
+      EXPECT_GT(count[t], 0) << tissue_name(static_cast<Tissue>(t));
+    }
 }
 
 TEST(MousePhantom, EveryOrganLiesInsideTheBody) {
@@ -256,10 +260,11 @@ TEST(Mouse, FluenceIsPositiveAndBalanced) {
   const Vector<double> q = m.emission_rhs(phi);
   for (Index u = 0; u < m.domain.unknowns(); ++u) {
     const bool tumour = m.phantom.label[m.domain.voxel_of_unknown[u]] == static_cast<std::uint8_t>(Tissue::tumour);
-    if (tumour)
+    if (tumour) {
       EXPECT_GT(q[u], 0.0);
-    else
+    } else {
       EXPECT_EQ(q[u], 0.0);
+    }
   }
 }
 
