@@ -16,26 +16,30 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
   const Index n = A.rows;
   if (n == 0) return 0.0;
   const Vector<Value> d = diagonal(A);
-  Array<double> scale(static_cast<std::size_t>(n));
-  for (Index i = 0; i < n; ++i) {
+  for (Index i = 0; i < n; ++i)
     if (!(d[i] > 0))
       throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
                            " is not positive: the matrix is not positive definite");
-    scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
-  }
+  Array<double> scale(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
   auto sum = [n](auto&& term) { return deterministic_sum<double>(n, term); };
 
   Array<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size()), u(v.size());
+#pragma omp parallel for schedule(static)
   for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
   const double norm0 = std::sqrt(sum([&](std::int64_t i) { return v[i] * v[i]; }));
-  for (double& x : v) x /= norm0;
+  // u = D^-1/2 v, the vector S v multiplies; each step's last pass computes the next one.
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) {
+    v[i] /= norm0;
+    u[i] = scale[i] * v[i];
+  }
 
   std::vector<double> alpha, beta;
   double beta_prev = 0.0;
   for (int j = 0; j < std::min<Index>(steps, n); ++j) {
-    // w = S v - beta_{j-1} v_{j-1} with S = D^-1/2 A D^-1/2, and alpha = w^T v, in two passes.
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) u[i] = scale[i] * v[i];
+    // w = S v - beta_{j-1} v_{j-1} with S = D^-1/2 A D^-1/2, and alpha = w^T v.
     const double a = sum([&](std::int64_t i) {
       double s = 0.0;
       for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
@@ -54,7 +58,10 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
     beta_prev = b;
     v_prev.swap(v);
 #pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) v[i] = w[i] / b;
+    for (Index i = 0; i < n; ++i) {
+      v[i] = w[i] / b;
+      u[i] = scale[i] * v[i];
+    }
   }
 
   const int m = static_cast<int>(alpha.size());
