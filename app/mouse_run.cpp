@@ -34,7 +34,7 @@ void print_tissues(const MouseProblem& m) {
   progress("  %-10s %9s %9s %9s %9s %9s %9s\n", "tissue", "voxels", "cm^3", "mua_ex", "musp_ex", "mua_em", "musp_em");
   for (int t = 1; t < kTissueCount; ++t) {
     if (count[t] == 0) continue;
-    const auto& o = m.optics()[t];
+    const auto& o = m.optics[t];
     progress("  %-10s %9lld %9.3f %9.4f %9.3f %9.4f %9.3f\n", tissue_name(static_cast<Tissue>(t)),
              static_cast<long long>(count[t]), count[t] * voxel_volume / 1000.0, o[0].mua, o[0].musp, o[1].mua,
              o[1].musp);

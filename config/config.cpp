@@ -317,17 +317,15 @@ void read_mouse(const Reader& r, MouseParams& m) {
     r.fail_at("problem.wavelengths", std::string("problem.wavelengths: ") + e.what());
   }
   // Overrides replace the model's values only where given.
-  for (int t = 1; t < kTissueCount; ++t) {
-    const std::string prefix = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t));
-    if (r.is_set(prefix + ".mua")) {
-      const std::vector<double> mua = r.number_list(prefix + ".mua");
-      for (int band = 0; band < 2; ++band) m.optics[t][band].mua = mua[band];
+  const std::pair<const char*, double OpticalProperties::*> properties[] = {{"mua", &OpticalProperties::mua},
+                                                                           {"musp", &OpticalProperties::musp}};
+  for (int t = 1; t < kTissueCount; ++t)
+    for (const auto& [name, member] : properties) {
+      const std::string path = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t)) + "." + name;
+      if (!r.is_set(path)) continue;
+      const std::vector<double> values = r.number_list(path);
+      for (int band = 0; band < 2; ++band) m.optics[t][band].*member = values[band];
     }
-    if (r.is_set(prefix + ".musp")) {
-      const std::vector<double> musp = r.number_list(prefix + ".musp");
-      for (int band = 0; band < 2; ++band) m.optics[t][band].musp = musp[band];
-    }
-  }
 }
 
 SmootherType smoother_type(const std::string& s) { return s == "jacobi" ? SmootherType::jacobi : SmootherType::chebyshev; }

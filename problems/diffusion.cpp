@@ -65,9 +65,7 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
     for (const auto& face : kFaces) count += neighbour_unknown(domain, domain.voxel_of_unknown[u], face) >= 0 ? 1 : 0;
     A.row_ptr[static_cast<std::size_t>(u) + 1] = count;
   }
-  for (Index u = 0; u < n; ++u) A.row_ptr[u + 1] += A.row_ptr[u];
-  A.col.resize(static_cast<std::size_t>(A.nnz()));
-  A.val.resize(static_cast<std::size_t>(A.nnz()));
+  allocate_from_row_lengths(A);
 
 #pragma omp parallel for schedule(static)
   for (Index u = 0; u < n; ++u) {

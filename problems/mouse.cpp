@@ -54,9 +54,7 @@ void check_tumour(const PhantomParams& p) {
   for (int d = -1; d < 6; ++d) {
     Point3 q = p.tumour_centre;
     if (d >= 0) q[d / 2] += (d % 2 ? 1 : -1) * p.tumour_radius;
-    bool inside = false;
-    for (const Primitive& s : body) inside = inside || s.contains(q);
-    if (!inside) {
+    if (!inside_body(body, q)) {
       char text[200];
       std::snprintf(text, sizeof text,
                     "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm reaches outside the animal",
@@ -132,11 +130,11 @@ Vector<double> MouseProblem::emission_rhs(const Vector<double>& excitation_fluen
 }
 
 Vector<double> MouseProblem::mua(int band) const {
-  return per_unknown(*this, [&](Tissue t) { return optics_[static_cast<int>(t)][band].mua; });
+  return per_unknown(*this, [&](Tissue t) { return optics[static_cast<int>(t)][band].mua; });
 }
 
 Vector<double> MouseProblem::musp(int band) const {
-  return per_unknown(*this, [&](Tissue t) { return optics_[static_cast<int>(t)][band].musp; });
+  return per_unknown(*this, [&](Tissue t) { return optics[static_cast<int>(t)][band].musp; });
 }
 
 MouseProblem make_mouse_problem(const MouseParams& p) {
@@ -148,7 +146,7 @@ MouseProblem make_mouse_problem(const MouseParams& p) {
     throw InputError("problem.fluorophore: fluorescence without a tumour needs a positive background yield");
 
   MouseProblem m;
-  m.optics_ = p.optics;
+  m.optics = p.optics;
   m.source_power = p.source_power;
   m.fluorescence = p.fluorescence;
   m.phantom = build_mouse_phantom(p.phantom);

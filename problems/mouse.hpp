@@ -49,6 +49,7 @@ struct MouseProblem {
   bool emission_differs = true;
   std::vector<LightSource> sources;
   Vector<double> yield;               // per unknown (1/mm)
+  TissueTable optics;                 // the properties of each tissue and band
   double source_power = 1.0;
   bool fluorescence = true;
 
@@ -57,9 +58,7 @@ struct MouseProblem {
   // Optical property of the band (0 excitation, 1 emission) per unknown, for output.
   Vector<double> mua(int band) const;
   Vector<double> musp(int band) const;
-  const TissueTable& optics() const { return optics_; }
 
-  TissueTable optics_;
 };
 
 // The scan pattern: nx x ny spots over the back of the trunk.

@@ -94,13 +94,27 @@ std::vector<Organ> mouse_organs(const PhantomParams& p) {
   return organs;
 }
 
-std::array<Index, 3> phantom_box(const PhantomParams& p) {
+bool inside_body(const std::vector<Primitive>& body, const Point3& p) {
+  return std::any_of(body.begin(), body.end(), [&](const Primitive& s) { return s.contains(p); });
+}
+
+namespace {
+
+// Bounding box of the body parts: lower and upper corner.
+std::array<Point3, 2> body_bounds(const std::vector<Primitive>& body) {
   Point3 lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
-  for (const Primitive& s : mouse_body(p))
+  for (const Primitive& s : body)
     for (int d = 0; d < 3; ++d) {
       lo[d] = std::min(lo[d], s.lower()[d]);
       hi[d] = std::max(hi[d], s.upper()[d]);
     }
+  return {lo, hi};
+}
+
+}  // namespace
+
+std::array<Index, 3> phantom_box(const PhantomParams& p) {
+  const auto [lo, hi] = body_bounds(mouse_body(p));
   std::array<Index, 3> size{};
   for (int d = 0; d < 3; ++d) {
     const double n = std::ceil((hi[d] - lo[d]) / p.voxel_size) + 2;  // one voxel of air on each side
@@ -116,9 +130,7 @@ Phantom build_mouse_phantom(const PhantomParams& p) {
   Phantom ph;
   ph.voxel_size = p.voxel_size;
   ph.size = phantom_box(p);
-  Point3 lo{1e300, 1e300, 1e300};
-  for (const Primitive& s : body)
-    for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], s.lower()[d]);
+  const Point3 lo = body_bounds(body)[0];
   for (int d = 0; d < 3; ++d) ph.origin[d] = lo[d] - p.voxel_size;
   ph.label.resize(static_cast<std::size_t>(ph.voxels()));
   const std::int64_t nx = ph.size[0], nxy = nx * ph.size[1];
@@ -127,12 +139,7 @@ Phantom build_mouse_phantom(const PhantomParams& p) {
     const Point3 c = {ph.origin[0] + (v % nx + 0.5) * p.voxel_size,
                       ph.origin[1] + ((v / nx) % ph.size[1] + 0.5) * p.voxel_size,
                       ph.origin[2] + (v / nxy + 0.5) * p.voxel_size};
-    Tissue t = Tissue::outside;
-    for (const Primitive& s : body)
-      if (s.contains(c)) {
-        t = Tissue::muscle;
-        break;
-      }
+    Tissue t = inside_body(body, c) ? Tissue::muscle : Tissue::outside;
     if (t != Tissue::outside)
       for (const Organ& o : organs)
         if (o.shape.contains(c)) t = o.tissue;

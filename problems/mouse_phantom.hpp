@@ -50,6 +50,9 @@ struct Organ {
 std::vector<Primitive> mouse_body(const PhantomParams& p);
 std::vector<Organ> mouse_organs(const PhantomParams& p);
 
+// Whether p lies in the union of the body parts.
+bool inside_body(const std::vector<Primitive>& body, const Point3& p);
+
 struct Phantom {
   std::array<Index, 3> size{};  // voxels per direction
   Point3 origin{};              // corner of voxel (0,0,0)

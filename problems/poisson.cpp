@@ -148,9 +148,7 @@ CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
     for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
     A.row_ptr[static_cast<std::size_t>(row) + 1] = count;
   }
-  for (Index i = 0; i < rows; ++i) A.row_ptr[i + 1] += A.row_ptr[i];
-  A.col.resize(static_cast<std::size_t>(A.nnz()));
-  A.val.resize(static_cast<std::size_t>(A.nnz()));
+  allocate_from_row_lengths(A);
 #pragma omp parallel for schedule(static)
   for (Index row = 0; row < rows; ++row) {
     const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);

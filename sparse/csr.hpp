@@ -40,6 +40,16 @@ struct CsrMatrix {
   }
 };
 
+// Row lengths to row offsets: C.row_ptr[i + 1] holds the length of row i (e.g. after the symbolic phase
+// of a product, or the counting pass of an assembly); turn the lengths into offsets and size C.col and
+// C.val for the filling pass (their contents are left uninitialised).
+template <class Value>
+void allocate_from_row_lengths(CsrMatrix<Value>& C) {
+  for (Index i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
+  C.col.resize(static_cast<std::size_t>(C.nnz()));
+  C.val.resize(static_cast<std::size_t>(C.nnz()));
+}
+
 // Dense vector type used by solvers and smoothers.
 template <class Value>
 using Vector = Array<Value>;

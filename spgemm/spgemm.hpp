@@ -75,15 +75,6 @@ class SpgemmBackendFor : public SpgemmBackend {
   }
 };
 
-// End of a symbolic phase: C.row_ptr[i + 1] holds the length of row i; turn the lengths into offsets
-// and size C.col / C.val for the numeric phase (their contents are left uninitialised).
-template <class Value>
-void allocate_from_row_lengths(CsrMatrix<Value>& C) {
-  for (Index i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
-  C.col.resize(static_cast<std::size_t>(C.nnz()));
-  C.val.resize(static_cast<std::size_t>(C.nnz()));
-}
-
 // Number of nontrivial multiplications of A * B (sum over a_ik != 0 of nnz(B row k)).
 template <class Value>
 Offset spgemm_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B);

@@ -64,11 +64,15 @@ inline void store_fence() {
 #endif
 }
 
-// Per-row facts from the setup pass.
-struct RowPlan {
-  std::vector<Category> category;
+// Per-row facts of the setup pass, the same for both phases.
+struct RowShapes {
   std::vector<Offset> products;  // intermediate products per row
   std::vector<Index> first_col;  // smallest column among the products
+  std::vector<Offset> range;     // largest - smallest column + 1 (0 for an empty row)
+};
+
+// The rows of each category for one phase (its chunk parameters and accumulator size decide them).
+struct RowPlan {
   std::array<std::vector<Index>, 4> rows;  // rows per category, ascending
   std::vector<std::pair<std::size_t, std::size_t>> coarse_batches;  // ranges of rows[coarse]
 };
@@ -77,16 +81,20 @@ struct RowPlan {
 template <class Value, bool kNumeric>
 class Worker {
  public:
-  Worker(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const ChunkParameters& p, const Options& o)
-      : A_(A), B_(B), p_(p), o_(o), fine_counts_(p.fine_chunks), fine_offsets_(p.fine_chunks + 1) {}
+  Worker(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C, const ChunkParameters& p,
+         const Options& o)
+      : A_(A), B_(B), C_(C), p_(p), o_(o), fine_counts_(p.fine_chunks), fine_offsets_(p.fine_chunks + 1) {}
 
-  // Output of the row being computed: C's arrays from `at` (numeric) or just a count (symbolic).
-  void begin_row(Index* cols, Value* vals) {
-    out_col_ = cols;
-    out_val_ = vals;
+  // Row i of C is computed between these two: the numeric phase writes it into C's arrays, the
+  // symbolic phase only counts its entries into C.row_ptr[i + 1].
+  void begin_row(Index i) {
+    out_col_ = kNumeric ? C_.col.data() + C_.row_begin(i) : nullptr;
+    out_val_ = kNumeric ? C_.val.data() + C_.row_begin(i) : nullptr;
     written_ = 0;
   }
-  Offset written() const { return written_; }
+  void end_row(Index i) {
+    if (!kNumeric) C_.row_ptr[static_cast<std::size_t>(i) + 1] = written_;
+  }
 
   // Calls f(column, value) for every intermediate product of row i of C.
   template <class F>
@@ -120,7 +128,7 @@ class Worker {
   }
 
   // Section 3.3: the rows rows[begin, end) of the coarse category, as one batch.
-  void coarse_batch(const std::vector<Index>& rows, std::size_t begin, std::size_t end, CsrMatrix<Value>& C) {
+  void coarse_batch(const std::vector<Index>& rows, std::size_t begin, std::size_t end) {
     const std::size_t batch = end - begin;
     const std::uint64_t chunks = p_.coarse_chunks;
     // The CSC copy of the batch's rows of A: entries sorted by column k of A (= row of B), then by row.
@@ -158,10 +166,7 @@ class Worker {
     // The fine level on each coarse chunk of each row, in column order.
     for (std::size_t r = 0; r < batch; ++r) {
       const Index i = rows[begin + r];
-      if (kNumeric)
-        begin_row(C.col.data() + C.row_begin(i), C.val.data() + C.row_begin(i));
-      else
-        begin_row(nullptr, nullptr);
+      begin_row(i);
       for (std::uint64_t c = 0; c < chunks; ++c) {
         const auto from = static_cast<std::size_t>(coarse_offsets_[r * chunks + c]);
         const Offset count = coarse_offsets_[r * chunks + c + 1] - coarse_offsets_[r * chunks + c];
@@ -179,7 +184,7 @@ class Worker {
               base, p_.fine_shift, p_.fine_chunks);
         }
       }
-      if (!kNumeric) C.row_ptr[static_cast<std::size_t>(i) + 1] = written_;
+      end_row(i);
     }
   }
 
@@ -292,6 +297,7 @@ class Worker {
 
   const CsrMatrix<Value>& A_;
   const CsrMatrix<Value>& B_;
+  CsrMatrix<Value>& C_;
   const ChunkParameters& p_;
   const Options& o_;
   Index* out_col_ = nullptr;
@@ -305,15 +311,13 @@ class Worker {
   std::vector<CscEntry> csc_;
 };
 
-// Section 3.1: products, column range and category of every row; coarse rows cut into batches.
+// Section 3.1, setup: the number of products and the column range of every row of C.
 template <class Value>
-RowPlan plan_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const ChunkParameters& p,
-                  const Options& o, std::size_t dense_bytes) {
-  RowPlan plan;
-  plan.category.resize(static_cast<std::size_t>(A.rows));
-  plan.products.resize(static_cast<std::size_t>(A.rows));
-  plan.first_col.resize(static_cast<std::size_t>(A.rows));
-  const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
+RowShapes row_shapes(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+  RowShapes shapes;
+  shapes.products.resize(static_cast<std::size_t>(A.rows));
+  shapes.first_col.resize(static_cast<std::size_t>(A.rows));
+  shapes.range.resize(static_cast<std::size_t>(A.rows));
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     Offset products = 0;
@@ -325,18 +329,30 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Ch
       lo = std::min(lo, B.col[B.row_begin(k)]);  // rows of B are sorted
       hi = std::max(hi, B.col[B.row_end(k) - 1]);
     }
-    plan.products[i] = products;
-    plan.first_col[i] = products > 0 ? lo : 0;
-    const Offset range = products > 0 ? Offset{hi} - lo + 1 : 0;
+    shapes.products[i] = products;
+    shapes.first_col[i] = products > 0 ? lo : 0;
+    shapes.range[i] = products > 0 ? Offset{hi} - lo + 1 : 0;
+  }
+  return shapes;
+}
+
+// Section 3.1, categories of one phase (dense_bytes: its accumulator's bytes per column); coarse rows
+// cut into batches (section 3.3).
+template <class Value>
+RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Options& o, std::size_t dense_bytes) {
+  const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
+  RowPlan plan;
+  for (std::size_t i = 0; i < shapes.products.size(); ++i) {
+    const Offset products = shapes.products[i], range = shapes.range[i];
     // A row with fewer products than fine chunks gains no locality from chunking: sort it instead.
     const bool few = products < o.sort_threshold || (range > dense_capacity && products < Offset(p.fine_chunks));
-    plan.category[i] = few                         ? Category::sort
-                       : range <= dense_capacity   ? Category::dense
-                       : !p.coarse                 ? Category::fine
-                                                   : Category::coarse;
+    const Category category = few                       ? Category::sort
+                              : range <= dense_capacity ? Category::dense
+                              : !p.coarse               ? Category::fine
+                                                        : Category::coarse;
+    plan.rows[static_cast<int>(category)].push_back(static_cast<Index>(i));
   }
-  for (Index i = 0; i < A.rows; ++i) plan.rows[static_cast<int>(plan.category[i])].push_back(i);
-  // Batches (section 3.3): bounded by the memory for their products and by L2 for their chunk counters.
+  // Batches: bounded by the memory for their products and by L2 for their chunk counters.
   const std::vector<Index>& coarse = plan.rows[static_cast<int>(Category::coarse)];
   const std::uint64_t per_product = sizeof(Index) + sizeof(Value);
   const std::size_t max_rows =
@@ -345,8 +361,8 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Ch
     std::size_t end = begin;
     std::uint64_t bytes = 0;
     while (end < coarse.size() && end - begin < max_rows &&
-           (end == begin || bytes + per_product * plan.products[coarse[end]] <= o.batch_bytes))
-      bytes += per_product * plan.products[coarse[end++]];
+           (end == begin || bytes + per_product * shapes.products[coarse[end]] <= o.batch_bytes))
+      bytes += per_product * shapes.products[coarse[end++]];
     plan.coarse_batches.emplace_back(begin, end);
     begin = end;
   }
@@ -356,43 +372,34 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Ch
 // One phase over all rows, category by category (symbolic: fills C.row_ptr lengths; numeric: C).
 template <class Value, bool kNumeric>
 std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
-                        const ChunkParameters& p, const Options& o, const RowPlan& plan) {
+                        const ChunkParameters& p, const Options& o, const RowShapes& shapes, const RowPlan& plan) {
   const std::size_t dense_bytes = kNumeric ? sizeof(Value) + 1 : 1;
   const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
   std::uint64_t extra = 0;
 #pragma omp parallel reduction(+ : extra)
   {
-    Worker<Value, kNumeric> w(A, B, p, o);
-    auto start = [&](Index i) {
-      if (kNumeric)
-        w.begin_row(C.col.data() + C.row_begin(i), C.val.data() + C.row_begin(i));
-      else
-        w.begin_row(nullptr, nullptr);
-    };
-    auto finish = [&](Index i) {
-      if (!kNumeric) C.row_ptr[static_cast<std::size_t>(i) + 1] = w.written();
-    };
+    Worker<Value, kNumeric> w(A, B, C, p, o);
     for (int cat = 0; cat < 3; ++cat) {
       const std::vector<Index>& rows = plan.rows[cat];
 #pragma omp for schedule(dynamic, 64) nowait
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const Index i = rows[r];
-        start(i);
+        w.begin_row(i);
         if (cat == static_cast<int>(Category::sort)) {
-          w.sort_row(i, plan.products[i]);
+          w.sort_row(i, shapes.products[i]);
         } else if (cat == static_cast<int>(Category::dense)) {
-          w.dense_row(i, plan.first_col[i],
-                      static_cast<Index>(std::min<Offset>(dense_capacity, B.cols - plan.first_col[i])));
+          w.dense_row(i, shapes.first_col[i],
+                      static_cast<Index>(std::min<Offset>(dense_capacity, B.cols - shapes.first_col[i])));
         } else {
           w.fine_row(i);
         }
-        finish(i);
+        w.end_row(i);
       }
     }
     const std::vector<Index>& coarse = plan.rows[static_cast<int>(Category::coarse)];
 #pragma omp for schedule(dynamic, 1) nowait
     for (std::size_t b = 0; b < plan.coarse_batches.size(); ++b)
-      w.coarse_batch(coarse, plan.coarse_batches[b].first, plan.coarse_batches[b].second, C);
+      w.coarse_batch(coarse, plan.coarse_batches[b].first, plan.coarse_batches[b].second);
     extra += w.buffer_bytes();
   }
   return extra;
@@ -415,17 +422,18 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   // The symbolic phase's accumulator is a bitmap (1 byte per column), the numeric one's value + bitmap.
   const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), 1, options.cache);
   const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), sizeof(Value) + 1, options.cache);
-  const RowPlan symbolic_plan = plan_rows(A, B, symbolic, options, 1);
-  std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, symbolic_plan);
+  const RowShapes shapes = row_shapes(A, B);
+  const RowPlan symbolic_plan = plan_rows<Value>(shapes, symbolic, options, 1);
+  std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, shapes, symbolic_plan);
   allocate_from_row_lengths(C);
   stats.symbolic_seconds = timer.seconds();
   timer.restart();
-  const RowPlan plan = plan_rows(A, B, numeric, options, sizeof(Value) + 1);
-  extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, plan));
+  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, sizeof(Value) + 1);
+  extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, shapes, plan));
   stats.numeric_seconds = timer.seconds();
   stats.nnz = C.nnz();
   stats.multiplications = 0;
-  for (Offset m : plan.products) stats.multiplications += m;
+  for (Offset m : shapes.products) stats.multiplications += m;
   stats.extra_bytes = extra;
   if (categories) {
     categories->sort = static_cast<Offset>(plan.rows[0].size());
