@@ -156,6 +156,27 @@ TEST(Diffusion, RobinFactorMatchesTheEganHilgemanFit) {
   EXPECT_THROW(robin_factor(0.9), InputError);
 }
 
+TEST(TissueOptics, ReproducesTheModelEvaluatedByHand) {
+  // Alexandrakis et al. 2005 parameters evaluated by hand (blood from Prahl's extinction at 150 g/L and
+  // 64 500 g/mol, water from Hale & Querry); e.g. muscle at 750 nm:
+  // 0.07 (0.8 * 0.277 + 0.2 * 0.753) + 0.5 * 0.00261 = 0.0274 /mm, mu_s' = 4e7 * 750^-2.82 = 0.312 /mm.
+  struct Expected {
+    Tissue tissue;
+    int nm;
+    double mua, musp;
+  };
+  const Expected expected[] = {{Tissue::muscle, 750, 0.0274, 0.312}, {Tissue::muscle, 650, 0.0393, 0.467},
+                               {Tissue::liver, 750, 0.121, 0.602},   {Tissue::liver, 800, 0.130, 0.563},
+                               {Tissue::lungs, 700, 0.0419, 2.12},   {Tissue::bone, 800, 0.0214, 1.92},
+                               {Tissue::brain, 650, 0.0279, 1.56},   {Tissue::kidneys, 750, 0.0243, 1.90}};
+  for (const Expected& e : expected) {
+    const OpticalProperties o = tissue_table(e.nm, e.nm)[static_cast<int>(e.tissue)][0];
+    EXPECT_NEAR(o.mua, e.mua, 0.01 * e.mua) << tissue_name(e.tissue) << " at " << e.nm << " nm";
+    EXPECT_NEAR(o.musp, e.musp, 0.01 * e.musp) << tissue_name(e.tissue) << " at " << e.nm << " nm";
+  }
+  EXPECT_THROW(tissue_table(660, 800), InputError);
+}
+
 PhantomParams phantom_at(double h) {
   PhantomParams p;
   p.voxel_size = h;
