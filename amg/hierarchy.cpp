@@ -75,6 +75,12 @@ class ObservedSpgemm final : public SpgemmBackend {
   mutable std::vector<std::string> labels_;
 };
 
+template <class Value>
+double estimate_rho_dinv_a(const CsrMatrix<Value>& A, const AmgParams& params, std::uint64_t seed) {
+  if (params.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(A);
+  return lanczos_max_eigenvalue_dinv_a(A, params.lanczos_steps, seed);
+}
+
 }  // namespace
 
 template <class Value>
@@ -147,8 +153,8 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
   const CsrMatrix<Value>& A_f = has_weak ? filtered : A;
   lap(t.prolongator);
 
-  const double rho_f = lanczos_max_eigenvalue_dinv_a(A_f, params.lanczos_steps, level_seed);
-  info.rho = has_weak ? lanczos_max_eigenvalue_dinv_a(A, params.lanczos_steps, level_seed) : rho_f;
+  const double rho_f = estimate_rho_dinv_a(A_f, params, level_seed);
+  info.rho = has_weak ? estimate_rho_dinv_a(A, params, level_seed) : rho_f;
   lap(t.eigenvalues);
 
   observed.expect({"prolongator"});
@@ -174,28 +180,28 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
 template <class Value>
 void AmgHierarchy<Value>::apply(const Vector<Value>& b, Vector<Value>& x) const {
   const Level& top = levels_.front();
-  top.b = b;  // copy: the cycle owns its level vectors
-  cycle(0);
+  cycle(0, b);
   x.swap(top.x);
 }
 
-// V-cycle on level l for levels_[l].b, result in levels_[l].x (zero initial guess).
+// V-cycle on level l for the right-hand side b (the caller's on level 0, levels_[l].b below it), result
+// in levels_[l].x (zero initial guess).
 template <class Value>
-void AmgHierarchy<Value>::cycle(std::size_t l) const {
+void AmgHierarchy<Value>::cycle(std::size_t l, const Vector<Value>& b) const {
   const Level& level = levels_[l];
   const Index n = level.A->rows;
   level.x.resize(static_cast<std::size_t>(n));
   if (l + 1 == levels_.size()) {
-    coarse_->solve(level.b, level.x);
+    coarse_->solve(b, level.x);
     return;
   }
-  for (int s = 0; s < params_.pre_smooth; ++s) level.smoother->smooth(level.b, level.x, s == 0);
+  for (int s = 0; s < params_.pre_smooth; ++s) level.smoother->smooth(b, level.x, s == 0);
   if (params_.pre_smooth == 0) std::fill(level.x.begin(), level.x.end(), Value(0));
 
-  residual(*level.A, level.x, level.b, level.r);
+  residual(*level.A, level.x, b, level.r);
   const Level& coarse = levels_[l + 1];
   spmv(level.R, level.r, coarse.b);
-  cycle(l + 1);
+  cycle(l + 1, coarse.b);
 
   // x += P x_c
   const CsrMatrix<Value>& P = level.P;
@@ -205,7 +211,7 @@ void AmgHierarchy<Value>::cycle(std::size_t l) const {
     for (Offset k = P.row_begin(i); k < P.row_end(i); ++k) s += P.val[k] * coarse.x[P.col[k]];
     level.x[i] += s;
   }
-  for (int s = 0; s < params_.post_smooth; ++s) level.smoother->smooth(level.b, level.x, false);
+  for (int s = 0; s < params_.post_smooth; ++s) level.smoother->smooth(b, level.x, false);
 }
 
 template <class Value>

@@ -3,7 +3,7 @@
 //
 // Setup, level by level (Vanek, Mandel & Brezina 1996; Bell, Dalton & Olson 2012):
 //   strength graph -> MIS-2 aggregates -> tentative prolongator T -> filtered matrix A_f ->
-//   rho(D^-1 A_f) by Lanczos -> P = (I - 4/(3 rho) D^-1 A_f) T -> R = P^T -> A_c = R (A P),
+//   rho(D^-1 A_f) by Lanczos or Gershgorin -> P = (I - 4/(3 rho) D^-1 A_f) T -> R = P^T -> A_c = R (A P),
 // until the level has at most coarse_size rows (or aggregation stops reducing it), then the coarsest
 // matrix is factorised. The SpGEMM backend is looked up by name once; this file never knows which.
 #include <functional>
@@ -23,7 +23,7 @@ struct LevelInfo {
   Index rows = 0;
   Offset nnz = 0;
   Index aggregates = 0;        // = rows of the next level (0 on the coarsest)
-  double rho = 0.0;            // Lanczos estimate of rho(D^-1 A)
+  double rho = 0.0;            // estimate of rho(D^-1 A) (amg.spectral_radius)
   double seconds = 0.0;        // building the transfer to the next level (or factorising, coarsest)
   double spgemm_seconds = 0.0;  // the three SpGEMMs: A_f T, A P, P^T (A P)
   SpgemmStats prolongator_product, ap_product, rap_product;
@@ -74,7 +74,7 @@ class AmgHierarchy {
 
   bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, const ProductCallback& on_product,
                LevelInfo& info);
-  void cycle(std::size_t level) const;
+  void cycle(std::size_t level, const Vector<Value>& b) const;
 
   AmgParams params_;
   std::vector<Level> levels_;

@@ -10,6 +10,9 @@ namespace amgsolve {
 
 enum class SmootherType { jacobi, chebyshev };
 
+// How rho(D^-1 A) is estimated on each level, for the prolongator weight and the smoother's interval.
+enum class SpectralRadius { gershgorin, lanczos };
+
 struct SmootherParams {
   SmootherType type = SmootherType::chebyshev;
   // Chebyshev: polynomial degree (SpMVs per smoothing step). Degree 2 balances cost and smoothing for
@@ -41,6 +44,11 @@ struct AmgParams {
   // Prolongator smoothing P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f);
   // 4/3 is the classical choice of Vanek, Mandel & Brezina (1996).
   double prolongator_damping = 4.0 / 3.0;
+  // Gershgorin's bound max_i sum_j |a_ij| / a_ii costs one pass over A and is never below rho, so the
+  // Chebyshev interval always covers the spectrum; on M-matrices such as the Laplacians it is nearly
+  // exact (2 against 1.9997 on 7-point Poisson). Lanczos is sharper where the bound is loose (rows with
+  // large positive off-diagonals) and costs lanczos_steps matrix-vector products per level.
+  SpectralRadius spectral_radius = SpectralRadius::lanczos;
   // Lanczos steps used to estimate rho(D^-1 A) on each level. 8 give 0.966 rho on 7-point Poisson 128^3
   // (12 give 0.984) at two thirds of the cost; the Chebyshev bound is capped by Gershgorin's anyway.
   int lanczos_steps = 8;

@@ -385,6 +385,7 @@ Config read(const Document& doc) {
   a.strength_threshold = r.number("amg.strength_threshold");
   a.seed = static_cast<std::uint64_t>(r.integer("amg.seed"));
   a.prolongator_damping = r.number("amg.prolongator_damping");
+  a.spectral_radius = r.text("amg.spectral_radius") == "lanczos" ? SpectralRadius::lanczos : SpectralRadius::gershgorin;
   a.lanczos_steps = static_cast<int>(r.integer("amg.lanczos_steps"));
   a.smoother.type = smoother_type(r.text("amg.smoother.type"));
   a.smoother.degree = static_cast<int>(r.integer("amg.smoother.degree"));

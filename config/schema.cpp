@@ -206,8 +206,13 @@ std::vector<KeySpec> make_schema() {
                   "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
                   "classical smoothed-aggregation choice."),
               0.0, 2.0, true),
+      choice("amg.spectral_radius", {"lanczos", "gershgorin"}, "lanczos",
+             "Estimate of rho(D^-1 A) on each level, for the prolongator weight and the Chebyshev interval. "
+             "`gershgorin`: max_i sum_j |a_ij| / a_ii, one pass, never below rho and nearly exact on "
+             "M-matrices; `lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper "
+             "where rows have large positive off-diagonal entries."),
       bounded(key("amg.lanczos_steps", KeyKind::integer, "8",
-                  "Lanczos steps for the estimate of rho(D^-1 A) on each level."),
+                  "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`)."),
               1, 200),
       choice("amg.smoother.type", {"chebyshev", "jacobi"}, "chebyshev",
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),

@@ -338,6 +338,29 @@ TEST(VCycle, ConvergenceFactorIsBoundedAndMeshIndependent) {
   EXPECT_LT(f3d_large - f3d_small, 0.15) << "3D factor grows with the mesh";
 }
 
+// Gershgorin's bound is an upper bound of rho(D^-1 A) and Lanczos' top Ritz value a lower one, so on
+// every level of the same hierarchy gershgorin >= lanczos; with the bound the V-cycle must still
+// converge at a mesh-independent rate (the option trades a looser interval for no Lanczos steps).
+TEST(SpectralRadius, GershgorinBoundsLanczosAndStillGivesAGoodVCycle) {
+  AmgParams lanczos;
+  lanczos.coarse_size = 50;
+  AmgParams gershgorin = lanczos;
+  gershgorin.spectral_radius = SpectralRadius::gershgorin;
+  const auto A = shared(poisson(Stencil::p7, {24, 24, 24}));
+  const AmgHierarchy<double> with_lanczos(A, lanczos);
+  const AmgHierarchy<double> with_bound(A, gershgorin);
+  ASSERT_EQ(with_lanczos.levels(), with_bound.levels());
+  for (std::size_t l = 0; l + 1 < with_bound.levels(); ++l) {
+    const double bound = with_bound.info()[l].rho, ritz = with_lanczos.info()[l].rho;
+    if (l == 0) {
+      EXPECT_DOUBLE_EQ(bound, gershgorin_bound_dinv_a(*A));
+    }
+    EXPECT_GE(bound, ritz * (1 - 1e-12)) << "level " << l;
+  }
+  EXPECT_LT(vcycle_factor(poisson(Stencil::p7, {20, 20, 20}), gershgorin), 0.6);
+  EXPECT_LT(vcycle_factor(poisson(Stencil::p5, {128, 128}), gershgorin), 0.6);
+}
+
 }  // namespace
 }  // namespace amgsolve
 
