@@ -1,20 +1,34 @@
-// spgemm-bench: C = A * A (A square) with every SpGEMM backend, on Matrix Market files and generated
-// matrices, median of N timed runs after warm-up, each result checked against the first backend's.
+// spgemm-bench: C = A * B with every SpGEMM backend, median of N timed runs after warm-up, each result
+// checked against the first backend's. Three kinds of input:
+//   * A^2 for Matrix Market files (--matrix) and generated matrices (--generate SPEC);
+//   * the Galerkin chain of an AMG setup (--galerkin SPEC): every product the hierarchy computes
+//     (A_f T, A P, R (A P) on every level), captured from a gustavson setup with the default parameters;
+//   * MAGNUS's uniform random set (Wolfson-Pou et al. 2025, Fig. 9; --uniform FROM:TO): C has
+//     --uniform-rows rows and 2^FROM .. 2^TO columns, A and B --uniform-per-row uniform nonzeros per row.
+//     With --triad the STREAM triad bandwidth is measured first and each row shows the ideal time of
+//     the paper's eq. (8)-(9) (minimum data volume / bandwidth) and the measured multiple of it.
+// At the end, the geometric mean over the A^2 and Galerkin inputs of each baseline's time over each
+// backend's time (how many times faster than graphblas and eigen).
 //
-//   spgemm-bench [--matrix A.mtx ...] [--generate SPEC ...] [--runs 5] [--warmup 1] [--threads N]
-//                [--backends gustavson,hash] [--csv out.csv]
+//   spgemm-bench [--matrix A.mtx ...] [--generate SPEC ...] [--galerkin SPEC ...] [--uniform 16:26]
+//                [--triad] [--runs 5] [--warmup 1] [--threads N] [--backends gustavson,hash] [--csv out.csv]
 //   SPEC: poisson7:N (N^3 7-point), poisson27:N, poisson5:N (N^2), random:N:K (N x N, K nonzeros per row,
 //         uniform columns), rmat:SCALE:EDGES (2^SCALE nodes, EDGES per node, Graph500 a,b,c = .57,.19,.19)
 #include <omp.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <sstream>
 
+#include "amg/hierarchy.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "common/timer.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
@@ -24,10 +38,18 @@
 namespace amgsolve {
 namespace {
 
+enum class Set { square, galerkin, uniform };
+
 struct Input {
   std::string name;
-  CsrMatrix<double> A;
+  std::shared_ptr<const CsrMatrix<double>> A, B;  // C = A * B (B == A for the squares)
+  Set set = Set::square;
 };
+
+Input square(std::string name, CsrMatrix<double> A) {
+  auto shared = std::make_shared<const CsrMatrix<double>>(std::move(A));
+  return {std::move(name), shared, shared, Set::square};
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -36,16 +58,16 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-CsrMatrix<double> random_uniform(Index n, int per_row, std::uint64_t seed) {
+CsrMatrix<double> random_uniform(Index rows, Index cols, int per_row, std::uint64_t seed) {
   std::vector<Triplet<double>> t;
-  t.reserve(static_cast<std::size_t>(n) * per_row);
-  for (Index i = 0; i < n; ++i)
+  t.reserve(static_cast<std::size_t>(rows) * per_row);
+  for (Index i = 0; i < rows; ++i)
     for (int k = 0; k < per_row; ++k) {
       const std::uint64_t key = static_cast<std::uint64_t>(i) * per_row + k;
-      t.push_back({i, static_cast<Index>(seeded_hash(seed, key) % static_cast<std::uint64_t>(n)),
+      t.push_back({i, static_cast<Index>(seeded_hash(seed, key) % static_cast<std::uint64_t>(cols)),
                    seeded_uniform(seed + 1, key) - 0.5});
     }
-  return csr_from_triplets(n, n, std::move(t));
+  return csr_from_triplets(rows, cols, std::move(t));
 }
 
 // R-MAT (Chakrabarti, Zhan & Faloutsos 2004) with the Graph500 probabilities.
@@ -66,7 +88,7 @@ CsrMatrix<double> rmat(int scale, int edges_per_node, std::uint64_t seed) {
   return csr_from_triplets(n, n, std::move(t));
 }
 
-Input generate(const std::string& spec) {
+CsrMatrix<double> generate_matrix(const std::string& spec) {
   const std::vector<std::string> f = split(spec, ':');
   auto number = [&](std::size_t i) {
     if (i >= f.size()) throw InputError("--generate " + spec + ": missing parameter " + std::to_string(i));
@@ -76,16 +98,82 @@ Input generate(const std::string& spec) {
   if (f[0] == "poisson7" || f[0] == "poisson27") {
     p.stencil = f[0] == "poisson7" ? Stencil::p7 : Stencil::p27;
     p.size = {number(1), number(1), number(1)};
-    return {spec, poisson_matrix(p)};
+    return poisson_matrix(p);
   }
   if (f[0] == "poisson5") {
     p.stencil = Stencil::p5;
     p.size = {number(1), number(1)};
-    return {spec, poisson_matrix(p)};
+    return poisson_matrix(p);
   }
-  if (f[0] == "random") return {spec, random_uniform(static_cast<Index>(number(1)), static_cast<int>(number(2)), 7)};
-  if (f[0] == "rmat") return {spec, rmat(static_cast<int>(number(1)), static_cast<int>(number(2)), 7)};
+  if (f[0] == "random") {
+    const auto n = static_cast<Index>(number(1));
+    return random_uniform(n, n, static_cast<int>(number(2)), 7);
+  }
+  if (f[0] == "rmat") return rmat(static_cast<int>(number(1)), static_cast<int>(number(2)), 7);
   throw InputError("--generate " + spec + ": unknown generator (poisson7, poisson27, poisson5, random, rmat)");
+}
+
+// Every product of a gustavson AMG setup of the generated matrix, in the order they are computed.
+std::vector<Input> galerkin_chain(const std::string& spec) {
+  std::vector<Input> chain;
+  auto A = std::make_shared<const CsrMatrix<double>>(generate_matrix(spec));
+  AmgParams params;
+  const AmgHierarchy<double> amg(A, params, {},
+                                 [&](int level, const std::string& product, const CsrMatrix<double>& a,
+                                     const CsrMatrix<double>& b, const CsrMatrix<double>&) {
+                                   chain.push_back({spec + " L" + std::to_string(level) + " " + product,
+                                                    std::make_shared<const CsrMatrix<double>>(a),
+                                                    std::make_shared<const CsrMatrix<double>>(b), Set::galerkin});
+                                 });
+  return chain;
+}
+
+// MAGNUS Fig. 9: C = A * B with `rows` rows and 2^log2_cols columns, uniform random A (rows x rows)
+// and B (rows x 2^log2_cols), `per_row` nonzeros in every row of both.
+std::vector<Input> uniform_set(const std::string& range, Index rows, int per_row) {
+  const std::vector<std::string> f = split(range, ':');
+  if (f.size() != 2) throw InputError("--uniform " + range + ": expected FROM:TO (log2 of the column count)");
+  const int from = std::stoi(f[0]), to = std::stoi(f[1]);
+  if (from < 1 || to > 30 || from > to) throw InputError("--uniform " + range + ": need 1 <= FROM <= TO <= 30");
+  auto A = std::make_shared<const CsrMatrix<double>>(random_uniform(rows, rows, per_row, 11));
+  std::vector<Input> set;
+  for (int c = from; c <= to; c += 2)
+    set.push_back({"uniform 2^" + std::to_string(c) + " cols", A,
+                   std::make_shared<const CsrMatrix<double>>(random_uniform(rows, Index{1} << c, per_row, 13)),
+                   Set::uniform});
+  return set;
+}
+
+// STREAM triad a = b + s c with OpenMP, bytes moved 3 * 8 * n per sweep (STREAM's convention),
+// best of `sweeps` after one untimed sweep (the first touch).
+double triad_bandwidth(std::int64_t n, int sweeps) {
+  Array<double> a(static_cast<std::size_t>(n)), b(a.size()), c(a.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    a[i] = 0;
+    b[i] = 1;
+    c[i] = 2;
+  }
+  double best = 0;
+  for (int s = 0; s <= sweeps; ++s) {
+    Timer timer;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+    const double seconds = timer.seconds();
+    if (s > 0) best = std::max(best, 24.0 * static_cast<double>(n) / seconds);
+  }
+  return best;
+}
+
+// MAGNUS eq. (8)-(9): minimum bytes read and written by a two-phase Gustavson SpGEMM that reuses no
+// row of B from cache; s_rowPtr = 8 (int64 offsets), s_colIdx = 4, s_val = 8 (double) here.
+double ideal_bytes(const CsrMatrix<double>& A, const CsrMatrix<double>& B, Offset nnz_c) {
+  const double s_ptr = sizeof(Offset), s_col = sizeof(Index), s_val = sizeof(double);
+  const double products = static_cast<double>(spgemm_multiplications(A, B));
+  const double read = 2.0 * (A.rows + 1) * s_ptr + static_cast<double>(A.nnz()) * (4 * s_ptr + 2 * s_col + s_val) +
+                      products * (2 * s_col + s_val);
+  const double write = (A.rows + 1.0) * s_ptr + static_cast<double>(nnz_c) * (s_col + s_val);
+  return read + write;
 }
 
 struct Measurement {
@@ -100,11 +188,11 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   Measurement m;
   m.matrix = in.name;
   m.backend = backend.name();
-  for (int w = 0; w < warmup; ++w) backend.multiply(in.A, in.A);
+  for (int w = 0; w < warmup; ++w) backend.multiply(*in.A, *in.B);
   std::vector<double> seconds;
   for (int r = 0; r < runs; ++r) {
     SpgemmStats stats;
-    CsrMatrix<double> C = backend.multiply(in.A, in.A, &stats);
+    CsrMatrix<double> C = backend.multiply(*in.A, *in.B, &stats);
     seconds.push_back(stats.seconds());
     m.stats = stats;
     if (r == 0) {
@@ -118,17 +206,52 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   return m;
 }
 
+// Geometric mean over the A^2 and Galerkin inputs of time(baseline) / time(backend), per backend.
+void print_speedups(const std::vector<Measurement>& rows, const std::vector<Input>& inputs,
+                    const std::vector<std::string>& baselines) {
+  std::map<std::string, std::map<std::string, double>> time;  // matrix -> backend -> seconds
+  std::map<std::string, Set> set;
+  for (const Input& in : inputs) set[in.name] = in.set;
+  for (const Measurement& m : rows) time[m.matrix][m.backend] = m.median_seconds;
+  for (const std::string& baseline : baselines) {
+    std::map<std::string, std::pair<double, int>> log_sum;  // backend -> (sum of logs, count)
+    for (const auto& [matrix, by_backend] : time) {
+      if (set[matrix] == Set::uniform || !by_backend.count(baseline)) continue;
+      for (const auto& [backend, seconds] : by_backend) {
+        if (seconds <= 0 || by_backend.at(baseline) <= 0) continue;
+        log_sum[backend].first += std::log(by_backend.at(baseline) / seconds);
+        ++log_sum[backend].second;
+      }
+    }
+    if (log_sum.empty()) continue;
+    std::printf("\ngeometric mean over %d A^2 / Galerkin products of time(%s) / time(backend):\n",
+                log_sum.begin()->second.second, baseline.c_str());
+    for (const auto& [backend, sum] : log_sum)
+      std::printf("  %-12s %6.2fx\n", backend.c_str(), std::exp(sum.first / sum.second));
+  }
+}
+
 }  // namespace
 }  // namespace amgsolve
 
 int main(int argc, char** argv) {
   using namespace amgsolve;
-  std::vector<std::string> matrices, generators, backend_names;
+  std::vector<std::string> matrices, generators, galerkin, backend_names;
+  std::string uniform;
+  Index uniform_rows = 1024;
+  int uniform_per_row = 256;
+  bool triad = false;
   int runs = 5, warmup = 1, threads = 0;
   std::string csv;
-  CLI::App app{"spgemm-bench: C = A*A with every SpGEMM backend, median of N runs"};
-  app.add_option("--matrix", matrices, "Matrix Market file(s), square");
-  app.add_option("--generate", generators, "poisson7:N, poisson27:N, poisson5:N, random:N:K, rmat:SCALE:EDGES");
+  CLI::App app{"spgemm-bench: C = A*B with every SpGEMM backend, median of N runs"};
+  app.add_option("--matrix", matrices, "Matrix Market file(s), square: A*A");
+  app.add_option("--generate", generators, "A*A of poisson7:N, poisson27:N, poisson5:N, random:N:K, rmat:SCALE:EDGES");
+  app.add_option("--galerkin", galerkin, "every product of an AMG setup of a generated matrix (same SPECs)");
+  app.add_option("--uniform", uniform, "MAGNUS Fig. 9 set: FROM:TO, log2 of the column counts (step 2)");
+  app.add_option("--uniform-rows", uniform_rows, "rows of A and C in the uniform set")->check(CLI::PositiveNumber);
+  app.add_option("--uniform-per-row", uniform_per_row, "nonzeros per row of A and B in the uniform set")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--triad", triad, "measure the STREAM triad bandwidth and show the ideal time of eq. (8)-(9)");
   app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "OpenMP threads");
@@ -143,15 +266,21 @@ int main(int argc, char** argv) {
         backends.push_back(b);
     if (backends.empty()) throw InputError("no backend selected (see amgsolve --list-backends)");
     std::vector<Input> inputs;
-    for (const std::string& path : matrices) inputs.push_back({path, read_matrix_market(path)});
-    for (const std::string& spec : generators) inputs.push_back(generate(spec));
-    if (inputs.empty()) throw InputError("nothing to multiply: give --matrix or --generate");
+    for (const std::string& path : matrices) inputs.push_back(square(path, read_matrix_market(path)));
+    for (const std::string& spec : generators) inputs.push_back(square(spec, generate_matrix(spec)));
+    for (const std::string& spec : galerkin)
+      for (Input& in : galerkin_chain(spec)) inputs.push_back(std::move(in));
+    if (!uniform.empty())
+      for (Input& in : uniform_set(uniform, uniform_rows, uniform_per_row)) inputs.push_back(std::move(in));
+    if (inputs.empty()) throw InputError("nothing to multiply: give --matrix, --generate, --galerkin or --uniform");
+    const double bandwidth = triad ? triad_bandwidth(std::int64_t{1} << 26, 5) : 0.0;
+    if (triad) std::printf("STREAM triad bandwidth: %.2f GB/s (%d threads)\n\n", bandwidth * 1e-9, omp_get_max_threads());
 
     std::vector<Measurement> rows;
-    std::printf("%-28s %-10s %10s %9s %12s %7s %10s %7s %7s\n", "matrix", "backend", "median s", "GFLOP/s", "nnz(C)",
-                "compr.", "extra MiB", "ratio", "agrees");
+    std::printf("%-28s %-10s %10s %9s %12s %7s %10s %7s %7s %9s\n", "matrix", "backend", "median s", "GFLOP/s",
+                "nnz(C)", "compr.", "extra MiB", "ratio", "agrees", "x ideal");
     for (const Input& in : inputs) {
-      if (!in.A.is_square()) throw InputError(in.name + ": A*A needs a square matrix");
+      if (in.set == Set::square && !in.A->is_square()) throw InputError(in.name + ": A*A needs a square matrix");
       CsrMatrix<double> reference;
       double baseline = 0;
       for (std::size_t b = 0; b < backends.size(); ++b) {
@@ -159,14 +288,18 @@ int main(int argc, char** argv) {
             measure(in, *backends[b], warmup, runs, b == 0 ? nullptr : &reference, b == 0 ? &reference : nullptr);
         if (b == 0) baseline = m.median_seconds;
         const double gflops = m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0;
-        std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s\n", in.name.c_str(), m.backend.c_str(),
+        const double ideal = bandwidth > 0 ? ideal_bytes(*in.A, *in.B, m.stats.nnz) / bandwidth : 0.0;
+        std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s", in.name.c_str(), m.backend.c_str(),
                     m.median_seconds, gflops, static_cast<long long>(m.stats.nnz), m.stats.compression_factor(),
                     static_cast<double>(m.stats.extra_bytes) / (1 << 20), m.median_seconds / baseline,
                     m.agrees ? "yes" : "NO");
+        if (ideal > 0 && in.set == Set::uniform) std::printf(" %9.2f", m.median_seconds / ideal);
+        std::printf("\n");
         std::fflush(stdout);
         rows.push_back(m);
       }
     }
+    print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson"});
     if (!csv.empty()) {
       std::ofstream out(csv);
       out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees\n";
