@@ -3,6 +3,8 @@
 #include "common/device.hpp"
 #include "problems/poisson.hpp"
 #include "solver/gpu_spmv.hpp"
+#include "spgemm/comparison.hpp"
+#include "spgemm/registry.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -62,6 +64,63 @@ TEST(Gpu, EllpackRAndPjdsSpmvMatchTheCpuReference) {
     expect_gpu_matches_cpu(cast_values<float>(A), 1e-5);
   }
 }
+
+// ---- GPU SpGEMM backends against the CPU reference (gustavson)
+
+// The products every GPU backend must reproduce: rectangular with empty rows and columns (in both operands
+// and in the result), a product with more than one thread block of work, the 7-point Poisson A*A, 1x1, 0x0.
+std::vector<std::pair<CsrMatrix<double>, CsrMatrix<double>>> spgemm_inputs() {
+  PoissonParams p;
+  p.size = {12, 11, 10};
+  const CsrMatrix<double> poisson = poisson_matrix(p);
+  return {
+      {test::random_sparse(70, 45, 0.08, 1, {0, 13, 69}, {2, 44}),
+       test::random_sparse(45, 90, 0.06, 2, {7, 8}, {0, 89})},
+      {test::random_sparse(900, 700, 0.01, 3, {5}), test::random_sparse(700, 800, 0.01, 4, {}, {9})},
+      {poisson, poisson},
+      {csr_from_triplets<double>(1, 1, {{0, 0, 3.0}}), csr_from_triplets<double>(1, 1, {{0, 0, -2.0}})},
+      {CsrMatrix<double>(0, 0), CsrMatrix<double>(0, 0)},
+  };
+}
+
+// Same pattern as gustavson (row_ptr and col equal) and values within the comparison's tolerance
+// (1e-12 relative in double, 1e-5 in float), with the statistics every backend must fill.
+template <class Value>
+void expect_gpu_spgemm_matches_cpu(const SpgemmBackend& gpu, const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+  const CsrMatrix<Value> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  SpgemmStats stats;
+  const CsrMatrix<Value> C = gpu.multiply(A, B, &stats);
+  ASSERT_TRUE(is_valid_csr(C));
+  EXPECT_EQ(C.rows, reference.rows);
+  EXPECT_EQ(C.cols, reference.cols);
+  EXPECT_EQ(C.row_ptr, reference.row_ptr);
+  EXPECT_EQ(C.col, reference.col);
+  double difference = 0;
+  EXPECT_TRUE(spgemm_results_agree(C, reference, spgemm_agreement_tolerance<Value>(), difference))
+      << "max relative difference " << difference;
+  EXPECT_EQ(stats.nnz, C.nnz());
+  EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
+  EXPECT_GE(stats.symbolic_seconds, 0.0);
+  EXPECT_GE(stats.numeric_seconds, 0.0);
+}
+
+class GpuSpgemm : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuSpgemm, MatchesGustavsonInDoubleAndFloat) {
+  const SpgemmBackend* gpu = SpgemmRegistry::instance().find(GetParam());
+  if (!gpu) GTEST_SKIP() << "backend " << GetParam() << " not built (configure with -DAMGSOLVE_CUDA=ON)";
+  if (!gpu->available()) GTEST_SKIP() << GetParam() << " unavailable: " << gpu->unavailable_reason();
+  EXPECT_EQ(gpu->device(), Device::cuda);
+  for (const auto& [A, B] : spgemm_inputs()) {
+    SCOPED_TRACE(std::to_string(A.rows) + "x" + std::to_string(A.cols) + " times " + std::to_string(B.rows) + "x" +
+                 std::to_string(B.cols));
+    expect_gpu_spgemm_matches_cpu(*gpu, A, B);
+    expect_gpu_spgemm_matches_cpu(*gpu, cast_values<float>(A), cast_values<float>(B));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(GpuBackends, GpuSpgemm, ::testing::Values("cusparse", "esc"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace amgsolve

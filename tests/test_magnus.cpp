@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 
+#include "spgemm/magnus/bitonic_sort.hpp"
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
@@ -65,6 +66,7 @@ struct Case {
   std::size_t l2;
   Offset sort_threshold;
   bool streaming;
+  bool vector_sort = true;
 };
 
 class MagnusCategories : public ::testing::TestWithParam<Case> {};
@@ -75,6 +77,7 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   o.cache = {c.l2, 64};
   o.sort_threshold = c.sort_threshold;
   o.streaming_stores = c.streaming;
+  o.vector_sort = c.vector_sort;
   o.batch_bytes = 4096;  // several coarse batches
   // Wide B (4096 columns) with empty rows and columns, plus a dense row in A.
   CsrMatrix<double> A = test::random_sparse(300, 200, 0.08, 11, {5, 17}, {3});
@@ -117,8 +120,28 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
                                            Case{"fine", std::size_t{16} << 10, 8, true},
                                            Case{"coarse", 1024, 8, true},
                                            Case{"coarse_plain_stores", 1024, 8, false},
-                                           Case{"coarse_sorted_chunks", 1024, 64, true}),
+                                           Case{"coarse_sorted_chunks", 1024, 64, true},
+                                           Case{"sort_with_std_sort", std::size_t{1} << 20, 100000, true, false},
+                                           Case{"coarse_chunks_std_sort", 1024, 64, true, false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+// The AVX-512 network against std::sort for every length it handles (padding of partial registers),
+// with duplicates, zero and the largest key (equal to the padding); longer inputs take std::sort.
+TEST(MagnusSortAccumulator, BitonicNetworkSortsLikeStdSort) {
+  RecordProperty("avx512", magnus::vector_sort_available() ? "yes" : "no (std::sort path only)");
+  for (std::size_t n = 0; n <= magnus::kVectorSortMax + 3; ++n)
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+      std::vector<std::uint64_t> keys(n);
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint64_t h = seeded_hash(seed, t);
+        keys[t] = h % 7 == 0 ? ~std::uint64_t{0} : h % 11 == 0 ? 0 : (h % 40) << 32 | (h >> 40);
+      }
+      std::vector<std::uint64_t> expected = keys;
+      std::sort(expected.begin(), expected.end());
+      magnus::sort_keys(keys.data(), n);
+      ASSERT_EQ(keys, expected) << "n = " << n << ", seed " << seed;
+    }
+}
 
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {
   magnus::Options o;

@@ -1,6 +1,7 @@
 // Every registered SpGEMM backend against a dense product (and Eigen for the shared matrices).
 #include <omp.h>
 
+#include "common/device.hpp"
 #include "spgemm/registry.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
@@ -133,6 +134,32 @@ TEST(SpgemmRegistry, UnknownNameListsTheRegisteredOnes) {
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gustavson"), std::string::npos) << e.what();
+  }
+}
+
+// The CUDA backends exist in CUDA builds only. Without a device they must say so, naming the device, and
+// refuse a product with an Error carrying that reason instead of crashing in the CUDA runtime.
+TEST(SpgemmRegistry, GpuBackendsWithoutADeviceAreUnavailableAndSayWhy) {
+  const bool gpu = gpu_status().usable();
+  for (const char* name : {"cusparse", "esc"}) {
+    const SpgemmBackend* backend = SpgemmRegistry::instance().find(name);
+    if (!backend) GTEST_SKIP() << name << " not built (a build without CUDA)";
+    EXPECT_EQ(backend->device(), Device::cuda) << name;
+    if (gpu) {
+      EXPECT_TRUE(backend->available()) << name << ": " << backend->unavailable_reason();
+      continue;
+    }
+    const std::string reason = backend->unavailable_reason();
+    EXPECT_NE(reason.find("CUDA"), std::string::npos) << name << ": " << reason;
+    const CsrMatrix<double> A = random_sparse(20, 20, 0.2, 51);
+    try {
+      backend->multiply(A, A);
+      ADD_FAILURE() << name << " multiplied without a device";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(backend->multiply(cast_values<float>(A), cast_values<float>(A)), Error) << name;
+    EXPECT_THROW(SpgemmRegistry::instance().get(name), InputError) << name;
   }
 }
 

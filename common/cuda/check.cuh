@@ -3,6 +3,8 @@
 // a failure into amgsolve::Error naming the file, line, call and CUDA's message.
 #include <cuda_runtime.h>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 
 #include "common/error.hpp"
@@ -12,6 +14,22 @@ namespace amgsolve {
 inline void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
   throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorString(status));
+}
+
+// Runs `work` (device code) and rethrows what Thrust and the allocator throw as amgsolve::Error naming `what`:
+// Thrust reports CUDA failures as thrust::system_error (a std::runtime_error) and a failed device allocation
+// as a std::bad_alloc, and callers such as the SpGEMM comparison only catch amgsolve::Error.
+template <class Work>
+auto rethrow_as_error(const std::string& what, Work&& work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc& e) {
+    throw Error(what + ": out of memory (" + e.what() + ")");
+  } catch (const std::runtime_error& e) {
+    throw Error(what + ": " + e.what());
+  }
 }
 
 }  // namespace amgsolve

@@ -16,6 +16,7 @@
 // the result is bitwise identical to the `gustavson` backend and independent of the thread count.
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
 #include "spgemm/magnus/magnus.hpp"
+#include "spgemm/magnus/bitonic_sort.hpp"
 
 #include <algorithm>
 #include <array>
@@ -222,7 +223,7 @@ class Worker {
   void accumulate_sorted(const Index* cols, const Value* vals, Offset n, Index base) {
     keys_.resize(static_cast<std::size_t>(n));
     for (Offset t = 0; t < n; ++t) keys_[t] = (static_cast<std::uint64_t>(cols[t]) << 32) | static_cast<std::uint64_t>(t);
-    std::sort(keys_.begin(), keys_.end());
+    sort_keys(keys_.data(), keys_.size(), o_.vector_sort);
     for (Offset t = 0; t < n;) {
       const auto col = static_cast<Index>(keys_[t] >> 32);
       Value sum = kNumeric ? vals[keys_[t] & 0xffffffffu] : Value(0);

@@ -12,6 +12,7 @@ struct Options {
   CacheGeometry cache;          // L2 and cache-line sizes (the backend reads them from the system)
   Offset sort_threshold = 32;  // rows and chunks with fewer intermediate products are sorted (section 3.4)
   bool streaming_stores = true; // non-temporal stores in the reorder passes (x86-64), sections 3.2-3.3
+  bool vector_sort = true;      // AVX-512 bitonic network for the sort accumulator where the CPU has it
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
 };
 

@@ -1,0 +1,43 @@
+#pragma once
+// DeviceArray<T>: the device counterpart of Array (common/allocator.hpp). thrust::device_vector value-
+// initialises on resize(n), which for a buffer that a kernel or a library overwrites right away is one more
+// pass over device memory, and one that would be timed as part of the method. This allocator's no-op
+// construct() leaves the elements uninitialised instead (the pattern of Thrust's uninitialized_vector
+// example); copies and resize(n, value) still initialise.
+#include <thrust/device_allocator.h>
+#include <thrust/device_vector.h>
+
+namespace amgsolve {
+
+template <class T>
+struct UninitializedDeviceAllocator : thrust::device_allocator<T> {
+  // Thrust's device_allocator is made and destroyed on the host only, so these are host functions (the
+  // implicit ones would be __host__ __device__).
+  __host__ UninitializedDeviceAllocator() {}
+  __host__ UninitializedDeviceAllocator(const UninitializedDeviceAllocator& other)
+      : thrust::device_allocator<T>(other) {}
+  __host__ ~UninitializedDeviceAllocator() {}
+  UninitializedDeviceAllocator& operator=(const UninitializedDeviceAllocator&) = default;
+
+  template <class U>
+  struct rebind {
+    using other = UninitializedDeviceAllocator<U>;
+  };
+
+  __host__ __device__ void construct(T*) {}  // default construction does nothing
+};
+
+template <class T>
+using DeviceArray = thrust::device_vector<T, UninitializedDeviceAllocator<T>>;
+
+// The raw device pointer of a DeviceArray, for kernels and CUDA libraries.
+template <class T>
+T* raw_data(DeviceArray<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+const T* raw_data(const DeviceArray<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
+}  // namespace amgsolve
