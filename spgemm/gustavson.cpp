@@ -13,6 +13,7 @@
 
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "spgemm/accumulator.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -92,8 +93,18 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
             }
           }
         }
-        std::sort(cols, cols + length);
         Value* vals = C.val.data() + C.row_begin(i);
+        if (scan_beats_sort(length, B.cols)) {
+          // The row touches a good part of B's columns: read the markers in column order.
+          Index p = 0;
+          for (Index j = 0; j < B.cols; ++j)
+            if (marker[j] == i) {
+              cols[p] = j;
+              vals[p++] = accumulator[j];
+            }
+          continue;
+        }
+        std::sort(cols, cols + length);
         for (Index p = 0; p < length; ++p) vals[p] = accumulator[cols[p]];
       }
     }

@@ -16,6 +16,7 @@
 // the result is bitwise identical to the `gustavson` backend and independent of the thread count.
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
 #include "spgemm/magnus/magnus.hpp"
+#include "spgemm/accumulator.hpp"
 #include "spgemm/magnus/bitonic_sort.hpp"
 
 #include <algorithm>
@@ -250,6 +251,14 @@ class Worker {
         acc_[c] += v;
       }
     });
+    if (scan_beats_sort(static_cast<Index>(touched_.size()), range)) {
+      for (Index c = 0; c < range; ++c)
+        if (used_[c]) {
+          emit(base + c, kNumeric ? acc_[c] : Value(0));
+          used_[c] = 0;
+        }
+      return;
+    }
     std::sort(touched_.begin(), touched_.end());
     for (Index c : touched_) {
       emit(base + c, kNumeric ? acc_[c] : Value(0));
