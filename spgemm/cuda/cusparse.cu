@@ -26,7 +26,7 @@
 #include "common/cuda/check.cuh"
 #include "common/cuda/event_timer.cuh"
 #include "sparse/cuda/device_csr.cuh"
-#include "spgemm/cuda/gpu_backend.hpp"
+#include "spgemm/cuda/gpu_backend.cuh"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -79,9 +79,11 @@ DeviceArray<std::int32_t> narrow_offsets(const DeviceArray<Offset>& row_ptr) {
 // A cuSPARSE CSR descriptor over arrays owned elsewhere (32-bit offsets and columns, zero-based).
 class CsrDescriptor {
  public:
+  // cuSPARSE's descriptors take non-const pointers even for the operands it only reads (A and B).
   template <class Value>
-  CsrDescriptor(Index rows, Index cols, Offset nnz, void* row_ptr, void* col, Value* val) {
-    AMGSOLVE_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, rows, cols, nnz, row_ptr, col, val, CUSPARSE_INDEX_32I,
+  CsrDescriptor(Index rows, Index cols, Offset nnz, void* row_ptr, const void* col, const Value* val) {
+    AMGSOLVE_CUSPARSE_CHECK(cusparseCreateCsr(&descr_, rows, cols, nnz, row_ptr, const_cast<void*>(col),
+                                              const_cast<Value*>(val), CUSPARSE_INDEX_32I,
                                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, cuda_data_type<Value>()));
   }
   ~CsrDescriptor() { cusparseDestroySpMat(descr_); }
@@ -109,7 +111,7 @@ class SpgemmDescriptor {
 template <class Value>
 class DeviceProduct {
  public:
-  DeviceProduct(DeviceCsr<Value>& A, DeviceCsr<Value>& B)
+  DeviceProduct(const DeviceCsr<Value>& A, const DeviceCsr<Value>& B)
       : A_(A), B_(B), a_ptr_(narrow_offsets(A.row_ptr)), b_ptr_(narrow_offsets(B.row_ptr)),
         c_ptr_(static_cast<std::size_t>(A.rows) + 1),
         a_(A.rows, A.cols, A.nnz(), raw_data(a_ptr_), raw_data(A.col), raw_data(A.val)),
@@ -172,8 +174,8 @@ class DeviceProduct {
   static constexpr cusparseOperation_t kOp = CUSPARSE_OPERATION_NON_TRANSPOSE;
   static constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
 
-  DeviceCsr<Value>& A_;
-  DeviceCsr<Value>& B_;
+  const DeviceCsr<Value>& A_;
+  const DeviceCsr<Value>& B_;
   DeviceArray<std::int32_t> a_ptr_, b_ptr_, c_ptr_;
   CsrDescriptor a_, b_, c_;
   SpgemmDescriptor spgemm_;
@@ -182,37 +184,31 @@ class DeviceProduct {
   const Value beta_ = 0;
 };
 
-class Cusparse : public SpgemmBackendFor<Cusparse> {
+class Cusparse : public GpuSpgemmBackend<Cusparse> {
  public:
   std::string name() const override { return "cusparse"; }
   std::string description() const override {
     return "vendor baseline: NVIDIA cuSPARSE SpGEMM (generic API, CUSPARSE_SPGEMM_DEFAULT)";
   }
-  Device device() const override { return Device::cuda; }
-  std::string unavailable_reason() const override { return cuda_backend_unavailable_reason(); }
 
   template <class Value>
-  CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
-    stats.multiplications = spgemm_multiplications(A, B);
-    // No products, no nonzeros: answered here rather than handing cuSPARSE empty (null) arrays.
-    if (stats.multiplications == 0) return CsrMatrix<Value>(A.rows, B.cols);
+  void check_operands(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) const {
     require_32bit_nnz(A.nnz(), "A");
     require_32bit_nnz(B.nnz(), "B");
-    return rethrow_as_error("SpGEMM backend 'cusparse'", [&] {
-      DeviceCsr<Value> dA = to_device(A), dB = to_device(B);
-      CudaEventTimer timer;
-      DeviceProduct<Value> device(dA, dB);
-      const std::size_t buffer1 = device.estimate_work();
-      stats.symbolic_seconds = timer.seconds();
-      timer.restart();
-      const std::size_t buffer2 = device.compute();
-      const DeviceCsr<Value> dC = device.copy_out();
-      stats.numeric_seconds = timer.seconds();
-      stats.extra_bytes = buffer1 + buffer2 + device.offset_bytes();
-      CsrMatrix<Value> C = to_host(dC);
-      stats.nnz = C.nnz();
-      return C;
-    });
+  }
+
+  template <class Value>
+  DeviceCsr<Value> device_product(const DeviceCsr<Value>& A, const DeviceCsr<Value>& B, SpgemmStats& stats) const {
+    CudaEventTimer timer;
+    DeviceProduct<Value> device(A, B);
+    const std::size_t buffer1 = device.estimate_work();
+    stats.symbolic_seconds = timer.seconds();
+    timer.restart();
+    const std::size_t buffer2 = device.compute();
+    DeviceCsr<Value> C = device.copy_out();
+    stats.numeric_seconds = timer.seconds();
+    stats.extra_bytes = buffer1 + buffer2 + device.offset_bytes();
+    return C;
   }
 };
 

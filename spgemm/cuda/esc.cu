@@ -33,7 +33,7 @@
 #include "common/cuda/check.cuh"
 #include "common/cuda/event_timer.cuh"
 #include "sparse/cuda/device_csr.cuh"
-#include "spgemm/cuda/gpu_backend.hpp"
+#include "spgemm/cuda/gpu_backend.cuh"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -158,36 +158,26 @@ DeviceCsr<Value> compress(Index rows, Index cols, Offset nnz, const DeviceArray<
   return C;
 }
 
-class ExpandSortCompress : public SpgemmBackendFor<ExpandSortCompress> {
+class ExpandSortCompress : public GpuSpgemmBackend<ExpandSortCompress> {
  public:
   std::string name() const override { return "esc"; }
   std::string description() const override {
     return "baseline: expand-sort-compress with Thrust (CUSP; Bell, Dalton & Olson 2012)";
   }
-  Device device() const override { return Device::cuda; }
-  std::string unavailable_reason() const override { return cuda_backend_unavailable_reason(); }
 
   template <class Value>
-  CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
-    stats.multiplications = spgemm_multiplications(A, B);
-    // No products, no nonzeros (and no zero-sized kernel launches).
-    if (stats.multiplications == 0) return CsrMatrix<Value>(A.rows, B.cols);
-    return rethrow_as_error("SpGEMM backend 'esc'", [&] {
-      const DeviceCsr<Value> dA = to_device(A), dB = to_device(B);
-      require_expansion_fits<Value>(stats.multiplications, A.nnz());
-      CudaEventTimer timer;
-      DeviceArray<Key> keys;
-      DeviceArray<Value> values;
-      const Offset nnz = expand_and_sort(dA, dB, stats.multiplications, keys, values);
-      stats.symbolic_seconds = timer.seconds();
-      timer.restart();
-      const DeviceCsr<Value> dC = compress(A.rows, B.cols, nnz, keys, values);
-      stats.numeric_seconds = timer.seconds();
-      stats.extra_bytes = expansion_bytes<Value>(stats.multiplications, A.nnz());
-      CsrMatrix<Value> C = to_host(dC);
-      stats.nnz = C.nnz();
-      return C;
-    });
+  DeviceCsr<Value> device_product(const DeviceCsr<Value>& A, const DeviceCsr<Value>& B, SpgemmStats& stats) const {
+    require_expansion_fits<Value>(stats.multiplications, A.nnz());
+    CudaEventTimer timer;
+    DeviceArray<Key> keys;
+    DeviceArray<Value> values;
+    const Offset nnz = expand_and_sort(A, B, stats.multiplications, keys, values);
+    stats.symbolic_seconds = timer.seconds();
+    timer.restart();
+    DeviceCsr<Value> C = compress(A.rows, B.cols, nnz, keys, values);
+    stats.numeric_seconds = timer.seconds();
+    stats.extra_bytes = expansion_bytes<Value>(stats.multiplications, A.nnz());
+    return C;
   }
 };
 
