@@ -4,7 +4,8 @@
 //
 // The error is multiplied by the degree-k Chebyshev polynomial that is smallest on [lambda_max / ratio,
 // lambda_max] of D^-1 A, i.e. on the oscillatory modes that coarse-grid correction cannot see.
-// lambda_max is the Lanczos estimate times a safety factor (Lanczos approaches from below).
+// lambda_max is the level's estimate of rho(D^-1 A) (amg.spectral_radius) times a safety factor, capped by
+// Gershgorin's bound: Lanczos approaches rho from below, Gershgorin's bound lies above it.
 #include <cstdio>
 
 #include <algorithm>

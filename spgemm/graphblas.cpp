@@ -86,14 +86,15 @@ class Matrix {
 
 template <class Value>
 void import_matrix(const CsrMatrix<Value>& M, Matrix& out) {
-  // GraphBLAS rejects null pointers even for empty arrays, so each array holds at least one element.
+  // GraphBLAS's indices are 64-bit, so the index arrays are converted; the values are passed as they are.
+  // It rejects null pointers even for empty arrays: an empty matrix points at one unused element.
   std::vector<GrB_Index> p(M.row_ptr.begin(), M.row_ptr.end()), j(M.col.begin(), M.col.end());
-  std::vector<Value> x(M.val.begin(), M.val.end());
   const GrB_Index nnz = j.size();
   j.resize(std::max<std::size_t>(j.size(), 1));
-  x.resize(std::max<std::size_t>(x.size(), 1));
+  static const Value kUnused{};
+  const Value* x = M.val.empty() ? &kUnused : M.val.data();
   check(GraphblasTypes<Value>::import_csr(out.out(), static_cast<GrB_Index>(M.rows), static_cast<GrB_Index>(M.cols),
-                                          p.data(), j.data(), x.data(), p.size(), nnz, nnz),
+                                          p.data(), j.data(), x, p.size(), nnz, nnz),
         "GrB_Matrix_import");
 }
 
@@ -128,7 +129,8 @@ class Graphblas : public SpgemmBackendFor<Graphblas> {
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
     initialise_graphblas();
-    check(GxB_Global_Option_set_INT32(GxB_GLOBAL_NTHREADS, omp_get_max_threads()), "GxB_Global_Option_set(GxB_NTHREADS)");
+    check(GxB_Global_Option_set_INT32(GxB_GLOBAL_NTHREADS, omp_get_max_threads()),
+          "GxB_Global_Option_set(GxB_NTHREADS)");
     Matrix a, b, c;
     import_matrix(A, a);
     import_matrix(B, b);
@@ -144,9 +146,11 @@ class Graphblas : public SpgemmBackendFor<Graphblas> {
     stats.nnz = C.nnz();
     // GraphBLAS's copies of A, B and C (64-bit indices) on top of amgsolve's own arrays.
     const auto graphblas_bytes = [](Offset rows, Offset nnz) {
-      return static_cast<std::uint64_t>(rows + 1 + nnz) * sizeof(GrB_Index) + static_cast<std::uint64_t>(nnz) * sizeof(Value);
+      return static_cast<std::uint64_t>(rows + 1 + nnz) * sizeof(GrB_Index) +
+             static_cast<std::uint64_t>(nnz) * sizeof(Value);
     };
-    stats.extra_bytes = graphblas_bytes(A.rows, A.nnz()) + graphblas_bytes(B.rows, B.nnz()) + graphblas_bytes(C.rows, C.nnz());
+    stats.extra_bytes =
+        graphblas_bytes(A.rows, A.nnz()) + graphblas_bytes(B.rows, B.nnz()) + graphblas_bytes(C.rows, C.nnz());
     return C;
   }
 };

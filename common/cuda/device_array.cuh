@@ -7,6 +7,10 @@
 #include <thrust/device_allocator.h>
 #include <thrust/device_vector.h>
 
+#include <vector>
+
+#include "common/cuda/check.cuh"
+
 namespace amgsolve {
 
 template <class T>
@@ -38,6 +42,21 @@ T* raw_data(DeviceArray<T>& v) {
 template <class T>
 const T* raw_data(const DeviceArray<T>& v) {
   return thrust::raw_pointer_cast(v.data());
+}
+
+// Host array -> new device array. The range constructor from raw host pointers allocates and makes one
+// cudaMemcpy; Thrust reports its failures as exceptions (see rethrow_as_error in check.cuh).
+template <class T, class Alloc>
+DeviceArray<T> upload(const std::vector<T, Alloc>& host) {
+  return DeviceArray<T>(host.data(), host.data() + host.size());
+}
+
+// Device array -> host array (resized to match).
+template <class T, class Alloc>
+void download(const DeviceArray<T>& device, std::vector<T, Alloc>& host) {
+  host.resize(device.size());
+  if (!host.empty())
+    AMGSOLVE_CUDA_CHECK(cudaMemcpy(host.data(), raw_data(device), host.size() * sizeof(T), cudaMemcpyDeviceToHost));
 }
 
 }  // namespace amgsolve

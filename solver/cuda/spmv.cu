@@ -2,9 +2,8 @@
 // section II, Listings 1 and 2): one thread per row; thread i reads element j of its row at
 // val[j * padded_rows + i] (ELLPACK-R) or val[col_start[j] + i] (pJDS), so a warp's loads are coalesced.
 // CPU references: solver/ellpack_r.cpp and solver/pjds.cpp; tests: tests/test_gpu.cpp (label gpu).
-#include <thrust/device_vector.h>
-
 #include "common/cuda/check.cuh"
+#include "common/cuda/device_array.cuh"
 #include "common/device.hpp"
 #include "solver/gpu_spmv.hpp"
 
@@ -43,19 +42,7 @@ __global__ void pjds_spmv(Index rows, const Index* __restrict__ row_length, cons
   y[i] = sum;
 }
 
-template <class T, class Alloc>
-thrust::device_vector<T> upload(const std::vector<T, Alloc>& host) {
-  return thrust::device_vector<T>(host.begin(), host.end());
-}
-
 int blocks_for(Index rows) { return static_cast<int>((static_cast<std::int64_t>(rows) + kBlock - 1) / kBlock); }
-
-template <class Value>
-void download(const thrust::device_vector<Value>& device, Vector<Value>& host) {
-  host.resize(device.size());
-  AMGSOLVE_CUDA_CHECK(cudaMemcpy(host.data(), thrust::raw_pointer_cast(device.data()), device.size() * sizeof(Value),
-                                 cudaMemcpyDeviceToHost));
-}
 
 }  // namespace
 
@@ -66,11 +53,10 @@ void gpu_spmv(const EllpackR<Value>& E, const Vector<Value>& x, Vector<Value>& y
   const auto col = upload(E.col);
   const auto val = upload(E.val);
   const auto dx = upload(x);
-  thrust::device_vector<Value> dy(static_cast<std::size_t>(E.rows));
+  DeviceArray<Value> dy(static_cast<std::size_t>(E.rows));
   if (E.rows > 0) {
-    ellpack_r_spmv<Value><<<blocks_for(E.rows), kBlock>>>(
-        E.rows, E.padded_rows, thrust::raw_pointer_cast(length.data()), thrust::raw_pointer_cast(col.data()),
-        thrust::raw_pointer_cast(val.data()), thrust::raw_pointer_cast(dx.data()), thrust::raw_pointer_cast(dy.data()));
+    ellpack_r_spmv<Value><<<blocks_for(E.rows), kBlock>>>(E.rows, E.padded_rows, raw_data(length), raw_data(col),
+                                                          raw_data(val), raw_data(dx), raw_data(dy));
     AMGSOLVE_CUDA_CHECK_LAUNCH();
   }
   download(dy, y);
@@ -84,12 +70,10 @@ void gpu_spmv(const Pjds<Value>& P, const Vector<Value>& x, Vector<Value>& y) {
   const auto col = upload(P.col);
   const auto val = upload(P.val);
   const auto dx = upload(x);
-  thrust::device_vector<Value> dy(static_cast<std::size_t>(P.rows));
+  DeviceArray<Value> dy(static_cast<std::size_t>(P.rows));
   if (P.rows > 0) {
-    pjds_spmv<Value><<<blocks_for(P.rows), kBlock>>>(
-        P.rows, thrust::raw_pointer_cast(length.data()), thrust::raw_pointer_cast(start.data()),
-        thrust::raw_pointer_cast(col.data()), thrust::raw_pointer_cast(val.data()), thrust::raw_pointer_cast(dx.data()),
-        thrust::raw_pointer_cast(dy.data()));
+    pjds_spmv<Value><<<blocks_for(P.rows), kBlock>>>(P.rows, raw_data(length), raw_data(start), raw_data(col),
+                                                     raw_data(val), raw_data(dx), raw_data(dy));
     AMGSOLVE_CUDA_CHECK_LAUNCH();
   }
   download(dy, y);

@@ -4,9 +4,6 @@
 // to_device / to_host copy a matrix across and are the only transfers the GPU SpGEMM backends make; callers
 // time device work separately from them. Header only, for .cu files (the GPU backends in spgemm/cuda/,
 // later the device-resident solve).
-#include <vector>
-
-#include "common/cuda/check.cuh"
 #include "common/cuda/device_array.cuh"
 #include "sparse/csr.hpp"
 
@@ -23,41 +20,23 @@ struct DeviceCsr {
   Offset nnz() const { return static_cast<Offset>(col.size()); }
 };
 
-namespace detail {
-
-// Host array -> new device array. The range constructor from raw host pointers allocates and makes one
-// cudaMemcpy; Thrust reports its failures as exceptions (see rethrow_as_error in check.cuh).
-template <class T, class Alloc>
-DeviceArray<T> upload(const std::vector<T, Alloc>& host) {
-  return DeviceArray<T>(host.data(), host.data() + host.size());
-}
-
-template <class T, class Alloc>
-void download(const DeviceArray<T>& device, std::vector<T, Alloc>& host) {
-  host.resize(device.size());
-  if (!host.empty())
-    AMGSOLVE_CUDA_CHECK(cudaMemcpy(host.data(), raw_data(device), host.size() * sizeof(T), cudaMemcpyDeviceToHost));
-}
-
-}  // namespace detail
-
 template <class Value>
 DeviceCsr<Value> to_device(const CsrMatrix<Value>& A) {
   DeviceCsr<Value> D;
   D.rows = A.rows;
   D.cols = A.cols;
-  D.row_ptr = detail::upload(A.row_ptr);
-  D.col = detail::upload(A.col);
-  D.val = detail::upload(A.val);
+  D.row_ptr = upload(A.row_ptr);
+  D.col = upload(A.col);
+  D.val = upload(A.val);
   return D;
 }
 
 template <class Value>
 CsrMatrix<Value> to_host(const DeviceCsr<Value>& D) {
   CsrMatrix<Value> A(D.rows, D.cols);
-  detail::download(D.row_ptr, A.row_ptr);
-  detail::download(D.col, A.col);
-  detail::download(D.val, A.val);
+  download(D.row_ptr, A.row_ptr);
+  download(D.col, A.col);
+  download(D.val, A.val);
   return A;
 }
 
