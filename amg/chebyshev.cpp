@@ -60,6 +60,14 @@ class Chebyshev final : public Smoother<Value> {
     return buf;
   }
   int spmvs_per_step() const override { return degree_; }
+  SmootherSpec spec() const override {
+    SmootherSpec s;
+    s.type = SmootherType::chebyshev;
+    s.degree = degree_;
+    s.upper = upper_;
+    s.lower = lower_;
+    return s;
+  }
 
  private:
   // d <- a d + c D^-1 (b - A x), x <- x + d in one pass over A. The row loop reads x at neighbouring

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "amg/galerkin.hpp"
+#include "amg/gpu_setup.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
@@ -75,6 +76,24 @@ class ObservedSpgemm final : public SpgemmBackend {
   mutable std::vector<std::string> labels_;
 };
 
+// The aggregation phases on the device amg.device selects: the one place the setup looks at the device.
+// The GPU versions (amg/gpu_setup.hpp) give bit-identical results, so the hierarchy does not depend on it.
+template <class Value>
+struct AggregationPhases {
+  Strength (*strength)(const CsrMatrix<Value>&, double);
+  Aggregates (*aggregate)(const StrengthGraph&, std::uint64_t);
+  CsrMatrix<Value> (*tentative)(const Aggregates&);
+};
+
+template <class Value>
+AggregationPhases<Value> aggregation_phases(ExecutionDevice device) {
+  if (resolve(device) == ExecutionDevice::gpu) {
+    require_gpu("amg.device: gpu");
+    return {&gpu_strength_of_connection<Value>, &gpu_mis2_aggregation, &gpu_tentative_prolongation<Value>};
+  }
+  return {&strength_of_connection<Value>, &mis2_aggregation, &tentative_prolongation<Value>};
+}
+
 template <class Value>
 double estimate_rho_dinv_a(const CsrMatrix<Value>& A, const AmgParams& params, std::uint64_t seed) {
   if (params.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(A);
@@ -138,15 +157,16 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
     phase.restart();
   };
   require_positive_diagonal(A, info.level);
-  const Strength strength = strength_of_connection(A, params.strength_threshold);
+  const AggregationPhases<Value> phases = aggregation_phases<Value>(params.device);
+  const Strength strength = phases.strength(A, params.strength_threshold);
   lap(t.strength);
-  Aggregates aggregates = mis2_aggregation(strength.graph, level_seed);
+  Aggregates aggregates = phases.aggregate(strength.graph, level_seed);
   lap(t.aggregation);
   // Stop when aggregation no longer pays: nothing to aggregate, or under 10% fewer rows.
   if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return false;
   info.aggregates = aggregates.count;
 
-  const CsrMatrix<Value> T = tentative_prolongation<Value>(aggregates);
+  const CsrMatrix<Value> T = phases.tentative(aggregates);
   if (info.level == 0) finest_aggregates_ = std::move(aggregates.id);
   const bool has_weak = strength.weak_entries > 0;
   const CsrMatrix<Value> filtered = has_weak ? filtered_matrix(A, strength) : CsrMatrix<Value>{};

@@ -56,6 +56,12 @@ class AmgHierarchy {
   std::size_t levels() const { return levels_.size(); }
   const CsrMatrix<Value>& matrix(std::size_t level) const { return *levels_[level].A; }
   const CsrMatrix<Value>& prolongator(std::size_t level) const { return levels_[level].P; }
+  // R = P^T of a level (empty on the coarsest), its smoother (not on the coarsest), and the parameters the
+  // hierarchy was built with (pre_smooth / post_smooth shape the cycle): what a second implementation of
+  // cycle() (the device V-cycle, solver/cuda/device_vcycle.cu) needs to run the same cycle.
+  const CsrMatrix<Value>& restriction(std::size_t level) const { return levels_[level].R; }
+  const Smoother<Value>& smoother(std::size_t level) const { return *levels_[level].smoother; }
+  const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
   const std::string& spgemm_backend() const { return params_.spgemm; }

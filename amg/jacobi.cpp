@@ -44,6 +44,13 @@ class Jacobi final : public Smoother<Value> {
     return buf;
   }
   int spmvs_per_step() const override { return sweeps_; }
+  SmootherSpec spec() const override {
+    SmootherSpec s;
+    s.type = SmootherType::jacobi;
+    s.sweeps = sweeps_;
+    s.omega = omega_;
+    return s;
+  }
 
  private:
   const CsrMatrix<Value>& A_;

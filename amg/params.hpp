@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -32,6 +33,9 @@ struct SmootherParams {
 
 struct AmgParams {
   std::string spgemm = "gustavson";  // SpGEMM backend for the prolongator smoothing and P^T (A P)
+  // Where strength, MIS-2 aggregation and the tentative prolongator run. The GPU versions (amg/cuda/)
+  // have not yet run on a device (issue #5), so the default is the CPU until they have been verified.
+  ExecutionDevice device = ExecutionDevice::cpu;
   // Stop coarsening below this many rows; the coarsest system is factorised (sparse Cholesky).
   Index coarse_size = 1000;
   int max_levels = 25;

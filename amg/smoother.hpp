@@ -14,6 +14,17 @@
 
 namespace amgsolve {
 
+// What a smoother computes, as plain values: enough for another implementation (the device V-cycle,
+// solver/cuda/device_smoother.cuh) to apply the same polynomial. Jacobi uses sweeps and omega
+// (x <- x + omega D^-1 (b - A x)); Chebyshev uses degree and the interval [lower, upper] of D^-1 A.
+struct SmootherSpec {
+  SmootherType type = SmootherType::chebyshev;
+  int degree = 0;
+  double upper = 0.0, lower = 0.0;
+  int sweeps = 0;
+  double omega = 0.0;
+};
+
 template <class Value>
 class Smoother {
  public:
@@ -23,6 +34,8 @@ class Smoother {
   virtual std::string describe() const = 0;
   // SpMV-equivalents per smooth() call (for cost estimates in the report).
   virtual int spmvs_per_step() const = 0;
+  // The polynomial and its parameters as values (what smooth() applies).
+  virtual SmootherSpec spec() const = 0;
 };
 
 template <class Value>

@@ -20,6 +20,7 @@
 #include "config/config.hpp"
 #include "output/report.hpp"
 #include "output/vtk_writer.hpp"
+#include "solver/device_solve.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
@@ -127,6 +128,12 @@ class AmgSolverIn final : public AmgSolver {
     progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", setup.seconds, spgemm_seconds,
              compare_spgemm ? "; setup time includes the backend comparison" : "",
              format_bytes(setup.hierarchy_bytes).c_str());
+    choose_solve_format(setup);
+    if (setup.solve_device == "gpu") {
+      device_solve_ = std::make_unique<DeviceSolve<CycleValue>>(*A_, amg, format_);
+      progress("  GPU solve: operators, vectors and coarse solve on the device, %s, copied in %.3f s\n",
+               format_bytes(device_solve_->device_bytes()).c_str(), device_solve_->upload_seconds());
+    }
   }
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) override {
@@ -146,6 +153,7 @@ class AmgSolverIn final : public AmgSolver {
       previous = relres;
     };
     x.assign(b.size(), 0.0);
+    if (device_solve_) return device_solve_->solve(b, x, config_.solver, show);
     return config_.solver.type == SolverType::pcg ? pcg(*A_, b, x, vcycle, config_.solver, show)
                                                   : stationary_iteration(*A_, b, x, vcycle, config_.solver, show);
   }
@@ -178,11 +186,58 @@ class AmgSolverIn final : public AmgSolver {
     return amg;
   }
 
+  // Fills the solve's device and SpMV format into `setup`, with every format's cost on every level, and
+  // prints them.
+  void choose_solve_format(SetupRecord& setup) {
+    const AmgHierarchy<CycleValue>& amg = *amg_;
+    const AmgParams& p = config_.amg;
+    const int spmvs_per_step = p.smoother.type == SmootherType::chebyshev ? p.smoother.degree : p.smoother.sweeps;
+    std::vector<int> spmvs_per_cycle;
+    setup.spmv_formats.clear();
+    for (std::size_t l = 0; l < amg.levels(); ++l) {
+      setup.spmv_formats.push_back(spmv_format_costs(amg.matrix(l)));
+      const bool coarsest = l + 1 == amg.levels();  // solved directly, no SpMV
+      spmvs_per_cycle.push_back(coarsest ? 0 : spmvs_per_step * (p.pre_smooth + p.post_smooth) + 1);
+    }
+    const ExecutionDevice device = resolve(config_.solver.device);
+    setup.solve_device = to_string(device);
+    const FormatChoice choice = choose_spmv_format(config_.solver.spmv_format, setup.spmv_formats, spmvs_per_cycle);
+    if (device == ExecutionDevice::gpu) {
+      format_ = choice.format;
+      setup.spmv_format = format_name(choice.format);
+      setup.spmv_format_reason = choice.reason;
+    } else {
+      setup.spmv_format = "csr";
+      setup.spmv_format_reason = "the CPU solve uses CSR (the GPU formats' model would pick " +
+                                 format_name(choice.format) + ": " + choice.reason + ")";
+    }
+    print_format_costs(setup);
+  }
+
+  static void print_format_costs(const SetupRecord& setup) {
+    progress("  SpMV storage per level: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n");
+    progress("  %5s %29s %29s %29s\n", "level", "csr", "ellpack-r", "pjds");
+    for (std::size_t l = 0; l < setup.spmv_formats.size(); ++l) {
+      std::string line;
+      for (const FormatCost& c : setup.spmv_formats[l]) {
+        char cell[64];
+        std::snprintf(cell, sizeof cell, " %11s (%+6.1f%%) %5.2f", format_bytes(c.bytes).c_str(), 100 * c.overhead,
+                      c.code_balance);
+        line += cell;
+      }
+      progress("  %5zu%s\n", l, line.c_str());
+    }
+    progress("  solve on %s in %s: %s\n", setup.solve_device.c_str(), setup.spmv_format.c_str(),
+             setup.spmv_format_reason.c_str());
+  }
+
   const Config& config_;
   std::shared_ptr<const CsrMatrix<double>> A_;
+  SpmvFormat format_ = SpmvFormat::csr;  // of the GPU solve
   double setup_seconds_ = 0.0;
   std::unique_ptr<AmgHierarchy<CycleValue>> amg_;
   Vector<CycleValue> r_cycle_, z_cycle_;  // the V-cycle's vectors when it runs in float
+  std::unique_ptr<DeviceSolve<CycleValue>> device_solve_;  // solver.device: gpu
 };
 
 }  // namespace
@@ -253,6 +308,9 @@ int run(const RunOptions& options) {
   if (!config.output.spgemm_csv.empty() && !compare_spgemm)
     throw InputError("output.spgemm_csv needs --compare-spgemm (or amg.spgemm: compare)");
   SpgemmRegistry::instance().get(config.amg.spgemm);  // unknown or unavailable backend: fail now
+  // A GPU asked for by name but not there: fail now, not after the setup.
+  if (config.amg.device == ExecutionDevice::gpu) require_gpu("amg.device: gpu");
+  if (config.solver.device == ExecutionDevice::gpu) require_gpu("solver.device: gpu");
 
   RunRecord record;
   record.config_file = config.source;

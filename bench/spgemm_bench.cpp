@@ -299,7 +299,7 @@ int main(int argc, char** argv) {
         rows.push_back(m);
       }
     }
-    print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson"});
+    print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) {
       std::ofstream out(csv);
       out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees\n";

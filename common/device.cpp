@@ -20,4 +20,18 @@ void require_gpu(const std::string& what) {
   if (!status.usable()) throw Error(what + " needs a GPU: " + status.unavailable_reason);
 }
 
+ExecutionDevice resolve(ExecutionDevice requested) {
+  if (requested != ExecutionDevice::automatic) return requested;
+  return gpu_status().usable() ? ExecutionDevice::gpu : ExecutionDevice::cpu;
+}
+
+const char* to_string(ExecutionDevice device) {
+  switch (device) {
+    case ExecutionDevice::cpu: return "cpu";
+    case ExecutionDevice::gpu: return "gpu";
+    case ExecutionDevice::automatic: return "auto";
+  }
+  return "?";
+}
+
 }  // namespace amgsolve

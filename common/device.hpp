@@ -18,4 +18,12 @@ GpuStatus gpu_status();
 // Throws amgsolve::Error naming `what` and the reason when no GPU can be used.
 void require_gpu(const std::string& what);
 
+// Where a phase runs (amg.device, solver.device): the CPU, the GPU, or the GPU when one can be used.
+enum class ExecutionDevice { cpu, gpu, automatic };
+
+// auto resolves to gpu exactly when gpu_status().usable(); cpu and gpu are returned as they are (a gpu
+// request without a usable device fails later, where the device is first needed, with the reason).
+ExecutionDevice resolve(ExecutionDevice requested);
+const char* to_string(ExecutionDevice device);
+
 }  // namespace amgsolve

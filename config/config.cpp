@@ -330,6 +330,18 @@ void read_mouse(const Reader& r, MouseParams& m) {
 
 SmootherType smoother_type(const std::string& s) { return s == "jacobi" ? SmootherType::jacobi : SmootherType::chebyshev; }
 
+// The schema has already restricted these keys to the values handled here.
+ExecutionDevice execution_device(const std::string& s) {
+  if (s == "gpu") return ExecutionDevice::gpu;
+  return s == "auto" ? ExecutionDevice::automatic : ExecutionDevice::cpu;
+}
+
+SpmvFormat spmv_format(const std::string& s) {
+  for (SpmvFormat f : {SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds})
+    if (format_name(f) == s) return f;
+  return SpmvFormat::automatic;
+}
+
 Config read(const Document& doc) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
@@ -380,6 +392,7 @@ Config read(const Document& doc) {
     throw InputError(doc.where("amg.spgemm", doc.find("amg.spgemm")) + "amg.spgemm '" + a.spgemm +
                      "' is not a registered backend (available: " + SpgemmRegistry::instance().names() +
                      ", or compare)");
+  a.device = execution_device(r.text("amg.device"));
   a.coarse_size = static_cast<Index>(r.integer("amg.coarse_size"));
   a.max_levels = static_cast<int>(r.integer("amg.max_levels"));
   a.strength_threshold = r.number("amg.strength_threshold");
@@ -398,6 +411,8 @@ Config read(const Document& doc) {
 
   c.solver.type = r.text("solver.type") == "amg" ? SolverType::amg : SolverType::pcg;
   c.solver.precision = r.text("solver.precision") == "mixed" ? Precision::mixed : Precision::double_precision;
+  c.solver.device = execution_device(r.text("solver.device"));
+  c.solver.spmv_format = spmv_format(r.text("solver.spmv_format"));
   c.solver.tolerance = r.number("solver.tolerance");
   c.solver.max_iterations = static_cast<int>(r.integer("solver.max_iterations"));
   c.print_every = static_cast<int>(r.integer("solver.print_every"));

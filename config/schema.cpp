@@ -188,6 +188,11 @@ std::vector<KeySpec> make_schema() {
           "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P); "
           "`amgsolve --list-backends` shows the registered ones. `compare` builds the hierarchy with "
           "`gustavson` and runs every backend on every product (as `--compare-spgemm` does)."),
+      choice("amg.device", {"cpu", "gpu", "auto"}, "cpu",
+             "Where strength of connection, MIS-2 aggregation and the tentative prolongator run: `gpu` uses "
+             "the CUDA versions (same seeded hash, so the same hierarchy as `cpu`), `auto` the GPU when one "
+             "can be used. Pair `gpu` with a GPU `amg.spgemm` backend. The default stays `cpu` until the GPU "
+             "setup has been verified on a device."),
       bounded(key("amg.coarse_size", KeyKind::integer, "1000",
                   "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
                   "Cholesky (LDL^T), which is refused above 50000 rows."),
@@ -240,6 +245,15 @@ std::vector<KeySpec> make_schema() {
       choice("solver.precision", {"double", "mixed"}, "double",
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
              "the double-precision outer iteration (less memory traffic, same final tolerance)."),
+      choice("solver.device", {"cpu", "gpu", "auto"}, "cpu",
+             "Where PCG and the V-cycle run: `gpu` keeps every level's operators and vectors on the device "
+             "(solver.spmv_format), `auto` uses the GPU when one can be used. The default stays `cpu` until the "
+             "GPU solve has been verified on a device."),
+      choice("solver.spmv_format", {"auto", "csr", "ellpack-r", "pjds"}, "auto",
+             "Storage of the operators in the GPU solve: `csr` (cuSPARSE SpMV), `ellpack-r`, `pjds` (Kreutzer "
+             "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
+             "footprint of every format on every level is printed and reported either way; the CPU solve "
+             "always uses CSR."),
       bounded(key("solver.tolerance", KeyKind::number, "1.0e-8",
                   "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
               0.0, 1.0, true),

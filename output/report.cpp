@@ -43,15 +43,33 @@ nlohmann::json level_json(const LevelInfo& l) {
   return j;
 }
 
+nlohmann::json format_cost_json(const FormatCost& c) {
+  return {{"format", format_name(c.format)},
+          {"bytes", c.bytes},
+          {"overhead_vs_csr", c.overhead},
+          {"bytes_per_spmv", c.bytes_moved},
+          {"code_balance_bytes_per_flop", c.code_balance}};
+}
+
 nlohmann::json setup_json(const SetupRecord& s) {
   nlohmann::json levels = nlohmann::json::array();
-  for (const LevelInfo& l : s.levels) levels.push_back(level_json(l));
+  for (std::size_t l = 0; l < s.levels.size(); ++l) {
+    levels.push_back(level_json(s.levels[l]));
+    if (l < s.spmv_formats.size()) {
+      nlohmann::json formats = nlohmann::json::array();
+      for (const FormatCost& c : s.spmv_formats[l]) formats.push_back(format_cost_json(c));
+      levels.back()["spmv_formats"] = formats;
+    }
+  }
   return {{"seconds", s.seconds},
           {"levels", levels},
           {"operator_complexity", s.operator_complexity},
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
-          {"hierarchy_bytes", s.hierarchy_bytes}};
+          {"hierarchy_bytes", s.hierarchy_bytes},
+          {"solve_device", s.solve_device},
+          {"spmv_format", s.spmv_format},
+          {"spmv_format_reason", s.spmv_format_reason}};
 }
 
 nlohmann::json brief_solve_json(const SolveResult& s) {

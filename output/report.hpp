@@ -22,6 +22,12 @@ struct SetupRecord {
   double grid_complexity = 0.0;
   std::string spgemm_backend;
   std::uint64_t hierarchy_bytes = 0;
+  // The solve this hierarchy serves: where it runs, in which SpMV format and why, and what every format
+  // would cost on every level (spmv_formats[level], in the order csr, ellpack-r, pjds).
+  std::string solve_device = "cpu";
+  std::string spmv_format = "csr";
+  std::string spmv_format_reason;
+  std::vector<std::vector<FormatCost>> spmv_formats;
 };
 
 // One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the

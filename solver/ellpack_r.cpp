@@ -1,15 +1,26 @@
 #include "solver/ellpack_r.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "common/error.hpp"
 
 namespace amgsolve {
+
+Index padded_row_count(Index rows, Index multiple) {
+  const Offset padded = (static_cast<Offset>(rows) + multiple - 1) / multiple * multiple;
+  if (padded > std::numeric_limits<Index>::max())
+    throw Error("ELLPACK-R/pJDS: " + std::to_string(rows) + " rows padded to a multiple of " + std::to_string(multiple) +
+                " exceed the 32-bit row index");
+  return static_cast<Index>(padded);
+}
 
 template <class Value>
 EllpackR<Value> ellpack_r_from_csr(const CsrMatrix<Value>& A, Index warp) {
   EllpackR<Value> E;
   E.rows = A.rows;
   E.cols = A.cols;
-  E.padded_rows = (A.rows + warp - 1) / warp * warp;
+  E.padded_rows = padded_row_count(A.rows, warp);
   for (Index i = 0; i < A.rows; ++i) E.width = std::max(E.width, A.row_length(i));
   const std::size_t slots = static_cast<std::size_t>(E.width) * static_cast<std::size_t>(E.padded_rows);
   E.row_length.assign(static_cast<std::size_t>(E.padded_rows), 0);

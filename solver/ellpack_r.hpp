@@ -12,6 +12,10 @@
 
 namespace amgsolve {
 
+// rows rounded up to a multiple of `multiple` (the warp size, pJDS's block_rows); an Error when that no
+// longer fits the 32-bit row index of the padded formats.
+Index padded_row_count(Index rows, Index multiple);
+
 template <class Value>
 struct EllpackR {
   Index rows = 0, cols = 0;

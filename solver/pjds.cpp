@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "solver/ellpack_r.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
@@ -16,7 +17,7 @@ Pjds<Value> pjds_from_csr(const CsrMatrix<Value>& A, Index block_rows, bool symm
   P.cols = A.cols;
   P.block_rows = block_rows;
   P.symmetric_permutation = symmetric_permutation;
-  P.padded_rows = (A.rows + block_rows - 1) / block_rows * block_rows;
+  P.padded_rows = padded_row_count(A.rows, block_rows);
 
   // "sort": longest row first; stable, so equal lengths keep their order and the result is deterministic.
   P.permutation.resize(static_cast<std::size_t>(A.rows));

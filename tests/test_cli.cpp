@@ -15,6 +15,7 @@
 
 #include "app/run.hpp"
 #include "sparse/matrix_market.hpp"
+#include "common/device.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -242,6 +243,34 @@ TEST(Cli, SizeBeyondTheAvailableMemory) {
   ScratchDir dir;  // 1200^3 = 1.7e9 unknowns fit 32-bit indices but need some 800 GiB
   const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "problem.size=[1200,1200,1200]"}));
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {"memory"}));
+}
+
+TEST(Cli, GpuRequestedWithoutADeviceFailsBeforeTheSetup) {
+  if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: the request is honoured";
+  for (const char* key : {"amg.device=gpu", "solver.device=gpu"}) {
+    ScratchDir dir;
+    const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", key}));
+    const std::string name = std::string(key).substr(0, std::string(key).find('='));
+    EXPECT_TRUE(FailedCleanly(r, dir, {}, {name, "needs a GPU"}));
+    EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+  }
+}
+
+TEST(Cli, AutoDeviceWithoutAGpuRunsOnTheCpu) {
+  if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: auto picks it";
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--set", "amg.device=auto", "--set", "solver.device=auto",
+                                "--report", dir.file("R.json")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "setup.solve_device").get<std::string>(), "cpu");
+  EXPECT_EQ(field(report, "setup.spmv_format").get<std::string>(), "csr");
+  const json levels = field(report, "setup.levels");
+  for (const json& level : levels) {
+    ASSERT_EQ(level.at("spmv_formats").size(), 3u);
+    EXPECT_EQ(level.at("spmv_formats")[0].at("format"), "csr");
+    EXPECT_GT(level.at("spmv_formats")[2].at("bytes").get<double>(), 0.0);
+  }
 }
 
 TEST(Cli, UnknownSpgemmBackend) {

@@ -127,6 +127,9 @@ TEST(Config, SchemaDefaultsMatchTheParameterStructs) {
   EXPECT_EQ(c.solver.type, s.type);
   EXPECT_DOUBLE_EQ(c.solver.tolerance, s.tolerance);
   EXPECT_EQ(c.solver.max_iterations, s.max_iterations);
+  EXPECT_EQ(c.solver.device, s.device);
+  EXPECT_EQ(c.solver.spmv_format, s.spmv_format);
+  EXPECT_EQ(c.amg.device, a.device);
   const PoissonParams p;
   EXPECT_EQ(c.problem.poisson.stencil, p.stencil);
   EXPECT_EQ(c.problem.poisson.size, p.size);
@@ -165,6 +168,18 @@ TEST(Config, ReadsEveryKindOfValue) {
   EXPECT_DOUBLE_EQ(c.solver.tolerance, 1e-6);
   EXPECT_EQ(c.print_every, 0);
   EXPECT_EQ(c.output.report, "out/r.json");
+}
+
+TEST(Config, DevicesAndSpmvFormat) {
+  const Config c = parse_config("amg:\n  device: auto\nsolver:\n  device: gpu\n  spmv_format: ellpack-r\n", "cfg.yaml");
+  EXPECT_EQ(c.amg.device, ExecutionDevice::automatic);
+  EXPECT_EQ(c.solver.device, ExecutionDevice::gpu);
+  EXPECT_EQ(c.solver.spmv_format, SpmvFormat::ellpack_r);
+  for (const char* format : {"auto", "csr", "ellpack-r", "pjds"})
+    EXPECT_EQ(format_name(parse_config("", "cfg.yaml", {std::string("solver.spmv_format=") + format}).solver.spmv_format),
+              format);
+  EXPECT_THROW(parse_config("solver:\n  spmv_format: ell\n", "cfg.yaml"), InputError);
+  EXPECT_THROW(parse_config("amg:\n  device: cuda\n", "cfg.yaml"), InputError);
 }
 
 TEST(Config, MatrixMarketProblem) {

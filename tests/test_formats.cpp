@@ -1,8 +1,11 @@
 // ELLPACK-R and pJDS (the GPU SpMV formats) on the CPU: conversions round-trip, SpMV equals CSR SpMV,
 // and the padding has the size the paper's construction implies.
+#include <set>
+
 #include "problems/poisson.hpp"
 #include "solver/ellpack_r.hpp"
 #include "solver/pjds.hpp"
+#include "solver/spmv_format.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
 
@@ -114,6 +117,91 @@ TEST(Pjds, ConstantRowLengthNeedsNoPadding) {
   const CsrMatrix<double> A = csr_from_triplets(n, n, t);
   EXPECT_EQ(static_cast<Offset>(pjds_from_csr(A).val.size()), A.nnz());
   EXPECT_EQ(static_cast<Offset>(ellpack_r_from_csr(A).val.size()), A.nnz());
+}
+
+// ---- footprint and traffic model (solver/spmv_format.hpp)
+
+// Sectors of 32 bytes touched by one-thread-per-row loads, counted by simulating the kernels: for every
+// warp of 32 stored rows and every step j, the distinct sectors that the active rows' j-th entries lie
+// in, given each format's real layout (the element's index in its array).
+template <class Layout>
+std::uint64_t simulated_sectors(Index padded_rows, const Array<Index>& row_length, std::size_t element_bytes,
+                                Layout&& index_of) {
+  std::uint64_t sectors = 0;
+  for (Index warp = 0; warp < padded_rows; warp += 32) {
+    Index longest = 0;
+    for (Index i = warp; i < warp + 32; ++i) longest = std::max(longest, row_length[i]);
+    for (Index j = 0; j < longest; ++j) {
+      std::set<std::uint64_t> touched;
+      for (Index i = warp; i < warp + 32; ++i)
+        if (j < row_length[i]) touched.insert(static_cast<std::uint64_t>(index_of(i, j)) * element_bytes / 32);
+      sectors += touched.size();
+    }
+  }
+  return sectors;
+}
+
+TEST(SpmvFormatCosts, FootprintsAreTheBuiltStructuresAndTrafficMatchesSimulatedSectors) {
+  for (const CsrMatrix<double>& A : inputs()) {
+    SCOPED_TRACE(std::to_string(A.rows) + " rows");
+    const std::vector<FormatCost> costs = spmv_format_costs(A);
+    ASSERT_EQ(costs.size(), 3u);
+    const std::uint64_t vectors = static_cast<std::uint64_t>(A.rows + A.cols) * 8;
+    const std::uint64_t csr_bytes = A.row_ptr.size() * 8 + A.col.size() * 4 + A.val.size() * 8;
+    EXPECT_EQ(costs[0].format, SpmvFormat::csr);
+    EXPECT_EQ(costs[0].bytes, csr_bytes);
+    EXPECT_EQ(costs[0].bytes_moved, csr_bytes + vectors);
+    EXPECT_DOUBLE_EQ(costs[0].overhead, 0.0);
+
+    const EllpackR<double> E = ellpack_r_from_csr(A);
+    EXPECT_EQ(costs[1].format, SpmvFormat::ellpack_r);
+    EXPECT_EQ(costs[1].bytes, E.bytes());
+    const auto ellpack_at = [&E](Index i, Index j) { return static_cast<std::size_t>(j) * E.padded_rows + i; };
+    const std::uint64_t ellpack_sectors = simulated_sectors(E.padded_rows, E.row_length, 8, ellpack_at) +
+                                          simulated_sectors(E.padded_rows, E.row_length, 4, ellpack_at);
+    EXPECT_EQ(costs[1].bytes_moved, 32 * ellpack_sectors + E.row_length.size() * 4 + vectors);
+
+    const Pjds<double> P = pjds_from_csr(A);
+    EXPECT_EQ(costs[2].format, SpmvFormat::pjds);
+    EXPECT_EQ(costs[2].bytes, P.bytes());
+    const auto pjds_at = [&P](Index i, Index j) { return static_cast<std::size_t>(P.col_start[j]) + i; };
+    const std::uint64_t pjds_sectors = simulated_sectors(P.padded_rows, P.row_length, 8, pjds_at) +
+                                       simulated_sectors(P.padded_rows, P.row_length, 4, pjds_at);
+    // pJDS diagonals start at multiples of 32 rows, so the model's aligned groups are the real sectors.
+    EXPECT_EQ(costs[2].bytes_moved, 32 * pjds_sectors + P.row_length.size() * 4 + vectors);
+    for (const FormatCost& c : costs) {
+      if (A.nnz() == 0) continue;
+      EXPECT_DOUBLE_EQ(c.code_balance, static_cast<double>(c.bytes_moved) / (2.0 * A.nnz()));
+    }
+  }
+}
+
+TEST(SpmvFormatCosts, FloatValuesHalveTheValueBytes) {
+  PoissonParams p;
+  p.size = {10, 10, 10};
+  const CsrMatrix<double> A = poisson_matrix(p);
+  const std::vector<FormatCost> as_double = spmv_format_costs(A), as_float = spmv_format_costs(A, 4);
+  EXPECT_EQ(as_double[0].bytes - as_float[0].bytes, static_cast<std::uint64_t>(A.nnz()) * 4);
+  EXPECT_EQ(as_float[1].bytes, ellpack_r_from_csr(cast_values<float>(A)).bytes());
+  EXPECT_EQ(as_float[2].bytes, pjds_from_csr(cast_values<float>(A)).bytes());
+}
+
+TEST(SpmvFormatChoice, AutoPicksTheFewestBytesAndAConcreteRequestIsKept) {
+  // One dense row makes ELLPACK-R pad every row to n; sorted pJDS pads only the first block.
+  const CsrMatrix<double> A = irregular(400, 5);
+  const std::vector<std::vector<FormatCost>> levels = {spmv_format_costs(A)};
+  const FormatChoice automatic = choose_spmv_format(SpmvFormat::automatic, levels, {3});
+  std::uint64_t fewest = levels[0][0].bytes_moved;
+  for (const FormatCost& c : levels[0]) fewest = std::min(fewest, c.bytes_moved);
+  for (const FormatCost& c : levels[0]) {
+    if (c.format != automatic.format) continue;
+    EXPECT_EQ(c.bytes_moved, fewest);
+  }
+  EXPECT_NE(automatic.format, SpmvFormat::ellpack_r);
+  EXPECT_NE(automatic.reason.find("ellpack-r"), std::string::npos) << automatic.reason;
+  for (SpmvFormat f : {SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds})
+    EXPECT_EQ(choose_spmv_format(f, levels, {3}).format, f);
+  EXPECT_THROW(choose_spmv_format(SpmvFormat::automatic, levels, {3, 1}), Error);
 }
 
 }  // namespace

@@ -67,8 +67,35 @@ TEST(Gpu, EllpackRAndPjdsSpmvMatchTheCpuReference) {
 
 // ---- GPU SpGEMM backends against the CPU reference (gustavson)
 
+// A 50x1200 matrix with an empty row and one row of 1100 nonzeros among rows of about 24: longer than
+// 32^2, so rmerge (sub-warps of W = 32) splits A twice, i.e. merges in three rounds.
+CsrMatrix<double> matrix_with_a_long_row() {
+  const CsrMatrix<double> sparse = test::random_sparse(50, 1200, 0.02, 5, {3, 17});
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < sparse.rows; ++i)
+    for (Offset k = sparse.row_begin(i); k < sparse.row_end(i); ++k) t.push_back({i, sparse.col[k], sparse.val[k]});
+  for (Index j = 0; j < 1100; ++j) t.push_back({17, j, 2.0 * seeded_uniform(7, j) - 1.0});
+  return csr_from_triplets(50, 1200, std::move(t));
+}
+
+// A 40x300 matrix with an empty row, rows of about 9 and two dense rows (row 5 full, row 6 every fifth
+// column); times a 300x5000 matrix with rows of about 50 (the pair built in spgemm_inputs). Rows of C then
+// have 129..512 products (bhsparse's larger bitonic ESC bins) or more: 500..770 distinct columns (bhsparse's
+// long rows outgrow their first 256 entries of shared memory), about 2500 (row 6) and 4750 (row 5: 15000
+// products), which outgrow shared memory and are merged in global memory over several 2x re-allocations.
+CsrMatrix<double> matrix_with_dense_rows() {
+  const CsrMatrix<double> sparse = test::random_sparse(40, 300, 0.03, 8, {2});
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < sparse.rows; ++i)
+    for (Offset k = sparse.row_begin(i); k < sparse.row_end(i); ++k) t.push_back({i, sparse.col[k], sparse.val[k]});
+  for (Index j = 0; j < 300; ++j) t.push_back({5, j, 2.0 * seeded_uniform(13, j) - 1.0});
+  for (Index j = 0; j < 300; j += 5) t.push_back({6, j, 2.0 * seeded_uniform(14, j) - 1.0});
+  return csr_from_triplets(40, 300, std::move(t));
+}
+
 // The products every GPU backend must reproduce: rectangular with empty rows and columns (in both operands
-// and in the result), a product with more than one thread block of work, the 7-point Poisson A*A, 1x1, 0x0.
+// and in the result), a product with more than one thread block of work, the 7-point Poisson A*A, a row of
+// A far longer than a warp, output rows of thousands of products and columns, 1x1, 0x0.
 std::vector<std::pair<CsrMatrix<double>, CsrMatrix<double>>> spgemm_inputs() {
   PoissonParams p;
   p.size = {12, 11, 10};
@@ -78,6 +105,8 @@ std::vector<std::pair<CsrMatrix<double>, CsrMatrix<double>>> spgemm_inputs() {
        test::random_sparse(45, 90, 0.06, 2, {7, 8}, {0, 89})},
       {test::random_sparse(900, 700, 0.01, 3, {5}), test::random_sparse(700, 800, 0.01, 4, {}, {9})},
       {poisson, poisson},
+      {matrix_with_a_long_row(), test::random_sparse(1200, 70, 0.05, 6, {11}, {4})},
+      {matrix_with_dense_rows(), test::random_sparse(300, 5000, 0.01, 11)},
       {csr_from_triplets<double>(1, 1, {{0, 0, 3.0}}), csr_from_triplets<double>(1, 1, {{0, 0, -2.0}})},
       {CsrMatrix<double>(0, 0), CsrMatrix<double>(0, 0)},
   };
@@ -119,7 +148,7 @@ TEST_P(GpuSpgemm, MatchesGustavsonInDoubleAndFloat) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GpuBackends, GpuSpgemm, ::testing::Values("cusparse", "esc"),
+INSTANTIATE_TEST_SUITE_P(GpuBackends, GpuSpgemm, ::testing::Values("cusparse", "esc", "rmerge", "bhsparse"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

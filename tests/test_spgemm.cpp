@@ -218,21 +218,27 @@ TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
 namespace amgsolve {
 namespace {
 
-TEST(SpgemmAuto, PicksGustavsonWhileTheAccumulatorFitsInL2AndSaysWhy) {
+TEST(SpgemmAuto, PicksGustavsonWhileTheTouchedWindowFitsInL2AndSaysWhy) {
   const SpgemmBackend& automatic = SpgemmRegistry::instance().get("auto");
-  const Index fitting = 1000;
-  const Index too_wide = static_cast<Index>(l2_cache_bytes() / (sizeof(Index) + sizeof(double))) + 1000;
-  for (Index cols : {fitting, too_wide}) {
+  const Index in_l2 = static_cast<Index>(l2_cache_bytes() / (sizeof(Index) + sizeof(double)));
+  struct Case {
+    Index cols;
+    Index spacing;  // between the columns of consecutive rows of B
+    const char* expected;
+  };
+  // A narrow accumulator; a wide one whose rows stay in a narrow window (stencil-like); a wide one whose
+  // rows scatter over all of it.
+  for (const Case c : {Case{1000, 37, "gustavson"}, Case{4 * in_l2, 3, "gustavson"}, Case{4 * in_l2, in_l2 / 5, "magnus"}}) {
+    SCOPED_TRACE(std::to_string(c.cols) + " columns, spacing " + std::to_string(c.spacing));
     std::vector<Triplet<double>> t;
-    for (Index i = 0; i < 20; ++i) t.push_back({i, static_cast<Index>((i * 7919) % cols), 1.0 + i});
+    for (Index i = 0; i < 20; ++i) t.push_back({i, static_cast<Index>((i * c.spacing) % c.cols), 1.0 + i});
     const CsrMatrix<double> A = test::random_sparse(15, 20, 0.3, 41);
-    const CsrMatrix<double> B = csr_from_triplets(20, cols, t);
+    const CsrMatrix<double> B = csr_from_triplets(20, c.cols, t);
     SpgemmStats stats;
     const CsrMatrix<double> C = automatic.multiply(A, B, &stats);
     const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
     EXPECT_EQ(C.col, reference.col);
-    const std::string expected = cols == fitting ? "gustavson" : "hash";
-    EXPECT_EQ(stats.choice.rfind(expected, 0), 0u) << stats.choice;
+    EXPECT_EQ(stats.choice.rfind(c.expected, 0), 0u) << stats.choice;
     EXPECT_NE(stats.choice.find("L2"), std::string::npos) << stats.choice;
   }
 }

@@ -1,0 +1,320 @@
+// The first setup phases on the GPU (amg/gpu_setup.hpp) against their CPU twins: strength of connection,
+// MIS-2 and its aggregates, the tentative prolongator. The results must be identical, entry for entry and
+// bit for bit (same seeded hash, same tie-breaking), so that a hierarchy built on the GPU equals the CPU's.
+// Without a CUDA device every test first checks that the entry points throw amgsolve::Error naming the
+// reason, then skips saying why.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "amg/gpu_setup.hpp"
+#include "amg/hierarchy.hpp"
+#include "config/config.hpp"
+#include "problems/problem.hpp"
+#include "amg/mis2_aggregation.hpp"
+#include "amg/params.hpp"
+#include "amg/strength.hpp"
+#include "amg/tentative_prolongation.hpp"
+#include "common/device.hpp"
+#include "common/hash.hpp"
+#include "problems/poisson.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+// ---- no device: every entry point refuses with an amgsolve::Error that carries gpu_status()'s reason
+
+void expect_refusal(const std::string& reason, const std::string& what, const std::function<void()>& call) {
+  try {
+    call();
+    ADD_FAILURE() << what << " ran without a usable GPU";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << what << ": '" << e.what() << "'";
+  }
+}
+
+void expect_entry_points_refuse(const std::string& reason) {
+  ASSERT_FALSE(reason.empty());
+  PoissonParams p;
+  p.size = {4, 3, 2};
+  const CsrMatrix<double> A = poisson_matrix(p);
+  const Strength strength = strength_of_connection(A, 0.02);
+  const Aggregates aggregates = mis2_aggregation(strength.graph, 1);
+  expect_refusal(reason, "gpu_strength_of_connection", [&] { gpu_strength_of_connection(A, 0.02); });
+  expect_refusal(reason, "gpu_strength_of_connection<float>",
+                 [&] { gpu_strength_of_connection(cast_values<float>(A), 0.02); });
+  expect_refusal(reason, "gpu_mis2", [&] { gpu_mis2(strength.graph, 1); });
+  expect_refusal(reason, "gpu_mis2_aggregation", [&] { gpu_mis2_aggregation(strength.graph, 1); });
+  expect_refusal(reason, "gpu_tentative_prolongation", [&] { gpu_tentative_prolongation<double>(aggregates); });
+  expect_refusal(reason, "gpu_tentative_prolongation<float>",
+                 [&] { gpu_tentative_prolongation<float>(aggregates); });
+}
+
+#define AMGSOLVE_SKIP_WITHOUT_GPU()                                      \
+  do {                                                                   \
+    const GpuStatus status = gpu_status();                               \
+    if (!status.usable()) {                                              \
+      expect_entry_points_refuse(status.unavailable_reason);             \
+      GTEST_SKIP() << "no GPU: " << status.unavailable_reason;           \
+    }                                                                    \
+  } while (0)
+
+// ---- the problems
+
+struct SetupCase {
+  std::string name;
+  CsrMatrix<double> A;
+  double theta;
+};
+
+CsrMatrix<double> poisson(Stencil stencil, std::vector<std::int64_t> size, std::vector<double> anisotropy = {},
+                          Coefficient coefficient = Coefficient::constant) {
+  PoissonParams p;
+  p.stencil = stencil;
+  p.size = std::move(size);
+  p.anisotropy = std::move(anisotropy);
+  p.coefficient = coefficient;
+  return poisson_matrix(p);
+}
+
+// Symmetric, strictly diagonally dominant with a positive diagonal (so SPD), off-diagonals of both signs
+// and magnitudes spread over [0, 2): at theta = 0.25 some couplings are strong and some weak. The nodes in
+// `isolated` have no off-diagonal entries.
+CsrMatrix<double> random_spd(Index n, double density, std::uint64_t seed, const std::vector<Index>& isolated) {
+  const CsrMatrix<double> R = test::random_sparse(n, n, density, seed, isolated, isolated);
+  std::vector<Triplet<double>> t;
+  std::vector<double> row_sum(static_cast<std::size_t>(n), 0.0);
+  for (Index i = 0; i < n; ++i)
+    for (Offset k = R.row_begin(i); k < R.row_end(i); ++k) {
+      const Index j = R.col[k];
+      if (j == i) continue;
+      t.push_back({i, j, R.val[k]});
+      t.push_back({j, i, R.val[k]});
+      row_sum[i] += std::abs(R.val[k]);
+      row_sum[j] += std::abs(R.val[k]);
+    }
+  for (Index i = 0; i < n; ++i) t.push_back({i, i, 0.1 + 1.01 * row_sum[i]});
+  return csr_from_triplets(n, n, std::move(t));
+}
+
+// A symmetric chain with the special rows of a real matrix: row 3 empty (not even a diagonal), row 10
+// diagonal only, explicit zero couplings around 20, a zero diagonal in row 30 (its nonzero coupling is
+// strong, its explicit zero one weak), tiny (weak) couplings around 40, and a detached pair 45-46.
+CsrMatrix<double> chain_with_isolated_nodes() {
+  const Index n = 50;
+  std::vector<Triplet<double>> t;
+  auto couple = [&t](Index i, Index j, double a) {
+    t.push_back({i, j, a});
+    t.push_back({j, i, a});
+  };
+  for (Index i = 0; i < n; ++i)
+    if (i != 3 && i != 30) t.push_back({i, i, 2.0});
+  t.push_back({30, 30, 0.0});
+  for (Index i = 0; i + 1 < n; ++i) {
+    if (i == 2 || i == 3 || i == 9 || i == 10 || (i >= 44 && i <= 46)) continue;  // 3, 10, 45-46 detached
+    if (i == 19 || i == 20 || i == 30)
+      couple(i, i + 1, 0.0);
+    else if (i == 39 || i == 40)
+      couple(i, i + 1, -1e-5);
+    else
+      couple(i, i + 1, -1.0);
+  }
+  couple(45, 46, -1.0);
+  return csr_from_triplets(n, n, std::move(t));
+}
+
+std::vector<SetupCase> setup_cases() {
+  const double theta = AmgParams{}.strength_threshold;
+  std::vector<SetupCase> cases;
+  cases.push_back({"7pt 14x13x12", poisson(Stencil::p7, {14, 13, 12}), theta});
+  cases.push_back({"7pt 40x36x33", poisson(Stencil::p7, {40, 36, 33}), theta});  // many blocks and rounds
+  cases.push_back({"5pt 61x47", poisson(Stencil::p5, {61, 47}), theta});
+  cases.push_back({"27pt 9x8x7", poisson(Stencil::p27, {9, 8, 7}), theta});
+  cases.push_back({"5pt anisotropic 1e-3", poisson(Stencil::p5, {40, 40}, {1.0, 1e-3}), theta});
+  cases.push_back({"7pt anisotropic 1e-3 in x", poisson(Stencil::p7, {20, 19, 18}, {1e-3, 1.0, 1.0}), theta});
+  cases.push_back({"7pt checkerboard", poisson(Stencil::p7, {16, 16, 16}, {}, Coefficient::checkerboard), theta});
+  cases.push_back({"random SPD 2000", random_spd(2000, 0.003, 11, {5, 17, 1999}), 0.25});
+  cases.push_back({"random SPD 600 dense", random_spd(600, 0.02, 12, {0, 300}), 0.1});
+  cases.push_back({"chain with isolated nodes", chain_with_isolated_nodes(), theta});
+  cases.push_back({"diagonal 5x5", csr_from_triplets<double>(5, 5, {{0, 0, 1.0}, {2, 2, 3.0}, {4, 4, 2.0}}), theta});
+  cases.push_back({"1x1", csr_from_triplets<double>(1, 1, {{0, 0, 4.0}}), theta});
+  cases.push_back({"0x0", CsrMatrix<double>(0, 0), theta});
+  return cases;
+}
+
+// The seed of level 0 and 1 in a hierarchy (amg/hierarchy.cpp) and a few plain ones.
+std::vector<std::uint64_t> seeds() {
+  const std::uint64_t s = AmgParams{}.seed;
+  return {seeded_hash(s, 0), seeded_hash(s, 1), 0, 42, ~std::uint64_t(0)};
+}
+
+// ---- comparisons: exact equality everywhere
+
+void expect_same_strength(const Strength& gpu, const Strength& cpu) {
+  EXPECT_EQ(gpu.graph.nodes, cpu.graph.nodes);
+  EXPECT_EQ(gpu.graph.row_ptr, cpu.graph.row_ptr);
+  EXPECT_EQ(gpu.graph.adj, cpu.graph.adj);
+  EXPECT_EQ(gpu.keep, cpu.keep);
+  EXPECT_EQ(gpu.weak_entries, cpu.weak_entries);
+}
+
+void expect_same_aggregates(const Aggregates& gpu, const Aggregates& cpu) {
+  EXPECT_EQ(gpu.count, cpu.count);
+  EXPECT_EQ(gpu.id, cpu.id);
+  EXPECT_EQ(gpu.root, cpu.root);
+}
+
+// Same shape, pattern and values; values compared with ==, i.e. bit for bit (none is NaN).
+template <class Value>
+void expect_same_matrix(const CsrMatrix<Value>& gpu, const CsrMatrix<Value>& cpu) {
+  EXPECT_EQ(gpu.rows, cpu.rows);
+  EXPECT_EQ(gpu.cols, cpu.cols);
+  EXPECT_EQ(gpu.row_ptr, cpu.row_ptr);
+  EXPECT_EQ(gpu.col, cpu.col);
+  EXPECT_EQ(gpu.val, cpu.val);
+}
+
+// ---- the tests
+
+TEST(GpuSetup, StrengthOfConnectionEqualsTheCpusInDoubleAndFloat) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  for (const SetupCase& c : setup_cases()) {
+    SCOPED_TRACE(c.name);
+    expect_same_strength(gpu_strength_of_connection(c.A, c.theta), strength_of_connection(c.A, c.theta));
+    const CsrMatrix<float> A_float = cast_values<float>(c.A);
+    expect_same_strength(gpu_strength_of_connection(A_float, c.theta), strength_of_connection(A_float, c.theta));
+  }
+}
+
+// The anisotropic cases do exercise weak connections: all y couplings (1e-3) are weak, all x couplings strong.
+TEST(GpuSetup, AnisotropicPoissonDropsTheWeakDirection) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  const CsrMatrix<double> A = poisson(Stencil::p5, {30, 30}, {1.0, 1e-3});
+  const Strength gpu = gpu_strength_of_connection(A, 0.02);
+  EXPECT_EQ(gpu.weak_entries, 2 * 30 * 29);
+  EXPECT_EQ(gpu.graph.row_ptr.back(), 2 * 30 * 29);
+  expect_same_strength(gpu, strength_of_connection(A, 0.02));
+}
+
+TEST(GpuSetup, Mis2EqualsTheCpusSetInTheSameNumberOfRounds) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  for (const SetupCase& c : setup_cases()) {
+    const StrengthGraph g = strength_of_connection(c.A, c.theta).graph;
+    for (std::uint64_t seed : seeds()) {
+      SCOPED_TRACE(c.name + ", seed " + std::to_string(seed));
+      int cpu_rounds = -1, gpu_rounds = -2;
+      const Array<std::uint8_t> cpu = mis2(g, seed, &cpu_rounds);
+      const Array<std::uint8_t> gpu = gpu_mis2(g, seed, &gpu_rounds);
+      EXPECT_EQ(gpu, cpu);
+      EXPECT_EQ(gpu_rounds, cpu_rounds);
+    }
+  }
+}
+
+TEST(GpuSetup, AggregatesEqualTheCpusBitForBit) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  for (const SetupCase& c : setup_cases()) {
+    const StrengthGraph g = strength_of_connection(c.A, c.theta).graph;
+    for (std::uint64_t seed : seeds()) {
+      SCOPED_TRACE(c.name + ", seed " + std::to_string(seed));
+      expect_same_aggregates(gpu_mis2_aggregation(g, seed), mis2_aggregation(g, seed));
+    }
+  }
+}
+
+TEST(GpuSetup, TentativeProlongatorEqualsTheCpusInDoubleAndFloat) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  for (const SetupCase& c : setup_cases()) {
+    SCOPED_TRACE(c.name);
+    const Aggregates agg = mis2_aggregation(strength_of_connection(c.A, c.theta).graph, 3);
+    expect_same_matrix(gpu_tentative_prolongation<double>(agg), tentative_prolongation<double>(agg));
+    expect_same_matrix(gpu_tentative_prolongation<float>(agg), tentative_prolongation<float>(agg));
+  }
+}
+
+// The phases chained as the hierarchy chains them (amg/hierarchy.cpp), every step on the GPU's output.
+TEST(GpuSetup, TheChainedPhasesGiveTheCpusTentativeProlongator) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  const std::uint64_t level_seed = seeded_hash(AmgParams{}.seed, 0);
+  for (const SetupCase& c : setup_cases()) {
+    SCOPED_TRACE(c.name);
+    const Aggregates cpu = mis2_aggregation(strength_of_connection(c.A, c.theta).graph, level_seed);
+    const Aggregates gpu = gpu_mis2_aggregation(gpu_strength_of_connection(c.A, c.theta).graph, level_seed);
+    expect_same_aggregates(gpu, cpu);
+    expect_same_matrix(gpu_tentative_prolongation<double>(gpu), tentative_prolongation<double>(cpu));
+  }
+}
+
+// Non-symmetric strength graphs (from non-symmetric matrices): a node may neighbour several roots, and the
+// aggregation must pick the first in adjacency order as the CPU does. (Both also share the error for nodes
+// left unassigned, which cannot happen here: every OUT node has a root within two out-edges.)
+TEST(GpuSetup, NonSymmetricGraphsGiveTheCpusAggregates) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const CsrMatrix<double> A = test::random_sparse(300, 300, 0.004 * static_cast<double>(1 + seed % 4), seed);
+    const StrengthGraph g = strength_of_connection(A, 0.1).graph;
+    EXPECT_EQ(gpu_mis2(g, seed), mis2(g, seed));
+    expect_same_aggregates(gpu_mis2_aggregation(g, seed), mis2_aggregation(g, seed));
+  }
+}
+
+TEST(GpuSetup, MalformedInputsAreRefusedBeforeTheDeviceSeesThem) {
+  AMGSOLVE_SKIP_WITHOUT_GPU();
+  EXPECT_THROW(gpu_strength_of_connection(test::random_sparse(4, 5, 0.5, 1), 0.02), InputError);
+  Aggregates bad;
+  bad.count = 2;
+  bad.id = {0, 1, 2, kNotAggregated};
+  EXPECT_THROW(gpu_tentative_prolongation<double>(bad), InputError);
+  StrengthGraph broken;
+  broken.nodes = 2;
+  broken.row_ptr = {0, 1, 2};
+  broken.adj = {1, 7};
+  EXPECT_THROW(gpu_mis2(broken, 1), InputError);
+  EXPECT_THROW(gpu_mis2_aggregation(broken, 1), InputError);
+}
+
+// ---- amg.device: the whole hierarchy
+
+// Every level's matrix and prolongator equal, pattern and values (tolerance 0: bit for bit when the same
+// SpGEMM backend computes both).
+template <class Value>
+void expect_same_hierarchy(const AmgHierarchy<Value>& gpu, const AmgHierarchy<Value>& cpu, double tolerance) {
+  ASSERT_EQ(gpu.levels(), cpu.levels());
+  for (std::size_t l = 0; l < cpu.levels(); ++l) {
+    SCOPED_TRACE("level " + std::to_string(l));
+    for (const auto& [a, b] : {std::pair{&gpu.matrix(l), &cpu.matrix(l)}, std::pair{&gpu.prolongator(l), &cpu.prolongator(l)}}) {
+      ASSERT_EQ(a->row_ptr, b->row_ptr);
+      ASSERT_EQ(a->col, b->col);
+      for (std::size_t k = 0; k < b->val.size(); ++k)
+        ASSERT_LE(std::abs(double(a->val[k]) - double(b->val[k])), tolerance * std::abs(double(b->val[k])));
+    }
+  }
+  EXPECT_EQ(gpu.finest_aggregates(), cpu.finest_aggregates());
+}
+
+TEST(GpuSetup, AmgDeviceGpuBuildsTheCpuHierarchyOfPoissonSmall) {
+  const Config config = load_config(std::string(AMGSOLVE_SOURCE_DIR) + "/configs/poisson-small.yaml");
+  const auto A = make_problem(config.problem).A;
+  AmgParams on_gpu = config.amg;
+  on_gpu.device = ExecutionDevice::gpu;
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) {
+    EXPECT_THROW(AmgHierarchy<double>(A, on_gpu), Error) << "amg.device: gpu without a device must say why";
+    GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  }
+  const AmgHierarchy<double> cpu(A, config.amg), gpu(A, on_gpu);
+  expect_same_hierarchy(gpu, cpu, 0.0);
+  // The same with the GPU SpGEMM backends doing the products: the same pattern, values to 1e-12.
+  for (const char* backend : {"cusparse", "esc", "rmerge", "bhsparse"}) {
+    SCOPED_TRACE(backend);
+    on_gpu.spgemm = backend;
+    expect_same_hierarchy(AmgHierarchy<double>(A, on_gpu), cpu, 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve
