@@ -1,8 +1,10 @@
 #pragma once
 // The coarsest level's direct solve on the device: x = A_c^-1 b with the dense inverse that the plan formed
 // on the host (solver/device_solve_plan.hpp explains why that pays for at most kMaxDenseCoarseRows rows),
-// one cuBLAS dgemv per V-cycle. In double whatever the cycle's type, like the CPU's CoarseSolver: a float
-// cycle converts b up and x down around the product (two small kernels on coarse-sized vectors).
+// one dense matrix-vector product per V-cycle, accumulated in double whatever the cycle's type, like the
+// CPU's CoarseSolver. The product is a small kernel of its own rather than cuBLAS's dgemv: linking cuBLAS
+// maps some 150 MB of libraries into every run of a CUDA build, GPU or not, for one product of at most
+// 2048 x 2048 per cycle.
 // For a larger coarsest level the plan holds a sparse LDL^T instead, applied on the host: b comes down and x
 // goes up once per V-cycle, a synchronisation the dense path avoids.
 #include <memory>
@@ -14,6 +16,21 @@
 
 namespace amgsolve::device {
 
+// x = M b for the dense n x n inverse M (column-major, symmetric), in double: thread i computes row i as
+// sum_j M[j n + i] b[j], so at every j a warp reads consecutive addresses.
+template <class V>
+struct DenseProduct {
+  const double* M;
+  const V* b;
+  V* x;
+  Index n;
+  __device__ void operator()(Index i) const {
+    double sum = 0.0;
+    for (Index j = 0; j < n; ++j) sum += M[static_cast<std::size_t>(j) * n + i] * static_cast<double>(b[j]);
+    x[i] = static_cast<V>(sum);
+  }
+};
+
 template <class V>
 class DeviceCoarseSolve {
  public:
@@ -22,16 +39,12 @@ class DeviceCoarseSolve {
     x_ = DeviceArray<V>(static_cast<std::size_t>(n_));
     if (host_solver_ || n_ == 0) return;
     inverse_ = upload(plan.coarse_inverse);
-    if constexpr (!std::is_same_v<V, double>) {
-      b_double_ = DeviceArray<double>(static_cast<std::size_t>(n_));
-      x_double_ = DeviceArray<double>(static_cast<std::size_t>(n_));
-    }
   }
 
   Index rows() const { return n_; }
   bool on_device() const { return !host_solver_; }
   std::uint64_t bytes() const {
-    return sizeof(double) * (inverse_.size() + b_double_.size() + x_double_.size()) + sizeof(V) * x_.size();
+    return sizeof(double) * inverse_.size() + sizeof(V) * x_.size();
   }
 
   // x = A_c^-1 b; returns the buffer holding x (this solver's own, valid until the next call).
@@ -41,16 +54,7 @@ class DeviceCoarseSolve {
       solve_on_host(b);
       return raw_data(x_);
     }
-    const double one = 1.0, zero = 0.0;
-    if constexpr (std::is_same_v<V, double>) {
-      AMGSOLVE_DEVICE_CUBLAS_CHECK(cublasDgemv(context_.cublas(), CUBLAS_OP_N, n_, n_, &one, raw_data(inverse_), n_, b,
-                                               1, &zero, raw_data(x_), 1));
-    } else {
-      for_each_row(n_, ConvertVector<double, V>{raw_data(b_double_), b}, context_.stream(), guard);
-      AMGSOLVE_DEVICE_CUBLAS_CHECK(cublasDgemv(context_.cublas(), CUBLAS_OP_N, n_, n_, &one, raw_data(inverse_), n_,
-                                               raw_data(b_double_), 1, &zero, raw_data(x_double_), 1));
-      for_each_row(n_, ConvertVector<V, double>{raw_data(x_), raw_data(x_double_)}, context_.stream(), guard);
-    }
+    for_each_row(n_, DenseProduct<V>{raw_data(inverse_), b, raw_data(x_), n_}, context_.stream(), guard);
     return raw_data(x_);
   }
 
@@ -70,7 +74,6 @@ class DeviceCoarseSolve {
   std::shared_ptr<const CoarseSolver<V>> host_solver_;
   const DeviceContext& context_;
   DeviceArray<double> inverse_;  // n x n, column-major (symmetric)
-  DeviceArray<double> b_double_, x_double_;
   DeviceArray<V> x_;
   Vector<V> host_b_, host_x_;
 };

@@ -1,9 +1,8 @@
 #pragma once
-// What every part of one device solve shares: its CUDA stream, the cuSPARSE handle (csr format) and the
-// cuBLAS handle (dense coarse solve), both bound to that stream, and the reductions' scratch memory. One
+// What every part of one device solve shares: its CUDA stream, the cuSPARSE handle (csr format) bound to
+// that stream, and the reductions' scratch memory. One
 // context per DeviceSolve; everything it launches goes into its stream, in order, so the solve needs no
 // synchronisation between its own steps.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -19,22 +18,17 @@ inline void cusparse_check(cusparseStatus_t status, const char* call, const char
   if (status == CUSPARSE_STATUS_SUCCESS) return;
   throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cusparseGetErrorString(status));
 }
-inline void cublas_check(cublasStatus_t status, const char* call, const char* file, int line) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cublasGetStatusString(status));
-}
 
 }  // namespace amgsolve::device
 
 #define AMGSOLVE_DEVICE_CUSPARSE_CHECK(call) ::amgsolve::device::cusparse_check((call), #call, __FILE__, __LINE__)
-#define AMGSOLVE_DEVICE_CUBLAS_CHECK(call) ::amgsolve::device::cublas_check((call), #call, __FILE__, __LINE__)
 
 namespace amgsolve::device {
 
 class DeviceContext {
  public:
-  // The library handles are made only when needed: creating one initialises the library (milliseconds).
-  DeviceContext(bool need_cusparse, bool need_cublas) : partials_(kMaxReductionBlocks), finished_blocks_(1) {
+  // The cuSPARSE handle is made only when needed: creating it initialises the library (milliseconds).
+  explicit DeviceContext(bool need_cusparse) : partials_(kMaxReductionBlocks), finished_blocks_(1) {
     try {
       // A blocking stream: it also waits for (and holds back) work on the legacy default stream, where
       // Thrust makes its copies.
@@ -43,10 +37,6 @@ class DeviceContext {
       if (need_cusparse) {
         AMGSOLVE_DEVICE_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
         AMGSOLVE_DEVICE_CUSPARSE_CHECK(cusparseSetStream(cusparse_, stream_));
-      }
-      if (need_cublas) {
-        AMGSOLVE_DEVICE_CUBLAS_CHECK(cublasCreate(&cublas_));
-        AMGSOLVE_DEVICE_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
       }
     } catch (...) {
       release();
@@ -59,7 +49,6 @@ class DeviceContext {
 
   cudaStream_t stream() const { return stream_; }
   cusparseHandle_t cusparse() const { return cusparse_; }
-  cublasHandle_t cublas() const { return cublas_; }
   ReductionScratch reduction() const { return {raw_data(partials_), raw_data(finished_blocks_)}; }
   // After an aborted solve a reduction may have stopped half way (a launch failure): start from zero.
   void reset_reduction() const {
@@ -70,17 +59,14 @@ class DeviceContext {
  private:
   void release() noexcept {  // no checks: called from the destructor
     if (stream_) cudaStreamSynchronize(stream_);
-    if (cublas_) cublasDestroy(cublas_);
     if (cusparse_) cusparseDestroy(cusparse_);
     if (stream_) cudaStreamDestroy(stream_);
-    cublas_ = nullptr;
     cusparse_ = nullptr;
     stream_ = nullptr;
   }
 
   cudaStream_t stream_ = nullptr;
   cusparseHandle_t cusparse_ = nullptr;
-  cublasHandle_t cublas_ = nullptr;
   mutable DeviceArray<double> partials_;  // written by the reductions, which const methods launch
   mutable DeviceArray<unsigned int> finished_blocks_;
 };

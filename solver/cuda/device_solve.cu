@@ -16,7 +16,7 @@ struct DeviceSolve<CycleValue>::Impl {
   explicit Impl(const DeviceSolvePlan<CycleValue>& plan)
       : format(plan.format),
         rows(plan.A->rows),
-        context(plan.format == SpmvFormat::csr, !plan.coarse_inverse.empty()),
+        context(plan.format == SpmvFormat::csr),
         A(*plan.A, plan.format, context),
         vcycle(plan, level0_matrix(plan), context),
         iteration(A, vcycle, context) {
