@@ -200,11 +200,22 @@ std::string format_number(double v) {
 
 // Whether to enqueue iteration k + 2 before iteration k + 1's result is in: not when k + 1 is likely the
 // last one (its predicted residual, relres_k times the last reduction factor, within 2x of the tolerance),
-// since work enqueued past the stopping test is wasted (empty launches; csr's cuSPARSE calls and the
-// coarse product still run). Before the second iteration the factor is taken as 0.1, typical of AMG-PCG.
+// since work enqueued past the stopping test is wasted (empty launches; csr's cuSPARSE calls still
+// run). Before the second iteration the factor is taken as 0.1, typical of AMG-PCG.
 bool worth_running_ahead(double relres, double previous, double tolerance) {
   const double factor = previous > 0.0 ? relres / previous : 0.1;
   return relres * factor > 2.0 * tolerance;
+}
+
+// Keeps iteration k + 1 queued, and k + 2 behind it unless k + 1 is likely the last: the host then waits
+// for one iteration's scalars while the device already runs the next.
+template <class Enqueue>
+void keep_queued(int k, int& enqueued, double relres, double previous, const SolverParams& params,
+                 const Enqueue& enqueue) {
+  if (enqueued == k) enqueue(++enqueued);
+  if (enqueued == k + 1 && enqueued < params.max_iterations &&
+      worth_running_ahead(relres, previous, params.tolerance))
+    enqueue(++enqueued);
 }
 
 // Leaves the stream empty however a solve ends (an exception included), so that the next one starts clean
@@ -383,9 +394,7 @@ SolveResult DeviceIteration<CV>::pcg(const SolverParams& params, const Iteration
   int k = 0, enqueued = 0;
   double last_restart_residual = INFINITY;
   while (relres > tolerance && k < params.max_iterations) {
-    if (enqueued == k) enqueue_pcg_iteration(++enqueued);
-    if (enqueued == k + 1 && enqueued < params.max_iterations && worth_running_ahead(relres, previous, tolerance))
-      enqueue_pcg_iteration(++enqueued);
+    keep_queued(k, enqueued, relres, previous, params, [this](int i) { enqueue_pcg_iteration(i); });
     const IterationState s = wait(k + 1);
     ++k;
     if (s.status == kFailed) throw_failure(s);
@@ -425,9 +434,7 @@ SolveResult DeviceIteration<CV>::stationary(const SolverParams& params, const It
   const double tolerance = params.tolerance;
   int k = 0, enqueued = 0;
   while (relres > tolerance && k < params.max_iterations) {
-    if (enqueued == k) enqueue_stationary_iteration(++enqueued);
-    if (enqueued == k + 1 && enqueued < params.max_iterations && worth_running_ahead(relres, previous, tolerance))
-      enqueue_stationary_iteration(++enqueued);
+    keep_queued(k, enqueued, relres, previous, params, [this](int i) { enqueue_stationary_iteration(i); });
     const IterationState s = wait(k + 1);
     ++k;
     if (s.status == kFailed) throw_failure(s);
