@@ -190,14 +190,14 @@ class AmgSolverIn final : public AmgSolver {
   // prints them.
   void choose_solve_format(SetupRecord& setup) {
     const AmgHierarchy<CycleValue>& amg = *amg_;
-    const AmgParams& p = config_.amg;
-    const int spmvs_per_step = p.smoother.type == SmootherType::chebyshev ? p.smoother.degree : p.smoother.sweeps;
+    const AmgParams& p = amg.params();
     std::vector<int> spmvs_per_cycle;
     setup.spmv_formats.clear();
     for (std::size_t l = 0; l < amg.levels(); ++l) {
       setup.spmv_formats.push_back(spmv_format_costs(amg.matrix(l)));
       const bool coarsest = l + 1 == amg.levels();  // solved directly, no SpMV
-      spmvs_per_cycle.push_back(coarsest ? 0 : spmvs_per_step * (p.pre_smooth + p.post_smooth) + 1);
+      const int smoothing = coarsest ? 0 : amg.smoother(l).spmvs_per_step() * (p.pre_smooth + p.post_smooth);
+      spmvs_per_cycle.push_back(coarsest ? 0 : smoothing + 1);  // + the residual
     }
     const ExecutionDevice device = resolve(config_.solver.device);
     setup.solve_device = to_string(device);

@@ -6,7 +6,12 @@ namespace amgsolve {
 
 #ifdef AMGSOLVE_WITH_CUDA
 GpuStatus cuda_gpu_status();  // common/cuda/device_query.cu
-GpuStatus gpu_status() { return cuda_gpu_status(); }
+// Asked once per process: devices do not come and go while it runs, and the query (a CUDA runtime call)
+// is made wherever a device choice is resolved, e.g. on every level of the setup.
+GpuStatus gpu_status() {
+  static const GpuStatus status = cuda_gpu_status();
+  return status;
+}
 #else
 GpuStatus gpu_status() {
   GpuStatus status;

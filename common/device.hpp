@@ -13,6 +13,7 @@ struct GpuStatus {
   bool usable() const { return device_count > 0; }
 };
 
+// Queried once per process, then remembered.
 GpuStatus gpu_status();
 
 // Throws amgsolve::Error naming `what` and the reason when no GPU can be used.

@@ -11,14 +11,10 @@
 namespace amgsolve {
 
 // unavailable_reason() of every CUDA backend: empty when a device can be used, otherwise why not, in the
-// words of the one device query (common/device.hpp). Asked once per process: devices do not come and go
-// while it runs, and available() is called before every product.
+// words of the one device query (common/device.hpp, which asks the runtime once per process).
 inline std::string cuda_backend_unavailable_reason() {
-  static const std::string reason = [] {
-    const GpuStatus status = gpu_status();
-    return status.usable() ? std::string() : "needs a CUDA GPU: " + status.unavailable_reason;
-  }();
-  return reason;
+  const GpuStatus status = gpu_status();
+  return status.usable() ? std::string() : "needs a CUDA GPU: " + status.unavailable_reason;
 }
 
 // Base of the CUDA backends. Derived implements
