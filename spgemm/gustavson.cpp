@@ -5,13 +5,17 @@
 //     C(i,:) = sum_k A(i,k) * B(k,:).
 // Symbolic phase: count the distinct columns of each output row with a per-thread marker array of
 // length B.cols, then a prefix sum gives the row offsets. Numeric phase: accumulate values in a
-// per-thread dense array of length B.cols, gather the touched columns, sort them, and write the row.
+// per-thread dense array of length B.cols, list the touched columns in order (sorted, or scanned across
+// the row's column window: spgemm/accumulator.hpp), and write the row.
 // Rows are independent, so the result is the same for any thread count. This is the simple baseline
 // the tuned backends are measured against.
 // Small products (at most kSerialMultiplications) run on one thread in one pass, the output grown row by
 // row into space for every product: waking the other threads costs more than such a product (tens of
 // microseconds on the 2-core VM, milliseconds when its cores are busy), and the symbolic pass doubles
-// the reads for what fits in cache anyway.
+// the reads for what fits in cache anyway. Mid-sized products (and large ones that merge many products
+// per entry) also skip the symbolic pass: blocks of rows are computed in parallel into buffers and
+// copied into C (one_pass_blocks). Only the largest, least merging products take both passes, which
+// need no memory beyond C.
 #include <algorithm>
 #include <vector>
 
@@ -33,33 +37,77 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
     CsrMatrix<Value> C(A.rows, B.cols);
     Timer timer;
+    const std::uint64_t entry_bytes = sizeof(Index) + sizeof(Value);
+    const std::uint64_t accumulators = static_cast<std::uint64_t>(B.cols) * entry_bytes;
     const Offset multiplications = multiplications_if_small(A, B);
     if (multiplications >= 0) {
       stats.multiplications = multiplications;
       one_pass(A, B, multiplications, C);
       stats.numeric_seconds = timer.seconds();
       stats.nnz = C.nnz();
-      stats.extra_bytes = static_cast<std::uint64_t>(B.cols) * (sizeof(Index) + sizeof(Value)) +
-                          static_cast<std::uint64_t>(multiplications - C.nnz()) * (sizeof(Index) + sizeof(Value));
+      stats.extra_bytes = accumulators + static_cast<std::uint64_t>(multiplications - C.nnz()) * entry_bytes;
       return C;
     }
-    stats.multiplications = symbolic(A, B, C);
+    const Array<Offset> work = multiplications_before_rows(A, B);
+    stats.multiplications = work.back();
+    if (one_pass_pays(A, B, work)) {
+      stats.extra_bytes = max_threads() * accumulators + one_pass_blocks(A, B, work, C) * entry_bytes;
+      stats.numeric_seconds = timer.seconds();
+      stats.nnz = C.nnz();
+      return C;
+    }
+    symbolic(A, B, C);
     stats.symbolic_seconds = timer.seconds();
     timer.restart();
     numeric(A, B, C);
     stats.numeric_seconds = timer.seconds();
     stats.nnz = C.nnz();
-    stats.extra_bytes = static_cast<std::uint64_t>(max_threads()) * B.cols * (sizeof(Index) + sizeof(Value));
+    stats.extra_bytes = max_threads() * accumulators;
     return C;
   }
 
  private:
+  static inline const bool has_vector_kernels = vector_sort_available();
   static constexpr Index kRowChunk = 256;
   // Rows per dynamic chunk: kRowChunk, or fewer so that a matrix with few rows still gives every thread
   // several chunks.
   static Index row_chunk(Index rows) { return std::clamp<Index>(rows / (8 * max_threads()), 1, kRowChunk); }
   // About 100 microseconds of work on one core.
   static constexpr Offset kSerialMultiplications = Offset{1} << 16;
+  // Products up to kOnePassMultiplications skip the symbolic pass; larger ones (up to
+  // kLargeOnePassMultiplications) only when they merge many products per entry (compression at least
+  // kOnePassCompression): the buffers' fresh pages and the copy cost about what the symbolic pass saves
+  // when it is cheap. Measured with 2 threads on the Galerkin products of 7-point Poisson 128^3: A*P
+  // (compression 3, 50 M multiplications) was 13% slower in one pass, P^T*(AP) (compression 10) 21% faster.
+  static constexpr Offset kOnePassMultiplications = Offset{1} << 22;
+  static constexpr Offset kLargeOnePassMultiplications = Offset{1} << 26;  // buffers of at most 768 MiB
+  static constexpr double kOnePassCompression = 4.0;
+
+  template <class Value>
+  static bool one_pass_pays(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Array<Offset>& work) {
+    const Offset multiplications = work.back();
+    if (multiplications <= kOnePassMultiplications) return true;
+    return multiplications <= kLargeOnePassMultiplications && sampled_compression(A, B) >= kOnePassCompression;
+  }
+
+  // Multiplications per distinct column, over rows spread evenly over A: up to 256 of them, stopping
+  // once they hold 2^16 products, so that the estimate costs little next to the product.
+  template <class Value>
+  static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+    const Index samples = std::min<Index>(A.rows, 256);
+    std::vector<Index> columns;
+    Offset multiplications = 0, distinct = 0;
+    for (Index s = 0; s < samples && multiplications < kSerialMultiplications; ++s) {
+      const Index i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
+      columns.clear();
+      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
+        columns.insert(columns.end(), B.col.begin() + B.row_begin(A.col[ka]), B.col.begin() + B.row_end(A.col[ka]));
+      std::sort(columns.begin(), columns.end());
+      multiplications += static_cast<Offset>(columns.size());
+      distinct += std::unique(columns.begin(), columns.end()) - columns.begin();
+    }
+    return distinct > 0 ? static_cast<double>(multiplications) / static_cast<double>(distinct) : 1.0;
+  }
 
   // The product's multiplications when at most kSerialMultiplications, else -1 (found after reading only
   // as much of A as that many multiplications take).
@@ -73,14 +121,19 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return total;
   }
 
-  // Row i of C = sum_k A(i,k) B(k,:), accumulated and listed in order (sort or scan, as numeric()).
+  // Row i of C = sum_k A(i,k) B(k,:), accumulated, then listed in column order by a sort or by a scan of
+  // the markers across the row's column window (whichever scan_beats_sort expects to be cheaper).
   template <class Value>
   static Index accumulate_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, Index* marker,
                               Value* accumulator, Index* cols, Value* vals) {
     Index length = 0;
+    Index first = B.cols, last = -1;  // the window: rows of B are sorted, so their ends bound it
     for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
       const Index k = A.col[ka];
       const Value a = A.val[ka];
+      if (B.row_length(k) == 0) continue;
+      first = std::min(first, B.col[B.row_begin(k)]);
+      last = std::max(last, B.col[B.row_end(k) - 1]);
       for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
         const Index j = B.col[kb];
         if (marker[j] != i) {  // a branch here measured faster than a branch-free append
@@ -92,17 +145,10 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
         }
       }
     }
-    if (scan_beats_sort(length, B.cols)) {
-      // The row touches a good part of B's columns: read the markers in column order.
-      Index p = 0;
-      for (Index j = 0; j < B.cols; ++j)
-        if (marker[j] == i) {
-          cols[p] = j;
-          vals[p++] = accumulator[j];
-        }
-      return length;
-    }
-    std::sort(cols, cols + length);
+    if (scan_beats_sort(length, last - first + 1, has_vector_kernels))
+      list_marked_columns(marker, i, first, last - first + 1, cols);
+    else
+      sort_columns(cols, static_cast<std::size_t>(length));
     for (Index p = 0; p < length; ++p) vals[p] = accumulator[cols[p]];
     return length;
   }
@@ -124,12 +170,84 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     C.val.resize(static_cast<std::size_t>(end));
   }
 
-  // Fills C.row_ptr and sizes C.col/C.val; returns the number of multiplications.
+  // work[i] = multiplications of rows 0 .. i-1 (rows + 1 entries).
   template <class Value>
-  static Offset symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
-    Offset multiplications = 0;
+  static Array<Offset> multiplications_before_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+    Array<Offset> work(static_cast<std::size_t>(A.rows) + 1);
+    work[0] = 0;
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < A.rows; ++i) {
+      Offset count = 0;
+      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) count += B.row_length(A.col[ka]);
+      work[static_cast<std::size_t>(i) + 1] = count;
+    }
+    for (Index i = 0; i < A.rows; ++i) work[static_cast<std::size_t>(i) + 1] += work[static_cast<std::size_t>(i)];
+    return work;
+  }
+
+  // Rows of C computed in one pass into the buffer of their block, with room for every product.
+  template <class Value>
+  struct Block {
+    Index first_row = 0, end_row = 0;
+    Array<Index> col;
+    Array<Value> val;
+  };
+
+  // Mid-sized products, in parallel without a symbolic pass: A's rows cut into blocks of equal work,
+  // each computed into its own buffer (pages are touched only as far as the block's output reaches),
+  // then copied into C once the row lengths are known. Returns the buffers' entries (extra memory).
+  template <class Value>
+  static Offset one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Array<Offset>& work,
+                                CsrMatrix<Value>& C) {
+    const auto blocks = static_cast<std::size_t>(std::clamp<Index>(A.rows, 1, 8 * max_threads()));
+    std::vector<Block<Value>> block(blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const Offset target = work.back() * static_cast<Offset>(b + 1) / static_cast<Offset>(blocks);
+      block[b].first_row = b == 0 ? 0 : block[b - 1].end_row;
+      block[b].end_row = b + 1 == blocks ? A.rows
+                                         : static_cast<Index>(std::lower_bound(work.begin(), work.end(), target) -
+                                                              work.begin());
+      block[b].end_row = std::max(block[b].end_row, block[b].first_row);
+    }
+#pragma omp parallel
+    {
+      std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
+      std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
+#pragma omp for schedule(dynamic, 1)
+      for (std::size_t b = 0; b < blocks; ++b) {
+        Block<Value>& part = block[b];
+        const Offset room =
+            work[static_cast<std::size_t>(part.end_row)] - work[static_cast<std::size_t>(part.first_row)];
+        part.col.resize(static_cast<std::size_t>(room));
+        part.val.resize(static_cast<std::size_t>(room));
+        Offset end = 0;
+        for (Index i = part.first_row; i < part.end_row; ++i) {
+          const Index length = accumulate_row(A, B, i, marker.data(), accumulator.data(), part.col.data() + end,
+                                              part.val.data() + end);
+          C.row_ptr[static_cast<std::size_t>(i) + 1] = length;
+          end += length;
+        }
+      }
+    }
+    allocate_from_row_lengths(C);
+    Offset buffered = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : buffered)
+    for (std::size_t b = 0; b < blocks; ++b) {
+      Block<Value>& part = block[b];
+      const Offset from = C.row_begin(part.first_row), count = C.row_begin(part.end_row) - from;
+      std::copy_n(part.col.data(), count, C.col.data() + from);
+      std::copy_n(part.val.data(), count, C.val.data() + from);
+      buffered += count;
+      part = Block<Value>{};  // frees the buffer now
+    }
+    return buffered;
+  }
+
+  // Fills C.row_ptr and sizes C.col/C.val.
+  template <class Value>
+  static void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
     const Index chunk = row_chunk(A.rows);
-#pragma omp parallel reduction(+ : multiplications)
+#pragma omp parallel
     {
       std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
 #pragma omp for schedule(dynamic, chunk)
@@ -137,7 +255,6 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
         Offset count = 0;
         for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
           const Index k = A.col[ka];
-          multiplications += B.row_length(k);
           for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
             // Branch-free: whether column j is new to the row is data-dependent and mispredicts often.
             const Index j = B.col[kb];
@@ -149,7 +266,6 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
       }
     }
     allocate_from_row_lengths(C);
-    return multiplications;
   }
 
   template <class Value>

@@ -5,8 +5,9 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
-#include "spgemm/magnus/bitonic_sort.hpp"
+#include "spgemm/bitonic_sort.hpp"
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
@@ -24,7 +25,7 @@ TEST(MagnusParameters, FineChunkCountMinimisesTheCachedStorage) {
   const CacheGeometry cache{std::size_t{2} << 20, 64};
   const double s_chunk = 4 + 4 + 2 * 64;
   for (std::uint64_t cols : {std::uint64_t{1000}, std::uint64_t{1} << 16, std::uint64_t{3} << 20, std::uint64_t{1} << 26})
-    for (std::size_t s_dense : {std::size_t{1}, std::size_t{9}}) {
+    for (std::size_t s_dense : {std::size_t{1}, std::size_t{9}, std::size_t{12}}) {
       const ChunkParameters p = magnus::chunk_parameters(cols, s_dense, cache);
       ASSERT_FALSE(p.coarse) << cols;  // 2 MiB of L2 holds the fine level up to about 2^29 columns
       EXPECT_EQ(p.columns, std::bit_ceil(cols));
@@ -125,11 +126,11 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
                                            Case{"coarse_chunks_std_sort", 1024, 64, true, false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
-// The AVX-512 network against std::sort for every length it handles (padding of partial registers),
+// The AVX-512 networks against std::sort for every length they handle (padding of partial registers),
 // with duplicates, zero and the largest key (equal to the padding); longer inputs take std::sort.
-TEST(MagnusSortAccumulator, BitonicNetworkSortsLikeStdSort) {
-  RecordProperty("avx512", magnus::vector_sort_available() ? "yes" : "no (std::sort path only)");
-  for (std::size_t n = 0; n <= magnus::kVectorSortMax + 3; ++n)
+TEST(SortAccumulator, BitonicNetworkSortsKeysLikeStdSort) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path only)");
+  for (std::size_t n = 0; n <= kVectorSortMaxKeys + 3; ++n)
     for (std::uint64_t seed = 0; seed < 20; ++seed) {
       std::vector<std::uint64_t> keys(n);
       for (std::size_t t = 0; t < n; ++t) {
@@ -138,8 +139,29 @@ TEST(MagnusSortAccumulator, BitonicNetworkSortsLikeStdSort) {
       }
       std::vector<std::uint64_t> expected = keys;
       std::sort(expected.begin(), expected.end());
-      magnus::sort_keys(keys.data(), n);
+      sort_keys(keys.data(), n);
       ASSERT_EQ(keys, expected) << "n = " << n << ", seed " << seed;
+    }
+}
+
+// The 32-bit network sorts column indices: up to 128 of them, distinct (as a dense accumulator lists
+// them) or not, including 0 and the largest Index.
+TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path only)");
+  for (std::size_t n = 0; n <= kVectorSortMaxColumns + 3; ++n)
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+      std::vector<std::int32_t> cols(n);
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint64_t h = seeded_hash(seed + 100, t);
+        cols[t] = h % 13 == 0 ? std::numeric_limits<std::int32_t>::max()
+                  : h % 11 == 0 ? 0
+                  : seed % 2 == 0 ? static_cast<std::int32_t>(h % 50)
+                                  : static_cast<std::int32_t>(h >> 33);
+      }
+      std::vector<std::int32_t> expected = cols;
+      std::sort(expected.begin(), expected.end());
+      sort_columns(cols.data(), n);
+      ASSERT_EQ(cols, expected) << "n = " << n << ", seed " << seed;
     }
 }
 

@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include "common/device.hpp"
+#include "problems/poisson.hpp"
 #include "spgemm/registry.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
@@ -179,6 +180,42 @@ TEST(SpgemmRegistry, NamesAreUniqueAndDescribed) {
 
 namespace amgsolve {
 namespace {
+
+// gustavson takes one of three paths by the product's size and compression: one pass on one thread,
+// blocks of rows in one pass in parallel, or symbolic + numeric passes. Each against Eigen and bitwise
+// the same on 1 and 2 threads; the symbolic time says which path ran.
+TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
+  struct Case {
+    const char* name;
+    CsrMatrix<double> A;
+    bool symbolic_pass;
+  };
+  PoissonParams seven, twenty_seven;
+  seven.size = {48, 48, 48};  // 5.4 M multiplications, 2 per entry: two passes
+  twenty_seven.stencil = Stencil::p27;
+  twenty_seven.size = {24, 24, 24};  // 9.3 M multiplications, 5.6 per entry: one pass in blocks
+  std::vector<Case> cases;
+  cases.push_back({"one thread", random_sparse(60, 60, 0.1, 31), false});
+  cases.push_back({"blocks", random_sparse(3000, 3000, 0.01, 32), false});
+  cases.push_back({"7-point A^2", poisson_matrix(seven), true});
+  cases.push_back({"27-point A^2", poisson_matrix(twenty_seven), false});
+  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
+  const int threads = omp_get_max_threads();
+  for (const Case& c : cases) {
+    SpgemmStats stats;
+    omp_set_num_threads(1);
+    const CsrMatrix<double> C1 = gustavson.multiply(c.A, c.A, &stats);
+    omp_set_num_threads(2);
+    const CsrMatrix<double> C2 = gustavson.multiply(c.A, c.A, &stats);
+    EXPECT_EQ(stats.symbolic_seconds > 0, c.symbolic_pass) << c.name;
+    ASSERT_TRUE(is_valid_csr(C2)) << c.name;
+    EXPECT_TRUE(C1.row_ptr == C2.row_ptr && C1.col == C2.col && C1.val == C2.val) << c.name;
+    const Eigen::SparseMatrix<double> E = test::to_eigen(c.A) * test::to_eigen(c.A);
+    EXPECT_EQ(C2.nnz(), E.nonZeros()) << c.name;
+    EXPECT_LE((test::to_eigen(C2) - E).norm(), 1e-12 * E.norm()) << c.name;
+  }
+  omp_set_num_threads(threads);
+}
 
 TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
   const CsrMatrix<double> A = test::random_sparse(40, 30, 0.1, 21);

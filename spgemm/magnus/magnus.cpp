@@ -6,7 +6,7 @@
 //   sort    fewer products than the sort threshold: gather them and sort (section 3.4);
 //   dense   the column range fits a dense accumulator in L2: Gustavson on that range (Algorithm 1);
 //   fine    the fine level (section 3.2, Algorithm 3): histogram the products by column chunk, prefix
-//           sum, reorder them into chunks with chunk-local columns (non-temporal stores), accumulate
+//           sum, reorder them into chunks with chunk-local columns (non-temporal stores optional), accumulate
 //           each chunk with a dense accumulator of chunk length (or by sorting if it is small);
 //   coarse  when even the fine level's structures exceed L2 (very wide C): batches of such rows are
 //           first reordered into coarse column ranges by an outer product over a CSC copy of their rows
@@ -17,11 +17,12 @@
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/accumulator.hpp"
-#include "spgemm/magnus/bitonic_sort.hpp"
+#include "spgemm/bitonic_sort.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <limits>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -194,7 +195,7 @@ class Worker {
     return (gather_col_.capacity() + fine_col_.capacity() + touched_.capacity() + coarse_col_.capacity()) *
                sizeof(Index) +
            (gather_val_.capacity() + fine_val_.capacity() + acc_.capacity() + coarse_val_.capacity()) * sizeof(Value) +
-           keys_.capacity() * sizeof(std::uint64_t) + used_.capacity() + csc_.capacity() * sizeof(CscEntry) +
+           keys_.capacity() * sizeof(std::uint64_t) + used_.capacity() + marker_.capacity() * sizeof(Index) + csc_.capacity() * sizeof(CscEntry) +
            (coarse_counts_.capacity() + coarse_offsets_.capacity() + 2 * fine_counts_.size()) * sizeof(Offset);
   }
 
@@ -237,33 +238,58 @@ class Worker {
   // Dense accumulator over columns [base, base + range): producer(f) yields (column - base, value).
   template <class Producer>
   void accumulate_dense(Producer&& producer, Index base, Index range) {
-    if (used_.size() < static_cast<std::size_t>(range)) {
-      used_.assign(static_cast<std::size_t>(range), 0);
-      if (kNumeric) acc_.resize(static_cast<std::size_t>(range));
-    }
+    if constexpr (kNumeric)
+      accumulate_dense_values(producer, base, range);
+    else
+      count_dense(producer, range);
+  }
+
+  // Symbolic phase: distinct columns counted with a bitmap (1 byte per column), cleared through the
+  // list of touched columns.
+  template <class Producer>
+  void count_dense(Producer&& producer, Index range) {
+    if (used_.size() < static_cast<std::size_t>(range)) used_.assign(static_cast<std::size_t>(range), 0);
     touched_.clear();
-    producer([&](Index c, Value v) {
+    producer([&](Index c, Value) {
       if (!used_[c]) {
         used_[c] = 1;
         touched_.push_back(c);
-        if (kNumeric) acc_[c] = v;
-      } else if (kNumeric) {
+      }
+    });
+    written_ += static_cast<Offset>(touched_.size());
+    for (Index c : touched_) used_[c] = 0;
+  }
+
+  // Numeric phase: a column's marker holds the stamp of the last accumulation that touched it, so
+  // nothing is cleared between chunks; the touched columns are then sorted or scanned in order
+  // (spgemm/accumulator.hpp).
+  template <class Producer>
+  void accumulate_dense_values(Producer&& producer, Index base, Index range) {
+    if (marker_.size() < static_cast<std::size_t>(range)) {
+      marker_.assign(static_cast<std::size_t>(range), -1);
+      acc_.resize(static_cast<std::size_t>(range));
+    }
+    if (stamp_ == std::numeric_limits<Index>::max()) {
+      std::fill(marker_.begin(), marker_.end(), -1);
+      stamp_ = 0;
+    }
+    const Index stamp = ++stamp_;
+    touched_.clear();
+    producer([&](Index c, Value v) {
+      if (marker_[c] != stamp) {
+        marker_[c] = stamp;
+        touched_.push_back(c);
+        acc_[c] = v;
+      } else {
         acc_[c] += v;
       }
     });
-    if (scan_beats_sort(static_cast<Index>(touched_.size()), range)) {
-      for (Index c = 0; c < range; ++c)
-        if (used_[c]) {
-          emit(base + c, kNumeric ? acc_[c] : Value(0));
-          used_[c] = 0;
-        }
-      return;
-    }
-    std::sort(touched_.begin(), touched_.end());
-    for (Index c : touched_) {
-      emit(base + c, kNumeric ? acc_[c] : Value(0));
-      used_[c] = 0;
-    }
+    const auto touched = static_cast<Index>(touched_.size());
+    if (scan_beats_sort(touched, range, o_.vector_sort && vector_sort_available()))
+      list_marked_columns(marker_.data(), stamp, 0, range, touched_.data());
+    else
+      sort_columns(touched_.data(), touched_.size(), o_.vector_sort);
+    for (Index c : touched_) emit(base + c, acc_[c]);
   }
 
   // Algorithm 3: histogram, prefix sum, reorder into chunks of 2^shift columns, accumulate per chunk.
@@ -316,7 +342,9 @@ class Worker {
   std::vector<Index> gather_col_, fine_col_, touched_, coarse_col_;
   std::vector<Value> gather_val_, fine_val_, acc_, coarse_val_;
   std::vector<std::uint64_t> keys_;
-  std::vector<std::uint8_t> used_;
+  std::vector<std::uint8_t> used_;  // symbolic phase
+  std::vector<Index> marker_;       // numeric phase
+  Index stamp_ = 0;
   std::vector<Offset> fine_counts_, fine_offsets_, coarse_counts_, coarse_offsets_;
   std::vector<CscEntry> csc_;
 };
@@ -383,7 +411,7 @@ RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Optio
 template <class Value, bool kNumeric>
 std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
                         const ChunkParameters& p, const Options& o, const RowShapes& shapes, const RowPlan& plan) {
-  const std::size_t dense_bytes = kNumeric ? sizeof(Value) + 1 : 1;
+  const std::size_t dense_bytes = kNumeric ? sizeof(Value) + sizeof(Index) : 1;
   const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
   std::uint64_t extra = 0;
 #pragma omp parallel reduction(+ : extra)
@@ -429,16 +457,17 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
                           SpgemmStats& stats, RowCategories* categories) {
   CsrMatrix<Value> C(A.rows, B.cols);
   Timer timer;
-  // The symbolic phase's accumulator is a bitmap (1 byte per column), the numeric one's value + bitmap.
+  // The symbolic phase's accumulator is a bitmap (1 byte per column), the numeric one's value + marker.
   const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), 1, options.cache);
-  const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), sizeof(Value) + 1, options.cache);
+  const ChunkParameters numeric =
+      chunk_parameters(static_cast<std::uint64_t>(B.cols), sizeof(Value) + sizeof(Index), options.cache);
   const RowShapes shapes = row_shapes(A, B);
   const RowPlan symbolic_plan = plan_rows<Value>(shapes, symbolic, options, 1);
   std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, shapes, symbolic_plan);
   allocate_from_row_lengths(C);
   stats.symbolic_seconds = timer.seconds();
   timer.restart();
-  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, sizeof(Value) + 1);
+  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, sizeof(Value) + sizeof(Index));
   extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, shapes, plan));
   stats.numeric_seconds = timer.seconds();
   stats.nnz = C.nnz();
