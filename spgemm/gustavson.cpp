@@ -17,6 +17,7 @@
 // copied into C (one_pass_blocks). Only the largest, least merging products take both passes, which
 // need no memory beyond C.
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "common/parallel.hpp"
@@ -82,6 +83,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   static constexpr Offset kOnePassMultiplications = Offset{1} << 22;
   static constexpr Offset kLargeOnePassMultiplications = Offset{1} << 26;  // buffers of at most 768 MiB
   static constexpr double kOnePassCompression = 4.0;
+  static constexpr Offset kSampledProducts = Offset{1} << 16;  // products read to estimate the compression
 
   template <class Value>
   static bool one_pass_pays(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Array<Offset>& work) {
@@ -91,13 +93,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   }
 
   // Multiplications per distinct column, over rows spread evenly over A: up to 256 of them, stopping
-  // once they hold 2^16 products, so that the estimate costs little next to the product.
+  // once they hold kSampledProducts, so that the estimate costs little next to the product.
   template <class Value>
   static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
     const Index samples = std::min<Index>(A.rows, 256);
     std::vector<Index> columns;
     Offset multiplications = 0, distinct = 0;
-    for (Index s = 0; s < samples && multiplications < kSerialMultiplications; ++s) {
+    for (Index s = 0; s < samples && multiplications < kSampledProducts; ++s) {
       const Index i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
       columns.clear();
       for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
@@ -176,12 +178,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     Array<Offset> work(static_cast<std::size_t>(A.rows) + 1);
     work[0] = 0;
 #pragma omp parallel for schedule(static)
-    for (Index i = 0; i < A.rows; ++i) {
-      Offset count = 0;
-      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) count += B.row_length(A.col[ka]);
-      work[static_cast<std::size_t>(i) + 1] = count;
-    }
-    for (Index i = 0; i < A.rows; ++i) work[static_cast<std::size_t>(i) + 1] += work[static_cast<std::size_t>(i)];
+    for (Index i = 0; i < A.rows; ++i) work[static_cast<std::size_t>(i) + 1] = row_multiplications(A, B, i);
+    std::partial_sum(work.begin(), work.end(), work.begin());
     return work;
   }
 

@@ -87,13 +87,6 @@ class Hash : public SpgemmBackendFor<Hash> {
   static constexpr Index kRowChunk = 256;
 
   template <class Value>
-  static Offset row_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i) {
-    Offset m = 0;
-    for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) m += B.row_length(A.col[ka]);
-    return m;
-  }
-
-  template <class Value>
   static Offset symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
                          Offset& largest_row) {
     Offset multiplications = 0, largest = 0;

@@ -44,8 +44,7 @@ template <class Value>
 Offset spgemm_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
   Offset total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : total)
-  for (Index i = 0; i < A.rows; ++i)
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) total += B.row_length(A.col[k]);
+  for (Index i = 0; i < A.rows; ++i) total += row_multiplications(A, B, i);
   return total;
 }
 

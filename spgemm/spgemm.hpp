@@ -75,6 +75,14 @@ class SpgemmBackendFor : public SpgemmBackend {
   }
 };
 
+// Nontrivial multiplications of row i of A * B: the lengths of the rows of B that row i of A selects.
+template <class Value>
+Offset row_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i) {
+  Offset m = 0;
+  for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) m += B.row_length(A.col[ka]);
+  return m;
+}
+
 // Number of nontrivial multiplications of A * B (sum over a_ik != 0 of nnz(B row k)).
 template <class Value>
 Offset spgemm_multiplications(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B);

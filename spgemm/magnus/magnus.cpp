@@ -195,7 +195,8 @@ class Worker {
     return (gather_col_.capacity() + fine_col_.capacity() + touched_.capacity() + coarse_col_.capacity()) *
                sizeof(Index) +
            (gather_val_.capacity() + fine_val_.capacity() + acc_.capacity() + coarse_val_.capacity()) * sizeof(Value) +
-           keys_.capacity() * sizeof(std::uint64_t) + used_.capacity() + marker_.capacity() * sizeof(Index) + csc_.capacity() * sizeof(CscEntry) +
+           keys_.capacity() * sizeof(std::uint64_t) + used_.capacity() + marker_.capacity() * sizeof(Index) +
+           csc_.capacity() * sizeof(CscEntry) +
            (coarse_counts_.capacity() + coarse_offsets_.capacity() + 2 * fine_counts_.size()) * sizeof(Offset);
   }
 
