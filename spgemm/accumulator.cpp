@@ -43,10 +43,12 @@ __attribute__((target("avx512f"))) Index list_marked_columns_avx512(const Index*
 
 }  // namespace
 
-Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols) {
+Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols,
+                          bool allow_vector) {
 #if defined(__x86_64__)
-  if (vector_sort_available()) return list_marked_columns_avx512(marker, stamp, first, window, cols);
+  if (allow_vector && vector_sort_available()) return list_marked_columns_avx512(marker, stamp, first, window, cols);
 #endif
+  (void)allow_vector;
   return list_marked_columns_scalar(marker, stamp, first, window, cols);
 }
 

@@ -28,7 +28,9 @@ inline bool scan_beats_sort(Index touched, Index window, bool vectorised) {
 }
 
 // Writes the columns j in [first, first + window) with marker[j] == stamp to cols, ascending, and
-// returns how many there are. Uses AVX-512 compress stores where the CPU has them.
-Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols);
+// returns how many there are. Uses AVX-512 compress stores where the CPU has them and allow_vector
+// is set (tests and magnus's vector_sort = false take the scalar loop).
+Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols,
+                          bool allow_vector = true);
 
 }  // namespace amgsolve

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/registry.hpp"
@@ -163,6 +164,35 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
       sort_columns(cols.data(), n);
       ASSERT_EQ(cols, expected) << "n = " << n << ", seed " << seed;
     }
+}
+
+// The marker scan lists exactly the columns stamped in the window, ascending, on both paths (AVX-512
+// and scalar): every window length around the 16-lane step, windows starting anywhere, and stamps
+// that occupy none, some or all of the window.
+TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (scalar path twice)");
+  constexpr Index kLength = 200, kStamp = 7;
+  for (std::uint64_t seed = 0; seed < 12; ++seed) {
+    std::vector<Index> marker(kLength);
+    for (Index j = 0; j < kLength; ++j) {
+      const std::uint64_t h = seeded_hash(seed + 300, static_cast<std::uint64_t>(j));
+      marker[j] = seed == 0 ? kStamp : seed == 1 ? kStamp - 1 : h % (seed + 1) == 0 ? kStamp : static_cast<Index>(h % 5);
+    }
+    for (Index first : {0, 1, 15, 16, 17, 63}) {
+      for (Index window = 0; first + window <= kLength && window <= 70; ++window) {
+        std::vector<Index> expected;
+        for (Index j = first; j < first + window; ++j)
+          if (marker[j] == kStamp) expected.push_back(j);
+        for (bool vector : {true, false}) {
+          std::vector<Index> cols(static_cast<std::size_t>(window) + 1, -99);
+          const Index n = list_marked_columns(marker.data(), kStamp, first, window, cols.data(), vector);
+          cols.resize(static_cast<std::size_t>(std::max<Index>(n, 0)));
+          ASSERT_EQ(cols, expected) << "seed " << seed << ", first " << first << ", window " << window
+                                    << (vector ? ", vector" : ", scalar");
+        }
+      }
+    }
+  }
 }
 
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {

@@ -287,7 +287,7 @@ class Worker {
     });
     const auto touched = static_cast<Index>(touched_.size());
     if (scan_beats_sort(touched, range, o_.vector_sort && vector_sort_available()))
-      list_marked_columns(marker_.data(), stamp, 0, range, touched_.data());
+      list_marked_columns(marker_.data(), stamp, 0, range, touched_.data(), o_.vector_sort);
     else
       sort_columns(touched_.data(), touched_.size(), o_.vector_sort);
     for (Index c : touched_) emit(base + c, acc_[c]);
