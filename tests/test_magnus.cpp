@@ -176,7 +176,8 @@ TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
     std::vector<Index> marker(kLength);
     for (Index j = 0; j < kLength; ++j) {
       const std::uint64_t h = seeded_hash(seed + 300, static_cast<std::uint64_t>(j));
-      marker[j] = seed == 0 ? kStamp : seed == 1 ? kStamp - 1 : h % (seed + 1) == 0 ? kStamp : static_cast<Index>(h % 5);
+      const bool stamped = seed == 0 || (seed > 1 && h % (seed + 1) == 0);  // all, none, or some
+      marker[j] = stamped ? kStamp : static_cast<Index>(h % 5);
     }
     for (Index first : {0, 1, 15, 16, 17, 63}) {
       for (Index window = 0; first + window <= kLength && window <= 70; ++window) {
