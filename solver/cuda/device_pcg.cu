@@ -385,43 +385,55 @@ bool DeviceIteration<CV>::start(const SolverParams& params, SolveResult& result,
 }
 
 template <class CV>
+template <class Enqueue>
+IterationState DeviceIteration<CV>::advance(Progress& progress, const SolverParams& params, const Enqueue& enqueue) {
+  keep_queued(progress.done, progress.enqueued, progress.relres, progress.previous, params, enqueue);
+  const IterationState s = wait(progress.done + 1);
+  ++progress.done;
+  if (s.status == kFailed) throw_failure(s);
+  progress.previous = progress.relres;
+  progress.relres = s.relres;
+  return s;
+}
+
+template <class CV>
+void DeviceIteration<CV>::finish(SolveResult& result, const Progress& progress, double tolerance) {
+  result.iterations = progress.done;
+  result.relative_residual = progress.relres;
+  result.converged = progress.relres <= tolerance;
+}
+
+template <class CV>
 SolveResult DeviceIteration<CV>::pcg(const SolverParams& params, const IterationCallback& on_iteration) {
   const DrainOnExit drain{context_.stream()};
   SolveResult result;
-  double relres = 0.0, previous = -1.0;
-  if (!start(params, result, relres)) return result;
+  Progress progress;
+  if (!start(params, result, progress.relres)) return result;
   const double tolerance = params.tolerance;
-  int k = 0, enqueued = 0;
   double last_restart_residual = INFINITY;
-  while (relres > tolerance && k < params.max_iterations) {
-    keep_queued(k, enqueued, relres, previous, params, [this](int i) { enqueue_pcg_iteration(i); });
-    const IterationState s = wait(k + 1);
-    ++k;
-    if (s.status == kFailed) throw_failure(s);
-    previous = relres;
-    relres = s.relres;
+  while (progress.relres > tolerance && progress.done < params.max_iterations) {
+    const IterationState s = advance(progress, params, [this](int i) { enqueue_pcg_iteration(i); });
     bool restart = false;
-    const bool stopped = s.status == kStopped;  // the recurrence's residual passed the test at iteration k
+    const bool stopped = s.status == kStopped;  // the recurrence's residual passed the test at this iteration
     if (stopped) {
-      enqueued = k;  // what was enqueued behind iteration k did nothing
+      progress.enqueued = progress.done;  // what was enqueued behind this iteration did nothing
       // The recurrence r -= alpha q drifts from b - A x on ill-conditioned systems: check the true residual,
       // and if it is not yet small enough restart from it (residual replacement). A restart that did not at
       // least halve the true residual means rounding limits the accuracy: stop, stagnated.
-      relres = true_relative_residual();
-      restart = relres > tolerance;
-      if (restart && relres > 0.5 * last_restart_residual) result.stagnated = true;
-      last_restart_residual = relres;
+      progress.relres = true_relative_residual();
+      restart = progress.relres > tolerance;
+      if (restart && progress.relres > 0.5 * last_restart_residual) result.stagnated = true;
+      last_restart_residual = progress.relres;
     }
-    result.history.push_back(relres);
-    if (on_iteration) on_iteration(k, relres);
-    if (result.stagnated || (!restart && relres <= tolerance)) break;
+    result.history.push_back(progress.relres);
+    if (on_iteration) on_iteration(progress.done, progress.relres);
+    if (result.stagnated || (!restart && progress.relres <= tolerance)) break;
     if (stopped) resume(restart);
   }
   context_.synchronize();
-  if (relres > tolerance && !result.stagnated) relres = true_relative_residual();  // report the true residual
-  result.iterations = k;
-  result.relative_residual = relres;
-  result.converged = relres <= tolerance;
+  if (progress.relres > tolerance && !result.stagnated)
+    progress.relres = true_relative_residual();  // report the true residual
+  finish(result, progress, tolerance);
   return result;
 }
 
@@ -429,24 +441,15 @@ template <class CV>
 SolveResult DeviceIteration<CV>::stationary(const SolverParams& params, const IterationCallback& on_iteration) {
   const DrainOnExit drain{context_.stream()};
   SolveResult result;
-  double relres = 0.0, previous = -1.0;
-  if (!start(params, result, relres)) return result;
-  const double tolerance = params.tolerance;
-  int k = 0, enqueued = 0;
-  while (relres > tolerance && k < params.max_iterations) {
-    keep_queued(k, enqueued, relres, previous, params, [this](int i) { enqueue_stationary_iteration(i); });
-    const IterationState s = wait(k + 1);
-    ++k;
-    if (s.status == kFailed) throw_failure(s);
-    previous = relres;
-    relres = s.relres;
-    result.history.push_back(relres);
-    if (on_iteration) on_iteration(k, relres);
+  Progress progress;
+  if (!start(params, result, progress.relres)) return result;
+  while (progress.relres > params.tolerance && progress.done < params.max_iterations) {
+    advance(progress, params, [this](int i) { enqueue_stationary_iteration(i); });
+    result.history.push_back(progress.relres);
+    if (on_iteration) on_iteration(progress.done, progress.relres);
   }
   context_.synchronize();
-  result.iterations = k;
-  result.relative_residual = relres;
-  result.converged = relres <= tolerance;
+  finish(result, progress, params.tolerance);
   return result;
 }
 

@@ -80,6 +80,18 @@ class DeviceIteration {
   // begin() for pcg() and stationary(): false when b = 0 (then x = 0 and `result` says converged),
   // otherwise the initial relative residual in `relres` and the history started.
   bool start(const SolverParams& params, SolveResult& result, double& relres);
+  // The loop state pcg() and stationary() share: iterations done and enqueued, and the last two relative
+  // residuals (whether to run ahead reads both).
+  struct Progress {
+    int done = 0, enqueued = 0;
+    double relres = 0.0, previous = -1.0;
+  };
+  // One step of either loop: keeps the queue ahead (enqueue(i) queues iteration i), waits for the next
+  // iteration's scalars, throws on a failure, and moves the residuals on. Returns that iteration's state.
+  template <class Enqueue>
+  IterationState advance(Progress& progress, const SolverParams& params, const Enqueue& enqueue);
+  // The result's iteration count, residual and convergence once a loop has ended.
+  static void finish(SolveResult& result, const Progress& progress, double tolerance);
   void enqueue_pcg_iteration(int k);
   void enqueue_stationary_iteration(int k);
   void record(int k);
