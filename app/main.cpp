@@ -9,9 +9,11 @@
 
 #include "app/run.hpp"
 #include "common/error.hpp"
+#include "common/memory.hpp"
 #include "config/schema.hpp"
 
 int main(int argc, char** argv) {
+  amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
   amgsolve::RunOptions options;
   bool list_backends = false;
   bool config_reference = false;

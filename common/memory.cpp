@@ -1,7 +1,11 @@
 #include "common/memory.hpp"
 
 #include <cstdio>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "common/error.hpp"
@@ -25,6 +29,16 @@ std::uint64_t read_proc_kb(const char* file, const std::string& key) {
 }
 
 }  // namespace
+
+bool keep_freed_memory() {
+#if defined(__GLIBC__)
+  // mallopt returns 1 on success. No mmap()ed chunks: every block comes from the heap, whose freed
+  // memory is reused; a trim threshold no heap reaches: the heap's top is never given back.
+  return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max()) == 1;
+#else
+  return false;
+#endif
+}
 
 std::uint64_t available_memory_bytes() { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
 

@@ -136,8 +136,9 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   return h;
 }
 
-void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan) {
-  if (h.field == "pattern") scan.fail("pattern matrix has no values; a linear system needs a real matrix");
+void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan, PatternValues pattern = PatternValues::reject) {
+  if (h.field == "pattern" && pattern == PatternValues::reject)
+    scan.fail("pattern matrix has no values; a linear system needs a real matrix");
   if (h.field == "complex") scan.fail("complex matrices are not supported (real SPD systems only)");
   if (h.symmetry == "hermitian") scan.fail("hermitian symmetry is for complex matrices");
 }
@@ -156,10 +157,11 @@ MatrixMarketHeader read_matrix_market_header(const std::string& path) {
   return parse_header(scan);
 }
 
-CsrMatrix<double> read_matrix_market(const std::string& path) {
+CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern) {
   MatrixMarketScanner scan(path);
   const MatrixMarketHeader h = parse_header(scan);
-  require_real(h, scan);
+  require_real(h, scan, pattern);
+  const bool ones = h.field == "pattern";
   if (h.format != "coordinate") scan.fail("dense 'array' format is not supported for matrices");
 
   const bool symmetric = h.symmetry != "general";
@@ -176,8 +178,8 @@ CsrMatrix<double> read_matrix_market(const std::string& path) {
     if (i < 1 || i > h.rows) scan.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h.rows));
     if (j < 1 || j > h.cols)
       scan.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h.cols));
-    const double v = parse_value(fields, scan);
-    if (!fields.at_end()) scan.fail("unexpected text after the value");
+    const double v = ones ? 1.0 : parse_value(fields, scan);
+    if (!fields.at_end()) scan.fail(ones ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
     const Index r = static_cast<Index>(i - 1), c = static_cast<Index>(j - 1);
     if (symmetric && r < c) scan.fail("symmetric file stores an entry above the diagonal");
     triplets.push_back({r, c, v});

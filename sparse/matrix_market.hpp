@@ -20,9 +20,14 @@ struct MatrixMarketHeader {
 // Reads only the banner and size line (cheap: used to estimate memory before loading).
 MatrixMarketHeader read_matrix_market_header(const std::string& path);
 
-// Reads a real/integer coordinate matrix; symmetric storage is expanded to both triangles.
-// Pattern and complex matrices are rejected (a linear system needs real values).
-CsrMatrix<double> read_matrix_market(const std::string& path);
+// What a "pattern" file (positions, no values) reads as. A linear system needs values, so by default
+// it is an error; benchmarks of sparse products read graphs as 0/1 matrices (unit weights), as
+// SuiteSparse:GraphBLAS and the SpGEMM literature do.
+enum class PatternValues { reject, ones };
+
+// Reads a real/integer coordinate matrix (or a pattern one, with PatternValues::ones); symmetric
+// storage is expanded to both triangles. Complex matrices are rejected (amgsolve is real-valued).
+CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern = PatternValues::reject);
 
 // Reads a vector: an n x 1 array or coordinate matrix (missing coordinate entries are 0).
 Vector<double> read_matrix_market_vector(const std::string& path);

@@ -6,7 +6,8 @@
 // Symbolic phase: count the distinct columns of each output row with a per-thread marker array of
 // length B.cols, then a prefix sum gives the row offsets. Numeric phase: accumulate values in a
 // per-thread dense array of length B.cols, list the touched columns in order (sorted, or scanned across
-// the row's column window: spgemm/accumulator.hpp), and write the row.
+// the row's column window: spgemm/accumulator.hpp), and write the row. Rows whose products crowd into a
+// narrow column window skip the "is this column new" test altogether (accumulate_products<false>).
 // Rows are independent, so the result is the same for any thread count. This is the simple baseline
 // the tuned backends are measured against.
 // Small products (at most kSerialMultiplications) run on one thread in one pass, the output grown row by
@@ -138,44 +139,101 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     __builtin_prefetch(B.val.data() + begin);
   }
 
-  // Row i of C = sum_k A(i,k) B(k,:), accumulated, then listed in column order by a sort or by a scan of
-  // the markers across the row's column window (whichever scan_beats_sort expects to be cheaper).
+  // What the rows of B selected by row i of A hold: their products and the window of columns they span
+  // (rows of B are sorted, so their first and last entries bound it).
+  struct RowReach {
+    Offset products = 0;
+    Index first = 0, last = -1;
+    Index window() const { return last - first + 1; }
+  };
   template <class Value>
-  static Index accumulate_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
-                              Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
-                              Value* __restrict vals) {
+  static RowReach row_reach(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i) {
+    RowReach reach{0, B.cols, -1};
+    for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
+      const Offset begin = B.row_ptr[A.col[ka]], end = B.row_ptr[A.col[ka] + 1];
+      if (begin == end) continue;
+      reach.products += end - begin;
+      reach.first = std::min(reach.first, B.col[begin]);
+      reach.last = std::max(reach.last, B.col[end - 1]);
+    }
+    return reach;
+  }
+
+  // A row whose products fall into a window of at most kWindowPerProduct columns per product (banded
+  // finite-element and stencil rows, Galerkin rows that merge many products per entry) is accumulated
+  // without looking at the markers: every product is added into the accumulator (kept zero outside the
+  // current row) and stamps its column, and the stamped columns are listed by the AVX-512 scan of the
+  // window (about 0.1 ns a column). That saves a load per product and the branch on "is this column
+  // new", which mispredicts about once per new column. Measured on the 47 small suite matrices against
+  // Eigen (2 threads, alternating runs, freed memory kept): 2.18x with no row unchecked, 2.33x at 2 and 4
+  // columns per product, 2.38x at 8 and 16, 2.29x at 32, 2.03x for every row; the Galerkin chain of
+  // 7-point Poisson 128^3 within noise.
+  static constexpr double kWindowPerProduct = 8.0;
+  static bool unchecked_accumulation_pays(const RowReach& reach) {
+    return has_vector_kernels &&
+           static_cast<double>(reach.window()) <= kWindowPerProduct * static_cast<double>(reach.products);
+  }
+
+  // Adds A(i,k) B(k,:) for every k of row i into the accumulator. kCheckMarker: a column's first product
+  // is stored (not added), and its column appended to cols (returns how many); otherwise every product is
+  // added and stamps marker[j] = i (returns 0).
+  template <bool kCheckMarker, class Value>
+  static Index accumulate_products(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
+                                   Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols) {
     // Local restrict pointers: the stores into the accumulator cannot alias B, so B's arrays stay in
     // registers instead of being reloaded after every store (measured: 4% on the small suite matrices).
     const Offset* __restrict b_begin = B.row_ptr.data();
     const Index* __restrict b_col = B.col.data();
     const Value* __restrict b_val = B.val.data();
     Index length = 0;
-    Index first = B.cols, last = -1;  // the window: rows of B are sorted, so their ends bound it
     const Offset ka_end = A.row_end(i);
     for (Offset ka = A.row_begin(i); ka < ka_end; ++ka) {
       const Index k = A.col[ka];
       const Value a = A.val[ka];
       if (ka + kPrefetchDistance < ka_end) prefetch_row(B, A.col[ka + kPrefetchDistance]);
-      const Offset kb_begin = b_begin[k], kb_end = b_begin[k + 1];
-      if (kb_begin == kb_end) continue;
-      first = std::min(first, b_col[kb_begin]);
-      last = std::max(last, b_col[kb_end - 1]);
-      for (Offset kb = kb_begin; kb < kb_end; ++kb) {
+      for (Offset kb = b_begin[k]; kb < b_begin[k + 1]; ++kb) {
         const Index j = b_col[kb];
-        if (marker[j] != i) {  // a branch here measured faster than a branch-free append
-          marker[j] = i;
-          accumulator[j] = a * b_val[kb];
-          cols[length++] = j;
+        if constexpr (kCheckMarker) {
+          if (marker[j] != i) {  // a branch here measured faster than a branch-free append
+            marker[j] = i;
+            accumulator[j] = a * b_val[kb];
+            cols[length++] = j;
+          } else {
+            accumulator[j] += a * b_val[kb];
+          }
         } else {
           accumulator[j] += a * b_val[kb];
+          marker[j] = i;
         }
       }
     }
-    if (scan_beats_sort(length, last - first + 1, has_vector_kernels))
-      list_marked_columns(marker, i, first, last - first + 1, cols);
-    else
-      sort_columns(cols, static_cast<std::size_t>(length));
-    for (Index p = 0; p < length; ++p) vals[p] = accumulator[cols[p]];
+    return length;
+  }
+
+  // Row i of C = sum_k A(i,k) B(k,:), accumulated, then listed in column order by a sort or by a scan of
+  // the markers across the row's column window (whichever scan_beats_sort expects to be cheaper). The
+  // accumulator is left zero (unchecked accumulation relies on it).
+  template <class Value>
+  static Index accumulate_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
+                              Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
+                              Value* __restrict vals) {
+    const RowReach reach = row_reach(A, B, i);
+    if (reach.products == 0) return 0;
+    Index length = 0;
+    if (unchecked_accumulation_pays(reach)) {
+      accumulate_products<false>(A, B, i, marker, accumulator, cols);
+      length = list_marked_columns(marker, i, reach.first, reach.window(), cols);
+    } else {
+      length = accumulate_products<true>(A, B, i, marker, accumulator, cols);
+      if (scan_beats_sort(length, reach.window(), has_vector_kernels))
+        list_marked_columns(marker, i, reach.first, reach.window(), cols);
+      else
+        sort_columns(cols, static_cast<std::size_t>(length));
+    }
+    for (Index p = 0; p < length; ++p) {
+      vals[p] = accumulator[cols[p]];
+      accumulator[cols[p]] = Value{0};
+    }
     return length;
   }
 

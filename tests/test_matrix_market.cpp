@@ -54,6 +54,26 @@ TEST(MatrixMarket, VectorRoundTripAndCoordinateVectors) {
   EXPECT_EQ(read_matrix_market_vector(dir.file("c.mtx")), (Vector<double>{0, 7, 0}));
 }
 
+// A pattern file is an error for a linear system (the malformed-input cases below), but reads as a
+// 0/1 matrix when asked (spgemm-bench multiplies graphs); symmetric storage is mirrored as for values.
+TEST(MatrixMarket, PatternReadsAsOnesWhenAsked) {
+  ScratchDir dir;
+  const std::string path =
+      write_text(dir, "p.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n3 1\n3 2\n");
+  const CsrMatrix<double> A = read_matrix_market(path, PatternValues::ones);
+  Eigen::MatrixXd expected(3, 3);
+  expected << 1, 0, 1, 0, 0, 1, 1, 1, 0;
+  EXPECT_EQ(test::to_dense(A), expected);
+  EXPECT_THROW(read_matrix_market(path), InputError);
+  write_text(dir, "v.mtx", "%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2 5\n");
+  try {
+    read_matrix_market(dir.file("v.mtx"), PatternValues::ones);
+    ADD_FAILURE() << "a value on a pattern entry was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("v.mtx:3: unexpected text after the indices"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MatrixMarket, ReadsSharedSuiteSparseMatrix) {
   AMGSOLVE_REQUIRE_SHARED_MATRIX(path, "bcsstk01");
   const CsrMatrix<double> A = read_matrix_market(path);

@@ -1,5 +1,9 @@
-// CSR basics against dense references.
+// CSR basics against dense references; the large arrays' memory policy.
 #include <omp.h>
+#include <sys/resource.h>
+
+#include "common/allocator.hpp"
+#include "common/memory.hpp"
 
 #include "test_support.hpp"
 
@@ -73,6 +77,33 @@ TEST(Csr, CastValuesKeepsPattern) {
   EXPECT_EQ(F.col, A.col);
   EXPECT_EQ(F.row_ptr, A.row_ptr);
   EXPECT_LT((to_dense(F) - to_dense(A)).norm(), 1e-6 * to_dense(A).norm());
+}
+
+// Page faults this process has taken so far (minor: a fresh page mapped in).
+long minor_page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+// Faults taken while an Array of `bytes` is allocated and every page of it written once.
+long faults_of_fresh_array(std::size_t bytes) {
+  const long before = minor_page_faults();
+  Array<char> block(bytes);
+  for (std::size_t b = 0; b < bytes; b += 4096) block[b] = 1;
+  return minor_page_faults() - before;
+}
+
+// With keep_freed_memory, a smaller array allocated after a large one is freed reuses its pages: no new
+// faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
+// free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
+TEST(Memory, FreedArraysAreReusedWithoutPageFaults) {
+  if (!keep_freed_memory()) GTEST_SKIP() << "not glibc: malloc's policy cannot be set";
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  const long first = faults_of_fresh_array(kBytes);
+  const long second = faults_of_fresh_array(kBytes / 2);
+  EXPECT_GT(first, 0);
+  EXPECT_LE(8 * second, first) << "first touch " << first << " faults, reuse " << second;
 }
 
 }  // namespace
