@@ -39,21 +39,21 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
     CsrMatrix<Value> C(A.rows, B.cols);
     Timer timer;
-    const std::uint64_t entry_bytes = sizeof(Index) + sizeof(Value);
-    const std::uint64_t accumulators = static_cast<std::uint64_t>(B.cols) * entry_bytes;
     const Offset multiplications = multiplications_if_small(A, B);
     if (multiplications >= 0) {
       stats.multiplications = multiplications;
-      one_pass(A, B, multiplications, C);
+      const std::uint64_t workspace = one_pass(A, B, multiplications, C);
       stats.numeric_seconds = timer.seconds();
       stats.nnz = C.nnz();
-      stats.extra_bytes = accumulators + static_cast<std::uint64_t>(multiplications - C.nnz()) * entry_bytes;
+      // C's arrays had room for every product until they were cut to size.
+      stats.extra_bytes =
+          workspace + static_cast<std::uint64_t>(multiplications - C.nnz()) * (sizeof(Index) + sizeof(Value));
       return C;
     }
     const Array<Offset> work = multiplications_before_rows(A, B);
     stats.multiplications = work.back();
     if (one_pass_pays(A, B, work)) {
-      stats.extra_bytes = max_threads() * accumulators + one_pass_blocks(A, B, work, C) * entry_bytes;
+      stats.extra_bytes = one_pass_blocks(A, B, work, C);
       stats.numeric_seconds = timer.seconds();
       stats.nnz = C.nnz();
       return C;
@@ -61,10 +61,9 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     symbolic(A, B, C);
     stats.symbolic_seconds = timer.seconds();
     timer.restart();
-    numeric(A, B, C);
+    stats.extra_bytes = numeric(A, B, C);  // more than the symbolic pass's markers
     stats.numeric_seconds = timer.seconds();
     stats.nnz = C.nnz();
-    stats.extra_bytes = max_threads() * accumulators;
     return C;
   }
 
@@ -174,10 +173,11 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
            static_cast<double>(reach.window()) <= kWindowPerProduct * static_cast<double>(reach.products);
   }
 
-  // Adds A(i,k) B(k,:) for every k of row i into the accumulator. kCheckMarker: a column's first product
-  // is stored (not added), and its column appended to cols (returns how many); otherwise every product is
-  // added and stamps marker[j] = i (returns 0).
-  template <bool kCheckMarker, class Value>
+  // Adds A(i+r,k) B(k,:) for every k of row i into accumulator[R j + r], r < R: rows i .. i+R-1 of A have
+  // the same columns (see compute_row_pair). kCheckMarker: a column's first product is stored (not
+  // added) and its column appended to cols (returns how many); otherwise every product is added and
+  // stamps marker[j] = i (returns 0).
+  template <int R, bool kCheckMarker, class Value>
   static Index accumulate_products(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
                                    Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols) {
     // Local restrict pointers: the stores into the accumulator cannot alias B, so B's arrays stay in
@@ -185,24 +185,27 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     const Offset* __restrict b_begin = B.row_ptr.data();
     const Index* __restrict b_col = B.col.data();
     const Value* __restrict b_val = B.val.data();
+    const Offset row_stride = R > 1 ? A.row_begin(i + 1) - A.row_begin(i) : 0;
     Index length = 0;
     const Offset ka_end = A.row_end(i);
     for (Offset ka = A.row_begin(i); ka < ka_end; ++ka) {
       const Index k = A.col[ka];
-      const Value a = A.val[ka];
+      Value a[R];
+      for (int r = 0; r < R; ++r) a[r] = A.val[ka + r * row_stride];
       if (ka + kPrefetchDistance < ka_end) prefetch_row(B, A.col[ka + kPrefetchDistance]);
       for (Offset kb = b_begin[k]; kb < b_begin[k + 1]; ++kb) {
         const Index j = b_col[kb];
+        Value* __restrict sums = accumulator + static_cast<std::size_t>(R) * static_cast<std::size_t>(j);
         if constexpr (kCheckMarker) {
           if (marker[j] != i) {  // a branch here measured faster than a branch-free append
             marker[j] = i;
-            accumulator[j] = a * b_val[kb];
+            for (int r = 0; r < R; ++r) sums[r] = a[r] * b_val[kb];
             cols[length++] = j;
           } else {
-            accumulator[j] += a * b_val[kb];
+            for (int r = 0; r < R; ++r) sums[r] += a[r] * b_val[kb];
           }
         } else {
-          accumulator[j] += a * b_val[kb];
+          for (int r = 0; r < R; ++r) sums[r] += a[r] * b_val[kb];
           marker[j] = i;
         }
       }
@@ -210,48 +213,127 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return length;
   }
 
-  // Row i of C = sum_k A(i,k) B(k,:), accumulated, then listed in column order by a sort or by a scan of
-  // the markers across the row's column window (whichever scan_beats_sort expects to be cheaper). The
-  // accumulator is left zero (unchecked accumulation relies on it).
-  template <class Value>
-  static Index accumulate_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
-                              Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
-                              Value* __restrict vals) {
+  // Rows i .. i+R-1 of C = sum_k A(i+r,k) B(k,:), accumulated, then listed in column order by a sort or by
+  // a scan of the markers across the row's column window (whichever scan_beats_sort expects to be
+  // cheaper), and written back to back from cols/vals. Returns the length of each. The accumulator is
+  // left zero (unchecked accumulation relies on it).
+  template <int R, class Value>
+  static Index accumulate_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
+                               Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
+                               Value* __restrict vals) {
     const RowReach reach = row_reach(A, B, i);
     if (reach.products == 0) return 0;
     Index length = 0;
     if (unchecked_accumulation_pays(reach)) {
-      accumulate_products<false>(A, B, i, marker, accumulator, cols);
+      accumulate_products<R, false>(A, B, i, marker, accumulator, cols);
       length = list_marked_columns(marker, i, reach.first, reach.window(), cols);
     } else {
-      length = accumulate_products<true>(A, B, i, marker, accumulator, cols);
+      length = accumulate_products<R, true>(A, B, i, marker, accumulator, cols);
       if (scan_beats_sort(length, reach.window(), has_vector_kernels))
         list_marked_columns(marker, i, reach.first, reach.window(), cols);
       else
         sort_columns(cols, static_cast<std::size_t>(length));
     }
     for (Index p = 0; p < length; ++p) {
-      vals[p] = accumulator[cols[p]];
-      accumulator[cols[p]] = Value{0};
+      Value* sums = accumulator + static_cast<std::size_t>(R) * static_cast<std::size_t>(cols[p]);
+      for (int r = 0; r < R; ++r) {
+        vals[r * length + p] = sums[r];
+        sums[r] = Value{0};
+      }
     }
+    for (int r = 1; r < R; ++r) std::copy_n(cols, length, cols + r * length);
     return length;
   }
 
-  // One thread, no symbolic pass: C's arrays get room for every product and are cut to size at the end.
+  // A thread's accumulators: the markers, one sum per column, and two per column for row pairs (only
+  // when the product pairs rows).
   template <class Value>
-  static void one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
-                       CsrMatrix<Value>& C) {
-    std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
-    std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
+  struct Workspace {
+    Workspace(Index columns, bool pairs)
+        : pairs(pairs),
+          marker(static_cast<std::size_t>(columns), -1),
+          sums(static_cast<std::size_t>(columns)),
+          pair_sums(pairs ? 2 * static_cast<std::size_t>(columns) : 0) {}
+    bool pairs;
+    std::vector<Index> marker;
+    std::vector<Value> sums, pair_sums;
+    std::uint64_t bytes() const {
+      return marker.capacity() * sizeof(Index) + (sums.capacity() + pair_sums.capacity()) * sizeof(Value);
+    }
+  };
+
+  // Rows 2m and 2m+1 of A with the same columns (the unknowns of one mesh node in finite-element matrices
+  // with several per node: PETSc's "inodes") give rows of C with the same columns, computed together:
+  // each row of B read, and each column looked up, once for both. Pairs start at even rows only, so
+  // which rows pair never depends on how the rows are split among threads.
+  template <class Value>
+  static bool rows_pair(const CsrMatrix<Value>& A, Index i) {
+    if (i % 2 != 0 || i + 1 >= A.rows) return false;
+    const Offset length = A.row_length(i);
+    if (length == 0 || length != A.row_length(i + 1)) return false;
+    const Index* cols = A.col.data() + A.row_begin(i);
+    for (Offset e = 0; e < length; ++e)  // inline: most unequal rows differ in their first column
+      if (cols[e] != cols[e + length]) return false;
+    return true;
+  }
+
+  // Whether the rows of A pair often enough to pay for looking: at least a quarter of up to 256 even rows
+  // spread over A. Matrices without pairs then cost nothing more per row.
+  template <class Value>
+  static bool worth_pairing(const CsrMatrix<Value>& A) {
+    const Index candidates = A.rows / 2, samples = std::min<Index>(candidates, 256);
+    Index paired = 0;
+    for (Index s = 0; s < samples; ++s)
+      paired += rows_pair(A, 2 * static_cast<Index>(static_cast<std::int64_t>(candidates) * s / samples));
+    return samples > 0 && 4 * paired >= samples;
+  }
+
+  // Rows 2m and 2m+1 of C (2m alone when it is the last row), back to back from cols/vals; their lengths
+  // into length[0] and length[1]. Returns the entries written.
+  template <class Value>
+  static Offset compute_row_pair(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index m, Workspace<Value>& ws,
+                                 Index* cols, Value* vals, Index length[2]) {
+    const Index i = 2 * m;
+    Index* marker = ws.marker.data();
+    if (ws.pairs && rows_pair(A, i)) {
+      length[0] = length[1] = accumulate_rows<2>(A, B, i, marker, ws.pair_sums.data(), cols, vals);
+      return 2 * static_cast<Offset>(length[0]);
+    }
+    length[0] = accumulate_rows<1>(A, B, i, marker, ws.sums.data(), cols, vals);
+    length[1] = i + 1 < A.rows
+                    ? accumulate_rows<1>(A, B, i + 1, marker, ws.sums.data(), cols + length[0], vals + length[0])
+                    : 0;
+    return static_cast<Offset>(length[0]) + length[1];
+  }
+  static Index row_pairs(Index rows) { return (rows + 1) / 2; }
+
+  // One thread, no symbolic pass: C's arrays get room for every product and are cut to size at the end.
+  // Returns the workspace's bytes.
+  template <class Value>
+  static std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
+                                CsrMatrix<Value>& C) {
+    const bool pairs = worth_pairing(A);
+    Workspace<Value> ws(B.cols, pairs);
     C.col.resize(static_cast<std::size_t>(multiplications));
     C.val.resize(C.col.size());
     Offset end = 0;
-    for (Index i = 0; i < A.rows; ++i) {
-      end += accumulate_row(A, B, i, marker.data(), accumulator.data(), C.col.data() + end, C.val.data() + end);
-      C.row_ptr[static_cast<std::size_t>(i) + 1] = end;
+    for (Index m = 0; m < row_pairs(A.rows); ++m) {
+      Index length[2];
+      const Offset written = compute_row_pair(A, B, m, ws, C.col.data() + end, C.val.data() + end, length);
+      set_pair_ends(C, m, end + length[0], end + written);
+      end += written;
     }
     C.col.resize(static_cast<std::size_t>(end));
     C.val.resize(static_cast<std::size_t>(end));
+    return ws.bytes();
+  }
+
+  // row_ptr entries after rows 2m and 2m+1 (the second only when that row exists).
+  template <class Value>
+  static void set_pair_ends(CsrMatrix<Value>& C, Index m, Offset first_end, Offset second_end) {
+    const auto i = static_cast<std::size_t>(2 * m);
+    C.row_ptr[i + 1] = first_end;
+    if (i + 1 < static_cast<std::size_t>(C.rows)) C.row_ptr[i + 2] = second_end;
   }
 
   // work[i] = multiplications of rows 0 .. i-1 (rows + 1 entries).
@@ -265,62 +347,66 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return work;
   }
 
-  // Rows of C computed in one pass into the buffer of their block, with room for every product.
+  // Row pairs [first_pair, end_pair) of C, computed in one pass into the block's buffer, which has room
+  // for every product.
   template <class Value>
   struct Block {
-    Index first_row = 0, end_row = 0;
+    Index first_pair = 0, end_pair = 0;
     Array<Index> col;
     Array<Value> val;
+    Index first_row() const { return 2 * first_pair; }
+    Index end_row(Index rows) const { return std::min(2 * end_pair, rows); }
   };
 
   // Mid-sized products, in parallel without a symbolic pass: A's rows cut into blocks of equal work,
   // each computed into its own buffer (pages are touched only as far as the block's output reaches),
-  // then copied into C once the row lengths are known. Returns the buffers' entries (extra memory).
+  // then copied into C once the row lengths are known. Returns the extra memory: the buffers' entries
+  // and the workspaces.
   template <class Value>
-  static Offset one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Array<Offset>& work,
-                                CsrMatrix<Value>& C) {
-    const auto blocks = static_cast<std::size_t>(std::clamp<Index>(A.rows, 1, 8 * max_threads()));
+  static std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
+                                       const Array<Offset>& work, CsrMatrix<Value>& C) {
+    const Index pair_count = row_pairs(A.rows);
+    const auto blocks = static_cast<std::size_t>(std::clamp<Index>(pair_count, 1, 8 * max_threads()));
     std::vector<Block<Value>> block(blocks);
     for (std::size_t b = 0; b < blocks; ++b) {
       const Offset target = work.back() * static_cast<Offset>(b + 1) / static_cast<Offset>(blocks);
-      block[b].first_row = b == 0 ? 0 : block[b - 1].end_row;
-      block[b].end_row = b + 1 == blocks ? A.rows
-                                         : static_cast<Index>(std::lower_bound(work.begin(), work.end(), target) -
-                                                              work.begin());
-      block[b].end_row = std::max(block[b].end_row, block[b].first_row);
+      const auto row = static_cast<Index>(std::lower_bound(work.begin(), work.end(), target) - work.begin());
+      block[b].first_pair = b == 0 ? 0 : block[b - 1].end_pair;
+      block[b].end_pair = std::max(b + 1 == blocks ? pair_count : (row + 1) / 2, block[b].first_pair);
     }
-#pragma omp parallel
+    const bool pairs = worth_pairing(A);
+    std::uint64_t workspaces = 0;
+#pragma omp parallel reduction(+ : workspaces)
     {
-      std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
-      std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
+      Workspace<Value> ws(B.cols, pairs);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t b = 0; b < blocks; ++b) {
         Block<Value>& part = block[b];
-        const Offset room =
-            work[static_cast<std::size_t>(part.end_row)] - work[static_cast<std::size_t>(part.first_row)];
+        const Offset room = work[static_cast<std::size_t>(part.end_row(A.rows))] -
+                            work[static_cast<std::size_t>(part.first_row())];
         part.col.resize(static_cast<std::size_t>(room));
         part.val.resize(static_cast<std::size_t>(room));
         Offset end = 0;
-        for (Index i = part.first_row; i < part.end_row; ++i) {
-          const Index length = accumulate_row(A, B, i, marker.data(), accumulator.data(), part.col.data() + end,
-                                              part.val.data() + end);
-          C.row_ptr[static_cast<std::size_t>(i) + 1] = length;
-          end += length;
+        for (Index m = part.first_pair; m < part.end_pair; ++m) {
+          Index length[2];
+          end += compute_row_pair(A, B, m, ws, part.col.data() + end, part.val.data() + end, length);
+          set_pair_ends(C, m, length[0], length[1]);
         }
       }
+      workspaces += ws.bytes();
     }
     allocate_from_row_lengths(C);
     Offset buffered = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : buffered)
     for (std::size_t b = 0; b < blocks; ++b) {
       Block<Value>& part = block[b];
-      const Offset from = C.row_begin(part.first_row), count = C.row_begin(part.end_row) - from;
+      const Offset from = C.row_begin(part.first_row()), count = C.row_begin(part.end_row(A.rows)) - from;
       std::copy_n(part.col.data(), count, C.col.data() + from);
       std::copy_n(part.val.data(), count, C.val.data() + from);
       buffered += count;
       part = Block<Value>{};  // frees the buffer now
     }
-    return buffered;
+    return workspaces + static_cast<std::uint64_t>(buffered) * (sizeof(Index) + sizeof(Value));
   }
 
   // Fills C.row_ptr and sizes C.col/C.val.
@@ -348,18 +434,24 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     allocate_from_row_lengths(C);
   }
 
+  // Returns the workspaces' bytes.
   template <class Value>
-  static void numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
-    const Index chunk = row_chunk(A.rows);
-#pragma omp parallel
+  static std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
+    const Index chunk = std::max<Index>(1, row_chunk(A.rows) / 2);
+    const bool pairs = worth_pairing(A);
+    std::uint64_t workspaces = 0;
+#pragma omp parallel reduction(+ : workspaces)
     {
-      std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
-      std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
+      Workspace<Value> ws(B.cols, pairs);
 #pragma omp for schedule(dynamic, chunk)
-      for (Index i = 0; i < A.rows; ++i)
-        accumulate_row(A, B, i, marker.data(), accumulator.data(), C.col.data() + C.row_begin(i),
-                       C.val.data() + C.row_begin(i));
+      for (Index m = 0; m < row_pairs(A.rows); ++m) {
+        const Offset begin = C.row_begin(2 * m);
+        Index length[2];
+        compute_row_pair(A, B, m, ws, C.col.data() + begin, C.val.data() + begin, length);
+      }
+      workspaces += ws.bytes();
     }
+    return workspaces;
   }
 };
 
