@@ -7,7 +7,8 @@
 // length B.cols, then a prefix sum gives the row offsets. Numeric phase: accumulate values in a
 // per-thread dense array of length B.cols, list the touched columns in order (sorted, or scanned across
 // the row's column window: spgemm/accumulator.hpp), and write the row. Rows whose products crowd into a
-// narrow column window skip the "is this column new" test altogether (accumulate_products<false>).
+// narrow column window skip the "is this column new" test altogether (accumulate_products<false>), and
+// rows 2m, 2m+1 of A with the same columns (finite-element node unknowns) are computed as a pair.
 // Rows are independent, so the result is the same for any thread count. This is the simple baseline
 // the tuned backends are measured against.
 // Small products (at most kSerialMultiplications) run on one thread in one pass, the output grown row by
