@@ -238,7 +238,7 @@ void print_speedups(const std::vector<Measurement>& rows, const std::vector<Inpu
 
 int main(int argc, char** argv) {
   using namespace amgsolve;
-  keep_freed_memory();  // as amgsolve does: the timed runs reuse the pages earlier runs freed, for every backend
+  keep_freed_memory();  // as amgsolve does: timed runs reuse the pages earlier runs freed, for every backend
   std::vector<std::string> matrices, generators, galerkin, backend_names;
   std::string uniform;
   Index uniform_rows = 1024;
@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
   int runs = 5, warmup = 1, threads = 0;
   std::string csv;
   CLI::App app{"spgemm-bench: C = A*B with every SpGEMM backend, median of N runs"};
-  app.add_option("--matrix", matrices, "Matrix Market file(s), square: A*A (pattern files read as 0/1 matrices)");
+  app.add_option("--matrix", matrices, "Matrix Market file(s), square: A*A (pattern files as 0/1 matrices)");
   app.add_option("--generate", generators, "A*A of poisson7:N, poisson27:N, poisson5:N, random:N:K, rmat:SCALE:EDGES");
   app.add_option("--galerkin", galerkin, "every product of an AMG setup of a generated matrix (same SPECs)");
   app.add_option("--uniform", uniform, "MAGNUS Fig. 9 set: FROM:TO, log2 of the column counts (step 2)");
@@ -269,7 +269,8 @@ int main(int argc, char** argv) {
         backends.push_back(b);
     if (backends.empty()) throw InputError("no backend selected (see amgsolve --list-backends)");
     std::vector<Input> inputs;
-    for (const std::string& path : matrices) inputs.push_back(square(path, read_matrix_market(path, PatternValues::ones)));
+    for (const std::string& path : matrices)
+      inputs.push_back(square(path, read_matrix_market(path, PatternValues::ones)));
     for (const std::string& spec : generators) inputs.push_back(square(spec, generate_matrix(spec)));
     for (const std::string& spec : galerkin)
       for (Input& in : galerkin_chain(spec)) inputs.push_back(std::move(in));

@@ -136,7 +136,8 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   return h;
 }
 
-void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan, PatternValues pattern = PatternValues::reject) {
+void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan,
+                  PatternValues pattern = PatternValues::reject) {
   if (h.field == "pattern" && pattern == PatternValues::reject)
     scan.fail("pattern matrix has no values; a linear system needs a real matrix");
   if (h.field == "complex") scan.fail("complex matrices are not supported (real SPD systems only)");
@@ -179,7 +180,8 @@ CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues patt
     if (j < 1 || j > h.cols)
       scan.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h.cols));
     const double v = ones ? 1.0 : parse_value(fields, scan);
-    if (!fields.at_end()) scan.fail(ones ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
+    if (!fields.at_end())
+      scan.fail(ones ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
     const Index r = static_cast<Index>(i - 1), c = static_cast<Index>(j - 1);
     if (symmetric && r < c) scan.fail("symmetric file stores an entry above the diagonal");
     triplets.push_back({r, c, v});

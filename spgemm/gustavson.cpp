@@ -321,7 +321,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     for (Index m = 0; m < row_pairs(A.rows); ++m) {
       Index length[2];
       const Offset written = compute_row_pair(A, B, m, ws, C.col.data() + end, C.val.data() + end, length);
-      set_pair_ends(C, m, end + length[0], end + written);
+      set_pair_row_ptr(C, m, end + length[0], end + written);  // ends
       end += written;
     }
     C.col.resize(static_cast<std::size_t>(end));
@@ -329,12 +329,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return ws.bytes();
   }
 
-  // row_ptr entries after rows 2m and 2m+1 (the second only when that row exists).
+  // Sets row_ptr[2m + 1] and row_ptr[2m + 2] (the second only when row 2m + 1 exists): the rows' ends, or
+  // their lengths where allocate_from_row_lengths turns them into offsets later.
   template <class Value>
-  static void set_pair_ends(CsrMatrix<Value>& C, Index m, Offset first_end, Offset second_end) {
+  static void set_pair_row_ptr(CsrMatrix<Value>& C, Index m, Offset first, Offset second) {
     const auto i = static_cast<std::size_t>(2 * m);
-    C.row_ptr[i + 1] = first_end;
-    if (i + 1 < static_cast<std::size_t>(C.rows)) C.row_ptr[i + 2] = second_end;
+    C.row_ptr[i + 1] = first;
+    if (i + 1 < static_cast<std::size_t>(C.rows)) C.row_ptr[i + 2] = second;
   }
 
   // work[i] = multiplications of rows 0 .. i-1 (rows + 1 entries).
@@ -391,7 +392,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
         for (Index m = part.first_pair; m < part.end_pair; ++m) {
           Index length[2];
           end += compute_row_pair(A, B, m, ws, part.col.data() + end, part.val.data() + end, length);
-          set_pair_ends(C, m, length[0], length[1]);
+          set_pair_row_ptr(C, m, length[0], length[1]);  // lengths
         }
       }
       workspaces += ws.bytes();
