@@ -217,8 +217,10 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Rows i .. i+R-1 of C = sum_k A(i+r,k) B(k,:), accumulated, then listed in column order by a sort or by
   // a scan of the markers across the row's column window (whichever scan_beats_sort expects to be
   // cheaper), and written back to back from cols/vals. Returns the length of each. The accumulator is
-  // left zero (unchecked accumulation relies on it).
-  template <int R, class Value>
+  // left zero (unchecked accumulation relies on it). ListRoom::padded: cols has kListPadding entries of
+  // room past the row's products, so the listing kernels may store whole registers (one_pass and
+  // one_pass_blocks, whose buffers are written in row order); numeric writes rows in place in C.
+  template <int R, ListRoom kRoom, class Value>
   static Index accumulate_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
                                Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
                                Value* __restrict vals) {
@@ -227,11 +229,11 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     Index length = 0;
     if (unchecked_accumulation_pays(reach)) {
       accumulate_products<R, false>(A, B, i, marker, accumulator, cols);
-      length = list_marked_columns(marker, i, reach.first, reach.window(), cols);
+      length = list_marked_columns(marker, i, reach.first, reach.window(), cols, true, kRoom);
     } else {
       length = accumulate_products<R, true>(A, B, i, marker, accumulator, cols);
       if (scan_beats_sort(length, reach.window(), has_vector_kernels))
-        list_marked_columns(marker, i, reach.first, reach.window(), cols);
+        list_marked_columns(marker, i, reach.first, reach.window(), cols, true, kRoom);
       else
         sort_columns(cols, static_cast<std::size_t>(length));
     }
@@ -291,18 +293,18 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
 
   // Rows 2m and 2m+1 of C (2m alone when it is the last row), back to back from cols/vals; their lengths
   // into length[0] and length[1]. Returns the entries written.
-  template <class Value>
+  template <ListRoom kRoom, class Value>
   static Offset compute_row_pair(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index m, Workspace<Value>& ws,
                                  Index* cols, Value* vals, Index length[2]) {
     const Index i = 2 * m;
     Index* marker = ws.marker.data();
     if (ws.pairs && rows_pair(A, i)) {
-      length[0] = length[1] = accumulate_rows<2>(A, B, i, marker, ws.pair_sums.data(), cols, vals);
+      length[0] = length[1] = accumulate_rows<2, kRoom>(A, B, i, marker, ws.pair_sums.data(), cols, vals);
       return 2 * static_cast<Offset>(length[0]);
     }
-    length[0] = accumulate_rows<1>(A, B, i, marker, ws.sums.data(), cols, vals);
+    length[0] = accumulate_rows<1, kRoom>(A, B, i, marker, ws.sums.data(), cols, vals);
     length[1] = i + 1 < A.rows
-                    ? accumulate_rows<1>(A, B, i + 1, marker, ws.sums.data(), cols + length[0], vals + length[0])
+                    ? accumulate_rows<1, kRoom>(A, B, i + 1, marker, ws.sums.data(), cols + length[0], vals + length[0])
                     : 0;
     return static_cast<Offset>(length[0]) + length[1];
   }
@@ -315,12 +317,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
                                 CsrMatrix<Value>& C) {
     const bool pairs = worth_pairing(A);
     Workspace<Value> ws(B.cols, pairs);
-    C.col.resize(static_cast<std::size_t>(multiplications));
+    C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
     C.val.resize(C.col.size());
     Offset end = 0;
     for (Index m = 0; m < row_pairs(A.rows); ++m) {
       Index length[2];
-      const Offset written = compute_row_pair(A, B, m, ws, C.col.data() + end, C.val.data() + end, length);
+      const Offset written =
+          compute_row_pair<ListRoom::padded>(A, B, m, ws, C.col.data() + end, C.val.data() + end, length);
       set_pair_row_ptr(C, m, end + length[0], end + written);  // ends
       end += written;
     }
@@ -386,12 +389,12 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
         Block<Value>& part = block[b];
         const Offset room = work[static_cast<std::size_t>(part.end_row(A.rows))] -
                             work[static_cast<std::size_t>(part.first_row())];
-        part.col.resize(static_cast<std::size_t>(room));
+        part.col.resize(static_cast<std::size_t>(room) + kListPadding);
         part.val.resize(static_cast<std::size_t>(room));
         Offset end = 0;
         for (Index m = part.first_pair; m < part.end_pair; ++m) {
           Index length[2];
-          end += compute_row_pair(A, B, m, ws, part.col.data() + end, part.val.data() + end, length);
+          end += compute_row_pair<ListRoom::padded>(A, B, m, ws, part.col.data() + end, part.val.data() + end, length);
           set_pair_row_ptr(C, m, length[0], length[1]);  // lengths
         }
       }
@@ -449,7 +452,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
       for (Index m = 0; m < row_pairs(A.rows); ++m) {
         const Offset begin = C.row_begin(2 * m);
         Index length[2];
-        compute_row_pair(A, B, m, ws, C.col.data() + begin, C.val.data() + begin, length);
+        compute_row_pair<ListRoom::exact>(A, B, m, ws, C.col.data() + begin, C.val.data() + begin, length);
       }
       workspaces += ws.bytes();
     }

@@ -168,7 +168,8 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
 
 // The marker scan lists exactly the columns stamped in the window, ascending, on both paths (AVX-512
 // and scalar): every window length around the 16-lane step, windows starting anywhere, and stamps
-// that occupy none, some or all of the window.
+// that occupy none, some or all of the window. Nothing is written past the list (ListRoom::exact) or
+// past its padding (ListRoom::padded).
 TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (scalar path twice)");
   constexpr Index kLength = 200, kStamp = 7;
@@ -184,13 +185,23 @@ TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
         std::vector<Index> expected;
         for (Index j = first; j < first + window; ++j)
           if (marker[j] == kStamp) expected.push_back(j);
-        for (bool vector : {true, false}) {
-          std::vector<Index> cols(static_cast<std::size_t>(window) + 1, -99);
-          const Index n = list_marked_columns(marker.data(), kStamp, first, window, cols.data(), vector);
-          cols.resize(static_cast<std::size_t>(std::max<Index>(n, 0)));
-          ASSERT_EQ(cols, expected) << "seed " << seed << ", first " << first << ", window " << window
-                                    << (vector ? ", vector" : ", scalar");
-        }
+        for (bool vector : {true, false})
+          for (ListRoom room : {ListRoom::exact, ListRoom::padded}) {
+            // Room for the window (and the padding where allowed), then a guard that must stay untouched.
+            const std::size_t room_size =
+                static_cast<std::size_t>(window) + (room == ListRoom::padded ? kListPadding : 0);
+            constexpr std::size_t kGuard = 24;
+            std::vector<Index> cols(room_size + kGuard, -99);
+            const Index n = list_marked_columns(marker.data(), kStamp, first, window, cols.data(), vector, room);
+            const std::string where = "seed " + std::to_string(seed) + ", first " + std::to_string(first) +
+                                      ", window " + std::to_string(window) + (vector ? ", vector" : ", scalar") +
+                                      (room == ListRoom::padded ? ", padded" : ", exact");
+            const std::size_t written_up_to = room == ListRoom::padded ? room_size : static_cast<std::size_t>(n);
+            for (std::size_t e = written_up_to; e < cols.size(); ++e)
+              ASSERT_EQ(cols[e], -99) << where << ", entry " << e;
+            cols.resize(static_cast<std::size_t>(std::max<Index>(n, 0)));
+            ASSERT_EQ(cols, expected) << where;
+          }
       }
     }
   }
