@@ -8,7 +8,7 @@
 // per-thread dense array of length B.cols, list the touched columns in order (sorted, or scanned across
 // the row's column window: spgemm/accumulator.hpp), and write the row. Rows whose products crowd into a
 // narrow column window skip the "is this column new" test altogether (accumulate_products<false>), and
-// rows 2m, 2m+1 of A with the same columns (finite-element node unknowns) are computed as a pair.
+// groups of 2 or 3 rows of A with the same columns (finite-element node unknowns) are computed together.
 // Rows are independent, so the result is the same for any thread count. This is the simple baseline
 // the tuned backends are measured against.
 // Small products (at most kSerialMultiplications) run on one thread in one pass, the output grown row by
@@ -175,7 +175,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   }
 
   // Adds A(i+r,k) B(k,:) for every k of row i into accumulator[R j + r], r < R: rows i .. i+R-1 of A have
-  // the same columns (see compute_row_pair). kCheckMarker: a column's first product is stored (not
+  // the same columns (see compute_row_group). kCheckMarker: a column's first product is stored (not
   // added) and its column appended to cols (returns how many); otherwise every product is added and
   // stamps marker[j] = i (returns 0).
   template <int R, bool kCheckMarker, class Value>
@@ -248,97 +248,129 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return length;
   }
 
-  // A thread's accumulators: the markers, one sum per column, and two per column for row pairs (only
-  // when the product pairs rows).
+  // A thread's accumulators: the markers, one sum per column, and `group` per column for row groups
+  // (only when the product groups rows).
   template <class Value>
   struct Workspace {
-    Workspace(Index columns, bool pairs)
-        : pairs(pairs),
+    Workspace(Index columns, int group)
+        : group(group),
           marker(static_cast<std::size_t>(columns), -1),
           sums(static_cast<std::size_t>(columns)),
-          pair_sums(pairs ? 2 * static_cast<std::size_t>(columns) : 0) {}
-    bool pairs;
+          group_sums(group > 1 ? static_cast<std::size_t>(group) * static_cast<std::size_t>(columns) : 0) {}
+    int group;
     std::vector<Index> marker;
-    std::vector<Value> sums, pair_sums;
+    std::vector<Value> sums, group_sums;
     std::uint64_t bytes() const {
-      return marker.capacity() * sizeof(Index) + (sums.capacity() + pair_sums.capacity()) * sizeof(Value);
+      return marker.capacity() * sizeof(Index) + (sums.capacity() + group_sums.capacity()) * sizeof(Value);
     }
   };
 
-  // Rows 2m and 2m+1 of A with the same columns (the unknowns of one mesh node in finite-element matrices
-  // with several per node: PETSc's "inodes") give rows of C with the same columns, computed together:
-  // each row of B read, and each column looked up, once for both. Pairs start at even rows only, so
-  // which rows pair never depends on how the rows are split among threads.
+  // Rows of A with the same columns (the unknowns of one mesh node in finite-element matrices with several
+  // per node: PETSc's "inodes") give rows of C with the same columns, computed together: each row of B
+  // read, and each column looked up, once for all of them. Groups of R rows start at multiples of R only,
+  // so which rows group never depends on how the rows are split among threads.
+  static constexpr int kMaxGroup = 3;
+  // Whether rows i .. i + rows - 1 of A have the same columns.
   template <class Value>
-  static bool rows_pair(const CsrMatrix<Value>& A, Index i) {
-    if (i % 2 != 0 || i + 1 >= A.rows) return false;
+  static bool rows_share_columns(const CsrMatrix<Value>& A, Index i, Index rows) {
     const Offset length = A.row_length(i);
-    if (length == 0 || length != A.row_length(i + 1)) return false;
+    if (length == 0) return false;
     const Index* cols = A.col.data() + A.row_begin(i);
-    for (Offset e = 0; e < length; ++e)  // inline: most unequal rows differ in their first column
-      if (cols[e] != cols[e + length]) return false;
+    for (Index r = 1; r < rows; ++r) {
+      if (A.row_length(i + r) != length) return false;
+      const Index* other = A.col.data() + A.row_begin(i + r);
+      for (Offset e = 0; e < length; ++e)  // inline: most unequal rows differ in their first column
+        if (cols[e] != other[e]) return false;
+    }
     return true;
   }
 
-  // Whether the rows of A pair often enough to pay for looking: at least a quarter of up to 256 even rows
-  // spread over A. Matrices without pairs then cost nothing more per row.
+  // The group size for A: the R in 2..kMaxGroup whose groups save the most work (R - 1 of every R rows'
+  // passes over B) in a sample of up to kSampledGroups groups spread over A, provided a quarter of the
+  // sampled groups share their columns; otherwise 1. Matrices without node blocks then cost nothing more
+  // per row. 2 unknowns per node give 2; 3 (3-D elasticity) and 6 (shells) give 3: with pairs alone, a
+  // third of the rows of a 3-unknown matrix were left out (pairs straddling two nodes). The sample is
+  // small because products of 10 us notice it (256 groups: 1 us).
+  static constexpr Index kSampledGroups = 64;
   template <class Value>
-  static bool worth_pairing(const CsrMatrix<Value>& A) {
-    const Index candidates = A.rows / 2, samples = std::min<Index>(candidates, 256);
-    Index paired = 0;
-    for (Index s = 0; s < samples; ++s)
-      paired += rows_pair(A, 2 * static_cast<Index>(static_cast<std::int64_t>(candidates) * s / samples));
-    return samples > 0 && 4 * paired >= samples;
+  static int group_size(const CsrMatrix<Value>& A) {
+    int best = 1;
+    double best_saving = 0;
+    for (int R = 2; R <= kMaxGroup; ++R) {
+      const Index candidates = A.rows / R, samples = std::min<Index>(candidates, kSampledGroups);
+      Index grouped = 0;
+      for (Index s = 0; s < samples; ++s) {
+        const auto g = static_cast<Index>(static_cast<std::int64_t>(candidates) * s / samples);
+        grouped += rows_share_columns(A, R * g, R);
+      }
+      if (samples == 0 || 4 * grouped < samples) continue;
+      const double saving = static_cast<double>(grouped) / static_cast<double>(samples) * (R - 1) / R;
+      if (saving > best_saving) best = R, best_saving = saving;
+    }
+    return best;
   }
 
-  // Rows 2m and 2m+1 of C (2m alone when it is the last row), back to back from cols/vals; their lengths
-  // into length[0] and length[1]. Returns the entries written.
+  static Index row_groups(Index rows, int group) { return (rows + group - 1) / group; }
+  static Index rows_in_group(Index rows, int group, Index g) { return std::min<Index>(group, rows - group * g); }
+
+  // Rows group*g .. (the group, or what is left of A) of C, back to back from cols/vals; their lengths into
+  // lengths[]. Returns the entries written.
   template <ListRoom kRoom, class Value>
-  static Offset compute_row_pair(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index m, Workspace<Value>& ws,
-                                 Index* cols, Value* vals, Index length[2]) {
-    const Index i = 2 * m;
-    Index* marker = ws.marker.data();
-    if (ws.pairs && rows_pair(A, i)) {
-      length[0] = length[1] = accumulate_rows<2, kRoom>(A, B, i, marker, ws.pair_sums.data(), cols, vals);
-      return 2 * static_cast<Offset>(length[0]);
-    }
-    length[0] = accumulate_rows<1, kRoom>(A, B, i, marker, ws.sums.data(), cols, vals);
-    length[1] = i + 1 < A.rows
-                    ? accumulate_rows<1, kRoom>(A, B, i + 1, marker, ws.sums.data(), cols + length[0], vals + length[0])
-                    : 0;
-    return static_cast<Offset>(length[0]) + length[1];
+  static Offset compute_row_group(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index g,
+                                  Workspace<Value>& ws, Index* cols, Value* vals, Index lengths[kMaxGroup]) {
+    if (ws.group > 1) return compute_node_group<kRoom>(A, B, g, ws, cols, vals, lengths);
+    // No node blocks: the common case, inlined into the loops over rows as it was before groups (products
+    // of 0.3 ms without groups were 3-9% slower with every row going through the group code).
+    lengths[0] = accumulate_rows<1, kRoom>(A, B, g, ws.marker.data(), ws.sums.data(), cols, vals);
+    return lengths[0];
   }
-  static Index row_pairs(Index rows) { return (rows + 1) / 2; }
+  template <ListRoom kRoom, class Value>
+  [[gnu::noinline]] static Offset compute_node_group(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index g,
+                                                     Workspace<Value>& ws, Index* cols, Value* vals,
+                                                     Index lengths[kMaxGroup]) {
+    const Index i = ws.group * g, rows = rows_in_group(A.rows, ws.group, g);
+    Index* marker = ws.marker.data();
+    if (rows > 1 && rows_share_columns(A, i, rows)) {
+      Value* sums = ws.group_sums.data();
+      const Index length = rows == 2 ? accumulate_rows<2, kRoom>(A, B, i, marker, sums, cols, vals)
+                                     : accumulate_rows<3, kRoom>(A, B, i, marker, sums, cols, vals);
+      std::fill_n(lengths, rows, length);
+      return static_cast<Offset>(rows) * length;
+    }
+    Offset end = 0;
+    for (Index r = 0; r < rows; ++r) {
+      lengths[r] = accumulate_rows<1, kRoom>(A, B, i + r, marker, ws.sums.data(), cols + end, vals + end);
+      end += lengths[r];
+    }
+    return end;
+  }
+
+  // Stores the lengths of group g's rows as C.row_ptr[first row + 1 ..], which allocate_from_row_lengths
+  // or a prefix sum turns into offsets.
+  template <class Value>
+  static void set_row_lengths(CsrMatrix<Value>& C, int group, Index g, const Index* lengths) {
+    const Index first = group * g, rows = rows_in_group(C.rows, group, g);
+    for (Index r = 0; r < rows; ++r) C.row_ptr[static_cast<std::size_t>(first + r) + 1] = lengths[r];
+  }
 
   // One thread, no symbolic pass: C's arrays get room for every product and are cut to size at the end.
   // Returns the workspace's bytes.
   template <class Value>
   static std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                                 CsrMatrix<Value>& C) {
-    const bool pairs = worth_pairing(A);
-    Workspace<Value> ws(B.cols, pairs);
+    Workspace<Value> ws(B.cols, group_size(A));
     C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
     C.val.resize(C.col.size());
     Offset end = 0;
-    for (Index m = 0; m < row_pairs(A.rows); ++m) {
-      Index length[2];
-      const Offset written =
-          compute_row_pair<ListRoom::padded>(A, B, m, ws, C.col.data() + end, C.val.data() + end, length);
-      set_pair_row_ptr(C, m, end + length[0], end + written);  // ends
-      end += written;
+    for (Index g = 0; g < row_groups(A.rows, ws.group); ++g) {
+      Index lengths[kMaxGroup];
+      end += compute_row_group<ListRoom::padded>(A, B, g, ws, C.col.data() + end, C.val.data() + end, lengths);
+      set_row_lengths(C, ws.group, g, lengths);
     }
+    std::partial_sum(C.row_ptr.begin(), C.row_ptr.end(), C.row_ptr.begin());
     C.col.resize(static_cast<std::size_t>(end));
     C.val.resize(static_cast<std::size_t>(end));
     return ws.bytes();
-  }
-
-  // Sets row_ptr[2m + 1] and row_ptr[2m + 2] (the second only when row 2m + 1 exists): the rows' ends, or
-  // their lengths where allocate_from_row_lengths turns them into offsets later.
-  template <class Value>
-  static void set_pair_row_ptr(CsrMatrix<Value>& C, Index m, Offset first, Offset second) {
-    const auto i = static_cast<std::size_t>(2 * m);
-    C.row_ptr[i + 1] = first;
-    if (i + 1 < static_cast<std::size_t>(C.rows)) C.row_ptr[i + 2] = second;
   }
 
   // work[i] = multiplications of rows 0 .. i-1 (rows + 1 entries).
@@ -352,15 +384,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return work;
   }
 
-  // Row pairs [first_pair, end_pair) of C, computed in one pass into the block's buffer, which has room
-  // for every product.
+  // Row groups [first_group, end_group) of C, computed in one pass into the block's buffer, which has
+  // room for every product.
   template <class Value>
   struct Block {
-    Index first_pair = 0, end_pair = 0;
+    Index first_group = 0, end_group = 0;
     Array<Index> col;
     Array<Value> val;
-    Index first_row() const { return 2 * first_pair; }
-    Index end_row(Index rows) const { return std::min(2 * end_pair, rows); }
   };
 
   // Mid-sized products, in parallel without a symbolic pass: A's rows cut into blocks of equal work,
@@ -370,32 +400,34 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
                                        const Array<Offset>& work, CsrMatrix<Value>& C) {
-    const Index pair_count = row_pairs(A.rows);
-    const auto blocks = static_cast<std::size_t>(std::clamp<Index>(pair_count, 1, 8 * max_threads()));
+    const int group = group_size(A);
+    const Index group_count = row_groups(A.rows, group);
+    auto first_row = [&](Index g) { return std::min<Index>(group * g, A.rows); };
+    const auto blocks = static_cast<std::size_t>(std::clamp<Index>(group_count, 1, 8 * max_threads()));
     std::vector<Block<Value>> block(blocks);
     for (std::size_t b = 0; b < blocks; ++b) {
       const Offset target = work.back() * static_cast<Offset>(b + 1) / static_cast<Offset>(blocks);
       const auto row = static_cast<Index>(std::lower_bound(work.begin(), work.end(), target) - work.begin());
-      block[b].first_pair = b == 0 ? 0 : block[b - 1].end_pair;
-      block[b].end_pair = std::max(b + 1 == blocks ? pair_count : (row + 1) / 2, block[b].first_pair);
+      block[b].first_group = b == 0 ? 0 : block[b - 1].end_group;
+      block[b].end_group = std::max(b + 1 == blocks ? group_count : row_groups(row, group), block[b].first_group);
     }
-    const bool pairs = worth_pairing(A);
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, pairs);
+      Workspace<Value> ws(B.cols, group);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t b = 0; b < blocks; ++b) {
         Block<Value>& part = block[b];
-        const Offset room = work[static_cast<std::size_t>(part.end_row(A.rows))] -
-                            work[static_cast<std::size_t>(part.first_row())];
+        const Offset room = work[static_cast<std::size_t>(first_row(part.end_group))] -
+                            work[static_cast<std::size_t>(first_row(part.first_group))];
         part.col.resize(static_cast<std::size_t>(room) + kListPadding);
         part.val.resize(static_cast<std::size_t>(room));
         Offset end = 0;
-        for (Index m = part.first_pair; m < part.end_pair; ++m) {
-          Index length[2];
-          end += compute_row_pair<ListRoom::padded>(A, B, m, ws, part.col.data() + end, part.val.data() + end, length);
-          set_pair_row_ptr(C, m, length[0], length[1]);  // lengths
+        for (Index g = part.first_group; g < part.end_group; ++g) {
+          Index lengths[kMaxGroup];
+          end += compute_row_group<ListRoom::padded>(A, B, g, ws, part.col.data() + end, part.val.data() + end,
+                                                     lengths);
+          set_row_lengths(C, group, g, lengths);
         }
       }
       workspaces += ws.bytes();
@@ -405,7 +437,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : buffered)
     for (std::size_t b = 0; b < blocks; ++b) {
       Block<Value>& part = block[b];
-      const Offset from = C.row_begin(part.first_row()), count = C.row_begin(part.end_row(A.rows)) - from;
+      const Offset from = C.row_begin(first_row(part.first_group));
+      const Offset count = C.row_begin(first_row(part.end_group)) - from;
       std::copy_n(part.col.data(), count, C.col.data() + from);
       std::copy_n(part.val.data(), count, C.val.data() + from);
       buffered += count;
@@ -442,17 +475,17 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Returns the workspaces' bytes.
   template <class Value>
   static std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
-    const Index chunk = std::max<Index>(1, row_chunk(A.rows) / 2);
-    const bool pairs = worth_pairing(A);
+    const int group = group_size(A);
+    const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, pairs);
+      Workspace<Value> ws(B.cols, group);
 #pragma omp for schedule(dynamic, chunk)
-      for (Index m = 0; m < row_pairs(A.rows); ++m) {
-        const Offset begin = C.row_begin(2 * m);
-        Index length[2];
-        compute_row_pair<ListRoom::exact>(A, B, m, ws, C.col.data() + begin, C.val.data() + begin, length);
+      for (Index g = 0; g < row_groups(A.rows, group); ++g) {
+        const Offset begin = C.row_begin(group * g);
+        Index lengths[kMaxGroup];
+        compute_row_group<ListRoom::exact>(A, B, g, ws, C.col.data() + begin, C.val.data() + begin, lengths);
       }
       workspaces += ws.bytes();
     }

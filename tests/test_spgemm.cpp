@@ -183,21 +183,30 @@ namespace {
 
 // A matrix with `dofs` unknowns per node of `nodes`' pattern: each entry (I, J) becomes a dense
 // dofs x dofs block with distinct values, so the rows of a node share their columns (as in elasticity
-// finite elements), which gustavson computes in pairs.
-CsrMatrix<double> node_blocks(const CsrMatrix<double>& nodes, Index dofs) {
+// finite elements), which gustavson computes together. Every `broken`-th node (0: none) loses the last
+// entry of its last row, so that its rows no longer all share their columns. `extra_rows` rows with
+// the first node's pattern are appended (a short last group).
+CsrMatrix<double> node_blocks(const CsrMatrix<double>& nodes, Index dofs, Index broken = 0, Index extra_rows = 0) {
   std::vector<Triplet<double>> entries;
   for (Index I = 0; I < nodes.rows; ++I)
     for (Offset e = nodes.row_begin(I); e < nodes.row_end(I); ++e)
       for (Index a = 0; a < dofs; ++a)
-        for (Index b = 0; b < dofs; ++b)
-          entries.push_back({I * dofs + a, nodes.col[e] * dofs + b, nodes.val[e] * (1.0 + a) - 0.25 * b});
-  return csr_from_triplets(nodes.rows * dofs, nodes.cols * dofs, std::move(entries));
+        for (Index b = 0; b < dofs; ++b) {
+          const bool dropped =
+              broken > 0 && I % broken == 0 && a + 1 == dofs && e + 1 == nodes.row_end(I) && b + 1 == dofs;
+          if (!dropped)
+            entries.push_back({I * dofs + a, nodes.col[e] * dofs + b, nodes.val[e] * (1.0 + a) - 0.25 * b});
+        }
+  for (Index r = 0; r < extra_rows; ++r)
+    for (Offset e = nodes.row_begin(0); e < nodes.row_end(0); ++e)
+      entries.push_back({nodes.rows * dofs + r, nodes.col[e] * dofs, nodes.val[e] + r});
+  return csr_from_triplets(nodes.rows * dofs + extra_rows, nodes.cols * dofs + extra_rows, std::move(entries));
 }
 
 // gustavson takes one of three paths by the product's size and compression: one pass on one thread,
 // blocks of rows in one pass in parallel (mid-sized products, and large ones that merge at least 4
-// products per entry), or symbolic + numeric passes; rows with the same columns as the next go in pairs
-// (node blocks; an odd row count leaves the last row alone), with the marker test or without it (narrow
+// products per entry), or symbolic + numeric passes; node blocks go in groups of 2 or 3 rows (groups
+// whose rows differ, and a short last group, row by row), with the marker test or without it (narrow
 // windows: the stencils and the node blocks of a 2-D grid). Each case against Eigen and bitwise the same
 // on 1 and 2 threads; the symbolic time says which path ran.
 TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
@@ -218,12 +227,13 @@ TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
   PoissonParams grid;
   grid.stencil = Stencil::p5;
   grid.size = {41, 41, 1};
-  cases.push_back({"node pairs, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 3), false});
-  cases.push_back({"node pairs, blocks", node_blocks(random_sparse(701, 701, 0.01, 34), 3), false});
-  cases.push_back({"node pairs, 2-D grid", node_blocks(poisson_matrix(grid), 3), false});
+  cases.push_back({"node triples, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 3), false});
+  cases.push_back({"node pairs, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 2, 0, 1), false});
+  cases.push_back({"node triples, blocks", node_blocks(random_sparse(701, 701, 0.01, 34), 3, 4, 2), false});
+  cases.push_back({"node triples of 6, 2-D grid", node_blocks(poisson_matrix(grid), 6), false});
   PoissonParams big_grid = grid;
   big_grid.size = {301, 301, 1};  // 18 M multiplications, 3.8 per entry: two passes
-  cases.push_back({"node pairs, two passes", node_blocks(poisson_matrix(big_grid), 2), true});
+  cases.push_back({"node pairs, two passes", node_blocks(poisson_matrix(big_grid), 2, 5, 1), true});
   const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
   const int threads = omp_get_max_threads();
   for (const Case& c : cases) {
