@@ -43,6 +43,84 @@ __attribute__((target("avx512f,popcnt"))) Index list_marked_columns_avx512(const
   }
   return n;
 }
+
+// The list_marked_entries kernel moves a block of 16 columns' sums: the hit ones compressed into vals,
+// zeros stored over all of them. 8 doubles per register (a block takes two) or 16 floats. Returns the
+// number of hits.
+template <class Value>
+struct SumLanes;
+
+template <>
+struct SumLanes<double> {
+  __attribute__((target("avx512f,popcnt"))) static int move(const __mmask16 hit, const __mmask16 in_window,
+                                                               double* block, double* vals, bool padded) {
+    const auto hit_low = static_cast<__mmask8>(hit), hit_high = static_cast<__mmask8>(hit >> 8);
+    const auto window_low = static_cast<__mmask8>(in_window), window_high = static_cast<__mmask8>(in_window >> 8);
+    const int low = std::popcount(static_cast<unsigned>(hit_low));
+    const int high = std::popcount(static_cast<unsigned>(hit_high));
+    const __m512d sums_low = _mm512_maskz_loadu_pd(window_low, block);
+    const __m512d sums_high = _mm512_maskz_loadu_pd(window_high, block + 8);
+    const __m512d listed_low = _mm512_maskz_compress_pd(hit_low, sums_low);
+    const __m512d listed_high = _mm512_maskz_compress_pd(hit_high, sums_high);
+    const __m512d zero = _mm512_setzero_pd();
+    if (padded && in_window == 0xffff) {
+      _mm512_storeu_pd(vals, listed_low);
+      _mm512_storeu_pd(vals + low, listed_high);
+      _mm512_storeu_pd(block, zero);
+      _mm512_storeu_pd(block + 8, zero);
+    } else {
+      _mm512_mask_storeu_pd(vals, static_cast<__mmask8>((1u << low) - 1), listed_low);
+      _mm512_mask_storeu_pd(vals + low, static_cast<__mmask8>((1u << high) - 1), listed_high);
+      _mm512_mask_storeu_pd(block, window_low, zero);
+      _mm512_mask_storeu_pd(block + 8, window_high, zero);
+    }
+    return low + high;
+  }
+};
+
+template <>
+struct SumLanes<float> {
+  __attribute__((target("avx512f,popcnt"))) static int move(const __mmask16 hit, const __mmask16 in_window,
+                                                               float* block, float* vals, bool padded) {
+    const int count = std::popcount(static_cast<unsigned>(hit));
+    const __m512 listed = _mm512_maskz_compress_ps(hit, _mm512_maskz_loadu_ps(in_window, block));
+    if (padded && in_window == 0xffff) {
+      _mm512_storeu_ps(vals, listed);
+      _mm512_storeu_ps(block, _mm512_setzero_ps());
+    } else {
+      _mm512_mask_storeu_ps(vals, static_cast<__mmask16>((1u << count) - 1), listed);
+      _mm512_mask_storeu_ps(block, in_window, _mm512_setzero_ps());
+    }
+    return count;
+  }
+};
+
+template <ListRoom kRoom, class Value>
+__attribute__((target("avx512f,popcnt"))) Index list_marked_entries_avx512(const Index* marker, Index stamp,
+                                                                              Index first, Index window, Value* sums,
+                                                                              Index* cols, Value* vals) {
+  const __m512i wanted = _mm512_set1_epi32(stamp);
+  const __m512i sixteen = _mm512_set1_epi32(16);
+  __m512i columns = _mm512_add_epi32(_mm512_set1_epi32(first),
+                                     _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
+  Index n = 0;
+  for (Index offset = 0; offset < window; offset += 16, columns = _mm512_add_epi32(columns, sixteen)) {
+    const Index remaining = window - offset;
+    const __mmask16 in_window = remaining >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
+    const __m512i markers = _mm512_maskz_loadu_epi32(in_window, marker + first + offset);
+    const __mmask16 hit = _mm512_mask_cmpeq_epi32_mask(in_window, markers, wanted);
+    if (hit == 0) continue;  // nothing stamped: the block's sums are zero already, and stay clean
+    const __m512i hits = _mm512_maskz_compress_epi32(hit, columns);
+    const int count =
+        SumLanes<Value>::move(hit, in_window, sums + first + offset, vals + n, kRoom == ListRoom::padded);
+    if constexpr (kRoom == ListRoom::padded)
+      _mm512_storeu_si512(cols + n, hits);
+    else
+      _mm512_mask_storeu_epi32(cols + n, static_cast<__mmask16>((1u << count) - 1), hits);
+    n += count;
+  }
+  return n;
+}
 #endif
 
 }  // namespace
@@ -57,5 +135,26 @@ Index list_marked_columns(const Index* marker, Index stamp, Index first, Index w
   (void)allow_vector;
   return list_marked_columns_scalar(marker, stamp, first, window, cols);
 }
+
+template <class Value>
+Index list_marked_entries(const Index* marker, Index stamp, Index first, Index window, Value* sums, Index* cols,
+                          Value* vals, bool allow_vector, ListRoom room) {
+#if defined(__x86_64__)
+  if (allow_vector && vector_sort_available())
+    return room == ListRoom::padded
+               ? list_marked_entries_avx512<ListRoom::padded>(marker, stamp, first, window, sums, cols, vals)
+               : list_marked_entries_avx512<ListRoom::exact>(marker, stamp, first, window, sums, cols, vals);
+#endif
+  (void)allow_vector;
+  const Index n = list_marked_columns_scalar(marker, stamp, first, window, cols);
+  for (Index p = 0; p < n; ++p) {
+    vals[p] = sums[cols[p]];
+    sums[cols[p]] = Value{0};
+  }
+  return n;
+}
+
+template Index list_marked_entries(const Index*, Index, Index, Index, double*, Index*, double*, bool, ListRoom);
+template Index list_marked_entries(const Index*, Index, Index, Index, float*, Index*, float*, bool, ListRoom);
 
 }  // namespace amgsolve

@@ -43,4 +43,15 @@ inline constexpr std::size_t kListPadding = 16;
 Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols,
                           bool allow_vector = true, ListRoom room = ListRoom::exact);
 
+// The scan above with the gather fused in: also moves each listed column's sum out of the dense
+// accumulator into vals (vals[p] = sums[cols[p]]) and leaves the window's sums zero. Every column with a
+// nonzero sum must be stamped. The AVX-512 kernel reads the 16 sums of a block with hits at once,
+// compresses the listed ones into vals and stores zeros over the block, so no sum is loaded through a
+// listed column (those loads waited on the scan's stores). ListRoom::padded: cols and vals both have
+// kListPadding entries of room. Measured in gustavson (2 threads, 1001 runs): bcsstk22's A^2 10.2 ->
+// 8.3 us, west0067's 5.6 -> 3.7 us.
+template <class Value>
+Index list_marked_entries(const Index* marker, Index stamp, Index first, Index window, Value* sums, Index* cols,
+                          Value* vals, bool allow_vector = true, ListRoom room = ListRoom::exact);
+
 }  // namespace amgsolve

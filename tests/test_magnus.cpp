@@ -207,6 +207,65 @@ TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
   }
 }
 
+// The scan with the gather fused in moves exactly the stamped columns' sums out, in column order, and
+// leaves every sum of the window zero and every sum outside it untouched; nothing is written past the
+// lists (or their padding). Double and float, both paths, both rooms, windows around the 16-lane step.
+template <class Value>
+void check_marked_entries_are_moved_out() {
+  constexpr Index kLength = 120, kStamp = 3;
+  constexpr std::size_t kGuard = 24;
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    std::vector<Index> marker(kLength);
+    std::vector<Value> sums(kLength);
+    for (Index j = 0; j < kLength; ++j) {
+      const std::uint64_t h = seeded_hash(seed + 500, static_cast<std::uint64_t>(j));
+      const bool stamped = seed == 0 || (seed > 1 && h % (seed + 1) == 0);  // all, none, or some
+      marker[j] = stamped ? kStamp : static_cast<Index>(h % 3);
+      sums[j] = stamped ? static_cast<Value>(1 + h % 1000) : Value{0};  // unstamped sums are zero
+    }
+    for (Index first : {0, 5, 16, 33}) {
+      for (Index window = 0; first + window <= kLength && window <= 70; ++window) {
+        std::vector<Index> expected_cols;
+        std::vector<Value> expected_vals;
+        for (Index j = first; j < first + window; ++j)
+          if (marker[j] == kStamp) expected_cols.push_back(j), expected_vals.push_back(sums[j]);
+        for (bool vector : {true, false})
+          for (ListRoom room : {ListRoom::exact, ListRoom::padded}) {
+            const std::size_t room_size =
+                static_cast<std::size_t>(window) + (room == ListRoom::padded ? kListPadding : 0);
+            std::vector<Index> cols(room_size + kGuard, -99);
+            std::vector<Value> vals(room_size + kGuard, Value{-99});
+            std::vector<Value> moved = sums;
+            const Index n = list_marked_entries(marker.data(), kStamp, first, window, moved.data(), cols.data(),
+                                                vals.data(), vector, room);
+            const std::string where = "seed " + std::to_string(seed) + ", first " + std::to_string(first) +
+                                      ", window " + std::to_string(window) + (vector ? ", vector" : ", scalar") +
+                                      (room == ListRoom::padded ? ", padded" : ", exact");
+            const std::size_t written_up_to = room == ListRoom::padded ? room_size : static_cast<std::size_t>(n);
+            for (std::size_t e = written_up_to; e < cols.size(); ++e) {
+              ASSERT_EQ(cols[e], -99) << where << ", column entry " << e;
+              ASSERT_EQ(vals[e], Value{-99}) << where << ", value entry " << e;
+            }
+            for (Index j = 0; j < kLength; ++j) {
+              const bool in_window = j >= first && j < first + window;
+              ASSERT_EQ(moved[j], in_window ? Value{0} : sums[j]) << where << ", sum " << j;
+            }
+            cols.resize(static_cast<std::size_t>(std::max<Index>(n, 0)));
+            vals.resize(cols.size());
+            ASSERT_EQ(cols, expected_cols) << where;
+            ASSERT_EQ(vals, expected_vals) << where;
+          }
+      }
+    }
+  }
+}
+
+TEST(SortAccumulator, FusedScanMovesTheStampedSumsOut) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (scalar path twice)");
+  check_marked_entries_are_moved_out<double>();
+  check_marked_entries_are_moved_out<float>();
+}
+
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {
   magnus::Options o;
   o.cache = {1024, 64};
