@@ -79,39 +79,52 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // geometric mean (the power-network matrices' 2^14..2^16 products 1.4-1.6x), 2^12 no better than 2^14.
   static constexpr Offset kSerialMultiplications = Offset{1} << 14;
   // Products up to kOnePassMultiplications skip the symbolic pass; larger ones (up to
-  // kLargeOnePassMultiplications) only when they merge many products per entry (compression at least
-  // kOnePassCompression): the buffers' fresh pages and the copy cost about what the symbolic pass saves
-  // when it is cheap. Measured with 2 threads on the Galerkin products of 7-point Poisson 128^3: A*P
-  // (compression 3, 50 M multiplications) was 13% slower in one pass, P^T*(AP) (compression 10) 21% faster.
-  static constexpr Offset kOnePassMultiplications = Offset{1} << 22;
+  // kLargeOnePassMultiplications) only when they merge enough products per entry (compression at least
+  // kOnePassCompression): one pass copies the nonzeros of C once more, two passes read every product
+  // once more. With freed memory kept (the buffers' pages reused), measured with 2 threads against the
+  // earlier rule (2^22, and compression 4 above): s1rmq4m1, s1rmt3m1, s3rmt3m3, bcsstk13, bcsstk16 and
+  // bcsstk17 (4.6-19 M multiplications, compression 11-19) 1.2-1.7x faster, memplus (9.5 M, 1.9) 1.1x,
+  // the prolongator smoothing of 7-point Poisson 128^3 (15 M, 2.0) 1.08x, its A*P (50 M, 3.0) 1.15x;
+  // email-Enron (52 M, 1.7) 1.15x slower in one pass, so it keeps two. The compression is estimated from
+  // a sample, which misjudges irregular matrices (email-Enron 2.1, memplus 1.3): hence a threshold well
+  // clear of both.
+  static constexpr Offset kOnePassMultiplications = Offset{1} << 24;
   static constexpr Offset kLargeOnePassMultiplications = Offset{1} << 26;  // buffers of at most 768 MiB
-  static constexpr double kOnePassCompression = 4.0;
-  static constexpr Offset kSampledProducts = Offset{1} << 16;  // products read to estimate the compression
+  static constexpr double kOnePassCompression = 2.5;
+  // About this many products are read to estimate the compression, from rows spread over all of A.
+  static constexpr Offset kSampledProducts = Offset{1} << 16;
 
   template <class Value>
   static bool one_pass_pays(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Array<Offset>& work) {
     const Offset multiplications = work.back();
     if (multiplications <= kOnePassMultiplications) return true;
-    return multiplications <= kLargeOnePassMultiplications && sampled_compression(A, B) >= kOnePassCompression;
+    return multiplications <= kLargeOnePassMultiplications &&
+           sampled_compression(A, B, multiplications) >= kOnePassCompression;
   }
 
-  // Multiplications per distinct column, over rows spread evenly over A: up to 256 of them, stopping
-  // once they hold kSampledProducts, so that the estimate costs little next to the product.
+  // Multiplications per distinct column over rows spread evenly over all of A, as many as hold about
+  // kSampledProducts products (at most 256), counted with markers: O(products), so the estimate costs
+  // little next to the product. (Sorting the first rows' columns until 2^16 products instead cost the
+  // suite's finite-element products a quarter of their time, and read only the top of A: memplus and
+  // email-Enron came out at 4.0 and 2.7 instead of 1.9 and 1.7.)
   template <class Value>
-  static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
-    const Index samples = std::min<Index>(A.rows, 256);
-    std::vector<Index> columns;
-    Offset multiplications = 0, distinct = 0;
-    for (Index s = 0; s < samples && multiplications < kSampledProducts; ++s) {
-      const Index i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
-      columns.clear();
+  static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications) {
+    const Offset per_row = std::max<Offset>(1, multiplications / std::max<Index>(A.rows, 1));
+    const auto samples =
+        static_cast<Index>(std::clamp<Offset>(kSampledProducts / per_row, 1, std::min<Index>(A.rows, 256)));
+    std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
+    Offset products = 0, distinct = 0;
+    for (Index s = 0; s < samples; ++s) {
+      const auto i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
       for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
-        columns.insert(columns.end(), B.col.begin() + B.row_begin(A.col[ka]), B.col.begin() + B.row_end(A.col[ka]));
-      std::sort(columns.begin(), columns.end());
-      multiplications += static_cast<Offset>(columns.size());
-      distinct += std::unique(columns.begin(), columns.end()) - columns.begin();
+        for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) {
+          const Index j = B.col[kb];
+          distinct += marker[j] != i;
+          marker[j] = i;
+          ++products;
+        }
     }
-    return distinct > 0 ? static_cast<double>(multiplications) / static_cast<double>(distinct) : 1.0;
+    return distinct > 0 ? static_cast<double>(products) / static_cast<double>(distinct) : 1.0;
   }
 
   // The product's multiplications when at most kSerialMultiplications, else -1 (found after reading only
@@ -217,9 +230,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Rows i .. i+R-1 of C = sum_k A(i+r,k) B(k,:), accumulated, then listed in column order by a sort or by
   // a scan of the markers across the row's column window (whichever scan_beats_sort expects to be
   // cheaper), and written back to back from cols/vals. Returns the length of each. The accumulator is
-  // left zero (unchecked accumulation relies on it). Single rows whose scan finds at least 4 columns in
-  // 16 move their sums out in the same scan (list_marked_entries); sparser windows measured faster with
-  // the separate gather (power networks: 494_bus 15% slower fused). ListRoom::padded: cols has kListPadding entries of
+  // left zero (unchecked accumulation relies on it). ListRoom::padded: cols has kListPadding entries of
   // room past the row's products, so the listing kernels may store whole registers (one_pass and
   // one_pass_blocks, whose buffers are written in row order); numeric writes rows in place in C.
   template <int R, ListRoom kRoom, class Value>
@@ -228,19 +239,31 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
                                Value* __restrict vals) {
     const RowReach reach = row_reach(A, B, i);
     if (reach.products == 0) return 0;
-    Index length = 0;
-    bool scan = true, dense = true;
     if (unchecked_accumulation_pays(reach)) {
       accumulate_products<R, false>(A, B, i, marker, accumulator, cols);
-    } else {
-      length = accumulate_products<R, true>(A, B, i, marker, accumulator, cols);
-      scan = scan_beats_sort(length, reach.window(), has_vector_kernels);
-      dense = 4 * length >= reach.window();
+      return list_row<R, kRoom>(marker, i, reach.first, reach.window(), 0, accumulator, cols, vals);
     }
+    const Index appended = accumulate_products<R, true>(A, B, i, marker, accumulator, cols);
+    return list_row<R, kRoom>(marker, i, reach.first, reach.window(), appended, accumulator, cols, vals);
+  }
+
+  // Lists the accumulated row(s) stamped i: their columns in order, by a scan of the markers across the
+  // window [first, first + window) or a sort of the `appended` columns the accumulation put in cols
+  // (0 when it put none: unchecked accumulation, always scanned), and their sums moved from the
+  // accumulator to vals (R rows back to back), leaving it zero. Returns the length of each row. A single
+  // row whose scan finds at least 4 columns in 16 moves its sums out in the same scan
+  // (list_marked_entries); sparser windows measured faster with the separate gather (power networks:
+  // 494_bus 15% slower fused).
+  template <int R, ListRoom kRoom, class Value>
+  static Index list_row(Index* __restrict marker, Index i, Index first, Index window, Index appended,
+                        Value* __restrict accumulator, Index* __restrict cols, Value* __restrict vals) {
+    const bool scan = appended == 0 || scan_beats_sort(appended, window, has_vector_kernels);
+    const bool dense = appended == 0 || 4 * appended >= window;
     if (scan && dense && R == 1)  // a single row's sums lie side by side
-      return list_marked_entries(marker, i, reach.first, reach.window(), accumulator, cols, vals, true, kRoom);
+      return list_marked_entries(marker, i, first, window, accumulator, cols, vals, true, kRoom);
+    Index length = appended;
     if (scan)
-      length = list_marked_columns(marker, i, reach.first, reach.window(), cols, true, kRoom);
+      length = list_marked_columns(marker, i, first, window, cols, true, kRoom);
     else
       sort_columns(cols, static_cast<std::size_t>(length));
     for (Index p = 0; p < length; ++p) {
@@ -258,12 +281,14 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // (only when the product groups rows).
   template <class Value>
   struct Workspace {
-    Workspace(Index columns, int group)
+    Workspace(Index columns, int group, bool single_entry_rows)
         : group(group),
+          single_entry_rows(single_entry_rows),
           marker(static_cast<std::size_t>(columns), -1),
           sums(static_cast<std::size_t>(columns)),
           group_sums(group > 1 ? static_cast<std::size_t>(group) * static_cast<std::size_t>(columns) : 0) {}
     int group;
+    bool single_entry_rows;  // B has at most one entry per row
     std::vector<Index> marker;
     std::vector<Value> sums, group_sums;
     std::uint64_t bytes() const {
@@ -316,6 +341,47 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return best;
   }
 
+  // Whether every row of B has at most one entry: an aggregation or injection, such as smoothed
+  // aggregation's tentative prolongator, whose product with A (the prolongator smoothing) merges A's
+  // columns into aggregates.
+  template <class Value>
+  static bool single_entry_rows(const CsrMatrix<Value>& B) {
+    if (B.nnz() > B.rows) return false;
+    for (Index k = 0; k < B.rows; ++k)
+      if (B.row_length(k) > 1) return false;
+    return true;
+  }
+
+  // Row i of C when B has at most one entry per row: each entry of A's row lands in one column, so the
+  // row is accumulated in one pass over it (no window pass, no loop over B's row, no prefetch), its
+  // column window tracked on the way.
+  template <ListRoom kRoom, class Value>
+  static Index accumulate_row_of_single_entries(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
+                                                Index* __restrict marker, Value* __restrict sums,
+                                                Index* __restrict cols, Value* __restrict vals) {
+    const Offset* __restrict b_begin = B.row_ptr.data();
+    const Index* __restrict b_col = B.col.data();
+    const Value* __restrict b_val = B.val.data();
+    Index length = 0, first = B.cols, last = -1;
+    for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
+      const Index k = A.col[ka];
+      const Offset kb = b_begin[k];
+      if (kb == b_begin[k + 1]) continue;
+      const Index j = b_col[kb];
+      const Value product = A.val[ka] * b_val[kb];
+      if (marker[j] != i) {
+        marker[j] = i;
+        sums[j] = product;
+        cols[length++] = j;
+        first = std::min(first, j);
+        last = std::max(last, j);
+      } else {
+        sums[j] += product;
+      }
+    }
+    return length > 0 ? list_row<1, kRoom>(marker, i, first, last - first + 1, length, sums, cols, vals) : 0;
+  }
+
   static Index row_groups(Index rows, int group) { return (rows + group - 1) / group; }
   static Index rows_in_group(Index rows, int group, Index g) { return std::min<Index>(group, rows - group * g); }
 
@@ -325,6 +391,10 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   static Offset compute_row_group(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index g,
                                   Workspace<Value>& ws, Index* cols, Value* vals, Index lengths[kMaxGroup]) {
     if (ws.group > 1) return compute_node_group<kRoom>(A, B, g, ws, cols, vals, lengths);
+    if (ws.single_entry_rows) {
+      lengths[0] = accumulate_row_of_single_entries<kRoom>(A, B, g, ws.marker.data(), ws.sums.data(), cols, vals);
+      return lengths[0];
+    }
     // No node blocks: the common case, inlined into the loops over rows as it was before groups (products
     // of 0.3 ms without groups were 3-9% slower with every row going through the group code).
     lengths[0] = accumulate_rows<1, kRoom>(A, B, g, ws.marker.data(), ws.sums.data(), cols, vals);
@@ -364,7 +434,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                                 CsrMatrix<Value>& C) {
-    Workspace<Value> ws(B.cols, group_size(A));
+    Workspace<Value> ws(B.cols, group_size(A), single_entry_rows(B));
     C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
     C.val.resize(C.col.size());
     Offset end = 0;
@@ -407,6 +477,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   static std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
                                        const Array<Offset>& work, CsrMatrix<Value>& C) {
     const int group = group_size(A);
+    const bool single = single_entry_rows(B);
     const Index group_count = row_groups(A.rows, group);
     auto first_row = [&](Index g) { return std::min<Index>(group * g, A.rows); };
     const auto blocks = static_cast<std::size_t>(std::clamp<Index>(group_count, 1, 8 * max_threads()));
@@ -420,7 +491,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, group);
+      Workspace<Value> ws(B.cols, group, single);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t b = 0; b < blocks; ++b) {
         Block<Value>& part = block[b];
@@ -482,11 +553,12 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
     const int group = group_size(A);
+    const bool single = single_entry_rows(B);
     const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, group);
+      Workspace<Value> ws(B.cols, group, single);
 #pragma omp for schedule(dynamic, chunk)
       for (Index g = 0; g < row_groups(A.rows, group); ++g) {
         const Offset begin = C.row_begin(group * g);

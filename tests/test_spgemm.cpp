@@ -203,49 +203,78 @@ CsrMatrix<double> node_blocks(const CsrMatrix<double>& nodes, Index dofs, Index 
   return csr_from_triplets(nodes.rows * dofs + extra_rows, nodes.cols * dofs + extra_rows, std::move(entries));
 }
 
+// An aggregation: row k of B has its one entry in column (k / 4) mod columns (every tenth row none), as
+// smoothed aggregation's tentative prolongator, which gustavson multiplies without its window pass.
+CsrMatrix<double> aggregation(Index rows, Index columns) {
+  std::vector<Triplet<double>> entries;
+  for (Index k = 0; k < rows; ++k)
+    if (k % 10 != 3) entries.push_back({k, (k / 4) % columns, 1.0 + k % 3});
+  return csr_from_triplets(rows, columns, std::move(entries));
+}
+
 // gustavson takes one of three paths by the product's size and compression: one pass on one thread,
-// blocks of rows in one pass in parallel (mid-sized products, and large ones that merge at least 4
-// products per entry), or symbolic + numeric passes; node blocks go in groups of 2 or 3 rows (groups
-// whose rows differ, and a short last group, row by row), with the marker test or without it (narrow
-// windows: the stencils and the node blocks of a 2-D grid). Each case against Eigen and bitwise the same
-// on 1 and 2 threads; the symbolic time says which path ran.
+// blocks of rows in one pass in parallel (up to 2^24 multiplications, and up to 2^26 when they merge at
+// least 2.5 products per entry), or symbolic + numeric passes (larger products that merge little); node
+// blocks go in groups of 2 or 3 rows (groups whose rows differ, and a short last group, row by row),
+// with the marker test or without it (narrow windows: the stencils and the node blocks of a 2-D grid).
+// Each case against Eigen and bitwise the same on 1 and 2 threads; the symbolic time says which path ran.
 TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
   struct Case {
     const char* name;
-    CsrMatrix<double> A;
+    CsrMatrix<double> A, B;
     bool symbolic_pass;
   };
   PoissonParams seven, twenty_seven;
-  seven.size = {48, 48, 48};  // 5.4 M multiplications, 2 per entry: two passes
+  seven.size = {48, 48, 48};  // 5.4 M multiplications, 2 per entry
   twenty_seven.stencil = Stencil::p27;
-  twenty_seven.size = {24, 24, 24};  // 9.3 M multiplications, 5.6 per entry: still one pass in blocks
+  twenty_seven.size = {24, 24, 24};  // 9.3 M multiplications, 5.6 per entry
   std::vector<Case> cases;
-  cases.push_back({"one thread", random_sparse(60, 60, 0.1, 31), false});
-  cases.push_back({"blocks", random_sparse(3000, 3000, 0.01, 32), false});
-  cases.push_back({"7-point A^2", poisson_matrix(seven), true});
-  cases.push_back({"27-point A^2", poisson_matrix(twenty_seven), false});
+  auto square = [&](const char* name, CsrMatrix<double> A, bool symbolic_pass) {
+    CsrMatrix<double> B = A;
+    cases.push_back({name, std::move(A), std::move(B), symbolic_pass});
+  };
+  square("one thread", random_sparse(60, 60, 0.1, 31), false);
+  square("blocks", random_sparse(3000, 3000, 0.01, 32), false);
+  square("7-point A^2", poisson_matrix(seven), false);
+  square("27-point A^2", poisson_matrix(twenty_seven), false);
+  // 18 M multiplications that hardly merge: two passes.
+  square("random, two passes", random_sparse(20000, 20000, 0.0015, 35), true);
   PoissonParams grid;
   grid.stencil = Stencil::p5;
   grid.size = {41, 41, 1};
-  cases.push_back({"node triples, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 3), false});
-  cases.push_back({"node pairs, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 2, 0, 1), false});
-  cases.push_back({"node triples, blocks", node_blocks(random_sparse(701, 701, 0.01, 34), 3, 4, 2), false});
-  cases.push_back({"node triples of 6, 2-D grid", node_blocks(poisson_matrix(grid), 6), false});
-  PoissonParams big_grid = grid;
-  big_grid.size = {301, 301, 1};  // 18 M multiplications, 3.8 per entry: two passes
-  cases.push_back({"node pairs, two passes", node_blocks(poisson_matrix(big_grid), 2, 5, 1), true});
+  {
+    PoissonParams cube;
+    cube.size = {20, 20, 20};  // 56 K multiplications: blocks
+    CsrMatrix<double> A = poisson_matrix(grid), A3 = poisson_matrix(cube);
+    CsrMatrix<double> P = aggregation(A.cols, 300), P3 = aggregation(A3.cols, 1500);
+    cases.push_back({"aggregation, one thread", std::move(A), std::move(P), false});
+    cases.push_back({"aggregation, blocks", std::move(A3), std::move(P3), false});
+  }
+  square("node triples, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 3), false);
+  square("node pairs, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 2, 0, 1), false);
+  square("node triples, blocks", node_blocks(random_sparse(701, 701, 0.01, 34), 3, 4, 2), false);
+  square("node triples of 6, 2-D grid", node_blocks(poisson_matrix(grid), 6), false);
+  // Node pairs (every seventh broken, one row left over) times 600 random columns per row of B: 19 M
+  // multiplications that hardly merge, two passes.
+  {
+    PoissonParams nodes = grid;
+    nodes.size = {40, 40, 1};
+    CsrMatrix<double> A = node_blocks(poisson_matrix(nodes), 2, 7, 1);
+    CsrMatrix<double> B = random_sparse(A.cols, 200000, 0.003, 36);
+    cases.push_back({"node pairs, two passes", std::move(A), std::move(B), true});
+  }
   const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
   const int threads = omp_get_max_threads();
   for (const Case& c : cases) {
     SpgemmStats stats;
     omp_set_num_threads(1);
-    const CsrMatrix<double> C1 = gustavson.multiply(c.A, c.A, &stats);
+    const CsrMatrix<double> C1 = gustavson.multiply(c.A, c.B, &stats);
     omp_set_num_threads(2);
-    const CsrMatrix<double> C2 = gustavson.multiply(c.A, c.A, &stats);
+    const CsrMatrix<double> C2 = gustavson.multiply(c.A, c.B, &stats);
     EXPECT_EQ(stats.symbolic_seconds > 0, c.symbolic_pass) << c.name;
     ASSERT_TRUE(is_valid_csr(C2)) << c.name;
     EXPECT_TRUE(C1.row_ptr == C2.row_ptr && C1.col == C2.col && C1.val == C2.val) << c.name;
-    const Eigen::SparseMatrix<double> E = test::to_eigen(c.A) * test::to_eigen(c.A);
+    const Eigen::SparseMatrix<double> E = test::to_eigen(c.A) * test::to_eigen(c.B);
     EXPECT_EQ(C2.nnz(), E.nonZeros()) << c.name;
     EXPECT_LE((test::to_eigen(C2) - E).norm(), 1e-12 * E.norm()) << c.name;
   }
