@@ -79,18 +79,16 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // geometric mean (the power-network matrices' 2^14..2^16 products 1.4-1.6x), 2^12 no better than 2^14.
   static constexpr Offset kSerialMultiplications = Offset{1} << 14;
   // Products up to kOnePassMultiplications skip the symbolic pass; larger ones (up to
-  // kLargeOnePassMultiplications) only when they merge enough products per entry (compression at least
-  // kOnePassCompression): one pass copies the nonzeros of C once more, two passes read every product
-  // once more. With freed memory kept (the buffers' pages reused), measured with 2 threads against the
-  // earlier rule (2^22, and compression 4 above): s1rmq4m1, s1rmt3m1, s3rmt3m3, bcsstk13, bcsstk16 and
-  // bcsstk17 (4.6-19 M multiplications, compression 11-19) 1.2-1.7x faster, memplus (9.5 M, 1.9) 1.1x,
-  // the prolongator smoothing of 7-point Poisson 128^3 (15 M, 2.0) 1.08x, its A*P (50 M, 3.0) 1.15x;
-  // email-Enron (52 M, 1.7) 1.15x slower in one pass, so it keeps two. The compression is estimated from
-  // a sample, which misjudges irregular matrices (email-Enron 2.1, memplus 1.3): hence a threshold well
-  // clear of both.
-  static constexpr Offset kOnePassMultiplications = Offset{1} << 24;
+  // kLargeOnePassMultiplications) only when they merge many products per entry (compression at least
+  // kOnePassCompression): one pass writes C's entries twice (buffer, then C) into fresh pages, two passes
+  // read every product twice. Measured with 2 threads on the Galerkin products of 7-point Poisson 128^3:
+  // A*P (compression 3, 50 M multiplications) 13% slower in one pass, P^T*(AP) (compression 10) 21%
+  // faster. In spgemm-bench, whose repeated runs reuse the pages of the first, one pass up to 2^24, and
+  // up to 2^26 from compression 2.5, measured faster (A*P 1.15x); in amgsolve, which computes each
+  // product once, that A*P took 0.61 s instead of 0.30 s and the peak memory grew by 150 MiB.
+  static constexpr Offset kOnePassMultiplications = Offset{1} << 22;
   static constexpr Offset kLargeOnePassMultiplications = Offset{1} << 26;  // buffers of at most 768 MiB
-  static constexpr double kOnePassCompression = 2.5;
+  static constexpr double kOnePassCompression = 4.0;
   // About this many products are read to estimate the compression, from rows spread over all of A.
   static constexpr Offset kSampledProducts = Offset{1} << 16;
 
@@ -105,8 +103,9 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Multiplications per distinct column over rows spread evenly over all of A, as many as hold about
   // kSampledProducts products (at most 256), counted with markers: O(products), so the estimate costs
   // little next to the product. (Sorting the first rows' columns until 2^16 products instead cost the
-  // suite's finite-element products a quarter of their time, and read only the top of A: memplus and
-  // email-Enron came out at 4.0 and 2.7 instead of 1.9 and 1.7.)
+  // suite's finite-element products (4.6-19 M multiplications, compression 11-19, one pass) a quarter of
+  // their time, and read only the top of A: memplus and email-Enron came out at 4.0 and 2.7 instead of
+  // 1.9 and 1.7. Measured on s1rmq4m1, s1rmt3m1, s3rmt3m3, bcsstk13, bcsstk16 and bcsstk17: 1.1-1.7x.)
   template <class Value>
   static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications) {
     const Offset per_row = std::max<Offset>(1, multiplications / std::max<Index>(A.rows, 1));
