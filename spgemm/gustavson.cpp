@@ -108,12 +108,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // 1.9 and 1.7. Measured on s1rmq4m1, s1rmt3m1, s3rmt3m3, bcsstk13, bcsstk16 and bcsstk17: 1.1-1.7x.)
   template <class Value>
   static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications) {
-    const Offset per_row = std::max<Offset>(1, multiplications / std::max<Index>(A.rows, 1));
+    if (A.rows == 0) return 1.0;
+    const Offset per_row = std::max<Offset>(1, multiplications / A.rows);
     const auto samples =
         static_cast<Index>(std::clamp<Offset>(kSampledProducts / per_row, 1, std::min<Index>(A.rows, 256)));
     std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
     Offset products = 0, distinct = 0;
-    for (Index s = 0; s < samples; ++s) {
+    for (Index s = 0; s < samples && products < 4 * kSampledProducts; ++s) {  // uneven rows: a cap
       const auto i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
       for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
         for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) {
@@ -229,9 +230,9 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Rows i .. i+R-1 of C = sum_k A(i+r,k) B(k,:), accumulated, then listed in column order by a sort or by
   // a scan of the markers across the row's column window (whichever scan_beats_sort expects to be
   // cheaper), and written back to back from cols/vals. Returns the length of each. The accumulator is
-  // left zero (unchecked accumulation relies on it). ListRoom::padded: cols has kListPadding entries of
-  // room past the row's products, so the listing kernels may store whole registers (one_pass and
-  // one_pass_blocks, whose buffers are written in row order); numeric writes rows in place in C.
+  // left zero (unchecked accumulation relies on it). ListRoom::padded: cols and vals have kListPadding
+  // entries of room past the row's products, so the listing kernels may store whole registers (one_pass
+  // and one_pass_blocks, whose buffers are written in row order); numeric writes rows in place in C.
   template <int R, ListRoom kRoom, class Value>
   static Index accumulate_rows(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
                                Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols,
@@ -250,14 +251,14 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // window [first, first + window) or a sort of the `appended` columns the accumulation put in cols
   // (0 when it put none: unchecked accumulation, always scanned), and their sums moved from the
   // accumulator to vals (R rows back to back), leaving it zero. Returns the length of each row. A single
-  // row whose scan finds at least 4 columns in 16 moves its sums out in the same scan
-  // (list_marked_entries); sparser windows measured faster with the separate gather (power networks:
-  // 494_bus 15% slower fused).
+  // row moves its sums out in the same scan (list_marked_entries) when it was accumulated unchecked (a
+  // narrow window) or its columns fill at least 4 in 16 of the window; sparser windows measured faster
+  // with the separate gather (power networks: 494_bus 15% slower fused).
   template <int R, ListRoom kRoom, class Value>
   static Index list_row(Index* __restrict marker, Index i, Index first, Index window, Index appended,
                         Value* __restrict accumulator, Index* __restrict cols, Value* __restrict vals) {
     const bool scan = appended == 0 || scan_beats_sort(appended, window, has_vector_kernels);
-    const bool dense = appended == 0 || 4 * appended >= window;
+    const bool dense = appended == 0 || 4 * static_cast<Offset>(appended) >= window;
     if (scan && dense && R == 1)  // a single row's sums lie side by side
       return list_marked_entries(marker, i, first, window, accumulator, cols, vals, true, kRoom);
     Index length = appended;
@@ -433,7 +434,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                                 CsrMatrix<Value>& C) {
-    Workspace<Value> ws(B.cols, group_size(A), single_entry_rows(B));
+    const int group = group_size(A);
+    Workspace<Value> ws(B.cols, group, group == 1 && single_entry_rows(B));
     C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
     C.val.resize(C.col.size());
     Offset end = 0;
@@ -476,7 +478,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   static std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
                                        const Array<Offset>& work, CsrMatrix<Value>& C) {
     const int group = group_size(A);
-    const bool single = single_entry_rows(B);
+    const bool single = group == 1 && single_entry_rows(B);
     const Index group_count = row_groups(A.rows, group);
     auto first_row = [&](Index g) { return std::min<Index>(group * g, A.rows); };
     const auto blocks = static_cast<std::size_t>(std::clamp<Index>(group_count, 1, 8 * max_threads()));
@@ -552,7 +554,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
     const int group = group_size(A);
-    const bool single = single_entry_rows(B);
+    const bool single = group == 1 && single_entry_rows(B);
     const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)

@@ -196,7 +196,10 @@ TEST(SortAccumulator, MarkerScanListsTheStampedColumnsOnBothPaths) {
             const std::string where = "seed " + std::to_string(seed) + ", first " + std::to_string(first) +
                                       ", window " + std::to_string(window) + (vector ? ", vector" : ", scalar") +
                                       (room == ListRoom::padded ? ", padded" : ", exact");
-            const std::size_t written_up_to = room == ListRoom::padded ? room_size : static_cast<std::size_t>(n);
+            // Padded: at most kListPadding entries past the list (gustavson reserves that much past a row's
+            // products, which can be far fewer than the window's columns).
+            const std::size_t written_up_to =
+                static_cast<std::size_t>(n) + (room == ListRoom::padded ? kListPadding : 0);
             for (std::size_t e = written_up_to; e < cols.size(); ++e)
               ASSERT_EQ(cols[e], -99) << where << ", entry " << e;
             cols.resize(static_cast<std::size_t>(std::max<Index>(n, 0)));
@@ -216,15 +219,17 @@ void check_marked_entries_are_moved_out() {
   constexpr std::size_t kGuard = 24;
   for (std::uint64_t seed = 0; seed < 6; ++seed) {
     std::vector<Index> marker(kLength);
-    std::vector<Value> sums(kLength);
+    std::vector<Value> sums(kLength + kGuard, Value{7});  // past kLength: a guard that must stay 7
     for (Index j = 0; j < kLength; ++j) {
       const std::uint64_t h = seeded_hash(seed + 500, static_cast<std::uint64_t>(j));
       const bool stamped = seed == 0 || (seed > 1 && h % (seed + 1) == 0);  // all, none, or some
       marker[j] = stamped ? kStamp : static_cast<Index>(h % 3);
       sums[j] = stamped ? static_cast<Value>(1 + h % 1000) : Value{0};  // unstamped sums are zero
     }
-    for (Index first : {0, 5, 16, 33}) {
-      for (Index window = 0; first + window <= kLength && window <= 70; ++window) {
+    for (Index start : {0, 5, 16, 33, -1}) {  // -1: windows that end at the last sum
+      for (Index window = 0; window <= 70; ++window) {
+        const Index first = start >= 0 ? start : kLength - window;
+        if (first + window > kLength) break;
         std::vector<Index> expected_cols;
         std::vector<Value> expected_vals;
         for (Index j = first; j < first + window; ++j)
@@ -241,12 +246,15 @@ void check_marked_entries_are_moved_out() {
             const std::string where = "seed " + std::to_string(seed) + ", first " + std::to_string(first) +
                                       ", window " + std::to_string(window) + (vector ? ", vector" : ", scalar") +
                                       (room == ListRoom::padded ? ", padded" : ", exact");
-            const std::size_t written_up_to = room == ListRoom::padded ? room_size : static_cast<std::size_t>(n);
+            // Padded: at most kListPadding entries past the list (gustavson reserves that much past a row's
+            // products, which can be far fewer than the window's columns).
+            const std::size_t written_up_to =
+                static_cast<std::size_t>(n) + (room == ListRoom::padded ? kListPadding : 0);
             for (std::size_t e = written_up_to; e < cols.size(); ++e) {
               ASSERT_EQ(cols[e], -99) << where << ", column entry " << e;
               ASSERT_EQ(vals[e], Value{-99}) << where << ", value entry " << e;
             }
-            for (Index j = 0; j < kLength; ++j) {
+            for (Index j = 0; j < kLength + static_cast<Index>(kGuard); ++j) {
               const bool in_window = j >= first && j < first + window;
               ASSERT_EQ(moved[j], in_window ? Value{0} : sums[j]) << where << ", sum " << j;
             }

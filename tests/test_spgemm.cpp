@@ -215,7 +215,8 @@ CsrMatrix<double> aggregation(Index rows, Index columns) {
 // gustavson takes one of three paths by the product's size and compression: one pass on one thread,
 // blocks of rows in one pass in parallel (up to 2^22 multiplications, and up to 2^26 when they merge at
 // least 4 products per entry), or symbolic + numeric passes (larger products that merge less); node
-// blocks go in groups of 2 or 3 rows (groups whose rows differ, and a short last group, row by row),
+// blocks go in groups of 2 or 3 rows (groups whose rows differ row by row; a short last group as far as
+// its rows share columns),
 // with the marker test or without it (narrow windows: the stencils and the node blocks of a 2-D grid).
 // Each case against Eigen and bitwise the same on 1 and 2 threads; the symbolic time says which path ran.
 TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
@@ -252,6 +253,9 @@ TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
   square("node pairs, one thread", node_blocks(random_sparse(21, 21, 0.15, 33), 2, 0, 1), false);
   square("node triples, blocks", node_blocks(random_sparse(701, 701, 0.01, 34), 3, 4, 2), false);
   square("node triples of 6, 2-D grid", node_blocks(poisson_matrix(grid), 6), false);
+  PoissonParams big_grid = grid;
+  big_grid.size = {301, 301, 1};  // 18 M multiplications, 3.8 per entry, narrow windows: two passes
+  square("node pairs, 2-D grid, two passes", node_blocks(poisson_matrix(big_grid), 2, 7, 1), true);
   // Node pairs (every seventh broken, one row left over) times 150 random columns per row of B: 4.8 M
   // multiplications that hardly merge, two passes.
   {
