@@ -17,33 +17,6 @@ Index list_marked_columns_scalar(const Index* marker, Index stamp, Index first, 
 }
 
 #if defined(__x86_64__)
-// 16 markers per compare; the matching column numbers are compressed into a register and stored whole
-// (ListRoom::padded: cols[n, n + kListPadding) may be overwritten) or with a mask (nothing past cols[n)).
-template <ListRoom kRoom>
-__attribute__((target("avx512f,popcnt"))) Index list_marked_columns_avx512(const Index* marker, Index stamp,
-                                                                              Index first, Index window, Index* cols) {
-  const __m512i wanted = _mm512_set1_epi32(stamp);
-  const __m512i sixteen = _mm512_set1_epi32(16);
-  __m512i columns = _mm512_add_epi32(_mm512_set1_epi32(first),
-                                     _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
-  Index n = 0;
-  for (Index offset = 0; offset < window; offset += 16) {
-    const Index remaining = window - offset;
-    const __mmask16 in_window = remaining >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
-    const __m512i markers = _mm512_maskz_loadu_epi32(in_window, marker + first + offset);
-    const __mmask16 hit = _mm512_mask_cmpeq_epi32_mask(in_window, markers, wanted);
-    const int count = std::popcount(static_cast<unsigned>(hit));
-    const __m512i hits = _mm512_maskz_compress_epi32(hit, columns);
-    if constexpr (kRoom == ListRoom::padded)
-      _mm512_storeu_si512(cols + n, hits);
-    else
-      _mm512_mask_storeu_epi32(cols + n, static_cast<__mmask16>((1u << count) - 1), hits);
-    n += count;
-    columns = _mm512_add_epi32(columns, sixteen);
-  }
-  return n;
-}
-
 // The list_marked_entries kernel moves a block of 16 columns' sums: the hit ones compressed into vals,
 // zeros stored over all of them. 8 doubles per register (a block takes two) or 16 floats. Returns the
 // number of hits.
@@ -95,10 +68,15 @@ struct SumLanes<float> {
   }
 };
 
-template <ListRoom kRoom, class Value>
-__attribute__((target("avx512f,popcnt"))) Index list_marked_entries_avx512(const Index* marker, Index stamp,
-                                                                              Index first, Index window, Value* sums,
-                                                                              Index* cols, Value* vals) {
+// The scan of both listing kernels: 16 markers per compare; the stamped column numbers are compressed
+// into a register and stored whole (ListRoom::padded: cols[n, n + kListPadding) may be overwritten) or
+// with a mask (nothing past cols[n)). kMoveSums: each block's sums are moved out as well (SumLanes),
+// and blocks without hits are skipped, so their zero sums stay clean lines; the columns-only scan stays
+// branch-free (sparse windows mispredict the skip).
+template <ListRoom kRoom, bool kMoveSums, class Value>
+__attribute__((target("avx512f,popcnt"))) Index scan_marked_avx512(const Index* marker, Index stamp, Index first,
+                                                                      Index window, Index* cols, Value* sums,
+                                                                      Value* vals) {
   const __m512i wanted = _mm512_set1_epi32(stamp);
   const __m512i sixteen = _mm512_set1_epi32(16);
   __m512i columns = _mm512_add_epi32(_mm512_set1_epi32(first),
@@ -109,10 +87,14 @@ __attribute__((target("avx512f,popcnt"))) Index list_marked_entries_avx512(const
     const __mmask16 in_window = remaining >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
     const __m512i markers = _mm512_maskz_loadu_epi32(in_window, marker + first + offset);
     const __mmask16 hit = _mm512_mask_cmpeq_epi32_mask(in_window, markers, wanted);
-    if (hit == 0) continue;  // nothing stamped: the block's sums are zero already, and stay clean
+    int count = 0;
+    if constexpr (kMoveSums) {
+      if (hit == 0) continue;
+      count = SumLanes<Value>::move(hit, in_window, sums + first + offset, vals + n, kRoom == ListRoom::padded);
+    } else {
+      count = std::popcount(static_cast<unsigned>(hit));
+    }
     const __m512i hits = _mm512_maskz_compress_epi32(hit, columns);
-    const int count =
-        SumLanes<Value>::move(hit, in_window, sums + first + offset, vals + n, kRoom == ListRoom::padded);
     if constexpr (kRoom == ListRoom::padded)
       _mm512_storeu_si512(cols + n, hits);
     else
@@ -128,9 +110,11 @@ __attribute__((target("avx512f,popcnt"))) Index list_marked_entries_avx512(const
 Index list_marked_columns(const Index* marker, Index stamp, Index first, Index window, Index* cols,
                           bool allow_vector, ListRoom room) {
 #if defined(__x86_64__)
+  constexpr double* kNoSums = nullptr;  // the columns-only scan moves no sums
   if (allow_vector && vector_sort_available())
-    return room == ListRoom::padded ? list_marked_columns_avx512<ListRoom::padded>(marker, stamp, first, window, cols)
-                                    : list_marked_columns_avx512<ListRoom::exact>(marker, stamp, first, window, cols);
+    return room == ListRoom::padded
+               ? scan_marked_avx512<ListRoom::padded, false>(marker, stamp, first, window, cols, kNoSums, kNoSums)
+               : scan_marked_avx512<ListRoom::exact, false>(marker, stamp, first, window, cols, kNoSums, kNoSums);
 #endif
   (void)allow_vector;
   return list_marked_columns_scalar(marker, stamp, first, window, cols);
@@ -142,8 +126,8 @@ Index list_marked_entries(const Index* marker, Index stamp, Index first, Index w
 #if defined(__x86_64__)
   if (allow_vector && vector_sort_available())
     return room == ListRoom::padded
-               ? list_marked_entries_avx512<ListRoom::padded>(marker, stamp, first, window, sums, cols, vals)
-               : list_marked_entries_avx512<ListRoom::exact>(marker, stamp, first, window, sums, cols, vals);
+               ? scan_marked_avx512<ListRoom::padded, true>(marker, stamp, first, window, cols, sums, vals)
+               : scan_marked_avx512<ListRoom::exact, true>(marker, stamp, first, window, cols, sums, vals);
 #endif
   (void)allow_vector;
   const Index n = list_marked_columns_scalar(marker, stamp, first, window, cols);

@@ -116,13 +116,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     Offset products = 0, distinct = 0;
     for (Index s = 0; s < samples && products < 4 * kSampledProducts; ++s) {  // uneven rows: a cap
       const auto i = static_cast<Index>(static_cast<std::int64_t>(A.rows) * s / samples);
-      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
-        for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) {
-          const Index j = B.col[kb];
-          distinct += marker[j] != i;
-          marker[j] = i;
-          ++products;
-        }
+      products += row_multiplications(A, B, i);
+      distinct += distinct_columns(A, B, i, marker.data());
     }
     return distinct > 0 ? static_cast<double>(products) / static_cast<double>(distinct) : 1.0;
   }
@@ -277,18 +272,30 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return length;
   }
 
+  // How a product's rows are computed, decided once per product (row_layout): in groups of `group` rows
+  // of A (node blocks, group_size), and when rows are single, through B's single entries.
+  struct RowLayout {
+    int group = 1;
+    bool single_entry_rows = false;  // B has at most one entry per row
+  };
+  template <class Value>
+  static RowLayout row_layout(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+    const int group = group_size(A);
+    return {group, group == 1 && single_entry_rows(B)};
+  }
+
   // A thread's accumulators: the markers, one sum per column, and `group` per column for row groups
   // (only when the product groups rows).
   template <class Value>
   struct Workspace {
-    Workspace(Index columns, int group, bool single_entry_rows)
-        : group(group),
-          single_entry_rows(single_entry_rows),
+    Workspace(Index columns, RowLayout layout)
+        : group(layout.group),
+          single_entry_rows(layout.single_entry_rows),
           marker(static_cast<std::size_t>(columns), -1),
           sums(static_cast<std::size_t>(columns)),
           group_sums(group > 1 ? static_cast<std::size_t>(group) * static_cast<std::size_t>(columns) : 0) {}
     int group;
-    bool single_entry_rows;  // B has at most one entry per row
+    bool single_entry_rows;
     std::vector<Index> marker;
     std::vector<Value> sums, group_sums;
     std::uint64_t bytes() const {
@@ -434,8 +441,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                                 CsrMatrix<Value>& C) {
-    const int group = group_size(A);
-    Workspace<Value> ws(B.cols, group, group == 1 && single_entry_rows(B));
+    Workspace<Value> ws(B.cols, row_layout(A, B));
     C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
     C.val.resize(C.col.size());
     Offset end = 0;
@@ -477,8 +483,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   template <class Value>
   static std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
                                        const Array<Offset>& work, CsrMatrix<Value>& C) {
-    const int group = group_size(A);
-    const bool single = group == 1 && single_entry_rows(B);
+    const RowLayout layout = row_layout(A, B);
+    const int group = layout.group;
     const Index group_count = row_groups(A.rows, group);
     auto first_row = [&](Index g) { return std::min<Index>(group * g, A.rows); };
     const auto blocks = static_cast<std::size_t>(std::clamp<Index>(group_count, 1, 8 * max_threads()));
@@ -492,7 +498,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, group, single);
+      Workspace<Value> ws(B.cols, layout);
 #pragma omp for schedule(dynamic, 1)
       for (std::size_t b = 0; b < blocks; ++b) {
         Block<Value>& part = block[b];
@@ -525,6 +531,22 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     return workspaces + static_cast<std::uint64_t>(buffered) * (sizeof(Index) + sizeof(Value));
   }
 
+  // The distinct columns of row i of C, counted with markers (marker[j] == i: seen in this row).
+  template <class Value>
+  static Offset distinct_columns(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, Index* marker) {
+    Offset count = 0;
+    for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
+      const Index k = A.col[ka];
+      for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
+        // Branch-free: whether column j is new to the row is data-dependent and mispredicts often.
+        const Index j = B.col[kb];
+        count += marker[j] != i;
+        marker[j] = i;
+      }
+    }
+    return count;
+  }
+
   // Fills C.row_ptr and sizes C.col/C.val.
   template <class Value>
   static void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
@@ -533,19 +555,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     {
       std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
 #pragma omp for schedule(dynamic, chunk)
-      for (Index i = 0; i < A.rows; ++i) {
-        Offset count = 0;
-        for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
-          const Index k = A.col[ka];
-          for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
-            // Branch-free: whether column j is new to the row is data-dependent and mispredicts often.
-            const Index j = B.col[kb];
-            count += marker[j] != i;
-            marker[j] = i;
-          }
-        }
-        C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
-      }
+      for (Index i = 0; i < A.rows; ++i)
+        C.row_ptr[static_cast<std::size_t>(i) + 1] = distinct_columns(A, B, i, marker.data());
     }
     allocate_from_row_lengths(C);
   }
@@ -553,13 +564,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Returns the workspaces' bytes.
   template <class Value>
   static std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
-    const int group = group_size(A);
-    const bool single = group == 1 && single_entry_rows(B);
+    const RowLayout layout = row_layout(A, B);
+    const int group = layout.group;
     const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
     std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
     {
-      Workspace<Value> ws(B.cols, group, single);
+      Workspace<Value> ws(B.cols, layout);
 #pragma omp for schedule(dynamic, chunk)
       for (Index g = 0; g < row_groups(A.rows, group); ++g) {
         const Offset begin = C.row_begin(group * g);
