@@ -8,26 +8,51 @@
 // touch happens in the parallel loops that fill the arrays. Measured on 7-point Poisson 128^3 with
 // 2 threads: Gustavson A*A symbolic + numeric 0.4-1.2 s this way against 0.5-2.9 s with the memory
 // populated up front (MADV_POPULATE_WRITE), 3 runs each on a noisy virtual machine.
-// Blocks are 64-byte aligned (cache lines, AVX-512 vectors).
+// Blocks are 64-byte aligned (cache lines, AVX-512 vectors), by hand: each comes from plain malloc with
+// room to align it, and the malloc'd address is kept just below the aligned one. Aligned operator new
+// (memalign) asked glibc for each block plus its alignment, so freed blocks no longer held the next
+// request of the same size; with freed memory kept (keep_freed_memory) a product's columns and values,
+// allocated again, took fresh pages and grew the heap on every repetition (tests/test_sparse.cpp,
+// RepeatedArrayPairsReuseTheirPages).
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <new>
 #include <utility>
 #include <vector>
 
 namespace amgsolve {
 
+inline constexpr std::size_t kArrayAlignment = 64;
+
+// `bytes` from malloc, kArrayAlignment-aligned; release with free_aligned_block.
+inline void* allocate_aligned_block(std::size_t bytes) {
+  constexpr std::size_t kRoom = kArrayAlignment + sizeof(void*);
+  if (bytes > std::numeric_limits<std::size_t>::max() - kRoom) throw std::bad_array_new_length();
+  void* raw = std::malloc(bytes + kRoom);
+  if (raw == nullptr) throw std::bad_alloc();
+  const std::uintptr_t aligned =
+      (reinterpret_cast<std::uintptr_t>(raw) + kRoom - 1) & ~std::uintptr_t{kArrayAlignment - 1};
+  reinterpret_cast<void**>(aligned)[-1] = raw;
+  return reinterpret_cast<void*>(aligned);
+}
+inline void free_aligned_block(void* block) noexcept {
+  if (block != nullptr) std::free(static_cast<void**>(block)[-1]);
+}
+
 template <class T>
 struct LargeArrayAllocator {
   using value_type = T;
-  static constexpr std::align_val_t alignment{alignof(T) > 64 ? alignof(T) : 64};
-
+  static_assert(alignof(T) <= kArrayAlignment);
   LargeArrayAllocator() noexcept = default;
   template <class U>
   LargeArrayAllocator(const LargeArrayAllocator<U>&) noexcept {}
-
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
-
+  T* allocate(std::size_t n) {
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(allocate_aligned_block(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept { free_aligned_block(p); }
   // Default-initialisation for resize(n); anything with arguments is constructed as usual.
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {

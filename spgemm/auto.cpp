@@ -10,6 +10,7 @@
 // mean column span of the products of up to kSampledRows rows of A spread evenly over it: a cheap
 // sample, read in O(sampled nnz(A)).
 #include <algorithm>
+#include <charconv>
 
 #include "common/cpu_info.hpp"
 #include "spgemm/registry.hpp"
@@ -30,20 +31,47 @@ class Auto : public SpgemmBackendFor<Auto> {
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
     const std::size_t entry = sizeof(Index) + sizeof(Value);
     const std::size_t accumulator = static_cast<std::size_t>(B.cols) * entry;
-    const std::size_t window = static_cast<std::size_t>(mean_column_span(A, B)) * entry;
     const std::size_t l2 = l2_cache_bytes();
+    // A whole accumulator within L2 needs no sample (products of a few microseconds noticed it).
+    const std::size_t window =
+        accumulator <= l2 ? accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
     const bool local = window <= l2;
     const SpgemmBackend& chosen = SpgemmRegistry::instance().get(local ? "gustavson" : "magnus");
     CsrMatrix<Value> C = chosen.multiply(A, B, &stats);
-    stats.choice = chosen.name() + ": rows touch a window of " + kib(window) + " of the " + kib(accumulator) +
-                   " accumulator, " + (local ? "within" : "beyond") + " the " + kib(l2) + " L2";
+    stats.choice = reason(chosen.name(), window, accumulator, l2);
     return C;
   }
 
  private:
   static constexpr Index kSampledRows = 1024;
 
-  static std::string kib(std::size_t bytes) { return std::to_string(bytes >> 10) + " KiB"; }
+  // Built with one allocation: the reason is written for every product, a few microseconds each for the
+  // smallest.
+  static std::string reason(const std::string& chosen, std::size_t window, std::size_t accumulator, std::size_t l2) {
+    std::string text;
+    text.reserve(160);
+    text += chosen;
+    if (window == accumulator) {
+      text += ": the whole accumulator of ";
+      append_kib(text, accumulator);
+    } else {
+      text += ": rows touch a window of ";
+      append_kib(text, window);
+      text += " of the ";
+      append_kib(text, accumulator);
+      text += " accumulator,";
+    }
+    text += window <= l2 ? " within the " : " beyond the ";
+    append_kib(text, l2);
+    text += " L2";
+    return text;
+  }
+  static void append_kib(std::string& text, std::size_t bytes) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, bytes >> 10).ptr;
+    text.append(digits, end);
+    text += " KiB";
+  }
 
   // Mean over sampled rows of A of (largest - smallest column of the row's products + 1); B's rows are
   // sorted, so each contributes its first and last column.
