@@ -9,11 +9,12 @@
 // 2 threads: Gustavson A*A symbolic + numeric 0.4-1.2 s this way against 0.5-2.9 s with the memory
 // populated up front (MADV_POPULATE_WRITE), 3 runs each on a noisy virtual machine.
 // Blocks are 64-byte aligned (cache lines, AVX-512 vectors), by hand: each comes from plain malloc with
-// room to align it, and the malloc'd address is kept just below the aligned one. Aligned operator new
-// (memalign) asked glibc for each block plus its alignment, so freed blocks no longer held the next
-// request of the same size; with freed memory kept (keep_freed_memory) a product's columns and values,
-// allocated again, took fresh pages and grew the heap on every repetition (tests/test_sparse.cpp,
-// RepeatedArrayPairsReuseTheirPages).
+// room to align it, and the malloc'd address is kept just below the aligned one. With aligned operator
+// new, glibc 2.36 (Debian 12) asked for each block plus its alignment and left the small pieces it cut
+// off around the block in its caches, which kept freed blocks from merging: with freed memory kept
+// (keep_freed_memory) a product's columns and values, allocated again, no longer fitted the space the
+// last ones left, took fresh pages and grew the heap on every repetition (tests/test_sparse.cpp,
+// RepeatedArrayPairsReuseTheirPages). Plain malloc also costs small blocks less.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -8,7 +8,7 @@
 // Only when the rows scatter over the whole range (random matrices, MAGNUS's uniform set) do most
 // accumulator accesses miss: then MAGNUS, whose chunks are sized to L2, is chosen. The window is the
 // mean column span of the products of up to kSampledRows rows of A spread evenly over it: a cheap
-// sample, read in O(sampled nnz(A)).
+// sample, read in O(sampled nnz(A)), and taken only when the whole accumulator exceeds L2.
 #include <algorithm>
 #include <charconv>
 
@@ -38,7 +38,7 @@ class Auto : public SpgemmBackendFor<Auto> {
     const bool local = window <= l2;
     const SpgemmBackend& chosen = SpgemmRegistry::instance().get(local ? "gustavson" : "magnus");
     CsrMatrix<Value> C = chosen.multiply(A, B, &stats);
-    stats.choice = reason(chosen.name(), window, accumulator, l2);
+    stats.choice = reason(chosen.name(), accumulator <= l2, window, accumulator, l2);
     return C;
   }
 
@@ -47,11 +47,12 @@ class Auto : public SpgemmBackendFor<Auto> {
 
   // Built with one allocation: the reason is written for every product, a few microseconds each for the
   // smallest.
-  static std::string reason(const std::string& chosen, std::size_t window, std::size_t accumulator, std::size_t l2) {
+  static std::string reason(const std::string& chosen, bool whole_fits, std::size_t window, std::size_t accumulator,
+                            std::size_t l2) {
     std::string text;
     text.reserve(160);
     text += chosen;
-    if (window == accumulator) {
+    if (whole_fits) {
       text += ": the whole accumulator of ";
       append_kib(text, accumulator);
     } else {

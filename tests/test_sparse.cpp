@@ -121,16 +121,19 @@ long faults_of_fresh_pair(std::size_t bytes) {
 }
 
 // The same two arrays again, as every repeated product or solve allocates them: the freed blocks must
-// hold the new ones. (With aligned operator new, glibc asked for each block plus its alignment, the
-// second array no longer fitted the space the first pair left, and every repetition took fresh pages
-// and grew the heap: 452 MiB more per round for a 237 + 474 MB pair.)
+// hold the new ones. (With aligned operator new, glibc 2.36 kept the pieces cut off around each block
+// in its caches, the freed blocks did not merge, the second array no longer fitted, and every
+// repetition took fresh pages and grew the heap: 452 MiB more per round for a 237 + 474 MB pair. Newer
+// glibc merges those pieces at once, and the old allocator may pass there.) Each test runs in its own
+// process under ctest; in a process whose earlier tests freed this much, the first round reuses pages
+// too, and the test says so and skips.
 TEST(Memory, RepeatedArrayPairsReuseTheirPages) {
   if (!keep_freed_memory()) GTEST_SKIP() << "not glibc: malloc's policy cannot be set";
   constexpr std::size_t kBytes = std::size_t{48} << 20;
   const long first = faults_of_fresh_pair(kBytes);
+  if (first < 16) GTEST_SKIP() << "the first round reused pages freed by earlier tests in this process";
   const long second = faults_of_fresh_pair(kBytes);
   const long third = faults_of_fresh_pair(kBytes);
-  EXPECT_GT(first, 0);
   EXPECT_LE(8 * second, first) << "first touch " << first << " faults, second round " << second;
   EXPECT_LE(8 * third, first) << "first touch " << first << " faults, third round " << third;
 }
@@ -144,7 +147,9 @@ TEST(Memory, ArraysAreCacheLineAlignedAndOverflowIsRefused) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(large.data()) % 64, 0u) << n;
   }
   LargeArrayAllocator<double> allocator;
-  for (std::size_t n : {std::numeric_limits<std::size_t>::max() / 4, std::numeric_limits<std::size_t>::max() / 8}) {
+  // Bytes past the top, bytes plus the alignment's room past the top, bytes that wrap around to 0.
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  for (std::size_t n : {kMax / 4, kMax / 8, kMax / 8 + 1}) {
     EXPECT_THROW(
         {
           double* block = allocator.allocate(n);
