@@ -293,6 +293,24 @@ class Worker {
     for (Index c : touched_) emit(base + c, acc_[c]);
   }
 
+  template <bool kStreaming, class Producer>
+  static void reorder(Producer&& producer, int shift, Offset* __restrict next, Index* __restrict out_col,
+                      Value* __restrict out_val) {
+    producer([&](Index c, Value v) {
+      const std::uint64_t chunk = static_cast<std::uint64_t>(c) >> shift;
+      const auto at = static_cast<std::size_t>(next[chunk]++);
+      const auto local = static_cast<Index>(c - (chunk << shift));
+      if constexpr (kStreaming) {
+        stream_store(out_col + at, local);
+        if (kNumeric) stream_store(out_val + at, v);
+      } else {
+        out_col[at] = local;
+        if (kNumeric) out_val[at] = v;
+      }
+    });
+    if constexpr (kStreaming) store_fence();
+  }
+
   // Algorithm 3: histogram, prefix sum, reorder into chunks of 2^shift columns, accumulate per chunk.
   // producer(f) yields (column - base, value) and is called twice.
   template <class Producer>
@@ -306,14 +324,18 @@ class Worker {
       fine_col_.resize(total);
       if (kNumeric) fine_val_.resize(total);
     }
-    std::fill_n(fine_counts_.begin(), chunks, 0);
-    producer([&](Index c, Value v) {
-      const std::uint64_t chunk = static_cast<std::uint64_t>(c) >> shift;
-      const auto at = static_cast<std::size_t>(fine_offsets_[chunk] + fine_counts_[chunk]++);
-      store(&fine_col_[at], static_cast<Index>(c - (chunk << shift)));
-      if (kNumeric) store(&fine_val_[at], v);
-    });
-    store_fence();
+    // The reorder pass, a radix scatter: next[j] is where chunk j's next product goes. Local restrict
+    // pointers and one cursor per chunk keep the loop to a load, an increment and two stores per product
+    // (with the offset and the count read apart, and the arrays reloaded after every store, it took half
+    // of the numeric phase at 2^26 columns).
+    Offset* __restrict next = fine_counts_.data();
+    std::copy_n(fine_offsets_.begin(), chunks, next);
+    Index* __restrict out_col = fine_col_.data();
+    Value* __restrict out_val = kNumeric ? fine_val_.data() : nullptr;
+    if (o_.streaming_stores)
+      reorder<true>(producer, shift, next, out_col, out_val);
+    else
+      reorder<false>(producer, shift, next, out_col, out_val);
     for (std::uint64_t j = 0; j < chunks; ++j) {
       const Offset count = fine_offsets_[j + 1] - fine_offsets_[j];
       if (count == 0) continue;
