@@ -33,12 +33,12 @@ class Auto : public SpgemmBackendFor<Auto> {
     const std::size_t accumulator = static_cast<std::size_t>(B.cols) * entry;
     const std::size_t l2 = l2_cache_bytes();
     // A whole accumulator within L2 needs no sample (products of a few microseconds noticed it).
-    const std::size_t window =
-        accumulator <= l2 ? accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
+    const bool whole_fits = accumulator <= l2;
+    const std::size_t window = whole_fits ? accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
     const bool local = window <= l2;
     const SpgemmBackend& chosen = SpgemmRegistry::instance().get(local ? "gustavson" : "magnus");
     CsrMatrix<Value> C = chosen.multiply(A, B, &stats);
-    stats.choice = reason(chosen.name(), accumulator <= l2, window, accumulator, l2);
+    stats.choice = reason(chosen.name(), whole_fits, window, accumulator, l2);
     return C;
   }
 
