@@ -2,6 +2,7 @@
 // default; AMGSOLVE_BENCH_N overrides). Run: build/bench/bench_kernels --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -12,7 +13,10 @@
 #include "amg/tentative_prolongation.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
+#include "spgemm/accumulator.hpp"
+#include "spgemm/bitonic_sort.hpp"
 #include "spgemm/registry.hpp"
+#include "common/hash.hpp"
 
 namespace amgsolve {
 namespace {
@@ -83,6 +87,51 @@ void BM_VCycle(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_VCycle)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+
+// The two ways a dense accumulator lists its touched columns in order (spgemm/accumulator.hpp,
+// bit_scan_beats_sort), each as magnus's numeric phase runs it: the columns are marked in a bitmap and
+// listed as first touched, then either the bitmap is scanned (which clears it) or the list is sorted
+// and its bits cleared. Arguments: window (columns), touched columns.
+std::vector<Index> spread_columns(Index window, Index touched) {
+  std::vector<Index> cols;
+  for (std::uint64_t t = 0; cols.size() < static_cast<std::size_t>(touched); ++t) {
+    const auto c = static_cast<Index>(seeded_hash(7, t) % static_cast<std::uint64_t>(window));
+    if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+  }
+  return cols;
+}
+
+void list_touched_columns(benchmark::State& state, bool scan) {
+  const auto window = static_cast<Index>(state.range(0)), touched = static_cast<Index>(state.range(1));
+  const std::vector<Index> cols = spread_columns(window, touched);
+  std::vector<std::uint64_t> words((static_cast<std::size_t>(window) + 63) / 64, 0);
+  std::vector<Index> listed(cols.size() + kListPadding);
+  for (auto _ : state) {
+    for (Index t = 0; t < touched; ++t) {
+      words[static_cast<std::size_t>(cols[t]) >> 6] |= std::uint64_t{1} << (cols[t] & 63);
+      listed[t] = cols[t];
+    }
+    if (scan) {
+      list_set_bits(words.data(), static_cast<Index>(words.size()), listed.data());
+    } else {
+      sort_columns(listed.data(), cols.size());
+      for (Index t = 0; t < touched; ++t) words[static_cast<std::size_t>(listed[t]) >> 6] = 0;
+    }
+    benchmark::DoNotOptimize(listed.data());
+  }
+}
+
+void BM_ListTouchedByBitScan(benchmark::State& state) { list_touched_columns(state, true); }
+void BM_ListTouchedBySort(benchmark::State& state) { list_touched_columns(state, false); }
+
+void listing_cases(benchmark::internal::Benchmark* b) {
+  for (std::int64_t window : {1 << 10, 1 << 13, 1 << 15, 1 << 18})
+    for (std::int64_t touched : {8, 32, 64, 128, 512})
+      if (touched <= window / 2) b->Args({window, touched});
+}
+BENCHMARK(BM_ListTouchedByBitScan)->Apply(listing_cases);
+BENCHMARK(BM_ListTouchedBySort)->Apply(listing_cases);
 
 }  // namespace
 }  // namespace amgsolve

@@ -1,5 +1,6 @@
 #include "spgemm/accumulator.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #if defined(__x86_64__)
@@ -118,6 +119,78 @@ Index list_marked_columns(const Index* marker, Index stamp, Index first, Index w
 #endif
   (void)allow_vector;
   return list_marked_columns_scalar(marker, stamp, first, window, cols);
+}
+
+namespace {
+
+Index list_set_bits_scalar(std::uint64_t* words, Index count, Index* cols) {
+  Index n = 0;
+  for (Index q = 0; q < count; ++q) {
+    for (std::uint64_t word = words[q]; word != 0; word &= word - 1) cols[n++] = 64 * q + std::countr_zero(word);
+    words[q] = 0;
+  }
+  return n;
+}
+
+#if defined(__x86_64__)
+// Branch-free where the scalar loop mispredicts (a sparse bitmap's words are zero or not at random):
+// first the nonzero words and their numbers are compressed out of 8 words at a time into a list (and
+// the words cleared), then each listed word with at most four bits writes four positions
+// unconditionally and advances by its popcount (D. Lemire's and G. Langdale's bit "flattening" in
+// simdjson); a denser word compresses its positions out of 16 lanes at a time. Up to 16 entries past
+// the list are overwritten.
+__attribute__((target("avx512f,avx512vl,bmi,bmi2,popcnt"))) Index list_set_bits_avx512(std::uint64_t* words,
+                                                                                          Index count, Index* cols) {
+  constexpr Index kSegment = 512;  // words listed per round (their values and numbers stay in L1)
+  alignas(64) std::uint64_t values[kSegment + 8];
+  alignas(64) std::uint32_t numbers[kSegment + 8];
+  const __m256i iota = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i lane_numbers = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  Index n = 0;
+  for (Index segment = 0; segment < count; segment += kSegment) {
+    const Index end = std::min(segment + kSegment, count);
+    Index listed = 0;
+    for (Index q = segment; q < end; q += 8) {
+      const __mmask8 in_range = end - q >= 8 ? __mmask8(0xff) : static_cast<__mmask8>((1u << (end - q)) - 1);
+      const __m512i block = _mm512_maskz_loadu_epi64(in_range, words + q);
+      const __mmask8 nonzero = _mm512_test_epi64_mask(block, block);
+      _mm512_storeu_si512(values + listed, _mm512_maskz_compress_epi64(nonzero, block));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(numbers + listed),
+                         _mm256_maskz_compress_epi32(nonzero, _mm256_add_epi32(_mm256_set1_epi32(q), iota)));
+      _mm512_mask_storeu_epi64(words + q, in_range, _mm512_setzero_si512());
+      listed += std::popcount(static_cast<unsigned>(nonzero));
+    }
+    for (Index k = 0; k < listed; ++k) {
+      std::uint64_t word = values[k];
+      const Index base = 64 * static_cast<Index>(numbers[k]);
+      const int bits = std::popcount(word);
+      if (bits <= 4) {
+        for (int t = 0; t < 4; ++t) {
+          cols[n + t] = base + std::countr_zero(word);
+          word &= word - 1;
+        }
+        n += bits;
+      } else {  // a dense word: its positions compressed out of 16 lanes at a time
+        for (int part = 0; part < 4; ++part) {
+          const auto lanes = static_cast<__mmask16>(word >> (16 * part));
+          _mm512_storeu_si512(cols + n, _mm512_maskz_compress_epi32(lanes, _mm512_add_epi32(_mm512_set1_epi32(base + 16 * part), lane_numbers)));
+          n += std::popcount(static_cast<unsigned>(lanes));
+        }
+      }
+    }
+  }
+  return n;
+}
+#endif
+
+}  // namespace
+
+Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_vector) {
+#if defined(__x86_64__)
+  if (allow_vector && vector_sort_available()) return list_set_bits_avx512(words, count, cols);
+#endif
+  (void)allow_vector;
+  return list_set_bits_scalar(words, count, cols);
 }
 
 template <class Value>

@@ -274,6 +274,37 @@ TEST(SortAccumulator, FusedScanMovesTheStampedSumsOut) {
   check_marked_entries_are_moved_out<float>();
 }
 
+// The bit listing lists exactly the set bits, ascending, and clears every word, on both paths: bitmaps
+// empty, full, sparse and dense, lengths around the 8-word block and the 512-word segment, words with
+// more than four bits (the AVX-512 kernel's loop) and fewer. Nothing is written past the padding.
+TEST(SortAccumulator, BitListingListsTheSetBitsAndClearsThem) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (scalar path twice)");
+  for (Index count : {0, 1, 7, 8, 9, 63, 512, 513, 1100})
+    for (std::uint64_t density : {0, 1, 3, 40, 64}) {  // set bits per 64 on average (64: all)
+      std::vector<std::uint64_t> words(static_cast<std::size_t>(count));
+      std::vector<Index> expected;
+      for (Index q = 0; q < count; ++q)
+        for (int b = 0; b < 64; ++b)
+          if (density == 64 || seeded_hash(density * 7919 + static_cast<std::uint64_t>(count), 64u * q + b) % 64 < density) {
+            words[q] |= std::uint64_t{1} << b;
+            expected.push_back(64 * q + b);
+          }
+      for (bool vector : {true, false}) {
+        std::vector<std::uint64_t> bits = words;
+        constexpr std::size_t kGuard = 8;
+        std::vector<Index> cols(expected.size() + kListPadding + kGuard, -99);
+        const Index n = list_set_bits(bits.data(), count, cols.data(), vector);
+        const std::string where = std::to_string(count) + " words, density " + std::to_string(density) +
+                                  (vector ? ", vector" : ", scalar");
+        for (std::size_t e = expected.size() + kListPadding; e < cols.size(); ++e) ASSERT_EQ(cols[e], -99) << where;
+        ASSERT_EQ(n, static_cast<Index>(expected.size())) << where;
+        cols.resize(expected.size());
+        ASSERT_EQ(cols, expected) << where;
+        ASSERT_TRUE(std::all_of(bits.begin(), bits.end(), [](std::uint64_t w) { return w == 0; })) << where;
+      }
+    }
+}
+
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {
   magnus::Options o;
   o.cache = {1024, 64};

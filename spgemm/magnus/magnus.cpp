@@ -15,6 +15,11 @@
 // Every path sums the products of an output entry in the order of A's columns, as Gustavson does, so
 // the result is bitwise identical to the `gustavson` backend and independent of the thread count.
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
+// Where this departs from the paper, for speed measured on the uniform set (docs/BENCHMARKS.md):
+// the dense accumulators' bitmap has a bit per column, not a byte, so the symbolic phase's L2-sized
+// window is 8 times wider and its fine chunks fewer; the symbolic phase counts every fine chunk with
+// that bitmap, never by sorting; the numeric sort accumulator packs (column, position) into 32-bit
+// keys when they fit; and the reorder moves a product's column and value together.
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
@@ -67,6 +72,13 @@ inline void store_fence() {
 #endif
 }
 
+// s_denseAccum of section 3.5, bytes per column of a dense accumulator: the bitmap's bit, plus the
+// sum in the numeric phase.
+template <class Value>
+constexpr double dense_bytes_per_column(bool numeric) {
+  return 1.0 / 8 + (numeric ? static_cast<double>(sizeof(Value)) : 0.0);
+}
+
 // Per-row facts of the setup pass, the same for both phases.
 struct RowShapes {
   std::vector<Offset> products;  // intermediate products per row
@@ -80,10 +92,56 @@ struct RowPlan {
   std::vector<std::pair<std::size_t, std::size_t>> coarse_batches;  // ranges of rows[coarse]
 };
 
+// One intermediate product as the reorder moves it: its column and, in the numeric phase, its value,
+// side by side, so that a product scattered to its chunk opens one cache line rather than one per
+// array (at 2^26 columns the 2048 chunks' open lines exceed L1, and nearly every scattered store misses).
+template <class Value, bool kNumeric>
+struct Product {
+  Index col;
+  Value val;
+};
+template <class Value>
+struct Product<Value, false> {
+  Index col;
+};
+
+// The bitmap of a dense accumulator: one bit per column of its window, all clear between uses. One bit
+// rather than the byte of the paper's bitMap (section 3.4) or a 4-byte stamp: the symbolic phase's
+// accumulator is then nothing else, and its L2-sized window 8 times wider.
+class ColumnBits {
+ public:
+  void cover(Index columns) {
+    const std::size_t words = word_count(columns);
+    if (words_.size() < words) words_.assign(words, 0);
+  }
+  // Sets the bit of column c and says whether it was clear. A set bit is not stored again: in rows that
+  // hit a few columns many times (dense blocks), every store would wait on the previous one's.
+  bool insert(Index c) {
+    std::uint64_t& word = words_[static_cast<std::size_t>(c) >> 6];
+    const std::uint64_t bit = std::uint64_t{1} << (c & 63);
+    if (word & bit) return false;
+    word |= bit;
+    return true;
+  }
+  void clear(Index c) { words_[static_cast<std::size_t>(c) >> 6] = 0; }
+  void clear_all(Index columns) { std::fill_n(words_.begin(), word_count(columns), 0); }
+  // The set columns of [0, columns), ascending, into cols; clears them.
+  Index list(Index columns, Index* cols, bool allow_vector) {
+    return list_set_bits(words_.data(), static_cast<Index>(word_count(columns)), cols, allow_vector);
+  }
+  std::size_t bytes() const { return words_.capacity() * sizeof(std::uint64_t); }
+  static std::size_t word_count(Index columns) { return (static_cast<std::size_t>(columns) + 63) / 64; }
+
+ private:
+  std::vector<std::uint64_t> words_;
+};
+
 // The per-thread state of one phase: accumulators, chunk buffers and where the current row goes.
 template <class Value, bool kNumeric>
 class Worker {
  public:
+  using Item = Product<Value, kNumeric>;
+
   Worker(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C, const ChunkParameters& p,
          const Options& o)
       : A_(A), B_(B), C_(C), p_(p), o_(o), fine_counts_(p.fine_chunks), fine_offsets_(p.fine_chunks + 1) {}
@@ -100,30 +158,31 @@ class Worker {
   }
 
   // Calls f(column, value) for every intermediate product of row i of C.
+  // The bounds and arrays are read into locals once: f's stores (counters, offsets) have the type of
+  // row_ptr, and the compiler would otherwise reload B's row end after each of them.
   template <class F>
   void row_products(Index i, F&& f) const {
-    for (Offset ka = A_.row_begin(i); ka < A_.row_end(i); ++ka) {
+    const Index* b_col = B_.col.data();
+    const Value* b_val = B_.val.data();
+    const Offset a_end = A_.row_end(i);
+    for (Offset ka = A_.row_begin(i); ka < a_end; ++ka) {
       const Index k = A_.col[ka];
       const Value a = kNumeric ? A_.val[ka] : Value(0);
-      for (Offset kb = B_.row_begin(k); kb < B_.row_end(k); ++kb) f(B_.col[kb], kNumeric ? a * B_.val[kb] : Value(0));
+      const Offset b_end = B_.row_end(k);
+      for (Offset kb = B_.row_begin(k); kb < b_end; ++kb) f(b_col[kb], kNumeric ? a * b_val[kb] : Value(0));
     }
   }
 
   void sort_row(Index i, Offset products) {
-    gather_col_.resize(static_cast<std::size_t>(products));
-    if (kNumeric) gather_val_.resize(static_cast<std::size_t>(products));
+    gather_.resize(static_cast<std::size_t>(products));
     std::size_t n = 0;
-    row_products(i, [&](Index c, Value v) {
-      gather_col_[n] = c;
-      if (kNumeric) gather_val_[n] = v;
-      ++n;
-    });
-    accumulate_sorted(gather_col_.data(), gather_val_.data(), static_cast<Offset>(n), 0);
+    row_products(i, [&](Index c, Value v) { gather_[n++] = make_item(c, v); });
+    accumulate_sorted(gather_.data(), static_cast<Offset>(n), 0, std::bit_width(static_cast<std::uint32_t>(B_.cols)));
   }
 
-  void dense_row(Index i, Index first_col, Index range) {
-    accumulate_dense([&](auto&& f) { row_products(i, [&](Index c, Value v) { f(c - first_col, v); }); }, first_col,
-                     range);
+  void dense_row(Index i, Offset products, Index first_col, Index range) {
+    accumulate_dense([&](auto&& f) { row_products(i, [&](Index c, Value v) { f(c - first_col, v); }); }, products,
+                     first_col, range);
   }
 
   void fine_row(Index i) {
@@ -145,58 +204,45 @@ class Worker {
       return x.k != y.k ? x.k < y.k : x.row < y.row;
     });
     // Histogram per (row, coarse chunk), prefix sum, reorder (Algorithm 4).
+    const auto outer_product = [&](auto&& f) {
+      for (const CscEntry& e : csc_)
+        for (Offset kb = B_.row_begin(e.k); kb < B_.row_end(e.k); ++kb) {
+          const Index col = B_.col[kb];
+          const std::uint64_t chunk = static_cast<std::uint64_t>(col) >> p_.coarse_shift;
+          f(e.row * chunks + chunk, static_cast<Index>(col - (chunk << p_.coarse_shift)),
+            kNumeric ? e.a * B_.val[kb] : Value(0));
+        }
+    };
     coarse_counts_.assign(batch * chunks, 0);
-    for (const CscEntry& e : csc_)
-      for (Offset kb = B_.row_begin(e.k); kb < B_.row_end(e.k); ++kb)
-        ++coarse_counts_[e.row * chunks + (static_cast<std::uint64_t>(B_.col[kb]) >> p_.coarse_shift)];
+    outer_product([&](std::uint64_t slot, Index, Value) { ++coarse_counts_[slot]; });
     coarse_offsets_.resize(batch * chunks + 1);
     coarse_offsets_[0] = 0;
     for (std::size_t c = 0; c < batch * chunks; ++c) coarse_offsets_[c + 1] = coarse_offsets_[c] + coarse_counts_[c];
-    const auto total = static_cast<std::size_t>(coarse_offsets_.back());
-    coarse_col_.resize(total);
-    if (kNumeric) coarse_val_.resize(total);
-    std::fill(coarse_counts_.begin(), coarse_counts_.end(), 0);
-    for (const CscEntry& e : csc_)
-      for (Offset kb = B_.row_begin(e.k); kb < B_.row_end(e.k); ++kb) {
-        const Index col = B_.col[kb];
-        const std::uint64_t chunk = static_cast<std::uint64_t>(col) >> p_.coarse_shift;
-        const std::size_t slot = e.row * chunks + chunk;
-        const auto at = static_cast<std::size_t>(coarse_offsets_[slot] + coarse_counts_[slot]++);
-        store(&coarse_col_[at], static_cast<Index>(col - (chunk << p_.coarse_shift)));
-        if (kNumeric) store(&coarse_val_[at], e.a * B_.val[kb]);
-      }
-    store_fence();
+    coarse_.resize(static_cast<std::size_t>(coarse_offsets_.back()));
+    scatter(outer_product, coarse_counts_.data(), coarse_offsets_.data(), batch * chunks, coarse_.data());
     // The fine level on each coarse chunk of each row, in column order.
     for (std::size_t r = 0; r < batch; ++r) {
       const Index i = rows[begin + r];
       begin_row(i);
       for (std::uint64_t c = 0; c < chunks; ++c) {
-        const auto from = static_cast<std::size_t>(coarse_offsets_[r * chunks + c]);
-        const Offset count = coarse_offsets_[r * chunks + c + 1] - coarse_offsets_[r * chunks + c];
+        const Offset from = coarse_offsets_[r * chunks + c];
+        const Offset count = coarse_offsets_[r * chunks + c + 1] - from;
         if (count == 0) continue;
         const auto base = static_cast<Index>(c << p_.coarse_shift);
-        const Index* cols = coarse_col_.data() + from;
-        const Value* vals = kNumeric ? coarse_val_.data() + from : nullptr;
-        if (count < o_.sort_threshold) {
-          accumulate_sorted(cols, vals, count, base);
-        } else {
-          fine_level(
-              [&](auto&& f) {
-                for (Offset t = 0; t < count; ++t) f(cols[t], kNumeric ? vals[t] : Value(0));
-              },
-              base, p_.fine_shift, p_.fine_chunks);
-        }
+        const Item* items = coarse_.data() + from;
+        if (count < o_.sort_threshold)
+          accumulate_sorted(items, count, base, p_.coarse_shift);
+        else
+          fine_level([&](auto&& f) { replay(items, count, f); }, base, p_.fine_shift, p_.fine_chunks);
       }
       end_row(i);
     }
   }
 
   std::uint64_t buffer_bytes() const {
-    return (gather_col_.capacity() + fine_col_.capacity() + touched_.capacity() + coarse_col_.capacity()) *
-               sizeof(Index) +
-           (gather_val_.capacity() + fine_val_.capacity() + acc_.capacity() + coarse_val_.capacity()) * sizeof(Value) +
-           keys_.capacity() * sizeof(std::uint64_t) + used_.capacity() + marker_.capacity() * sizeof(Index) +
-           csc_.capacity() * sizeof(CscEntry) +
+    return (gather_.capacity() + fine_.capacity() + coarse_.capacity()) * sizeof(Item) +
+           (touched_.capacity() + sorted_.capacity()) * sizeof(Index) + acc_.capacity() * sizeof(Value) +
+           keys_.capacity() * sizeof(std::uint64_t) + bits_.bytes() + csc_.capacity() * sizeof(CscEntry) +
            (coarse_counts_.capacity() + coarse_offsets_.capacity() + 2 * fine_counts_.size()) * sizeof(Offset);
   }
 
@@ -206,12 +252,41 @@ class Worker {
     Value a;
   };
 
-  template <class T>
-  void store(T* p, T v) const {
-    if (o_.streaming_stores)
-      stream_store(p, v);
+  static Item make_item(Index c, Value v) {
+    if constexpr (kNumeric)
+      return {c, v};
     else
-      *p = v;
+      return {c};
+  }
+  static Value value_of(const Item& item) {
+    if constexpr (kNumeric)
+      return item.val;
+    else
+      return Value(0);
+  }
+  template <class F>
+  static void replay(const Item* items, Offset count, F&& f) {
+    for (Offset t = 0; t < count; ++t) f(items[t].col, value_of(items[t]));
+  }
+
+  static void stream_item(Item* p, const Item& item) {
+    stream_store(&p->col, item.col);
+    if constexpr (kNumeric) stream_store(&p->val, item.val);
+  }
+
+  // The reorder of Algorithms 3 and 4, a radix scatter: produce(f) yields (slot, column, value);
+  // next[s] (counts, overwritten) is where slot s's next product goes. Local restrict pointers keep
+  // the loop to a load, an increment and the product's store.
+  template <class Produce>
+  void scatter(Produce&& produce, Offset* __restrict next, const Offset* offsets, std::size_t slots,
+               Item* __restrict out) const {
+    std::copy_n(offsets, slots, next);
+    if (o_.streaming_stores) {
+      produce([&](std::uint64_t s, Index c, Value v) { stream_item(out + next[s]++, make_item(c, v)); });
+      store_fence();
+    } else {
+      produce([&](std::uint64_t s, Index c, Value v) { out[next[s]++] = make_item(c, v); });
+    }
   }
 
   void emit(Index col, Value v) {
@@ -222,97 +297,113 @@ class Worker {
     ++written_;
   }
 
-  // Sort accumulator: products sorted by (column, position), so duplicates are summed in stream order.
-  void accumulate_sorted(const Index* cols, const Value* vals, Offset n, Index base) {
-    keys_.resize(static_cast<std::size_t>(n));
-    for (Offset t = 0; t < n; ++t) keys_[t] = (static_cast<std::uint64_t>(cols[t]) << 32) | static_cast<std::uint64_t>(t);
-    sort_keys(keys_.data(), keys_.size(), o_.vector_sort);
+  // Sort accumulator (section 3.4). The symbolic phase sorts the columns alone and counts the distinct
+  // ones. The numeric phase sorts (column, position) keys, so duplicates are summed in stream order: in
+  // 32 bits when the column's col_bits and the position's bits fit beside each other (then the network
+  // holds twice the keys per register), else in 64.
+  void accumulate_sorted(const Item* items, Offset n, Index base, int col_bits) {
+    if constexpr (!kNumeric) {
+      sorted_.resize(static_cast<std::size_t>(n));
+      for (Offset t = 0; t < n; ++t) sorted_[t] = items[t].col;
+      sort_columns(sorted_.data(), sorted_.size(), o_.vector_sort);
+      for (Offset t = 0; t < n; ++t) written_ += t == 0 || sorted_[t] != sorted_[t - 1];
+      (void)base;
+      (void)col_bits;
+    } else {
+      const int position_bits = std::bit_width(static_cast<std::uint64_t>(std::max<Offset>(n - 1, 0)));
+      if (col_bits + position_bits <= 31 && static_cast<std::size_t>(n) <= kVectorSortMaxColumns)
+        sum_sorted<std::int32_t>(items, n, base, position_bits);
+      else
+        sum_sorted<std::uint64_t>(items, n, base, 32);
+    }
+  }
+
+  template <class Key>
+  void sum_sorted(const Item* items, Offset n, Index base, int position_bits) {
+    std::vector<Key>& keys = key_buffer<Key>();
+    keys.resize(static_cast<std::size_t>(n));
+    const Key position_mask = static_cast<Key>((Key{1} << position_bits) - 1);
+    for (Offset t = 0; t < n; ++t) keys[t] = static_cast<Key>((static_cast<Key>(items[t].col) << position_bits) | static_cast<Key>(t));
+    if constexpr (sizeof(Key) == 4)
+      sort_columns(keys.data(), keys.size(), o_.vector_sort);
+    else
+      sort_keys(keys.data(), keys.size(), o_.vector_sort);
     for (Offset t = 0; t < n;) {
-      const auto col = static_cast<Index>(keys_[t] >> 32);
-      Value sum = kNumeric ? vals[keys_[t] & 0xffffffffu] : Value(0);
-      for (++t; t < n && static_cast<Index>(keys_[t] >> 32) == col; ++t)
-        if (kNumeric) sum += vals[keys_[t] & 0xffffffffu];
+      const auto col = static_cast<Index>(keys[t] >> position_bits);
+      Value sum = items[keys[t] & position_mask].val;
+      for (++t; t < n && static_cast<Index>(keys[t] >> position_bits) == col; ++t) sum += items[keys[t] & position_mask].val;
       emit(base + col, sum);
     }
   }
 
-  // Dense accumulator over columns [base, base + range): producer(f) yields (column - base, value).
+  template <class Key>
+  std::vector<Key>& key_buffer() {
+    if constexpr (sizeof(Key) == 4)
+      return sorted_;
+    else
+      return keys_;
+  }
+
+  // Dense accumulator over columns [base, base + range): producer(f) yields `products` pairs
+  // (column - base, value).
   template <class Producer>
-  void accumulate_dense(Producer&& producer, Index base, Index range) {
+  void accumulate_dense(Producer&& producer, Offset products, Index base, Index range) {
+    bits_.cover(range);
     if constexpr (kNumeric)
-      accumulate_dense_values(producer, base, range);
+      accumulate_dense_values(producer, products, base, range);
     else
       count_dense(producer, range);
   }
 
-  // Symbolic phase: distinct columns counted with a bitmap (1 byte per column), cleared through the
-  // list of touched columns.
+  // Symbolic phase: the distinct columns are the bits set. Cleared by a second pass over the products,
+  // or by clearing the whole window where that is cheaper (a word per 64 columns against a product).
   template <class Producer>
   void count_dense(Producer&& producer, Index range) {
-    if (used_.size() < static_cast<std::size_t>(range)) used_.assign(static_cast<std::size_t>(range), 0);
-    touched_.clear();
-    producer([&](Index c, Value) {
-      if (!used_[c]) {
-        used_[c] = 1;
-        touched_.push_back(c);
-      }
-    });
-    written_ += static_cast<Offset>(touched_.size());
-    for (Index c : touched_) used_[c] = 0;
-  }
-
-  // Numeric phase: a column's marker holds the stamp of the last accumulation that touched it, so
-  // nothing is cleared between chunks; the touched columns are then sorted or scanned in order
-  // (spgemm/accumulator.hpp).
-  template <class Producer>
-  void accumulate_dense_values(Producer&& producer, Index base, Index range) {
-    if (marker_.size() < static_cast<std::size_t>(range)) {
-      marker_.assign(static_cast<std::size_t>(range), -1);
-      acc_.resize(static_cast<std::size_t>(range));
-    }
-    if (stamp_ == std::numeric_limits<Index>::max()) {
-      std::fill(marker_.begin(), marker_.end(), -1);
-      stamp_ = 0;
-    }
-    const Index stamp = ++stamp_;
-    touched_.clear();
-    producer([&](Index c, Value v) {
-      if (marker_[c] != stamp) {
-        marker_[c] = stamp;
-        touched_.push_back(c);
-        acc_[c] = v;
-      } else {
-        acc_[c] += v;
-      }
-    });
-    const auto touched = static_cast<Index>(touched_.size());
-    if (scan_beats_sort(touched, range, o_.vector_sort && vector_sort_available()))
-      list_marked_columns(marker_.data(), stamp, 0, range, touched_.data(), o_.vector_sort);
+    Offset distinct = 0;
+    producer([&](Index c, Value) { distinct += bits_.insert(c); });
+    written_ += distinct;
+    if (ColumnBits::word_count(range) <= 16 * static_cast<std::size_t>(distinct))
+      bits_.clear_all(range);
     else
-      sort_columns(touched_.data(), touched_.size(), o_.vector_sort);
-    for (Index c : touched_) emit(base + c, acc_[c]);
+      producer([&](Index c, Value) { bits_.clear(c); });
   }
 
-  template <bool kStreaming, class Producer>
-  static void reorder(Producer&& producer, int shift, Offset* __restrict next, Index* __restrict out_col,
-                      Value* __restrict out_val) {
+  // Numeric phase: a column's first product sets its bit and its sum; the touched columns are then
+  // listed in order by scanning the bits or by sorting the list (spgemm/accumulator.hpp).
+  template <class Producer>
+  void accumulate_dense_values(Producer&& producer, Offset products, Index base, Index range) {
+    if (acc_.size() < static_cast<std::size_t>(range)) acc_.resize(static_cast<std::size_t>(range));
+    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(products, range)) + kListPadding;
+    if (touched_.size() < list_room) touched_.resize(list_room);
+    Value* __restrict acc = acc_.data();
+    Index* __restrict listed = touched_.data();
+    Index touched = 0;
     producer([&](Index c, Value v) {
-      const std::uint64_t chunk = static_cast<std::uint64_t>(c) >> shift;
-      const auto at = static_cast<std::size_t>(next[chunk]++);
-      const auto local = static_cast<Index>(c - (chunk << shift));
-      if constexpr (kStreaming) {
-        stream_store(out_col + at, local);
-        if (kNumeric) stream_store(out_val + at, v);
+      if (bits_.insert(c)) {
+        listed[touched++] = c;
+        acc[c] = v;
       } else {
-        out_col[at] = local;
-        if (kNumeric) out_val[at] = v;
+        acc[c] += v;
       }
     });
-    if constexpr (kStreaming) store_fence();
+    if (bit_scan_beats_sort(touched, range, o_.vector_sort && vector_sort_available())) {
+      bits_.list(range, listed, o_.vector_sort);
+    } else {
+      sort_columns(listed, static_cast<std::size_t>(touched), o_.vector_sort);
+      for (Index t = 0; t < touched; ++t) bits_.clear(listed[t]);
+    }
+    Index* __restrict out_col = out_col_ + written_;
+    Value* __restrict out_val = out_val_ + written_;
+    for (Index t = 0; t < touched; ++t) {
+      out_col[t] = base + listed[t];
+      out_val[t] = acc[listed[t]];
+    }
+    written_ += touched;
   }
 
   // Algorithm 3: histogram, prefix sum, reorder into chunks of 2^shift columns, accumulate per chunk.
-  // producer(f) yields (column - base, value) and is called twice.
+  // producer(f) yields (column - base, value) and is called twice. The symbolic phase counts every
+  // chunk with its bitmap (a bit per column, no sort at all), the numeric phase sorts the small ones.
   template <class Producer>
   void fine_level(Producer&& producer, Index base, int shift, std::uint64_t chunks) {
     std::fill_n(fine_counts_.begin(), chunks, 0);
@@ -320,37 +411,25 @@ class Worker {
     fine_offsets_[0] = 0;
     for (std::uint64_t j = 0; j < chunks; ++j) fine_offsets_[j + 1] = fine_offsets_[j] + fine_counts_[j];
     const auto total = static_cast<std::size_t>(fine_offsets_[chunks]);
-    if (fine_col_.size() < total) {
-      fine_col_.resize(total);
-      if (kNumeric) fine_val_.resize(total);
-    }
-    // The reorder pass, a radix scatter: next[j] is where chunk j's next product goes. Local restrict
-    // pointers and one cursor per chunk keep the loop to a load, an increment and two stores per product
-    // (with the offset and the count read apart, and the arrays reloaded after every store, it took half
-    // of the numeric phase at 2^26 columns).
-    Offset* __restrict next = fine_counts_.data();
-    std::copy_n(fine_offsets_.begin(), chunks, next);
-    Index* __restrict out_col = fine_col_.data();
-    Value* __restrict out_val = kNumeric ? fine_val_.data() : nullptr;
-    if (o_.streaming_stores)
-      reorder<true>(producer, shift, next, out_col, out_val);
-    else
-      reorder<false>(producer, shift, next, out_col, out_val);
+    if (fine_.size() < total) fine_.resize(total);
+    scatter(
+        [&](auto&& f) {
+          producer([&](Index c, Value v) {
+            const std::uint64_t chunk = static_cast<std::uint64_t>(c) >> shift;
+            f(chunk, static_cast<Index>(c - (chunk << shift)), v);
+          });
+        },
+        fine_counts_.data(), fine_offsets_.data(), chunks, fine_.data());
     for (std::uint64_t j = 0; j < chunks; ++j) {
       const Offset count = fine_offsets_[j + 1] - fine_offsets_[j];
       if (count == 0) continue;
-      const auto from = static_cast<std::size_t>(fine_offsets_[j]);
-      const Index* cols = fine_col_.data() + from;
-      const Value* vals = kNumeric ? fine_val_.data() + from : nullptr;
+      const Item* items = fine_.data() + fine_offsets_[j];
       const auto chunk_base = static_cast<Index>(base + (j << shift));
-      if (count < o_.sort_threshold)
-        accumulate_sorted(cols, vals, count, chunk_base);
+      if (kNumeric && count < o_.sort_threshold)
+        accumulate_sorted(items, count, chunk_base, shift);
       else
-        accumulate_dense(
-            [&](auto&& f) {
-              for (Offset t = 0; t < count; ++t) f(cols[t], kNumeric ? vals[t] : Value(0));
-            },
-            chunk_base, static_cast<Index>(std::uint64_t{1} << shift));
+        accumulate_dense([&](auto&& f) { replay(items, count, f); }, count, chunk_base,
+                         static_cast<Index>(std::uint64_t{1} << shift));
     }
   }
 
@@ -362,12 +441,11 @@ class Worker {
   Index* out_col_ = nullptr;
   Value* out_val_ = nullptr;
   Offset written_ = 0;
-  std::vector<Index> gather_col_, fine_col_, touched_, coarse_col_;
-  std::vector<Value> gather_val_, fine_val_, acc_, coarse_val_;
+  std::vector<Item> gather_, fine_, coarse_;  // a sort row's products; the fine and coarse reorders
+  std::vector<Index> touched_, sorted_;       // a dense chunk's columns; 32-bit sort keys
+  std::vector<Value> acc_;
   std::vector<std::uint64_t> keys_;
-  std::vector<std::uint8_t> used_;  // symbolic phase
-  std::vector<Index> marker_;       // numeric phase
-  Index stamp_ = 0;
+  ColumnBits bits_;
   std::vector<Offset> fine_counts_, fine_offsets_, coarse_counts_, coarse_offsets_;
   std::vector<CscEntry> csc_;
 };
@@ -400,8 +478,8 @@ RowShapes row_shapes(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
 // Section 3.1, categories of one phase (dense_bytes: its accumulator's bytes per column); coarse rows
 // cut into batches (section 3.3).
 template <class Value>
-RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Options& o, std::size_t dense_bytes) {
-  const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
+RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Options& o, double dense_bytes) {
+  const auto dense_capacity = static_cast<Offset>(static_cast<double>(o.cache.l2_bytes) / dense_bytes);
   RowPlan plan;
   for (std::size_t i = 0; i < shapes.products.size(); ++i) {
     const Offset products = shapes.products[i], range = shapes.range[i];
@@ -434,8 +512,6 @@ RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Optio
 template <class Value, bool kNumeric>
 std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
                         const ChunkParameters& p, const Options& o, const RowShapes& shapes, const RowPlan& plan) {
-  const std::size_t dense_bytes = kNumeric ? sizeof(Value) + sizeof(Index) : 1;
-  const auto dense_capacity = static_cast<Offset>(o.cache.l2_bytes / dense_bytes);
   std::uint64_t extra = 0;
 #pragma omp parallel reduction(+ : extra)
   {
@@ -449,8 +525,9 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
         if (cat == static_cast<int>(Category::sort)) {
           w.sort_row(i, shapes.products[i]);
         } else if (cat == static_cast<int>(Category::dense)) {
-          w.dense_row(i, shapes.first_col[i],
-                      static_cast<Index>(std::min<Offset>(dense_capacity, B.cols - shapes.first_col[i])));
+          // The row's own column range (within L2 by its category): its bitmap is cleared and scanned
+          // over that range only.
+          w.dense_row(i, shapes.products[i], shapes.first_col[i], static_cast<Index>(shapes.range[i]));
         } else {
           w.fine_row(i);
         }
@@ -480,17 +557,16 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
                           SpgemmStats& stats, RowCategories* categories) {
   CsrMatrix<Value> C(A.rows, B.cols);
   Timer timer;
-  // The symbolic phase's accumulator is a bitmap (1 byte per column), the numeric one's value + marker.
-  const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), 1, options.cache);
-  const ChunkParameters numeric =
-      chunk_parameters(static_cast<std::uint64_t>(B.cols), sizeof(Value) + sizeof(Index), options.cache);
+  const double symbolic_bytes = dense_bytes_per_column<Value>(false), numeric_bytes = dense_bytes_per_column<Value>(true);
+  const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), symbolic_bytes, options.cache);
+  const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), numeric_bytes, options.cache);
   const RowShapes shapes = row_shapes(A, B);
-  const RowPlan symbolic_plan = plan_rows<Value>(shapes, symbolic, options, 1);
+  const RowPlan symbolic_plan = plan_rows<Value>(shapes, symbolic, options, symbolic_bytes);
   std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, shapes, symbolic_plan);
   allocate_from_row_lengths(C);
   stats.symbolic_seconds = timer.seconds();
   timer.restart();
-  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, sizeof(Value) + sizeof(Index));
+  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, numeric_bytes);
   extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, shapes, plan));
   stats.numeric_seconds = timer.seconds();
   stats.nnz = C.nnz();

@@ -10,7 +10,7 @@ namespace amgsolve::magnus {
 
 struct Options {
   CacheGeometry cache;          // L2 and cache-line sizes (the backend reads them from the system)
-  Offset sort_threshold = 32;  // rows and chunks with fewer intermediate products are sorted (section 3.4)
+  Offset sort_threshold = 32;  // rows (and numeric-phase chunks) with fewer products are sorted (section 3.4)
   // Non-temporal stores in the reorder passes (x86-64), sections 3.2-3.3. Off by default: they are
   // single 4- and 8-byte stores scattered over all chunks, which thrash the write-combining buffers and
   // send to memory what the accumulation pass reads back right after (a row's reordered products fit in

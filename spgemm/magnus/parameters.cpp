@@ -20,10 +20,10 @@ std::uint64_t floor_to_power_of_two(double x) {
 
 }  // namespace
 
-ChunkParameters chunk_parameters(std::uint64_t columns_of_c, std::size_t dense_bytes, const CacheGeometry& cache) {
+ChunkParameters chunk_parameters(std::uint64_t columns_of_c, double dense_bytes, const CacheGeometry& cache) {
   constexpr double histogram_bytes = 4, prefix_sum_bytes = 4;
   const double s_chunk = histogram_bytes + prefix_sum_bytes + 2.0 * static_cast<double>(cache.line_bytes);
-  const double s_dense = static_cast<double>(dense_bytes);
+  const double s_dense = dense_bytes;
   const double s_l2 = static_cast<double>(cache.l2_bytes);
   ChunkParameters p;
   p.columns = std::bit_ceil(std::max<std::uint64_t>(columns_of_c, 1));

@@ -29,7 +29,7 @@ struct ChunkParameters {
   double fine_level_bytes = 0;      // s_fineLevel at the chosen chunk count (eq. 2)
 };
 
-// dense_bytes = s_denseAccum: value size + 1 (bitmap) in the numeric phase, 1 in the symbolic phase.
-ChunkParameters chunk_parameters(std::uint64_t columns_of_c, std::size_t dense_bytes, const CacheGeometry& cache);
+// dense_bytes = s_denseAccum: value size + 1/8 (a bitmap's bit) in the numeric phase, 1/8 in the symbolic one.
+ChunkParameters chunk_parameters(std::uint64_t columns_of_c, double dense_bytes, const CacheGeometry& cache);
 
 }  // namespace amgsolve::magnus
