@@ -173,7 +173,8 @@ __attribute__((target("avx512f,avx512vl,bmi,bmi2,popcnt"))) Index list_set_bits_
       } else {  // a dense word: its positions compressed out of 16 lanes at a time
         for (int part = 0; part < 4; ++part) {
           const auto lanes = static_cast<__mmask16>(word >> (16 * part));
-          _mm512_storeu_si512(cols + n, _mm512_maskz_compress_epi32(lanes, _mm512_add_epi32(_mm512_set1_epi32(base + 16 * part), lane_numbers)));
+          const __m512i columns = _mm512_add_epi32(_mm512_set1_epi32(base + 16 * part), lane_numbers);
+          _mm512_storeu_si512(cols + n, _mm512_maskz_compress_epi32(lanes, columns));
           n += std::popcount(static_cast<unsigned>(lanes));
         }
       }
@@ -187,7 +188,10 @@ __attribute__((target("avx512f,avx512vl,bmi,bmi2,popcnt"))) Index list_set_bits_
 
 Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_vector) {
 #if defined(__x86_64__)
-  if (allow_vector && vector_sort_available()) return list_set_bits_avx512(words, count, cols);
+  // The kernel needs more than the networks' AVX-512F (256-bit compresses, BMI's bit scans).
+  static const bool kernel_runs = vector_sort_available() && __builtin_cpu_supports("avx512vl") &&
+                                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  if (allow_vector && kernel_runs) return list_set_bits_avx512(words, count, cols);
 #endif
   (void)allow_vector;
   return list_set_bits_scalar(words, count, cols);

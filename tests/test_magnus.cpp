@@ -285,7 +285,8 @@ TEST(SortAccumulator, BitListingListsTheSetBitsAndClearsThem) {
       std::vector<Index> expected;
       for (Index q = 0; q < count; ++q)
         for (int b = 0; b < 64; ++b)
-          if (density == 64 || seeded_hash(density * 7919 + static_cast<std::uint64_t>(count), 64u * q + b) % 64 < density) {
+          if (density == 64 ||
+              seeded_hash(density * 7919 + static_cast<std::uint64_t>(count), 64u * q + b) % 64 < density) {
             words[q] |= std::uint64_t{1} << b;
             expected.push_back(64 * q + b);
           }

@@ -323,7 +323,8 @@ class Worker {
     std::vector<Key>& keys = key_buffer<Key>();
     keys.resize(static_cast<std::size_t>(n));
     const Key position_mask = static_cast<Key>((Key{1} << position_bits) - 1);
-    for (Offset t = 0; t < n; ++t) keys[t] = static_cast<Key>((static_cast<Key>(items[t].col) << position_bits) | static_cast<Key>(t));
+    for (Offset t = 0; t < n; ++t)
+      keys[t] = static_cast<Key>((static_cast<Key>(items[t].col) << position_bits) | static_cast<Key>(t));
     if constexpr (sizeof(Key) == 4)
       sort_columns(keys.data(), keys.size(), o_.vector_sort);
     else
@@ -331,7 +332,8 @@ class Worker {
     for (Offset t = 0; t < n;) {
       const auto col = static_cast<Index>(keys[t] >> position_bits);
       Value sum = items[keys[t] & position_mask].val;
-      for (++t; t < n && static_cast<Index>(keys[t] >> position_bits) == col; ++t) sum += items[keys[t] & position_mask].val;
+      for (++t; t < n && static_cast<Index>(keys[t] >> position_bits) == col; ++t)
+        sum += items[keys[t] & position_mask].val;
       emit(base + col, sum);
     }
   }
@@ -355,8 +357,9 @@ class Worker {
       count_dense(producer, range);
   }
 
-  // Symbolic phase: the distinct columns are the bits set. Cleared by a second pass over the products,
-  // or by clearing the whole window where that is cheaper (a word per 64 columns against a product).
+  // Symbolic phase: the distinct columns are the bits set. Cleared by a second pass over the products
+  // (a random store each, and for a dense row B's rows read again), or, where the window has at most
+  // 16 words per distinct column, by clearing all its words (sequential stores, many to a cycle).
   template <class Producer>
   void count_dense(Producer&& producer, Index range) {
     Offset distinct = 0;
@@ -493,7 +496,7 @@ RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Optio
   }
   // Batches: bounded by the memory for their products and by L2 for their chunk counters.
   const std::vector<Index>& coarse = plan.rows[static_cast<int>(Category::coarse)];
-  const std::uint64_t per_product = sizeof(Index) + sizeof(Value);
+  const std::uint64_t per_product = sizeof(Product<Value, true>);
   const std::size_t max_rows =
       std::max<std::size_t>(1, o.cache.l2_bytes / (2 * sizeof(Offset) * std::max<std::uint64_t>(p.coarse_chunks, 1)));
   for (std::size_t begin = 0; begin < coarse.size();) {
@@ -557,7 +560,8 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
                           SpgemmStats& stats, RowCategories* categories) {
   CsrMatrix<Value> C(A.rows, B.cols);
   Timer timer;
-  const double symbolic_bytes = dense_bytes_per_column<Value>(false), numeric_bytes = dense_bytes_per_column<Value>(true);
+  const double symbolic_bytes = dense_bytes_per_column<Value>(false);
+  const double numeric_bytes = dense_bytes_per_column<Value>(true);
   const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), symbolic_bytes, options.cache);
   const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), numeric_bytes, options.cache);
   const RowShapes shapes = row_shapes(A, B);

@@ -10,14 +10,15 @@ namespace amgsolve::magnus {
 
 struct Options {
   CacheGeometry cache;          // L2 and cache-line sizes (the backend reads them from the system)
-  Offset sort_threshold = 32;  // rows (and numeric-phase chunks) with fewer products are sorted (section 3.4)
+  // Rows, coarse chunks and the numeric phase's fine chunks with fewer products are sorted (section 3.4).
+  Offset sort_threshold = 32;
   // Non-temporal stores in the reorder passes (x86-64), sections 3.2-3.3. Off by default: they are
   // single 4- and 8-byte stores scattered over all chunks, which thrash the write-combining buffers and
   // send to memory what the accumulation pass reads back right after (a row's reordered products fit in
   // L2 here). Measured on the uniform set (1024 x 2^26, 256 per row, 2 threads): 2.65 s with them, 0.93 s
   // without. The paper's per-chunk cache-line buffers, flushed a whole line at a time, are not built.
   bool streaming_stores = false;
-  bool vector_sort = true;      // AVX-512 bitonic network for the sort accumulator where the CPU has it
+  bool vector_sort = true;  // AVX-512 kernels where the CPU has them: sorting network and bit listing
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
 };
 
