@@ -186,12 +186,20 @@ __attribute__((target("avx512f,avx512vl,bmi,bmi2,popcnt"))) Index list_set_bits_
 
 }  // namespace
 
+bool bit_listing_kernel_available() {
+#if defined(__x86_64__)
+  // More than the networks' AVX-512F: 256-bit compresses (VL) and BMI's bit scans.
+  static const bool available = vector_sort_available() && __builtin_cpu_supports("avx512vl") &&
+                                __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+  return available;
+#else
+  return false;
+#endif
+}
+
 Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_vector) {
 #if defined(__x86_64__)
-  // The kernel needs more than the networks' AVX-512F (256-bit compresses, BMI's bit scans).
-  static const bool kernel_runs = vector_sort_available() && __builtin_cpu_supports("avx512vl") &&
-                                  __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
-  if (allow_vector && kernel_runs) return list_set_bits_avx512(words, count, cols);
+  if (allow_vector && bit_listing_kernel_available()) return list_set_bits_avx512(words, count, cols);
 #endif
   (void)allow_vector;
   return list_set_bits_scalar(words, count, cols);

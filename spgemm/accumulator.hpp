@@ -32,6 +32,7 @@ inline bool scan_beats_sort(Index touched, Index window, bool vectorised) {
 // too): with AVX-512, the bit scan 25 ns + 1.9 ns per 512 columns + 2 ns per touched column, the
 // network 10 ns + 2.6 ns per column up to 128, std::sort beyond that 0.75 n log2 n ns. Without it
 // (scalar scan, std::sort) about 1 ns per 64 columns + 3 ns per column against 0.75 n log2 n ns.
+// `vectorised`: both AVX-512 kernels run (bit_listing_kernel_available below, which implies the network).
 inline bool bit_scan_beats_sort(Index touched, Index window, bool vectorised) {
   if (touched <= 1) return false;
   const double n = static_cast<double>(touched), w = static_cast<double>(window);
@@ -45,6 +46,9 @@ inline bool bit_scan_beats_sort(Index touched, Index window, bool vectorised) {
 // the words and returns how many positions there were. cols needs kListPadding entries of room past
 // them (the AVX-512 kernel writes whole groups). allow_vector = false takes the scalar loop.
 Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_vector = true);
+
+// True when this CPU runs list_set_bits's AVX-512 kernel (AVX512F, VL, BMI and BMI2).
+bool bit_listing_kernel_available();
 
 // How much room the caller's buffer has past the n columns list_marked_columns writes: none, or
 // kListPadding entries, which lets the AVX-512 kernel store whole registers. Loads of the list that

@@ -301,14 +301,12 @@ class Worker {
   // ones. The numeric phase sorts (column, position) keys, so duplicates are summed in stream order: in
   // 32 bits when the column's col_bits and the position's bits fit beside each other (then the network
   // holds twice the keys per register), else in 64.
-  void accumulate_sorted(const Item* items, Offset n, Index base, int col_bits) {
+  void accumulate_sorted(const Item* items, Offset n, [[maybe_unused]] Index base, [[maybe_unused]] int col_bits) {
     if constexpr (!kNumeric) {
       sorted_.resize(static_cast<std::size_t>(n));
       for (Offset t = 0; t < n; ++t) sorted_[t] = items[t].col;
       sort_columns(sorted_.data(), sorted_.size(), o_.vector_sort);
       for (Offset t = 0; t < n; ++t) written_ += t == 0 || sorted_[t] != sorted_[t - 1];
-      (void)base;
-      (void)col_bits;
     } else {
       const int position_bits = std::bit_width(static_cast<std::uint64_t>(std::max<Offset>(n - 1, 0)));
       if (col_bits + position_bits <= 31 && static_cast<std::size_t>(n) <= kVectorSortMaxColumns)
@@ -389,7 +387,7 @@ class Worker {
         acc[c] += v;
       }
     });
-    if (bit_scan_beats_sort(touched, range, o_.vector_sort && vector_sort_available())) {
+    if (bit_scan_beats_sort(touched, range, o_.vector_sort && bit_listing_kernel_available())) {
       bits_.list(range, listed, o_.vector_sort);
     } else {
       sort_columns(listed, static_cast<std::size_t>(touched), o_.vector_sort);
