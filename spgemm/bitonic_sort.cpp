@@ -15,6 +15,22 @@
 namespace amgsolve {
 namespace {
 
+// Keys (column << 6 | position) sorted ascending: sums each column's values in position order and writes
+// the distinct columns (+ base) and sums; returns their count.
+std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const ColumnValue<double>* items,
+                             std::int32_t base, std::int32_t* out_col, double* out_val) {
+  constexpr int kShift = 6;
+  std::int32_t written = 0;
+  for (std::size_t t = 0; t < n;) {
+    const std::uint32_t col = keys[t] >> kShift;
+    double sum = items[keys[t] & 63].val;
+    for (++t; t < n && keys[t] >> kShift == col; ++t) sum += items[keys[t] & 63].val;
+    out_col[written] = base + static_cast<std::int32_t>(col);
+    out_val[written++] = sum;
+  }
+  return written;
+}
+
 #if defined(__x86_64__)
 // Everything up to the matching pop_options is compiled for AVX-512F and only called when the CPU has it.
 #pragma GCC push_options
@@ -88,25 +104,26 @@ struct LaneMasks {
   }
 };
 
+// How many of n keys register r of W lanes holds.
+template <int W>
+std::size_t lanes_in(std::size_t n, int r) {
+  const std::size_t start = static_cast<std::size_t>(W * r);
+  return n > start ? std::min<std::size_t>(n - start, W) : 0;
+}
+
+// The network on keys held in R registers, ascending across v[0], v[1], ...
 template <class Key, int R>
-void bitonic_sort(Key* keys, std::size_t n) {
+[[gnu::always_inline]] inline void sort_registers(__m512i (&v)[R]) {
   using L = Lanes<Key>;
   constexpr int W = L::kCount;
   static constexpr LaneMasks<W> masks;
-  // Missing keys are padded with the largest key, which sorts to the end.
-  __m512i v[R];
-  auto lanes_in = [n](int r) {
-    const std::size_t start = static_cast<std::size_t>(W * r);
-    return n > start ? std::min<std::size_t>(n - start, W) : 0;
-  };
-  for (int r = 0; r < R; ++r) v[r] = L::load(keys + W * r, lanes_in(r));
   for (int lk = 1; (1 << lk) <= W * R; ++lk) {
     const int k = 1 << lk;
     for (int j = k >> 1, lj = lk - 1; j > 0; j >>= 1, --lj) {
       if (j >= W) {  // between registers r and r ^ (j / W)
         for (int r = 0; r < R; ++r) {
           const int partner = r ^ (j / W);
-          if (partner < r) continue;
+          if (partner < r || partner >= R) continue;  // (never >= R: says so to the compiler)
           const __m512i lo = L::min(v[r], v[partner]), hi = L::max(v[r], v[partner]);
           const bool ascending = ((W * r) & k) == 0;
           v[r] = ascending ? lo : hi;
@@ -121,7 +138,17 @@ void bitonic_sort(Key* keys, std::size_t n) {
       }
     }
   }
-  for (int r = 0; r < R; ++r) L::store(keys + W * r, lanes_in(r), v[r]);
+}
+
+template <class Key, int R>
+void bitonic_sort(Key* keys, std::size_t n) {
+  using L = Lanes<Key>;
+  constexpr int W = L::kCount;
+  // Missing keys are padded with the largest key, which sorts to the end.
+  __m512i v[R];
+  for (int r = 0; r < R; ++r) v[r] = L::load(keys + W * r, lanes_in<W>(n, r));
+  sort_registers<Key, R>(v);
+  for (int r = 0; r < R; ++r) L::store(keys + W * r, lanes_in<W>(n, r), v[r]);
 }
 
 // The smallest network (1, 2, 4 or 8 registers) that holds n keys.
@@ -136,6 +163,75 @@ void vector_sort(Key* keys, std::size_t n) {
     bitonic_sort<Key, 4>(keys, n);
   else
     bitonic_sort<Key, 8>(keys, n);
+}
+
+// The register accumulator (accumulate_in_registers): keys (column << kPositionBits | position) of n
+// products, sorted by the network, give every column's products in stream order.
+constexpr int kPositionBits = 6;
+static_assert(std::size_t{1} << kPositionBits == kRegisterAccumulatorMax);
+static_assert(kRegisterAccumulatorColumnBits + kPositionBits <= 31, "keys must stay below the padding key");
+
+// The 16 columns of items[16 r, 16 r + 16) as 32-bit lanes: four masked loads of four 16-byte products,
+// their first dwords picked by two two-register permutes.
+inline __m512i columns_of(const ColumnValue<double>* items, std::size_t n, int r) {
+  const __m512i first_dwords = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+  __m512i quarter[4];
+  for (int h = 0; h < 4; ++h) {
+    const std::size_t first = static_cast<std::size_t>(16 * r + 4 * h);
+    const std::size_t count = n > first ? std::min<std::size_t>(n - first, 4) : 0;
+    quarter[h] = count == 0 ? _mm512_setzero_si512()
+                            : _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (4 * count)) - 1), items + first);
+  }
+  const __m512i low = _mm512_permutex2var_epi32(quarter[0], first_dwords, quarter[1]);
+  const __m512i high = _mm512_permutex2var_epi32(quarter[2], first_dwords, quarter[3]);
+  return _mm512_mask_blend_epi32(0xFF00, low, high);
+}
+
+template <int R>
+std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
+                                  std::int32_t* out_col, double* out_val) {
+  using L = Lanes<std::uint32_t>;
+  const __m512i padding = _mm512_set1_epi32(-1);  // the largest key: sorts after every product
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  __m512i v[R];
+  for (int r = 0; r < R; ++r) {
+    const __m512i position = _mm512_add_epi32(lane, _mm512_set1_epi32(16 * r));
+    v[r] = _mm512_mask_or_epi32(padding, L::first(lanes_in<16>(n, r)),
+                                _mm512_slli_epi32(columns_of(items, n, r), kPositionBits), position);
+  }
+  sort_registers<std::uint32_t, R>(v);
+  // A column appears twice when a key's column equals the next key's (lanes past n hold padding, whose
+  // column no product has, and are not compared).
+  __mmask16 repeated = 0;
+  for (int r = 0; r < R; ++r) {
+    const __m512i next = _mm512_alignr_epi32(r + 1 < R ? v[r + 1] : padding, v[r], 1);
+    repeated |= _mm512_mask_cmpeq_epi32_mask(L::first(lanes_in<16>(n, r)), _mm512_srli_epi32(v[r], kPositionBits),
+                                             _mm512_srli_epi32(next, kPositionBits));
+  }
+  if (repeated != 0) {  // rare in the chunks this serves: sum the sorted keys one by one
+    alignas(64) std::uint32_t keys[16 * R];
+    for (int r = 0; r < R; ++r) _mm512_store_si512(keys + 16 * r, v[r]);
+    return sum_sorted_keys(keys, n, items, base, out_col, out_val);
+  }
+  // All distinct: each key is one entry of C, its value fetched by position (a gather of 8 doubles).
+  const __m512i position_mask = _mm512_set1_epi32((1 << kPositionBits) - 1);
+  const double* values = &items[0].val;
+  for (int r = 0; r < R; ++r) {
+    const __mmask16 valid = L::first(lanes_in<16>(n, r));
+    _mm512_mask_storeu_epi32(out_col + 16 * r, valid,
+                             _mm512_add_epi32(_mm512_srli_epi32(v[r], kPositionBits), _mm512_set1_epi32(base)));
+    // Index in doubles from items[0].val: a product is two doubles long.
+    const __m512i index = _mm512_slli_epi32(_mm512_and_si512(v[r], position_mask), 1);
+    const auto low = static_cast<__mmask8>(valid), high = static_cast<__mmask8>(valid >> 8);
+    if (low)
+      _mm512_mask_storeu_pd(out_val + 16 * r, low,
+                            _mm512_mask_i32gather_pd(_mm512_setzero_pd(), low, _mm512_castsi512_si256(index), values, 8));
+    if (high)
+      _mm512_mask_storeu_pd(
+          out_val + 16 * r + 8, high,
+          _mm512_mask_i32gather_pd(_mm512_setzero_pd(), high, _mm512_extracti64x4_epi64(index, 1), values, 8));
+  }
+  return static_cast<std::int32_t>(n);
 }
 
 #pragma GCC pop_options
@@ -164,6 +260,22 @@ void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector) {
 #endif
   (void)allow_vector;
   std::sort(keys, keys + n);
+}
+
+std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
+                                     std::int32_t* out_col, double* out_val, bool allow_vector) {
+#if defined(__x86_64__)
+  if (allow_vector && vector_sort_available()) {
+    if (n <= 16) return accumulate_registers<1>(items, n, base, out_col, out_val);
+    if (n <= 32) return accumulate_registers<2>(items, n, base, out_col, out_val);
+    return accumulate_registers<4>(items, n, base, out_col, out_val);
+  }
+#endif
+  (void)allow_vector;
+  std::array<std::uint32_t, kRegisterAccumulatorMax> keys;
+  for (std::size_t t = 0; t < n; ++t) keys[t] = static_cast<std::uint32_t>(items[t].col) << 6 | static_cast<std::uint32_t>(t);
+  std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
+  return sum_sorted_keys(keys.data(), n, items, base, out_col, out_val);
 }
 
 void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {

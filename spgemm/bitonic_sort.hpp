@@ -26,4 +26,26 @@ void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector = true);
 // Sorts column indices cols[0, n) (non-negative) ascending; the same rules with kVectorSortMaxColumns.
 void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector = true);
 
+// One intermediate product as MAGNUS's reorder stores it: its (chunk-local) column and its value.
+template <class Value>
+struct ColumnValue {
+  std::int32_t col;
+  Value val;
+};
+
+// MAGNUS's sort accumulator (section 3.4) for a chunk of at most kRegisterAccumulatorMax products, kept
+// in registers from load to store: their columns are gathered into 32-bit keys (column << 6 | position),
+// sorted by the network, and, when no column repeats, written straight to C with their values fetched
+// by position. Repeated columns are summed in position order (stream order, as Gustavson sums them), by
+// a scalar pass over the sorted keys. Memory-held keys cost store-forwarding stalls at both ends of the
+// network (scalar stores into vector loads, masked stores into scalar loads).
+inline constexpr std::size_t kRegisterAccumulatorMax = 64;
+inline constexpr int kRegisterAccumulatorColumnBits = 25;  // columns below 2^25 (they share a key with positions)
+
+// Requires 1 <= n <= kRegisterAccumulatorMax and 0 <= items[t].col < 2^kRegisterAccumulatorColumnBits.
+// Writes the distinct columns + base ascending to out_col and their sums to out_val; returns how many.
+// Without AVX-512 (or allow_vector = false): the same keys sorted by std::sort.
+std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
+                                     std::int32_t* out_col, double* out_val, bool allow_vector = true);
+
 }  // namespace amgsolve

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
@@ -127,6 +128,41 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
                                            Case{"coarse_chunks_std_sort", 1024, 64, true, false}),
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
+// Wide, sparse rows as in MAGNUS's uniform random set (Fig. 9): the numeric phase cuts them into more
+// fine chunks than section 3.5's count, so that the chunks fit the register accumulator, and takes the
+// branch-free dense loops where columns repeat unpredictably. With the AVX-512 kernels and without, C
+// equals gustavson's bitwise (a dense reference would need 32 x 2^22 doubles).
+TEST(MagnusWideRows, RegisterSizedChunksMatchGustavsonBitwise) {
+  const auto uniform = [](Index rows, Index cols, int per_row, std::uint64_t seed) {
+    std::vector<Triplet<double>> t;
+    for (Index i = 0; i < rows; ++i)
+      for (int e = 0; e < per_row; ++e) {
+        const std::uint64_t key = static_cast<std::uint64_t>(i) * static_cast<std::uint64_t>(per_row) + e;
+        t.push_back({i, static_cast<Index>(seeded_hash(seed, key) % static_cast<std::uint64_t>(cols)),
+                     seeded_uniform(seed + 1, key) - 0.5});
+      }
+    return csr_from_triplets(rows, cols, std::move(t));
+  };
+  const CsrMatrix<double> A = uniform(32, 256, 256, 5);
+  for (const Index cols : {Index{1} << 16, Index{1} << 22}) {
+    const CsrMatrix<double> B = uniform(256, cols, 256, 6);
+    const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+    for (const bool vector : {true, false}) {
+      magnus::Options o;
+      o.cache = {std::size_t{2} << 20, 64};
+      o.vector_sort = vector;
+      SpgemmStats stats;
+      magnus::RowCategories cats;
+      const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats);
+      ASSERT_TRUE(is_valid_csr(C));
+      EXPECT_TRUE(C.row_ptr == reference.row_ptr) << cols << " columns, vector " << vector;
+      EXPECT_TRUE(C.col == reference.col) << cols << " columns, vector " << vector;
+      EXPECT_TRUE(C.val == reference.val) << cols << " columns, vector " << vector;
+      EXPECT_EQ(cols > (1 << 16) ? cats.fine : cats.dense, A.rows) << cols << " columns";
+    }
+  }
+}
+
 // The AVX-512 networks against std::sort for every length they handle (padding of partial registers),
 // with duplicates, zero and the largest key (equal to the padding); longer inputs take std::sort.
 TEST(SortAccumulator, BitonicNetworkSortsKeysLikeStdSort) {
@@ -164,6 +200,42 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
       sort_columns(cols.data(), n);
       ASSERT_EQ(cols, expected) << "n = " << n << ", seed " << seed;
     }
+}
+
+// The register accumulator against a std::map that sums each column's values in stream order (so the
+// sums match bitwise): every length it takes (1, 2 and 4 registers, partial ones), columns drawn from
+// 3 values (every column repeated), from 2^25 (mostly distinct, including 0 and the largest allowed),
+// on both paths. Nothing is written past the distinct entries.
+TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
+  constexpr std::int32_t kLargest = (1 << kRegisterAccumulatorColumnBits) - 1, kBase = 1000, kGuard = -7;
+  for (const bool vector : {true, false})
+    for (std::size_t n = 1; n <= kRegisterAccumulatorMax; ++n)
+      for (std::uint64_t seed = 0; seed < 12; ++seed) {
+        std::vector<ColumnValue<double>> items(n);
+        std::map<std::int32_t, double> expected;
+        for (std::size_t t = 0; t < n; ++t) {
+          const std::uint64_t h = seeded_hash(seed + 300, t);
+          const auto col = seed % 3 == 0   ? static_cast<std::int32_t>(h % 3)
+                           : h % 17 == 0   ? kLargest
+                           : h % 13 == 0   ? 0
+                                           : static_cast<std::int32_t>(h >> 39);
+          items[t] = {col, seeded_uniform(seed, t) - 0.5};
+          auto [it, fresh] = expected.try_emplace(kBase + col, items[t].val);
+          if (!fresh) it->second += items[t].val;
+        }
+        std::vector<std::int32_t> cols(n + 1, kGuard);
+        std::vector<double> vals(n + 1, kGuard);
+        const std::int32_t written = accumulate_in_registers(items.data(), n, kBase, cols.data(), vals.data(), vector);
+        ASSERT_EQ(static_cast<std::size_t>(written), expected.size()) << "n = " << n << ", seed " << seed;
+        std::size_t t = 0;
+        for (const auto& [col, val] : expected) {
+          ASSERT_EQ(cols[t], col) << "n = " << n << ", seed " << seed << ", entry " << t;
+          ASSERT_EQ(vals[t], val) << "n = " << n << ", seed " << seed << ", entry " << t;
+          ++t;
+        }
+        for (; t <= n; ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+      }
 }
 
 // The marker scan lists exactly the columns stamped in the window, ascending, on both paths (AVX-512

@@ -28,6 +28,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -95,15 +96,11 @@ struct RowPlan {
 // One intermediate product as the reorder moves it: its column and, in the numeric phase, its value,
 // side by side, so that a product scattered to its chunk opens one cache line rather than one per
 // array (at 2^26 columns the 2048 chunks' open lines exceed L1, and nearly every scattered store misses).
+struct ColumnOnly {
+  Index col;
+};
 template <class Value, bool kNumeric>
-struct Product {
-  Index col;
-  Value val;
-};
-template <class Value>
-struct Product<Value, false> {
-  Index col;
-};
+using Product = std::conditional_t<kNumeric, ColumnValue<Value>, ColumnOnly>;
 
 // The bitmap of a dense accumulator: one bit per column of its window, all clear between uses. One bit
 // rather than the byte of the paper's bitMap (section 3.4) or a 4-byte stamp: the symbolic phase's
@@ -123,7 +120,24 @@ class ColumnBits {
     word |= bit;
     return true;
   }
+  // Sets the bit of column c and says whether it was clear, without a branch: the store happens
+  // whatever the bit was (see insert for when that costs).
+  bool insert_unconditionally(Index c) {
+    std::uint64_t& word = words_[static_cast<std::size_t>(c) >> 6];
+    const std::uint64_t old = word;
+    word = old | std::uint64_t{1} << (c & 63);
+    return ((old >> (c & 63)) & 1) == 0;
+  }
   void clear(Index c) { words_[static_cast<std::size_t>(c) >> 6] = 0; }
+  // The number of set bits among [0, columns); clears them.
+  Offset count_and_clear(Index columns) {
+    Offset set = 0;
+    for (std::size_t w = 0; w < word_count(columns); ++w) {
+      set += std::popcount(words_[w]);
+      words_[w] = 0;
+    }
+    return set;
+  }
   void clear_all(Index columns) { std::fill_n(words_.begin(), word_count(columns), 0); }
   // The set columns of [0, columns), ascending, into cols; clears them.
   Index list(Index columns, Index* cols, bool allow_vector) {
@@ -137,6 +151,10 @@ class ColumnBits {
 };
 
 // The per-thread state of one phase: accumulators, chunk buffers and where the current row goes.
+constexpr std::uint64_t kProductsPerRegisterChunk = kRegisterAccumulatorMax / 2;
+constexpr std::uint64_t kMostRegisterChunks = 4096;
+constexpr int kNarrowestRegisterChunk = 10;  // log2 of the columns
+
 template <class Value, bool kNumeric>
 class Worker {
  public:
@@ -144,7 +162,13 @@ class Worker {
 
   Worker(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C, const ChunkParameters& p,
          const Options& o)
-      : A_(A), B_(B), C_(C), p_(p), o_(o), fine_counts_(p.fine_chunks), fine_offsets_(p.fine_chunks + 1) {}
+      : A_(A),
+        B_(B),
+        C_(C),
+        p_(p),
+        o_(o),
+        fine_counts_(std::max<std::uint64_t>(p.fine_chunks, kMostRegisterChunks)),
+        fine_offsets_(fine_counts_.size() + 1) {}
 
   // Row i of C is computed between these two: the numeric phase writes it into C's arrays, the
   // symbolic phase only counts its entries into C.row_ptr[i + 1].
@@ -185,8 +209,10 @@ class Worker {
                      first_col, range);
   }
 
-  void fine_row(Index i) {
-    fine_level([&](auto&& f) { row_products(i, f); }, 0, p_.fine_shift, p_.fine_chunks);
+  void fine_row(Index i, Offset products, Offset range) {
+    const int shift = fine_shift_for(products, range);
+    fine_level([&](auto&& f) { row_products(i, f); }, 0, shift,
+               std::uint64_t{1} << (p_.fine_shift + std::countr_zero(p_.fine_chunks) - shift));
   }
 
   // Section 3.3: the rows rows[begin, end) of the coarse category, as one batch.
@@ -308,12 +334,45 @@ class Worker {
       sort_columns(sorted_.data(), sorted_.size(), o_.vector_sort);
       for (Offset t = 0; t < n; ++t) written_ += t == 0 || sorted_[t] != sorted_[t - 1];
     } else {
+      if constexpr (std::is_same_v<Value, double>) {
+        if (in_registers(n, col_bits)) {
+          written_ += accumulate_in_registers(items, static_cast<std::size_t>(n), base, out_col_ + written_,
+                                              out_val_ + written_);
+          return;
+        }
+      }
       const int position_bits = std::bit_width(static_cast<std::uint64_t>(std::max<Offset>(n - 1, 0)));
       if (col_bits + position_bits <= 31 && static_cast<std::size_t>(n) <= kVectorSortMaxColumns)
         sum_sorted<std::int32_t>(items, n, base, position_bits);
       else
         sum_sorted<std::uint64_t>(items, n, base, 32);
     }
+  }
+
+  // The fine level's chunk width (log2) for a row of `products` spread over `range` columns. Section
+  // 3.5's count keeps the chunk structures and one dense accumulator in L2. Where the register
+  // accumulator runs, a chunk of about kProductsPerRegisterChunk products sorted in registers costs less
+  // than a dense accumulation, if its columns seldom repeat: so wide, sparse rows get narrower chunks, no
+  // narrower than kNarrowestRegisterChunk columns and no more than kMostRegisterChunks (their open lines
+  // fit L2). Uniform set, 2 threads: 2^22 columns 0.27 -> 0.22 s (512 -> 2048 chunks), 2^24 0.28 ->
+  // 0.25 s (1024 -> 2048); 2^18 (128-column chunks, nearly all with repeats) went 0.26 -> 0.29 s.
+  int fine_shift_for(Offset products, Offset range) const {
+    if (!in_registers(1, p_.fine_shift) || products == 0) return p_.fine_shift;
+    const int total_bits = p_.fine_shift + std::countr_zero(p_.fine_chunks);
+    const auto width = static_cast<std::uint64_t>(range) * kProductsPerRegisterChunk / static_cast<std::uint64_t>(products);
+    const int shift = std::max({static_cast<int>(std::bit_width(width)) - 1, kNarrowestRegisterChunk,
+                                total_bits - std::countr_zero(kMostRegisterChunks)});
+    return std::min(shift, p_.fine_shift);
+  }
+
+  // Whether a chunk of n products with columns below 2^col_bits goes to the register accumulator
+  // (double only: its products are 16 bytes).
+  bool in_registers(Offset n, int col_bits) const {
+    if constexpr (kNumeric && std::is_same_v<Value, double>)
+      return register_accumulator_ && n <= static_cast<Offset>(kRegisterAccumulatorMax) &&
+             col_bits <= kRegisterAccumulatorColumnBits;
+    else
+      return false;
   }
 
   template <class Key>
@@ -344,6 +403,16 @@ class Worker {
       return keys_;
   }
 
+  // Whether a dense accumulator's "column seen before?" branch would mispredict often: when products
+  // and columns are within a factor kUnpredictableRatio of each other, a good share of the products
+  // repeat a column and a good share do not, in random order. Such rows take branch-free loops (every
+  // product stores its bitmap word). Banded rows (each column hit many times in a row) keep the branch:
+  // it predicts well there, and storing every time would chain the stores to a word.
+  static bool repeats_unpredictable(Offset products, Offset range) {
+    return products * kUnpredictableRatio >= range && products <= kUnpredictableRatio * range;
+  }
+  static constexpr Offset kUnpredictableRatio = 5;
+
   // Dense accumulator over columns [base, base + range): producer(f) yields `products` pairs
   // (column - base, value).
   template <class Producer>
@@ -352,14 +421,19 @@ class Worker {
     if constexpr (kNumeric)
       accumulate_dense_values(producer, products, base, range);
     else
-      count_dense(producer, range);
+      count_dense(producer, products, range);
   }
 
   // Symbolic phase: the distinct columns are the bits set. Cleared by a second pass over the products
   // (a random store each, and for a dense row B's rows read again), or, where the window has at most
   // 16 words per distinct column, by clearing all its words (sequential stores, many to a cycle).
   template <class Producer>
-  void count_dense(Producer&& producer, Index range) {
+  void count_dense(Producer&& producer, Offset products, Index range) {
+    if (repeats_unpredictable(products, range)) {
+      producer([&](Index c, Value) { bits_.insert_unconditionally(c); });
+      written_ += bits_.count_and_clear(range);
+      return;
+    }
     Offset distinct = 0;
     producer([&](Index c, Value) { distinct += bits_.insert(c); });
     written_ += distinct;
@@ -379,14 +453,24 @@ class Worker {
     Value* __restrict acc = acc_.data();
     Index* __restrict listed = touched_.data();
     Index touched = 0;
-    producer([&](Index c, Value v) {
-      if (bits_.insert(c)) {
-        listed[touched++] = c;
-        acc[c] = v;
-      } else {
-        acc[c] += v;
-      }
-    });
+    if (repeats_unpredictable(products, range)) {
+      producer([&](Index c, Value v) {
+        const bool fresh = bits_.insert_unconditionally(c);
+        listed[touched] = c;
+        touched += fresh;
+        const Value sum = acc[c] + v;  // acc[c] is stale when fresh; the select drops it
+        acc[c] = fresh ? v : sum;
+      });
+    } else {
+      producer([&](Index c, Value v) {
+        if (bits_.insert(c)) {
+          listed[touched++] = c;
+          acc[c] = v;
+        } else {
+          acc[c] += v;
+        }
+      });
+    }
     if (bit_scan_beats_sort(touched, range, o_.vector_sort && bit_listing_kernel_available())) {
       bits_.list(range, listed, o_.vector_sort);
     } else {
@@ -426,7 +510,7 @@ class Worker {
       if (count == 0) continue;
       const Item* items = fine_.data() + fine_offsets_[j];
       const auto chunk_base = static_cast<Index>(base + (j << shift));
-      if (kNumeric && count < o_.sort_threshold)
+      if (kNumeric && (count < o_.sort_threshold || in_registers(count, shift)))
         accumulate_sorted(items, count, chunk_base, shift);
       else
         accumulate_dense([&](auto&& f) { replay(items, count, f); }, count, chunk_base,
@@ -439,6 +523,7 @@ class Worker {
   CsrMatrix<Value>& C_;
   const ChunkParameters& p_;
   const Options& o_;
+  const bool register_accumulator_ = o_.vector_sort && vector_sort_available();
   Index* out_col_ = nullptr;
   Value* out_val_ = nullptr;
   Offset written_ = 0;
@@ -530,7 +615,7 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
           // over that range only.
           w.dense_row(i, shapes.products[i], shapes.first_col[i], static_cast<Index>(shapes.range[i]));
         } else {
-          w.fine_row(i);
+          w.fine_row(i, shapes.products[i], shapes.range[i]);
         }
         w.end_row(i);
       }
