@@ -181,6 +181,7 @@ double ideal_bytes(const CsrMatrix<double>& A, const CsrMatrix<double>& B, Offse
 struct Measurement {
   std::string matrix, backend;
   double median_seconds = 0;
+  double median_symbolic_seconds = 0;  // of the symbolic phase alone (backends that have one)
   SpgemmStats stats;
   bool agrees = false;
 };
@@ -191,11 +192,12 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   m.matrix = in.name;
   m.backend = backend.name();
   for (int w = 0; w < warmup; ++w) backend.multiply(*in.A, *in.B);
-  std::vector<double> seconds;
+  std::vector<double> seconds, symbolic_seconds;
   for (int r = 0; r < runs; ++r) {
     SpgemmStats stats;
     CsrMatrix<double> C = backend.multiply(*in.A, *in.B, &stats);
     seconds.push_back(stats.seconds());
+    symbolic_seconds.push_back(stats.symbolic_seconds);
     m.stats = stats;
     // Checked after the last run, so that every backend's timed runs follow each other alike.
     if (r + 1 == runs) {
@@ -205,6 +207,8 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   }
   std::sort(seconds.begin(), seconds.end());
   m.median_seconds = seconds[seconds.size() / 2];
+  std::sort(symbolic_seconds.begin(), symbolic_seconds.end());
+  m.median_symbolic_seconds = symbolic_seconds[symbolic_seconds.size() / 2];
   return m;
 }
 
@@ -312,12 +316,12 @@ int main(int argc, char** argv) {
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) {
       std::ofstream out(csv);
-      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees\n";
+      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,symbolic_seconds\n";
       for (const Measurement& m : rows)
         out << m.matrix << ',' << m.backend << ',' << m.median_seconds << ','
             << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
             << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false")
-            << '\n';
+            << ',' << m.median_symbolic_seconds << '\n';
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "spgemm-bench: error: %s\n", e.what());

@@ -205,7 +205,7 @@ class Worker {
   }
 
   void dense_row(Index i, Offset products, Index first_col, Index range) {
-    accumulate_dense([&](auto&& f) { row_products(i, [&](Index c, Value v) { f(c - first_col, v); }); }, products,
+    accumulate_dense([&](auto&& f) { row_products(i, [&f, first_col](Index c, Value v) { f(c - first_col, v); }); }, products,
                      first_col, range);
   }
 
@@ -403,6 +403,17 @@ class Worker {
       return keys_;
   }
 
+  // -0.0 where `stale` (a fresh column's leftover sum), else the sum, by integer masks: compilers turn a
+  // select of doubles into the very branch the caller avoids. -0.0 is the additive identity that keeps
+  // every value's bits (-0.0 + +0.0 = +0.0, -0.0 + -0.0 = -0.0): a fresh column's sum is its first
+  // product bit for bit, as in the branchy loop.
+  static Value stale_to_negative_zero(Value sum, bool stale) {
+    using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+    const Bits keep = static_cast<Bits>(stale) - 1;  // all ones when the sum is current
+    const Bits sign = std::bit_cast<Bits>(Value(-0.0));
+    return std::bit_cast<Value>((std::bit_cast<Bits>(sum) & keep) | (sign & ~keep));
+  }
+
   // Whether a dense accumulator's "column seen before?" branch would mispredict often: when products
   // and columns are within a factor kUnpredictableRatio of each other, a good share of the products
   // repeat a column and a good share do not, in random order. Such rows take branch-free loops (every
@@ -458,8 +469,7 @@ class Worker {
         const bool fresh = bits_.insert_unconditionally(c);
         listed[touched] = c;
         touched += fresh;
-        const Value sum = acc[c] + v;  // acc[c] is stale when fresh; the select drops it
-        acc[c] = fresh ? v : sum;
+        acc[c] = stale_to_negative_zero(acc[c], fresh) + v;
       });
     } else {
       producer([&](Index c, Value v) {
