@@ -5,8 +5,9 @@
 // quicksort algorithm vectorized using AVX-512 on Intel Skylake", IJACSA 8(10), 2017).
 // Two key widths: 64-bit keys (column << 32 | position, MAGNUS's sort accumulator), at most 64 of them,
 // and 32-bit column indices (the touched columns of a dense accumulator, gustavson and MAGNUS's dense
-// rows), at most 128. The network is chosen at run time: CPUs without AVX-512F, and longer inputs, use
-// std::sort, so the result never depends on the CPU.
+// rows), at most 128; and the register accumulator below, which sorts 32-bit (column, position) keys
+// of up to 64 products without leaving the registers. The network is chosen at run time: CPUs without
+// AVX-512F, and longer inputs, use std::sort, so the result never depends on the CPU.
 #include <cstddef>
 #include <cstdint>
 

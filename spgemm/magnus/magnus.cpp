@@ -18,8 +18,10 @@
 // Where this departs from the paper, for speed measured on the uniform set (docs/BENCHMARKS.md):
 // the dense accumulators' bitmap has a bit per column, not a byte, so the symbolic phase's L2-sized
 // window is 8 times wider and its fine chunks fewer; the symbolic phase counts every fine chunk with
-// that bitmap, never by sorting; the numeric sort accumulator packs (column, position) into 32-bit
-// keys when they fit; and the reorder moves a product's column and value together.
+// that bitmap, never by sorting; the numeric sort accumulator keeps chunks of up to 64 products in
+// AVX-512 registers (bitonic_sort.hpp), and wide, sparse rows get more fine chunks than section 3.5's
+// count so that their chunks fit it; the dense loops drop their branch where it would mispredict; and
+// the reorder moves a product's column and value together.
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
@@ -173,6 +175,7 @@ class Worker {
   // Row i of C is computed between these two: the numeric phase writes it into C's arrays, the
   // symbolic phase only counts its entries into C.row_ptr[i + 1].
   void begin_row(Index i) {
+    row_entries_ = A_.row_length(i);
     out_col_ = kNumeric ? C_.col.data() + C_.row_begin(i) : nullptr;
     out_val_ = kNumeric ? C_.val.data() + C_.row_begin(i) : nullptr;
     written_ = 0;
@@ -414,15 +417,16 @@ class Worker {
     return std::bit_cast<Value>((std::bit_cast<Bits>(sum) & keep) | (sign & ~keep));
   }
 
-  // Whether a dense accumulator's "column seen before?" branch would mispredict often: when products
-  // and columns are within a factor kUnpredictableRatio of each other, a good share of the products
-  // repeat a column and a good share do not, in random order. Such rows take branch-free loops (every
-  // product stores its bitmap word). Banded rows (each column hit many times in a row) keep the branch:
-  // it predicts well there, and storing every time would chain the stores to a word.
-  static bool repeats_unpredictable(Offset products, Offset range) {
-    return products * kUnpredictableRatio >= range && products <= kUnpredictableRatio * range;
+  // Whether a dense accumulator's "column seen before?" branch would mispredict often and storing
+  // unconditionally costs little, so that the branch-free loops win (measured: uniform 2^16 columns
+  // 0.21 -> 0.135 s; banded finite-element rows such as af23560's 30% slower). Mispredicted: between
+  // 1/5 and 2 products per column of the window, a good share repeat a column and a good share do not.
+  // Cheap stores: the row's products from one row of B lie at least a bitmap word (64 columns) apart
+  // on average (window * entries of A's row / products), else consecutive products store to the same
+  // word and every store waits on the previous one.
+  bool repeats_unpredictable(Offset products, Offset window) const {
+    return products * 5 >= window && products <= 2 * window && window * row_entries_ >= 64 * products;
   }
-  static constexpr Offset kUnpredictableRatio = 5;
 
   // Dense accumulator over columns [base, base + range): producer(f) yields `products` pairs
   // (column - base, value).
@@ -537,6 +541,7 @@ class Worker {
   Index* out_col_ = nullptr;
   Value* out_val_ = nullptr;
   Offset written_ = 0;
+  Offset row_entries_ = 0;  // of the current row of A
   std::vector<Item> gather_, fine_, coarse_;  // a sort row's products; the fine and coarse reorders
   std::vector<Index> touched_, sorted_;       // a dense chunk's columns; 32-bit sort keys
   std::vector<Value> acc_;
