@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
+#include <cstddef>
 
 #if defined(__x86_64__)
 // GCC 12's AVX-512 min/max/permute intrinsics start from _mm512_undefined_epi32(), which it then
@@ -173,6 +175,8 @@ static_assert(kRegisterAccumulatorColumnBits + kPositionBits <= 31, "keys must s
 
 // The 16 columns of items[16 r, 16 r + 16) as 32-bit lanes: four masked loads of four 16-byte products,
 // their first dwords picked by two two-register permutes.
+static_assert(sizeof(ColumnValue<double>) == 16 && offsetof(ColumnValue<double>, val) == 8,
+              "columns_of and the value gather assume 16-byte products with the value at byte 8");
 inline __m512i columns_of(const ColumnValue<double>* items, std::size_t n, int r) {
   const __m512i first_dwords = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
   __m512i quarter[4];
@@ -264,6 +268,7 @@ void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector) {
 
 std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
                                      std::int32_t* out_col, double* out_val, bool allow_vector) {
+  assert(n >= 1 && n <= kRegisterAccumulatorMax);
 #if defined(__x86_64__)
   if (allow_vector && vector_sort_available()) {
     if (n <= 16) return accumulate_registers<1>(items, n, base, out_col, out_val);

@@ -133,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
 // branch-free dense loops where columns repeat unpredictably. With the AVX-512 kernels and without, C
 // equals gustavson's: same pattern, same summation order, so equal values (a dense reference would need
 // 32 x 2^22 doubles).
-TEST(MagnusWideRows, RegisterSizedChunksMatchGustavsonBitwise) {
+TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
   const auto uniform = [](Index rows, Index cols, int per_row, std::uint64_t seed) {
     std::vector<Triplet<double>> t;
     for (Index i = 0; i < rows; ++i)

@@ -152,11 +152,12 @@ class ColumnBits {
   std::vector<std::uint64_t> words_;
 };
 
-// The per-thread state of one phase: accumulators, chunk buffers and where the current row goes.
+// The numeric fine level's chunks on wide, sparse rows (Worker::fine_shift_for).
 constexpr std::uint64_t kProductsPerRegisterChunk = kRegisterAccumulatorMax / 2;
 constexpr std::uint64_t kMostRegisterChunks = 4096;
 constexpr int kNarrowestRegisterChunk = 10;  // log2 of the columns
 
+// The per-thread state of one phase: accumulators, chunk buffers and where the current row goes.
 template <class Value, bool kNumeric>
 class Worker {
  public:
@@ -169,7 +170,7 @@ class Worker {
         C_(C),
         p_(p),
         o_(o),
-        fine_counts_(std::max<std::uint64_t>(p.fine_chunks, kMostRegisterChunks)),
+        fine_counts_(in_registers(1, 0) ? std::max<std::uint64_t>(p.fine_chunks, kMostRegisterChunks) : p.fine_chunks),
         fine_offsets_(fine_counts_.size() + 1) {}
 
   // Row i of C is computed between these two: the numeric phase writes it into C's arrays, the
@@ -327,9 +328,9 @@ class Worker {
   }
 
   // Sort accumulator (section 3.4). The symbolic phase sorts the columns alone and counts the distinct
-  // ones. The numeric phase sorts (column, position) keys, so duplicates are summed in stream order: in
-  // 32 bits when the column's col_bits and the position's bits fit beside each other (then the network
-  // holds twice the keys per register), else in 64.
+  // ones. The numeric phase sorts (column, position) keys, so duplicates are summed in stream order:
+  // up to 64 products in registers (accumulate_in_registers), else in 32-bit keys in memory when the
+  // column's col_bits and the position's bits fit beside each other, else in 64.
   void accumulate_sorted(const Item* items, Offset n, [[maybe_unused]] Index base, [[maybe_unused]] int col_bits) {
     if constexpr (!kNumeric) {
       sorted_.resize(static_cast<std::size_t>(n));
@@ -372,7 +373,7 @@ class Worker {
   // (double only: its products are 16 bytes).
   bool in_registers(Offset n, int col_bits) const {
     if constexpr (kNumeric && std::is_same_v<Value, double>)
-      return register_accumulator_ && n <= static_cast<Offset>(kRegisterAccumulatorMax) &&
+      return register_accumulator_ && n >= 1 && n <= static_cast<Offset>(kRegisterAccumulatorMax) &&
              col_bits <= kRegisterAccumulatorColumnBits;
     else
       return false;
@@ -439,9 +440,11 @@ class Worker {
       count_dense(producer, products, range);
   }
 
-  // Symbolic phase: the distinct columns are the bits set. Cleared by a second pass over the products
-  // (a random store each, and for a dense row B's rows read again), or, where the window has at most
-  // 16 words per distinct column, by clearing all its words (sequential stores, many to a cycle).
+  // Symbolic phase: the distinct columns are the bits set. Where the branch would mispredict, every
+  // product sets its bit and the window's words are counted and cleared (popcount). Otherwise the bits
+  // are set and counted as they turn on, then cleared by a second pass over the products (a random
+  // store each, and for a dense row B's rows read again), or, where the window has at most 16 words per
+  // distinct column, by clearing all its words (sequential stores, many to a cycle).
   template <class Producer>
   void count_dense(Producer&& producer, Offset products, Index range) {
     if (repeats_unpredictable(products, range)) {
@@ -471,7 +474,7 @@ class Worker {
     if (repeats_unpredictable(products, range)) {
       producer([&](Index c, Value v) {
         const bool fresh = bits_.insert_unconditionally(c);
-        listed[touched] = c;
+        listed[touched] = c;  // past the distinct ones: into kListPadding
         touched += fresh;
         acc[c] = stale_to_negative_zero(acc[c], fresh) + v;
       });
