@@ -17,16 +17,26 @@
 namespace amgsolve {
 namespace {
 
-// Keys (column << 6 | position) sorted ascending: sums each column's values in position order and writes
-// the distinct columns (+ base) and sums; returns their count.
+// The register accumulator (accumulate_in_registers): keys (column << kPositionBits | position) of n
+// products, sorted, give every column's products in stream order.
+constexpr int kPositionBits = 6;
+constexpr std::uint32_t kPositionMask = (1u << kPositionBits) - 1;
+static_assert(std::size_t{1} << kPositionBits == kRegisterAccumulatorMax);
+static_assert(kRegisterAccumulatorColumnBits + kPositionBits <= 31, "keys must stay below the padding key");
+
+std::uint32_t product_key(std::int32_t col, std::size_t position) {
+  return static_cast<std::uint32_t>(col) << kPositionBits | static_cast<std::uint32_t>(position);
+}
+
+// Keys sorted ascending: sums each column's values in position order and writes the distinct columns
+// (+ base) and sums; returns their count.
 std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const ColumnValue<double>* items,
                              std::int32_t base, std::int32_t* out_col, double* out_val) {
-  constexpr int kShift = 6;
   std::int32_t written = 0;
   for (std::size_t t = 0; t < n;) {
-    const std::uint32_t col = keys[t] >> kShift;
-    double sum = items[keys[t] & 63].val;
-    for (++t; t < n && keys[t] >> kShift == col; ++t) sum += items[keys[t] & 63].val;
+    const std::uint32_t col = keys[t] >> kPositionBits;
+    double sum = items[keys[t] & kPositionMask].val;
+    for (++t; t < n && keys[t] >> kPositionBits == col; ++t) sum += items[keys[t] & kPositionMask].val;
     out_col[written] = base + static_cast<std::int32_t>(col);
     out_val[written++] = sum;
   }
@@ -167,12 +177,6 @@ void vector_sort(Key* keys, std::size_t n) {
     bitonic_sort<Key, 8>(keys, n);
 }
 
-// The register accumulator (accumulate_in_registers): keys (column << kPositionBits | position) of n
-// products, sorted by the network, give every column's products in stream order.
-constexpr int kPositionBits = 6;
-static_assert(std::size_t{1} << kPositionBits == kRegisterAccumulatorMax);
-static_assert(kRegisterAccumulatorColumnBits + kPositionBits <= 31, "keys must stay below the padding key");
-
 // The 16 columns of items[16 r, 16 r + 16) as 32-bit lanes: four masked loads of four 16-byte products,
 // their first dwords picked by two two-register permutes.
 static_assert(sizeof(ColumnValue<double>) == 16 && offsetof(ColumnValue<double>, val) == 8,
@@ -218,7 +222,7 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
     return sum_sorted_keys(keys, n, items, base, out_col, out_val);
   }
   // All distinct: each key is one entry of C, its value fetched by position (a gather of 8 doubles).
-  const __m512i position_mask = _mm512_set1_epi32((1 << kPositionBits) - 1);
+  const __m512i position_mask = _mm512_set1_epi32(kPositionMask);
   const double* values = &items[0].val;
   for (int r = 0; r < R; ++r) {
     const __mmask16 valid = L::first(lanes_in<16>(n, r));
@@ -278,7 +282,7 @@ std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size
 #endif
   (void)allow_vector;
   std::array<std::uint32_t, kRegisterAccumulatorMax> keys;
-  for (std::size_t t = 0; t < n; ++t) keys[t] = static_cast<std::uint32_t>(items[t].col) << 6 | static_cast<std::uint32_t>(t);
+  for (std::size_t t = 0; t < n; ++t) keys[t] = product_key(items[t].col, t);
   std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
   return sum_sorted_keys(keys.data(), n, items, base, out_col, out_val);
 }

@@ -215,8 +215,7 @@ class Worker {
 
   void fine_row(Index i, Offset products, Offset range) {
     const int shift = fine_shift_for(products, range);
-    fine_level([&](auto&& f) { row_products(i, f); }, 0, shift,
-               std::uint64_t{1} << (p_.fine_shift + std::countr_zero(p_.fine_chunks) - shift));
+    fine_level([&](auto&& f) { row_products(i, f); }, 0, shift, std::uint64_t{1} << (fine_level_bits() - shift));
   }
 
   // Section 3.3: the rows rows[begin, end) of the coarse category, as one batch.
@@ -362,12 +361,13 @@ class Worker {
   // 0.25 s (1024 -> 2048); 2^18 (128-column chunks, nearly all with repeats) went 0.26 -> 0.29 s.
   int fine_shift_for(Offset products, Offset range) const {
     if (!in_registers(1, p_.fine_shift) || products == 0) return p_.fine_shift;
-    const int total_bits = p_.fine_shift + std::countr_zero(p_.fine_chunks);
     const auto width = static_cast<std::uint64_t>(range) * kProductsPerRegisterChunk / static_cast<std::uint64_t>(products);
     const int shift = std::max({static_cast<int>(std::bit_width(width)) - 1, kNarrowestRegisterChunk,
-                                total_bits - std::countr_zero(kMostRegisterChunks)});
+                                fine_level_bits() - std::countr_zero(kMostRegisterChunks)});
     return std::min(shift, p_.fine_shift);
   }
+  // log2 of the columns one fine-level pass covers (chunks << fine_shift).
+  int fine_level_bits() const { return p_.fine_shift + std::countr_zero(p_.fine_chunks); }
 
   // Whether a chunk of n products with columns below 2^col_bits goes to the register accumulator
   // (double only: its products are 16 bytes).
