@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cassert>
 #include <cstddef>
 
@@ -55,66 +56,65 @@ struct Lanes;
 template <>
 struct Lanes<std::uint64_t> {
   static constexpr int kCount = 8;
-  static __mmask8 first(std::size_t count) { return static_cast<__mmask8>((1u << count) - 1); }
+  using Mask = __mmask8;
+  static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
   static __m512i load(const std::uint64_t* p, std::size_t count) {
     return _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), first(count), p);
   }
   static void store(std::uint64_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi64(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
-  static __m512i partner_lanes(int j) {
-    return _mm512_xor_si512(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(j));
+  // max(a, b) in the lanes of `larger`, src elsewhere.
+  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu64(src, larger, a, b);
   }
-  static __m512i permute(__m512i index, __m512i v) { return _mm512_permutexvar_epi64(index, v); }
-  static __m512i blend(std::uint16_t take_b, __m512i a, __m512i b) {
-    return _mm512_mask_blend_epi64(static_cast<__mmask8>(take_b), a, b);
+  // Lane l of the result is lane l ^ X of v.
+  template <int X>
+  static __m512i xor_lanes(__m512i v) {
+    if constexpr (X == 1)
+      return _mm512_shuffle_epi32(v, _MM_PERM_BADC);  // within 128 bits: no lane crossing
+    else
+      return _mm512_permutexvar_epi64(_mm512_set_epi64(7 ^ X, 6 ^ X, 5 ^ X, 4 ^ X, 3 ^ X, 2 ^ X, 1 ^ X, 0 ^ X), v);
   }
 };
 
 template <>
 struct Lanes<std::uint32_t> {
   static constexpr int kCount = 16;
-  static __mmask16 first(std::size_t count) { return static_cast<__mmask16>((1u << count) - 1); }
+  using Mask = __mmask16;
+  static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
   static __m512i load(const std::uint32_t* p, std::size_t count) {
     return _mm512_mask_loadu_epi32(_mm512_set1_epi32(-1), first(count), p);
   }
   static void store(std::uint32_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi32(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
-  static __m512i partner_lanes(int j) {
-    return _mm512_xor_si512(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                            _mm512_set1_epi32(j));
+  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu32(src, larger, a, b);
   }
-  static __m512i permute(__m512i index, __m512i v) { return _mm512_permutexvar_epi32(index, v); }
-  static __m512i blend(std::uint16_t take_b, __m512i a, __m512i b) {
-    return _mm512_mask_blend_epi32(static_cast<__mmask16>(take_b), a, b);
+  template <int X>
+  static __m512i xor_lanes(__m512i v) {
+    if constexpr (X == 1)
+      return _mm512_shuffle_epi32(v, _MM_PERM_CDAB);  // X < 4: within 128 bits, one cycle
+    else if constexpr (X == 2)
+      return _mm512_shuffle_epi32(v, _MM_PERM_BADC);
+    else if constexpr (X == 3)
+      return _mm512_shuffle_epi32(v, _MM_PERM_ABCD);
+    else
+      return _mm512_permutexvar_epi32(_mm512_set_epi32(15 ^ X, 14 ^ X, 13 ^ X, 12 ^ X, 11 ^ X, 10 ^ X, 9 ^ X, 8 ^ X,
+                                                       7 ^ X, 6 ^ X, 5 ^ X, 4 ^ X, 3 ^ X, 2 ^ X, 1 ^ X, 0 ^ X),
+                                      v);
   }
 };
 
-constexpr int kMaxRegisters = 8;
-
-// Bitonic sort of N = W R keys (W lanes per register), element e = W r + lane. Stage (k, j)
-// compare-exchanges e with e ^ j; the pair is ascending when e & k == 0. Within a register (j < W) a
-// lane keeps the larger key when it is the upper element of its pair (lane & j) xor the pair is
-// descending. These lane masks depend only on (k, j, r) and are tabulated once per W.
-template <int W>
-struct LaneMasks {
-  // [log2 k][log2 j][r]
-  std::array<std::array<std::array<std::uint16_t, kMaxRegisters>, 4>, 8> keep_larger{};
-  constexpr LaneMasks() {
-    for (int lk = 1; lk < 8; ++lk)
-      for (int lj = 0; (1 << lj) < W; ++lj)
-        for (int r = 0; r < kMaxRegisters; ++r) {
-          std::uint16_t mask = 0;
-          for (int lane = 0; lane < W; ++lane) {
-            const bool upper = (lane & (1 << lj)) != 0;
-            const bool descending = ((W * r + lane) & (1 << lk)) != 0;
-            if (upper != descending) mask = static_cast<std::uint16_t>(mask | (1u << lane));
-          }
-          keep_larger[lk][lj][r] = mask;
-        }
-  }
-};
+// The lanes whose index has bit B set.
+template <class Key, int B>
+constexpr typename Lanes<Key>::Mask lanes_with_bit() {
+  unsigned mask = 0;
+  for (int lane = 0; lane < Lanes<Key>::kCount; ++lane)
+    if (lane & B) mask |= 1u << lane;
+  return static_cast<typename Lanes<Key>::Mask>(mask);
+}
 
 // How many of n keys register r of W lanes holds.
 template <int W>
@@ -123,33 +123,67 @@ std::size_t lanes_in(std::size_t n, int r) {
   return n > start ? std::min<std::size_t>(n - start, W) : 0;
 }
 
+// Bitonic sort of N = W R keys (W lanes per register, element e = W r + lane) in the form whose every
+// comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
+// "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
+// element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
+// those with bit k / 2 (flip) or j set: four fixed masks. Every stage is unrolled at compile time, so the
+// masks and permutes are constants and the only work is permute, min and masked max.
+// Compare-exchange of every element with the one X lanes away by xor, in-register (X < W); the lanes
+// with bit B keep the larger key.
+template <class Key, int R, int X, int B>
+[[gnu::always_inline]] inline void exchange_in_registers(__m512i (&v)[R]) {
+  using L = Lanes<Key>;
+  for (int r = 0; r < R; ++r) {
+    const __m512i other = L::template xor_lanes<X>(v[r]);
+    v[r] = L::max_into(L::min(v[r], other), lanes_with_bit<Key, B>(), v[r], other);
+  }
+}
+
+// Stage e <-> e ^ J for J = Jmax, ..., 1 (the half-cleaners of one merge).
+template <class Key, int R, int J>
+[[gnu::always_inline]] inline void half_cleaners(__m512i (&v)[R]) {
+  using L = Lanes<Key>;
+  constexpr int W = L::kCount;
+  if constexpr (J >= W) {  // between registers r and r ^ J / W, lane for lane
+    for (int r = 0; r < R; ++r) {
+      const int partner = r ^ (J / W);
+      if (partner < r) continue;
+      const __m512i lo = L::min(v[r], v[partner]);
+      v[partner] = L::max(v[r], v[partner]);
+      v[r] = lo;
+    }
+  } else if constexpr (J >= 1) {
+    exchange_in_registers<Key, R, J, J>(v);
+  }
+  if constexpr (J > 1) half_cleaners<Key, R, J / 2>(v);
+}
+
+// Merges k = K, 2K, ..., W R: the flip, then the half-cleaners.
+template <class Key, int R, int K>
+[[gnu::always_inline]] inline void merges_from(__m512i (&v)[R]) {
+  using L = Lanes<Key>;
+  constexpr int W = L::kCount;
+  if constexpr (K <= W) {
+    exchange_in_registers<Key, R, K - 1, K / 2>(v);
+  } else {  // e ^ (K - 1): register r ^ (K / W - 1), lanes reversed
+    for (int r = 0; r < R; ++r) {
+      const int partner = r ^ (K / W - 1);
+      if (partner < r) continue;
+      const __m512i reversed_partner = L::template xor_lanes<W - 1>(v[partner]);
+      const __m512i reversed_self = L::template xor_lanes<W - 1>(v[r]);
+      v[partner] = L::max(reversed_self, v[partner]);
+      v[r] = L::min(v[r], reversed_partner);
+    }
+  }
+  half_cleaners<Key, R, K / 4>(v);
+  if constexpr (2 * K <= W * R) merges_from<Key, R, 2 * K>(v);
+}
+
 // The network on keys held in R registers, ascending across v[0], v[1], ...
 template <class Key, int R>
 [[gnu::always_inline]] inline void sort_registers(__m512i (&v)[R]) {
-  using L = Lanes<Key>;
-  constexpr int W = L::kCount;
-  static constexpr LaneMasks<W> masks;
-  for (int lk = 1; (1 << lk) <= W * R; ++lk) {
-    const int k = 1 << lk;
-    for (int j = k >> 1, lj = lk - 1; j > 0; j >>= 1, --lj) {
-      if (j >= W) {  // between registers r and r ^ (j / W)
-        for (int r = 0; r < R; ++r) {
-          const int partner = r ^ (j / W);
-          if (partner < r || partner >= R) continue;  // (never >= R: says so to the compiler)
-          const __m512i lo = L::min(v[r], v[partner]), hi = L::max(v[r], v[partner]);
-          const bool ascending = ((W * r) & k) == 0;
-          v[r] = ascending ? lo : hi;
-          v[partner] = ascending ? hi : lo;
-        }
-        continue;
-      }
-      const __m512i partner_lane = L::partner_lanes(j);
-      for (int r = 0; r < R; ++r) {
-        const __m512i other = L::permute(partner_lane, v[r]);
-        v[r] = L::blend(masks.keep_larger[lk][lj][r], L::min(v[r], other), L::max(v[r], other));
-      }
-    }
-  }
+  merges_from<Key, R, 2>(v);
 }
 
 template <class Key, int R>
@@ -178,21 +212,103 @@ void vector_sort(Key* keys, std::size_t n) {
 }
 
 // The 16 columns of items[16 r, 16 r + 16) as 32-bit lanes: four masked loads of four 16-byte products,
-// their first dwords picked by two two-register permutes.
+// their first dwords picked by two two-register permutes. The masks cover the products below n (four
+// dwords each) without a branch; masked-off lanes are never read, so nothing past items[n) is touched.
 static_assert(sizeof(ColumnValue<double>) == 16 && offsetof(ColumnValue<double>, val) == 8,
               "columns_of and the value gather assume 16-byte products with the value at byte 8");
 inline __m512i columns_of(const ColumnValue<double>* items, std::size_t n, int r) {
   const __m512i first_dwords = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+  const std::size_t present = lanes_in<16>(n, r);
+  const std::uint64_t dwords = present == 0 ? 0 : ~std::uint64_t{0} >> (64 - 4 * present);
+  const auto* base = reinterpret_cast<const std::uint32_t*>(items) + 64 * r;
   __m512i quarter[4];
-  for (int h = 0; h < 4; ++h) {
-    const std::size_t first = static_cast<std::size_t>(16 * r + 4 * h);
-    const std::size_t count = n > first ? std::min<std::size_t>(n - first, 4) : 0;
-    quarter[h] = count == 0 ? _mm512_setzero_si512()
-                            : _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << (4 * count)) - 1), items + first);
-  }
+  for (int h = 0; h < 4; ++h)
+    quarter[h] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(dwords >> (16 * h)), base + 16 * h);
   const __m512i low = _mm512_permutex2var_epi32(quarter[0], first_dwords, quarter[1]);
   const __m512i high = _mm512_permutex2var_epi32(quarter[2], first_dwords, quarter[3]);
   return _mm512_mask_blend_epi32(0xFF00, low, high);
+}
+
+// Step k of sum_runs: every lane adds the value k lanes on when that lane has its column. Returns the
+// lanes that did (none: every run is shorter than k + 1).
+template <int K, int V>
+[[gnu::always_inline]] inline __mmask8 add_run_step(const __mmask8 (&valid)[V], const __m512i (&col)[V],
+                                                    const __m512d (&x)[V], __m512d (&sum)[V]) {
+  __mmask8 any = 0;
+  for (int j = 0; j < V; ++j) {
+    const __m512i later_col = j + 1 < V ? col[j + 1] : _mm512_set1_epi64(-1);
+    const __m512i later_x = j + 1 < V ? _mm512_castpd_si512(x[j + 1]) : _mm512_setzero_si512();
+    const __mmask8 same = _mm512_mask_cmpeq_epi64_mask(valid[j], _mm512_alignr_epi64(later_col, col[j], K), col[j]);
+    sum[j] = _mm512_mask_add_pd(sum[j], same, sum[j],
+                                _mm512_castsi512_pd(_mm512_alignr_epi64(later_x, _mm512_castpd_si512(x[j]), K)));
+    any = static_cast<__mmask8>(any | same);
+  }
+  return any;
+}
+
+// Steps K, K + 1, ..., 7 while some run is still longer; false when a run is longer than 8 lanes.
+// Only valid lanes are compared (the padding lanes share a column).
+template <int K, int V>
+[[gnu::always_inline]] inline bool add_runs_from(const __mmask8 (&valid)[V], const __m512i (&col)[V],
+                                                 const __m512d (&x)[V], __m512d (&sum)[V]) {
+  if constexpr (K == 8) {  // a ninth lane of the same column: beyond these steps
+    for (int j = 0; j + 1 < V; ++j)
+      if (_mm512_mask_cmpeq_epi64_mask(valid[j], col[j + 1], col[j]) != 0) return false;
+    return true;
+  } else {
+    if (add_run_step<K>(valid, col, x, sum) == 0) return true;
+    return add_runs_from<K + 1>(valid, col, x, sum);
+  }
+}
+
+// Sorted keys with repeated columns, summed without leaving the registers: the values are gathered in
+// key order and each lane adds those of the next k = 1, 2, ... lanes of its column, so that a column's
+// first lane ends with ((x0 + x1) + x2) + ... in position order, as Gustavson sums; the first lanes are
+// then compressed into C. Returns the entries written, or -1 where a column has more than 8 products.
+template <int R>
+[[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n, const ColumnValue<double>* items,
+                                   std::int32_t base, std::int32_t* out_col, double* out_val) {
+  constexpr int V = 2 * R;  // registers of 8 values (and their columns widened to 64 bits)
+  const __m512i position_mask = _mm512_set1_epi32(kPositionMask);
+  const double* values = &items[0].val;
+  __m512d x[V], sum[V];
+  __m512i col[V];
+  __mmask8 valid_values[V];
+  for (int r = 0; r < R; ++r) {
+    const auto valid = static_cast<__mmask16>((1u << lanes_in<16>(n, r)) - 1);
+    valid_values[2 * r] = static_cast<__mmask8>(valid);
+    valid_values[2 * r + 1] = static_cast<__mmask8>(valid >> 8);
+    const __m512i index = _mm512_slli_epi32(_mm512_and_si512(v[r], position_mask), 1);
+    x[2 * r] = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), static_cast<__mmask8>(valid),
+                                        _mm512_castsi512_si256(index), values, 8);
+    x[2 * r + 1] = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), static_cast<__mmask8>(valid >> 8),
+                                            _mm512_extracti64x4_epi64(index, 1), values, 8);
+    const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);  // padding: 2^26 - 1, no product's
+    col[2 * r] = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(columns));
+    col[2 * r + 1] = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(columns, 1));
+    sum[2 * r] = x[2 * r];
+    sum[2 * r + 1] = x[2 * r + 1];
+  }
+  if (!add_runs_from<1>(valid_values, col, x, sum)) return -1;
+  std::int32_t written = 0;
+  for (int r = 0; r < R; ++r) {
+    const auto valid = static_cast<__mmask16>((1u << lanes_in<16>(n, r)) - 1);
+    const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);
+    const __m512i previous = _mm512_alignr_epi32(v[r], r > 0 ? v[r - 1] : _mm512_set1_epi32(-1), 15);
+    const auto first_of_column = static_cast<__mmask16>(
+        valid & ~_mm512_cmpeq_epi32_mask(_mm512_srli_epi32(previous, kPositionBits), columns));
+    const int heads = std::popcount(static_cast<unsigned>(first_of_column));
+    _mm512_mask_storeu_epi32(out_col + written, static_cast<__mmask16>((1u << heads) - 1),
+                             _mm512_maskz_compress_epi32(first_of_column, _mm512_add_epi32(columns, _mm512_set1_epi32(base))));
+    const auto low = static_cast<__mmask8>(first_of_column), high = static_cast<__mmask8>(first_of_column >> 8);
+    const int low_heads = std::popcount(static_cast<unsigned>(low));
+    _mm512_mask_storeu_pd(out_val + written, static_cast<__mmask8>((1u << low_heads) - 1),
+                          _mm512_maskz_compress_pd(low, sum[2 * r]));
+    _mm512_mask_storeu_pd(out_val + written + low_heads, static_cast<__mmask8>((1u << (heads - low_heads)) - 1),
+                          _mm512_maskz_compress_pd(high, sum[2 * r + 1]));
+    written += heads;
+  }
+  return written;
 }
 
 template <int R>
@@ -216,7 +332,10 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
     repeated |= _mm512_mask_cmpeq_epi32_mask(L::first(lanes_in<16>(n, r)), _mm512_srli_epi32(v[r], kPositionBits),
                                              _mm512_srli_epi32(next, kPositionBits));
   }
-  if (repeated != 0) {  // rare in the chunks this serves: sum the sorted keys one by one
+  if (repeated != 0) {
+    const std::int32_t written = sum_runs_in_registers<R>(v, n, items, base, out_col, out_val);
+    if (written >= 0) return written;
+    // A column with more than 8 products: sum the sorted keys one by one.
     alignas(64) std::uint32_t keys[16 * R];
     for (int r = 0; r < R; ++r) _mm512_store_si512(keys + 16 * r, v[r]);
     return sum_sorted_keys(keys, n, items, base, out_col, out_val);

@@ -6,7 +6,8 @@
 // Two key widths: 64-bit keys (column << 32 | position, MAGNUS's sort accumulator), at most 64 of them,
 // and 32-bit column indices (the touched columns of a dense accumulator, gustavson and MAGNUS's dense
 // rows), at most 128; and the register accumulator below, which sorts 32-bit (column, position) keys
-// of up to 64 products without leaving the registers. The network is chosen at run time: CPUs without
+// of up to 64 products without leaving the registers. Every stage of the network is unrolled at compile
+// time (permutes, masks and their order are constants). The network is chosen at run time: CPUs without
 // AVX-512F, and longer inputs, use std::sort, so the result never depends on the CPU.
 #include <cstddef>
 #include <cstdint>
@@ -37,9 +38,10 @@ struct ColumnValue {
 // MAGNUS's sort accumulator (section 3.4) for a chunk of at most kRegisterAccumulatorMax products, kept
 // in registers from load to store: their columns are gathered into 32-bit keys (column << 6 | position),
 // sorted by the network, and, when no column repeats, written straight to C with their values fetched
-// by position. Repeated columns are summed in position order (stream order, as Gustavson sums them), by
-// a scalar pass over the sorted keys. Memory-held keys cost store-forwarding stalls at both ends of the
-// network (scalar stores into vector loads, masked stores into scalar loads).
+// by position. Repeated columns are summed in position order (stream order, as Gustavson sums them):
+// in registers, each lane adding the values of the next lanes of its column, for columns of up to 8
+// products; by a scalar pass over the sorted keys beyond. (Memory-held keys cost store-forwarding
+// stalls at both ends of the network: scalar stores into vector loads, masked stores into scalar loads.)
 inline constexpr std::size_t kRegisterAccumulatorMax = 64;
 inline constexpr int kRegisterAccumulatorColumnBits = 25;  // columns below 2^25 (they share a key with positions)
 

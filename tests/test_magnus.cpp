@@ -70,6 +70,7 @@ struct Case {
   Offset sort_threshold;
   bool streaming;
   bool vector_sort = true;
+  double products_per_cursor_visit = 1e30;  // segmented rows off unless a case asks for them
 };
 
 class MagnusCategories : public ::testing::TestWithParam<Case> {};
@@ -82,6 +83,7 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   o.streaming_stores = c.streaming;
   o.vector_sort = c.vector_sort;
   o.batch_bytes = 4096;  // several coarse batches
+  o.products_per_cursor_visit = c.products_per_cursor_visit;
   // Wide B (4096 columns) with empty rows and columns, plus a dense row in A.
   CsrMatrix<double> A = test::random_sparse(300, 200, 0.08, 11, {5, 17}, {3});
   const CsrMatrix<double> B = test::random_sparse(200, 4096, 0.02, 12, {9}, {0, 4095});
@@ -101,12 +103,16 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   EXPECT_TRUE(C.val == G.val);  // same summation order: bitwise equal
   EXPECT_LT((test::to_dense(C) - test::to_dense(A) * test::to_dense(B)).cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_EQ(stats.nnz, C.nnz());
-  std::printf("%s: rows sort %lld, dense %lld, fine %lld, coarse %lld\n", c.name, static_cast<long long>(cats.sort),
-              static_cast<long long>(cats.dense), static_cast<long long>(cats.fine), static_cast<long long>(cats.coarse));
-  EXPECT_EQ(cats.sort + cats.dense + cats.fine + cats.coarse, A.rows);
+  std::printf("%s: rows sort %lld, dense %lld, segmented %lld, fine %lld, coarse %lld\n", c.name,
+              static_cast<long long>(cats.sort), static_cast<long long>(cats.dense),
+              static_cast<long long>(cats.segmented), static_cast<long long>(cats.fine),
+              static_cast<long long>(cats.coarse));
+  EXPECT_EQ(cats.sort + cats.dense + cats.segmented + cats.fine + cats.coarse, A.rows);
   const std::string name = c.name;
   if (name == "fine") {
     EXPECT_GT(cats.fine, 0);
+  } else if (name.starts_with("segmented")) {
+    EXPECT_GT(cats.segmented, 0);
   } else if (name.starts_with("coarse")) {
     EXPECT_GT(cats.coarse, 0);
   } else if (name == "dense") {
@@ -116,11 +122,17 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   }
 }
 
-// l2 16 KiB: fine level alone (dense capacity 1820 columns < the rows' ranges); 1 KiB: coarse level.
+// l2 16 KiB: fine level alone (dense capacity 1008 columns < the rows' ranges), or segments of 512
+// columns where rows may be segmented (~1300 products, 16 rows of B, 8 segments: 10 products per visit);
+// 1 KiB: coarse level; 512 bytes with segmented rows: the symbolic phase's rows (a bitmap of 2048
+// columns, 2 segments) are segmented, the numeric phase's go to the coarse level.
 INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
                          ::testing::Values(Case{"sort", std::size_t{1} << 20, 100000, true},
                                            Case{"dense", std::size_t{1} << 20, 8, true},
                                            Case{"fine", std::size_t{16} << 10, 8, true},
+                                           Case{"segmented", std::size_t{16} << 10, 8, true, true, 8},
+                                           Case{"segmented_std_sort", std::size_t{16} << 10, 8, true, false, 8},
+                                           Case{"coarse_symbolic_segmented", 512, 8, true, true, 8},
                                            Case{"coarse", 1024, 8, true},
                                            Case{"coarse_plain_stores", 1024, 8, false},
                                            Case{"coarse_sorted_chunks", 1024, 64, true},
@@ -147,7 +159,9 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
     return csr_from_triplets(rows, cols, std::move(t));
   };
   const CsrMatrix<double> A = uniform(32, 256, 256, 5);
-  for (const Index cols : {Index{1} << 16, Index{1} << 22}) {
+  // Numeric categories: 2^16 columns dense, 2^18 segmented (4 segments of 2^16), 2^22 and 2^24 fine; the
+  // symbolic phase's (a bitmap, 8 times as wide) are dense up to 2^22 and segmented at 2^24.
+  for (const Index cols : {Index{1} << 16, Index{1} << 18, Index{1} << 22, Index{1} << 24}) {
     const CsrMatrix<double> B = uniform(256, cols, 256, 6);
     const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
     for (const bool vector : {true, false}) {
@@ -161,7 +175,8 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
       EXPECT_TRUE(C.row_ptr == reference.row_ptr) << cols << " columns, vector " << vector;
       EXPECT_TRUE(C.col == reference.col) << cols << " columns, vector " << vector;
       EXPECT_TRUE(C.val == reference.val) << cols << " columns, vector " << vector;
-      EXPECT_EQ(cols > (1 << 16) ? cats.fine : cats.dense, A.rows) << cols << " columns";
+      EXPECT_EQ(cols == (1 << 16) ? cats.dense : cols == (1 << 18) ? cats.segmented : cats.fine, A.rows)
+          << cols << " columns";
     }
   }
 }
@@ -207,8 +222,9 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
 
 // The register accumulator against a std::map that sums each column's values in stream order (so the
 // sums match bitwise): every length it takes (1, 2 and 4 registers, partial ones), columns drawn from
-// 3 values (every column repeated), from 2^25 (mostly distinct, including 0 and the largest allowed),
-// on both paths. Nothing is written past the distinct entries.
+// 3 values (long runs: the scalar sum past 8 products of a column), from n / 3 + 1 values (runs of a
+// few products: summed in registers), from 2^25 (mostly distinct, including 0 and the largest
+// allowed), on both paths. Nothing is written past the distinct entries.
 TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   constexpr std::int32_t kLargest = (1 << kRegisterAccumulatorColumnBits) - 1, kBase = 1000, kGuard = -7;
@@ -220,6 +236,7 @@ TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
         for (std::size_t t = 0; t < n; ++t) {
           const std::uint64_t h = seeded_hash(seed + 300, t);
           const auto col = seed % 3 == 0   ? static_cast<std::int32_t>(h % 3)
+                           : seed % 3 == 1 ? static_cast<std::int32_t>(h % (n / 3 + 1)) * 1000
                            : h % 17 == 0   ? kLargest
                            : h % 13 == 0   ? 0
                                            : static_cast<std::int32_t>(h >> 39);

@@ -1,10 +1,14 @@
 // MAGNUS: SpGEMM with generated data locality (Wolfson-Pou, Laukemann & Petrini, ICS 2025;
 // ../shared/papers/magnus-wolfson-pou-2025.txt).
 //
-// Every row of C is put in one of four categories (section 3.1) from its number of intermediate
-// products and its column range:
+// Every row of C is put in one of four categories (section 3.1), plus one of ours, from its number of
+// intermediate products and its column range:
 //   sort    fewer products than the sort threshold: gather them and sort (section 3.4);
 //   dense   the column range fits a dense accumulator in L2: Gustavson on that range (Algorithm 1);
+//   segmented  (not in the paper) too wide for that, but with many products per L2-sized segment of
+//           columns and row of B: the dense accumulator runs segment by segment, each row of B read
+//           through a cursor (CSeg's column segments, An & Catalyurek, HiPC 2021, the paper's [1], found
+//           on the fly), so no reorder pass;
 //   fine    the fine level (section 3.2, Algorithm 3): histogram the products by column chunk, prefix
 //           sum, reorder them into chunks with chunk-local columns (non-temporal stores optional), accumulate
 //           each chunk with a dense accumulator of chunk length (or by sorting if it is small);
@@ -16,6 +20,7 @@
 // the result is bitwise identical to the `gustavson` backend and independent of the thread count.
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
 // Where this departs from the paper, for speed measured on the uniform set (docs/BENCHMARKS.md):
+// a dense accumulator gets half of L2 (the rest holds the rows of B), and the segmented category;
 // the dense accumulators' bitmap has a bit per column, not a byte, so the symbolic phase's L2-sized
 // window is 8 times wider and its fine chunks fewer; the symbolic phase counts every fine chunk with
 // that bitmap, never by sorting; the numeric sort accumulator keeps chunks of up to 64 products in
@@ -45,7 +50,7 @@
 namespace amgsolve::magnus {
 namespace {
 
-enum class Category : std::uint8_t { sort, dense, fine, coarse };
+enum class Category : std::uint8_t { sort, dense, segmented, fine, coarse };
 
 // Non-temporal store (bypasses the cache, which holds the accumulator and the chunk counters).
 inline void stream_store(Index* p, Index v) {
@@ -91,7 +96,8 @@ struct RowShapes {
 
 // The rows of each category for one phase (its chunk parameters and accumulator size decide them).
 struct RowPlan {
-  std::array<std::vector<Index>, 4> rows;  // rows per category, ascending
+  std::array<std::vector<Index>, 5> rows;  // rows per category, ascending
+  int segment_shift = 0;  // log2 of a segmented row's segment width
   std::vector<std::pair<std::size_t, std::size_t>> coarse_batches;  // ranges of rows[coarse]
 };
 
@@ -201,6 +207,23 @@ class Worker {
     }
   }
 
+  // Calls f(column - lo, value) for the products of row i of C in columns [lo, hi), each row of B read
+  // from cursor_ on and its next position left in next_cursor_ (so that f may be called twice).
+  template <class F>
+  void segment_products(Index i, Offset lo, Offset hi, F&& f) {
+    const Index* b_col = B_.col.data();
+    const Value* b_val = B_.val.data();
+    const Offset a_begin = A_.row_begin(i);
+    for (std::size_t t = 0; t < cursor_.size(); ++t) {
+      const Value a = kNumeric ? A_.val[a_begin + static_cast<Offset>(t)] : Value(0);
+      const Offset b_end = b_end_[t];
+      Offset kb = cursor_[t];
+      for (; kb < b_end && b_col[kb] < hi; ++kb)
+        f(static_cast<Index>(b_col[kb] - lo), kNumeric ? a * b_val[kb] : Value(0));
+      next_cursor_[t] = kb;
+    }
+  }
+
   void sort_row(Index i, Offset products) {
     gather_.resize(static_cast<std::size_t>(products));
     std::size_t n = 0;
@@ -210,7 +233,33 @@ class Worker {
 
   void dense_row(Index i, Offset products, Index first_col, Index range) {
     accumulate_dense([&](auto&& f) { row_products(i, [&f, first_col](Index c, Value v) { f(c - first_col, v); }); }, products,
-                     first_col, range);
+                     products, first_col, range);
+  }
+
+  // The segmented category: a row too wide for one dense accumulator, with many products per segment of
+  // 2^segment_shift columns. The dense accumulator runs segment by segment, every row of B giving its
+  // products in the segment from a cursor (the column segments of CSeg, An & Catalyurek 2021, found on
+  // the fly rather than stored): no reorder pass, but a cursor visit per row of B and segment. Each
+  // column's products still come in the order of A's columns, as Gustavson sums them.
+  void segmented_row(Index i, Offset products, Index first_col, Offset range, int segment_shift) {
+    const Offset a_begin = A_.row_begin(i);
+    const auto entries = static_cast<std::size_t>(row_entries_);
+    cursor_.resize(entries);
+    next_cursor_.resize(entries);
+    b_end_.resize(entries);
+    for (std::size_t t = 0; t < entries; ++t) {
+      const Index k = A_.col[a_begin + static_cast<Offset>(t)];
+      cursor_[t] = B_.row_begin(k);
+      b_end_[t] = B_.row_end(k);
+    }
+    const Offset width = Offset{1} << segment_shift, end = Offset{first_col} + range;
+    const Offset segments = (range + width - 1) >> segment_shift;
+    for (Offset lo = first_col; lo < end; lo += width) {
+      const Offset hi = std::min(lo + width, end);
+      accumulate_dense([&](auto&& f) { segment_products(i, lo, hi, f); }, products / segments, products,
+                       static_cast<Index>(lo), static_cast<Index>(hi - lo));
+      std::swap(cursor_, next_cursor_);
+    }
   }
 
   void fine_row(Index i, Offset products, Offset range) {
@@ -272,6 +321,7 @@ class Worker {
     return (gather_.capacity() + fine_.capacity() + coarse_.capacity()) * sizeof(Item) +
            (touched_.capacity() + sorted_.capacity()) * sizeof(Index) + acc_.capacity() * sizeof(Value) +
            keys_.capacity() * sizeof(std::uint64_t) + bits_.bytes() + csc_.capacity() * sizeof(CscEntry) +
+           (cursor_.capacity() + next_cursor_.capacity() + b_end_.capacity()) * sizeof(Offset) +
            (coarse_counts_.capacity() + coarse_offsets_.capacity() + 2 * fine_counts_.size()) * sizeof(Offset);
   }
 
@@ -429,44 +479,50 @@ class Worker {
     return products * 5 >= window && products <= 2 * window && window * row_entries_ >= 64 * products;
   }
 
-  // Dense accumulator over columns [base, base + range): producer(f) yields `products` pairs
-  // (column - base, value).
+  // Dense accumulator over columns [base, base + range): producer(f) yields pairs (column - base,
+  // value), about `products` of them (the loops are chosen by it) and at most `most` (lists are sized by it).
   template <class Producer>
-  void accumulate_dense(Producer&& producer, Offset products, Index base, Index range) {
+  void accumulate_dense(Producer&& producer, Offset products, Offset most, Index base, Index range) {
     bits_.cover(range);
     if constexpr (kNumeric)
-      accumulate_dense_values(producer, products, base, range);
+      accumulate_dense_values(producer, products, most, base, range);
     else
-      count_dense(producer, products, range);
+      count_dense(producer, products, most, range);
   }
 
   // Symbolic phase: the distinct columns are the bits set. Where the branch would mispredict, every
   // product sets its bit and the window's words are counted and cleared (popcount). Otherwise the bits
-  // are set and counted as they turn on, then cleared by a second pass over the products (a random
-  // store each, and for a dense row B's rows read again), or, where the window has at most 16 words per
-  // distinct column, by clearing all its words (sequential stores, many to a cycle).
+  // are set and counted as they turn on, their columns listed, and cleared from the list (a random
+  // store each) or, where the window has at most 16 words per distinct column, by clearing all its
+  // words (sequential stores, many to a cycle).
   template <class Producer>
-  void count_dense(Producer&& producer, Offset products, Index range) {
+  void count_dense(Producer&& producer, Offset products, Offset most, Index range) {
     if (repeats_unpredictable(products, range)) {
       producer([&](Index c, Value) { bits_.insert_unconditionally(c); });
       written_ += bits_.count_and_clear(range);
       return;
     }
-    Offset distinct = 0;
-    producer([&](Index c, Value) { distinct += bits_.insert(c); });
+    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(most, range)) + 1;
+    if (touched_.size() < list_room) touched_.resize(list_room);
+    Index* __restrict listed = touched_.data();
+    Index distinct = 0;
+    producer([&](Index c, Value) {
+      listed[distinct] = c;  // kept only if fresh
+      distinct += bits_.insert(c);
+    });
     written_ += distinct;
     if (ColumnBits::word_count(range) <= 16 * static_cast<std::size_t>(distinct))
       bits_.clear_all(range);
     else
-      producer([&](Index c, Value) { bits_.clear(c); });
+      for (Index t = 0; t < distinct; ++t) bits_.clear(listed[t]);
   }
 
   // Numeric phase: a column's first product sets its bit and its sum; the touched columns are then
   // listed in order by scanning the bits or by sorting the list (spgemm/accumulator.hpp).
   template <class Producer>
-  void accumulate_dense_values(Producer&& producer, Offset products, Index base, Index range) {
+  void accumulate_dense_values(Producer&& producer, Offset products, Offset most, Index base, Index range) {
     if (acc_.size() < static_cast<std::size_t>(range)) acc_.resize(static_cast<std::size_t>(range));
-    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(products, range)) + kListPadding;
+    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(most, range)) + kListPadding;
     if (touched_.size() < list_room) touched_.resize(list_room);
     Value* __restrict acc = acc_.data();
     Index* __restrict listed = touched_.data();
@@ -522,17 +578,19 @@ class Worker {
           });
         },
         fine_counts_.data(), fine_offsets_.data(), chunks, fine_.data());
-    for (std::uint64_t j = 0; j < chunks; ++j) {
-      const Offset count = fine_offsets_[j + 1] - fine_offsets_[j];
-      if (count == 0) continue;
-      const Item* items = fine_.data() + fine_offsets_[j];
-      const auto chunk_base = static_cast<Index>(base + (j << shift));
-      if (kNumeric && (count < o_.sort_threshold || in_registers(count, shift)))
-        accumulate_sorted(items, count, chunk_base, shift);
-      else
-        accumulate_dense([&](auto&& f) { replay(items, count, f); }, count, chunk_base,
-                         static_cast<Index>(std::uint64_t{1} << shift));
-    }
+    for (std::uint64_t j = 0; j < chunks; ++j)
+      accumulate_chunk(fine_.data() + fine_offsets_[j], fine_offsets_[j + 1] - fine_offsets_[j],
+                       static_cast<Index>(base + (j << shift)), shift);
+  }
+
+  // One fine chunk of 2^shift columns from chunk_base: the numeric phase sorts the small ones.
+  void accumulate_chunk(const Item* items, Offset count, Index chunk_base, int shift) {
+    if (count == 0) return;
+    if (kNumeric && (count < o_.sort_threshold || in_registers(count, shift)))
+      accumulate_sorted(items, count, chunk_base, shift);
+    else
+      accumulate_dense([&](auto&& f) { replay(items, count, f); }, count, count, chunk_base,
+                       static_cast<Index>(std::uint64_t{1} << shift));
   }
 
   const CsrMatrix<Value>& A_;
@@ -552,6 +610,7 @@ class Worker {
   ColumnBits bits_;
   std::vector<Offset> fine_counts_, fine_offsets_, coarse_counts_, coarse_offsets_;
   std::vector<CscEntry> csc_;
+  std::vector<Offset> cursor_, next_cursor_, b_end_;  // a segmented row's rows of B: where they resume, end
 };
 
 // Section 3.1, setup: the number of products and the column range of every row of C.
@@ -582,15 +641,23 @@ RowShapes row_shapes(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
 // Section 3.1, categories of one phase (dense_bytes: its accumulator's bytes per column); coarse rows
 // cut into batches (section 3.3).
 template <class Value>
-RowPlan plan_rows(const RowShapes& shapes, const ChunkParameters& p, const Options& o, double dense_bytes) {
-  const auto dense_capacity = static_cast<Offset>(static_cast<double>(o.cache.l2_bytes) / dense_bytes);
+RowPlan plan_rows(const CsrMatrix<Value>& A, const RowShapes& shapes, const ChunkParameters& p, const Options& o,
+                  double dense_bytes) {
+  // A dense accumulator gets half of L2, the other half is for the rows of B it reads (uniform set,
+  // 2 threads: a 2 MB bitmap for 2^24 columns took 0.085 s, two 1 MB segments 0.06 s).
+  const auto dense_capacity = static_cast<Offset>(static_cast<double>(o.cache.l2_bytes) / 2 / dense_bytes);
   RowPlan plan;
+  plan.segment_shift = std::bit_width(static_cast<std::uint64_t>(std::max<Offset>(dense_capacity, 1))) - 1;
   for (std::size_t i = 0; i < shapes.products.size(); ++i) {
     const Offset products = shapes.products[i], range = shapes.range[i];
     // A row with fewer products than fine chunks gains no locality from chunking: sort it instead.
     const bool few = products < o.sort_threshold || (range > dense_capacity && products < Offset(p.fine_chunks));
+    // Segmented: enough products per cursor visit (a row of B in a segment).
+    const Offset cursor_visits = ((range >> plan.segment_shift) + 1) * A.row_length(static_cast<Index>(i));
+    const bool segmented = static_cast<double>(products) >= o.products_per_cursor_visit * static_cast<double>(cursor_visits);
     const Category category = few                       ? Category::sort
                               : range <= dense_capacity ? Category::dense
+                              : segmented               ? Category::segmented
                               : !p.coarse               ? Category::fine
                                                         : Category::coarse;
     plan.rows[static_cast<int>(category)].push_back(static_cast<Index>(i));
@@ -620,7 +687,7 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
 #pragma omp parallel reduction(+ : extra)
   {
     Worker<Value, kNumeric> w(A, B, C, p, o);
-    for (int cat = 0; cat < 3; ++cat) {
+    for (int cat = 0; cat < 4; ++cat) {
       const std::vector<Index>& rows = plan.rows[cat];
 #pragma omp for schedule(dynamic, 64) nowait
       for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -632,6 +699,8 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
           // The row's own column range (within L2 by its category): its bitmap is cleared and scanned
           // over that range only.
           w.dense_row(i, shapes.products[i], shapes.first_col[i], static_cast<Index>(shapes.range[i]));
+        } else if (cat == static_cast<int>(Category::segmented)) {
+          w.segmented_row(i, shapes.products[i], shapes.first_col[i], shapes.range[i], plan.segment_shift);
         } else {
           w.fine_row(i, shapes.products[i], shapes.range[i]);
         }
@@ -666,12 +735,12 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), symbolic_bytes, options.cache);
   const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), numeric_bytes, options.cache);
   const RowShapes shapes = row_shapes(A, B);
-  const RowPlan symbolic_plan = plan_rows<Value>(shapes, symbolic, options, symbolic_bytes);
+  const RowPlan symbolic_plan = plan_rows<Value>(A, shapes, symbolic, options, symbolic_bytes);
   std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, shapes, symbolic_plan);
   allocate_from_row_lengths(C);
   stats.symbolic_seconds = timer.seconds();
   timer.restart();
-  const RowPlan plan = plan_rows<Value>(shapes, numeric, options, numeric_bytes);
+  const RowPlan plan = plan_rows<Value>(A, shapes, numeric, options, numeric_bytes);
   extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, shapes, plan));
   stats.numeric_seconds = timer.seconds();
   stats.nnz = C.nnz();
@@ -681,8 +750,9 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   if (categories) {
     categories->sort = static_cast<Offset>(plan.rows[0].size());
     categories->dense = static_cast<Offset>(plan.rows[1].size());
-    categories->fine = static_cast<Offset>(plan.rows[2].size());
-    categories->coarse = static_cast<Offset>(plan.rows[3].size());
+    categories->segmented = static_cast<Offset>(plan.rows[2].size());
+    categories->fine = static_cast<Offset>(plan.rows[3].size());
+    categories->coarse = static_cast<Offset>(plan.rows[4].size());
   }
   return C;
 }

@@ -20,11 +20,17 @@ struct Options {
   bool streaming_stores = false;
   bool vector_sort = true;  // AVX-512 kernels where the CPU has them: sorting network and bit listing
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
+  // A row too wide for one dense accumulator is accumulated segment by segment (no reorder) when it has
+  // at least this many products per cursor visit (a row of B in a segment), else it goes to the fine
+  // level. Uniform set (256 products per row of B), 2 threads: numeric 2^18 columns (4 segments, 51 per
+  // visit) 0.21 -> 0.18 s, symbolic 2^26 (8 segments, 32 per visit) 0.105 -> 0.085 s; numeric 2^20
+  // (16 segments, 15 per visit) 0.21 -> 0.23 s, so that one stays at the fine level.
+  double products_per_cursor_visit = 24;
 };
 
 // Rows of C per category (section 3.1), for tests and the report.
 struct RowCategories {
-  Offset sort = 0, dense = 0, fine = 0, coarse = 0;
+  Offset sort = 0, dense = 0, segmented = 0, fine = 0, coarse = 0;
 };
 
 Options system_options();  // cache geometry from common/cpu_info.hpp
