@@ -123,24 +123,19 @@ std::size_t lanes_in(std::size_t n, int r) {
   return n > start ? std::min<std::size_t>(n - start, W) : 0;
 }
 
-// Bitonic sort of N = W R keys (W lanes per register, element e = W r + lane) in the form whose every
-// comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
-// "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
-// element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
-// those with bit k / 2 (flip) or j set: four fixed masks. Every stage is unrolled at compile time, so the
-// masks and permutes are constants and the only work is permute, min and masked max.
 // Compare-exchange of every element with the one X lanes away by xor, in-register (X < W); the lanes
 // with bit B keep the larger key.
 template <class Key, int R, int X, int B>
 [[gnu::always_inline]] inline void exchange_in_registers(__m512i (&v)[R]) {
   using L = Lanes<Key>;
+  constexpr auto keep_larger = lanes_with_bit<Key, B>();
   for (int r = 0; r < R; ++r) {
     const __m512i other = L::template xor_lanes<X>(v[r]);
-    v[r] = L::max_into(L::min(v[r], other), lanes_with_bit<Key, B>(), v[r], other);
+    v[r] = L::max_into(L::min(v[r], other), keep_larger, v[r], other);
   }
 }
 
-// Stage e <-> e ^ J for J = Jmax, ..., 1 (the half-cleaners of one merge).
+// Stages e <-> e ^ J for J, J / 2, ..., 1 (the half-cleaners of one merge).
 template <class Key, int R, int J>
 [[gnu::always_inline]] inline void half_cleaners(__m512i (&v)[R]) {
   using L = Lanes<Key>;
@@ -159,6 +154,13 @@ template <class Key, int R, int J>
   if constexpr (J > 1) half_cleaners<Key, R, J / 2>(v);
 }
 
+// Bitonic sort of N = W R keys (W lanes per register, element e = W r + lane) in the form whose every
+// comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
+// "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
+// element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
+// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (four of 16 lanes, three of 8). Every
+// stage is unrolled at compile time, so masks and permutes are constants and the only work is permute,
+// min and masked max.
 // Merges k = K, 2K, ..., W R: the flip, then the half-cleaners.
 template <class Key, int R, int K>
 [[gnu::always_inline]] inline void merges_from(__m512i (&v)[R]) {
@@ -220,17 +222,19 @@ inline __m512i columns_of(const ColumnValue<double>* items, std::size_t n, int r
   const __m512i first_dwords = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
   const std::size_t present = lanes_in<16>(n, r);
   const std::uint64_t dwords = present == 0 ? 0 : ~std::uint64_t{0} >> (64 - 4 * present);
-  const auto* base = reinterpret_cast<const std::uint32_t*>(items) + 64 * r;
+  // Addresses as integers: those of absent products may lie past the array, never to be dereferenced.
+  const auto address = reinterpret_cast<std::uintptr_t>(items) + static_cast<std::uintptr_t>(256 * r);
   __m512i quarter[4];
   for (int h = 0; h < 4; ++h)
-    quarter[h] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(dwords >> (16 * h)), base + 16 * h);
+    quarter[h] = _mm512_maskz_loadu_epi32(static_cast<__mmask16>(dwords >> (16 * h)),
+                                          reinterpret_cast<const void*>(address + static_cast<std::uintptr_t>(64 * h)));
   const __m512i low = _mm512_permutex2var_epi32(quarter[0], first_dwords, quarter[1]);
   const __m512i high = _mm512_permutex2var_epi32(quarter[2], first_dwords, quarter[3]);
   return _mm512_mask_blend_epi32(0xFF00, low, high);
 }
 
-// Step k of sum_runs: every lane adds the value k lanes on when that lane has its column. Returns the
-// lanes that did (none: every run is shorter than k + 1).
+// Step K of sum_runs_in_registers: every lane adds the value K lanes on when that lane has its column.
+// Returns the lanes that did (none: every run is shorter than K + 1).
 template <int K, int V>
 [[gnu::always_inline]] inline __mmask8 add_run_step(const __mmask8 (&valid)[V], const __m512i (&col)[V],
                                                     const __m512d (&x)[V], __m512d (&sum)[V]) {
@@ -265,9 +269,11 @@ template <int K, int V>
 // key order and each lane adds those of the next k = 1, 2, ... lanes of its column, so that a column's
 // first lane ends with ((x0 + x1) + x2) + ... in position order, as Gustavson sums; the first lanes are
 // then compressed into C. Returns the entries written, or -1 where a column has more than 8 products.
+// Out of line: it is the rare path of the chunks with few repeats, and inlined it crowded the common one.
 template <int R>
-[[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n, const ColumnValue<double>* items,
-                                   std::int32_t base, std::int32_t* out_col, double* out_val) {
+[[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n,
+                                                     const ColumnValue<double>* items, std::int32_t base,
+                                                     std::int32_t* out_col, double* out_val) {
   constexpr int V = 2 * R;  // registers of 8 values (and their columns widened to 64 bits)
   const __m512i position_mask = _mm512_set1_epi32(kPositionMask);
   const double* values = &items[0].val;
@@ -298,8 +304,9 @@ template <int R>
     const auto first_of_column = static_cast<__mmask16>(
         valid & ~_mm512_cmpeq_epi32_mask(_mm512_srli_epi32(previous, kPositionBits), columns));
     const int heads = std::popcount(static_cast<unsigned>(first_of_column));
+    const __m512i c_columns = _mm512_add_epi32(columns, _mm512_set1_epi32(base));
     _mm512_mask_storeu_epi32(out_col + written, static_cast<__mmask16>((1u << heads) - 1),
-                             _mm512_maskz_compress_epi32(first_of_column, _mm512_add_epi32(columns, _mm512_set1_epi32(base))));
+                             _mm512_maskz_compress_epi32(first_of_column, c_columns));
     const auto low = static_cast<__mmask8>(first_of_column), high = static_cast<__mmask8>(first_of_column >> 8);
     const int low_heads = std::popcount(static_cast<unsigned>(low));
     _mm512_mask_storeu_pd(out_val + written, static_cast<__mmask8>((1u << low_heads) - 1),

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
@@ -94,8 +95,8 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   A = csr_from_triplets(A.rows, A.cols, std::move(t));
 
   SpgemmStats stats;
-  magnus::RowCategories cats;
-  const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats);
+  magnus::RowCategories cats, symbolic_cats;
+  const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
   const CsrMatrix<double> G = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
   ASSERT_TRUE(is_valid_csr(C));
   EXPECT_TRUE(C.row_ptr == G.row_ptr);
@@ -115,6 +116,9 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
     EXPECT_GT(cats.segmented, 0);
   } else if (name.starts_with("coarse")) {
     EXPECT_GT(cats.coarse, 0);
+    if (name == "coarse_symbolic_segmented") {
+      EXPECT_GT(symbolic_cats.segmented, 0);
+    }
   } else if (name == "dense") {
     EXPECT_GT(cats.dense, 0);
   } else {
@@ -169,14 +173,15 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
       o.cache = {std::size_t{2} << 20, 64};
       o.vector_sort = vector;
       SpgemmStats stats;
-      magnus::RowCategories cats;
-      const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats);
+      magnus::RowCategories cats, symbolic_cats;
+      const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
       ASSERT_TRUE(is_valid_csr(C));
       EXPECT_TRUE(C.row_ptr == reference.row_ptr) << cols << " columns, vector " << vector;
       EXPECT_TRUE(C.col == reference.col) << cols << " columns, vector " << vector;
       EXPECT_TRUE(C.val == reference.val) << cols << " columns, vector " << vector;
       EXPECT_EQ(cols == (1 << 16) ? cats.dense : cols == (1 << 18) ? cats.segmented : cats.fine, A.rows)
           << cols << " columns";
+      EXPECT_EQ(cols == (1 << 24) ? symbolic_cats.segmented : symbolic_cats.dense, A.rows) << cols << " columns";
     }
   }
 }
@@ -220,6 +225,25 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
     }
 }
 
+// accumulate_in_registers on items, against `expected` (the entries of C, columns with base added, each
+// sum in stream order): same entries, bit for bit, and nothing written past them.
+void expect_register_accumulator_gives(const std::vector<ColumnValue<double>>& items, std::int32_t base,
+                                       const std::map<std::int32_t, double>& expected, bool vector) {
+  constexpr std::int32_t kGuard = -7;
+  const std::size_t n = items.size();
+  std::vector<std::int32_t> cols(n + 1, kGuard);
+  std::vector<double> vals(n + 1, kGuard);
+  const std::int32_t written = accumulate_in_registers(items.data(), n, base, cols.data(), vals.data(), vector);
+  ASSERT_EQ(static_cast<std::size_t>(written), expected.size()) << "vector " << vector;
+  std::size_t t = 0;
+  for (const auto& [col, val] : expected) {
+    ASSERT_EQ(cols[t], col) << "entry " << t << ", vector " << vector;
+    ASSERT_EQ(vals[t], val) << "entry " << t << ", vector " << vector;
+    ++t;
+  }
+  for (; t <= n; ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+}
+
 // The register accumulator against a std::map that sums each column's values in stream order (so the
 // sums match bitwise): every length it takes (1, 2 and 4 registers, partial ones), columns drawn from
 // 3 values (long runs: the scalar sum past 8 products of a column), from n / 3 + 1 values (runs of a
@@ -227,7 +251,7 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
 // allowed), on both paths. Nothing is written past the distinct entries.
 TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
-  constexpr std::int32_t kLargest = (1 << kRegisterAccumulatorColumnBits) - 1, kBase = 1000, kGuard = -7;
+  constexpr std::int32_t kLargest = (1 << kRegisterAccumulatorColumnBits) - 1, kBase = 1000;
   for (const bool vector : {true, false})
     for (std::size_t n = 1; n <= kRegisterAccumulatorMax; ++n)
       for (std::uint64_t seed = 0; seed < 12; ++seed) {
@@ -244,18 +268,39 @@ TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
           auto [it, fresh] = expected.try_emplace(kBase + col, items[t].val);
           if (!fresh) it->second += items[t].val;
         }
-        std::vector<std::int32_t> cols(n + 1, kGuard);
-        std::vector<double> vals(n + 1, kGuard);
-        const std::int32_t written = accumulate_in_registers(items.data(), n, kBase, cols.data(), vals.data(), vector);
-        ASSERT_EQ(static_cast<std::size_t>(written), expected.size()) << "n = " << n << ", seed " << seed;
-        std::size_t t = 0;
-        for (const auto& [col, val] : expected) {
-          ASSERT_EQ(cols[t], col) << "n = " << n << ", seed " << seed << ", entry " << t;
-          ASSERT_EQ(vals[t], val) << "n = " << n << ", seed " << seed << ", entry " << t;
-          ++t;
-        }
-        for (; t <= n; ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+        SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+        expect_register_accumulator_gives(items, kBase, expected, vector);
       }
+}
+
+// Runs of one column of exactly 1, 7, 8, 9, 16 and 17 products (the register path sums up to 8, beyond
+// it the scalar one), their sorted places starting on and across the 8- and 16-lane register bounds;
+// the products of the runs interleaved in the stream, so that a sum in any order but the stream's
+// differs in its last bits. Against the in-order sums of a std::map, on both paths.
+TEST(SortAccumulator, RegisterAccumulatorRunsAcrossRegisterBounds) {
+  for (const std::size_t run : {1, 7, 8, 9, 16, 17})
+    for (const std::size_t before : {0, 5, 7, 8, 15, 16}) {  // distinct columns sorted before the run
+      const std::size_t n = before + run + 2;
+      if (n > kRegisterAccumulatorMax) continue;
+      std::vector<ColumnValue<double>> items;
+      std::map<std::int32_t, double> expected;
+      const auto add = [&](std::int32_t col, double val) {
+        items.push_back({col, val});
+        auto [it, fresh] = expected.try_emplace(col, val);
+        if (!fresh) it->second += val;
+      };
+      // Stream: the run's products alternate with the others (one bigger column after the run).
+      std::size_t others = 0;
+      for (std::size_t t = 0; t < run; ++t) {
+        add(1000, 1.0 / static_cast<double>(3 + 7 * t));
+        if (others < before) add(static_cast<std::int32_t>(others++), 0.1);
+      }
+      while (others < before) add(static_cast<std::int32_t>(others++), 0.1);
+      add(2000, 0.5);
+      add(2001, 0.25);
+      SCOPED_TRACE("run " + std::to_string(run) + ", before " + std::to_string(before));
+      for (const bool vector : {true, false}) expect_register_accumulator_gives(items, 0, expected, vector);
+    }
 }
 
 // The marker scan lists exactly the columns stamped in the window, ascending, on both paths (AVX-512

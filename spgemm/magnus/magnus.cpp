@@ -4,9 +4,9 @@
 // Every row of C is put in one of four categories (section 3.1), plus one of ours, from its number of
 // intermediate products and its column range:
 //   sort    fewer products than the sort threshold: gather them and sort (section 3.4);
-//   dense   the column range fits a dense accumulator in L2: Gustavson on that range (Algorithm 1);
-//   segmented  (not in the paper) too wide for that, but with many products per L2-sized segment of
-//           columns and row of B: the dense accumulator runs segment by segment, each row of B read
+//   dense   the column range fits a dense accumulator in half of L2: Gustavson on that range (Algorithm 1);
+//   segmented  (not in the paper) too wide for that, but with many products per segment of that size
+//           and row of B: the dense accumulator runs segment by segment, each row of B read
 //           through a cursor (CSeg's column segments, An & Catalyurek, HiPC 2021, the paper's [1], found
 //           on the fly), so no reorder pass;
 //   fine    the fine level (section 3.2, Algorithm 3): histogram the products by column chunk, prefix
@@ -20,7 +20,8 @@
 // the result is bitwise identical to the `gustavson` backend and independent of the thread count.
 // Both phases run the same code: the symbolic one (kNumeric = false) only counts distinct columns.
 // Where this departs from the paper, for speed measured on the uniform set (docs/BENCHMARKS.md):
-// a dense accumulator gets half of L2 (the rest holds the rows of B), and the segmented category;
+// a row's dense accumulator gets half of L2 (the rest holds the rows of B; fine chunks are still sized
+// from all of it by section 3.5), and the segmented category;
 // the dense accumulators' bitmap has a bit per column, not a byte, so the symbolic phase's L2-sized
 // window is 8 times wider and its fine chunks fewer; the symbolic phase counts every fine chunk with
 // that bitmap, never by sorting; the numeric sort accumulator keeps chunks of up to 64 products in
@@ -158,6 +159,9 @@ class ColumnBits {
   std::vector<std::uint64_t> words_;
 };
 
+// Segments of 2^shift columns that cover a column range (the segmented category).
+Offset segment_count(Offset range, int shift) { return (range + (Offset{1} << shift) - 1) >> shift; }
+
 // The numeric fine level's chunks on wide, sparse rows (Worker::fine_shift_for).
 constexpr std::uint64_t kProductsPerRegisterChunk = kRegisterAccumulatorMax / 2;
 constexpr std::uint64_t kMostRegisterChunks = 4096;
@@ -207,23 +211,6 @@ class Worker {
     }
   }
 
-  // Calls f(column - lo, value) for the products of row i of C in columns [lo, hi), each row of B read
-  // from cursor_ on and its next position left in next_cursor_ (so that f may be called twice).
-  template <class F>
-  void segment_products(Index i, Offset lo, Offset hi, F&& f) {
-    const Index* b_col = B_.col.data();
-    const Value* b_val = B_.val.data();
-    const Offset a_begin = A_.row_begin(i);
-    for (std::size_t t = 0; t < cursor_.size(); ++t) {
-      const Value a = kNumeric ? A_.val[a_begin + static_cast<Offset>(t)] : Value(0);
-      const Offset b_end = b_end_[t];
-      Offset kb = cursor_[t];
-      for (; kb < b_end && b_col[kb] < hi; ++kb)
-        f(static_cast<Index>(b_col[kb] - lo), kNumeric ? a * b_val[kb] : Value(0));
-      next_cursor_[t] = kb;
-    }
-  }
-
   void sort_row(Index i, Offset products) {
     gather_.resize(static_cast<std::size_t>(products));
     std::size_t n = 0;
@@ -245,7 +232,6 @@ class Worker {
     const Offset a_begin = A_.row_begin(i);
     const auto entries = static_cast<std::size_t>(row_entries_);
     cursor_.resize(entries);
-    next_cursor_.resize(entries);
     b_end_.resize(entries);
     for (std::size_t t = 0; t < entries; ++t) {
       const Index k = A_.col[a_begin + static_cast<Offset>(t)];
@@ -253,12 +239,11 @@ class Worker {
       b_end_[t] = B_.row_end(k);
     }
     const Offset width = Offset{1} << segment_shift, end = Offset{first_col} + range;
-    const Offset segments = (range + width - 1) >> segment_shift;
+    const Offset products_per_segment = products / segment_count(range, segment_shift);  // on average
     for (Offset lo = first_col; lo < end; lo += width) {
       const Offset hi = std::min(lo + width, end);
-      accumulate_dense([&](auto&& f) { segment_products(i, lo, hi, f); }, products / segments, products,
+      accumulate_dense([&](auto&& f) { segment_products(i, lo, hi, f); }, products_per_segment, products,
                        static_cast<Index>(lo), static_cast<Index>(hi - lo));
-      std::swap(cursor_, next_cursor_);
     }
   }
 
@@ -321,7 +306,7 @@ class Worker {
     return (gather_.capacity() + fine_.capacity() + coarse_.capacity()) * sizeof(Item) +
            (touched_.capacity() + sorted_.capacity()) * sizeof(Index) + acc_.capacity() * sizeof(Value) +
            keys_.capacity() * sizeof(std::uint64_t) + bits_.bytes() + csc_.capacity() * sizeof(CscEntry) +
-           (cursor_.capacity() + next_cursor_.capacity() + b_end_.capacity()) * sizeof(Offset) +
+           (cursor_.capacity() + b_end_.capacity()) * sizeof(Offset) +
            (coarse_counts_.capacity() + coarse_offsets_.capacity() + 2 * fine_counts_.size()) * sizeof(Offset);
   }
 
@@ -330,6 +315,24 @@ class Worker {
     Index k, row;
     Value a;
   };
+
+  // Calls f(column - lo, value) for the products of row i of C in columns [lo, hi): each row of B read
+  // from its cursor on, which is left at the first column past hi (rows of B are sorted). So the
+  // segments must come in column order, and each be produced once.
+  template <class F>
+  void segment_products(Index i, Offset lo, Offset hi, F&& f) {
+    const Index* b_col = B_.col.data();
+    const Value* b_val = B_.val.data();
+    const Offset a_begin = A_.row_begin(i);
+    for (std::size_t t = 0; t < cursor_.size(); ++t) {
+      const Value a = kNumeric ? A_.val[a_begin + static_cast<Offset>(t)] : Value(0);
+      const Offset b_end = b_end_[t];
+      Offset kb = cursor_[t];
+      for (; kb < b_end && b_col[kb] < hi; ++kb)
+        f(static_cast<Index>(b_col[kb] - lo), kNumeric ? a * b_val[kb] : Value(0));
+      cursor_[t] = kb;
+    }
+  }
 
   static Item make_item(Index c, Value v) {
     if constexpr (kNumeric)
@@ -479,8 +482,9 @@ class Worker {
     return products * 5 >= window && products <= 2 * window && window * row_entries_ >= 64 * products;
   }
 
-  // Dense accumulator over columns [base, base + range): producer(f) yields pairs (column - base,
-  // value), about `products` of them (the loops are chosen by it) and at most `most` (lists are sized by it).
+  // Dense accumulator over columns [base, base + range): producer(f), called once, yields pairs
+  // (column - base, value), about `products` of them (the loops are chosen by it) and at most `most`
+  // (lists are sized by it).
   template <class Producer>
   void accumulate_dense(Producer&& producer, Offset products, Offset most, Index base, Index range) {
     bits_.cover(range);
@@ -502,16 +506,18 @@ class Worker {
       written_ += bits_.count_and_clear(range);
       return;
     }
-    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(most, range)) + 1;
-    if (touched_.size() < list_room) touched_.resize(list_room);
+    // Past `listed_most` columns the words are cleared all at once: the list stops growing there.
+    const auto words = static_cast<Offset>(ColumnBits::word_count(range));
+    const auto listed_most = static_cast<Index>(std::min<Offset>({most, range, words / 16}));
+    if (touched_.size() <= static_cast<std::size_t>(listed_most)) touched_.resize(static_cast<std::size_t>(listed_most) + 1);
     Index* __restrict listed = touched_.data();
     Index distinct = 0;
     producer([&](Index c, Value) {
-      listed[distinct] = c;  // kept only if fresh
+      listed[std::min(distinct, listed_most)] = c;  // kept only if fresh
       distinct += bits_.insert(c);
     });
     written_ += distinct;
-    if (ColumnBits::word_count(range) <= 16 * static_cast<std::size_t>(distinct))
+    if (distinct > listed_most)
       bits_.clear_all(range);
     else
       for (Index t = 0; t < distinct; ++t) bits_.clear(listed[t]);
@@ -610,7 +616,7 @@ class Worker {
   ColumnBits bits_;
   std::vector<Offset> fine_counts_, fine_offsets_, coarse_counts_, coarse_offsets_;
   std::vector<CscEntry> csc_;
-  std::vector<Offset> cursor_, next_cursor_, b_end_;  // a segmented row's rows of B: where they resume, end
+  std::vector<Offset> cursor_, b_end_;  // a segmented row's rows of B: where they resume, where they end
 };
 
 // Section 3.1, setup: the number of products and the column range of every row of C.
@@ -653,8 +659,9 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const RowShapes& shapes, const Chun
     // A row with fewer products than fine chunks gains no locality from chunking: sort it instead.
     const bool few = products < o.sort_threshold || (range > dense_capacity && products < Offset(p.fine_chunks));
     // Segmented: enough products per cursor visit (a row of B in a segment).
-    const Offset cursor_visits = ((range >> plan.segment_shift) + 1) * A.row_length(static_cast<Index>(i));
-    const bool segmented = static_cast<double>(products) >= o.products_per_cursor_visit * static_cast<double>(cursor_visits);
+    const Offset cursor_visits = segment_count(range, plan.segment_shift) * A.row_length(static_cast<Index>(i));
+    const bool segmented =
+        static_cast<double>(products) >= o.products_per_cursor_visit * static_cast<double>(cursor_visits);
     const Category category = few                       ? Category::sort
                               : range <= dense_capacity ? Category::dense
                               : segmented               ? Category::segmented
@@ -679,6 +686,12 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const RowShapes& shapes, const Chun
   return plan;
 }
 
+RowCategories rows_per_category(const RowPlan& plan) {
+  const auto rows = [&plan](Category c) { return static_cast<Offset>(plan.rows[static_cast<int>(c)].size()); };
+  return {rows(Category::sort), rows(Category::dense), rows(Category::segmented), rows(Category::fine),
+          rows(Category::coarse)};
+}
+
 // One phase over all rows, category by category (symbolic: fills C.row_ptr lengths; numeric: C).
 template <class Value, bool kNumeric>
 std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
@@ -687,7 +700,7 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
 #pragma omp parallel reduction(+ : extra)
   {
     Worker<Value, kNumeric> w(A, B, C, p, o);
-    for (int cat = 0; cat < 4; ++cat) {
+    for (int cat = 0; cat < static_cast<int>(Category::coarse); ++cat) {
       const std::vector<Index>& rows = plan.rows[cat];
 #pragma omp for schedule(dynamic, 64) nowait
       for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -727,7 +740,7 @@ Options system_options() {
 
 template <class Value>
 CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Options& options,
-                          SpgemmStats& stats, RowCategories* categories) {
+                          SpgemmStats& stats, RowCategories* categories, RowCategories* symbolic_categories) {
   CsrMatrix<Value> C(A.rows, B.cols);
   Timer timer;
   const double symbolic_bytes = dense_bytes_per_column<Value>(false);
@@ -747,20 +760,15 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   stats.multiplications = 0;
   for (Offset m : shapes.products) stats.multiplications += m;
   stats.extra_bytes = extra;
-  if (categories) {
-    categories->sort = static_cast<Offset>(plan.rows[0].size());
-    categories->dense = static_cast<Offset>(plan.rows[1].size());
-    categories->segmented = static_cast<Offset>(plan.rows[2].size());
-    categories->fine = static_cast<Offset>(plan.rows[3].size());
-    categories->coarse = static_cast<Offset>(plan.rows[4].size());
-  }
+  if (categories) *categories = rows_per_category(plan);
+  if (symbolic_categories) *symbolic_categories = rows_per_category(symbolic_plan);
   return C;
 }
 
 template CsrMatrix<double> multiply(const CsrMatrix<double>&, const CsrMatrix<double>&, const Options&, SpgemmStats&,
-                                    RowCategories*);
+                                    RowCategories*, RowCategories*);
 template CsrMatrix<float> multiply(const CsrMatrix<float>&, const CsrMatrix<float>&, const Options&, SpgemmStats&,
-                                   RowCategories*);
+                                   RowCategories*, RowCategories*);
 
 namespace {
 

@@ -22,13 +22,14 @@ struct Options {
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
   // A row too wide for one dense accumulator is accumulated segment by segment (no reorder) when it has
   // at least this many products per cursor visit (a row of B in a segment), else it goes to the fine
-  // level. Uniform set (256 products per row of B), 2 threads: numeric 2^18 columns (4 segments, 51 per
+  // level. Uniform set (256 products per row of B), 2 threads: numeric 2^18 columns (4 segments, 64 per
   // visit) 0.21 -> 0.18 s, symbolic 2^26 (8 segments, 32 per visit) 0.105 -> 0.085 s; numeric 2^20
-  // (16 segments, 15 per visit) 0.21 -> 0.23 s, so that one stays at the fine level.
+  // (16 segments, 16 per visit) 0.21 -> 0.23 s, so that one stays at the fine level.
   double products_per_cursor_visit = 24;
 };
 
-// Rows of C per category (section 3.1), for tests and the report.
+// Rows of C per category (section 3.1), for tests and the report: the numeric phase's plan, and the
+// symbolic phase's (a bit per column: its dense windows are 65 times as wide).
 struct RowCategories {
   Offset sort = 0, dense = 0, segmented = 0, fine = 0, coarse = 0;
 };
@@ -37,6 +38,7 @@ Options system_options();  // cache geometry from common/cpu_info.hpp
 
 template <class Value>
 CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Options& options,
-                          SpgemmStats& stats, RowCategories* categories = nullptr);
+                          SpgemmStats& stats, RowCategories* categories = nullptr,
+                          RowCategories* symbolic_categories = nullptr);
 
 }  // namespace amgsolve::magnus
