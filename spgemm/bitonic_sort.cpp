@@ -233,6 +233,16 @@ inline __m512i columns_of(const ColumnValue<double>* items, std::size_t n, int r
   return _mm512_mask_blend_epi32(0xFF00, low, high);
 }
 
+// The values of the products whose positions are in the keys' low bits, lanes 8 Half .. 8 Half + 7 of the
+// keys, gathered (masked-off lanes 0): a product is two doubles long, so its value is double 2 position
+// from items[0].val.
+template <int Half>
+inline __m512d gather_values(__m512i keys, __mmask8 lanes, const ColumnValue<double>* items) {
+  const __m512i index = _mm512_slli_epi32(_mm512_and_si512(keys, _mm512_set1_epi32(kPositionMask)), 1);
+  const __m256i half = Half == 0 ? _mm512_castsi512_si256(index) : _mm512_extracti64x4_epi64(index, 1);
+  return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), lanes, half, &items[0].val, 8);
+}
+
 // Step K of sum_runs_in_registers: every lane adds the value K lanes on when that lane has its column.
 // Returns the lanes that did (none: every run is shorter than K + 1).
 template <int K, int V>
@@ -274,21 +284,17 @@ template <int R>
 [[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n,
                                                      const ColumnValue<double>* items, std::int32_t base,
                                                      std::int32_t* out_col, double* out_val) {
+  using L = Lanes<std::uint32_t>;
   constexpr int V = 2 * R;  // registers of 8 values (and their columns widened to 64 bits)
-  const __m512i position_mask = _mm512_set1_epi32(kPositionMask);
-  const double* values = &items[0].val;
   __m512d x[V], sum[V];
   __m512i col[V];
   __mmask8 valid_values[V];
   for (int r = 0; r < R; ++r) {
-    const auto valid = static_cast<__mmask16>((1u << lanes_in<16>(n, r)) - 1);
+    const __mmask16 valid = L::first(lanes_in<16>(n, r));
     valid_values[2 * r] = static_cast<__mmask8>(valid);
     valid_values[2 * r + 1] = static_cast<__mmask8>(valid >> 8);
-    const __m512i index = _mm512_slli_epi32(_mm512_and_si512(v[r], position_mask), 1);
-    x[2 * r] = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), static_cast<__mmask8>(valid),
-                                        _mm512_castsi512_si256(index), values, 8);
-    x[2 * r + 1] = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), static_cast<__mmask8>(valid >> 8),
-                                            _mm512_extracti64x4_epi64(index, 1), values, 8);
+    x[2 * r] = gather_values<0>(v[r], valid_values[2 * r], items);
+    x[2 * r + 1] = gather_values<1>(v[r], valid_values[2 * r + 1], items);
     const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);  // padding: 2^26 - 1, no product's
     col[2 * r] = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(columns));
     col[2 * r + 1] = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(columns, 1));
@@ -298,7 +304,7 @@ template <int R>
   if (!add_runs_from<1>(valid_values, col, x, sum)) return -1;
   std::int32_t written = 0;
   for (int r = 0; r < R; ++r) {
-    const auto valid = static_cast<__mmask16>((1u << lanes_in<16>(n, r)) - 1);
+    const __mmask16 valid = L::first(lanes_in<16>(n, r));
     const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);
     const __m512i previous = _mm512_alignr_epi32(v[r], r > 0 ? v[r - 1] : _mm512_set1_epi32(-1), 15);
     const auto first_of_column = static_cast<__mmask16>(
@@ -348,22 +354,13 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
     return sum_sorted_keys(keys, n, items, base, out_col, out_val);
   }
   // All distinct: each key is one entry of C, its value fetched by position (a gather of 8 doubles).
-  const __m512i position_mask = _mm512_set1_epi32(kPositionMask);
-  const double* values = &items[0].val;
   for (int r = 0; r < R; ++r) {
     const __mmask16 valid = L::first(lanes_in<16>(n, r));
     _mm512_mask_storeu_epi32(out_col + 16 * r, valid,
                              _mm512_add_epi32(_mm512_srli_epi32(v[r], kPositionBits), _mm512_set1_epi32(base)));
-    // Index in doubles from items[0].val: a product is two doubles long.
-    const __m512i index = _mm512_slli_epi32(_mm512_and_si512(v[r], position_mask), 1);
     const auto low = static_cast<__mmask8>(valid), high = static_cast<__mmask8>(valid >> 8);
-    if (low)
-      _mm512_mask_storeu_pd(out_val + 16 * r, low,
-                            _mm512_mask_i32gather_pd(_mm512_setzero_pd(), low, _mm512_castsi512_si256(index), values, 8));
-    if (high)
-      _mm512_mask_storeu_pd(
-          out_val + 16 * r + 8, high,
-          _mm512_mask_i32gather_pd(_mm512_setzero_pd(), high, _mm512_extracti64x4_epi64(index, 1), values, 8));
+    if (low) _mm512_mask_storeu_pd(out_val + 16 * r, low, gather_values<0>(v[r], low, items));
+    if (high) _mm512_mask_storeu_pd(out_val + 16 * r + 8, high, gather_values<1>(v[r], high, items));
   }
   return static_cast<std::int32_t>(n);
 }

@@ -482,6 +482,12 @@ class Worker {
     return products * 5 >= window && products <= 2 * window && window * row_entries_ >= 64 * products;
   }
 
+  // The dense accumulator's list of columns, with room for `room` of them.
+  Index* list_of_columns(std::size_t room) {
+    if (touched_.size() < room) touched_.resize(room);
+    return touched_.data();
+  }
+
   // Dense accumulator over columns [base, base + range): producer(f), called once, yields pairs
   // (column - base, value), about `products` of them (the loops are chosen by it) and at most `most`
   // (lists are sized by it).
@@ -509,8 +515,7 @@ class Worker {
     // Past `listed_most` columns the words are cleared all at once: the list stops growing there.
     const auto words = static_cast<Offset>(ColumnBits::word_count(range));
     const auto listed_most = static_cast<Index>(std::min<Offset>({most, range, words / 16}));
-    if (touched_.size() <= static_cast<std::size_t>(listed_most)) touched_.resize(static_cast<std::size_t>(listed_most) + 1);
-    Index* __restrict listed = touched_.data();
+    Index* __restrict listed = list_of_columns(static_cast<std::size_t>(listed_most) + 1);
     Index distinct = 0;
     producer([&](Index c, Value) {
       listed[std::min(distinct, listed_most)] = c;  // kept only if fresh
@@ -528,10 +533,9 @@ class Worker {
   template <class Producer>
   void accumulate_dense_values(Producer&& producer, Offset products, Offset most, Index base, Index range) {
     if (acc_.size() < static_cast<std::size_t>(range)) acc_.resize(static_cast<std::size_t>(range));
-    const std::size_t list_room = static_cast<std::size_t>(std::min<Offset>(most, range)) + kListPadding;
-    if (touched_.size() < list_room) touched_.resize(list_room);
+    const auto list_room = static_cast<std::size_t>(std::min<Offset>(most, range)) + kListPadding;
+    Index* __restrict listed = list_of_columns(list_room);
     Value* __restrict acc = acc_.data();
-    Index* __restrict listed = touched_.data();
     Index touched = 0;
     if (repeats_unpredictable(products, range)) {
       producer([&](Index c, Value v) {
