@@ -205,6 +205,20 @@ Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_v
   return list_set_bits_scalar(words, count, cols);
 }
 
+// Compiled twice, the loader picking the clone for the CPU: where the build's baseline has no POPCNT
+// instruction, std::popcount is a library call costing about ten times the instruction.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+Offset count_set_bits(std::uint64_t* words, std::size_t count) {
+  Offset set = 0;
+  for (std::size_t w = 0; w < count; ++w) {
+    set += std::popcount(words[w]);
+    words[w] = 0;
+  }
+  return set;
+}
+
 template <class Value>
 Index list_marked_entries(const Index* marker, Index stamp, Index first, Index window, Value* sums, Index* cols,
                           Value* vals, bool allow_vector, ListRoom room) {

@@ -47,6 +47,9 @@ inline bool bit_scan_beats_sort(Index touched, Index window, bool vectorised) {
 // them (the AVX-512 kernel writes whole groups). allow_vector = false takes the scalar loop.
 Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_vector = true);
 
+// The number of set bits in words[0, count); clears the words.
+Offset count_set_bits(std::uint64_t* words, std::size_t count);
+
 // True when this CPU runs list_set_bits's AVX-512 kernel (AVX512F, VL, BMI and BMI2).
 bool bit_listing_kernel_available();
 

@@ -94,16 +94,21 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   for (Index j = 0; j < A.cols; ++j) t.push_back({42, j, 0.5});
   A = csr_from_triplets(A.rows, A.cols, std::move(t));
 
+  const CsrMatrix<double> G = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
   SpgemmStats stats;
   magnus::RowCategories cats, symbolic_cats;
-  const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
-  const CsrMatrix<double> G = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
-  ASSERT_TRUE(is_valid_csr(C));
-  EXPECT_TRUE(C.row_ptr == G.row_ptr);
-  EXPECT_TRUE(C.col == G.col);
-  EXPECT_TRUE(C.val == G.val);  // same summation order: bitwise equal
+  CsrMatrix<double> C;
+  // C written directly (it fits the last-level cache), then streamed (a cache of 0 bytes).
+  for (const std::size_t llc : {std::size_t{32} << 20, std::size_t{0}}) {
+    o.cache.llc_bytes = llc;
+    C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
+    ASSERT_TRUE(is_valid_csr(C));
+    EXPECT_TRUE(C.row_ptr == G.row_ptr) << "last-level cache " << llc;
+    EXPECT_TRUE(C.col == G.col) << "last-level cache " << llc;
+    EXPECT_TRUE(C.val == G.val) << "last-level cache " << llc;  // same summation order: bitwise equal
+    EXPECT_EQ(stats.nnz, C.nnz());
+  }
   EXPECT_LT((test::to_dense(C) - test::to_dense(A) * test::to_dense(B)).cwiseAbs().maxCoeff(), 1e-12);
-  EXPECT_EQ(stats.nnz, C.nnz());
   std::printf("%s: rows sort %lld, dense %lld, segmented %lld, fine %lld, coarse %lld\n", c.name,
               static_cast<long long>(cats.sort), static_cast<long long>(cats.dense),
               static_cast<long long>(cats.segmented), static_cast<long long>(cats.fine),
@@ -148,7 +153,7 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
 // fine chunks than section 3.5's count, so that the chunks fit the register accumulator, and takes the
 // branch-free dense loops where columns repeat unpredictably. With the AVX-512 kernels and without, C
 // equals gustavson's: same pattern, same summation order, so equal values (a dense reference would need
-// 32 x 2^22 doubles).
+// 32 x 2^22 doubles). The vector run streams C (a last-level cache of 0 bytes), as the benchmark's does.
 TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
   const auto uniform = [](Index rows, Index cols, int per_row, std::uint64_t seed) {
     std::vector<Triplet<double>> t;
@@ -170,7 +175,7 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
     const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
     for (const bool vector : {true, false}) {
       magnus::Options o;
-      o.cache = {std::size_t{2} << 20, 64};
+      o.cache = {std::size_t{2} << 20, 64, vector ? 0 : std::size_t{32} << 20};
       o.vector_sort = vector;
       SpgemmStats stats;
       magnus::RowCategories cats, symbolic_cats;
@@ -440,6 +445,23 @@ TEST(SortAccumulator, BitListingListsTheSetBitsAndClearsThem) {
         ASSERT_EQ(cols, expected) << where;
         ASSERT_TRUE(std::all_of(bits.begin(), bits.end(), [](std::uint64_t w) { return w == 0; })) << where;
       }
+    }
+}
+
+// count_set_bits counts what std::popcount counts, word by word, and clears the words.
+TEST(SortAccumulator, CountSetBitsCountsAndClears) {
+  for (std::size_t count : {0, 1, 7, 64, 1000})
+    for (std::uint64_t density : {0, 1, 40, 64}) {
+      std::vector<std::uint64_t> words(count);
+      Offset expected = 0;
+      for (std::size_t q = 0; q < count; ++q) {
+        for (int b = 0; b < 64; ++b)
+          if (density == 64 || seeded_hash(density + 17 * count, 64u * q + b) % 64 < density)
+            words[q] |= std::uint64_t{1} << b;
+        for (std::uint64_t w = words[q]; w != 0; w &= w - 1) ++expected;  // Kernighan, not popcount
+      }
+      EXPECT_EQ(count_set_bits(words.data(), count), expected) << count << " words, density " << density;
+      EXPECT_TRUE(std::all_of(words.begin(), words.end(), [](std::uint64_t w) { return w == 0; }));
     }
 }
 

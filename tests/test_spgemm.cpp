@@ -348,3 +348,50 @@ TEST(SpgemmAuto, PicksGustavsonWhileTheTouchedWindowFitsInL2AndSaysWhy) {
 
 }  // namespace
 }  // namespace amgsolve
+
+#include "common/hash.hpp"
+#include "spgemm/streamed_output.hpp"
+
+namespace amgsolve {
+namespace {
+
+// Rows written through StreamedArray, streamed or not, in writes of 1..most entries, starting at every
+// alignment within a cache line, land exactly in place: entries in order, nothing outside the rows
+// touched (the gaps and neighbours may belong to other threads). Rows follow each other directly (the
+// staging goes on across them) or after a gap (what is staged is written first), and some are written
+// directly between streamed ones; finish() ends it all.
+template <class T>
+void check_streamed_rows_land_in_place() {
+  constexpr std::size_t kMost = 64, kGuard = 40;
+  const std::vector<std::size_t> lengths = {0, 1, 15, 1023, 1024, 1100, 5000, 3, 7, 0, 2000};
+  for (const bool streaming : {false, true})
+    for (std::size_t start = 0; start < 2 * StreamedArray<T>::kPerLine; ++start)
+      for (const std::size_t gap_every : {std::size_t{0}, std::size_t{2}, std::size_t{3}}) {
+        std::vector<T> out(kGuard + start + 20000, T(-7)), expected = out;
+        StreamedArray<T> rows(streaming, kMost);
+        std::size_t position = kGuard + start;
+        for (std::size_t r = 0; r < lengths.size(); ++r) {
+          if (gap_every > 0 && r % gap_every == 1) position += 1 + r;  // not continuing the previous row
+          rows.start(out.data() + position, r % 5 != 4);  // some rows written directly
+          for (std::size_t written = 0, w = 0; written < lengths[r]; ++w) {
+            const std::size_t count = std::min<std::size_t>(lengths[r] - written, 1 + seeded_hash(r, w) % kMost);
+            T* room = rows.room();
+            for (std::size_t t = 0; t < count; ++t) room[t] = expected[position + written + t] = static_cast<T>(r * 10000 + written + t);
+            rows.commit(count);
+            written += count;
+          }
+          position += lengths[r];
+        }
+        rows.finish();
+        ASSERT_TRUE(out == expected) << (streaming ? "streamed" : "direct") << ", start " << start << ", gap every "
+                                     << gap_every;
+      }
+}
+
+TEST(StreamedOutput, RowsLandInPlaceAtEveryAlignment) {
+  check_streamed_rows_land_in_place<std::int32_t>();
+  check_streamed_rows_land_in_place<double>();
+}
+
+}  // namespace
+}  // namespace amgsolve

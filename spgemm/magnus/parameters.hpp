@@ -17,6 +17,7 @@ namespace amgsolve::magnus {
 struct CacheGeometry {
   std::size_t l2_bytes = 1 << 20;
   std::size_t line_bytes = 64;
+  std::size_t llc_bytes = std::size_t{32} << 20;  // last level, shared (decides streamed output only)
 };
 
 struct ChunkParameters {
