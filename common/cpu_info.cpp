@@ -44,14 +44,16 @@ std::size_t l2_cache_bytes() {
 
 std::size_t last_level_cache_bytes() {
   static const std::size_t bytes = [] {
-    std::size_t largest = 0;  // sysfs lists the levels in order: the last one readable is the largest
-    for (int index = 2; index < 8; ++index) {
-      const std::size_t size = from_sysfs("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
-      if (size == 0) break;
-      largest = size;
+    // The largest data or unified cache sysfs lists, or sysconf's L3 where sysfs lists less.
+    std::size_t largest = static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE)));
+    for (int index = 0; index < 8; ++index) {
+      const std::string cache = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+      std::ifstream type(cache + "/type");
+      std::string kind;
+      if (!(type >> kind)) break;
+      if (kind != "Instruction") largest = std::max(largest, from_sysfs(cache + "/size"));
     }
-    return first_of(from_environment("AMGSOLVE_LLC_BYTES"), largest,
-                    static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE))), std::size_t{32} << 20);
+    return first_of(from_environment("AMGSOLVE_LLC_BYTES"), largest, 0, std::size_t{32} << 20);
   }();
   return bytes;
 }

@@ -8,8 +8,8 @@ namespace amgsolve {
 
 std::size_t l2_cache_bytes();    // per core; 1 MiB if nothing can be read
 std::size_t cache_line_bytes();  // 64 if nothing can be read
-// The last (largest) cache level, shared by the cores; AMGSOLVE_LLC_BYTES overrides. 32 MiB if nothing
-// can be read.
+// The last (largest) cache level, shared by the cores; AMGSOLVE_LLC_BYTES overrides (a positive byte
+// count). 32 MiB if nothing can be read.
 std::size_t last_level_cache_bytes();
 
 }  // namespace amgsolve

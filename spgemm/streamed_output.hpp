@@ -82,8 +82,9 @@ class StreamedArray {
     staged_ = static_cast<std::size_t>(std::copy(from, staged_end, buffer_.data()) - buffer_.data());
   }
 
-  // The staged entries with regular stores (at most a line and a write, or a short row's entries).
+  // All staged entries: whole lines streamed, the rest (less than a line) with regular stores.
   void write_staged() {
+    flush_whole_lines();
     dst_ = std::copy_n(buffer_.data(), staged_, dst_);
     staged_ = 0;
   }

@@ -28,8 +28,9 @@
 // AVX-512 registers (bitonic_sort.hpp), and wide, sparse rows get more fine chunks than section 3.5's
 // count so that their chunks fit it; the dense loops drop their branch where it would mispredict (and
 // the symbolic one where its bitmap has few words per product); the reorder moves a product's column
-// and value together; and a C larger than half the last-level cache is written with non-temporal
-// stores of whole lines (spgemm/streamed_output.hpp), where the paper streams the reorder instead.
+// and value together; and where C is larger than half the last-level cache, its rows from the sort,
+// dense and segmented categories are written with non-temporal stores of whole lines
+// (spgemm/streamed_output.hpp), where the paper streams the reorder instead.
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
@@ -520,8 +521,9 @@ class Worker {
       count_dense(producer, products, most, range);
   }
 
-  // Symbolic phase: the distinct columns are the bits set. Where the branch would mispredict, every
-  // product sets its bit and the window's words are counted and cleared (popcount). Otherwise the bits
+  // Symbolic phase: the distinct columns are the bits set. Where the branch would mispredict, or the
+  // window has few words per product, every product sets its bit and the window's words are counted
+  // and cleared (popcount). Otherwise the bits
   // are set and counted as they turn on, their columns listed, and cleared from the list (a random
   // store each) or, where the window has at most 16 words per distinct column, by clearing all its
   // words (sequential stores, many to a cycle).
