@@ -34,13 +34,10 @@ std::uint32_t product_key(std::int32_t col, std::size_t position) {
 std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const ColumnValue<double>* items,
                              std::int32_t base, std::int32_t* out_col, double* out_val) {
   std::int32_t written = 0;
-  for (std::size_t t = 0; t < n;) {
-    const std::uint32_t col = keys[t] >> kPositionBits;
-    double sum = items[keys[t] & kPositionMask].val;
-    for (++t; t < n && keys[t] >> kPositionBits == col; ++t) sum += items[keys[t] & kPositionMask].val;
-    out_col[written] = base + static_cast<std::int32_t>(col);
+  sum_sorted_runs(keys, n, kPositionBits, items, [&](std::int32_t col, double sum) {
+    out_col[written] = base + col;
     out_val[written++] = sum;
-  }
+  });
   return written;
 }
 

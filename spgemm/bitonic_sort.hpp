@@ -35,6 +35,20 @@ struct ColumnValue {
   Value val;
 };
 
+// Keys (column << position_bits | position) sorted ascending: calls emit(column, sum) for every
+// distinct column, ascending, its products' values (items[position].val) summed in position order (stream
+// order, as Gustavson sums them). The sort accumulators' last pass (magnus, the register accumulator).
+template <class Key, class Value, class Emit>
+void sum_sorted_runs(const Key* keys, std::size_t n, int position_bits, const ColumnValue<Value>* items, Emit&& emit) {
+  const Key position_mask = static_cast<Key>((Key{1} << position_bits) - 1);
+  for (std::size_t t = 0; t < n;) {
+    const Key col = keys[t] >> position_bits;
+    Value sum = items[keys[t] & position_mask].val;
+    for (++t; t < n && keys[t] >> position_bits == col; ++t) sum += items[keys[t] & position_mask].val;
+    emit(static_cast<std::int32_t>(col), sum);
+  }
+}
+
 // MAGNUS's sort accumulator (section 3.4) for a chunk of at most kRegisterAccumulatorMax products, kept
 // in registers from load to store: their columns are gathered into 32-bit keys (column << 6 | position),
 // sorted by the network, and, when no column repeats, written straight to C with their values fetched

@@ -40,7 +40,7 @@ class StreamedArray {
   void start(T* dst, bool stream) {
     stream = stream && streaming_;
     if (stream && !direct_ && dst == dst_ + staged_) return;
-    write_staged();
+    if (staged_ > 0) write_staged();
     dst_ = dst;
     direct_ = !stream;
   }

@@ -447,20 +447,13 @@ class Worker {
   void sum_sorted(const Item* items, Offset n, Index base, int position_bits) {
     std::vector<Key>& keys = key_buffer<Key>();
     keys.resize(static_cast<std::size_t>(n));
-    const Key position_mask = static_cast<Key>((Key{1} << position_bits) - 1);
     for (Offset t = 0; t < n; ++t)
       keys[t] = static_cast<Key>((static_cast<Key>(items[t].col) << position_bits) | static_cast<Key>(t));
     if constexpr (sizeof(Key) == 4)
       sort_columns(keys.data(), keys.size(), o_.vector_sort);
     else
       sort_keys(keys.data(), keys.size(), o_.vector_sort);
-    for (Offset t = 0; t < n;) {
-      const auto col = static_cast<Index>(keys[t] >> position_bits);
-      Value sum = items[keys[t] & position_mask].val;
-      for (++t; t < n && static_cast<Index>(keys[t] >> position_bits) == col; ++t)
-        sum += items[keys[t] & position_mask].val;
-      emit(base + col, sum);
-    }
+    sum_sorted_runs(keys.data(), keys.size(), position_bits, items, [&](Index col, Value sum) { emit(base + col, sum); });
   }
 
   template <class Key>
@@ -486,21 +479,27 @@ class Worker {
   // unconditionally costs little, so that the branch-free loops win (measured: uniform 2^16 columns
   // 0.21 -> 0.135 s; banded finite-element rows such as af23560's 30% slower). Mispredicted: between
   // 1/5 and 2 products per column of the window, a good share repeat a column and a good share do not.
-  // Cheap stores: the row's products from one row of B lie at least a bitmap word (64 columns) apart
-  // on average (window * entries of A's row / products), else consecutive products store to the same
-  // word and every store waits on the previous one.
   bool repeats_unpredictable(Offset products, Offset window) const {
-    return products * 5 >= window && products <= 2 * window && window * row_entries_ >= 64 * products;
+    return products * 5 >= window && stores_cheap(products, window);
   }
 
   // Whether the symbolic phase's branch-free loop wins although its branch would predict well: where
   // the window has at most one bitmap word per two products, counting the words (popcount) costs
-  // little beside the products, whose branch, list store and count it saves. Stores must be cheap as
-  // above. Uniform 2^20 columns (58,000 products in 16,384 words per row), 2 threads: symbolic 0.055 ->
-  // 0.034 s; 2^22 (65,536 words) the same either way.
+  // little beside the products, whose branch, list store and count it saves. Uniform 2^20 columns
+  // (58,000 products in 16,384 words per row), 2 threads: symbolic 0.055 -> 0.034 s; 2^22 (65,536
+  // words) the same either way.
   bool few_words_per_product(Offset products, Offset window) const {
     return static_cast<Offset>(ColumnBits::word_count(static_cast<Index>(window))) * 2 <= products &&
-           products <= 2 * window && window * row_entries_ >= 64 * products;
+           stores_cheap(products, window);
+  }
+
+  // Whether a store for every product costs little beside the branch it saves: at most 2 products per
+  // column of the window (beyond, most products hit a column already seen, whose store the branch
+  // skips), and the row's products from one row of B at least a bitmap word (64 columns) apart on
+  // average (window * entries of A's row / products), else consecutive products store to the same word
+  // and every store waits on the previous one.
+  bool stores_cheap(Offset products, Offset window) const {
+    return products <= 2 * window && window * row_entries_ >= 64 * products;
   }
 
   // The dense accumulator's list of columns, with room for `room` of them.
