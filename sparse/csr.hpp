@@ -44,8 +44,13 @@ struct CsrMatrix {
 // of a product, or the counting pass of an assembly); turn the lengths into offsets and size C.col and
 // C.val for the filling pass (their contents are left uninitialised).
 template <class Value>
-void allocate_from_row_lengths(CsrMatrix<Value>& C) {
+void offsets_from_row_lengths(CsrMatrix<Value>& C) {
   for (Index i = 0; i < C.rows; ++i) C.row_ptr[i + 1] += C.row_ptr[i];
+}
+
+template <class Value>
+void allocate_from_row_lengths(CsrMatrix<Value>& C) {
+  offsets_from_row_lengths(C);
   C.col.resize(static_cast<std::size_t>(C.nnz()));
   C.val.resize(static_cast<std::size_t>(C.nnz()));
 }

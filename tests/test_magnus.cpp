@@ -7,11 +7,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
 #include "spgemm/magnus/magnus.hpp"
+#include "spgemm/magnus/shared_columns.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
 
@@ -175,21 +177,27 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
   for (const Index cols : {Index{1} << 16, Index{1} << 18, Index{1} << 20, Index{1} << 22, Index{1} << 24}) {
     const CsrMatrix<double> B = uniform(256, cols, 256, 6);
     const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
-    for (const bool vector : {true, false}) {
-      magnus::Options o;
-      o.cache = {std::size_t{2} << 20, 64, 0};
-      o.vector_sort = vector;
-      SpgemmStats stats;
-      magnus::RowCategories cats, symbolic_cats;
-      const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
-      ASSERT_TRUE(is_valid_csr(C));
-      EXPECT_TRUE(C.row_ptr == reference.row_ptr) << cols << " columns, vector " << vector;
-      EXPECT_TRUE(C.col == reference.col) << cols << " columns, vector " << vector;
-      EXPECT_TRUE(C.val == reference.val) << cols << " columns, vector " << vector;
-      EXPECT_EQ(cols == (1 << 16) ? cats.dense : cols == (1 << 18) ? cats.segmented : cats.fine, A.rows)
-          << cols << " columns";
-      EXPECT_EQ(cols == (1 << 24) ? symbolic_cats.segmented : symbolic_cats.dense, A.rows) << cols << " columns";
-    }
+    for (const bool vector : {true, false})
+      for (const bool single_columns : {false, true}) {
+        magnus::Options o;
+        o.cache = {std::size_t{2} << 20, 64, 0};
+        o.vector_sort = vector;
+        o.single_columns = single_columns;
+        SpgemmStats stats;
+        magnus::RowCategories cats, symbolic_cats;
+        const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, &cats, &symbolic_cats);
+        const std::string where = std::to_string(cols) + " columns, vector " + std::to_string(vector) +
+                                  ", shortcut " + std::to_string(single_columns);
+        ASSERT_TRUE(is_valid_csr(C));
+        EXPECT_TRUE(C.row_ptr == reference.row_ptr) << where;
+        EXPECT_TRUE(C.col == reference.col) << where;
+        EXPECT_TRUE(C.val == reference.val) << where;
+        EXPECT_EQ(cols == (1 << 16) ? cats.dense : cols == (1 << 18) ? cats.segmented : cats.fine, A.rows) << where;
+        // The symbolic categories of the whole product (on B's shared columns they are A B_shared's).
+        if (!single_columns) {
+          EXPECT_EQ(cols == (1 << 24) ? symbolic_cats.segmented : symbolic_cats.dense, A.rows) << where;
+        }
+      }
   }
 }
 
@@ -465,6 +473,84 @@ TEST(SortAccumulator, CountSetBitsCountsAndClears) {
       EXPECT_EQ(count_set_bits(words.data(), count), expected) << count << " words, density " << density;
       EXPECT_TRUE(std::all_of(words.begin(), words.end(), [](std::uint64_t w) { return w == 0; }));
     }
+}
+
+// B's shared columns are those with two or more nonzeros: shared_column_entries keeps exactly B's
+// entries in them (checked against a count of every column), in B's order, on any thread count.
+TEST(MagnusSingleColumns, SharedEntriesAreThoseInColumnsWithTwoOrMoreNonzeros) {
+  const CsrMatrix<double> B = test::random_sparse<double>(300, 20000, 0.0005, 31, {7, 8}, {5});
+  std::map<Index, int> nonzeros_in;
+  for (const Index c : B.col) ++nonzeros_in[c];
+  CsrMatrix<double> expected(B.rows, B.cols);
+  for (Index k = 0; k < B.rows; ++k) {
+    for (Offset e = B.row_begin(k); e < B.row_end(k); ++e)
+      if (nonzeros_in[B.col[e]] >= 2) expected.col.push_back(B.col[e]);
+    expected.row_ptr[static_cast<std::size_t>(k) + 1] = static_cast<Offset>(expected.col.size());
+  }
+  ASSERT_GT(expected.nnz(), 0);
+  ASSERT_LT(expected.nnz(), B.nnz());  // both kinds of column occur
+  const int threads = omp_get_max_threads();
+  for (const int t : {1, 3}) {
+    omp_set_num_threads(t);
+    const CsrMatrix<double> S = magnus::shared_column_entries(B);
+    EXPECT_EQ(S.rows, B.rows);
+    EXPECT_EQ(S.cols, B.cols);
+    EXPECT_TRUE(S.row_ptr == expected.row_ptr) << t << " threads";
+    EXPECT_TRUE(S.col == expected.col) << t << " threads";
+    EXPECT_TRUE(S.val.empty());
+  }
+  omp_set_num_threads(threads);
+}
+
+// The symbolic phase on the shared columns alone: every row of C gets its exact length (the distinct
+// columns of its products, counted here with a std::set), and C equals gustavson's, with the shortcut
+// and without, on a wide B of single, shared and empty columns with empty rows in A and B, and with
+// caches shrunk so that the symbolic phase on A B_shared runs dense, segmented, fine and coarse rows.
+// With the shortcut the phase accumulates only the products in shared columns.
+TEST(MagnusSingleColumns, ShortcutCountsEveryRowExactly) {
+  const CsrMatrix<double> A = test::random_sparse<double>(200, 300, 0.06, 41, {0, 13, 199}, {4});
+  const CsrMatrix<double> B = test::random_sparse<double>(300, 50000, 0.0006, 42, {17, 18}, {9, 10});
+  const Offset products = spgemm_multiplications(A, B);
+  ASSERT_TRUE(magnus::single_columns_pay(B.nnz(), B.cols, products));
+  std::vector<Offset> lengths(static_cast<std::size_t>(A.rows) + 1, 0);
+  for (Index i = 0; i < A.rows; ++i) {
+    std::set<Index> columns;
+    for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
+      for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) columns.insert(B.col[kb]);
+    lengths[static_cast<std::size_t>(i) + 1] = lengths[static_cast<std::size_t>(i)] + static_cast<Offset>(columns.size());
+  }
+  const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  // L2 sizes (and products per cursor visit) that put the symbolic rows in each category.
+  struct Setting {
+    std::size_t l2;
+    double products_per_cursor_visit;
+    Offset magnus::RowCategories::*category;
+  };
+  for (const Setting& setting : {Setting{std::size_t{1} << 20, 24, &magnus::RowCategories::dense},
+                                 Setting{8192, 0.5, &magnus::RowCategories::segmented},
+                                 Setting{8192, 24, &magnus::RowCategories::fine},
+                                 Setting{2048, 24, &magnus::RowCategories::coarse}})
+    for (const bool single_columns : {true, false}) {
+      magnus::Options o;
+      o.cache = {setting.l2, 64};
+      o.sort_threshold = 4;
+      o.products_per_cursor_visit = setting.products_per_cursor_visit;
+      o.single_columns = single_columns;
+      SpgemmStats stats;
+      magnus::RowCategories symbolic_cats;
+      const CsrMatrix<double> C = magnus::multiply(A, B, o, stats, nullptr, &symbolic_cats);
+      const std::string where = "L2 " + std::to_string(setting.l2) + ", shortcut " + std::to_string(single_columns);
+      EXPECT_GT(symbolic_cats.*setting.category, A.rows / 2) << where;
+      EXPECT_EQ(symbolic_cats.products < products / 2, single_columns) << where;
+      EXPECT_LE(symbolic_cats.products, products) << where;
+      EXPECT_TRUE(std::equal(lengths.begin(), lengths.end(), C.row_ptr.begin(), C.row_ptr.end())) << where;
+      EXPECT_TRUE(C.col == reference.col) << where;
+      EXPECT_TRUE(C.val == reference.val) << where;
+    }
+  // Square operators with no fewer nonzeros than columns never take it, however many products.
+  const CsrMatrix<double> square = test::random_sparse<double>(500, 500, 0.01, 43);
+  ASSERT_GE(square.nnz(), square.cols);
+  EXPECT_FALSE(magnus::single_columns_pay(square.nnz(), square.cols, Offset{1} << 40));
 }
 
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {

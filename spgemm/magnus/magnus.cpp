@@ -30,8 +30,12 @@
 // the symbolic one where its bitmap has few words per product); the reorder moves a product's column
 // and value together; and where C is larger than half the last-level cache, its rows from the sort,
 // dense and segmented categories are written with non-temporal stores of whole lines
-// (spgemm/streamed_output.hpp), where the paper streams the reorder instead.
+// (spgemm/streamed_output.hpp), where the paper streams the reorder instead; and where B has fewer
+// nonzeros than columns (and its column bitmaps are small beside the products), the symbolic phase runs
+// on B's shared columns only and counts the products in its single columns as entries without
+// accumulating them (spgemm/magnus/shared_columns.hpp, Options::single_columns).
 #include "spgemm/magnus/magnus.hpp"
+#include "spgemm/magnus/shared_columns.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
 #include "spgemm/streamed_output.hpp"
@@ -40,6 +44,7 @@
 #include <array>
 #include <bit>
 #include <limits>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -487,7 +492,10 @@ class Worker {
   // the window has at most one bitmap word per two products, counting the words (popcount) costs
   // little beside the products, whose branch, list store and count it saves. Uniform 2^20 columns
   // (58,000 products in 16,384 words per row), 2 threads: symbolic 0.055 -> 0.034 s; 2^22 (65,536
-  // words) the same either way.
+  // words) the same either way. Allowing two words per product (rather than one per two) took 27-point
+  // Poisson 100^3's A^2 symbolic 0.49 -> 0.36 s, uniform 2^20's (on B's shared columns) 0.021 -> 0.011
+  // s, but af23560's 0.0065 -> 0.0077 s and bcsstk09's 0.21 -> 0.26 ms (suite geometric mean the
+  // same), and was not kept.
   bool few_words_per_product(Offset products, Offset window) const {
     return static_cast<Offset>(ColumnBits::word_count(static_cast<Index>(window))) * 2 <= products &&
            stores_cheap(products, window);
@@ -722,6 +730,10 @@ RowPlan plan_rows(const CsrMatrix<Value>& A, const RowShapes& shapes, const Chun
   return plan;
 }
 
+Offset total_products(const RowShapes& shapes) {
+  return std::accumulate(shapes.products.begin(), shapes.products.end(), Offset{0});
+}
+
 RowCategories rows_per_category(const RowPlan& plan) {
   const auto rows = [&plan](Category c) { return static_cast<Offset>(plan.rows[static_cast<int>(c)].size()); };
   return {rows(Category::sort), rows(Category::dense), rows(Category::segmented), rows(Category::fine),
@@ -770,6 +782,34 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
   return extra;
 }
 
+// The symbolic phase: the length of every row of C into C.row_ptr[i + 1], from the products in B's
+// shared columns alone where B has single columns worth finding (shared_columns.hpp). Returns the
+// peak temporary bytes.
+template <class Value>
+std::uint64_t count_row_entries(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
+                                const ChunkParameters& p, const Options& o, const RowShapes& shapes,
+                                Offset products, RowCategories* categories) {
+  const auto count = [&](const CsrMatrix<Value>& B_counted, const RowShapes& counted_shapes) {
+    const RowPlan plan = plan_rows<Value>(A, counted_shapes, p, o, dense_bytes_per_column<Value>(false));
+    if (categories) {
+      *categories = rows_per_category(plan);
+      categories->products = total_products(counted_shapes);
+    }
+    return run_phase<Value, false>(A, B_counted, C, p, o, counted_shapes, plan, false);
+  };
+  if (!o.single_columns || !single_columns_pay(B.nnz(), B.cols, products)) return count(B, shapes);
+  const CsrMatrix<Value> shared = shared_column_entries(B);
+  if (shared.nnz() == B.nnz()) return count(B, shapes);  // no single column after all
+  const RowShapes shared_shapes = row_shapes(A, shared);
+  const std::uint64_t extra = count(shared, shared_shapes);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    const auto r = static_cast<std::size_t>(i);
+    C.row_ptr[r + 1] += shapes.products[r] - shared_shapes.products[r];  // one entry each
+  }
+  return shared.bytes() + std::max(extra, shared_column_scratch_bytes(B.cols));
+}
+
 }  // namespace
 
 Options system_options() {
@@ -790,8 +830,8 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), symbolic_bytes, options.cache);
   const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), numeric_bytes, options.cache);
   const RowShapes shapes = row_shapes(A, B);
-  const RowPlan symbolic_plan = plan_rows<Value>(A, shapes, symbolic, options, symbolic_bytes);
-  std::uint64_t extra = run_phase<Value, false>(A, B, C, symbolic, options, shapes, symbolic_plan, false);
+  const Offset products = total_products(shapes);
+  std::uint64_t extra = count_row_entries(A, B, C, symbolic, options, shapes, products, symbolic_categories);
   allocate_from_row_lengths(C);
   const double c_bytes = static_cast<double>(C.nnz()) * (sizeof(Index) + sizeof(Value));
   const bool stream_output = options.stream_output && c_bytes > static_cast<double>(options.cache.llc_bytes) / 2;
@@ -801,11 +841,12 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   extra = std::max(extra, run_phase<Value, true>(A, B, C, numeric, options, shapes, plan, stream_output));
   stats.numeric_seconds = timer.seconds();
   stats.nnz = C.nnz();
-  stats.multiplications = 0;
-  for (Offset m : shapes.products) stats.multiplications += m;
+  stats.multiplications = products;
   stats.extra_bytes = extra;
-  if (categories) *categories = rows_per_category(plan);
-  if (symbolic_categories) *symbolic_categories = rows_per_category(symbolic_plan);
+  if (categories) {
+    *categories = rows_per_category(plan);
+    categories->products = products;
+  }
   return C;
 }
 

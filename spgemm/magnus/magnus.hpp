@@ -24,6 +24,9 @@ struct Options {
   // Uniform set (1024 rows, 256 per row, 2 threads, C 0.5-0.7 GB): 2^16 columns 7-10% and 2^18 15%
   // faster; 7-point Poisson 128^3 A^2 the same.
   bool stream_output = true;
+  // The symbolic phase counts the products in B's single columns (one nonzero each) without an
+  // accumulator, where that pays (spgemm/magnus/shared_columns.hpp).
+  bool single_columns = true;
   bool vector_sort = true;  // AVX-512 kernels where the CPU has them: sorting network and bit listing
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
   // A row too wide for one dense accumulator is accumulated segment by segment (no reorder) when it has
@@ -35,9 +38,11 @@ struct Options {
 };
 
 // Rows of C per category (section 3.1), for tests and the report: the numeric phase's plan, and the
-// symbolic phase's (a bit per column: its dense windows are 65 times as wide).
+// symbolic phase's (a bit per column: its dense windows are 65 times as wide), which is the plan of A
+// B_shared where the phase runs on B's shared columns only (Options::single_columns).
 struct RowCategories {
   Offset sort = 0, dense = 0, segmented = 0, fine = 0, coarse = 0;
+  Offset products = 0;  // intermediate products the phase accumulated
 };
 
 Options system_options();  // cache geometry from common/cpu_info.hpp
