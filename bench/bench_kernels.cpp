@@ -105,7 +105,7 @@ std::vector<Index> spread_columns(Index window, Index touched) {
 void list_touched_columns(benchmark::State& state, bool scan) {
   const auto window = static_cast<Index>(state.range(0)), touched = static_cast<Index>(state.range(1));
   const std::vector<Index> cols = spread_columns(window, touched);
-  std::vector<std::uint64_t> words((static_cast<std::size_t>(window) + 63) / 64, 0);
+  std::vector<std::uint64_t> words(bitmap_words(window), 0);
   std::vector<Index> listed(cols.size() + kListPadding);
   for (auto _ : state) {
     for (Index t = 0; t < touched; ++t) {

@@ -2,6 +2,7 @@
 // Shared policy and kernels of the dense accumulators (gustavson, magnus): how to list a row's touched
 // columns in order once its products are accumulated.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "sparse/csr.hpp"
@@ -41,6 +42,9 @@ inline bool bit_scan_beats_sort(Index touched, Index window, bool vectorised) {
   const double sort_ns = touched <= static_cast<Index>(kVectorSortMaxColumns) ? 10 + 2.6 * n : std_sort_ns;
   return 25 + 1.9 * w / 512 + 2 * n < sort_ns;
 }
+
+// The 64-bit words of a bitmap of a bit per column.
+inline std::size_t bitmap_words(Index columns) { return (static_cast<std::size_t>(columns) + 63) / 64; }
 
 // Writes the positions (64 * word + bit) of the set bits of words[0, count) to cols, ascending, clears
 // the words and returns how many positions there were. cols needs kListPadding entries of room past

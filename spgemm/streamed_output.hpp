@@ -16,7 +16,7 @@
 namespace amgsolve {
 
 // Makes the non-temporal stores of this thread visible to the others (they are weakly ordered).
-inline void streamed_output_fence() {
+inline void non_temporal_store_fence() {
 #if defined(__x86_64__)
   _mm_sfence();
 #endif
@@ -62,7 +62,7 @@ class StreamedArray {
   void finish() {
     if (!streaming_) return;
     write_staged();
-    streamed_output_fence();
+    non_temporal_store_fence();
   }
   std::size_t bytes() const { return buffer_.capacity() * sizeof(T); }
 

@@ -84,11 +84,6 @@ inline void stream_store(float* p, float v) {
   *p = v;
 #endif
 }
-inline void store_fence() {
-#if defined(__x86_64__)
-  _mm_sfence();
-#endif
-}
 
 // s_denseAccum of section 3.5, bytes per column of a dense accumulator: the bitmap's bit, plus the
 // sum in the numeric phase.
@@ -126,7 +121,7 @@ using Product = std::conditional_t<kNumeric, ColumnValue<Value>, ColumnOnly>;
 class ColumnBits {
  public:
   void cover(Index columns) {
-    const std::size_t words = word_count(columns);
+    const std::size_t words = bitmap_words(columns);
     if (words_.size() < words) words_.assign(words, 0);
   }
   // Sets the bit of column c and says whether it was clear. A set bit is not stored again: in rows that
@@ -148,14 +143,13 @@ class ColumnBits {
   }
   void clear(Index c) { words_[static_cast<std::size_t>(c) >> 6] = 0; }
   // The number of set bits among [0, columns); clears them.
-  Offset count_and_clear(Index columns) { return count_set_bits(words_.data(), word_count(columns)); }
-  void clear_all(Index columns) { std::fill_n(words_.begin(), word_count(columns), 0); }
+  Offset count_and_clear(Index columns) { return count_set_bits(words_.data(), bitmap_words(columns)); }
+  void clear_all(Index columns) { std::fill_n(words_.begin(), bitmap_words(columns), 0); }
   // The set columns of [0, columns), ascending, into cols; clears them.
   Index list(Index columns, Index* cols, bool allow_vector) {
-    return list_set_bits(words_.data(), static_cast<Index>(word_count(columns)), cols, allow_vector);
+    return list_set_bits(words_.data(), static_cast<Index>(bitmap_words(columns)), cols, allow_vector);
   }
   std::size_t bytes() const { return words_.capacity() * sizeof(std::uint64_t); }
-  static std::size_t word_count(Index columns) { return (static_cast<std::size_t>(columns) + 63) / 64; }
 
  private:
   std::vector<std::uint64_t> words_;
@@ -380,7 +374,7 @@ class Worker {
     std::copy_n(offsets, slots, next);
     if (o_.streaming_stores) {
       produce([&](std::uint64_t s, Index c, Value v) { stream_item(out + next[s]++, make_item(c, v)); });
-      store_fence();
+      non_temporal_store_fence();
     } else {
       produce([&](std::uint64_t s, Index c, Value v) { out[next[s]++] = make_item(c, v); });
     }
@@ -497,7 +491,7 @@ class Worker {
   // s, but af23560's 0.0065 -> 0.0077 s and bcsstk09's 0.21 -> 0.26 ms (suite geometric mean the
   // same), and was not kept.
   bool few_words_per_product(Offset products, Offset window) const {
-    return static_cast<Offset>(ColumnBits::word_count(static_cast<Index>(window))) * 2 <= products &&
+    return static_cast<Offset>(bitmap_words(static_cast<Index>(window))) * 2 <= products &&
            stores_cheap(products, window);
   }
 
@@ -542,7 +536,7 @@ class Worker {
       return;
     }
     // Past `listed_most` columns the words are cleared all at once: the list stops growing there.
-    const auto words = static_cast<Offset>(ColumnBits::word_count(range));
+    const auto words = static_cast<Offset>(bitmap_words(range));
     const auto listed_most = static_cast<Index>(std::min<Offset>({most, range, words / 16}));
     Index* __restrict listed = list_of_columns(static_cast<std::size_t>(listed_most) + 1);
     Index distinct = 0;

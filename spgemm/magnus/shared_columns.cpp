@@ -3,18 +3,17 @@
 #include <atomic>
 
 #include "common/allocator.hpp"
+#include "spgemm/accumulator.hpp"
 
 namespace amgsolve::magnus {
 namespace {
-
-std::size_t words_for(Index columns) { return (static_cast<std::size_t>(columns) + 63) / 64; }
 
 // A bit per column of B, set where the column holds two or more of B's nonzeros. Each entry sets its
 // column's bit in `seen` atomically (threads share the words); one that finds it set already marks the
 // column shared. The result does not depend on the order, so neither on the thread count.
 template <class Value>
 Array<std::uint64_t> shared_columns(const CsrMatrix<Value>& B) {
-  const std::size_t words = words_for(B.cols);
+  const std::size_t words = bitmap_words(B.cols);
   Array<std::uint64_t> seen(words), shared(words);
 #pragma omp parallel for schedule(static)
   for (std::size_t w = 0; w < words; ++w) seen[w] = shared[w] = 0;
@@ -35,12 +34,11 @@ bool is_shared(const Array<std::uint64_t>& shared, Index c) {
 
 }  // namespace
 
-bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products) {
-  const auto bitmap_bytes = static_cast<Offset>(2 * sizeof(std::uint64_t) * words_for(b_columns));
-  return b_nonzeros < b_columns && bitmap_bytes <= products;
-}
+std::uint64_t shared_column_scratch_bytes(Index b_columns) { return 2 * sizeof(std::uint64_t) * bitmap_words(b_columns); }
 
-std::uint64_t shared_column_scratch_bytes(Index b_columns) { return 2 * sizeof(std::uint64_t) * words_for(b_columns); }
+bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products) {
+  return b_nonzeros < b_columns && static_cast<Offset>(shared_column_scratch_bytes(b_columns)) <= products;
+}
 
 template <class Value>
 CsrMatrix<Value> shared_column_entries(const CsrMatrix<Value>& B) {
