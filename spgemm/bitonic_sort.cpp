@@ -321,6 +321,48 @@ template <int R>
   return written;
 }
 
+// Sorted keys whose repeated columns come in pairs at most (same_as_next: bit l where lane l's column
+// is lane l + 1's; no two adjacent bits), the common case of few repeats: each pair's first lane adds its
+// second's value, and the lanes that do not continue a column are compressed into C. Returns the entries
+// written. Beside sum_runs_in_registers it skips widening the columns and comparing them per value
+// register and a second step: uniform set, 2^20 columns (80% of the fine chunks repeat a column, nearly
+// always as one pair), 2 threads: 0.199 -> 0.186 s.
+template <int R>
+std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
+                                    const ColumnValue<double>* items, std::int32_t base, std::int32_t* out_col,
+                                    double* out_val) {
+  using L = Lanes<std::uint32_t>;
+  constexpr int V = 2 * R;
+  __m512d x[V];
+  for (int r = 0; r < R; ++r) {
+    const __mmask16 valid = L::first(lanes_in<16>(n, r));
+    x[2 * r] = gather_values<0>(v[r], static_cast<__mmask8>(valid), items);
+    x[2 * r + 1] = gather_values<1>(v[r], static_cast<__mmask8>(valid >> 8), items);
+  }
+  const std::uint64_t valid_lanes = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
+  const std::uint64_t heads = valid_lanes & ~(same_as_next << 1);  // lanes that start a column
+  std::int32_t written = 0;
+  for (int r = 0; r < R; ++r) {
+    const auto first_of_column = static_cast<__mmask16>(heads >> (16 * r));
+    const int count = std::popcount(static_cast<unsigned>(first_of_column));
+    const __m512i c_columns = _mm512_add_epi32(_mm512_srli_epi32(v[r], kPositionBits), _mm512_set1_epi32(base));
+    _mm512_mask_storeu_epi32(out_col + written, static_cast<__mmask16>((1u << count) - 1),
+                             _mm512_maskz_compress_epi32(first_of_column, c_columns));
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * r + h;
+      const __m512d next = _mm512_castsi512_pd(_mm512_alignr_epi64(
+          j + 1 < V ? _mm512_castpd_si512(x[j + 1]) : _mm512_setzero_si512(), _mm512_castpd_si512(x[j]), 1));
+      const __m512d sum = _mm512_mask_add_pd(x[j], static_cast<__mmask8>(same_as_next >> (8 * j)), x[j], next);
+      const auto lanes = static_cast<__mmask8>(heads >> (8 * j));
+      const int lane_count = std::popcount(static_cast<unsigned>(lanes));
+      _mm512_mask_storeu_pd(out_val + written, static_cast<__mmask8>((1u << lane_count) - 1),
+                            _mm512_maskz_compress_pd(lanes, sum));
+      written += lane_count;
+    }
+  }
+  return written;
+}
+
 template <int R>
 std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
                                   std::int32_t* out_col, double* out_val) {
@@ -336,13 +378,17 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
   sort_registers<std::uint32_t, R>(v);
   // A column appears twice when a key's column equals the next key's (lanes past n hold padding, whose
   // column no product has, and are not compared).
-  __mmask16 repeated = 0;
+  std::uint64_t same_as_next = 0;
   for (int r = 0; r < R; ++r) {
     const __m512i next = _mm512_alignr_epi32(r + 1 < R ? v[r + 1] : padding, v[r], 1);
-    repeated |= _mm512_mask_cmpeq_epi32_mask(L::first(lanes_in<16>(n, r)), _mm512_srli_epi32(v[r], kPositionBits),
-                                             _mm512_srli_epi32(next, kPositionBits));
+    same_as_next |= std::uint64_t{_mm512_mask_cmpeq_epi32_mask(L::first(lanes_in<16>(n, r)),
+                                                                _mm512_srli_epi32(v[r], kPositionBits),
+                                                                _mm512_srli_epi32(next, kPositionBits))}
+                    << (16 * r);
   }
-  if (repeated != 0) {
+  if (same_as_next != 0) {
+    if ((same_as_next & (same_as_next >> 1)) == 0)
+      return sum_pairs_in_registers<R>(v, n, same_as_next, items, base, out_col, out_val);
     const std::int32_t written = sum_runs_in_registers<R>(v, n, items, base, out_col, out_val);
     if (written >= 0) return written;
     // A column with more than 8 products: sum the sorted keys one by one.

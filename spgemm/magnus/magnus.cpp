@@ -32,8 +32,8 @@
 // dense and segmented categories are written with non-temporal stores of whole lines
 // (spgemm/streamed_output.hpp), where the paper streams the reorder instead; and where B has fewer
 // nonzeros than columns (and its column bitmaps are small beside the products), the symbolic phase runs
-// on B's shared columns only and counts the products in its single columns as entries without
-// accumulating them (spgemm/magnus/shared_columns.hpp, Options::single_columns).
+// on B's shared columns only, renumbered, and counts the products in its single columns as entries
+// without accumulating them (spgemm/magnus/shared_columns.hpp, Options::single_columns).
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/magnus/shared_columns.hpp"
 #include "spgemm/accumulator.hpp"
@@ -781,9 +781,11 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
 // peak temporary bytes.
 template <class Value>
 std::uint64_t count_row_entries(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
-                                const ChunkParameters& p, const Options& o, const RowShapes& shapes,
-                                Offset products, RowCategories* categories) {
+                                const Options& o, const RowShapes& shapes, Offset products,
+                                RowCategories* categories) {
   const auto count = [&](const CsrMatrix<Value>& B_counted, const RowShapes& counted_shapes) {
+    const ChunkParameters p =
+        chunk_parameters(static_cast<std::uint64_t>(B_counted.cols), dense_bytes_per_column<Value>(false), o.cache);
     const RowPlan plan = plan_rows<Value>(A, counted_shapes, p, o, dense_bytes_per_column<Value>(false));
     if (categories) {
       *categories = rows_per_category(plan);
@@ -819,13 +821,11 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
                           SpgemmStats& stats, RowCategories* categories, RowCategories* symbolic_categories) {
   CsrMatrix<Value> C(A.rows, B.cols);
   Timer timer;
-  const double symbolic_bytes = dense_bytes_per_column<Value>(false);
   const double numeric_bytes = dense_bytes_per_column<Value>(true);
-  const ChunkParameters symbolic = chunk_parameters(static_cast<std::uint64_t>(B.cols), symbolic_bytes, options.cache);
   const ChunkParameters numeric = chunk_parameters(static_cast<std::uint64_t>(B.cols), numeric_bytes, options.cache);
   const RowShapes shapes = row_shapes(A, B);
   const Offset products = total_products(shapes);
-  std::uint64_t extra = count_row_entries(A, B, C, symbolic, options, shapes, products, symbolic_categories);
+  std::uint64_t extra = count_row_entries(A, B, C, options, shapes, products, symbolic_categories);
   allocate_from_row_lengths(C);
   const double c_bytes = static_cast<double>(C.nnz()) * (sizeof(Index) + sizeof(Value));
   const bool stream_output = options.stream_output && c_bytes > static_cast<double>(options.cache.llc_bytes) / 2;

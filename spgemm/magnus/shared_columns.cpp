@@ -1,6 +1,9 @@
 #include "spgemm/magnus/shared_columns.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
+#include <vector>
 
 #include "common/allocator.hpp"
 #include "spgemm/accumulator.hpp"
@@ -28,13 +31,68 @@ Array<std::uint64_t> shared_columns(const CsrMatrix<Value>& B) {
   return shared;
 }
 
-bool is_shared(const Array<std::uint64_t>& shared, Index c) {
+bool is_shared(const std::uint64_t* shared, Index c) {
   return (shared[static_cast<std::size_t>(c) >> 6] >> (static_cast<unsigned>(c) & 63) & 1) != 0;
+}
+
+// Compiled twice, the loader picking the clone for the CPU: without the POPCNT instruction in the
+// build's baseline, std::popcount is a library call costing about ten times the instruction (as
+// count_set_bits in spgemm/accumulator.cpp).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AMGSOLVE_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define AMGSOLVE_POPCNT_CLONES
+#endif
+
+// rank[w] = start + the set bits of words[0, w) for w < n; returns start + all of them.
+AMGSOLVE_POPCNT_CLONES
+Index rank_words(const std::uint64_t* words, std::size_t n, Index start, Index* rank) {
+  for (std::size_t w = 0; w < n; ++w) {
+    rank[w] = start;
+    start += std::popcount(words[w]);
+  }
+  return start;
+}
+
+// The shared columns' entries of cols[0, n) (a row of B), each as its column's rank among the shared
+// columns (how many shared columns precede it), into out; returns how many. The rank is a monotone
+// map, so the row stays sorted.
+AMGSOLVE_POPCNT_CLONES
+Offset rank_shared_entries(const Index* cols, Offset n, const std::uint64_t* shared, const Index* word_rank,
+                           Index* out) {
+  Offset kept = 0;
+  for (Offset e = 0; e < n; ++e) {
+    const auto c = static_cast<unsigned>(cols[e]);
+    const std::uint64_t word = shared[c >> 6];
+    if ((word >> (c & 63) & 1) == 0) continue;
+    out[kept++] = word_rank[c >> 6] + std::popcount(word & ((std::uint64_t{1} << (c & 63)) - 1));
+  }
+  return kept;
+}
+
+// The rank of every word of the shared-column bitmap (rank_words), in blocks of a fixed size so in
+// parallel; returns the number of shared columns.
+Index rank_shared_words(const Array<std::uint64_t>& shared, Array<Index>& word_rank) {
+  constexpr std::size_t kBlock = 4096;
+  const std::size_t words = shared.size(), blocks = (words + kBlock - 1) / kBlock;
+  const auto block_words = [&](std::size_t b) { return std::min(kBlock, words - b * kBlock); };
+  word_rank.resize(words);
+  std::vector<Index> block_start(blocks + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (std::size_t b = 0; b < blocks; ++b)
+    block_start[b + 1] = rank_words(shared.data() + b * kBlock, block_words(b), 0, word_rank.data() + b * kBlock);
+  for (std::size_t b = 0; b < blocks; ++b) block_start[b + 1] += block_start[b];
+#pragma omp parallel for schedule(static)
+  for (std::size_t b = 0; b < blocks; ++b)
+    for (std::size_t w = b * kBlock; w < b * kBlock + block_words(b); ++w) word_rank[w] += block_start[b];
+  return block_start[blocks];
 }
 
 }  // namespace
 
-std::uint64_t shared_column_scratch_bytes(Index b_columns) { return 2 * sizeof(std::uint64_t) * bitmap_words(b_columns); }
+std::uint64_t shared_column_scratch_bytes(Index b_columns) {
+  return (2 * sizeof(std::uint64_t) + sizeof(Index)) * bitmap_words(b_columns);
+}
 
 bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products) {
   return b_nonzeros < b_columns && static_cast<Offset>(shared_column_scratch_bytes(b_columns)) <= products;
@@ -43,21 +101,20 @@ bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products) {
 template <class Value>
 CsrMatrix<Value> shared_column_entries(const CsrMatrix<Value>& B) {
   const Array<std::uint64_t> shared = shared_columns(B);
-  CsrMatrix<Value> S(B.rows, B.cols);
+  Array<Index> word_rank;
+  CsrMatrix<Value> S(B.rows, rank_shared_words(shared, word_rank));
 #pragma omp parallel for schedule(static)
   for (Index k = 0; k < B.rows; ++k) {
     Offset kept = 0;
-    for (Offset e = B.row_begin(k); e < B.row_end(k); ++e) kept += is_shared(shared, B.col[e]);
+    for (Offset e = B.row_begin(k); e < B.row_end(k); ++e) kept += is_shared(shared.data(), B.col[e]);
     S.row_ptr[static_cast<std::size_t>(k) + 1] = kept;
   }
   offsets_from_row_lengths(S);
   S.col.resize(static_cast<std::size_t>(S.nnz()));  // no values
 #pragma omp parallel for schedule(static)
-  for (Index k = 0; k < B.rows; ++k) {
-    Offset out = S.row_begin(k);
-    for (Offset e = B.row_begin(k); e < B.row_end(k); ++e)
-      if (is_shared(shared, B.col[e])) S.col[out++] = B.col[e];
-  }
+  for (Index k = 0; k < B.rows; ++k)
+    rank_shared_entries(B.col.data() + B.row_begin(k), B.row_length(k), shared.data(), word_rank.data(),
+                        S.col.data() + S.row_begin(k));
   return S;
 }
 

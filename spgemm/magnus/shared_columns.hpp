@@ -8,11 +8,15 @@
 // that hold two or more nonzeros, and B_shared B's entries in them,
 //   entries of row i of C = products of row i of A B - products of row i of A B_shared
 //                           + entries of row i of A B_shared,
-// so the accumulators run on A B_shared alone. Only a B with fewer nonzeros than columns can have many
+// so the accumulators run on A B_shared alone, with B_shared's columns renumbered by their rank among
+// the shared columns (the count of distinct columns does not change under a one-to-one map): its
+// accumulators then span the shared columns only, not all of B's (at 2^20 columns, 28,000 of them: a
+// symbolic bitmap of 3.5 KB rather than 128 KB). Only a B with fewer nonzeros than columns can have many
 // single columns (wide, sparse B: MAGNUS's uniform random set from 2^18 columns on, where 37% of B's
 // nonzeros are single at 2^18, 78% at 2^20 and nearly all beyond). Uniform set (1024 rows, 256 per
 // row), 2 threads, symbolic phase: 2^18 columns 0.024 -> 0.019 s, 2^20 0.030 -> 0.021 s, 2^22 0.046 ->
-// 0.0096 s, 2^26 0.089 -> 0.0093 s (docs/BENCHMARKS.md). Square operators (AMG's products, the suite's
+// 0.0096 s, 2^26 0.089 -> 0.0093 s; renumbered, 2^20 0.021 -> 0.009 s, 2^22 0.0096 -> 0.005 s, 2^26
+// 0.0093 -> 0.0075 s (docs/BENCHMARKS.md). Square operators (AMG's products, the suite's
 // A^2) have no more columns than nonzeros and skip it (single_columns_pay); a B whose columns all turn
 // out shared falls back to the whole product.
 #include <cstdint>
@@ -26,9 +30,10 @@ namespace amgsolve::magnus {
 // clear it) are small beside the symbolic phase's work, a byte per intermediate product.
 bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products);
 
-// B's entries in its shared columns, in B's row order: columns only, val left empty (the symbolic phase
-// reads no values; so the result is a pattern, not a matrix to compute with). Parallel and
-// deterministic.
+// B's entries in its shared columns, in B's row order, each column renumbered by its rank among the
+// shared columns (so the result has as many columns as B has shared ones, and its rows stay sorted):
+// columns only, val left empty (the symbolic phase reads no values; so the result is a pattern, not a
+// matrix to compute with). Parallel and deterministic.
 template <class Value>
 CsrMatrix<Value> shared_column_entries(const CsrMatrix<Value>& B);
 
