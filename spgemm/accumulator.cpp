@@ -205,11 +205,7 @@ Index list_set_bits(std::uint64_t* words, Index count, Index* cols, bool allow_v
   return list_set_bits_scalar(words, count, cols);
 }
 
-// Compiled twice, the loader picking the clone for the CPU: where the build's baseline has no POPCNT
-// instruction, std::popcount is a library call costing about ten times the instruction.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("popcnt", "default")))
-#endif
+AMGSOLVE_POPCNT_CLONES
 Offset count_set_bits(std::uint64_t* words, std::size_t count) {
   Offset set = 0;
   for (std::size_t w = 0; w < count; ++w) {

@@ -8,6 +8,15 @@
 #include "sparse/csr.hpp"
 #include "spgemm/bitonic_sort.hpp"
 
+// Marks a function to be compiled twice, the loader picking the clone for the CPU: where the build's
+// baseline has no POPCNT instruction, std::popcount is a library call costing about ten times the
+// instruction.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AMGSOLVE_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define AMGSOLVE_POPCNT_CLONES
+#endif
+
 namespace amgsolve {
 
 // Two ways to list the `touched` distinct columns of a row whose columns all lie in a window of

@@ -326,7 +326,8 @@ template <int R>
 // second's value, and the lanes that do not continue a column are compressed into C. Returns the entries
 // written. Beside sum_runs_in_registers it skips widening the columns and comparing them per value
 // register and a second step: uniform set, 2^20 columns (80% of the fine chunks repeat a column, nearly
-// always as one pair), 2 threads: 0.199 -> 0.186 s.
+// always as one pair), 2 threads: numeric phase 0.181 -> 0.172 s (docs/BENCHMARKS.md, session 15).
+// Inlined, unlike sum_runs_in_registers: at such sizes it is the common path, not the rare one.
 template <int R>
 std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
                                     const ColumnValue<double>* items, std::int32_t base, std::int32_t* out_col,

@@ -55,8 +55,9 @@ void sum_sorted_runs(const Key* keys, std::size_t n, int position_bits, const Co
 // by position. Repeated columns are summed in position order (stream order, as Gustavson sums them):
 // in registers, where no column has more than two products (the common case of few repeats) by one
 // masked add of each pair's second value to its first, else each lane adding the values of the next
-// lanes of its column, for columns of up to 8 products; by a scalar pass over the sorted keys beyond. (Memory-held keys cost store-forwarding
-// stalls at both ends of the network: scalar stores into vector loads, masked stores into scalar loads.)
+// lanes of its column, for columns of up to 8 products; by a scalar pass over the sorted keys beyond.
+// (Memory-held keys cost store-forwarding stalls at both ends of the network: scalar stores into
+// vector loads, masked stores into scalar loads.)
 inline constexpr std::size_t kRegisterAccumulatorMax = 64;
 inline constexpr int kRegisterAccumulatorColumnBits = 25;  // columns below 2^25 (they share a key with positions)
 

@@ -292,6 +292,7 @@ TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
 // length, pairs wherever the sort puts them (across the 8- and 16-lane bounds among them), the two
 // products of a pair apart in the stream. Against the in-order sums of a std::map, on both paths.
 TEST(SortAccumulator, RegisterAccumulatorSumsPairsInStreamOrder) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   for (std::size_t n = 2; n <= kRegisterAccumulatorMax; ++n)
     for (std::uint64_t seed = 0; seed < 12; ++seed) {
       // Distinct columns in stream order, some of the first half's (by hash) taken again in place of
@@ -315,34 +316,38 @@ TEST(SortAccumulator, RegisterAccumulatorSumsPairsInStreamOrder) {
     }
 }
 
-// Runs of one column of exactly 1, 2, 7, 8, 9, 16 and 17 products (the register path sums up to 8, beyond
-// it the scalar one), their sorted places starting on and across the 8- and 16-lane register bounds;
-// the products of the runs interleaved in the stream, so that a sum in any order but the stream's
-// differs in its last bits. Against the in-order sums of a std::map, on both paths.
+// Runs of one column of exactly 1, 2, 7, 8, 9, 16 and 17 products (the register path sums pairs in one
+// step, runs up to 8 in several, beyond it the scalar one), their sorted places starting on and across
+// the 8- and 16-lane register bounds up to the last lanes of 16, 32 and 64 (with no bigger column
+// after the run, or two); the products of the runs interleaved in the stream, so that a sum in any order
+// but the stream's differs in its last bits. Against the in-order sums of a std::map, on both paths.
 TEST(SortAccumulator, RegisterAccumulatorRunsAcrossRegisterBounds) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   for (const std::size_t run : {1, 2, 7, 8, 9, 16, 17})
-    for (const std::size_t before : {0, 5, 7, 8, 15, 16}) {  // distinct columns sorted before the run
-      const std::size_t n = before + run + 2;
-      if (n > kRegisterAccumulatorMax) continue;
-      std::vector<ColumnValue<double>> items;
-      std::map<std::int32_t, double> expected;
-      const auto add = [&](std::int32_t col, double val) {
-        items.push_back({col, val});
-        auto [it, fresh] = expected.try_emplace(col, val);
-        if (!fresh) it->second += val;
-      };
-      // Stream: the run's products alternate with the others (one bigger column after the run).
-      std::size_t others = 0;
-      for (std::size_t t = 0; t < run; ++t) {
-        add(1000, 1.0 / static_cast<double>(3 + 7 * t));
-        if (others < before) add(static_cast<std::int32_t>(others++), 0.1);
+    for (const std::size_t before : {0, 5, 7, 8, 14, 15, 16, 30, 31, 46, 47, 62})  // distinct columns sorted first
+      for (const std::size_t after : {0, 2}) {  // bigger columns after the run
+        const std::size_t n = before + run + after;
+        if (n > kRegisterAccumulatorMax) continue;
+        std::vector<ColumnValue<double>> items;
+        std::map<std::int32_t, double> expected;
+        const auto add = [&](std::int32_t col, double val) {
+          items.push_back({col, val});
+          auto [it, fresh] = expected.try_emplace(col, val);
+          if (!fresh) it->second += val;
+        };
+        // Stream: the run's products alternate with the smaller columns; the bigger ones come last.
+        std::size_t others = 0;
+        for (std::size_t t = 0; t < run; ++t) {
+          add(1000, 1.0 / static_cast<double>(3 + 7 * t));
+          if (others < before) add(static_cast<std::int32_t>(others++), 0.1);
+        }
+        while (others < before) add(static_cast<std::int32_t>(others++), 0.1);
+        for (std::size_t t = 0; t < after; ++t)
+          add(static_cast<std::int32_t>(2000 + t), 0.5 / static_cast<double>(t + 1));
+        SCOPED_TRACE("run " + std::to_string(run) + ", before " + std::to_string(before) + ", after " +
+                     std::to_string(after));
+        for (const bool vector : {true, false}) expect_register_accumulator_gives(items, 0, expected, vector);
       }
-      while (others < before) add(static_cast<std::int32_t>(others++), 0.1);
-      add(2000, 0.5);
-      add(2001, 0.25);
-      SCOPED_TRACE("run " + std::to_string(run) + ", before " + std::to_string(before));
-      for (const bool vector : {true, false}) expect_register_accumulator_gives(items, 0, expected, vector);
-    }
 }
 
 // The marker scan lists exactly the columns stamped in the window, ascending, on both paths (AVX-512
@@ -511,7 +516,8 @@ TEST(MagnusSingleColumns, SharedEntriesAreThoseInColumnsWithTwoOrMoreNonzerosRan
   const Index wide_columns = Index{1} << 20;
   for (Index k = 0; k < 40; ++k)
     for (Index t = 0; t < 30; ++t)
-      wide_entries.push_back({k, static_cast<Index>((Offset{k} * 7919 + Offset{t} * 104729 * (k % 3 + 1)) % wide_columns), 1.0});
+      wide_entries.push_back(
+          {k, static_cast<Index>((Offset{k} * 7919 + Offset{t} * 104729 * (k % 3 + 1)) % wide_columns), 1.0});
   // Shared columns at the ends and on either side of a block boundary (4096 words = 2^18 columns).
   for (const Index k : {0, 39}) wide_entries.push_back({k, wide_columns - 1, 1.0});
   for (const Index k : {10, 20}) wide_entries.push_back({k, 3 << 18, 1.0});
@@ -599,6 +605,28 @@ TEST(MagnusSingleColumns, ShortcutCountsEveryRowExactly) {
   const CsrMatrix<double> square = test::random_sparse<double>(500, 500, 0.01, 43);
   ASSERT_GE(square.nnz(), square.cols);
   EXPECT_FALSE(magnus::single_columns_pay(square.nnz(), square.cols, Offset{1} << 40));
+}
+
+// A B whose columns all hold one nonzero at most: B_shared has no columns, the symbolic phase
+// accumulates nothing, and every row's length is its products; C equals gustavson's.
+TEST(MagnusSingleColumns, OnlySingleColumnsNeedNoAccumulator) {
+  const CsrMatrix<double> A = test::random_sparse<double>(60, 40, 0.2, 51, {3});
+  std::vector<Triplet<double>> entries;
+  for (Index k = 0; k < 40; ++k)
+    for (Index t = 0; t < 25; ++t) entries.push_back({k, k * 25 + t, 1.0 + 0.01 * t});  // distinct columns
+  const CsrMatrix<double> B = csr_from_triplets(40, 40 * 25 + 3000, std::move(entries));
+  const Offset products = spgemm_multiplications(A, B);
+  ASSERT_TRUE(magnus::single_columns_pay(B.nnz(), B.cols, products));
+  EXPECT_EQ(magnus::shared_column_entries(B).cols, 0);
+  SpgemmStats stats;
+  magnus::RowCategories symbolic_cats;
+  const CsrMatrix<double> C = magnus::multiply(A, B, magnus::system_options(), stats, nullptr, &symbolic_cats);
+  EXPECT_EQ(symbolic_cats.products, 0);
+  const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  EXPECT_TRUE(C.row_ptr == reference.row_ptr);
+  EXPECT_TRUE(C.col == reference.col);
+  EXPECT_TRUE(C.val == reference.val);
+  EXPECT_EQ(C.nnz(), products);
 }
 
 TEST(Magnus, CoarseLevelIsIdenticalForAnyThreadCount) {

@@ -784,9 +784,9 @@ std::uint64_t count_row_entries(const CsrMatrix<Value>& A, const CsrMatrix<Value
                                 const Options& o, const RowShapes& shapes, Offset products,
                                 RowCategories* categories) {
   const auto count = [&](const CsrMatrix<Value>& B_counted, const RowShapes& counted_shapes) {
-    const ChunkParameters p =
-        chunk_parameters(static_cast<std::uint64_t>(B_counted.cols), dense_bytes_per_column<Value>(false), o.cache);
-    const RowPlan plan = plan_rows<Value>(A, counted_shapes, p, o, dense_bytes_per_column<Value>(false));
+    const double dense_bytes = dense_bytes_per_column<Value>(false);
+    const ChunkParameters p = chunk_parameters(static_cast<std::uint64_t>(B_counted.cols), dense_bytes, o.cache);
+    const RowPlan plan = plan_rows<Value>(A, counted_shapes, p, o, dense_bytes);
     if (categories) {
       *categories = rows_per_category(plan);
       categories->products = total_products(counted_shapes);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cassert>
 #include <vector>
 
 #include "common/allocator.hpp"
@@ -35,18 +36,11 @@ bool is_shared(const std::uint64_t* shared, Index c) {
   return (shared[static_cast<std::size_t>(c) >> 6] >> (static_cast<unsigned>(c) & 63) & 1) != 0;
 }
 
-// Compiled twice, the loader picking the clone for the CPU: without the POPCNT instruction in the
-// build's baseline, std::popcount is a library call costing about ten times the instruction (as
-// count_set_bits in spgemm/accumulator.cpp).
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AMGSOLVE_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#else
-#define AMGSOLVE_POPCNT_CLONES
-#endif
-
-// rank[w] = start + the set bits of words[0, w) for w < n; returns start + all of them.
+// rank[w] = the set bits of words[0, w) for w < n (POPCNT clones: spgemm/accumulator.hpp); returns
+// all of them.
 AMGSOLVE_POPCNT_CLONES
-Index rank_words(const std::uint64_t* words, std::size_t n, Index start, Index* rank) {
+Index rank_words(const std::uint64_t* words, std::size_t n, Index* rank) {
+  Index start = 0;
   for (std::size_t w = 0; w < n; ++w) {
     rank[w] = start;
     start += std::popcount(words[w]);
@@ -80,7 +74,7 @@ Index rank_shared_words(const Array<std::uint64_t>& shared, Array<Index>& word_r
   std::vector<Index> block_start(blocks + 1, 0);
 #pragma omp parallel for schedule(static)
   for (std::size_t b = 0; b < blocks; ++b)
-    block_start[b + 1] = rank_words(shared.data() + b * kBlock, block_words(b), 0, word_rank.data() + b * kBlock);
+    block_start[b + 1] = rank_words(shared.data() + b * kBlock, block_words(b), word_rank.data() + b * kBlock);
   for (std::size_t b = 0; b < blocks; ++b) block_start[b + 1] += block_start[b];
 #pragma omp parallel for schedule(static)
   for (std::size_t b = 0; b < blocks; ++b)
@@ -90,8 +84,10 @@ Index rank_shared_words(const Array<std::uint64_t>& shared, Array<Index>& word_r
 
 }  // namespace
 
+// Two bitmaps while the shared columns are found, then the shared one and the word ranks (`seen` is
+// freed by then).
 std::uint64_t shared_column_scratch_bytes(Index b_columns) {
-  return (2 * sizeof(std::uint64_t) + sizeof(Index)) * bitmap_words(b_columns);
+  return std::max(2 * sizeof(std::uint64_t), sizeof(std::uint64_t) + sizeof(Index)) * bitmap_words(b_columns);
 }
 
 bool single_columns_pay(Offset b_nonzeros, Index b_columns, Offset products) {
@@ -112,9 +108,12 @@ CsrMatrix<Value> shared_column_entries(const CsrMatrix<Value>& B) {
   offsets_from_row_lengths(S);
   S.col.resize(static_cast<std::size_t>(S.nnz()));  // no values
 #pragma omp parallel for schedule(static)
-  for (Index k = 0; k < B.rows; ++k)
-    rank_shared_entries(B.col.data() + B.row_begin(k), B.row_length(k), shared.data(), word_rank.data(),
-                        S.col.data() + S.row_begin(k));
+  for (Index k = 0; k < B.rows; ++k) {
+    [[maybe_unused]] const Offset kept = rank_shared_entries(B.col.data() + B.row_begin(k), B.row_length(k),
+                                                             shared.data(), word_rank.data(),
+                                                             S.col.data() + S.row_begin(k));
+    assert(kept == S.row_length(k));
+  }
   return S;
 }
 
