@@ -272,13 +272,55 @@ template <int K, int V>
   }
 }
 
+// The values of the products of the sorted keys v, in key order, 8 to a register (lanes past n: 0).
+template <int R>
+[[gnu::always_inline]] inline void gather_in_key_order(const __m512i (&v)[R], std::size_t n,
+                                                       const ColumnValue<double>* items, __m512d (&x)[2 * R]) {
+  for (int r = 0; r < R; ++r) {
+    const auto valid = Lanes<std::uint32_t>::first(lanes_in<16>(n, r));
+    x[2 * r] = gather_values<0>(v[r], static_cast<__mmask8>(valid), items);
+    x[2 * r + 1] = gather_values<1>(v[r], static_cast<__mmask8>(valid >> 8), items);
+  }
+}
+
+// The first n key lanes, a bit each.
+inline std::uint64_t lanes_below(std::size_t n) { return n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
+
+// Writes the head lanes of the sorted keys v (`heads`, a bit per key lane: the first lane of each
+// column): their columns + base to out_col and their columns' sums (from `sum`, 8 lanes a register) to
+// out_val, compressed; returns how many.
+template <int R>
+[[gnu::always_inline]] inline std::int32_t write_heads(const __m512i (&v)[R], std::uint64_t heads,
+                                                       const __m512d (&sum)[2 * R], std::int32_t base,
+                                                       std::int32_t* out_col, double* out_val) {
+  std::int32_t written = 0;
+  for (int r = 0; r < R; ++r) {
+    const auto first_of_column = static_cast<__mmask16>(heads >> (16 * r));
+    const int count = std::popcount(static_cast<unsigned>(first_of_column));
+    const __m512i c_columns = _mm512_add_epi32(_mm512_srli_epi32(v[r], kPositionBits), _mm512_set1_epi32(base));
+    _mm512_mask_storeu_epi32(out_col + written, static_cast<__mmask16>((1u << count) - 1),
+                             _mm512_maskz_compress_epi32(first_of_column, c_columns));
+    std::int32_t values_written = written;
+    for (int j = 2 * r; j < 2 * r + 2; ++j) {
+      const auto lanes = static_cast<__mmask8>(heads >> (8 * j));
+      const int lane_count = std::popcount(static_cast<unsigned>(lanes));
+      _mm512_mask_storeu_pd(out_val + values_written, static_cast<__mmask8>((1u << lane_count) - 1),
+                            _mm512_maskz_compress_pd(lanes, sum[j]));
+      values_written += lane_count;
+    }
+    written += count;
+  }
+  return written;
+}
+
 // Sorted keys with repeated columns, summed without leaving the registers: the values are gathered in
 // key order and each lane adds those of the next k = 1, 2, ... lanes of its column, so that a column's
 // first lane ends with ((x0 + x1) + x2) + ... in position order, as Gustavson sums; the first lanes are
-// then compressed into C. Returns the entries written, or -1 where a column has more than 8 products.
+// then compressed into C (same_as_next: bit l where key lane l's column is lane l + 1's). Returns the
+// entries written, or -1 where a column has more than 8 products.
 // Out of line: it is the rare path of the chunks with few repeats, and inlined it crowded the common one.
 template <int R>
-[[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n,
+[[gnu::noinline]] std::int32_t sum_runs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
                                                      const ColumnValue<double>* items, std::int32_t base,
                                                      std::int32_t* out_col, double* out_val) {
   using L = Lanes<std::uint32_t>;
@@ -286,12 +328,11 @@ template <int R>
   __m512d x[V], sum[V];
   __m512i col[V];
   __mmask8 valid_values[V];
+  gather_in_key_order<R>(v, n, items, x);
   for (int r = 0; r < R; ++r) {
     const __mmask16 valid = L::first(lanes_in<16>(n, r));
     valid_values[2 * r] = static_cast<__mmask8>(valid);
     valid_values[2 * r + 1] = static_cast<__mmask8>(valid >> 8);
-    x[2 * r] = gather_values<0>(v[r], valid_values[2 * r], items);
-    x[2 * r + 1] = gather_values<1>(v[r], valid_values[2 * r + 1], items);
     const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);  // padding: 2^26 - 1, no product's
     col[2 * r] = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(columns));
     col[2 * r + 1] = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(columns, 1));
@@ -299,26 +340,7 @@ template <int R>
     sum[2 * r + 1] = x[2 * r + 1];
   }
   if (!add_runs_from<1>(valid_values, col, x, sum)) return -1;
-  std::int32_t written = 0;
-  for (int r = 0; r < R; ++r) {
-    const __mmask16 valid = L::first(lanes_in<16>(n, r));
-    const __m512i columns = _mm512_srli_epi32(v[r], kPositionBits);
-    const __m512i previous = _mm512_alignr_epi32(v[r], r > 0 ? v[r - 1] : _mm512_set1_epi32(-1), 15);
-    const auto first_of_column = static_cast<__mmask16>(
-        valid & ~_mm512_cmpeq_epi32_mask(_mm512_srli_epi32(previous, kPositionBits), columns));
-    const int heads = std::popcount(static_cast<unsigned>(first_of_column));
-    const __m512i c_columns = _mm512_add_epi32(columns, _mm512_set1_epi32(base));
-    _mm512_mask_storeu_epi32(out_col + written, static_cast<__mmask16>((1u << heads) - 1),
-                             _mm512_maskz_compress_epi32(first_of_column, c_columns));
-    const auto low = static_cast<__mmask8>(first_of_column), high = static_cast<__mmask8>(first_of_column >> 8);
-    const int low_heads = std::popcount(static_cast<unsigned>(low));
-    _mm512_mask_storeu_pd(out_val + written, static_cast<__mmask8>((1u << low_heads) - 1),
-                          _mm512_maskz_compress_pd(low, sum[2 * r]));
-    _mm512_mask_storeu_pd(out_val + written + low_heads, static_cast<__mmask8>((1u << (heads - low_heads)) - 1),
-                          _mm512_maskz_compress_pd(high, sum[2 * r + 1]));
-    written += heads;
-  }
-  return written;
+  return write_heads<R>(v, lanes_below(n) & ~(same_as_next << 1), sum, base, out_col, out_val);
 }
 
 // Sorted keys whose repeated columns come in pairs at most (same_as_next: bit l where lane l's column
@@ -327,21 +349,17 @@ template <int R>
 // written. Beside sum_runs_in_registers it skips widening the columns and comparing them per value
 // register and a second step: uniform set, 2^20 columns (80% of the fine chunks repeat a column, nearly
 // always as one pair), 2 threads: numeric phase 0.181 -> 0.172 s (docs/BENCHMARKS.md, session 15).
-// Inlined, unlike sum_runs_in_registers: at such sizes it is the common path, not the rare one.
+// Inlined, unlike sum_runs_in_registers: at such sizes it is the common path, not the rare one. It
+// writes each register's heads as it sums them: all sums first and then write_heads (as
+// sum_runs_in_registers) held twice the registers and was 3-5% slower at 2^20 and 2^22.
 template <int R>
 std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
                                     const ColumnValue<double>* items, std::int32_t base, std::int32_t* out_col,
                                     double* out_val) {
-  using L = Lanes<std::uint32_t>;
   constexpr int V = 2 * R;
   __m512d x[V];
-  for (int r = 0; r < R; ++r) {
-    const __mmask16 valid = L::first(lanes_in<16>(n, r));
-    x[2 * r] = gather_values<0>(v[r], static_cast<__mmask8>(valid), items);
-    x[2 * r + 1] = gather_values<1>(v[r], static_cast<__mmask8>(valid >> 8), items);
-  }
-  const std::uint64_t valid_lanes = n == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1;
-  const std::uint64_t heads = valid_lanes & ~(same_as_next << 1);  // lanes that start a column
+  gather_in_key_order<R>(v, n, items, x);
+  const std::uint64_t heads = lanes_below(n) & ~(same_as_next << 1);  // lanes that start a column
   std::int32_t written = 0;
   for (int r = 0; r < R; ++r) {
     const auto first_of_column = static_cast<__mmask16>(heads >> (16 * r));
@@ -390,7 +408,7 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
   if (same_as_next != 0) {
     if ((same_as_next & (same_as_next >> 1)) == 0)
       return sum_pairs_in_registers<R>(v, n, same_as_next, items, base, out_col, out_val);
-    const std::int32_t written = sum_runs_in_registers<R>(v, n, items, base, out_col, out_val);
+    const std::int32_t written = sum_runs_in_registers<R>(v, n, same_as_next, items, base, out_col, out_val);
     if (written >= 0) return written;
     // A column with more than 8 products: sum the sorted keys one by one.
     alignas(64) std::uint32_t keys[16 * R];

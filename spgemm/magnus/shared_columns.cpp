@@ -56,10 +56,9 @@ Offset rank_shared_entries(const Index* cols, Offset n, const std::uint64_t* sha
                            Index* out) {
   Offset kept = 0;
   for (Offset e = 0; e < n; ++e) {
+    if (!is_shared(shared, cols[e])) continue;
     const auto c = static_cast<unsigned>(cols[e]);
-    const std::uint64_t word = shared[c >> 6];
-    if ((word >> (c & 63) & 1) == 0) continue;
-    out[kept++] = word_rank[c >> 6] + std::popcount(word & ((std::uint64_t{1} << (c & 63)) - 1));
+    out[kept++] = word_rank[c >> 6] + std::popcount(shared[c >> 6] & ((std::uint64_t{1} << (c & 63)) - 1));
   }
   return kept;
 }
