@@ -182,6 +182,7 @@ struct Measurement {
   std::string matrix, backend;
   double median_seconds = 0;
   double median_symbolic_seconds = 0;  // of the symbolic phase alone (backends that have one)
+  double min_seconds = 0;  // the fastest run: on a shared, noisy machine, the steadiest for A/B comparisons
   SpgemmStats stats;
   bool agrees = false;
 };
@@ -207,6 +208,7 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   }
   std::sort(seconds.begin(), seconds.end());
   m.median_seconds = seconds[seconds.size() / 2];
+  m.min_seconds = seconds.front();
   std::sort(symbolic_seconds.begin(), symbolic_seconds.end());
   m.median_symbolic_seconds = symbolic_seconds[symbolic_seconds.size() / 2];
   return m;
@@ -316,12 +318,12 @@ int main(int argc, char** argv) {
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) {
       std::ofstream out(csv);
-      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,median_symbolic_seconds\n";
+      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,median_symbolic_seconds,min_seconds\n";
       for (const Measurement& m : rows)
         out << m.matrix << ',' << m.backend << ',' << m.median_seconds << ','
             << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
             << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false")
-            << ',' << m.median_symbolic_seconds << '\n';
+            << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << '\n';
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "spgemm-bench: error: %s\n", e.what());

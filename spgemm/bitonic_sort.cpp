@@ -42,9 +42,10 @@ std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const Col
 }
 
 #if defined(__x86_64__)
-// Everything up to the matching pop_options is compiled for AVX-512F and only called when the CPU has it.
+// Everything up to the matching pop_options is compiled for AVX-512F and BW (16-bit lanes) and only
+// called when the CPU has both (every AVX-512 CPU but the Xeon Phi).
 #pragma GCC push_options
-#pragma GCC target("avx512f")
+#pragma GCC target("avx512f,avx512bw")
 
 // The AVX-512 operations of one key width: 8 lanes of 64 bits or 16 lanes of 32 bits per register.
 template <class Key>
@@ -102,6 +103,51 @@ struct Lanes<std::uint32_t> {
                                                        7 ^ X, 6 ^ X, 5 ^ X, 4 ^ X, 3 ^ X, 2 ^ X, 1 ^ X, 0 ^ X),
                                       v);
   }
+};
+
+// 16-bit keys (the register accumulator's where column and position fit 16 bits): 32 lanes a register,
+// so that 64 keys take two registers and half the network's instructions.
+template <>
+struct Lanes<std::uint16_t> {
+  static constexpr int kCount = 32;
+  using Mask = __mmask32;
+  static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu16(a, b); }
+  static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu16(a, b); }
+  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu16(src, larger, a, b);
+  }
+  template <int X>
+  static __m512i xor_lanes(__m512i v) {
+    if constexpr (X == 1)
+      return _mm512_rol_epi32(v, 16);  // a rotate: not on the shuffle port, which the rest keeps busy
+    else if constexpr (X == 2)
+      return _mm512_shuffle_epi32(v, _MM_PERM_CDAB);
+    else if constexpr (X == 4)
+      return _mm512_shuffle_epi32(v, _MM_PERM_BADC);
+    else if constexpr (X == 8)
+      return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(2, 3, 0, 1));
+    else if constexpr (X == 16)
+      return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(1, 0, 3, 2));
+    else if constexpr (X < 8)  // within 128 bits: a byte shuffle
+      return _mm512_shuffle_epi8(v, _mm512_load_si512(kXorBytes<X>.data()));
+    else
+      return _mm512_permutexvar_epi16(_mm512_load_si512(kXorWords<X>.data()), v);
+  }
+
+ private:
+  // Byte b of a 128-bit lane takes byte b of word (b / 2) ^ X of that lane.
+  template <int X>
+  alignas(64) static constexpr std::array<std::uint8_t, 64> kXorBytes = [] {
+    std::array<std::uint8_t, 64> table{};
+    for (int b = 0; b < 64; ++b) table[b] = static_cast<std::uint8_t>(2 * (((b % 16) / 2) ^ X) + b % 2);
+    return table;
+  }();
+  template <int X>
+  alignas(64) static constexpr std::array<std::uint16_t, 32> kXorWords = [] {
+    std::array<std::uint16_t, 32> table{};
+    for (int w = 0; w < 32; ++w) table[w] = static_cast<std::uint16_t>(w ^ X);
+    return table;
+  }();
 };
 
 // The lanes whose index has bit B set.
@@ -353,7 +399,7 @@ template <int R>
 // writes each register's heads as it sums them: all sums first and then write_heads (as
 // sum_runs_in_registers) held twice the registers and was 3-5% slower at 2^20 and 2^22.
 template <int R>
-std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
+[[gnu::always_inline]] inline std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
                                     const ColumnValue<double>* items, std::int32_t base, std::int32_t* out_col,
                                     double* out_val) {
   constexpr int V = 2 * R;
@@ -382,19 +428,63 @@ std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::u
   return written;
 }
 
+// Word 2 w of a pair of registers: the low halves of their 32 dwords.
+alignas(64) constexpr std::array<std::uint16_t, 32> kLowWords = [] {
+  std::array<std::uint16_t, 32> table{};
+  for (int w = 0; w < 32; ++w) table[w] = static_cast<std::uint16_t>(2 * w);
+  return table;
+}();
+
+// Sorts the keys of n products, below 2^16 in 32-bit lanes (lanes past n: all ones), as 16-bit keys:
+// each pair of registers narrowed to one, sorted, and widened back with the padding lanes all ones
+// again. Half the registers, so half the network: uniform set, 2^20 columns (chunks of 1024 columns,
+// about 57 products), 2 threads: see kNarrowKeyColumnBits.
 template <int R>
-std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
-                                  std::int32_t* out_col, double* out_val) {
-  using L = Lanes<std::uint32_t>;
-  const __m512i padding = _mm512_set1_epi32(-1);  // the largest key: sorts after every product
+[[gnu::always_inline]] inline void sort_narrow_keys(__m512i (&v)[R], std::size_t n) {
+  static_assert(R % 2 == 0, "two 32-bit registers narrow into one");
+  constexpr int Q = R / 2;
+  const __m512i low_words = _mm512_load_si512(kLowWords.data());
+  __m512i w[Q];
+  for (int q = 0; q < Q; ++q) w[q] = _mm512_permutex2var_epi16(v[2 * q], low_words, v[2 * q + 1]);
+  sort_registers<std::uint16_t, Q>(w);
+  const __m512i padding = _mm512_set1_epi32(-1);
+  for (int q = 0; q < Q; ++q) {
+    v[2 * q] = _mm512_mask_cvtepu16_epi32(padding, Lanes<std::uint32_t>::first(lanes_in<16>(n, 2 * q)),
+                                          _mm512_castsi512_si256(w[q]));
+    v[2 * q + 1] = _mm512_mask_cvtepu16_epi32(padding, Lanes<std::uint32_t>::first(lanes_in<16>(n, 2 * q + 1)),
+                                              _mm512_extracti64x4_epi64(w[q], 1));
+  }
+}
+
+// The keys (column << kPositionBits | position) of items[0, n) in R registers, lanes past n all ones
+// (the largest key: sorts after every product).
+template <int R>
+[[gnu::always_inline]] inline void product_keys(const ColumnValue<double>* items, std::size_t n, __m512i (&v)[R]) {
+  const __m512i padding = _mm512_set1_epi32(-1);
   const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  __m512i v[R];
   for (int r = 0; r < R; ++r) {
     const __m512i position = _mm512_add_epi32(lane, _mm512_set1_epi32(16 * r));
-    v[r] = _mm512_mask_or_epi32(padding, L::first(lanes_in<16>(n, r)),
+    v[r] = _mm512_mask_or_epi32(padding, Lanes<std::uint32_t>::first(lanes_in<16>(n, r)),
                                 _mm512_slli_epi32(columns_of(items, n, r), kPositionBits), position);
   }
-  sort_registers<std::uint32_t, R>(v);
+}
+
+template <int R, bool kNarrow>
+[[gnu::always_inline]] inline void sort_product_keys(__m512i (&v)[R], std::size_t n) {
+  if constexpr (kNarrow)
+    sort_narrow_keys<R>(v, n);
+  else
+    sort_registers<std::uint32_t, R>(v);
+}
+
+// The sorted keys v of items[0, n) summed by column into C: writes the distinct columns + base and
+// their sums, returns how many.
+template <int R>
+[[gnu::always_inline]] inline std::int32_t sum_sorted_registers(const __m512i (&v)[R], std::size_t n,
+                                                                const ColumnValue<double>* items, std::int32_t base,
+                                                                std::int32_t* out_col, double* out_val) {
+  using L = Lanes<std::uint32_t>;
+  const __m512i padding = _mm512_set1_epi32(-1);
   // A column appears twice when a key's column equals the next key's (lanes past n hold padding, whose
   // column no product has, and are not compared).
   std::uint64_t same_as_next = 0;
@@ -427,6 +517,45 @@ std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t 
   return static_cast<std::int32_t>(n);
 }
 
+
+template <int R, bool kNarrow>
+std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
+                                  std::int32_t* out_col, double* out_val) {
+  __m512i v[R];
+  product_keys<R>(items, n, v);
+  sort_product_keys<R, kNarrow>(v, n);
+  return sum_sorted_registers<R>(v, n, items, base, out_col, out_val);
+}
+
+// Two chunks at once: one network's stages depend on each other (latency-bound), two independent
+// ones overlap.
+template <int RA, int RB, bool kNarrow>
+std::int32_t accumulate_two_registers(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
+                                      const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b,
+                                      std::int32_t* out_col, double* out_val) {
+  __m512i a[RA], b[RB];
+  product_keys<RA>(items_a, n_a, a);
+  product_keys<RB>(items_b, n_b, b);
+  sort_product_keys<RA, kNarrow>(a, n_a);
+  sort_product_keys<RB, kNarrow>(b, n_b);
+  const std::int32_t written = sum_sorted_registers<RA>(a, n_a, items_a, base_a, out_col, out_val);
+  return written + sum_sorted_registers<RB>(b, n_b, items_b, base_b, out_col + written, out_val + written);
+}
+
+// accumulate_two_registers with 2 or 4 registers for each chunk (17 to 32 products, or 33 to 64).
+template <bool kNarrow>
+std::int32_t two_by_size(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
+                         const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b, std::int32_t* out_col,
+                         double* out_val) {
+  if (n_a > 32 && n_b > 32)
+    return accumulate_two_registers<4, 4, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+  if (n_a > 32)
+    return accumulate_two_registers<4, 2, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+  if (n_b > 32)
+    return accumulate_two_registers<2, 4, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+  return accumulate_two_registers<2, 2, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+}
+
 #pragma GCC pop_options
 #endif
 
@@ -437,7 +566,7 @@ constexpr std::size_t kStdSortMax = 3;
 
 bool vector_sort_available() {
 #if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx512f");
+  static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   return available;
 #else
   return false;
@@ -456,20 +585,39 @@ void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector) {
 }
 
 std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
-                                     std::int32_t* out_col, double* out_val, bool allow_vector) {
-  assert(n >= 1 && n <= kRegisterAccumulatorMax);
+                                     std::int32_t* out_col, double* out_val, bool allow_vector, int column_bits) {
+  assert(n >= 1 && n <= kRegisterAccumulatorMax && column_bits <= kRegisterAccumulatorColumnBits);
 #if defined(__x86_64__)
   if (allow_vector && vector_sort_available()) {
-    if (n <= 16) return accumulate_registers<1>(items, n, base, out_col, out_val);
-    if (n <= 32) return accumulate_registers<2>(items, n, base, out_col, out_val);
-    return accumulate_registers<4>(items, n, base, out_col, out_val);
+    // Up to 32 keys, 16-bit keys save nothing alone (one 32-lane network has the stages of two 16-lane
+    // ones, plus the narrowing): BM_RegisterAccumulator.
+    if (n <= 16) return accumulate_registers<1, false>(items, n, base, out_col, out_val);
+    if (n <= 32) return accumulate_registers<2, false>(items, n, base, out_col, out_val);
+    return column_bits <= kNarrowKeyColumnBits ? accumulate_registers<4, true>(items, n, base, out_col, out_val)
+                                               : accumulate_registers<4, false>(items, n, base, out_col, out_val);
   }
 #endif
-  (void)allow_vector;
+  (void)allow_vector, (void)column_bits;
   std::array<std::uint32_t, kRegisterAccumulatorMax> keys;
   for (std::size_t t = 0; t < n; ++t) keys[t] = product_key(items[t].col, t);
   std::sort(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(n));
   return sum_sorted_keys(keys.data(), n, items, base, out_col, out_val);
+}
+
+std::int32_t accumulate_two_in_registers(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
+                                         const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b,
+                                         std::int32_t* out_col, double* out_val, bool allow_vector, int column_bits) {
+#if defined(__x86_64__)
+  if (allow_vector && vector_sort_available() && std::min(n_a, n_b) > 16 &&
+      std::max(n_a, n_b) <= kRegisterAccumulatorMax) {
+    if (column_bits <= kNarrowKeyColumnBits)
+      return two_by_size<true>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+    return two_by_size<false>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
+  }
+#endif
+  const std::int32_t written = accumulate_in_registers(items_a, n_a, base_a, out_col, out_val, allow_vector, column_bits);
+  return written + accumulate_in_registers(items_b, n_b, base_b, out_col + written, out_val + written, allow_vector,
+                                           column_bits);
 }
 
 void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {

@@ -242,55 +242,131 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
 
 // accumulate_in_registers on items, against `expected` (the entries of C, columns with base added, each
 // sum in stream order): same entries, bit for bit, and nothing written past them.
+// The columns and values written, against `expected`'s entries in order (values bit for bit: -0.0 is not
+// +0.0), and kGuard past them.
+constexpr std::int32_t kGuard = -7;
+void expect_entries(const std::vector<std::int32_t>& cols, const std::vector<double>& vals, std::int32_t written,
+                    const std::map<std::int32_t, double>& expected) {
+  ASSERT_EQ(static_cast<std::size_t>(written), expected.size());
+  std::size_t t = 0;
+  for (const auto& [col, val] : expected) {
+    ASSERT_EQ(cols[t], col) << "entry " << t;
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(vals[t]), std::bit_cast<std::uint64_t>(val)) << "entry " << t;  // bit for bit
+    ++t;
+  }
+  for (; t < cols.size(); ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+}
+
+// accumulate_in_registers on items (columns below 2^column_bits), against `expected`.
 void expect_register_accumulator_gives(const std::vector<ColumnValue<double>>& items, std::int32_t base,
-                                       const std::map<std::int32_t, double>& expected, bool vector) {
-  constexpr std::int32_t kGuard = -7;
+                                       const std::map<std::int32_t, double>& expected, bool vector,
+                                       int column_bits = kRegisterAccumulatorColumnBits) {
   const std::size_t n = items.size();
   std::vector<std::int32_t> cols(n + 1, kGuard);
   std::vector<double> vals(n + 1, kGuard);
-  const std::int32_t written = accumulate_in_registers(items.data(), n, base, cols.data(), vals.data(), vector);
-  ASSERT_EQ(static_cast<std::size_t>(written), expected.size()) << "vector " << vector;
-  std::size_t t = 0;
-  for (const auto& [col, val] : expected) {
-    ASSERT_EQ(cols[t], col) << "entry " << t << ", vector " << vector;
-    ASSERT_EQ(vals[t], val) << "entry " << t << ", vector " << vector;
-    ++t;
+  const std::int32_t written =
+      accumulate_in_registers(items.data(), n, base, cols.data(), vals.data(), vector, column_bits);
+  SCOPED_TRACE("vector " + std::to_string(vector) + ", column bits " + std::to_string(column_bits));
+  expect_entries(cols, vals, written, expected);
+}
+
+// n products with columns below 2^column_bits drawn to repeat (from 3 values, n / 3 + 1, or all), the
+// largest and 0 among them, each value the stream's; `expected` gets their in-order sums (+ base).
+std::vector<ColumnValue<double>> random_chunk(std::size_t n, int column_bits, std::uint64_t seed, std::int32_t base,
+                                              std::map<std::int32_t, double>& expected) {
+  const std::int32_t largest = (std::int32_t{1} << column_bits) - 1;
+  std::vector<ColumnValue<double>> items(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::uint64_t h = seeded_hash(seed + 300, t);
+    const std::uint64_t values = n / 3 + 1;
+    const auto col = seed % 3 == 0   ? static_cast<std::int32_t>(h % 3)
+                     : seed % 3 == 1 ? static_cast<std::int32_t>(h % values * static_cast<std::uint64_t>(largest) / values)
+                     : h % 17 == 0   ? largest
+                     : h % 13 == 0   ? 0
+                                     : static_cast<std::int32_t>((h >> 20) % (static_cast<std::uint64_t>(largest) + 1));
+    items[t] = {col, seeded_uniform(seed, t) - 0.5};
+    auto [it, fresh] = expected.try_emplace(base + col, items[t].val);
+    if (!fresh) it->second += items[t].val;
   }
-  for (; t <= n; ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+  return items;
 }
 
 // The register accumulator against a std::map that sums each column's values in stream order (so the
 // sums match bitwise): every length it takes (1, 2 and 4 registers, partial ones), columns drawn from
 // 3 values (long runs: the scalar sum past 8 products of a column), from n / 3 + 1 values (runs of a
-// few products: summed in registers), from 2^25 (mostly distinct, including 0 and the largest
-// allowed), on both paths. Nothing is written past the distinct entries.
+// few products: summed in registers), from all (mostly distinct, including 0 and the largest
+// allowed), on both paths, with 32-bit keys (columns below 2^25) and 16-bit ones (below 2^10, where the
+// largest column's key at position 63 is the padding's). Nothing is written past the distinct entries.
 TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
-  constexpr std::int32_t kLargest = (1 << kRegisterAccumulatorColumnBits) - 1, kBase = 1000;
-  for (const bool vector : {true, false})
-    for (std::size_t n = 1; n <= kRegisterAccumulatorMax; ++n)
-      for (std::uint64_t seed = 0; seed < 12; ++seed) {
+  constexpr std::int32_t kBase = 1000;
+  for (const int column_bits : {kRegisterAccumulatorColumnBits, kNarrowKeyColumnBits})
+    for (const bool vector : {true, false})
+      for (std::size_t n = 1; n <= kRegisterAccumulatorMax; ++n)
+        for (std::uint64_t seed = 0; seed < 12; ++seed) {
+          std::map<std::int32_t, double> expected;
+          const std::vector<ColumnValue<double>> items = random_chunk(n, column_bits, seed, kBase, expected);
+          SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
+          expect_register_accumulator_gives(items, kBase, expected, vector, column_bits);
+        }
+}
+
+// 16-bit keys where the last product's key is all ones (column 1023, position 63 of 64) and where a
+// chunk shorter than 64 ends in column 1023, once (its value -0.0) or twice: the padding (all ones too)
+// must neither merge with that column nor be written.
+TEST(SortAccumulator, NarrowKeysKeepTheLargestColumnApartFromPadding) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
+  constexpr std::int32_t kLargest = (1 << kNarrowKeyColumnBits) - 1;
+  for (const std::size_t n : {17, 32, 33, 48, 63, 64})
+    for (const std::size_t largest_at : {n - 1, n - 2, std::size_t{0}})
+      for (const bool twice : {false, true}) {
         std::vector<ColumnValue<double>> items(n);
         std::map<std::int32_t, double> expected;
         for (std::size_t t = 0; t < n; ++t) {
-          const std::uint64_t h = seeded_hash(seed + 300, t);
-          const auto col = seed % 3 == 0   ? static_cast<std::int32_t>(h % 3)
-                           : seed % 3 == 1 ? static_cast<std::int32_t>(h % (n / 3 + 1)) * 1000
-                           : h % 17 == 0   ? kLargest
-                           : h % 13 == 0   ? 0
-                                           : static_cast<std::int32_t>(h >> 39);
-          items[t] = {col, seeded_uniform(seed, t) - 0.5};
-          auto [it, fresh] = expected.try_emplace(kBase + col, items[t].val);
+          const bool largest = t == largest_at || (twice && t == (largest_at + 1) % n);
+          // Alone, the largest column's value is -0.0: a sum with anything (a padding lane's 0.0) turns it +0.0.
+          const double value = largest && !twice ? -0.0 : 1.0 / static_cast<double>(t + 3);
+          items[t] = {largest ? kLargest : static_cast<std::int32_t>(t * 7 % 1000), value};
+          auto [it, fresh] = expected.try_emplace(items[t].col, items[t].val);
           if (!fresh) it->second += items[t].val;
         }
-        SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
-        expect_register_accumulator_gives(items, kBase, expected, vector);
+        SCOPED_TRACE("n = " + std::to_string(n) + ", largest at " + std::to_string(largest_at) + ", twice " +
+                     std::to_string(twice));
+        for (const bool vector : {true, false})
+          expect_register_accumulator_gives(items, 0, expected, vector, kNarrowKeyColumnBits);
       }
+}
+
+// Two chunks at once (accumulate_two_in_registers) give chunk a's entries then b's, exactly those of
+// the in-order sums: sizes on both sides of 16, 32 and 64 (one, two or four registers each; the pair
+// path takes 17 to 64), 32- and 16-bit keys, both paths; nothing written past them.
+TEST(SortAccumulator, TwoChunksAtOnceGiveEachChunksEntriesInTurn) {
+  RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
+  constexpr std::int32_t kBaseA = 0, kBaseB = 1 << 26;
+  for (const int column_bits : {kRegisterAccumulatorColumnBits, kNarrowKeyColumnBits})
+    for (const std::size_t n_a : {1, 16, 17, 31, 32, 33, 57, 64})
+      for (const std::size_t n_b : {1, 16, 17, 32, 33, 50, 63, 64})
+        for (std::uint64_t seed = 0; seed < 6; ++seed) {
+          std::map<std::int32_t, double> expected;
+          const auto a = random_chunk(n_a, column_bits, seed, kBaseA, expected);
+          const auto b = random_chunk(n_b, column_bits, seed + 50, kBaseB, expected);
+          for (const bool vector : {true, false}) {
+            std::vector<std::int32_t> cols(n_a + n_b + 1, kGuard);
+            std::vector<double> vals(n_a + n_b + 1, kGuard);
+            const std::int32_t written = accumulate_two_in_registers(a.data(), n_a, kBaseA, b.data(), n_b, kBaseB,
+                                                                     cols.data(), vals.data(), vector, column_bits);
+            SCOPED_TRACE("n_a " + std::to_string(n_a) + ", n_b " + std::to_string(n_b) + ", seed " +
+                         std::to_string(seed) + ", column bits " + std::to_string(column_bits) + ", vector " +
+                         std::to_string(vector));
+            expect_entries(cols, vals, written, expected);
+          }
+        }
 }
 
 // Columns of one or two products only (the pairs path: each pair's first lane adds its second): every
 // length, pairs wherever the sort puts them (across the 8- and 16-lane bounds among them), the two
-// products of a pair apart in the stream. Against the in-order sums of a std::map, on both paths.
+// products of a pair apart in the stream. Against the in-order sums of a std::map, on both paths, with
+// 32- and 16-bit keys.
 TEST(SortAccumulator, RegisterAccumulatorSumsPairsInStreamOrder) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   for (std::size_t n = 2; n <= kRegisterAccumulatorMax; ++n)
@@ -312,7 +388,9 @@ TEST(SortAccumulator, RegisterAccumulatorSumsPairsInStreamOrder) {
       }
       ASSERT_TRUE(std::all_of(products_of.begin(), products_of.end(), [](const auto& c) { return c.second <= 2; }));
       SCOPED_TRACE("n = " + std::to_string(n) + ", seed " + std::to_string(seed));
-      for (const bool vector : {true, false}) expect_register_accumulator_gives(items, 0, expected, vector);
+      for (const bool vector : {true, false})
+        for (const int column_bits : {kRegisterAccumulatorColumnBits, kNarrowKeyColumnBits})
+          expect_register_accumulator_gives(items, 0, expected, vector, column_bits);
     }
 }
 
@@ -320,7 +398,8 @@ TEST(SortAccumulator, RegisterAccumulatorSumsPairsInStreamOrder) {
 // step, runs up to 8 in several, beyond it the scalar one), their sorted places starting on and across
 // the 8- and 16-lane register bounds up to the last lanes of 16, 32 and 64 (with no bigger column
 // after the run, or two); the products of the runs interleaved in the stream, so that a sum in any order
-// but the stream's differs in its last bits. Against the in-order sums of a std::map, on both paths.
+// but the stream's differs in its last bits. Against the in-order sums of a std::map, on both paths,
+// with 32- and 16-bit keys.
 TEST(SortAccumulator, RegisterAccumulatorRunsAcrossRegisterBounds) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   for (const std::size_t run : {1, 2, 7, 8, 9, 16, 17})
@@ -335,18 +414,21 @@ TEST(SortAccumulator, RegisterAccumulatorRunsAcrossRegisterBounds) {
           auto [it, fresh] = expected.try_emplace(col, val);
           if (!fresh) it->second += val;
         };
-        // Stream: the run's products alternate with the smaller columns; the bigger ones come last.
+        // Stream: the run's products alternate with the smaller columns; the bigger ones come last (all
+        // below 2^10, so that 16-bit keys hold them too).
         std::size_t others = 0;
         for (std::size_t t = 0; t < run; ++t) {
-          add(1000, 1.0 / static_cast<double>(3 + 7 * t));
+          add(600, 1.0 / static_cast<double>(3 + 7 * t));
           if (others < before) add(static_cast<std::int32_t>(others++), 0.1);
         }
         while (others < before) add(static_cast<std::int32_t>(others++), 0.1);
         for (std::size_t t = 0; t < after; ++t)
-          add(static_cast<std::int32_t>(2000 + t), 0.5 / static_cast<double>(t + 1));
+          add(static_cast<std::int32_t>(1000 + t), 0.5 / static_cast<double>(t + 1));
         SCOPED_TRACE("run " + std::to_string(run) + ", before " + std::to_string(before) + ", after " +
                      std::to_string(after));
-        for (const bool vector : {true, false}) expect_register_accumulator_gives(items, 0, expected, vector);
+        for (const bool vector : {true, false})
+          for (const int column_bits : {kRegisterAccumulatorColumnBits, kNarrowKeyColumnBits})
+            expect_register_accumulator_gives(items, 0, expected, vector, column_bits);
       }
 }
 

@@ -25,10 +25,10 @@
 // the dense accumulators' bitmap has a bit per column, not a byte, so the symbolic phase's L2-sized
 // window is 8 times wider and its fine chunks fewer; the symbolic phase counts every fine chunk with
 // that bitmap, never by sorting; the numeric sort accumulator keeps chunks of up to 64 products in
-// AVX-512 registers (bitonic_sort.hpp), and wide, sparse rows get more fine chunks than section 3.5's
-// count so that their chunks fit it; the dense loops drop their branch where it would mispredict (and
-// the symbolic one where its bitmap has few words per product); the reorder moves a product's column
-// and value together; and where C is larger than half the last-level cache, its rows from the sort,
+// AVX-512 registers (bitonic_sort.hpp), two neighbouring chunks at a time, and wide, sparse rows get
+// more fine chunks than section 3.5's count so that their chunks fit it; the dense loops drop their
+// branch where it would mispredict (and the symbolic one where its bitmap has few words per product);
+// the reorder moves a product's column and value together, in one store; and where C is larger than half the last-level cache, its rows from the sort,
 // dense and segmented categories are written with non-temporal stores of whole lines
 // (spgemm/streamed_output.hpp), where the paper streams the reorder instead; and where B has fewer
 // nonzeros than columns (and its column bitmaps are small beside the products), the symbolic phase runs
@@ -161,8 +161,8 @@ Offset segment_count(Offset range, int shift) { return (range + (Offset{1} << sh
 // The numeric fine level's chunks on wide, sparse rows (Worker::fine_shift_for).
 constexpr std::uint64_t kProductsPerRegisterChunk = kRegisterAccumulatorMax / 2;
 constexpr std::uint64_t kMostRegisterChunks = 4096;
-// Entries of C written at once (the register accumulator's most).
-constexpr Index kMostPerOutputWrite = kRegisterAccumulatorMax;
+// Entries of C written at once (the register accumulator's most, two chunks at a time).
+constexpr Index kMostPerOutputWrite = 2 * kRegisterAccumulatorMax;
 constexpr int kNarrowestRegisterChunk = 10;  // log2 of the columns
 
 // The per-thread state of one phase: accumulators, chunk buffers and where the current row goes.
@@ -360,6 +360,21 @@ class Worker {
     for (Offset t = 0; t < count; ++t) f(items[t].col, value_of(items[t]));
   }
 
+  // The reorder's regular store of a product: a double's column and value as one 16-byte store (the
+  // column's 4 bytes of padding zeroed) rather than two. Scatter alone, 2^20 columns in 1024 chunks, one
+  // thread: 1.68 -> 1.50 ns per product.
+  static void store_item(Item* p, Index c, Value v) {
+#if defined(__x86_64__)
+    if constexpr (kNumeric && std::is_same_v<Value, double>) {
+      static_assert(sizeof(Item) == 16 && offsetof(Item, val) == 8);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                       _mm_unpacklo_epi64(_mm_cvtsi32_si128(c), _mm_castpd_si128(_mm_set_sd(v))));
+      return;
+    }
+#endif
+    *p = make_item(c, v);
+  }
+
   static void stream_item(Item* p, const Item& item) {
     stream_store(&p->col, item.col);
     if constexpr (kNumeric) stream_store(&p->val, item.val);
@@ -376,7 +391,7 @@ class Worker {
       produce([&](std::uint64_t s, Index c, Value v) { stream_item(out + next[s]++, make_item(c, v)); });
       non_temporal_store_fence();
     } else {
-      produce([&](std::uint64_t s, Index c, Value v) { out[next[s]++] = make_item(c, v); });
+      produce([&](std::uint64_t s, Index c, Value v) { store_item(out + next[s]++, c, v); });
     }
   }
 
@@ -402,7 +417,7 @@ class Worker {
       if constexpr (std::is_same_v<Value, double>) {
         if (in_registers(n, col_bits)) {
           const Index entries = accumulate_in_registers(items, static_cast<std::size_t>(n), base, out_cols_.room(),
-                                                        out_vals_.room());
+                                                        out_vals_.room(), true, col_bits);
           commit_output(entries);
           return;
         }
@@ -620,9 +635,34 @@ class Worker {
           });
         },
         fine_counts_.data(), fine_offsets_.data(), chunks, fine_.data());
-    for (std::uint64_t j = 0; j < chunks; ++j)
-      accumulate_chunk(fine_.data() + fine_offsets_[j], fine_offsets_[j + 1] - fine_offsets_[j],
-                       static_cast<Index>(base + (j << shift)), shift);
+    for (std::uint64_t j = 0; j < chunks; ++j) {
+      const Offset count = fine_offsets_[j + 1] - fine_offsets_[j];
+      if (j + 1 < chunks && in_register_pair(count, shift) &&
+          in_register_pair(fine_offsets_[j + 2] - fine_offsets_[j + 1], shift)) {
+        accumulate_chunk_pair(j, base, shift);
+        ++j;
+        continue;
+      }
+      accumulate_chunk(fine_.data() + fine_offsets_[j], count, static_cast<Index>(base + (j << shift)), shift);
+    }
+  }
+
+  // Whether a chunk of n products goes to the register accumulator two at a time
+  // (accumulate_two_in_registers): where it fills more than one register, so that two networks, each
+  // bound by the latency of its stages, overlap.
+  bool in_register_pair(Offset n, int shift) const {
+    return n > 16 && in_registers(n, shift);
+  }
+
+  // Fine chunks j and j + 1 of the reorder, both in_register_pair.
+  void accumulate_chunk_pair(std::uint64_t j, Index base, int shift) {
+    if constexpr (kNumeric && std::is_same_v<Value, double>) {
+      const Offset first = fine_offsets_[j], second = fine_offsets_[j + 1], end = fine_offsets_[j + 2];
+      commit_output(accumulate_two_in_registers(
+          fine_.data() + first, static_cast<std::size_t>(second - first), static_cast<Index>(base + (j << shift)),
+          fine_.data() + second, static_cast<std::size_t>(end - second), static_cast<Index>(base + ((j + 1) << shift)),
+          out_cols_.room(), out_vals_.room(), true, shift));
+    }
   }
 
   // One fine chunk of 2^shift columns from chunk_base: the numeric phase sorts the small ones.
