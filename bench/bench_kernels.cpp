@@ -135,28 +135,9 @@ BENCHMARK(BM_ListTouchedBySort)->Apply(listing_cases);
 
 // MAGNUS's register accumulator (spgemm/bitonic_sort.hpp) on fine chunks as the uniform set's 2^20
 // columns make them: 1024 columns, n products each, columns uniform at random; 1024 such chunks per
-// iteration (in L2, as the reorder leaves them). Arguments: n, the column bits the caller declares
-// (10: 16-bit keys; 25: 32-bit keys).
-void BM_RegisterAccumulator(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const auto column_bits = static_cast<int>(state.range(1));
-  constexpr std::size_t kChunks = 1024;
-  std::vector<ColumnValue<double>> items(kChunks * n);
-  for (std::size_t t = 0; t < items.size(); ++t)
-    items[t] = {static_cast<std::int32_t>(seeded_hash(3, t) % 1024), static_cast<double>(t)};
-  std::vector<std::int32_t> cols(kRegisterAccumulatorMax);
-  std::vector<double> vals(kRegisterAccumulatorMax);
-  for (auto _ : state) {
-    for (std::size_t chunk = 0; chunk < kChunks; ++chunk)
-      benchmark::DoNotOptimize(
-          accumulate_in_registers(items.data() + chunk * n, n, 0, cols.data(), vals.data(), true, column_bits));
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kChunks * n));
-}
-BENCHMARK(BM_RegisterAccumulator)->ArgsProduct({{24, 28, 48, 57, 64}, {10, 25}});
-
-void BM_RegisterAccumulatorTwo(benchmark::State& state) {
+// iteration (in L2, as the reorder leaves them), one at a time or two (accumulate_two_in_registers).
+// Arguments: n, the column bits the caller declares (10: 16-bit keys; 25: 32-bit keys).
+void register_accumulator(benchmark::State& state, bool two_at_a_time) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto column_bits = static_cast<int>(state.range(1));
   constexpr std::size_t kChunks = 1024;
@@ -165,14 +146,20 @@ void BM_RegisterAccumulatorTwo(benchmark::State& state) {
     items[t] = {static_cast<std::int32_t>(seeded_hash(3, t) % 1024), static_cast<double>(t)};
   std::vector<std::int32_t> cols(2 * kRegisterAccumulatorMax);
   std::vector<double> vals(2 * kRegisterAccumulatorMax);
+  const auto chunk = [&](std::size_t c) { return items.data() + c * n; };
   for (auto _ : state) {
-    for (std::size_t chunk = 0; chunk < kChunks; chunk += 2)
-      benchmark::DoNotOptimize(accumulate_two_in_registers(items.data() + chunk * n, n, 0, items.data() + (chunk + 1) * n,
-                                                           n, 1024, cols.data(), vals.data(), true, column_bits));
+    for (std::size_t c = 0; c < kChunks; c += two_at_a_time ? 2 : 1)
+      benchmark::DoNotOptimize(
+          two_at_a_time ? accumulate_two_in_registers(chunk(c), n, 0, chunk(c + 1), n, 1024, cols.data(), vals.data(),
+                                                      true, column_bits)
+                        : accumulate_in_registers(chunk(c), n, 0, cols.data(), vals.data(), true, column_bits));
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kChunks * n));
 }
+void BM_RegisterAccumulator(benchmark::State& state) { register_accumulator(state, false); }
+void BM_RegisterAccumulatorTwo(benchmark::State& state) { register_accumulator(state, true); }
+BENCHMARK(BM_RegisterAccumulator)->ArgsProduct({{24, 28, 48, 57, 64}, {10, 25}});
 BENCHMARK(BM_RegisterAccumulatorTwo)->ArgsProduct({{24, 28, 48, 57, 64}, {10, 25}});
 
 }  // namespace
