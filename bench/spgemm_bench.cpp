@@ -318,7 +318,8 @@ int main(int argc, char** argv) {
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) {
       std::ofstream out(csv);
-      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,median_symbolic_seconds,min_seconds\n";
+      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
+             "median_symbolic_seconds,min_seconds\n";
       for (const Measurement& m : rows)
         out << m.matrix << ',' << m.backend << ',' << m.median_seconds << ','
             << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','

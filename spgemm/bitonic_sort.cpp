@@ -24,6 +24,7 @@ constexpr int kPositionBits = 6;
 constexpr std::uint32_t kPositionMask = (1u << kPositionBits) - 1;
 static_assert(std::size_t{1} << kPositionBits == kRegisterAccumulatorMax);
 static_assert(kRegisterAccumulatorColumnBits + kPositionBits <= 31, "keys must stay below the padding key");
+static_assert(kNarrowKeyColumnBits + kPositionBits <= 16, "narrow keys must fit 16 bits");
 
 std::uint32_t product_key(std::int32_t col, std::size_t position) {
   return static_cast<std::uint32_t>(col) << kPositionBits | static_cast<std::uint32_t>(position);
@@ -47,7 +48,7 @@ std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const Col
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw")
 
-// The AVX-512 operations of one key width: 8 lanes of 64 bits or 16 lanes of 32 bits per register.
+// The AVX-512 operations of one key width: 8 lanes of 64 bits, 16 of 32 or 32 of 16 per register.
 template <class Key>
 struct Lanes;
 
@@ -129,9 +130,9 @@ struct Lanes<std::uint16_t> {
     else if constexpr (X == 16)
       return _mm512_shuffle_i64x2(v, v, _MM_SHUFFLE(1, 0, 3, 2));
     else if constexpr (X < 8)  // within 128 bits: a byte shuffle
-      return _mm512_shuffle_epi8(v, _mm512_load_si512(kXorBytes<X>.data()));
+      return _mm512_shuffle_epi8(v, _mm512_loadu_si512(kXorBytes<X>.data()));
     else
-      return _mm512_permutexvar_epi16(_mm512_load_si512(kXorWords<X>.data()), v);
+      return _mm512_permutexvar_epi16(_mm512_loadu_si512(kXorWords<X>.data()), v);
   }
 
  private:
@@ -201,7 +202,7 @@ template <class Key, int R, int J>
 // comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
 // "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
 // element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
-// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (four of 16 lanes, three of 8). Every
+// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (five of 32 lanes, four of 16, three of 8). Every
 // stage is unrolled at compile time, so masks and permutes are constants and the only work is permute,
 // min and masked max.
 // Merges k = K, 2K, ..., W R: the flip, then the half-cleaners.
@@ -399,9 +400,10 @@ template <int R>
 // writes each register's heads as it sums them: all sums first and then write_heads (as
 // sum_runs_in_registers) held twice the registers and was 3-5% slower at 2^20 and 2^22.
 template <int R>
-[[gnu::always_inline]] inline std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n, std::uint64_t same_as_next,
-                                    const ColumnValue<double>* items, std::int32_t base, std::int32_t* out_col,
-                                    double* out_val) {
+[[gnu::always_inline]] inline std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n,
+                                                                  std::uint64_t same_as_next,
+                                                                  const ColumnValue<double>* items, std::int32_t base,
+                                                                  std::int32_t* out_col, double* out_val) {
   constexpr int V = 2 * R;
   __m512d x[V];
   gather_in_key_order<R>(v, n, items, x);
@@ -437,13 +439,13 @@ alignas(64) constexpr std::array<std::uint16_t, 32> kLowWords = [] {
 
 // Sorts the keys of n products, below 2^16 in 32-bit lanes (lanes past n: all ones), as 16-bit keys:
 // each pair of registers narrowed to one, sorted, and widened back with the padding lanes all ones
-// again. Half the registers, so half the network: uniform set, 2^20 columns (chunks of 1024 columns,
-// about 57 products), 2 threads: see kNarrowKeyColumnBits.
+// again. Half the registers, so half the network's instructions (the same stages): measurements in
+// bitonic_sort.hpp (accumulate_in_registers).
 template <int R>
 [[gnu::always_inline]] inline void sort_narrow_keys(__m512i (&v)[R], std::size_t n) {
   static_assert(R % 2 == 0, "two 32-bit registers narrow into one");
   constexpr int Q = R / 2;
-  const __m512i low_words = _mm512_load_si512(kLowWords.data());
+  const __m512i low_words = _mm512_loadu_si512(kLowWords.data());
   __m512i w[Q];
   for (int q = 0; q < Q; ++q) w[q] = _mm512_permutex2var_epi16(v[2 * q], low_words, v[2 * q + 1]);
   sort_registers<std::uint16_t, Q>(w);
@@ -545,8 +547,8 @@ std::int32_t accumulate_two_registers(const ColumnValue<double>* items_a, std::s
 // accumulate_two_registers with 2 or 4 registers for each chunk (17 to 32 products, or 33 to 64).
 template <bool kNarrow>
 std::int32_t two_by_size(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
-                         const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b, std::int32_t* out_col,
-                         double* out_val) {
+                         const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b,
+                         std::int32_t* out_col, double* out_val) {
   if (n_a > 32 && n_b > 32)
     return accumulate_two_registers<4, 4, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
   if (n_a > 32)
@@ -589,8 +591,8 @@ std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size
   assert(n >= 1 && n <= kRegisterAccumulatorMax && column_bits <= kRegisterAccumulatorColumnBits);
 #if defined(__x86_64__)
   if (allow_vector && vector_sort_available()) {
-    // Up to 32 keys, 16-bit keys save nothing alone (one 32-lane network has the stages of two 16-lane
-    // ones, plus the narrowing): BM_RegisterAccumulator.
+    // Up to 32 keys, 16-bit keys do not pay alone: one register instead of two, but the same 15 stages,
+    // each a chain of dependent instructions, plus the narrowing (BM_RegisterAccumulator).
     if (n <= 16) return accumulate_registers<1, false>(items, n, base, out_col, out_val);
     if (n <= 32) return accumulate_registers<2, false>(items, n, base, out_col, out_val);
     return column_bits <= kNarrowKeyColumnBits ? accumulate_registers<4, true>(items, n, base, out_col, out_val)
@@ -607,6 +609,8 @@ std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size
 std::int32_t accumulate_two_in_registers(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
                                          const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b,
                                          std::int32_t* out_col, double* out_val, bool allow_vector, int column_bits) {
+  assert(n_a >= 1 && n_b >= 1 && std::max(n_a, n_b) <= kRegisterAccumulatorMax &&
+         column_bits <= kRegisterAccumulatorColumnBits);
 #if defined(__x86_64__)
   if (allow_vector && vector_sort_available() && std::min(n_a, n_b) > 16 &&
       std::max(n_a, n_b) <= kRegisterAccumulatorMax) {
@@ -615,9 +619,10 @@ std::int32_t accumulate_two_in_registers(const ColumnValue<double>* items_a, std
     return two_by_size<false>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
   }
 #endif
-  const std::int32_t written = accumulate_in_registers(items_a, n_a, base_a, out_col, out_val, allow_vector, column_bits);
-  return written + accumulate_in_registers(items_b, n_b, base_b, out_col + written, out_val + written, allow_vector,
-                                           column_bits);
+  const std::int32_t written =
+      accumulate_in_registers(items_a, n_a, base_a, out_col, out_val, allow_vector, column_bits);
+  return written +
+         accumulate_in_registers(items_b, n_b, base_b, out_col + written, out_val + written, allow_vector, column_bits);
 }
 
 void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {

@@ -74,14 +74,14 @@ inline constexpr int kNarrowKeyColumnBits = 10;
 
 // Requires 1 <= n <= kRegisterAccumulatorMax and 0 <= items[t].col < 2^column_bits, column_bits <=
 // kRegisterAccumulatorColumnBits. Writes the distinct columns + base ascending to out_col and their
-// sums to out_val; returns how many. Without AVX-512 (or allow_vector = false): the same keys sorted by
-// std::sort.
+// sums to out_val; returns how many. Without AVX-512F and BW (or allow_vector = false): the same keys
+// sorted by std::sort.
 std::int32_t accumulate_in_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
                                      std::int32_t* out_col, double* out_val, bool allow_vector = true,
                                      int column_bits = kRegisterAccumulatorColumnBits);
 
-// accumulate_in_registers of two chunks, a's entries then b's: where both hold 33 to 64 products, their
-// networks run side by side.
+// accumulate_in_registers of two chunks (the same requirements), a's entries then b's: where both hold
+// 17 to 64 products, their networks run side by side.
 std::int32_t accumulate_two_in_registers(const ColumnValue<double>* items_a, std::size_t n_a, std::int32_t base_a,
                                          const ColumnValue<double>* items_b, std::size_t n_b, std::int32_t base_b,
                                          std::int32_t* out_col, double* out_val, bool allow_vector = true,

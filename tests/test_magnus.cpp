@@ -152,8 +152,9 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, MagnusCategories,
                          [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 // Wide, sparse rows as in MAGNUS's uniform random set (Fig. 9): the numeric phase cuts them into more
-// fine chunks than section 3.5's count, so that the chunks fit the register accumulator, and takes the
-// branch-free dense loops where columns repeat unpredictably. With the AVX-512 kernels and without, C
+// fine chunks than section 3.5's count, so that the chunks fit the register accumulator (at 2^20
+// columns with 16-bit keys, neighbouring chunks two at a time), and takes the branch-free dense loops
+// where columns repeat unpredictably. With the AVX-512 kernels and without, C
 // equals gustavson's: same pattern, same summation order, so equal values (a dense reference would need
 // 32 x 2^22 doubles). Both runs stream C (a last-level cache of 0 bytes: the dense and segmented rows
 // are streamed, the fine ones written directly).
@@ -240,30 +241,30 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
     }
 }
 
-// accumulate_in_registers on items, against `expected` (the entries of C, columns with base added, each
-// sum in stream order): same entries, bit for bit, and nothing written past them.
 // The columns and values written, against `expected`'s entries in order (values bit for bit: -0.0 is not
-// +0.0), and kGuard past them.
-constexpr std::int32_t kGuard = -7;
+// +0.0), and kUnwritten past them.
+constexpr std::int32_t kUnwritten = -7;
 void expect_entries(const std::vector<std::int32_t>& cols, const std::vector<double>& vals, std::int32_t written,
                     const std::map<std::int32_t, double>& expected) {
   ASSERT_EQ(static_cast<std::size_t>(written), expected.size());
   std::size_t t = 0;
   for (const auto& [col, val] : expected) {
     ASSERT_EQ(cols[t], col) << "entry " << t;
-    ASSERT_EQ(std::bit_cast<std::uint64_t>(vals[t]), std::bit_cast<std::uint64_t>(val)) << "entry " << t;  // bit for bit
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(vals[t]), std::bit_cast<std::uint64_t>(val)) << "entry " << t;
     ++t;
   }
-  for (; t < cols.size(); ++t) ASSERT_TRUE(cols[t] == kGuard && vals[t] == kGuard) << "written past the entries";
+  for (; t < cols.size(); ++t)
+    ASSERT_TRUE(cols[t] == kUnwritten && vals[t] == kUnwritten) << "written past the entries";
 }
 
-// accumulate_in_registers on items (columns below 2^column_bits), against `expected`.
+// accumulate_in_registers on items (columns below 2^column_bits), against `expected` (the entries of C,
+// columns with base added, each sum in stream order).
 void expect_register_accumulator_gives(const std::vector<ColumnValue<double>>& items, std::int32_t base,
                                        const std::map<std::int32_t, double>& expected, bool vector,
                                        int column_bits = kRegisterAccumulatorColumnBits) {
   const std::size_t n = items.size();
-  std::vector<std::int32_t> cols(n + 1, kGuard);
-  std::vector<double> vals(n + 1, kGuard);
+  std::vector<std::int32_t> cols(n + 1, kUnwritten);
+  std::vector<double> vals(n + 1, kUnwritten);
   const std::int32_t written =
       accumulate_in_registers(items.data(), n, base, cols.data(), vals.data(), vector, column_bits);
   SCOPED_TRACE("vector " + std::to_string(vector) + ", column bits " + std::to_string(column_bits));
@@ -280,7 +281,8 @@ std::vector<ColumnValue<double>> random_chunk(std::size_t n, int column_bits, st
     const std::uint64_t h = seeded_hash(seed + 300, t);
     const std::uint64_t values = n / 3 + 1;
     const auto col = seed % 3 == 0   ? static_cast<std::int32_t>(h % 3)
-                     : seed % 3 == 1 ? static_cast<std::int32_t>(h % values * static_cast<std::uint64_t>(largest) / values)
+                     : seed % 3 == 1 ? static_cast<std::int32_t>(h % values * static_cast<std::uint64_t>(largest) /
+                                                                 values)
                      : h % 17 == 0   ? largest
                      : h % 13 == 0   ? 0
                                      : static_cast<std::int32_t>((h >> 20) % (static_cast<std::uint64_t>(largest) + 1));
@@ -313,33 +315,54 @@ TEST(SortAccumulator, RegisterAccumulatorSumsRepeatedColumnsInStreamOrder) {
 
 // 16-bit keys where the last product's key is all ones (column 1023, position 63 of 64) and where a
 // chunk shorter than 64 ends in column 1023, once (its value -0.0) or twice: the padding (all ones too)
-// must neither merge with that column nor be written.
+// must neither merge with that column nor be written. Alone (16-bit keys from 33 products on) and as
+// either chunk of a pair with a chunk of 17 products (16-bit keys from 17 on, one register for up to 32).
 TEST(SortAccumulator, NarrowKeysKeepTheLargestColumnApartFromPadding) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
-  constexpr std::int32_t kLargest = (1 << kNarrowKeyColumnBits) - 1;
-  for (const std::size_t n : {17, 32, 33, 48, 63, 64})
+  constexpr std::int32_t kLargest = (1 << kNarrowKeyColumnBits) - 1, kSecondBase = 1 << 26;
+  for (const std::size_t n : {17, 31, 32, 33, 48, 63, 64})
     for (const std::size_t largest_at : {n - 1, n - 2, std::size_t{0}})
       for (const bool twice : {false, true}) {
         std::vector<ColumnValue<double>> items(n);
-        std::map<std::int32_t, double> expected;
         for (std::size_t t = 0; t < n; ++t) {
           const bool largest = t == largest_at || (twice && t == (largest_at + 1) % n);
           // Alone, the largest column's value is -0.0: a sum with anything (a padding lane's 0.0) turns it +0.0.
           const double value = largest && !twice ? -0.0 : 1.0 / static_cast<double>(t + 3);
           items[t] = {largest ? kLargest : static_cast<std::int32_t>(t * 7 % 1000), value};
-          auto [it, fresh] = expected.try_emplace(items[t].col, items[t].val);
-          if (!fresh) it->second += items[t].val;
         }
+        const auto entries_from = [&](std::int32_t base, std::map<std::int32_t, double>& expected) {
+          for (const ColumnValue<double>& item : items) {
+            auto [it, fresh] = expected.try_emplace(base + item.col, item.val);
+            if (!fresh) it->second += item.val;
+          }
+        };
         SCOPED_TRACE("n = " + std::to_string(n) + ", largest at " + std::to_string(largest_at) + ", twice " +
                      std::to_string(twice));
-        for (const bool vector : {true, false})
-          expect_register_accumulator_gives(items, 0, expected, vector, kNarrowKeyColumnBits);
+        std::map<std::int32_t, double> alone;
+        entries_from(0, alone);
+        for (const bool vector : {true, false}) {
+          expect_register_accumulator_gives(items, 0, alone, vector, kNarrowKeyColumnBits);
+          for (const bool first : {true, false}) {
+            std::map<std::int32_t, double> expected;
+            const auto partner = random_chunk(17, kNarrowKeyColumnBits, n, first ? kSecondBase : 0, expected);
+            entries_from(first ? 0 : kSecondBase, expected);
+            std::vector<std::int32_t> cols(n + 18, kUnwritten);
+            std::vector<double> vals(n + 18, kUnwritten);
+            const std::int32_t written =
+                first ? accumulate_two_in_registers(items.data(), n, 0, partner.data(), 17, kSecondBase, cols.data(),
+                                                    vals.data(), vector, kNarrowKeyColumnBits)
+                      : accumulate_two_in_registers(partner.data(), 17, 0, items.data(), n, kSecondBase, cols.data(),
+                                                    vals.data(), vector, kNarrowKeyColumnBits);
+            SCOPED_TRACE(std::string(first ? "first" : "second") + " of a pair, vector " + std::to_string(vector));
+            expect_entries(cols, vals, written, expected);
+          }
+        }
       }
 }
 
 // Two chunks at once (accumulate_two_in_registers) give chunk a's entries then b's, exactly those of
-// the in-order sums: sizes on both sides of 16, 32 and 64 (one, two or four registers each; the pair
-// path takes 17 to 64), 32- and 16-bit keys, both paths; nothing written past them.
+// the in-order sums: sizes on both sides of 16 and 32, and 64 (one, two or four registers each; the
+// pair path takes 17 to 64), 32- and 16-bit keys, both paths; nothing written past them.
 TEST(SortAccumulator, TwoChunksAtOnceGiveEachChunksEntriesInTurn) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path twice)");
   constexpr std::int32_t kBaseA = 0, kBaseB = 1 << 26;
@@ -351,8 +374,8 @@ TEST(SortAccumulator, TwoChunksAtOnceGiveEachChunksEntriesInTurn) {
           const auto a = random_chunk(n_a, column_bits, seed, kBaseA, expected);
           const auto b = random_chunk(n_b, column_bits, seed + 50, kBaseB, expected);
           for (const bool vector : {true, false}) {
-            std::vector<std::int32_t> cols(n_a + n_b + 1, kGuard);
-            std::vector<double> vals(n_a + n_b + 1, kGuard);
+            std::vector<std::int32_t> cols(n_a + n_b + 1, kUnwritten);
+            std::vector<double> vals(n_a + n_b + 1, kUnwritten);
             const std::int32_t written = accumulate_two_in_registers(a.data(), n_a, kBaseA, b.data(), n_b, kBaseB,
                                                                      cols.data(), vals.data(), vector, column_bits);
             SCOPED_TRACE("n_a " + std::to_string(n_a) + ", n_b " + std::to_string(n_b) + ", seed " +

@@ -28,12 +28,13 @@
 // AVX-512 registers (bitonic_sort.hpp), two neighbouring chunks at a time, and wide, sparse rows get
 // more fine chunks than section 3.5's count so that their chunks fit it; the dense loops drop their
 // branch where it would mispredict (and the symbolic one where its bitmap has few words per product);
-// the reorder moves a product's column and value together, in one store; and where C is larger than half the last-level cache, its rows from the sort,
-// dense and segmented categories are written with non-temporal stores of whole lines
-// (spgemm/streamed_output.hpp), where the paper streams the reorder instead; and where B has fewer
-// nonzeros than columns (and its column bitmaps are small beside the products), the symbolic phase runs
-// on B's shared columns only, renumbered, and counts the products in its single columns as entries
-// without accumulating them (spgemm/magnus/shared_columns.hpp, Options::single_columns).
+// the reorder moves a product's column and value together, in one store; and where C is larger than
+// half the last-level cache, its rows from the sort, dense and segmented categories are written with
+// non-temporal stores of whole lines (spgemm/streamed_output.hpp), where the paper streams the reorder
+// instead; and where B has fewer nonzeros than columns (and its column bitmaps are small beside the
+// products), the symbolic phase runs on B's shared columns only, renumbered, and counts the products in
+// its single columns as entries without accumulating them (spgemm/magnus/shared_columns.hpp,
+// Options::single_columns).
 #include "spgemm/magnus/magnus.hpp"
 #include "spgemm/magnus/shared_columns.hpp"
 #include "spgemm/accumulator.hpp"
@@ -41,6 +42,7 @@
 #include "spgemm/streamed_output.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <bit>
 #include <limits>
@@ -654,8 +656,9 @@ class Worker {
     return n > 16 && in_registers(n, shift);
   }
 
-  // Fine chunks j and j + 1 of the reorder, both in_register_pair.
+  // Fine chunks j and j + 1 of the reorder, both in_register_pair (so: numeric, double).
   void accumulate_chunk_pair(std::uint64_t j, Index base, int shift) {
+    assert(in_registers(1, shift));
     if constexpr (kNumeric && std::is_same_v<Value, double>) {
       const Offset first = fine_offsets_[j], second = fine_offsets_[j + 1], end = fine_offsets_[j + 2];
       commit_output(accumulate_two_in_registers(
@@ -788,7 +791,7 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
 #pragma omp for schedule(dynamic, 64) nowait
       for (std::size_t r = 0; r < rows.size(); ++r) {
         const Index i = rows[r];
-        // The fine level's rows are written directly: its register accumulator writes up to 64 entries at
+        // The fine level's rows are written directly: its register accumulator writes up to 128 entries at
         // once, whose copy out of the staging buffer costs what streaming saves (uniform set 2^20-2^26
         // columns: 0-4% slower streamed; 2^16-2^18, dense and segmented rows, 7-15% faster).
         w.begin_row(i, cat != static_cast<int>(Category::fine));
