@@ -202,9 +202,9 @@ template <class Key, int R, int J>
 // comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
 // "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
 // element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
-// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (five of 32 lanes, four of 16, three of 8). Every
-// stage is unrolled at compile time, so masks and permutes are constants and the only work is permute,
-// min and masked max.
+// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (five of 32 lanes, four of 16, three
+// of 8). Every stage is unrolled at compile time, so masks and permutes are constants and the only work
+// is permute, min and masked max.
 // Merges k = K, 2K, ..., W R: the flip, then the half-cleaners.
 template <class Key, int R, int K>
 [[gnu::always_inline]] inline void merges_from(__m512i (&v)[R]) {

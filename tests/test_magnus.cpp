@@ -673,7 +673,8 @@ TEST(MagnusSingleColumns, ShortcutCountsEveryRowExactly) {
     std::set<Index> columns;
     for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
       for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) columns.insert(B.col[kb]);
-    lengths[static_cast<std::size_t>(i) + 1] = lengths[static_cast<std::size_t>(i)] + static_cast<Offset>(columns.size());
+    const auto r = static_cast<std::size_t>(i);
+    lengths[r + 1] = lengths[r] + static_cast<Offset>(columns.size());
   }
   const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
   // Cache sizes (and products per cursor visit) that put the symbolic rows of A B_shared in each

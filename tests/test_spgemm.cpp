@@ -362,7 +362,7 @@ namespace {
 // directly between streamed ones; finish() ends it all.
 template <class T>
 void check_streamed_rows_land_in_place() {
-  constexpr std::size_t kMost = 64, kGuard = 40;
+  constexpr std::size_t kMost = 128, kGuard = 40;  // magnus writes up to 128 entries at once
   const std::vector<std::size_t> lengths = {0, 1, 15, 1023, 1024, 1100, 5000, 3, 7, 0, 2000};
   for (const bool streaming : {false, true})
     for (std::size_t start = 0; start < 2 * StreamedArray<T>::kPerLine; ++start)
@@ -376,7 +376,8 @@ void check_streamed_rows_land_in_place() {
           for (std::size_t written = 0, w = 0; written < lengths[r]; ++w) {
             const std::size_t count = std::min<std::size_t>(lengths[r] - written, 1 + seeded_hash(r, w) % kMost);
             T* room = rows.room();
-            for (std::size_t t = 0; t < count; ++t) room[t] = expected[position + written + t] = static_cast<T>(r * 10000 + written + t);
+            for (std::size_t t = 0; t < count; ++t)
+              room[t] = expected[position + written + t] = static_cast<T>(r * 10000 + written + t);
             rows.commit(count);
             written += count;
           }

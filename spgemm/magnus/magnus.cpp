@@ -469,7 +469,8 @@ class Worker {
       sort_columns(keys.data(), keys.size(), o_.vector_sort);
     else
       sort_keys(keys.data(), keys.size(), o_.vector_sort);
-    sum_sorted_runs(keys.data(), keys.size(), position_bits, items, [&](Index col, Value sum) { emit(base + col, sum); });
+    sum_sorted_runs(keys.data(), keys.size(), position_bits, items,
+                    [&](Index col, Value sum) { emit(base + col, sum); });
   }
 
   template <class Key>
