@@ -519,7 +519,6 @@ template <int R>
   return static_cast<std::int32_t>(n);
 }
 
-
 template <int R, bool kNarrow>
 std::int32_t accumulate_registers(const ColumnValue<double>* items, std::size_t n, std::int32_t base,
                                   std::int32_t* out_col, double* out_val) {

@@ -542,10 +542,9 @@ class Worker {
 
   // Symbolic phase: the distinct columns are the bits set. Where the branch would mispredict, or the
   // window has few words per product, every product sets its bit and the window's words are counted
-  // and cleared (popcount). Otherwise the bits
-  // are set and counted as they turn on, their columns listed, and cleared from the list (a random
-  // store each) or, where the window has at most 16 words per distinct column, by clearing all its
-  // words (sequential stores, many to a cycle).
+  // and cleared (popcount). Otherwise the bits are set and counted as they turn on, their columns
+  // listed, and cleared from the list (a random store each) or, where the window has at most 16 words
+  // per distinct column, by clearing all its words (sequential stores, many to a cycle).
   template <class Producer>
   void count_dense(Producer&& producer, Offset products, Offset most, Index range) {
     if (repeats_unpredictable(products, range) || few_words_per_product(products, range)) {
@@ -772,10 +771,11 @@ Offset total_products(const RowShapes& shapes) {
   return std::accumulate(shapes.products.begin(), shapes.products.end(), Offset{0});
 }
 
-RowCategories rows_per_category(const RowPlan& plan) {
+// The report of a phase's plan; `products`: the intermediate products the phase accumulates.
+RowCategories rows_per_category(const RowPlan& plan, Offset products) {
   const auto rows = [&plan](Category c) { return static_cast<Offset>(plan.rows[static_cast<int>(c)].size()); };
   return {rows(Category::sort), rows(Category::dense), rows(Category::segmented), rows(Category::fine),
-          rows(Category::coarse)};
+          rows(Category::coarse), products};
 }
 
 // One phase over all rows, category by category (symbolic: fills C.row_ptr lengths; numeric: C).
@@ -831,10 +831,7 @@ std::uint64_t count_row_entries(const CsrMatrix<Value>& A, const CsrMatrix<Value
     const double dense_bytes = dense_bytes_per_column<Value>(false);
     const ChunkParameters p = chunk_parameters(static_cast<std::uint64_t>(B_counted.cols), dense_bytes, o.cache);
     const RowPlan plan = plan_rows<Value>(A, counted_shapes, p, o, dense_bytes);
-    if (categories) {
-      *categories = rows_per_category(plan);
-      categories->products = total_products(counted_shapes);
-    }
+    if (categories) *categories = rows_per_category(plan, total_products(counted_shapes));
     return run_phase<Value, false>(A, B_counted, C, p, o, counted_shapes, plan, false);
   };
   if (!o.single_columns || !single_columns_pay(B.nnz(), B.cols, products)) return count(B, shapes);
@@ -881,10 +878,7 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   stats.nnz = C.nnz();
   stats.multiplications = products;
   stats.extra_bytes = extra;
-  if (categories) {
-    *categories = rows_per_category(plan);
-    categories->products = products;
-  }
+  if (categories) *categories = rows_per_category(plan, products);
   return C;
 }
 
