@@ -58,6 +58,15 @@ void print_level(const LevelInfo& l, const std::string& backend) {
            l.coarsest ? "(coarsest: direct LDL^T)" : shown.c_str());
 }
 
+// The last column of the comparison table: agreement (or the error), then whether the backend is an
+// external baseline, or what a delegating backend (auto) picked and why.
+std::string comparison_note(const SpgemmComparisonRow& r) {
+  std::string note = r.agrees ? "yes" : r.error.empty() ? "NO" : "NO: " + r.error;
+  if (r.external_baseline) note += "  (external baseline)";
+  if (!r.stats.choice.empty()) note += "  -> " + r.stats.choice;
+  return note;
+}
+
 // The --compare-spgemm table: level x product x backend.
 void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
   progress("SpGEMM comparison (every backend on every setup product; agrees = same pattern and values):\n");
@@ -66,7 +75,7 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
   for (const SpgemmComparisonRow& r : rows)
     progress("  %5d %-12s %-10s %9.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(), r.backend.c_str(),
              r.stats.seconds(), r.stats.gflops(), static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
-             static_cast<double>(r.stats.extra_bytes) / (1 << 20), r.agrees ? "yes" : ("NO " + r.error).c_str());
+             static_cast<double>(r.stats.extra_bytes) / (1 << 20), comparison_note(r).c_str());
 }
 
 double relative_error(const Vector<double>& x, const Vector<double>& exact) {

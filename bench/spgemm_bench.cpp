@@ -1,17 +1,20 @@
 // spgemm-bench: C = A * B with every SpGEMM backend, median of N timed runs after warm-up, each result
-// checked against an untimed product of the first backend. Three kinds of input:
+// checked against an untimed product of the first backend. Four kinds of input:
 //   * A^2 for Matrix Market files (--matrix; pattern files read as 0/1 matrices) and generated matrices
 //     (--generate SPEC);
+//   * A * B for two Matrix Market files (--product A.mtx,B.mtx);
 //   * the Galerkin chain of an AMG setup (--galerkin SPEC): every product the hierarchy computes
 //     (A_f T, A P, R (A P) on every level), captured from a gustavson setup with the default parameters;
 //   * MAGNUS's uniform random set (Wolfson-Pou et al. 2025, Fig. 9; --uniform FROM:TO): C has
-//     --uniform-rows rows and 2^FROM .. 2^TO columns, A and B --uniform-per-row uniform nonzeros per row.
+//     --uniform-rows rows and 2^FROM .. 2^TO columns (or any counts: --uniform-columns N,...), A and B
+//     --uniform-per-row uniform nonzeros per row.
 //     With --triad the STREAM triad bandwidth is measured first and each row shows the ideal time of
 //     the paper's eq. (8)-(9) (minimum data volume / bandwidth) and the measured multiple of it.
-// At the end, the geometric mean over the A^2 and Galerkin inputs of each baseline's time over each
+// At the end, the geometric mean over the A^2, A * B and Galerkin inputs of each baseline's time over each
 // backend's time (how many times faster than graphblas and eigen).
 //
-//   spgemm-bench [--matrix A.mtx ...] [--generate SPEC ...] [--galerkin SPEC ...] [--uniform 16:26]
+//   spgemm-bench [--matrix A.mtx ...] [--product A.mtx,B.mtx ...] [--generate SPEC ...] [--galerkin SPEC ...]
+//                [--uniform 16:26] [--uniform-columns N,...] [--uniform-rows 1024] [--uniform-per-row 256]
 //                [--triad] [--runs 5] [--warmup 1] [--threads N] [--backends gustavson,hash] [--csv out.csv]
 //   SPEC: poisson7:N (N^3 7-point), poisson27:N, poisson5:N (N^2), random:N:K (N x N, K nonzeros per row,
 //         uniform columns), rmat:SCALE:EDGES (2^SCALE nodes, EDGES per node, Graph500 a,b,c = .57,.19,.19)
@@ -20,6 +23,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -27,6 +31,7 @@
 #include <sstream>
 
 #include "amg/hierarchy.hpp"
+#include "common/csv.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/memory.hpp"
@@ -40,7 +45,7 @@
 namespace amgsolve {
 namespace {
 
-enum class Set { square, galerkin, uniform };
+enum class Set { square, product, galerkin, uniform };
 
 struct Input {
   std::string name;
@@ -130,20 +135,40 @@ std::vector<Input> galerkin_chain(const std::string& spec) {
   return chain;
 }
 
-// MAGNUS Fig. 9: C = A * B with `rows` rows and 2^log2_cols columns, uniform random A (rows x rows)
-// and B (rows x 2^log2_cols), `per_row` nonzeros in every row of both.
-std::vector<Input> uniform_set(const std::string& range, Index rows, int per_row) {
+// The column counts of --uniform FROM:TO: 2^FROM, 2^(FROM+2), ..., 2^TO, named by their exponent.
+std::vector<std::pair<std::string, Index>> uniform_powers(const std::string& range) {
   const std::vector<std::string> f = split(range, ':');
   if (f.size() != 2) throw InputError("--uniform " + range + ": expected FROM:TO (log2 of the column count)");
   const int from = std::stoi(f[0]), to = std::stoi(f[1]);
   if (from < 1 || to > 30 || from > to) throw InputError("--uniform " + range + ": need 1 <= FROM <= TO <= 30");
-  auto A = std::make_shared<const CsrMatrix<double>>(random_uniform(rows, rows, per_row, 11));
+  std::vector<std::pair<std::string, Index>> columns;
+  for (int c = from; c <= to; c += 2) columns.emplace_back("2^" + std::to_string(c), Index{1} << c);
+  return columns;
+}
+
+// MAGNUS Fig. 9: C = A * B with `rows` rows and the given column counts, uniform random A (rows x rows)
+// and B (rows x columns), `per_row` nonzeros in every row of both.
+std::vector<Input> uniform_set(const std::vector<std::pair<std::string, Index>>& columns, Index rows, int per_row) {
   std::vector<Input> set;
-  for (int c = from; c <= to; c += 2)
-    set.push_back({"uniform 2^" + std::to_string(c) + " cols", A,
-                   std::make_shared<const CsrMatrix<double>>(random_uniform(rows, Index{1} << c, per_row, 13)),
-                   Set::uniform});
+  if (columns.empty()) return set;
+  auto A = std::make_shared<const CsrMatrix<double>>(random_uniform(rows, rows, per_row, 11));
+  for (const auto& [name, count] : columns)
+    set.push_back({"uniform " + name + " cols", A,
+                   std::make_shared<const CsrMatrix<double>>(random_uniform(rows, count, per_row, 13)), Set::uniform});
   return set;
+}
+
+// C = A * B of two Matrix Market files given as "A.mtx,B.mtx".
+Input file_product(const std::string& pair) {
+  const std::vector<std::string> files = split(pair, ',');
+  if (files.size() != 2) throw InputError("--product " + pair + ": expected A.mtx,B.mtx");
+  auto A = std::make_shared<const CsrMatrix<double>>(read_matrix_market(files[0], PatternValues::ones));
+  auto B = std::make_shared<const CsrMatrix<double>>(read_matrix_market(files[1], PatternValues::ones));
+  if (A->cols != B->rows)
+    throw InputError("--product " + pair + ": " + files[0] + " has " + std::to_string(A->cols) + " columns but " +
+                     files[1] + " has " + std::to_string(B->rows) + " rows");
+  const auto name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  return {name(files[0]) + "*" + name(files[1]), std::move(A), std::move(B), Set::product};
 }
 
 // STREAM triad a = b + s c with OpenMP, bytes moved 3 * 8 * n per sweep (STREAM's convention),
@@ -180,6 +205,7 @@ double ideal_bytes(const CsrMatrix<double>& A, const CsrMatrix<double>& B, Offse
 
 struct Measurement {
   std::string matrix, backend;
+  bool external_baseline = false;
   double median_seconds = 0;
   double median_symbolic_seconds = 0;  // of the symbolic phase alone (backends that have one)
   double min_seconds = 0;  // the fastest run: on a shared, noisy machine, the steadiest for A/B comparisons
@@ -192,6 +218,7 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   Measurement m;
   m.matrix = in.name;
   m.backend = backend.name();
+  m.external_baseline = backend.external_baseline();
   for (int w = 0; w < warmup; ++w) backend.multiply(*in.A, *in.B);
   std::vector<double> seconds, symbolic_seconds;
   for (int r = 0; r < runs; ++r) {
@@ -232,7 +259,7 @@ void print_speedups(const std::vector<Measurement>& rows, const std::vector<Inpu
       }
     }
     if (log_sum.empty()) continue;
-    std::printf("\ngeometric mean over %d A^2 / Galerkin products of time(%s) / time(backend):\n",
+    std::printf("\ngeometric mean over %d A^2 / A*B / Galerkin products of time(%s) / time(backend):\n",
                 log_sum.begin()->second.second, baseline.c_str());
     for (const auto& [backend, sum] : log_sum)
       std::printf("  %-12s %6.2fx\n", backend.c_str(), std::exp(sum.first / sum.second));
@@ -247,6 +274,8 @@ int main(int argc, char** argv) {
   keep_freed_memory();  // as amgsolve does: timed runs reuse the pages earlier runs freed, for every backend
   std::vector<std::string> matrices, generators, galerkin, backend_names;
   std::string uniform;
+  std::vector<Index> uniform_columns;
+  std::vector<std::string> products;
   Index uniform_rows = 1024;
   int uniform_per_row = 256;
   bool triad = false;
@@ -256,7 +285,11 @@ int main(int argc, char** argv) {
   app.add_option("--matrix", matrices, "Matrix Market file(s), square: A*A (pattern files as 0/1 matrices)");
   app.add_option("--generate", generators, "A*A of poisson7:N, poisson27:N, poisson5:N, random:N:K, rmat:SCALE:EDGES");
   app.add_option("--galerkin", galerkin, "every product of an AMG setup of a generated matrix (same SPECs)");
+  app.add_option("--product", products, "C = A*B of two Matrix Market files, A.mtx,B.mtx (repeatable)");
   app.add_option("--uniform", uniform, "MAGNUS Fig. 9 set: FROM:TO, log2 of the column counts (step 2)");
+  app.add_option("--uniform-columns", uniform_columns, "uniform set with these column counts (e.g. 100000,3000000)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   app.add_option("--uniform-rows", uniform_rows, "rows of A and C in the uniform set")->check(CLI::PositiveNumber);
   app.add_option("--uniform-per-row", uniform_per_row, "nonzeros per row of A and B in the uniform set")
       ->check(CLI::PositiveNumber);
@@ -280,9 +313,12 @@ int main(int argc, char** argv) {
     for (const std::string& spec : generators) inputs.push_back(square(spec, generate_matrix(spec)));
     for (const std::string& spec : galerkin)
       for (Input& in : galerkin_chain(spec)) inputs.push_back(std::move(in));
-    if (!uniform.empty())
-      for (Input& in : uniform_set(uniform, uniform_rows, uniform_per_row)) inputs.push_back(std::move(in));
-    if (inputs.empty()) throw InputError("nothing to multiply: give --matrix, --generate, --galerkin or --uniform");
+    for (const std::string& pair : products) inputs.push_back(file_product(pair));
+    std::vector<std::pair<std::string, Index>> columns = uniform.empty() ? decltype(columns){} : uniform_powers(uniform);
+    for (const Index count : uniform_columns) columns.emplace_back(std::to_string(count), count);
+    for (Input& in : uniform_set(columns, uniform_rows, uniform_per_row)) inputs.push_back(std::move(in));
+    if (inputs.empty())
+      throw InputError("nothing to multiply: give --matrix, --product, --generate, --galerkin or --uniform");
     const double bandwidth = triad ? triad_bandwidth(std::int64_t{1} << 26, 5) : 0.0;
     if (triad) std::printf("STREAM triad bandwidth: %.2f GB/s (%d threads)\n\n", bandwidth * 1e-9, omp_get_max_threads());
 
@@ -305,26 +341,31 @@ int main(int argc, char** argv) {
       for (const Measurement& m : measured) {
         const double gflops = m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0;
         const double ideal = bandwidth > 0 ? ideal_bytes(*in.A, *in.B, m.stats.nnz) / bandwidth : 0.0;
-        std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s", in.name.c_str(), m.backend.c_str(),
+        const std::string shown = m.backend + (m.external_baseline ? "*" : "");
+        std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s", in.name.c_str(), shown.c_str(),
                     m.median_seconds, gflops, static_cast<long long>(m.stats.nnz), m.stats.compression_factor(),
                     static_cast<double>(m.stats.extra_bytes) / (1 << 20), m.median_seconds / baseline,
                     m.agrees ? "yes" : "NO");
         if (ideal > 0 && in.set == Set::uniform) std::printf(" %9.2f", m.median_seconds / ideal);
+        if (!m.stats.choice.empty()) std::printf("  -> %s", m.stats.choice.c_str());
         std::printf("\n");
         rows.push_back(m);
       }
       std::fflush(stdout);
     }
+    if (std::any_of(backends.begin(), backends.end(), [](const SpgemmBackend* b) { return b->external_baseline(); }))
+      std::printf("* external baseline (a library's product, for comparison)\n");
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) {
       std::ofstream out(csv);
       out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
-             "median_symbolic_seconds,min_seconds\n";
+             "median_symbolic_seconds,min_seconds,external_baseline,choice\n";
       for (const Measurement& m : rows)
-        out << m.matrix << ',' << m.backend << ',' << m.median_seconds << ','
+        out << csv_field(m.matrix) << ',' << m.backend << ',' << m.median_seconds << ','
             << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
             << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false")
-            << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << '\n';
+            << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << ','
+            << (m.external_baseline ? "true" : "false") << ',' << csv_field(m.stats.choice) << '\n';
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "spgemm-bench: error: %s\n", e.what());

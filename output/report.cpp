@@ -1,3 +1,4 @@
+#include "common/csv.hpp"
 #include "output/report.hpp"
 
 #include <fstream>
@@ -97,6 +98,8 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
   return {{"level", r.level},
           {"product", r.product},
           {"backend", r.backend},
+          {"external_baseline", r.external_baseline},
+          {"choice", r.stats.choice},
           {"seconds", r.stats.seconds()},
           {"symbolic_seconds", r.stats.symbolic_seconds},
           {"numeric_seconds", r.stats.numeric_seconds},
@@ -170,14 +173,15 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
   {
     std::ofstream out(target.temp_path());
     if (!out) throw Error("cannot create " + path);
-    out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
-           "extra_bytes,agrees,max_relative_difference\n";
+    out << "level,product,backend,external_baseline,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,"
+           "compression_factor,extra_bytes,agrees,max_relative_difference,choice,error\n";
     out.precision(9);
     for (const SpgemmComparisonRow& r : rows)
-      out << r.level << ',' << r.product << ',' << r.backend << ',' << r.stats.seconds() << ','
-          << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ',' << r.stats.gflops() << ','
-          << r.stats.nnz << ',' << r.stats.compression_factor() << ',' << r.stats.extra_bytes << ','
-          << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << '\n';
+      out << r.level << ',' << r.product << ',' << r.backend << ',' << (r.external_baseline ? "true" : "false") << ','
+          << r.stats.seconds() << ',' << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ','
+          << r.stats.gflops() << ',' << r.stats.nnz << ',' << r.stats.compression_factor() << ','
+          << r.stats.extra_bytes << ',' << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << ','
+          << csv_field(r.stats.choice) << ',' << csv_field(r.error) << '\n';
     out.close();
     if (out.fail()) throw Error("error while writing " + path);
   }

@@ -46,6 +46,7 @@ std::vector<SpgemmComparisonRow> compare_spgemm_backends(int level, const std::s
     row.level = level;
     row.product = product;
     row.backend = backend->name();
+    row.external_baseline = backend->external_baseline();
     try {
       const CsrMatrix<Value> C = backend->multiply(A, B, &row.stats);
       row.agrees =

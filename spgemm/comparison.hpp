@@ -14,7 +14,8 @@ struct SpgemmComparisonRow {
   int level = 0;
   std::string product;  // "prolongator" (A_f T), "ap" (A P) or "rap" (P^T (A P))
   std::string backend;
-  SpgemmStats stats;
+  bool external_baseline = false;  // SpgemmBackend::external_baseline()
+  SpgemmStats stats;  // stats.choice: what a delegating backend (auto) picked and why
   bool agrees = false;
   std::string error;  // why the backend could not compute this product (then agrees = false)
   double max_relative_difference = 0.0;  // max |c - ref| / max |ref|

@@ -20,6 +20,7 @@ class EigenProduct : public SpgemmBackendFor<EigenProduct> {
   std::string name() const override { return "eigen"; }
   std::string description() const override { return "baseline: Eigen 3 SparseMatrix product (external library)"; }
   Device device() const override { return Device::cpu; }
+  bool external_baseline() const override { return true; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

@@ -125,6 +125,7 @@ class Graphblas : public SpgemmBackendFor<Graphblas> {
     return "baseline: SuiteSparse:GraphBLAS GrB_mxm, plus-times semiring (external library)";
   }
   Device device() const override { return Device::cpu; }
+  bool external_baseline() const override { return true; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

@@ -6,6 +6,8 @@
 // in MATLAB", SIAM J. Matrix Anal. Appl. 13(1), 1992; the local kernel of Azad et al. 2016, section 4).
 // Memory per thread is O(max row length of A), independent of B.cols, and no sort is needed; the cost
 // is O(flops log nnz(A(i,:))). This is the local multiply the distributed algorithms reuse.
+#include "spgemm/heap.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -131,6 +133,19 @@ class Heap : public SpgemmBackendFor<Heap> {
 };
 
 }  // namespace
+}  // namespace amgsolve
+
+namespace amgsolve {
+
+template <class Value>
+CsrMatrix<Value> heap_multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats* stats) {
+  static const Heap kernel;
+  return kernel.multiply(A, B, stats);  // through multiply(): the same shape checks as the backend
+}
+
+template CsrMatrix<double> heap_multiply(const CsrMatrix<double>&, const CsrMatrix<double>&, SpgemmStats*);
+template CsrMatrix<float> heap_multiply(const CsrMatrix<float>&, const CsrMatrix<float>&, SpgemmStats*);
+
 }  // namespace amgsolve
 
 AMGSOLVE_REGISTER_SPGEMM(heap, Heap)

@@ -11,20 +11,23 @@
 // General A: split A = A_k G_{k-1} ... G_1 so that every factor has at most W nonzeros per row (each row
 // of A_i becomes ceil(nnz/W) rows of G_i; A_{i+1} sums those rows with weight one) and multiply from the
 // right: B <- G_1 B, B <- G_2 B, ..., C = A_k B. The number of rounds grows as log_W(longest row of A).
-// W = 32 by default (the GPU's warp, the paper's largest sub-warp); the last product uses the smallest
-// power of two >= its longest row, as the paper does.
+// W = 32 by default (the GPU's warp, the paper's largest sub-warp); a constructor argument
+// (make_rmerge_cpu), and for the registered backend the environment variable AMGSOLVE_RMERGE_CPU_WIDTH
+// (2 to 65536). The last product uses the smallest power of two >= its longest row, as the paper does.
+#include "spgemm/rmerge_cpu.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <vector>
 
+#include "common/environment.hpp"
+#include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
 namespace {
-
-inline constexpr Index kMergeWidth = 32;
 
 template <class Value>
 Index longest_row(const CsrMatrix<Value>& A) {
@@ -126,37 +129,80 @@ CsrMatrix<Value> mul_limited(const CsrMatrix<Value>& G, const CsrMatrix<Value>& 
 
 class RMergeCpu : public SpgemmBackendFor<RMergeCpu> {
  public:
+  explicit RMergeCpu(Index merge_width = kDefaultRMergeCpuWidth) : merge_width_(checked_width(merge_width)) {}
+
   std::string name() const override { return "rmerge-cpu"; }
   std::string description() const override {
-    return "OpenMP iterative row merging, A = A_k G_(k-1)..G_1, W = 32 (Gremse et al. 2015)";
+    return "OpenMP iterative row merging, A = A_k G_(k-1)..G_1, W = " + std::to_string(merge_width_) +
+           " (Gremse et al. 2015)";
   }
   Device device() const override { return Device::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
+    const Index W = merge_width_;
     stats.multiplications = spgemm_multiplications(A, B);
-    CsrMatrix<Value> left = A, right, split_left, split_g;
-    const CsrMatrix<Value>* current = &B;
+    // left * right is the product still to do: A * B at first, A_(i+1) * (G_i ... G_1 B) after round i.
+    const CsrMatrix<Value>* left = &A;
+    const CsrMatrix<Value>* right = &B;
+    CsrMatrix<Value> owned_left, owned_right, split_left, split_g;
     Index longest = longest_row(A);
     std::uint64_t peak = 0;
-    while (longest > kMergeWidth) {
-      decompose(left, kMergeWidth, split_left, split_g);
-      CsrMatrix<Value> merged = mul_limited(split_g, *current, kMergeWidth, stats);
-      peak = std::max<std::uint64_t>(peak, merged.bytes() + split_g.bytes() + split_left.bytes());
-      right = std::move(merged);
-      current = &right;
-      left = std::move(split_left);
-      longest = (longest + kMergeWidth - 1) / kMergeWidth;
+    while (longest > W) {
+      decompose(*left, W, split_left, split_g);
+      CsrMatrix<Value> merged = mul_limited(split_g, *right, W, stats);
+      // Held at once: the previous round's factor and product, this round's factors and product.
+      peak = std::max<std::uint64_t>(peak, owned_left.bytes() + owned_right.bytes() + split_left.bytes() +
+                                               split_g.bytes() + merged.bytes());
+      owned_right = std::move(merged);
+      owned_left = std::move(split_left);
+      right = &owned_right;
+      left = &owned_left;
+      longest = (longest + W - 1) / W;
     }
     const Index width = std::max<Index>(1, static_cast<Index>(std::bit_ceil(static_cast<std::uint32_t>(std::max<Index>(longest, 1)))));
-    CsrMatrix<Value> C = mul_limited(left, *current, width, stats);
+    CsrMatrix<Value> C = mul_limited(*left, *right, width, stats);
     stats.nnz = C.nnz();
     stats.extra_bytes = peak;
     return C;
   }
+
+ private:
+  static Index checked_width(Index W) {
+    if (W < kLeastRMergeCpuWidth || W > kMostRMergeCpuWidth)
+      throw InputError("SpGEMM backend 'rmerge-cpu': merge width " + std::to_string(W) + " is not from " +
+                       std::to_string(kLeastRMergeCpuWidth) + " to " + std::to_string(kMostRMergeCpuWidth));
+    return W;
+  }
+
+  Index merge_width_;
+};
+
+// The registered instance: W from AMGSOLVE_RMERGE_CPU_WIDTH, read once when the registry is filled. A
+// bad value makes this backend unavailable, saying why, instead of failing every use of the registry.
+class RMergeCpuFromEnvironment : public RMergeCpu {
+ public:
+  RMergeCpuFromEnvironment() {
+    try {
+      if (const auto W = integer_from_environment(kRMergeCpuWidthVariable, kLeastRMergeCpuWidth, kMostRMergeCpuWidth))
+        static_cast<RMergeCpu&>(*this) = RMergeCpu(static_cast<Index>(*W));
+    } catch (const Error& e) {
+      environment_error_ = e.what();
+    }
+  }
+  std::string unavailable_reason() const override { return environment_error_; }
+
+ private:
+  std::string environment_error_;
 };
 
 }  // namespace
 }  // namespace amgsolve
 
-AMGSOLVE_REGISTER_SPGEMM(rmerge_cpu, RMergeCpu)
+namespace amgsolve {
+
+std::unique_ptr<SpgemmBackend> make_rmerge_cpu(Index merge_width) { return std::make_unique<RMergeCpu>(merge_width); }
+
+}  // namespace amgsolve
+
+AMGSOLVE_REGISTER_SPGEMM(rmerge_cpu, RMergeCpuFromEnvironment)

@@ -43,6 +43,9 @@ class SpgemmBackend {
   virtual std::string name() const = 0;         // registry key, e.g. "gustavson"
   virtual std::string description() const = 0;  // one line for --list-backends
   virtual Device device() const = 0;
+  // A library's product run for comparison (eigen, graphblas, cusparse), not an implementation of ours:
+  // tables mark it as such.
+  virtual bool external_baseline() const { return false; }
   // Empty when the backend can run in this process; otherwise the reason (no GPU, no MPI, ...).
   virtual std::string unavailable_reason() const { return {}; }
   bool available() const { return unavailable_reason().empty(); }

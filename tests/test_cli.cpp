@@ -671,10 +671,54 @@ TEST(Cli, CompareSpgemmChecksEveryBackendOnEveryProduct) {
   std::ifstream csv(dir.file("C.csv"));
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header.rfind("level,product,backend,seconds", 0), 0u) << header;
+  EXPECT_EQ(header.rfind("level,product,backend,external_baseline,seconds", 0), 0u) << header;
   std::size_t lines = 0;
   for (std::string line; std::getline(csv, line);) ++lines;
   EXPECT_EQ(lines, rows.size());
+}
+
+// The comparison runs beside the setup: the hierarchy, and so the solve, are those of the configured
+// backend (here auto, which records its choice per product), exactly as without the comparison. The rows
+// mark the external baselines and carry auto's choice.
+TEST(Cli, CompareSpgemmKeepsTheConfiguredBackendsHierarchy) {
+  ScratchDir dir;
+  const RunResult plain = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("P.json"), "--set", "amg.spgemm=auto"});
+  const RunResult compared = run(dir, {kSmallConfig, "--quiet", "--compare-spgemm", "--report", dir.file("C.json"),
+                                       "--set", "amg.spgemm=auto"});
+  ASSERT_EQ(plain.status, kExitOk) << plain.err;
+  ASSERT_EQ(compared.status, kExitOk) << compared.err;
+  const json p = read_report(dir.file("P.json"));
+  const json c = read_report(dir.file("C.json"));
+  EXPECT_EQ(field(c, "setup.spgemm_backend").get<std::string>(), "auto");
+  const json& levels = field(c, "setup.levels");
+  ASSERT_EQ(levels.size(), field(p, "setup.levels").size());
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    EXPECT_EQ(levels[l].at("nnz"), field(p, "setup.levels")[l].at("nnz")) << l;
+    if (levels[l].contains("spgemm")) {
+      EXPECT_FALSE(levels[l].at("spgemm").at("rap").at("choice").get<std::string>().empty()) << l;
+    }
+  }
+  EXPECT_EQ(field(c, "solve.iterations"), field(p, "solve.iterations"));
+  EXPECT_EQ(field(c, "solve.relative_residual"), field(p, "solve.relative_residual"));  // bitwise: same hierarchy
+  for (const json& row : field(c, "spgemm_comparison")) {
+    const std::string backend = row.at("backend").get<std::string>();
+    const bool library = backend == "eigen" || backend == "graphblas" || backend == "cusparse";
+    EXPECT_EQ(row.at("external_baseline").get<bool>(), library) << backend;
+    EXPECT_EQ(row.at("choice").get<std::string>().empty(), backend != "auto") << row.dump();
+  }
+}
+
+TEST(Cli, SpgemmCompareInTheConfigBuildsWithGustavsonAndCompares) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--set", "amg.spgemm=compare"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("SpGEMM comparison"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(external baseline)"), std::string::npos) << r.out;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "setup.spgemm_backend").get<std::string>(), "gustavson");
+  const json rows = field(report, "spgemm_comparison");
+  ASSERT_FALSE(rows.empty());
+  for (const json& row : rows) EXPECT_TRUE(row.at("agrees").get<bool>()) << row.dump();
 }
 
 TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {

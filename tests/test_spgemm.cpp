@@ -3,8 +3,10 @@
 
 #include "common/device.hpp"
 #include "problems/poisson.hpp"
-#include "spgemm/registry.hpp"
 #include "sparse/matrix_market.hpp"
+#include "spgemm/heap.hpp"
+#include "spgemm/registry.hpp"
+#include "spgemm/rmerge_cpu.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -20,30 +22,37 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
+// C = A B by `backend` checked against the dense product: valid sorted CSR, values within `tol`
+// relative, the exact structural pattern, and the stats' counts.
+template <class Value>
+void expect_product_matches_dense(const SpgemmBackend& backend, const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
+                                  double tol) {
+  SpgemmStats stats;
+  const CsrMatrix<Value> C = backend.multiply(A, B, &stats);
+  ASSERT_TRUE(is_valid_csr(C));
+  ASSERT_EQ(C.rows, A.rows);
+  ASSERT_EQ(C.cols, B.cols);
+  const Eigen::MatrixXd expected = to_dense(A) * to_dense(B);
+  if (expected.size() > 0) {  // Eigen's maxCoeff is undefined on empty matrices
+    const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
+    EXPECT_LE((to_dense(C) - expected).cwiseAbs().maxCoeff(), tol * scale);
+  }
+  EXPECT_EQ(stats.nnz, C.nnz());
+  EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
+  // Pattern: every structurally nonzero product appears, nothing else.
+  Offset structural = 0;
+  const Eigen::MatrixXd pattern = to_dense(A).cwiseAbs().cwiseSign() * to_dense(B).cwiseAbs().cwiseSign();
+  for (Eigen::Index i = 0; i < pattern.size(); ++i) structural += pattern.data()[i] > 0 ? 1 : 0;
+  EXPECT_EQ(C.nnz(), structural);
+}
+
 class SpgemmBackendTest : public ::testing::TestWithParam<std::string> {
  protected:
   const SpgemmBackend& backend() const { return SpgemmRegistry::instance().get(GetParam()); }
 
-  // C = A B checked against the dense product: valid sorted CSR, values within `tol` relative.
   template <class Value>
   void expect_matches_dense(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, double tol) {
-    SpgemmStats stats;
-    const CsrMatrix<Value> C = backend().multiply(A, B, &stats);
-    ASSERT_TRUE(is_valid_csr(C));
-    ASSERT_EQ(C.rows, A.rows);
-    ASSERT_EQ(C.cols, B.cols);
-    const Eigen::MatrixXd expected = to_dense(A) * to_dense(B);
-    if (expected.size() > 0) {  // Eigen's maxCoeff is undefined on empty matrices
-      const double scale = std::max(1.0, expected.cwiseAbs().maxCoeff());
-      EXPECT_LE((to_dense(C) - expected).cwiseAbs().maxCoeff(), tol * scale);
-    }
-    EXPECT_EQ(stats.nnz, C.nnz());
-    EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
-    // Pattern: every structurally nonzero product appears, nothing else.
-    Offset structural = 0;
-    const Eigen::MatrixXd pattern = to_dense(A).cwiseAbs().cwiseSign() * to_dense(B).cwiseAbs().cwiseSign();
-    for (Eigen::Index i = 0; i < pattern.size(); ++i) structural += pattern.data()[i] > 0 ? 1 : 0;
-    EXPECT_EQ(C.nnz(), structural);
+    expect_product_matches_dense(backend(), A, B, tol);
   }
 };
 
@@ -89,6 +98,27 @@ TEST_P(SpgemmBackendTest, DegenerateShapes) {
                        0);
 }
 
+// Smoothed aggregation's products on stencil matrices: A^2 of 5- and 7-point Poisson, A^2 of a 27-point
+// one, A_f T with an aggregation-like T, and the Galerkin product T^T (A T).
+TEST_P(SpgemmBackendTest, PoissonAndGalerkinProducts) {
+  PoissonParams square_grid, cube, cube27;
+  square_grid.stencil = Stencil::p5;
+  square_grid.size = {13, 11, 1};
+  cube.size = {7, 6, 5};
+  cube27.stencil = Stencil::p27;
+  cube27.size = {5, 5, 5};
+  for (const PoissonParams& p : {square_grid, cube, cube27}) {
+    const CsrMatrix<double> A = poisson_matrix(p);
+    expect_matches_dense(A, A, 1e-14);
+    std::vector<Triplet<double>> t;  // aggregates of four consecutive unknowns, as MIS-2 would make
+    for (Index k = 0; k < A.rows; ++k) t.push_back({k, k / 4, 0.5});
+    const CsrMatrix<double> T = csr_from_triplets(A.rows, (A.rows + 3) / 4, t);
+    const CsrMatrix<double> AT = backend().multiply(A, T);
+    expect_matches_dense(A, T, 1e-14);
+    expect_matches_dense(transpose(T), AT, 1e-14);
+  }
+}
+
 TEST_P(SpgemmBackendTest, ShapeMismatchIsAnError) {
   EXPECT_THROW(backend().multiply(CsrMatrix<double>(3, 4), CsrMatrix<double>(5, 3)), Error);
 }
@@ -128,6 +158,64 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, SpgemmBackendTest, ::testing::ValuesIn(bac
                            std::replace(n.begin(), n.end(), '-', '_');
                            return n;
                          });
+
+// rmerge-cpu's merge width W: any W from 2 on gives the dense product, through one to five rounds of
+// splitting (rows of up to 2500 entries); widths outside the range are refused.
+TEST(RMergeCpu, EveryMergeWidthMatchesTheDenseProduct) {
+  std::vector<Triplet<double>> t;
+  for (Index j = 0; j < 2500; ++j) t.push_back({1, j, std::sin(0.1 * j)});
+  for (Index j = 0; j < 2500; j += 7) t.push_back({4, j, 1.0 + j % 5});
+  t.push_back({0, 7, 2.0});
+  const CsrMatrix<double> long_rows = csr_from_triplets(6, 2500, t);
+  const CsrMatrix<double> B = random_sparse(2500, 40, 0.05, 61);
+  for (const Index W : {2, 3, 5, 16, 32, 100, 4096}) {
+    const auto backend = make_rmerge_cpu(W);
+    SCOPED_TRACE(backend->description());
+    EXPECT_NE(backend->description().find("W = " + std::to_string(W)), std::string::npos);
+    expect_product_matches_dense(*backend, long_rows, B, 1e-13);
+    expect_product_matches_dense(*backend, random_sparse(70, 45, 0.2, 62), random_sparse(45, 90, 0.1, 63), 1e-14);
+    expect_product_matches_dense(*backend, cast_values<float>(long_rows), cast_values<float>(B), 1e-5);
+  }
+  EXPECT_THROW(make_rmerge_cpu(1), InputError);
+  EXPECT_THROW(make_rmerge_cpu(kMostRMergeCpuWidth + 1), InputError);
+}
+
+// The registered rmerge-cpu reads AMGSOLVE_RMERGE_CPU_WIDTH; the registry was filled before this test
+// could set it, so the test checks the variable through a new registry of the same backends.
+TEST(RMergeCpu, TheRegisteredInstanceTakesItsWidthFromTheEnvironment) {
+  const auto registered_with = [](const char* value) {
+    ::setenv(kRMergeCpuWidthVariable, value, 1);
+    SpgemmRegistry registry;
+    register_all_spgemm_backends(registry);
+    ::unsetenv(kRMergeCpuWidthVariable);
+    const SpgemmBackend* rmerge = registry.find("rmerge-cpu");
+    return std::make_pair(rmerge->description(), rmerge->unavailable_reason());
+  };
+  EXPECT_NE(registered_with("").first.find("W = 32"), std::string::npos);
+  EXPECT_NE(registered_with("8").first.find("W = 8"), std::string::npos);
+  for (const char* bad : {"1", "eight", "8x", "70000"}) {
+    const std::string reason = registered_with(bad).second;
+    EXPECT_NE(reason.find(kRMergeCpuWidthVariable), std::string::npos) << bad << ": " << reason;
+    EXPECT_NE(reason.find(bad), std::string::npos) << reason;
+  }
+}
+
+// The heap kernel without the registry, as the distributed algorithms call it on their blocks: a wide,
+// hypersparse B (most columns empty) in double and float, and the shape check.
+TEST(HeapMultiply, MatchesTheDenseProductOnHypersparseBlocks) {
+  const CsrMatrix<double> A = random_sparse(30, 40, 0.2, 71, {3, 17});
+  const CsrMatrix<double> B = random_sparse(40, 5000, 0.001, 72, {0, 9});
+  SpgemmStats stats;
+  const CsrMatrix<double> C = heap_multiply(A, B, &stats);
+  ASSERT_TRUE(is_valid_csr(C));
+  const Eigen::MatrixXd expected = to_dense(A) * to_dense(B);
+  EXPECT_LE((to_dense(C) - expected).cwiseAbs().maxCoeff(), 1e-14 * std::max(1.0, expected.cwiseAbs().maxCoeff()));
+  EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
+  EXPECT_EQ(stats.nnz, C.nnz());
+  const CsrMatrix<float> Cf = heap_multiply(cast_values<float>(A), cast_values<float>(B));
+  EXPECT_EQ(Cf.col, C.col);
+  EXPECT_THROW(heap_multiply(A, A), Error);
+}
 
 TEST(SpgemmRegistry, UnknownNameListsTheRegisteredOnes) {
   try {
@@ -317,32 +405,58 @@ TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
 }  // namespace amgsolve
 
 #include "common/cpu_info.hpp"
+#include "common/environment.hpp"
 
 namespace amgsolve {
 namespace {
 
-TEST(SpgemmAuto, PicksGustavsonWhileTheTouchedWindowFitsInL2AndSaysWhy) {
+// The SmallCaches. entries of ctest run the backend suite with tiny cache sizes in the environment; they
+// must reach the code, or that suite would only repeat this one.
+TEST(CacheGeometry, EnvironmentOverridesTakeEffect) {
+  const auto l2 = integer_from_environment("AMGSOLVE_L2_BYTES", 1, 1LL << 40);
+  const auto line = integer_from_environment("AMGSOLVE_CACHE_LINE_BYTES", 1, 4096);
+  const auto llc = integer_from_environment("AMGSOLVE_LLC_BYTES", 1, 1LL << 40);
+  if (!l2 && !line && !llc) GTEST_SKIP() << "no cache override set (the SmallCaches. ctest entries set them)";
+  if (l2) {
+    EXPECT_EQ(l2_cache_bytes(), static_cast<std::size_t>(*l2));
+  }
+  if (line) {
+    EXPECT_EQ(cache_line_bytes(), static_cast<std::size_t>(*line));
+  }
+  if (llc) {
+    EXPECT_EQ(last_level_cache_bytes(), static_cast<std::size_t>(*llc));
+  }
+}
+
+TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
   const SpgemmBackend& automatic = SpgemmRegistry::instance().get("auto");
   const Index in_l2 = static_cast<Index>(l2_cache_bytes() / (sizeof(Index) + sizeof(double)));
   struct Case {
     Index cols;
-    Index spacing;  // between the columns of consecutive rows of B
+    Index spacing;   // between the columns of consecutive rows of B
+    double density;  // of A (15 x 20): 0.6 gives about 12 products per row, 0.1 about 2
     const char* expected;
   };
   // A narrow accumulator; a wide one whose rows stay in a narrow window (stencil-like); a wide one whose
-  // rows scatter over all of it.
-  for (const Case c : {Case{1000, 37, "gustavson"}, Case{4 * in_l2, 3, "gustavson"}, Case{4 * in_l2, in_l2 / 5, "magnus"}}) {
-    SCOPED_TRACE(std::to_string(c.cols) + " columns, spacing " + std::to_string(c.spacing));
+  // rows scatter over all of it, with many products per row and with very few.
+  for (const Case c : {Case{1000, 37, 0.6, "gustavson"}, Case{4 * in_l2, 3, 0.6, "gustavson"},
+                       Case{4 * in_l2, in_l2 / 5, 0.6, "magnus"}, Case{4 * in_l2, in_l2 / 5, 0.1, "hash"}}) {
+    SCOPED_TRACE(std::to_string(c.cols) + " columns, spacing " + std::to_string(c.spacing) + ", density " +
+                 std::to_string(c.density));
     std::vector<Triplet<double>> t;
     for (Index i = 0; i < 20; ++i) t.push_back({i, static_cast<Index>((i * c.spacing) % c.cols), 1.0 + i});
-    const CsrMatrix<double> A = test::random_sparse(15, 20, 0.3, 41);
+    const CsrMatrix<double> A = test::random_sparse(15, 20, c.density, 41);
     const CsrMatrix<double> B = csr_from_triplets(20, c.cols, t);
     SpgemmStats stats;
     const CsrMatrix<double> C = automatic.multiply(A, B, &stats);
     const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
     EXPECT_EQ(C.col, reference.col);
+    EXPECT_EQ(C.val, reference.val);
     EXPECT_EQ(stats.choice.rfind(c.expected, 0), 0u) << stats.choice;
     EXPECT_NE(stats.choice.find("L2"), std::string::npos) << stats.choice;
+    if (std::string(c.expected) != "gustavson") {
+      EXPECT_NE(stats.choice.find("products per row"), std::string::npos) << stats.choice;
+    }
   }
 }
 

@@ -190,6 +190,7 @@ class Cusparse : public GpuSpgemmBackend<Cusparse> {
   std::string description() const override {
     return "vendor baseline: NVIDIA cuSPARSE SpGEMM (generic API, CUSPARSE_SPGEMM_DEFAULT)";
   }
+  bool external_baseline() const override { return true; }
 
   template <class Value>
   void check_operands(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) const {

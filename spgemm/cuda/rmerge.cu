@@ -40,18 +40,15 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 
 #include "common/cuda/check.cuh"
 #include "common/cuda/event_timer.cuh"
+#include "common/environment.hpp"
 #include "sparse/cuda/device_csr.cuh"
 #include "spgemm/cuda/gpu_backend.cuh"
 #include "spgemm/cuda/rmerge_kernels.cuh"
@@ -84,15 +81,11 @@ int checked_sub_warp_size(int W) {
 
 // AMGSOLVE_RMERGE_WIDTH when set (and not empty), else the default.
 int sub_warp_size_from_environment() {
-  const char* text = std::getenv(kSubWarpSizeVariable);
-  if (!text || !*text) return kDefaultSubWarpSize;
-  const char* end = text + std::strlen(text);
-  int W = 0;
-  const auto [stop, error] = std::from_chars(text, end, W);
-  if (error != std::errc() || stop != end || !is_sub_warp_size(W))
-    throw Error(std::string(kSubWarpSizeVariable) + "='" + text +
-                "' is not a sub-warp size for SpGEMM backend 'rmerge': use 2, 4, 8, 16 or 32");
-  return W;
+  const auto W = integer_from_environment(kSubWarpSizeVariable, 2, 32);
+  if (W && !is_sub_warp_size(*W))
+    throw Error(std::string(kSubWarpSizeVariable) + "=" + std::to_string(*W) +
+                " is not a sub-warp size for SpGEMM backend 'rmerge': use 2, 4, 8, 16 or 32");
+  return W ? static_cast<int>(*W) : kDefaultSubWarpSize;
 }
 
 // SufficientSubWarpSize of Listing 2: the smallest sub-warp size >= longest (a power of two, at least 2).

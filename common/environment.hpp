@@ -1,0 +1,12 @@
+#pragma once
+// Integer settings read from environment variables (algorithm parameters of registered backends, which
+// are built once per process, before any configuration is read).
+#include <optional>
+
+namespace amgsolve {
+
+// The value of the variable `name`: nullopt when it is unset or empty; InputError naming the variable,
+// its text and the allowed range when it is not a whole decimal integer in [min, max].
+std::optional<long long> integer_from_environment(const char* name, long long min, long long max);
+
+}  // namespace amgsolve
