@@ -23,7 +23,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -167,8 +166,7 @@ Input file_product(const std::string& pair) {
   if (A->cols != B->rows)
     throw InputError("--product " + pair + ": " + files[0] + " has " + std::to_string(A->cols) + " columns but " +
                      files[1] + " has " + std::to_string(B->rows) + " rows");
-  const auto name = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
-  return {name(files[0]) + "*" + name(files[1]), std::move(A), std::move(B), Set::product};
+  return {files[0] + "*" + files[1], std::move(A), std::move(B), Set::product};
 }
 
 // STREAM triad a = b + s c with OpenMP, bytes moved 3 * 8 * n per sweep (STREAM's convention),
@@ -241,7 +239,7 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
   return m;
 }
 
-// Geometric mean over the A^2 and Galerkin inputs of time(baseline) / time(backend), per backend.
+// Geometric mean over the A^2, A * B and Galerkin inputs of time(baseline) / time(backend), per backend.
 void print_speedups(const std::vector<Measurement>& rows, const std::vector<Input>& inputs,
                     const std::vector<std::string>& baselines) {
   std::map<std::string, std::map<std::string, double>> time;  // matrix -> backend -> seconds
@@ -264,6 +262,20 @@ void print_speedups(const std::vector<Measurement>& rows, const std::vector<Inpu
     for (const auto& [backend, sum] : log_sum)
       std::printf("  %-12s %6.2fx\n", backend.c_str(), std::exp(sum.first / sum.second));
   }
+}
+
+// The table as CSV; columns added later go at the end, so that readers by position keep working.
+void write_csv(const std::string& path, const std::vector<Measurement>& rows) {
+  std::ofstream out(path);
+  out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
+         "median_symbolic_seconds,min_seconds,external_baseline,choice\n";
+  for (const Measurement& m : rows)
+    out << csv_field(m.matrix) << ',' << m.backend << ',' << m.median_seconds << ','
+        << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
+        << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false") << ','
+        << m.median_symbolic_seconds << ',' << m.min_seconds << ',' << (m.external_baseline ? "true" : "false") << ','
+        << csv_field(m.stats.choice) << '\n';
+  if (!out.flush()) throw Error("cannot write " + path);
 }
 
 }  // namespace
@@ -314,7 +326,8 @@ int main(int argc, char** argv) {
     for (const std::string& spec : galerkin)
       for (Input& in : galerkin_chain(spec)) inputs.push_back(std::move(in));
     for (const std::string& pair : products) inputs.push_back(file_product(pair));
-    std::vector<std::pair<std::string, Index>> columns = uniform.empty() ? decltype(columns){} : uniform_powers(uniform);
+    std::vector<std::pair<std::string, Index>> columns;
+    if (!uniform.empty()) columns = uniform_powers(uniform);
     for (const Index count : uniform_columns) columns.emplace_back(std::to_string(count), count);
     for (Input& in : uniform_set(columns, uniform_rows, uniform_per_row)) inputs.push_back(std::move(in));
     if (inputs.empty())
@@ -356,17 +369,11 @@ int main(int argc, char** argv) {
     if (std::any_of(backends.begin(), backends.end(), [](const SpgemmBackend* b) { return b->external_baseline(); }))
       std::printf("* external baseline (a library's product, for comparison)\n");
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
-    if (!csv.empty()) {
-      std::ofstream out(csv);
-      out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
-             "median_symbolic_seconds,min_seconds,external_baseline,choice\n";
-      for (const Measurement& m : rows)
-        out << csv_field(m.matrix) << ',' << m.backend << ',' << m.median_seconds << ','
-            << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
-            << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false")
-            << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << ','
-            << (m.external_baseline ? "true" : "false") << ',' << csv_field(m.stats.choice) << '\n';
-    }
+    if (!csv.empty()) write_csv(csv, rows);
+    const auto disagreeing = std::count_if(rows.begin(), rows.end(), [](const Measurement& m) { return !m.agrees; });
+    if (disagreeing > 0)
+      throw Error(std::to_string(disagreeing) + " of " + std::to_string(rows.size()) +
+                  " results differ from the first backend's (agrees: NO in the table)");
   } catch (const Error& e) {
     std::fprintf(stderr, "spgemm-bench: error: %s\n", e.what());
     return 1;

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <algorithm>
 #include <string>
@@ -10,12 +12,15 @@
 namespace amgsolve {
 namespace {
 
+// A positive whole number of bytes from the variable, else 0 (unset, or not such a number: "2M", "-1" and
+// "1e6" are ignored rather than misread).
 std::size_t from_environment(const char* name) {
   const char* text = std::getenv(name);
   if (!text) return 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  return end != text ? static_cast<std::size_t>(v) : 0;
+  const char* end = text + std::strlen(text);
+  unsigned long long value = 0;
+  const auto [stop, error] = std::from_chars(text, end, value);
+  return error == std::errc() && stop == end ? static_cast<std::size_t>(value) : 0;
 }
 
 // "2048K" / "64" / "1M" from a sysfs cache attribute, in bytes; 0 if absent.

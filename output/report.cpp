@@ -1,9 +1,9 @@
-#include "common/csv.hpp"
 #include "output/report.hpp"
 
 #include <fstream>
 
 #include "common/atomic_file.hpp"
+#include "common/csv.hpp"
 #include "common/error.hpp"
 
 namespace amgsolve {
@@ -173,15 +173,17 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
   {
     std::ofstream out(target.temp_path());
     if (!out) throw Error("cannot create " + path);
-    out << "level,product,backend,external_baseline,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,"
-           "compression_factor,extra_bytes,agrees,max_relative_difference,choice,error\n";
+    // Columns added later go at the end, so that readers by position keep working.
+    out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
+           "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error\n";
     out.precision(9);
     for (const SpgemmComparisonRow& r : rows)
-      out << r.level << ',' << r.product << ',' << r.backend << ',' << (r.external_baseline ? "true" : "false") << ','
-          << r.stats.seconds() << ',' << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ','
-          << r.stats.gflops() << ',' << r.stats.nnz << ',' << r.stats.compression_factor() << ','
-          << r.stats.extra_bytes << ',' << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << ','
-          << csv_field(r.stats.choice) << ',' << csv_field(r.error) << '\n';
+      out << r.level << ',' << r.product << ',' << r.backend << ',' << r.stats.seconds() << ','
+          << r.stats.symbolic_seconds << ',' << r.stats.numeric_seconds << ',' << r.stats.gflops() << ','
+          << r.stats.nnz << ',' << r.stats.compression_factor() << ',' << r.stats.extra_bytes << ','
+          << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << ','
+          << (r.external_baseline ? "true" : "false") << ',' << csv_field(r.stats.choice) << ','
+          << csv_field(r.error) << '\n';
     out.close();
     if (out.fail()) throw Error("error while writing " + path);
   }

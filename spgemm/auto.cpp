@@ -7,15 +7,15 @@
 // products span about 2 * 128^2 of them), because consecutive rows then reuse the same cache lines.
 // Only when the rows scatter over the whole range (random matrices, MAGNUS's uniform set) do most
 // accumulator accesses miss: then MAGNUS, whose chunks are sized to L2, is chosen, unless the rows have
-// so few products (flops / 2 per row of A at most kHashMostProductsPerRow) that a per-row hash table,
-// sized to the products and not to the columns, does less work than MAGNUS's per-row sort: uniform
-// random rows of 2^22 columns, 2 threads, 65,536 / 262,144 rows, hash against magnus (median of 9):
-// 4 products per row 0.74x / 0.84x, 9 per row 1.50x / 1.00x, 16 per row 2.5x / 1.4x. The window is
-// the mean column span of the products of up to kSampledRows rows of A spread evenly over it: a cheap
-// sample, read in O(sampled nnz(A)), and taken only when the whole accumulator exceeds L2; the flops
-// are counted exactly, in O(nnz(A)), only for scattered rows. (The compression factor did not change
-// the choice where it was measured: R-MAT A^2, compression 1.4-1.75, magnus 0.60-0.82x of gustavson's
-// time, hash 2.3-3.3x; so it is not computed.)
+// so few products (a mean of at most kHashMostProductsPerRow over the nonempty rows of C, from the exact
+// flop count) that a per-row hash table, sized to the products and not to the columns, does less work
+// than MAGNUS's per-row sort: uniform random rows of 2^22 columns, 2 threads, 65,536 / 262,144 rows,
+// hash against magnus (median of 9): 4 products per row 0.74x / 0.84x, 9 per row 1.50x / 1.00x, 16 per
+// row 2.5x / 1.4x. The window is the mean column span of the products of up to kSampledRows rows of A
+// spread evenly over it: a cheap sample, read in O(sampled nnz(A)), and taken only when the whole
+// accumulator exceeds L2; the flops are counted exactly, in O(nnz(A)), only for scattered rows. (The
+// compression factor did not change the choice where it was measured: R-MAT A^2, compression 1.4-1.75,
+// magnus 0.60-0.82x of gustavson's time, hash 2.3-3.3x; so it is not computed.)
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -45,8 +45,7 @@ class Auto : public SpgemmBackendFor<Auto> {
     facts.whole_fits = facts.accumulator <= facts.l2;
     facts.window = facts.whole_fits ? facts.accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
     const bool local = facts.window <= facts.l2;
-    if (!local)
-      facts.products_per_row = static_cast<double>(spgemm_multiplications(A, B)) / std::max<Index>(A.rows, 1);
+    if (!local) facts.products_per_row = mean_products_per_row(A, B);
     const char* name = local                                                 ? "gustavson"
                        : facts.products_per_row <= kHashMostProductsPerRow ? "hash"
                                                                              : "magnus";
@@ -62,7 +61,7 @@ class Auto : public SpgemmBackendFor<Auto> {
   struct Facts {
     std::size_t accumulator = 0, window = 0, l2 = 0;  // bytes
     bool whole_fits = false;
-    double products_per_row = 0;  // counted for scattered rows only
+    double products_per_row = 0;  // mean over nonempty rows; counted for scattered rows only
   };
 
   // Built with few allocations: the reason is written for every product, a few microseconds each for the
@@ -86,7 +85,7 @@ class Auto : public SpgemmBackendFor<Auto> {
     text += " L2";
     if (f.window > f.l2) {
       char products[64];
-      std::snprintf(products, sizeof products, "; %.1f products per row (hash at most %.0f)", f.products_per_row,
+      std::snprintf(products, sizeof products, "; %.1f products per row on average (hash at most %.0f)", f.products_per_row,
                     kHashMostProductsPerRow);
       text += products;
     }
@@ -97,6 +96,20 @@ class Auto : public SpgemmBackendFor<Auto> {
     const auto end = std::to_chars(digits, digits + sizeof digits, bytes >> 10).ptr;
     text.append(digits, end);
     text += " KiB";
+  }
+
+  // Mean products over the rows of C that have any (empty rows would make wide rows look short).
+  template <class Value>
+  static double mean_products_per_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
+    Offset products = 0;
+    Index rows = 0;
+#pragma omp parallel for schedule(static) reduction(+ : products, rows)
+    for (Index i = 0; i < A.rows; ++i) {
+      const Offset m = row_multiplications(A, B, i);
+      products += m;
+      rows += m > 0 ? 1 : 0;
+    }
+    return rows > 0 ? static_cast<double>(products) / rows : 0.0;
   }
 
   // Mean over sampled rows of A of (largest - smallest column of the row's products + 1); B's rows are

@@ -182,17 +182,27 @@ class RMergeCpu : public SpgemmBackendFor<RMergeCpu> {
 // bad value makes this backend unavailable, saying why, instead of failing every use of the registry.
 class RMergeCpuFromEnvironment : public RMergeCpu {
  public:
-  RMergeCpuFromEnvironment() {
-    try {
-      if (const auto W = integer_from_environment(kRMergeCpuWidthVariable, kLeastRMergeCpuWidth, kMostRMergeCpuWidth))
-        static_cast<RMergeCpu&>(*this) = RMergeCpu(static_cast<Index>(*W));
-    } catch (const Error& e) {
-      environment_error_ = e.what();
-    }
-  }
+  RMergeCpuFromEnvironment() : RMergeCpuFromEnvironment(width_from_environment()) {}
   std::string unavailable_reason() const override { return environment_error_; }
 
  private:
+  struct Setting {
+    Index width = kDefaultRMergeCpuWidth;
+    std::string error;  // why the variable's value cannot be used
+  };
+  explicit RMergeCpuFromEnvironment(const Setting& s) : RMergeCpu(s.width), environment_error_(s.error) {}
+
+  static Setting width_from_environment() {
+    Setting s;
+    try {
+      if (const auto W = integer_from_environment(kRMergeCpuWidthVariable, kLeastRMergeCpuWidth, kMostRMergeCpuWidth))
+        s.width = static_cast<Index>(*W);
+    } catch (const Error& e) {
+      s.error = e.what();
+    }
+    return s;
+  }
+
   std::string environment_error_;
 };
 

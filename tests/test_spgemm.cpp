@@ -159,8 +159,9 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, SpgemmBackendTest, ::testing::ValuesIn(bac
                            return n;
                          });
 
-// rmerge-cpu's merge width W: any W from 2 on gives the dense product, through one to five rounds of
-// splitting (rows of up to 2500 entries); widths outside the range are refused.
+// rmerge-cpu's merge width W: any W from 2 on gives the dense product, through none (W = 4096) to eleven
+// (W = 2) rounds of splitting of a row of 2500 entries; the rounds' factors count as extra memory (the
+// first G holds A's entries); widths outside the range are refused.
 TEST(RMergeCpu, EveryMergeWidthMatchesTheDenseProduct) {
   std::vector<Triplet<double>> t;
   for (Index j = 0; j < 2500; ++j) t.push_back({1, j, std::sin(0.1 * j)});
@@ -175,6 +176,13 @@ TEST(RMergeCpu, EveryMergeWidthMatchesTheDenseProduct) {
     expect_product_matches_dense(*backend, long_rows, B, 1e-13);
     expect_product_matches_dense(*backend, random_sparse(70, 45, 0.2, 62), random_sparse(45, 90, 0.1, 63), 1e-14);
     expect_product_matches_dense(*backend, cast_values<float>(long_rows), cast_values<float>(B), 1e-5);
+    SpgemmStats stats;
+    backend->multiply(long_rows, B, &stats);
+    if (W >= 2500) {
+      EXPECT_EQ(stats.extra_bytes, 0u);  // no round: A * B directly
+    } else {
+      EXPECT_GE(stats.extra_bytes, static_cast<std::uint64_t>(long_rows.nnz()) * (sizeof(Index) + sizeof(double)));
+    }
   }
   EXPECT_THROW(make_rmerge_cpu(1), InputError);
   EXPECT_THROW(make_rmerge_cpu(kMostRMergeCpuWidth + 1), InputError);
@@ -183,16 +191,25 @@ TEST(RMergeCpu, EveryMergeWidthMatchesTheDenseProduct) {
 // The registered rmerge-cpu reads AMGSOLVE_RMERGE_CPU_WIDTH; the registry was filled before this test
 // could set it, so the test checks the variable through a new registry of the same backends.
 TEST(RMergeCpu, TheRegisteredInstanceTakesItsWidthFromTheEnvironment) {
-  const auto registered_with = [](const char* value) {
+  const char* users = std::getenv(kRMergeCpuWidthVariable);
+  const std::string saved = users ? users : "";
+  const auto registered_with = [&](const char* value) {
     ::setenv(kRMergeCpuWidthVariable, value, 1);
     SpgemmRegistry registry;
     register_all_spgemm_backends(registry);
-    ::unsetenv(kRMergeCpuWidthVariable);
+    if (users) {
+      ::setenv(kRMergeCpuWidthVariable, saved.c_str(), 1);
+    } else {
+      ::unsetenv(kRMergeCpuWidthVariable);
+    }
     const SpgemmBackend* rmerge = registry.find("rmerge-cpu");
     return std::make_pair(rmerge->description(), rmerge->unavailable_reason());
   };
-  EXPECT_NE(registered_with("").first.find("W = 32"), std::string::npos);
-  EXPECT_NE(registered_with("8").first.find("W = 8"), std::string::npos);
+  for (const auto& [value, width] : {std::pair{"", "W = 32"}, std::pair{"8", "W = 8"}}) {
+    const auto [description, reason] = registered_with(value);
+    EXPECT_NE(description.find(width), std::string::npos) << value << ": " << description;
+    EXPECT_EQ(reason, "") << value;
+  }
   for (const char* bad : {"1", "eight", "8x", "70000"}) {
     const std::string reason = registered_with(bad).second;
     EXPECT_NE(reason.find(kRMergeCpuWidthVariable), std::string::npos) << bad << ": " << reason;
@@ -410,22 +427,13 @@ TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
 namespace amgsolve {
 namespace {
 
-// The SmallCaches. entries of ctest run the backend suite with tiny cache sizes in the environment; they
-// must reach the code, or that suite would only repeat this one.
-TEST(CacheGeometry, EnvironmentOverridesTakeEffect) {
+// Run only by the SmallCaches. entries of ctest (tests/CMakeLists.txt), which set a tiny L2 in the
+// environment: it must reach the code, or that suite would only repeat the plain one.
+TEST(CacheGeometry, SmallCachesRunSeesItsL2) {
   const auto l2 = integer_from_environment("AMGSOLVE_L2_BYTES", 1, 1LL << 40);
-  const auto line = integer_from_environment("AMGSOLVE_CACHE_LINE_BYTES", 1, 4096);
-  const auto llc = integer_from_environment("AMGSOLVE_LLC_BYTES", 1, 1LL << 40);
-  if (!l2 && !line && !llc) GTEST_SKIP() << "no cache override set (the SmallCaches. ctest entries set them)";
-  if (l2) {
-    EXPECT_EQ(l2_cache_bytes(), static_cast<std::size_t>(*l2));
-  }
-  if (line) {
-    EXPECT_EQ(cache_line_bytes(), static_cast<std::size_t>(*line));
-  }
-  if (llc) {
-    EXPECT_EQ(last_level_cache_bytes(), static_cast<std::size_t>(*llc));
-  }
+  ASSERT_TRUE(l2.has_value()) << "AMGSOLVE_L2_BYTES is not set: the SmallCaches. ctest entries set it";
+  EXPECT_EQ(l2_cache_bytes(), static_cast<std::size_t>(*l2));
+  EXPECT_LT(l2_cache_bytes(), std::size_t{4096});
 }
 
 TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
@@ -434,7 +442,7 @@ TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
   struct Case {
     Index cols;
     Index spacing;   // between the columns of consecutive rows of B
-    double density;  // of A (15 x 20): 0.6 gives about 12 products per row, 0.1 about 2
+    double density;  // of A (15 x 20): 0.6 gives about 12 products per row; 0.1 stands for 2 (built below)
     const char* expected;
   };
   // A narrow accumulator; a wide one whose rows stay in a narrow window (stencil-like); a wide one whose
@@ -445,7 +453,10 @@ TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
                  std::to_string(c.density));
     std::vector<Triplet<double>> t;
     for (Index i = 0; i < 20; ++i) t.push_back({i, static_cast<Index>((i * c.spacing) % c.cols), 1.0 + i});
-    const CsrMatrix<double> A = test::random_sparse(15, 20, c.density, 41);
+    // Few products: columns 0 and 19 of every row, whose rows of B lie 19 spacings apart.
+    const CsrMatrix<double> A =
+        c.density > 0.5 ? test::random_sparse(15, 20, c.density, 41)
+                        : csr_from_triplets<double>(2, 20, {{0, 0, 1.0}, {0, 19, 2.0}, {1, 0, -1.0}, {1, 19, 0.5}});
     const CsrMatrix<double> B = csr_from_triplets(20, c.cols, t);
     SpgemmStats stats;
     const CsrMatrix<double> C = automatic.multiply(A, B, &stats);

@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -81,10 +82,14 @@ int checked_sub_warp_size(int W) {
 
 // AMGSOLVE_RMERGE_WIDTH when set (and not empty), else the default.
 int sub_warp_size_from_environment() {
-  const auto W = integer_from_environment(kSubWarpSizeVariable, 2, 32);
-  if (W && !is_sub_warp_size(*W))
-    throw Error(std::string(kSubWarpSizeVariable) + "=" + std::to_string(*W) +
-                " is not a sub-warp size for SpGEMM backend 'rmerge': use 2, 4, 8, 16 or 32");
+  const std::string hint = "; SpGEMM backend 'rmerge' takes a sub-warp size of 2, 4, 8, 16 or 32";
+  std::optional<long long> W;
+  try {
+    W = integer_from_environment(kSubWarpSizeVariable, 2, 32);
+  } catch (const Error& e) {
+    throw Error(e.what() + hint);
+  }
+  if (W && !is_sub_warp_size(*W)) throw Error(std::string(kSubWarpSizeVariable) + "=" + std::to_string(*W) + hint);
   return W ? static_cast<int>(*W) : kDefaultSubWarpSize;
 }
 
