@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include "amg/hierarchy.hpp"
+#include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
@@ -209,6 +210,8 @@ struct Measurement {
   double min_seconds = 0;  // the fastest run: on a shared, noisy machine, the steadiest for A/B comparisons
   SpgemmStats stats;
   bool agrees = false;
+
+  double gflops() const { return median_seconds > 0 ? stats.flops() / median_seconds * 1e-9 : 0.0; }
 };
 
 Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, int runs,
@@ -264,18 +267,22 @@ void print_speedups(const std::vector<Measurement>& rows, const std::vector<Inpu
   }
 }
 
-// The table as CSV; columns added later go at the end, so that readers by position keep working.
+// The table as CSV, whole or not at all; columns added later go at the end, so that readers by position
+// keep working.
 void write_csv(const std::string& path, const std::vector<Measurement>& rows) {
-  std::ofstream out(path);
-  out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
-         "median_symbolic_seconds,min_seconds,external_baseline,choice\n";
-  for (const Measurement& m : rows)
-    out << csv_field(m.matrix) << ',' << m.backend << ',' << m.median_seconds << ','
-        << (m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0) << ',' << m.stats.nnz << ','
-        << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ',' << (m.agrees ? "true" : "false") << ','
-        << m.median_symbolic_seconds << ',' << m.min_seconds << ',' << (m.external_baseline ? "true" : "false") << ','
-        << csv_field(m.stats.choice) << '\n';
-  if (!out.flush()) throw Error("cannot write " + path);
+  AtomicFile target(path);
+  {
+    std::ofstream out(target.temp_path());
+    out << "matrix,backend,median_seconds,gflops,nnz,compression_factor,extra_bytes,agrees,"
+           "median_symbolic_seconds,min_seconds,external_baseline,choice\n";
+    for (const Measurement& m : rows)
+      out << csv_field(m.matrix) << ',' << m.backend << ',' << m.median_seconds << ',' << m.gflops() << ','
+          << m.stats.nnz << ',' << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ','
+          << (m.agrees ? "true" : "false") << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << ','
+          << (m.external_baseline ? "true" : "false") << ',' << csv_field(m.stats.choice) << '\n';
+    if (!out.flush()) throw Error("cannot write " + path);
+  }
+  target.commit();
 }
 
 }  // namespace
@@ -314,6 +321,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) omp_set_num_threads(threads);
+    if (!csv.empty()) require_writable(csv, "CSV file");  // now, not after the measurements
     std::vector<const SpgemmBackend*> backends;
     for (const SpgemmBackend* b : SpgemmRegistry::instance().all())
       if (b->available() && (backend_names.empty() || std::count(backend_names.begin(), backend_names.end(), b->name())))
@@ -352,11 +360,10 @@ int main(int argc, char** argv) {
       }
       const double baseline = measured.front().median_seconds;
       for (const Measurement& m : measured) {
-        const double gflops = m.median_seconds > 0 ? m.stats.flops() / m.median_seconds * 1e-9 : 0;
         const double ideal = bandwidth > 0 ? ideal_bytes(*in.A, *in.B, m.stats.nnz) / bandwidth : 0.0;
         const std::string shown = m.backend + (m.external_baseline ? "*" : "");
         std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s", in.name.c_str(), shown.c_str(),
-                    m.median_seconds, gflops, static_cast<long long>(m.stats.nnz), m.stats.compression_factor(),
+                    m.median_seconds, m.gflops(), static_cast<long long>(m.stats.nnz), m.stats.compression_factor(),
                     static_cast<double>(m.stats.extra_bytes) / (1 << 20), m.median_seconds / baseline,
                     m.agrees ? "yes" : "NO");
         if (ideal > 0 && in.set == Set::uniform) std::printf(" %9.2f", m.median_seconds / ideal);

@@ -2,25 +2,27 @@
 
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <algorithm>
+#include <limits>
 #include <string>
+
+#include "common/environment.hpp"
+#include "common/error.hpp"
 
 namespace amgsolve {
 namespace {
 
 // A positive whole number of bytes from the variable, else 0 (unset, or not such a number: "2M", "-1" and
-// "1e6" are ignored rather than misread).
+// "1e6" are ignored rather than misread; a cache size falls back to the system's instead of failing).
 std::size_t from_environment(const char* name) {
-  const char* text = std::getenv(name);
-  if (!text) return 0;
-  const char* end = text + std::strlen(text);
-  unsigned long long value = 0;
-  const auto [stop, error] = std::from_chars(text, end, value);
-  return error == std::errc() && stop == end ? static_cast<std::size_t>(value) : 0;
+  try {
+    return static_cast<std::size_t>(
+        integer_from_environment(name, 1, std::numeric_limits<long long>::max()).value_or(0));
+  } catch (const InputError&) {
+    return 0;
+  }
 }
 
 // "2048K" / "64" / "1M" from a sysfs cache attribute, in bytes; 0 if absent.
