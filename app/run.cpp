@@ -40,6 +40,9 @@ void check_outputs(const Config& config) {
   }
   if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file");
   if (!out.vtk.empty()) {
+    if (!vtk_available())
+      throw InputError("output.vtk: built without VTK, so no .vti file can be written (install libvtk9-dev and "
+                       "rebuild, or leave output.vtk and --vtk empty)");
     if (config.problem.type == ProblemType::matrix_market)
       throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
                        "(use output.solution to save the solution vector)");

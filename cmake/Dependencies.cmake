@@ -1,16 +1,32 @@
 # Third-party libraries, all from Debian packages (scripts/bootstrap installs them).
+# Required: OpenMP, Eigen, yaml-cpp, CLI11, nlohmann-json (and GoogleTest for the tests): the small header and
+# library packages that scripts/device-deps also fetches for the GPU machine. Optional, found quietly, the
+# parts that need them left out with a message: VTK (the .vti output), Google Benchmark (bench_kernels),
+# GraphBLAS (the graphblas baseline, spgemm/CMakeLists.txt).
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(VTK 9 REQUIRED COMPONENTS CommonCore CommonDataModel IOXML)
+
+find_package(VTK 9 QUIET COMPONENTS CommonCore CommonDataModel IOXML)
+set(AMGSOLVE_WITH_VTK ${VTK_FOUND})
+if(NOT AMGSOLVE_WITH_VTK)
+  message(STATUS "amgsolve: VTK 9 not found (libvtk9-dev), building without VTK output: output.vtk and --vtk "
+                 "answer \"built without VTK\"")
+endif()
 
 if(AMGSOLVE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
+set(AMGSOLVE_WITH_GOOGLE_BENCHMARK OFF)
 if(AMGSOLVE_BUILD_BENCH)
-  find_package(benchmark REQUIRED)
+  find_package(benchmark QUIET)
+  set(AMGSOLVE_WITH_GOOGLE_BENCHMARK ${benchmark_FOUND})
+  if(NOT benchmark_FOUND)
+    message(STATUS "amgsolve: Google Benchmark not found (libbenchmark-dev), bench_kernels is left out "
+                   "(spgemm-bench is still built)")
+  endif()
 endif()
 
 # Debian's yaml-cpp 0.7 exports the target "yaml-cpp" without a namespace.

@@ -70,6 +70,8 @@ void add_voxel_array(vtkImageData* image, const VoxelDomain& domain, const std::
 
 }  // namespace
 
+bool vtk_available() { return true; }
+
 void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const std::vector<ScalarField>& scalars,
                      const std::vector<IntegerField>& integers) {
   vtkNew<vtkImageData> image;

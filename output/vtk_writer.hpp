@@ -9,6 +9,10 @@
 
 namespace amgsolve {
 
+// False in a build without VTK (libvtk9-dev was not found): the writers below then throw, and the
+// application refuses output.vtk before any long work.
+bool vtk_available();
+
 struct ScalarField {
   std::string name;
   Vector<double> values;

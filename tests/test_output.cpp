@@ -1,122 +1,14 @@
-// VTK and JSON output: what is written reads back equal; failed writes leave nothing behind.
-#include <vtkDataArray.h>
-#include <vtkImageData.h>
-#include <vtkNew.h>
-#include <vtkCellData.h>
-#include <vtkDataSetAttributes.h>
-#include <vtkPointData.h>
-#include <vtkXMLImageDataReader.h>
-
+// JSON output and atomic files: what is written reads back equal; failed writes leave nothing behind.
+// (The VTK writers are tested in test_vtk.cpp, built when VTK is.)
 #include <fstream>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "output/report.hpp"
-#include "output/vtk_writer.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
 namespace {
-
-TEST(Vtk, ImageDataReadsBackEqual) {
-  test::ScratchDir dir;
-  Grid g;
-  g.dims = 3;
-  g.size = {5, 4, 3};
-  g.origin = {0.1, 0.2, 0.25};
-  g.spacing = {0.1, 0.2, 0.25};
-  Vector<double> u(60), b(60);
-  Array<Index> agg(60);
-  for (int i = 0; i < 60; ++i) {
-    u[i] = std::sin(i) * 1e-7;
-    b[i] = i;
-    agg[i] = i / 7;
-  }
-  const std::string path = dir.file("field.vti");
-  write_vti(path, g, {{"solution", u}, {"rhs", b}}, {{"aggregate", agg}});
-
-  vtkNew<vtkXMLImageDataReader> reader;
-  reader->SetFileName(path.c_str());
-  reader->Update();
-  vtkImageData* image = reader->GetOutput();
-  int dims[3];
-  image->GetDimensions(dims);
-  EXPECT_EQ(dims[0], 5);
-  EXPECT_EQ(dims[1], 4);
-  EXPECT_EQ(dims[2], 3);
-  double spacing[3], origin[3];
-  image->GetSpacing(spacing);
-  image->GetOrigin(origin);
-  for (int d = 0; d < 3; ++d) {
-    EXPECT_DOUBLE_EQ(spacing[d], g.spacing[d]);
-    EXPECT_DOUBLE_EQ(origin[d], g.origin[d]);
-  }
-  vtkDataArray* solution = image->GetPointData()->GetArray("solution");
-  vtkDataArray* aggregate = image->GetPointData()->GetArray("aggregate");
-  ASSERT_NE(solution, nullptr);
-  ASSERT_NE(aggregate, nullptr);
-  ASSERT_NE(image->GetPointData()->GetArray("rhs"), nullptr);
-  for (int i = 0; i < 60; ++i) {
-    EXPECT_EQ(solution->GetTuple1(i), u[i]);  // binary, bit-exact
-    EXPECT_EQ(aggregate->GetTuple1(i), agg[i]);
-  }
-  // Point (i, j, k) sits at origin + spacing * (i, j, k): x fastest, as the solver numbers unknowns.
-  double p[3];
-  image->GetPoint(1 + 5 * (2 + 4 * 1), p);
-  EXPECT_DOUBLE_EQ(p[0], 0.1 + 0.1 * 1);
-  EXPECT_DOUBLE_EQ(p[1], 0.2 + 0.2 * 2);
-  EXPECT_DOUBLE_EQ(p[2], 0.25 + 0.25 * 1);
-}
-
-TEST(Vtk, VoxelDataIsScatteredToTheDomainAndBlankedOutside) {
-  test::ScratchDir dir;
-  // A 4 x 3 x 2 box of 0.5 mm voxels with every third voxel outside the domain.
-  const VoxelDomain d = make_voxel_domain({4, 3, 2}, {-1.0, 0.0, 2.0}, 0.5, [](std::int64_t v) { return v % 3 != 0; });
-  Vector<double> phi(static_cast<std::size_t>(d.unknowns()));
-  Array<Index> label(phi.size());
-  for (std::size_t u = 0; u < phi.size(); ++u) {
-    phi[u] = std::exp(-static_cast<double>(u));
-    label[u] = static_cast<Index>(u % 4 + 1);
-  }
-  const std::string path = dir.file("voxels.vti");
-  write_voxel_vti(path, d, {{"fluence", phi}}, {{"tissue", label}});
-
-  vtkNew<vtkXMLImageDataReader> reader;
-  reader->SetFileName(path.c_str());
-  reader->Update();
-  vtkImageData* image = reader->GetOutput();
-  ASSERT_EQ(image->GetNumberOfCells(), 24);  // one cell per voxel: points are the voxel corners
-  double origin[3];
-  image->GetOrigin(origin);
-  EXPECT_DOUBLE_EQ(origin[0], -1.0);
-  EXPECT_DOUBLE_EQ(origin[2], 2.0);
-  vtkDataArray* fluence = image->GetCellData()->GetArray("fluence");
-  vtkDataArray* tissue = image->GetCellData()->GetArray("tissue");
-  vtkDataArray* ghost = image->GetCellData()->GetArray(vtkDataSetAttributes::GhostArrayName());
-  ASSERT_NE(fluence, nullptr);
-  ASSERT_NE(tissue, nullptr);
-  ASSERT_NE(ghost, nullptr);
-  for (std::int64_t v = 0; v < d.voxels(); ++v) {
-    const Index u = d.unknown_of_voxel[v];
-    if (u < 0) {
-      EXPECT_TRUE(std::isnan(fluence->GetTuple1(v)));
-      EXPECT_EQ(tissue->GetTuple1(v), 0);
-      EXPECT_EQ(ghost->GetTuple1(v), vtkDataSetAttributes::HIDDENCELL);
-    } else {
-      EXPECT_EQ(fluence->GetTuple1(v), static_cast<float>(phi[u]));  // stored as float
-      EXPECT_EQ(tissue->GetTuple1(v), label[u]);
-      EXPECT_EQ(ghost->GetTuple1(v), 0);
-    }
-  }
-}
-
-TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
-  test::ScratchDir dir;
-  Grid g;
-  g.size = {2, 2, 1};
-  EXPECT_THROW(write_vti(dir.file("x.vti"), g, {{"solution", Vector<double>(3)}}), Error);
-  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
-}
 
 TEST(AtomicFile, UncommittedFileLeavesNothing) {
   test::ScratchDir dir;
