@@ -47,7 +47,7 @@ class ObservedSpgemm final : public SpgemmBackend {
 
   std::string name() const override { return inner_.name(); }
   std::string description() const override { return inner_.description(); }
-  Device device() const override { return inner_.device(); }
+  BackendKind runs_on() const override { return inner_.runs_on(); }
 
  protected:
   CsrMatrix<double> compute(const CsrMatrix<double>& A, const CsrMatrix<double>& B,
@@ -86,9 +86,9 @@ struct AggregationPhases {
 };
 
 template <class Value>
-AggregationPhases<Value> aggregation_phases(ExecutionDevice device) {
-  if (resolve(device) == ExecutionDevice::gpu) {
-    require_gpu("amg.device: gpu");
+AggregationPhases<Value> aggregation_phases(BackendKind backend) {
+  if (backend == BackendKind::cuda) {
+    require_gpu("backend: cuda");
     return {&gpu_strength_of_connection<Value>, &gpu_mis2_aggregation, &gpu_tentative_prolongation<Value>};
   }
   return {&strength_of_connection<Value>, &mis2_aggregation, &tentative_prolongation<Value>};
@@ -104,10 +104,11 @@ double estimate_rho_dinv_a(const CsrMatrix<Value>& A, const AmgParams& params, s
 
 template <class Value>
 AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params,
-                                  LevelCallback on_level, ProductCallback on_product)
-    : params_(params) {
+                                  LevelCallback on_level, ProductCallback on_product, BackendKind backend)
+    : params_(params), backend_(backend) {
   Timer total;
-  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params.spgemm);
+  if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(backend);
+  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, backend);
   levels_.push_back(Level{std::move(A), {}, {}, {}, {}, {}, {}});
   while (true) {
     LevelInfo info;
@@ -116,7 +117,7 @@ AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, con
     info.nnz = levels_.back().A->nnz();
     Timer timer;
     const bool small_enough = info.rows <= params.coarse_size || static_cast<int>(levels_.size()) >= params.max_levels;
-    if (small_enough || !coarsen(params, spgemm, on_product, info)) {
+    if (small_enough || !coarsen(params_, spgemm, on_product, info)) {
       if (info.rows > kMaxDirectRows)
         throw NumericalError("coarsening stopped at level " + std::to_string(info.level) + " with " +
                              std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
@@ -157,7 +158,7 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
     phase.restart();
   };
   require_positive_diagonal(A, info.level);
-  const AggregationPhases<Value> phases = aggregation_phases<Value>(params.device);
+  const AggregationPhases<Value> phases = aggregation_phases<Value>(backend_);
   const Strength strength = phases.strength(A, params.strength_threshold);
   lap(t.strength);
   Aggregates aggregates = phases.aggregate(strength.graph, level_seed);

@@ -45,9 +45,11 @@ class AmgHierarchy {
   using ProductCallback = std::function<void(int, const std::string&, const CsrMatrix<Value>&,
                                              const CsrMatrix<Value>&, const CsrMatrix<Value>&)>;
 
-  // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished.
+  // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished. With the
+  // cuda backend, strength, MIS-2 and the tentative prolongator run on the GPU (bit-identical results) and
+  // params.spgemm must be one of its SpGEMM backends.
   AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params, LevelCallback on_level = {},
-               ProductCallback on_product = {});
+               ProductCallback on_product = {}, BackendKind backend = BackendKind::cpu);
   ~AmgHierarchy();
 
   // x = M^-1 b: one V-cycle from a zero initial guess (the preconditioner PCG applies).
@@ -64,7 +66,7 @@ class AmgHierarchy {
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
-  const std::string& spgemm_backend() const { return params_.spgemm; }
+  const std::string& spgemm_backend() const { return params_.spgemm; }  // the one used (never empty)
   double operator_complexity() const;  // sum nnz(A_l) / nnz(A_0)
   double grid_complexity() const;      // sum rows(A_l) / rows(A_0)
   double setup_seconds() const { return setup_seconds_; }
@@ -83,6 +85,7 @@ class AmgHierarchy {
   void cycle(std::size_t level, const Vector<Value>& b) const;
 
   AmgParams params_;
+  BackendKind backend_;
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;

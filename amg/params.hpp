@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 
-#include "common/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -32,10 +31,9 @@ struct SmootherParams {
 };
 
 struct AmgParams {
-  std::string spgemm = "gustavson";  // SpGEMM backend for the prolongator smoothing and P^T (A P)
-  // Where strength, MIS-2 aggregation and the tentative prolongator run. The GPU versions (amg/cuda/)
-  // have not yet run on a device (issue #5), so the default is the CPU until they have been verified.
-  ExecutionDevice device = ExecutionDevice::cpu;
+  // SpGEMM backend for the prolongator smoothing and P^T (A P); empty: the backend's default
+  // (default_spgemm_backend in spgemm/registry.hpp).
+  std::string spgemm;
   // Stop coarsening below this many rows; the coarsest system is factorised (sparse Cholesky).
   Index coarse_size = 1000;
   int max_levels = 25;

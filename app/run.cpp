@@ -141,7 +141,7 @@ class AmgSolverIn final : public AmgSolver {
              compare_spgemm ? "; setup time includes the backend comparison" : "",
              format_bytes(setup.hierarchy_bytes).c_str());
     choose_solve_format(setup);
-    if (setup.solve_device == "gpu") {
+    if (config.backend == BackendKind::cuda) {
       device_solve_ = std::make_unique<DeviceSolve<CycleValue>>(*A_, amg, format_);
       progress("  GPU solve: operators, vectors and coarse solve on the device, %s, copied in %.3f s\n",
                format_bytes(device_solve_->device_bytes()).c_str(), device_solve_->upload_seconds());
@@ -192,7 +192,8 @@ class AmgSolverIn final : public AmgSolver {
           comparison.push_back(std::move(row));
       };
     auto amg = std::make_unique<AmgHierarchy<CycleValue>>(
-        cycle_A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare);
+        cycle_A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare,
+        config.backend);
     setup_seconds_ = timer.seconds();
     if (compare_spgemm) print_comparison(comparison);
     return amg;
@@ -211,16 +212,14 @@ class AmgSolverIn final : public AmgSolver {
       const int smoothing = coarsest ? 0 : amg.smoother(l).spmvs_per_step() * (p.pre_smooth + p.post_smooth);
       spmvs_per_cycle.push_back(coarsest ? 0 : smoothing + 1);  // + the residual
     }
-    const ExecutionDevice device = resolve(config_.solver.device);
-    setup.solve_device = to_string(device);
     const FormatChoice choice = choose_spmv_format(config_.solver.spmv_format, setup.spmv_formats, spmvs_per_cycle);
-    if (device == ExecutionDevice::gpu) {
+    if (config_.backend == BackendKind::cuda) {
       format_ = choice.format;
       setup.spmv_format = format_name(choice.format);
       setup.spmv_format_reason = choice.reason;
     } else {
       setup.spmv_format = "csr";
-      setup.spmv_format_reason = "the CPU solve uses CSR (the GPU formats' model would pick " +
+      setup.spmv_format_reason = "the cpu backend uses CSR (the GPU formats' model would pick " +
                                  format_name(choice.format) + ": " + choice.reason + ")";
     }
     print_format_costs(setup);
@@ -239,8 +238,7 @@ class AmgSolverIn final : public AmgSolver {
       }
       progress("  %5zu%s\n", l, line.c_str());
     }
-    progress("  solve on %s in %s: %s\n", setup.solve_device.c_str(), setup.spmv_format.c_str(),
-             setup.spmv_format_reason.c_str());
+    progress("  solve in %s: %s\n", setup.spmv_format.c_str(), setup.spmv_format_reason.c_str());
   }
 
   const Config& config_;
@@ -296,10 +294,10 @@ std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, std::shared_p
 }
 
 void print_backends() {
-  std::printf("%-12s %-6s %-10s %s\n", "backend", "device", "available", "description");
+  std::printf("%-12s %-7s %-10s %s\n", "spgemm", "backend", "available", "description");
   for (const SpgemmBackend* b : SpgemmRegistry::instance().all()) {
     const std::string reason = b->unavailable_reason();
-    std::printf("%-12s %-6s %-10s %s%s\n", b->name().c_str(), to_string(b->device()), reason.empty() ? "yes" : "no",
+    std::printf("%-12s %-7s %-10s %s%s\n", b->name().c_str(), to_string(b->runs_on()), reason.empty() ? "yes" : "no",
                 b->description().c_str(), reason.empty() ? "" : (" [" + reason + "]").c_str());
   }
   const GpuStatus gpu = gpu_status();
@@ -310,24 +308,21 @@ int run(const RunOptions& options) {
   set_quiet(options.quiet);
   if (options.threads > 0) omp_set_num_threads(options.threads);
 
-  Config config = load_config(options.config, options.overrides);
+  std::vector<std::string> overrides = options.overrides;
+  if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
+  // Validated as it is read: keys, values, the backend (resolved here, once) and its SpGEMM backend.
+  Config config = load_config(options.config, overrides);
   if (!options.report.empty()) config.output.report = options.report;
   if (!options.vtk.empty()) config.output.vtk = options.vtk;
   check_outputs(config);
-  // amg.spgemm: compare means --compare-spgemm with the reference backend building the hierarchy.
-  const bool compare_spgemm = options.compare_spgemm || config.amg.spgemm == "compare";
-  if (config.amg.spgemm == "compare") config.amg.spgemm = "gustavson";
-  if (!config.output.spgemm_csv.empty() && !compare_spgemm)
-    throw InputError("output.spgemm_csv needs --compare-spgemm (or amg.spgemm: compare)");
-  SpgemmRegistry::instance().get(config.amg.spgemm);  // unknown or unavailable backend: fail now
-  // A GPU asked for by name but not there: fail now, not after the setup.
-  if (config.amg.device == ExecutionDevice::gpu) require_gpu("amg.device: gpu");
-  if (config.solver.device == ExecutionDevice::gpu) require_gpu("solver.device: gpu");
+  const bool compare_spgemm = config.compare_spgemm;
 
   RunRecord record;
   record.config_file = config.source;
   record.threads = max_threads();
-  progress("amgsolve %s  (%d threads)\n", config.source.c_str(), record.threads);
+  record.backend = to_string(config.backend);
+  progress("amgsolve %s  (backend %s%s, %d threads)\n", config.source.c_str(), record.backend.c_str(),
+           config.backend == BackendKind::cuda ? (": " + gpu_status().name).c_str() : "", record.threads);
 
   record.solver_type = config.solver.type == SolverType::pcg ? "pcg" : "amg";
   record.precision = config.solver.precision == Precision::mixed ? "mixed" : "double";

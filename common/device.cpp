@@ -25,16 +25,24 @@ void require_gpu(const std::string& what) {
   if (!status.usable()) throw Error(what + " needs a GPU: " + status.unavailable_reason);
 }
 
-ExecutionDevice resolve(ExecutionDevice requested) {
-  if (requested != ExecutionDevice::automatic) return requested;
-  return gpu_status().usable() ? ExecutionDevice::gpu : ExecutionDevice::cpu;
+BackendKind resolve_backend(BackendChoice choice) {
+  switch (choice) {
+    case BackendChoice::cpu: return BackendKind::cpu;
+    case BackendChoice::automatic: return gpu_status().usable() ? BackendKind::cuda : BackendKind::cpu;
+    case BackendChoice::cuda: break;
+  }
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) throw InputError("the cuda backend needs a GPU: " + status.unavailable_reason);
+  return BackendKind::cuda;
 }
 
-const char* to_string(ExecutionDevice device) {
-  switch (device) {
-    case ExecutionDevice::cpu: return "cpu";
-    case ExecutionDevice::gpu: return "gpu";
-    case ExecutionDevice::automatic: return "auto";
+const char* to_string(BackendKind kind) { return kind == BackendKind::cuda ? "cuda" : "cpu"; }
+
+const char* to_string(BackendChoice choice) {
+  switch (choice) {
+    case BackendChoice::cpu: return "cpu";
+    case BackendChoice::cuda: return "cuda";
+    case BackendChoice::automatic: return "auto";
   }
   return "?";
 }

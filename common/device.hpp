@@ -1,6 +1,7 @@
 #pragma once
-// Which compute devices this build can use. The device (CPU, CUDA) is decided here, in one place;
-// algorithm code asks for a backend by name and never probes hardware itself.
+// The execution axis: which backend the setup and the solve run on. It is chosen once, by resolve_backend(),
+// from the `backend` key of a config (or the library's parameters); gpu_status() is the only place that
+// asks which devices exist. Algorithm code is written over a backend and never probes the hardware.
 #include <string>
 
 namespace amgsolve {
@@ -19,12 +20,15 @@ GpuStatus gpu_status();
 // Throws amgsolve::Error naming `what` and the reason when no GPU can be used.
 void require_gpu(const std::string& what);
 
-// Where a phase runs (amg.device, solver.device): the CPU, the GPU, or the GPU when one can be used.
-enum class ExecutionDevice { cpu, gpu, automatic };
+// Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
+enum class BackendKind { cpu, cuda };
+// What a user asks for: one of them, or `auto`: cuda when a GPU can be used, else cpu.
+enum class BackendChoice { cpu, cuda, automatic };
 
-// auto resolves to gpu exactly when gpu_status().usable(); cpu and gpu are returned as they are (a gpu
-// request without a usable device fails later, where the device is first needed, with the reason).
-ExecutionDevice resolve(ExecutionDevice requested);
-const char* to_string(ExecutionDevice device);
+// The one resolution of the choice. cuda without a usable GPU throws InputError with gpu_status()'s reason,
+// so a run asked to use a GPU fails at once rather than after minutes of setup.
+BackendKind resolve_backend(BackendChoice choice);
+const char* to_string(BackendKind kind);
+const char* to_string(BackendChoice choice);
 
 }  // namespace amgsolve

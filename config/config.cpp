@@ -12,7 +12,6 @@
 
 #include "common/error.hpp"
 #include "config/schema.hpp"
-#include "spgemm/registry.hpp"
 
 namespace amgsolve {
 namespace {
@@ -143,7 +142,19 @@ const KeySpec* find_spec(const std::string& path, const std::string& problem_typ
   return any;
 }
 
-// Rejects unknown keys, sections given as scalars, and keys of another problem type.
+// A retired key's replacement, for its error message: "the key `backend` (cpu, cuda or auto)".
+std::string describe_replacement(const std::string& replacement) {
+  std::string choices;
+  for (const KeySpec& k : config_schema())
+    if (k.path == replacement && k.replaced_by.empty())
+      for (std::size_t i = 0; i < k.choices.size(); ++i)
+        choices += (i == 0 ? "" : i + 1 == k.choices.size() ? " or " : ", ") + k.choices[i];
+  const bool top_level = replacement.find('.') == std::string::npos;
+  return std::string(top_level ? "the top-level key" : "the key") + " `" + replacement + "`" +
+         (choices.empty() ? "" : " (" + choices + ")");
+}
+
+// Rejects unknown keys, retired keys, sections given as scalars, and keys of another problem type.
 void check_keys(const Document& doc, const YAML::Node& node, const std::string& prefix, const std::string& type) {
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!it->first.IsScalar())
@@ -153,6 +164,9 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
     const std::string path = prefix.empty() ? name : prefix + "." + name;
     const KeySpec* spec = find_spec(path, type);
     if (spec) {
+      if (!spec->replaced_by.empty())
+        throw InputError(doc.where(path, it->first) + "key '" + path + "' was replaced by " +
+                         describe_replacement(spec->replaced_by));
       if (!spec->problem_type.empty() && spec->problem_type != type)
         throw InputError(doc.where(path, it->first) + "key '" + path + "' applies only to problem.type " +
                          spec->problem_type + ", not " + type);
@@ -168,12 +182,12 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
   }
 }
 
-// Typed, validated access to the values of one document.
-class Reader {
+// KeyReader over the YAML document.
+class Reader final : public KeyReader {
  public:
   Reader(const Document& doc, std::string problem_type) : doc_(doc), type_(std::move(problem_type)) {}
 
-  std::int64_t integer(const std::string& path) const {
+  std::int64_t integer(const std::string& path) const override {
     const auto [node, spec] = value(path);
     std::int64_t v = 0;
     if (!node.IsScalar() || !YAML::convert<std::int64_t>::decode(node, v))
@@ -182,7 +196,7 @@ class Reader {
     return v;
   }
 
-  double number(const std::string& path) const {
+  double number(const std::string& path) const override {
     const auto [node, spec] = value(path);
     double v = 0;
     if (!node.IsScalar() || !YAML::convert<double>::decode(node, v) || !std::isfinite(v))
@@ -191,7 +205,7 @@ class Reader {
     return v;
   }
 
-  std::string text(const std::string& path) const {
+  std::string text(const std::string& path) const override {
     const auto [node, spec] = value(path);
     if (node.IsNull()) return "";
     if (!node.IsScalar()) fail(path, node, "must be a string, got " + show(node));
@@ -204,24 +218,23 @@ class Reader {
     return v;
   }
 
-  std::vector<std::int64_t> integer_list(const std::string& path) const {
+  std::vector<std::int64_t> integer_list(const std::string& path) const override {
     return list<std::int64_t>(path, "integers like [64, 64, 64]");
   }
-  std::vector<double> number_list(const std::string& path) const { return list<double>(path, "numbers like [1, 1e-3]"); }
+  std::vector<double> number_list(const std::string& path) const override {
+    return list<double>(path, "numbers like [1, 1e-3]");
+  }
 
-  bool boolean(const std::string& path) const { return text(path) == "true"; }
-
-  // Whether the document (or --set) gives the key a value.
-  bool is_set(const std::string& path) const {
+  bool is_set(const std::string& path) const override {
     const YAML::Node node = doc_.find(path);
     return node.IsDefined() && !node.IsNull();
   }
 
-  [[noreturn]] void fail_at(const std::string& path, const std::string& message) const {
+  [[noreturn]] void fail_at(const std::string& path, const std::string& message) const override {
     throw InputError(doc_.where(path, doc_.find(path)) + message);
   }
 
-  std::vector<std::array<double, 2>> pair_list(const std::string& path) const {
+  std::vector<std::array<double, 2>> pair_list(const std::string& path) const override {
     const auto [node, spec] = value(path);
     if (!node.IsSequence()) fail(path, node, "must be a list of [x, y] pairs, got " + show(node));
     if (node.size() > spec->list_max)
@@ -294,134 +307,20 @@ class Reader {
   std::string type_;
 };
 
-void read_mouse(const Reader& r, MouseParams& m) {
-  m.phantom.voxel_size = r.number("problem.voxel_size");
-  m.phantom.limbs = r.boolean("problem.limbs");
-  m.phantom.tail = r.boolean("problem.tail");
-  const std::vector<double> centre = r.number_list("problem.tumour.centre");
-  m.phantom.tumour_centre = {centre[0], centre[1], centre[2]};
-  m.phantom.tumour_radius = r.number("problem.tumour.radius");
-  m.refractive_index = r.number("problem.refractive_index");
-  m.spots = r.pair_list("problem.sources.spots");
-  const std::vector<std::int64_t> grid = r.integer_list("problem.sources.scan_grid");
-  m.scan_grid = {grid[0], grid[1]};
-  m.source_power = r.number("problem.sources.power");
-  m.fluorescence = r.boolean("problem.fluorescence");
-  m.tumour_yield = r.number("problem.fluorophore.tumour");
-  m.background_yield = r.number("problem.fluorophore.background");
-  const std::vector<std::int64_t> nm = r.integer_list("problem.wavelengths");
-  m.wavelengths = {static_cast<int>(nm[0]), static_cast<int>(nm[1])};
-  try {
-    m.optics = tissue_table(m.wavelengths[0], m.wavelengths[1]);
-  } catch (const InputError& e) {
-    r.fail_at("problem.wavelengths", std::string("problem.wavelengths: ") + e.what());
-  }
-  // Overrides replace the model's values only where given.
-  const std::pair<const char*, double OpticalProperties::*> properties[] = {{"mua", &OpticalProperties::mua},
-                                                                           {"musp", &OpticalProperties::musp}};
-  for (int t = 1; t < kTissueCount; ++t)
-    for (const auto& [name, member] : properties) {
-      const std::string path = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t)) + "." + name;
-      if (!r.is_set(path)) continue;
-      const std::vector<double> values = r.number_list(path);
-      for (int band = 0; band < 2; ++band) m.optics[t][band].*member = values[band];
-    }
-}
-
-SmootherType smoother_type(const std::string& s) { return s == "jacobi" ? SmootherType::jacobi : SmootherType::chebyshev; }
-
-// The schema has already restricted these keys to the values handled here.
-ExecutionDevice execution_device(const std::string& s) {
-  if (s == "gpu") return ExecutionDevice::gpu;
-  return s == "auto" ? ExecutionDevice::automatic : ExecutionDevice::cpu;
-}
-
-SpmvFormat spmv_format(const std::string& s) {
-  for (SpmvFormat f : {SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds})
-    if (format_name(f) == s) return f;
-  return SpmvFormat::automatic;
-}
-
 Config read(const Document& doc) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
   const std::string type = pre.text("problem.type");
   check_keys(doc, doc.root(), "", type);
-  const Reader r(doc, type);
+  const Reader reader(doc, type);
 
   Config c;
   c.source = doc.name();
-  if (type == "poisson") {
-    c.problem.type = ProblemType::poisson;
-    c.problem.poisson.stencil = stencil_from_string(r.text("problem.stencil"));
-    c.problem.poisson.size = r.integer_list("problem.size");
-    c.problem.poisson.rhs = r.text("problem.rhs") == "manufactured" ? PoissonRhs::manufactured : PoissonRhs::ones;
-    c.problem.poisson.anisotropy = r.number_list("problem.anisotropy");
-    c.problem.poisson.coefficient =
-        r.text("problem.coefficient") == "checkerboard" ? Coefficient::checkerboard : Coefficient::constant;
-    c.problem.poisson.contrast = r.number("problem.contrast");
-    c.problem.poisson.cells = r.integer("problem.cells");
-    const PoissonParams& pp = c.problem.poisson;
-    const bool face_stencil = pp.stencil == Stencil::p5 || pp.stencil == Stencil::p7;
-    if (pp.variable_coefficients() && !face_stencil)
-      throw InputError(doc.where("problem.stencil", doc.find("problem.stencil")) +
-                       "problem.anisotropy and problem.coefficient need stencil 5pt or 7pt");
-    if (!pp.anisotropy.empty() && static_cast<int>(pp.anisotropy.size()) != stencil_dimensions(pp.stencil))
-      throw InputError(doc.where("problem.anisotropy", doc.find("problem.anisotropy")) + "problem.anisotropy has " +
-                       std::to_string(pp.anisotropy.size()) + " entries but stencil " + to_string(pp.stencil) +
-                       " needs " + std::to_string(stencil_dimensions(pp.stencil)));
-    const int dims = stencil_dimensions(c.problem.poisson.stencil);
-    if (static_cast<int>(c.problem.poisson.size.size()) != dims)
-      throw InputError(doc.where("problem.size", doc.find("problem.size")) + "problem.size has " +
-                       std::to_string(c.problem.poisson.size.size()) + " entries but stencil " +
-                       to_string(c.problem.poisson.stencil) + " needs " + std::to_string(dims));
-  } else if (type == "mouse") {
-    c.problem.type = ProblemType::mouse;
-    read_mouse(r, c.problem.mouse);
-  } else {
-    c.problem.type = ProblemType::matrix_market;
-    c.problem.matrix_market.matrix = r.text("problem.matrix");
-    c.problem.matrix_market.rhs = r.text("problem.rhs");
-    if (c.problem.matrix_market.matrix.empty())
-      throw InputError(doc.name() + ": problem.matrix is required for problem.type matrix_market");
+  for (const KeySpec& k : config_schema()) {
+    const bool applies = k.problem_type.empty() || k.problem_type == type;
+    if (applies && k.read && reader.is_set(k.path)) k.read(reader, c);
   }
-
-  AmgParams& a = c.amg;
-  a.spgemm = r.text("amg.spgemm");
-  if (a.spgemm != "compare" && !SpgemmRegistry::instance().find(a.spgemm))
-    throw InputError(doc.where("amg.spgemm", doc.find("amg.spgemm")) + "amg.spgemm '" + a.spgemm +
-                     "' is not a registered backend (available: " + SpgemmRegistry::instance().names() +
-                     ", or compare)");
-  a.device = execution_device(r.text("amg.device"));
-  a.coarse_size = static_cast<Index>(r.integer("amg.coarse_size"));
-  a.max_levels = static_cast<int>(r.integer("amg.max_levels"));
-  a.strength_threshold = r.number("amg.strength_threshold");
-  a.seed = static_cast<std::uint64_t>(r.integer("amg.seed"));
-  a.prolongator_damping = r.number("amg.prolongator_damping");
-  a.spectral_radius = r.text("amg.spectral_radius") == "lanczos" ? SpectralRadius::lanczos : SpectralRadius::gershgorin;
-  a.lanczos_steps = static_cast<int>(r.integer("amg.lanczos_steps"));
-  a.smoother.type = smoother_type(r.text("amg.smoother.type"));
-  a.smoother.degree = static_cast<int>(r.integer("amg.smoother.degree"));
-  a.smoother.chebyshev_ratio = r.number("amg.smoother.chebyshev_ratio");
-  a.smoother.eigenvalue_safety = r.number("amg.smoother.eigenvalue_safety");
-  a.smoother.sweeps = static_cast<int>(r.integer("amg.smoother.sweeps"));
-  a.smoother.omega = r.number("amg.smoother.omega");
-  a.pre_smooth = static_cast<int>(r.integer("amg.smoother.pre_steps"));
-  a.post_smooth = static_cast<int>(r.integer("amg.smoother.post_steps"));
-
-  c.solver.type = r.text("solver.type") == "amg" ? SolverType::amg : SolverType::pcg;
-  c.solver.precision = r.text("solver.precision") == "mixed" ? Precision::mixed : Precision::double_precision;
-  c.solver.device = execution_device(r.text("solver.device"));
-  c.solver.spmv_format = spmv_format(r.text("solver.spmv_format"));
-  c.solver.tolerance = r.number("solver.tolerance");
-  c.solver.max_iterations = static_cast<int>(r.integer("solver.max_iterations"));
-  c.print_every = static_cast<int>(r.integer("solver.print_every"));
-
-  c.output.report = r.text("output.report");
-  c.output.vtk = r.text("output.vtk");
-  c.output.solution = r.text("output.solution");
-  c.output.spgemm_csv = r.text("output.spgemm_csv");
-  c.output.vtk_sources = r.integer_list("output.vtk_sources");
+  check_config(reader, c);
   return c;
 }
 

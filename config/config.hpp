@@ -1,10 +1,12 @@
 #pragma once
 // The typed configuration of one run, read from YAML with command-line overrides and validated
-// against config/schema.cpp. Errors are InputError with "file:line: key: problem" messages.
+// against config/schema.cpp, where every key is declared once. Errors are InputError with
+// "file:line: key: problem" messages.
 #include <string>
 #include <vector>
 
 #include "amg/params.hpp"
+#include "common/device.hpp"
 #include "problems/problem.hpp"
 #include "solver/solve_result.hpp"
 
@@ -20,8 +22,13 @@ struct OutputParams {
 
 struct Config {
   std::string source;    // the config file
+  // Where the setup and the solve run. The default stays the CPU until the GPU code has passed on a device
+  // (issue #26); `backend` holds what the choice resolved to (resolve_backend, once, at load).
+  BackendChoice backend_choice = BackendChoice::cpu;
+  BackendKind backend = BackendKind::cpu;
   ProblemSpec problem;
-  AmgParams amg;
+  AmgParams amg;   // amg.spgemm is never empty after loading: the backend's default when not given
+  bool compare_spgemm = false;  // run every SpGEMM backend on every setup product beside the setup
   SolverParams solver;
   int print_every = 1;
   OutputParams output;

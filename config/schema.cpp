@@ -1,29 +1,160 @@
 #include "config/schema.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
+#include "common/device.hpp"
+#include "common/error.hpp"
+#include "config/config.hpp"
 #include "problems/tissue_optics.hpp"
+#include "spgemm/registry.hpp"
 
 namespace amgsolve {
 namespace {
 
+// A key's field in the Config: FIELD(amg.coarse_size) is a function from a Config to that member, usable on
+// a const Config (to read the default) and on the Config being filled.
+#define FIELD(member) [](auto& config) -> auto& { return config.member; }
+
 constexpr double kMaxInt = 2147483647.0;  // integer keys are stored in 32-bit ints
 
-KeySpec key(std::string path, KeyKind kind, std::string def, std::string doc) {
+const Config& defaults() {
+  static const Config config;
+  return config;
+}
+
+template <class Access>
+using FieldOf = std::remove_cvref_t<decltype(std::declval<Access>()(std::declval<Config&>()))>;
+
+template <class T>
+struct IsStdArray : std::false_type {};
+template <class T, std::size_t N>
+struct IsStdArray<std::array<T, N>> : std::true_type {};
+
+// ---- the default as YAML text
+
+std::string yaml_text(double v) {
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);  // shortest exact form
+}
+template <class T>
+  requires std::is_integral_v<T>
+std::string yaml_text(T v) {
+  return std::to_string(v);
+}
+template <class List>
+  requires requires(const List& l) { l.begin(); l.size(); typename List::value_type; }
+std::string yaml_text(const List& list) {
+  std::string text = "[";
+  for (const auto& entry : list) text += (text.size() > 1 ? ", " : "") + yaml_text(entry);
+  return text + "]";
+}
+
+// ---- the kinds of key, each bound to its field
+
+KeySpec declare(std::string path, KeyKind kind, std::string doc) {
   KeySpec k;
   k.path = std::move(path);
   k.kind = kind;
-  k.default_yaml = std::move(def);
   k.doc = std::move(doc);
   return k;
 }
-KeySpec choice(std::string path, std::vector<std::string> choices, std::string def, std::string doc) {
-  KeySpec k = key(std::move(path), KeyKind::choice, std::move(def), std::move(doc));
-  k.choices = std::move(choices);
+
+template <class Access>
+KeySpec integer(std::string path, Access field, std::string doc) {
+  KeySpec k = declare(path, KeyKind::integer, std::move(doc));
+  k.default_yaml = yaml_text(field(defaults()));
+  k.read = [field, path](const KeyReader& r, Config& c) { field(c) = static_cast<FieldOf<Access>>(r.integer(path)); };
   return k;
 }
+
+template <class Access>
+KeySpec number(std::string path, Access field, std::string doc) {
+  KeySpec k = declare(path, KeyKind::number, std::move(doc));
+  k.default_yaml = yaml_text(field(defaults()));
+  k.read = [field, path](const KeyReader& r, Config& c) { field(c) = r.number(path); };
+  return k;
+}
+
+// A string (KeyKind::text) or a file path (KeyKind::path).
+template <class Access>
+KeySpec text(std::string path, Access field, std::string doc, KeyKind kind = KeyKind::text) {
+  KeySpec k = declare(path, kind, std::move(doc));
+  k.default_yaml = field(defaults());
+  k.read = [field, path](const KeyReader& r, Config& c) { field(c) = r.text(path); };
+  return k;
+}
+template <class Access>
+KeySpec file(std::string path, Access field, std::string doc) {
+  return text(std::move(path), field, std::move(doc), KeyKind::path);
+}
+
+// One of named values, each standing for a value of the field.
+template <class Access>
+KeySpec choice(std::string path, Access field,
+               std::type_identity_t<std::vector<std::pair<std::string, FieldOf<Access>>>> values, std::string doc) {
+  KeySpec k = declare(path, KeyKind::choice, std::move(doc));
+  for (const auto& [name, value] : values) {
+    k.choices.push_back(name);
+    if (value == field(defaults())) k.default_yaml = name;
+  }
+  k.read = [field, path, values](const KeyReader& r, Config& c) {
+    const std::string name = r.text(path);  // checked against the choices
+    for (const auto& [candidate, value] : values)
+      if (candidate == name) field(c) = value;
+  };
+  return k;
+}
+
+template <class Access>
+KeySpec flag(std::string path, Access field, std::string doc) {
+  return choice(std::move(path), field, {{"true", true}, {"false", false}}, std::move(doc));
+}
+
+// A list of numbers into a std::vector or a std::array of matching length (list_of sets the lengths).
+template <class Access>
+KeySpec list(std::string path, Access field, KeyKind kind, std::string doc) {
+  KeySpec k = declare(path, kind, std::move(doc));
+  k.default_yaml = yaml_text(field(defaults()));
+  k.read = [field, path, kind](const KeyReader& r, Config& c) {
+    using Target = FieldOf<Access>;
+    using Entry = typename Target::value_type;
+    auto assign = [&](const auto& values) {
+      Target& target = field(c);
+      if constexpr (IsStdArray<Target>::value)
+        std::transform(values.begin(), values.end(), target.begin(), [](auto v) { return static_cast<Entry>(v); });
+      else
+        target.assign(values.begin(), values.end());
+    };
+    if (kind == KeyKind::integer_list)
+      assign(r.integer_list(path));
+    else
+      assign(r.number_list(path));
+  };
+  return k;
+}
+
+template <class Access>
+KeySpec pairs(std::string path, Access field, std::string doc) {
+  KeySpec k = declare(path, KeyKind::pair_list, std::move(doc));
+  k.default_yaml = yaml_text(field(defaults()));
+  k.read = [field, path](const KeyReader& r, Config& c) { field(c) = r.pair_list(path); };
+  return k;
+}
+
+// A key that no longer exists: naming it is an error that says what replaced it.
+KeySpec retired(std::string path, std::string replacement) {
+  KeySpec k = declare(std::move(path), KeyKind::text, "Removed: use `" + replacement + "`.");
+  k.replaced_by = std::move(replacement);
+  return k;
+}
+
+// ---- modifiers
+
 KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max, bool min_exclusive = false) {
   k.min = min;
   k.max = max;
@@ -34,23 +165,68 @@ KeySpec only_for(KeySpec k, std::string problem_type) {
   k.problem_type = std::move(problem_type);
   return k;
 }
-
 KeySpec list_of(KeySpec k, std::size_t min_entries, std::size_t max_entries) {
   k.list_min = min_entries;
   k.list_max = max_entries;
   return k;
 }
 
-std::string yaml_pair(double a, double b) {
-  char text[64];
-  std::snprintf(text, sizeof text, "[%g, %g]", a, b);
-  return text;
+// ---- the keys
+
+std::vector<KeySpec> poisson_keys() {
+  return {
+      only_for(choice("problem.stencil", FIELD(problem.poisson.stencil),
+                      {{"5pt", Stencil::p5}, {"9pt", Stencil::p9}, {"7pt", Stencil::p7}, {"27pt", Stencil::p27}},
+                      "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
+               "poisson"),
+      only_for(list_of(bounded(list("problem.size", FIELD(problem.poisson.size), KeyKind::integer_list,
+                                    "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones "
+                                    "(Dirichlet boundary points are not unknowns)."),
+                               1, std::nullopt),
+                       2, 3),
+               "poisson"),
+      only_for(list_of(bounded(list("problem.anisotropy", FIELD(problem.poisson.anisotropy), KeyKind::number_list,
+                                    "Diffusion coefficient per direction (x, y[, z]) for 5pt/7pt stencils, e.g. "
+                                    "[1, 1, 1e-3]; empty: isotropic."),
+                               0.0, std::nullopt, true),
+                       0, 3),
+               "poisson"),
+      only_for(choice("problem.coefficient", FIELD(problem.poisson.coefficient),
+                      {{"constant", Coefficient::constant}, {"checkerboard", Coefficient::checkerboard}},
+                      "Diffusion coefficient k(x): `constant` 1, or `checkerboard`: `contrast` and 1 on alternating "
+                      "cells of a cells^d checkerboard (5pt/7pt stencils; harmonic means on the faces)."),
+               "poisson"),
+      only_for(bounded(number("problem.contrast", FIELD(problem.poisson.contrast),
+                              "Checkerboard: k in the odd cells (1 in the others)."),
+                       0.0, std::nullopt, true),
+               "poisson"),
+      only_for(bounded(integer("problem.cells", FIELD(problem.poisson.cells), "Checkerboard: cells per direction."), 1,
+                       1 << 20),
+               "poisson"),
+      only_for(choice("problem.rhs", FIELD(problem.poisson.rhs),
+                      {{"ones", PoissonRhs::ones}, {"manufactured", PoissonRhs::manufactured}},
+                      "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the report "
+                      "also gives the error against u*."),
+               "poisson"),
+  };
 }
 
-// problem.tissues.<name>.mua / .musp for every tissue, defaults from the published table.
+std::vector<KeySpec> matrix_market_keys() {
+  return {
+      only_for(file("problem.matrix", FIELD(problem.matrix_market.matrix),
+                    "Matrix Market file with a square, symmetric matrix with positive diagonal (required). "
+                    "Relative paths are relative to the working directory."),
+               "matrix_market"),
+      only_for(file("problem.rhs", FIELD(problem.matrix_market.rhs),
+                    "Matrix Market file with the right-hand side (n x 1, array or coordinate); empty: b = 1."),
+               "matrix_market"),
+  };
+}
+
+// problem.tissues.<name>.mua / .musp for every tissue: [excitation, emission], replacing the tissue model's
+// values (at problem.wavelengths, read before these) where given.
 std::vector<KeySpec> tissue_keys() {
   std::vector<KeySpec> keys;
-  const TissueTable table = default_tissue_table();
   struct Property {
     const char* key;
     const char* meaning;
@@ -59,79 +235,97 @@ std::vector<KeySpec> tissue_keys() {
   };
   const Property properties[] = {{"mua", "Absorption coefficient mu_a", 100.0, &OpticalProperties::mua},
                                  {"musp", "Reduced scattering coefficient mu_s'", 1000.0, &OpticalProperties::musp}};
+  const TissueTable& table = defaults().problem.mouse.optics;
   for (int t = 1; t < kTissueCount; ++t) {
     const std::string name = tissue_name(static_cast<Tissue>(t));
-    for (const Property& p : properties)
-      keys.push_back(only_for(
-          list_of(bounded(key("problem.tissues." + name + "." + p.key, KeyKind::number_list,
-                              yaml_pair(table[t][0].*p.member, table[t][1].*p.member),
-                              std::string(p.meaning) + " of " + name +
-                                  " at the excitation and emission wavelengths, 1/mm (default: the tissue model at 750/800 nm)."),
-                          0.0, p.max, true),
-                  2, 2),
-          "mouse"));
+    for (const Property& p : properties) {
+      KeySpec k = declare("problem.tissues." + name + "." + p.key, KeyKind::number_list,
+                          std::string(p.meaning) + " of " + name +
+                              " at the excitation and emission wavelengths, 1/mm (default: the tissue model at "
+                              "750/800 nm).");
+      // Model values: six digits say enough (the exact ones are those of problems/tissue_optics.cpp).
+      char pair[64];
+      std::snprintf(pair, sizeof pair, "[%.6g, %.6g]", table[t][0].*p.member, table[t][1].*p.member);
+      k.default_yaml = pair;
+      k.read = [t, member = p.member, path = k.path](const KeyReader& r, Config& c) {
+        const std::vector<double> values = r.number_list(path);
+        for (int band = 0; band < 2; ++band) c.problem.mouse.optics[t][band].*member = values[band];
+      };
+      keys.push_back(only_for(list_of(bounded(std::move(k), 0.0, p.max, true), 2, 2), "mouse"));
+    }
   }
   return keys;
 }
 
+// The wavelengths also select the tissue model's table.
+KeySpec wavelengths_key() {
+  KeySpec k = list("problem.wavelengths", FIELD(problem.mouse.wavelengths), KeyKind::integer_list,
+                   "Excitation and emission wavelengths in nm, each one of 650, 700, 750, 800 (where the tissue "
+                   "model's chromophore spectra are tabulated); the tissue defaults below are for 750/800 nm and "
+                   "follow the wavelengths given here.");
+  k.read = [set_wavelengths = k.read, path = k.path](const KeyReader& r, Config& c) {
+    set_wavelengths(r, c);
+    MouseParams& m = c.problem.mouse;
+    try {
+      m.optics = tissue_table(m.wavelengths[0], m.wavelengths[1]);
+    } catch (const InputError& e) {
+      r.fail_at(path, path + ": " + e.what());
+    }
+  };
+  return only_for(list_of(bounded(std::move(k), 650, 800), 2, 2), "mouse");
+}
+
 std::vector<KeySpec> mouse_keys() {
-  const auto yes_no = std::vector<std::string>{"true", "false"};
   std::vector<KeySpec> keys = {
-      only_for(bounded(key("problem.voxel_size", KeyKind::number, "0.28",
-                           "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale of "
-                           "mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
+      only_for(bounded(number("problem.voxel_size", FIELD(problem.mouse.phantom.voxel_size),
+                              "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale "
+                              "of mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
                        0.0, 10.0, true),
                "mouse"),
-      only_for(list_of(bounded(key("problem.wavelengths", KeyKind::integer_list, "[750, 800]",
-                                   "Excitation and emission wavelengths in nm, each one of 650, 700, 750, 800 (where "
-                                   "the tissue model's chromophore spectra are tabulated); the tissue defaults below "
-                                   "are for 750/800 nm and follow the wavelengths given here."),
-                               650, 800),
-                       2, 2),
+      wavelengths_key(),
+      only_for(flag("problem.limbs", FIELD(problem.mouse.phantom.limbs), "Include the four legs."), "mouse"),
+      only_for(flag("problem.tail", FIELD(problem.mouse.phantom.tail),
+                    "Include a 6 cm tail (it doubles the bounding box, and with it the VTK file)."),
                "mouse"),
-      only_for(choice("problem.limbs", yes_no, "true", "Include the four legs."), "mouse"),
-      only_for(choice("problem.tail", yes_no, "false",
-                      "Include a 6 cm tail (it doubles the bounding box, and with it the VTK file)."),
-               "mouse"),
-      only_for(bounded(key("problem.refractive_index", KeyKind::number, "1.37",
-                           "Refractive index of tissue against air: sets the Robin boundary condition's "
-                           "reflection (1 = index matched)."),
+      only_for(bounded(number("problem.refractive_index", FIELD(problem.mouse.refractive_index),
+                              "Refractive index of tissue against air: sets the Robin boundary condition's "
+                              "reflection (1 = index matched)."),
                        1.0, 3.0),
                "mouse"),
-      only_for(list_of(key("problem.sources.spots", KeyKind::pair_list, "[]",
-                           "Laser spots [x, y] in mm (x from nose to tail, y to the left, 0 at the trunk's centre "
-                           "line); the beam points down onto the back. Empty: the scan grid."),
+      only_for(list_of(pairs("problem.sources.spots", FIELD(problem.mouse.spots),
+                             "Laser spots [x, y] in mm (x from nose to tail, y to the left, 0 at the trunk's centre "
+                             "line); the beam points down onto the back. Empty: the scan grid."),
                        0, 4096),
                "mouse"),
-      only_for(list_of(bounded(key("problem.sources.scan_grid", KeyKind::integer_list, "[4, 2]",
-                                   "Spots along x and y of a regular scan over the back (x -16..30 mm, "
-                                   "y -5..5 mm), used when `spots` is empty."),
+      only_for(list_of(bounded(list("problem.sources.scan_grid", FIELD(problem.mouse.scan_grid), KeyKind::integer_list,
+                                    "Spots along x and y of a regular scan over the back (x -16..30 mm, y -5..5 mm), "
+                                    "used when `spots` is empty."),
                                1, 64),
                        2, 2),
                "mouse"),
-      only_for(bounded(key("problem.sources.power", KeyKind::number, "1",
-                           "Power of each source (the fluence scales with it)."),
+      only_for(bounded(number("problem.sources.power", FIELD(problem.mouse.source_power),
+                              "Power of each source (the fluence scales with it)."),
                        0.0, std::nullopt, true),
                "mouse"),
-      only_for(list_of(key("problem.tumour.centre", KeyKind::number_list, "[8, 4, 5]",
-                           "Centre of the spherical tumour, mm (the default lies under the back, left of the "
-                           "spine)."),
+      only_for(list_of(list("problem.tumour.centre", FIELD(problem.mouse.phantom.tumour_centre), KeyKind::number_list,
+                            "Centre of the spherical tumour, mm (the default lies under the back, left of the "
+                            "spine)."),
                        3, 3),
                "mouse"),
-      only_for(bounded(key("problem.tumour.radius", KeyKind::number, "0",
-                           "Radius of the tumour in mm; 0: no tumour. It must lie inside the animal."),
+      only_for(bounded(number("problem.tumour.radius", FIELD(problem.mouse.phantom.tumour_radius),
+                              "Radius of the tumour in mm; 0: no tumour. It must lie inside the animal."),
                        0.0, 20.0),
                "mouse"),
-      only_for(choice("problem.fluorescence", yes_no, "false",
-                      "Also solve the fluorescence emission per source (source term: fluorophore yield times "
-                      "the excitation fluence), with its own hierarchy at the emission wavelength."),
+      only_for(flag("problem.fluorescence", FIELD(problem.mouse.fluorescence),
+                    "Also solve the fluorescence emission per source (source term: fluorophore yield times the "
+                    "excitation fluence), with its own hierarchy at the emission wavelength."),
                "mouse"),
-      only_for(bounded(key("problem.fluorophore.tumour", KeyKind::number, "0.01",
-                           "Fluorophore yield (quantum yield times its absorption, 1/mm) in the tumour."),
+      only_for(bounded(number("problem.fluorophore.tumour", FIELD(problem.mouse.tumour_yield),
+                              "Fluorophore yield (quantum yield times its absorption, 1/mm) in the tumour."),
                        0.0, 100.0),
                "mouse"),
-      only_for(bounded(key("problem.fluorophore.background", KeyKind::number, "0",
-                           "Fluorophore yield (1/mm) in the rest of the animal (non-specific uptake)."),
+      only_for(bounded(number("problem.fluorophore.background", FIELD(problem.mouse.background_yield),
+                              "Fluorophore yield (1/mm) in the rest of the animal (non-specific uptake)."),
                        0.0, 100.0),
                "mouse"),
   };
@@ -139,153 +333,136 @@ std::vector<KeySpec> mouse_keys() {
   return keys;
 }
 
-std::vector<KeySpec> make_schema() {
-  KeySpec size = key("problem.size", KeyKind::integer_list, "[128, 128, 128]",
-                     "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones (Dirichlet boundary "
-                     "points are not unknowns).");
-  size.min = 1;
-  size.list_min = 2;
-  size.list_max = 3;
-  KeySpec anisotropy = key("problem.anisotropy", KeyKind::number_list, "[]",
-                           "Diffusion coefficient per direction (x, y[, z]) for 5pt/7pt stencils, e.g. [1, 1, 1e-3]; "
-                           "empty: isotropic.");
-  anisotropy.min = 0.0;
-  anisotropy.min_exclusive = true;
-  anisotropy.list_min = 0;
-  anisotropy.list_max = 3;
-  std::vector<KeySpec> keys = {
-      choice("problem.type", {"poisson", "matrix_market", "mouse"}, "poisson",
-             "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, or light "
-             "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources)."),
-      only_for(choice("problem.stencil", {"5pt", "9pt", "7pt", "27pt"}, "7pt",
-                      "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
-               "poisson"),
-      only_for(size, "poisson"),
-      only_for(anisotropy, "poisson"),
-      only_for(choice("problem.coefficient", {"constant", "checkerboard"}, "constant",
-                      "Diffusion coefficient k(x): `constant` 1, or `checkerboard`: `contrast` and 1 on alternating "
-                      "cells of a cells^d checkerboard (5pt/7pt stencils; harmonic means on the faces)."),
-               "poisson"),
-      only_for(bounded(key("problem.contrast", KeyKind::number, "1e6",
-                           "Checkerboard: k in the odd cells (1 in the others)."),
-                       0.0, std::nullopt, true),
-               "poisson"),
-      only_for(bounded(key("problem.cells", KeyKind::integer, "4", "Checkerboard: cells per direction."), 1, 1 << 20),
-               "poisson"),
-      only_for(choice("problem.rhs", {"ones", "manufactured"}, "ones",
-                      "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the "
-                      "report also gives the error against u*."),
-               "poisson"),
-      only_for(key("problem.matrix", KeyKind::path, "",
-                   "Matrix Market file with a square, symmetric matrix with positive diagonal (required). "
-                   "Relative paths are relative to the working directory."),
-               "matrix_market"),
-      only_for(key("problem.rhs", KeyKind::path, "",
-                   "Matrix Market file with the right-hand side (n x 1, array or coordinate); empty: b = 1."),
-               "matrix_market"),
-
-      key("amg.spgemm", KeyKind::text, "gustavson",
-          "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P); "
-          "`amgsolve --list-backends` shows the registered ones. `compare` builds the hierarchy with "
-          "`gustavson` and runs every backend on every product (as `--compare-spgemm` does)."),
-      choice("amg.device", {"cpu", "gpu", "auto"}, "cpu",
-             "Where strength of connection, MIS-2 aggregation and the tentative prolongator run: `gpu` uses "
-             "the CUDA versions (same seeded hash, so the same hierarchy as `cpu`), `auto` the GPU when one "
-             "can be used. Pair `gpu` with a GPU `amg.spgemm` backend. The default stays `cpu` until the GPU "
-             "setup has been verified on a device."),
-      bounded(key("amg.coarse_size", KeyKind::integer, "1000",
-                  "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
-                  "Cholesky (LDL^T), which is refused above 50000 rows."),
+std::vector<KeySpec> amg_keys() {
+  return {
+      text("amg.spgemm", FIELD(amg.spgemm),
+           "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P), one of the "
+           "chosen `backend`'s (`amgsolve --list-backends`); empty: the backend's default, `gustavson` on cpu, "
+           "`cusparse` on cuda."),
+      flag("amg.compare_spgemm", FIELD(compare_spgemm),
+           "Also run every available SpGEMM backend on every product of the setup and print and report the "
+           "comparison (as `--compare-spgemm` does); the hierarchy is still amg.spgemm's."),
+      retired("amg.device", "backend"),
+      bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
+                      "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
+                      "Cholesky (LDL^T), which is refused above 50000 rows."),
               1, kMaxInt),
-      bounded(key("amg.max_levels", KeyKind::integer, "25", "Upper limit on the number of levels."), 1, 100),
-      bounded(key("amg.strength_threshold", KeyKind::number, "0.02",
-                  "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
-                  "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
-                  "anisotropic problems with epsilon below about 0.04."),
+      bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels."), 1, 100),
+      bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
+                     "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
+                     "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
+                     "anisotropic problems with epsilon below about 0.04."),
               0.0, 1.0),
-      bounded(key("amg.seed", KeyKind::integer, "20261121",
-                  "Seed of the hash that orders MIS-2 candidates. The hierarchy depends only on the matrix and "
-                  "this seed (not on the thread count)."),
+      bounded(integer("amg.seed", FIELD(amg.seed),
+                      "Seed of the hash that orders MIS-2 candidates. The hierarchy depends only on the matrix and "
+                      "this seed (not on the thread count)."),
               0, std::nullopt),
-      bounded(key("amg.prolongator_damping", KeyKind::number, "1.3333333333333333",
-                  "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
-                  "classical smoothed-aggregation choice."),
+      bounded(number("amg.prolongator_damping", FIELD(amg.prolongator_damping),
+                     "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
+                     "classical smoothed-aggregation choice."),
               0.0, 2.0, true),
-      choice("amg.spectral_radius", {"lanczos", "gershgorin"}, "lanczos",
+      choice("amg.spectral_radius", FIELD(amg.spectral_radius),
+             {{"lanczos", SpectralRadius::lanczos}, {"gershgorin", SpectralRadius::gershgorin}},
              "Estimate of rho(D^-1 A) on each level, for the prolongator weight and the Chebyshev interval. "
-             "`gershgorin`: max_i sum_j |a_ij| / a_ii, one pass, never below rho and nearly exact on "
-             "M-matrices; `lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper "
-             "where rows have large positive off-diagonal entries."),
-      bounded(key("amg.lanczos_steps", KeyKind::integer, "8",
-                  "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`)."),
+             "`gershgorin`: max_i sum_j |a_ij| / a_ii, one pass, never below rho and nearly exact on M-matrices; "
+             "`lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper where rows have "
+             "large positive off-diagonal entries."),
+      bounded(integer("amg.lanczos_steps", FIELD(amg.lanczos_steps),
+                      "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`)."),
               1, 200),
-      choice("amg.smoother.type", {"chebyshev", "jacobi"}, "chebyshev",
+      choice("amg.smoother.type", FIELD(amg.smoother.type),
+             {{"chebyshev", SmootherType::chebyshev}, {"jacobi", SmootherType::jacobi}},
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
-      bounded(key("amg.smoother.degree", KeyKind::integer, "2",
-                  "Chebyshev: polynomial degree (matrix-vector products per smoothing step)."),
+      bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
+                      "Chebyshev: polynomial degree (matrix-vector products per smoothing step)."),
               1, 20),
-      bounded(key("amg.smoother.chebyshev_ratio", KeyKind::number, "10",
-                  "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A."),
+      bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),
+                     "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A."),
               1.0, std::nullopt, true),
-      bounded(key("amg.smoother.eigenvalue_safety", KeyKind::number, "1.1",
-                  "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound."),
+      bounded(number("amg.smoother.eigenvalue_safety", FIELD(amg.smoother.eigenvalue_safety),
+                     "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound."),
               1.0, 2.0),
-      bounded(key("amg.smoother.sweeps", KeyKind::integer, "1", "Jacobi: sweeps per smoothing step."), 1, 20),
-      bounded(key("amg.smoother.omega", KeyKind::number, "0",
-                  "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level."),
+      bounded(integer("amg.smoother.sweeps", FIELD(amg.smoother.sweeps), "Jacobi: sweeps per smoothing step."), 1,
+              20),
+      bounded(number("amg.smoother.omega", FIELD(amg.smoother.omega),
+                     "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level."),
               0.0, 2.0),
-      bounded(key("amg.smoother.pre_steps", KeyKind::integer, "1",
-                  "Smoothing steps before restriction. Keep equal to post_steps for PCG (symmetric cycle)."),
+      bounded(integer("amg.smoother.pre_steps", FIELD(amg.pre_smooth),
+                      "Smoothing steps before restriction. Keep equal to post_steps for PCG (symmetric cycle)."),
               0, 20),
-      bounded(key("amg.smoother.post_steps", KeyKind::integer, "1", "Smoothing steps after prolongation."), 0, 20),
+      bounded(integer("amg.smoother.post_steps", FIELD(amg.post_smooth), "Smoothing steps after prolongation."), 0,
+              20),
+  };
+}
 
-      choice("solver.type", {"pcg", "amg"}, "pcg",
+std::vector<KeySpec> solver_keys() {
+  return {
+      choice("solver.type", FIELD(solver.type), {{"pcg", SolverType::pcg}, {"amg", SolverType::amg}},
              "`pcg`: conjugate gradients preconditioned by one V-cycle; `amg`: V-cycles as a stand-alone "
              "iteration."),
-      choice("solver.precision", {"double", "mixed"}, "double",
+      choice("solver.precision", FIELD(solver.precision),
+             {{"double", Precision::double_precision}, {"mixed", Precision::mixed}},
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
              "the double-precision outer iteration (less memory traffic, same final tolerance)."),
-      choice("solver.device", {"cpu", "gpu", "auto"}, "cpu",
-             "Where PCG and the V-cycle run: `gpu` keeps every level's operators and vectors on the device "
-             "(solver.spmv_format), `auto` uses the GPU when one can be used. The default stays `cpu` until the "
-             "GPU solve has been verified on a device."),
-      choice("solver.spmv_format", {"auto", "csr", "ellpack-r", "pjds"}, "auto",
-             "Storage of the operators in the GPU solve: `csr` (cuSPARSE SpMV), `ellpack-r`, `pjds` (Kreutzer "
+      retired("solver.device", "backend"),
+      choice("solver.spmv_format", FIELD(solver.spmv_format),
+             {{"auto", SpmvFormat::automatic},
+              {"csr", SpmvFormat::csr},
+              {"ellpack-r", SpmvFormat::ellpack_r},
+              {"pjds", SpmvFormat::pjds}},
+             "Storage of the operators on the cuda backend: `csr` (cuSPARSE SpMV), `ellpack-r`, `pjds` (Kreutzer "
              "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
-             "footprint of every format on every level is printed and reported either way; the CPU solve "
+             "footprint of every format on every level is printed and reported either way; the cpu backend "
              "always uses CSR."),
-      bounded(key("solver.tolerance", KeyKind::number, "1.0e-8",
-                  "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
+      bounded(number("solver.tolerance", FIELD(solver.tolerance),
+                     "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
               0.0, 1.0, true),
-      bounded(key("solver.max_iterations", KeyKind::integer, "500",
-                  "Iteration limit; reaching it without convergence exits with status 3."),
+      bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
+                      "Iteration limit; reaching it without convergence exits with status 3."),
               1, kMaxInt),
-      bounded(key("solver.print_every", KeyKind::integer, "1",
-                  "Print a progress line every this many iterations (0: only the summary)."),
+      bounded(integer("solver.print_every", FIELD(print_every),
+                      "Print a progress line every this many iterations (0: only the summary)."),
               0, kMaxInt),
+  };
+}
 
-      key("output.report", KeyKind::path, "", "JSON report file (overridden by --report); empty: none."),
-      key("output.vtk", KeyKind::path, "",
-          "VTK image data file (.vti) with solution, right-hand side and finest aggregates, for grid problems "
-          "(overridden by --vtk); empty: none."),
-      key("output.spgemm_csv", KeyKind::path, "",
-          "CSV file for the SpGEMM comparison table (with --compare-spgemm or amg.spgemm: compare); empty: "
-          "none."),
-      key("output.solution", KeyKind::path, "",
-          "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
-      list_of(bounded(key("output.vtk_sources", KeyKind::integer_list, "[]",
-                          "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file; empty: all."),
+std::vector<KeySpec> output_keys() {
+  return {
+      file("output.report", FIELD(output.report), "JSON report file (overridden by --report); empty: none."),
+      file("output.vtk", FIELD(output.vtk),
+           "VTK image data file (.vti) with solution, right-hand side and finest aggregates, for grid problems "
+           "(overridden by --vtk); empty: none."),
+      file("output.spgemm_csv", FIELD(output.spgemm_csv),
+           "CSV file for the SpGEMM comparison table (with amg.compare_spgemm or --compare-spgemm); empty: none."),
+      file("output.solution", FIELD(output.solution),
+           "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
+      list_of(bounded(list("output.vtk_sources", FIELD(output.vtk_sources), KeyKind::integer_list,
+                           "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file; empty: all."),
                       1, kMaxInt),
               0, 4096),
   };
-  // The mouse keys follow the other problem keys.
-  std::vector<KeySpec> mouse = mouse_keys();
-  const auto after_problem = std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) {
-    return k.path.rfind("problem.", 0) != 0;
-  });
-  keys.insert(after_problem, mouse.begin(), mouse.end());
+}
+
+std::vector<KeySpec> make_schema() {
+  std::vector<KeySpec> keys = {
+      choice("backend", FIELD(backend_choice),
+             {{"cpu", BackendChoice::cpu}, {"cuda", BackendChoice::cuda}, {"auto", BackendChoice::automatic}},
+             "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU; strength, MIS-2 and the "
+             "tentative prolongator on the device, the GPU SpGEMM backends, PCG and the V-cycle on the device), "
+             "or `auto`: cuda when a GPU can be used, else cpu."),
+      choice("problem.type", FIELD(problem.type),
+             {{"poisson", ProblemType::poisson},
+              {"matrix_market", ProblemType::matrix_market},
+              {"mouse", ProblemType::mouse}},
+             "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, or light "
+             "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources)."),
+  };
+  for (auto group : {poisson_keys(), matrix_market_keys(), mouse_keys(), amg_keys(), solver_keys(), output_keys()})
+    for (KeySpec& k : group) keys.push_back(std::move(k));
   return keys;
 }
+
+#undef FIELD
 
 const char* kind_name(KeyKind k) {
   switch (k) {
@@ -319,11 +496,54 @@ std::string describe_type(const KeySpec& k) {
   return out.str();
 }
 
+// ---- the rules between keys
+
+void check_poisson(const KeyReader& r, const PoissonParams& p) {
+  const int dims = stencil_dimensions(p.stencil);
+  const bool face_stencil = p.stencil == Stencil::p5 || p.stencil == Stencil::p7;
+  if (p.variable_coefficients() && !face_stencil)
+    r.fail_at("problem.stencil", "problem.anisotropy and problem.coefficient need stencil 5pt or 7pt");
+  if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != dims)
+    r.fail_at("problem.anisotropy", "problem.anisotropy has " + std::to_string(p.anisotropy.size()) +
+                                        " entries but stencil " + to_string(p.stencil) + " needs " +
+                                        std::to_string(dims));
+  if (static_cast<int>(p.size.size()) != dims)
+    r.fail_at("problem.size", "problem.size has " + std::to_string(p.size.size()) + " entries but stencil " +
+                                  to_string(p.stencil) + " needs " + std::to_string(dims));
+}
+
+// The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) its SpGEMM backends.
+void check_backend(const KeyReader& r, Config& c) {
+  try {
+    c.backend = resolve_backend(c.backend_choice);
+  } catch (const InputError& e) {
+    r.fail_at("backend", std::string("backend: ") + e.what());
+  }
+  if (c.amg.spgemm == "compare")
+    r.fail_at("amg.spgemm", "amg.spgemm: 'compare' is not a SpGEMM backend: set amg.compare_spgemm: true (or pass "
+                            "--compare-spgemm) to compare them all beside amg.spgemm's setup");
+  if (c.amg.spgemm.empty()) c.amg.spgemm = default_spgemm_backend(c.backend);
+  try {
+    SpgemmRegistry::instance().get(c.amg.spgemm, c.backend);
+  } catch (const InputError& e) {
+    r.fail_at("amg.spgemm", std::string("amg.spgemm: ") + e.what());
+  }
+}
+
 }  // namespace
 
 const std::vector<KeySpec>& config_schema() {
   static const std::vector<KeySpec> schema = make_schema();
   return schema;
+}
+
+void check_config(const KeyReader& r, Config& c) {
+  if (c.problem.type == ProblemType::poisson) check_poisson(r, c.problem.poisson);
+  if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
+    r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
+  check_backend(r, c);
+  if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
+    r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
 }
 
 bool is_config_section(const std::string& path) {
@@ -337,13 +557,18 @@ std::string config_reference_markdown() {
   std::ostringstream out;
   out << "# Configuration reference\n\n"
       << "Generated by `amgsolve --config-reference` from config/schema.cpp, the one declaration of every key;\n"
-      << "a test fails when this file and the code disagree.\n\n"
-      << "A configuration file is YAML with the sections `problem`, `amg`, `solver` and `output`. Every key is\n"
-      << "optional unless marked required; unknown keys and values of the wrong type are errors that name the\n"
-      << "key, the file and the line. Any key can be overridden on the command line with\n"
+      << "a test fails when this file and the code disagree. The defaults are those of the parameter structs\n"
+      << "(amg/params.hpp, solver/solve_result.hpp, problems/), where the reason for each value is written.\n\n"
+      << "A configuration file is YAML with the key `backend` and the sections `problem`, `amg`, `solver` and\n"
+      << "`output`. Every key is optional unless marked required; unknown keys and values of the wrong type are\n"
+      << "errors that name the key, the file and the line. Any key can be overridden on the command line with\n"
       << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`).\n";
-  std::string section;
+  std::string section, retired;
   for (const KeySpec& k : config_schema()) {
+    if (!k.replaced_by.empty()) {
+      retired += "| `" + k.path + "` | `" + k.replaced_by + "` |\n";
+      continue;
+    }
     const std::string top = k.path.substr(0, k.path.find('.'));
     if (top != section) {
       section = top;
@@ -351,10 +576,15 @@ std::string config_reference_markdown() {
     }
     std::string def = k.default_yaml.empty() ? "(none)" : "`" + k.default_yaml + "`";
     if (k.path == "problem.matrix") def = "(required)";
+    if (k.path == "amg.spgemm") def = "(the backend's)";
     std::string doc = k.doc;
     if (!k.problem_type.empty()) doc = "*problem.type " + k.problem_type + ":* " + doc;
     out << "| `" << k.path << "` | " << describe_type(k) << " | " << def << " | " << doc << " |\n";
   }
+  if (!retired.empty())
+    out << "\n## Removed keys\n\nA config that still uses one of these is an error that names its replacement.\n\n"
+        << "| key | replaced by |\n|---|---|\n"
+        << retired;
   return out.str();
 }
 

@@ -68,7 +68,6 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
           {"hierarchy_bytes", s.hierarchy_bytes},
-          {"solve_device", s.solve_device},
           {"spmv_format", s.spmv_format},
           {"spmv_format_reason", s.spmv_format_reason}};
 }
@@ -135,6 +134,7 @@ nlohmann::json report_json(const RunRecord& run) {
         {"seconds", run.solve.seconds},
         {"convergence_factor", run.solve.convergence_factor()},
         {"history", run.solve.history}}},
+      {"backend", run.backend},
       {"threads", run.threads},
       {"peak_memory_bytes", run.peak_memory_bytes},
   };

@@ -22,9 +22,8 @@ struct SetupRecord {
   double grid_complexity = 0.0;
   std::string spgemm_backend;
   std::uint64_t hierarchy_bytes = 0;
-  // The solve this hierarchy serves: where it runs, in which SpMV format and why, and what every format
-  // would cost on every level (spmv_formats[level], in the order csr, ellpack-r, pjds).
-  std::string solve_device = "cpu";
+  // The solve this hierarchy serves: in which SpMV format and why, and what every format would cost on
+  // every level (spmv_formats[level], in the order csr, ellpack-r, pjds).
   std::string spmv_format = "csr";
   std::string spmv_format_reason;
   std::vector<std::vector<FormatCost>> spmv_formats;
@@ -62,6 +61,7 @@ struct RunRecord {
   std::vector<SourceRecord> sources;   // diffuse-optical problems
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine
+  std::string backend = "cpu";  // where the setup and the solve ran (`backend`, resolved)
   int threads = 1;
   std::uint64_t peak_memory_bytes = 0;
 };

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "common/device.hpp"
 #include "solver/spmv_format.hpp"
 #include "sparse/csr.hpp"
 
@@ -20,10 +19,7 @@ struct SolverParams {
   double tolerance = 1e-8;   // stop when ||b - A x|| <= tolerance * ||b||
   int max_iterations = 500;
   Precision precision = Precision::double_precision;
-  // Where PCG and the V-cycle run. The GPU solve (solver/device_solve.hpp) has not yet run on a device
-  // (issue #6), so the default is the CPU until it has been verified there.
-  ExecutionDevice device = ExecutionDevice::cpu;
-  // Storage of every level's operator in the GPU solve; the CPU solve uses CSR (its OpenMP CSR SpMV is
+  // Storage of every level's operator on the cuda backend; the cpu backend uses CSR (its OpenMP CSR SpMV is
   // faster on a CPU than the GPU formats, Kreutzer et al. 2012 section IV.A).
   SpmvFormat spmv_format = SpmvFormat::automatic;
 };

@@ -33,7 +33,7 @@ class Auto : public SpgemmBackendFor<Auto> {
     return "picks gustavson while the accumulator window its rows touch fits in L2, else magnus, or hash for "
            "rows of very few products (reason in the stats)";
   }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

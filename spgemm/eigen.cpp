@@ -19,7 +19,7 @@ class EigenProduct : public SpgemmBackendFor<EigenProduct> {
  public:
   std::string name() const override { return "eigen"; }
   std::string description() const override { return "baseline: Eigen 3 SparseMatrix product (external library)"; }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
   bool external_baseline() const override { return true; }
 
   template <class Value>

@@ -124,7 +124,7 @@ class Graphblas : public SpgemmBackendFor<Graphblas> {
   std::string description() const override {
     return "baseline: SuiteSparse:GraphBLAS GrB_mxm, plus-times semiring (external library)";
   }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
   bool external_baseline() const override { return true; }
 
   template <class Value>

@@ -34,7 +34,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
  public:
   std::string name() const override { return "gustavson"; }
   std::string description() const override { return "OpenMP row-wise Gustavson, dense accumulator (baseline)"; }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

@@ -65,7 +65,7 @@ class Hash : public SpgemmBackendFor<Hash> {
   std::string description() const override {
     return "OpenMP row-wise, per-thread hash-table accumulator (Nagasaka et al. 2018)";
   }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

@@ -57,7 +57,7 @@ class Heap : public SpgemmBackendFor<Heap> {
  public:
   std::string name() const override { return "heap"; }
   std::string description() const override { return "OpenMP row-wise, k-way heap merge of B rows (sorted output)"; }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

@@ -34,6 +34,18 @@ const SpgemmBackend& SpgemmRegistry::get(std::string_view name) const {
   return *backend;
 }
 
+const SpgemmBackend& SpgemmRegistry::get(std::string_view name, BackendKind backend) const {
+  const SpgemmBackend* found = find(name);
+  if (!found || found->runs_on() != backend)
+    throw InputError("'" + std::string(name) + "' is not a SpGEMM backend of backend " + to_string(backend) +
+                     " (it has: " + names(backend) + ")");
+  return get(name);
+}
+
+const char* default_spgemm_backend(BackendKind backend) {
+  return backend == BackendKind::cuda ? "cusparse" : "gustavson";
+}
+
 std::vector<const SpgemmBackend*> SpgemmRegistry::all() const {
   std::vector<const SpgemmBackend*> out;
   for (const auto& b : backends_) out.push_back(b.get());
@@ -44,6 +56,13 @@ std::string SpgemmRegistry::names() const {
   std::string out;
   for (const auto& b : backends_) out += (out.empty() ? "" : ", ") + b->name();
   return out;
+}
+
+std::string SpgemmRegistry::names(BackendKind backend) const {
+  std::string out;
+  for (const auto& b : backends_)
+    if (b->runs_on() == backend) out += (out.empty() ? "" : ", ") + b->name();
+  return out.empty() ? "none in this build" : out;
 }
 
 }  // namespace amgsolve

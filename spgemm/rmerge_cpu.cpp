@@ -136,7 +136,7 @@ class RMergeCpu : public SpgemmBackendFor<RMergeCpu> {
     return "OpenMP iterative row merging, A = A_k G_(k-1)..G_1, W = " + std::to_string(merge_width_) +
            " (Gremse et al. 2015)";
   }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {

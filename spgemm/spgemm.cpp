@@ -4,15 +4,6 @@
 
 namespace amgsolve {
 
-const char* to_string(Device device) {
-  switch (device) {
-    case Device::cpu: return "cpu";
-    case Device::cuda: return "cuda";
-    case Device::mpi: return "mpi";
-  }
-  return "?";
-}
-
 namespace {
 
 template <class Value>

@@ -11,12 +11,10 @@
 #include <cstdint>
 #include <string>
 
+#include "common/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
-
-enum class Device { cpu, cuda, mpi };
-const char* to_string(Device device);
 
 struct SpgemmStats {
   double symbolic_seconds = 0.0;
@@ -42,7 +40,7 @@ class SpgemmBackend {
 
   virtual std::string name() const = 0;         // registry key, e.g. "gustavson"
   virtual std::string description() const = 0;  // one line for --list-backends
-  virtual Device device() const = 0;
+  virtual BackendKind runs_on() const = 0;  // the backend (`backend` key) whose setup can use it
   // A library's product run for comparison (eigen, graphblas, cusparse), not an implementation of ours:
   // tables mark it as such.
   virtual bool external_baseline() const { return false; }

@@ -255,23 +255,28 @@ TEST(Cli, SizeBeyondTheAvailableMemory) {
 
 TEST(Cli, GpuRequestedWithoutADeviceFailsBeforeTheSetup) {
   if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: the request is honoured";
-  for (const char* key : {"amg.device=gpu", "solver.device=gpu"}) {
+  ScratchDir dir;
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "backend=cuda"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--set backend", "needs a GPU"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+}
+
+TEST(Cli, RetiredDeviceKeysFailNamingTheBackendKey) {
+  for (const char* key : {"amg.device=gpu", "solver.device=cpu"}) {
     ScratchDir dir;
     const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", key}));
     const std::string name = std::string(key).substr(0, std::string(key).find('='));
-    EXPECT_TRUE(FailedCleanly(r, dir, {}, {name, "needs a GPU"}));
-    EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+    EXPECT_TRUE(FailedCleanly(r, dir, {}, {name, "replaced by the top-level key `backend`"}));
   }
 }
 
-TEST(Cli, AutoDeviceWithoutAGpuRunsOnTheCpu) {
+TEST(Cli, AutoBackendWithoutAGpuRunsOnTheCpu) {
   if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: auto picks it";
   ScratchDir dir;
-  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--set", "amg.device=auto", "--set", "solver.device=auto",
-                                "--report", dir.file("R.json")});
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--set", "backend=auto", "--report", dir.file("R.json")});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const json report = read_report(dir.file("R.json"));
-  EXPECT_EQ(field(report, "setup.solve_device").get<std::string>(), "cpu");
+  EXPECT_EQ(field(report, "backend").get<std::string>(), "cpu");
   EXPECT_EQ(field(report, "setup.spmv_format").get<std::string>(), "csr");
   const json levels = field(report, "setup.levels");
   for (const json& level : levels) {
@@ -284,7 +289,7 @@ TEST(Cli, AutoDeviceWithoutAGpuRunsOnTheCpu) {
 TEST(Cli, UnknownSpgemmBackend) {
   ScratchDir dir;
   const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "amg.spgemm=nosuch"}));
-  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"nosuch", "available", "gustavson"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"nosuch", "it has", "gustavson"}));
 }
 
 TEST(Cli, ReportDirectoryMissing) {
@@ -737,9 +742,9 @@ TEST(Cli, CompareSpgemmKeepsTheConfiguredBackendsHierarchy) {
   }
 }
 
-TEST(Cli, SpgemmCompareInTheConfigBuildsWithGustavsonAndCompares) {
+TEST(Cli, CompareSpgemmKeyComparesBesideTheDefaultBackendsSetup) {
   ScratchDir dir;
-  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--set", "amg.spgemm=compare"});
+  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--set", "amg.compare_spgemm=true"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_NE(r.out.find("SpGEMM comparison"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(external baseline)"), std::string::npos) << r.out;
@@ -748,6 +753,12 @@ TEST(Cli, SpgemmCompareInTheConfigBuildsWithGustavsonAndCompares) {
   const json rows = field(report, "spgemm_comparison");
   ASSERT_FALSE(rows.empty());
   for (const json& row : rows) EXPECT_TRUE(row.at("agrees").get<bool>()) << row.dump();
+}
+
+TEST(Cli, CompareIsNotABackendName) {
+  ScratchDir dir;
+  const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "amg.spgemm=compare"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--set amg.spgemm", "amg.compare_spgemm: true"}));
 }
 
 TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {

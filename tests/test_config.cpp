@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/schema.hpp"
+#include "spgemm/registry.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -67,7 +68,8 @@ TEST(Config, EmptySectionsGiveTheSchemaDefaults) {
 
   // The schema's defaults (what users get) must be the library's defaults (what the code documents).
   const AmgParams d;
-  EXPECT_EQ(c.amg.spgemm, d.spgemm);
+  EXPECT_EQ(c.backend, BackendKind::cpu);
+  EXPECT_EQ(c.amg.spgemm, default_spgemm_backend(BackendKind::cpu));  // amg.spgemm empty: the backend's
   EXPECT_EQ(c.amg.coarse_size, d.coarse_size);
   EXPECT_EQ(c.amg.max_levels, d.max_levels);
   EXPECT_DOUBLE_EQ(c.amg.strength_threshold, d.strength_threshold);
@@ -108,7 +110,6 @@ TEST(Config, EmptyDocumentGivesTheSameDefaults) {
 TEST(Config, SchemaDefaultsMatchTheParameterStructs) {
   const Config c = parse_config("", "cfg.yaml");
   const AmgParams a;
-  EXPECT_EQ(c.amg.spgemm, a.spgemm);
   EXPECT_EQ(c.amg.coarse_size, a.coarse_size);
   EXPECT_EQ(c.amg.max_levels, a.max_levels);
   EXPECT_DOUBLE_EQ(c.amg.strength_threshold, a.strength_threshold);
@@ -127,9 +128,7 @@ TEST(Config, SchemaDefaultsMatchTheParameterStructs) {
   EXPECT_EQ(c.solver.type, s.type);
   EXPECT_DOUBLE_EQ(c.solver.tolerance, s.tolerance);
   EXPECT_EQ(c.solver.max_iterations, s.max_iterations);
-  EXPECT_EQ(c.solver.device, s.device);
   EXPECT_EQ(c.solver.spmv_format, s.spmv_format);
-  EXPECT_EQ(c.amg.device, a.device);
   const PoissonParams p;
   EXPECT_EQ(c.problem.poisson.stencil, p.stencil);
   EXPECT_EQ(c.problem.poisson.size, p.size);
@@ -170,16 +169,62 @@ TEST(Config, ReadsEveryKindOfValue) {
   EXPECT_EQ(c.output.report, "out/r.json");
 }
 
-TEST(Config, DevicesAndSpmvFormat) {
-  const Config c = parse_config("amg:\n  device: auto\nsolver:\n  device: gpu\n  spmv_format: ellpack-r\n", "cfg.yaml");
-  EXPECT_EQ(c.amg.device, ExecutionDevice::automatic);
-  EXPECT_EQ(c.solver.device, ExecutionDevice::gpu);
+TEST(Config, BackendAndSpmvFormat) {
+  const Config c = parse_config("backend: cpu\nsolver:\n  spmv_format: ellpack-r\n", "cfg.yaml");
+  EXPECT_EQ(c.backend_choice, BackendChoice::cpu);
+  EXPECT_EQ(c.backend, BackendKind::cpu);
   EXPECT_EQ(c.solver.spmv_format, SpmvFormat::ellpack_r);
   for (const char* format : {"auto", "csr", "ellpack-r", "pjds"})
     EXPECT_EQ(format_name(parse_config("", "cfg.yaml", {std::string("solver.spmv_format=") + format}).solver.spmv_format),
               format);
   EXPECT_THROW(parse_config("solver:\n  spmv_format: ell\n", "cfg.yaml"), InputError);
-  EXPECT_THROW(parse_config("amg:\n  device: cuda\n", "cfg.yaml"), InputError);
+  EXPECT_THROW(parse_config("backend: gpu\n", "cfg.yaml"), InputError);
+  // auto resolves once, at load, to what resolve_backend says.
+  const Config automatic = parse_config("backend: auto\n", "cfg.yaml");
+  EXPECT_EQ(automatic.backend_choice, BackendChoice::automatic);
+  EXPECT_EQ(automatic.backend, gpu_status().usable() ? BackendKind::cuda : BackendKind::cpu);
+  EXPECT_EQ(automatic.amg.spgemm, default_spgemm_backend(automatic.backend));
+}
+
+TEST(Config, CudaBackendWithoutAGpuNamesTheKeyLineAndReason) {
+  if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: backend cuda is honoured";
+  const std::string e = parse_error("problem:\n  type: poisson\nbackend: cuda\n");
+  EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("backend: the cuda backend needs a GPU"), std::string::npos) << e;
+  EXPECT_NE(e.find(gpu_status().unavailable_reason), std::string::npos) << e;
+}
+
+// The device keys of earlier versions are errors that name what replaced them, not silently ignored.
+TEST(Config, RetiredDeviceKeysNameTheirReplacement) {
+  for (const char* yaml : {"amg:\n  device: gpu\n", "solver:\n  device: cpu\n"}) {
+    const std::string e = parse_error(yaml);
+    EXPECT_NE(e.find("cfg.yaml:2:"), std::string::npos) << e;
+    EXPECT_NE(e.find("device' was replaced by the top-level key `backend` (cpu, cuda or auto)"), std::string::npos)
+        << e;
+  }
+  const std::string e = parse_error("", {"amg.device=gpu"});
+  EXPECT_NE(e.find("--set amg.device"), std::string::npos) << e;
+}
+
+// A SpGEMM name is checked against the chosen backend's, and the error lists those it has.
+TEST(Config, SpgemmOfAnotherBackendListsTheBackendsOwn) {
+  const std::string e = parse_error("amg:\n  spgemm: rmerge\n");
+  EXPECT_NE(e.find("cfg.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("not a SpGEMM backend of backend cpu"), std::string::npos) << e;
+  EXPECT_NE(e.find("gustavson, hash"), std::string::npos) << e;
+  EXPECT_EQ(e.find("cusparse"), std::string::npos) << "the list names the cpu backend's only: " << e;
+}
+
+TEST(Config, CompareIsAKeyNotABackendName) {
+  EXPECT_TRUE(parse_config("amg:\n  compare_spgemm: true\n", "cfg.yaml").compare_spgemm);
+  EXPECT_FALSE(parse_config("", "cfg.yaml").compare_spgemm);
+  const std::string e = parse_error("amg:\n  spgemm: compare\n");
+  EXPECT_NE(e.find("cfg.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("amg.compare_spgemm: true"), std::string::npos) << e;
+  const std::string csv = parse_error("output:\n  spgemm_csv: c.csv\n");
+  EXPECT_NE(csv.find("cfg.yaml:2:"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("output.spgemm_csv needs amg.compare_spgemm"), std::string::npos) << csv;
+  EXPECT_NO_THROW(parse_config("amg:\n  compare_spgemm: true\noutput:\n  spgemm_csv: c.csv\n", "cfg.yaml"));
 }
 
 TEST(Config, MatrixMarketProblem) {
@@ -621,7 +666,6 @@ TEST(ConfigReview, UnknownSpgemmBackendNamesKeyAndLine) {
   const std::string e = config_error("amg:\n  coarse_size: 10\n  spgemm: magic\n");
   EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("gustavson"), std::string::npos) << e;
-  EXPECT_NO_THROW(parse_config("amg:\n  spgemm: compare\n", "cfg.yaml"));
 }
 
 TEST(ConfigReview, NonScalarKeysAreInputErrors) {

@@ -139,7 +139,7 @@ TEST_P(GpuSpgemm, MatchesGustavsonInDoubleAndFloat) {
   const SpgemmBackend* gpu = SpgemmRegistry::instance().find(GetParam());
   if (!gpu) GTEST_SKIP() << "backend " << GetParam() << " not built (configure with -DAMGSOLVE_CUDA=ON)";
   if (!gpu->available()) GTEST_SKIP() << GetParam() << " unavailable: " << gpu->unavailable_reason();
-  EXPECT_EQ(gpu->device(), Device::cuda);
+  EXPECT_EQ(gpu->runs_on(), BackendKind::cuda);
   for (const auto& [A, B] : spgemm_inputs()) {
     SCOPED_TRACE(std::to_string(A.rows) + "x" + std::to_string(A.cols) + " times " + std::to_string(B.rows) + "x" +
                  std::to_string(B.cols));

@@ -250,7 +250,7 @@ TEST(SpgemmRegistry, GpuBackendsWithoutADeviceAreUnavailableAndSayWhy) {
   for (const char* name : {"cusparse", "esc"}) {
     const SpgemmBackend* backend = SpgemmRegistry::instance().find(name);
     if (!backend) GTEST_SKIP() << name << " not built (a build without CUDA)";
-    EXPECT_EQ(backend->device(), Device::cuda) << name;
+    EXPECT_EQ(backend->runs_on(), BackendKind::cuda) << name;
     if (gpu) {
       EXPECT_TRUE(backend->available()) << name << ": " << backend->unavailable_reason();
       continue;

@@ -26,7 +26,7 @@ inline std::string cuda_backend_unavailable_reason() {
 template <class Derived>
 class GpuSpgemmBackend : public SpgemmBackendFor<GpuSpgemmBackend<Derived>> {
  public:
-  Device device() const override { return Device::cuda; }
+  BackendKind runs_on() const override { return BackendKind::cuda; }
   std::string unavailable_reason() const override { return cuda_backend_unavailable_reason(); }
 
   template <class Value>

@@ -895,7 +895,7 @@ class Magnus : public SpgemmBackendFor<Magnus> {
   std::string description() const override {
     return "OpenMP MAGNUS: row categories, fine/coarse-level chunking sized to L2 (Wolfson-Pou et al. 2025)";
   }
-  Device device() const override { return Device::cpu; }
+  BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
