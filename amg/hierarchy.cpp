@@ -109,7 +109,7 @@ AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, con
   Timer total;
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(backend);
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, backend);
-  levels_.push_back(Level{std::move(A), {}, {}, {}, {}, {}, {}});
+  levels_.push_back(Level{std::move(A), {}, {}, {}});
   while (true) {
     LevelInfo info;
     info.level = static_cast<int>(levels_.size()) - 1;
@@ -123,7 +123,7 @@ AmgHierarchy<Value>::AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, con
                              std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
                              std::to_string(kMaxDirectRows) +
                              "): lower amg.strength_threshold or amg.coarse_size, or raise amg.max_levels");
-      coarse_ = std::make_unique<CoarseSolver<Value>>(*levels_.back().A);
+      coarse_ = std::make_shared<const SparseLdlt<Value>>(*levels_.back().A);
       info.coarsest = true;
       info.smoother = "direct (sparse LDL^T)";
       info.seconds = timer.seconds();
@@ -179,60 +179,24 @@ bool AmgHierarchy<Value>::coarsen(const AmgParams& params, const SpgemmBackend& 
   lap(t.eigenvalues);
 
   observed.expect({"prolongator"});
-  fine.P = smoothed_prolongation(A_f, T, params.prolongator_damping / rho_f, spgemm, &info.prolongator_product);
+  fine.P = std::make_shared<const CsrMatrix<Value>>(
+      smoothed_prolongation(A_f, T, params.prolongator_damping / rho_f, spgemm, &info.prolongator_product));
   lap(t.prolongator);
-  fine.R = transpose(fine.P);
+  fine.R = std::make_shared<const CsrMatrix<Value>>(transpose(*fine.P));
   lap(t.transpose);
   GalerkinStats galerkin;
   observed.expect({"ap", "rap"});
-  auto coarse = std::make_shared<CsrMatrix<Value>>(galerkin_product(A, fine.P, fine.R, spgemm, &galerkin));
+  auto coarse = std::make_shared<const CsrMatrix<Value>>(galerkin_product(A, *fine.P, *fine.R, spgemm, &galerkin));
   info.ap_product = galerkin.ap;
   info.rap_product = galerkin.r_ap;
   info.spgemm_seconds = info.prolongator_product.seconds() + galerkin.ap.seconds() + galerkin.r_ap.seconds();
   lap(t.galerkin);
 
-  fine.smoother = make_smoother(A, params.smoother, info.rho);
-  info.smoother = fine.smoother->describe();
+  fine.smoother = smoother_spec(A, params.smoother, info.rho);
+  info.smoother = describe(fine.smoother);
   lap(t.smoother);
-  levels_.push_back(Level{std::move(coarse), {}, {}, {}, {}, {}, {}});
+  levels_.push_back(Level{std::move(coarse), {}, {}, {}});
   return true;
-}
-
-template <class Value>
-void AmgHierarchy<Value>::apply(const Vector<Value>& b, Vector<Value>& x) const {
-  const Level& top = levels_.front();
-  cycle(0, b);
-  x.swap(top.x);
-}
-
-// V-cycle on level l for the right-hand side b (the caller's on level 0, levels_[l].b below it), result
-// in levels_[l].x (zero initial guess).
-template <class Value>
-void AmgHierarchy<Value>::cycle(std::size_t l, const Vector<Value>& b) const {
-  const Level& level = levels_[l];
-  const Index n = level.A->rows;
-  level.x.resize(static_cast<std::size_t>(n));
-  if (l + 1 == levels_.size()) {
-    coarse_->solve(b, level.x);
-    return;
-  }
-  for (int s = 0; s < params_.pre_smooth; ++s) level.smoother->smooth(b, level.x, s == 0);
-  if (params_.pre_smooth == 0) std::fill(level.x.begin(), level.x.end(), Value(0));
-
-  residual(*level.A, level.x, b, level.r);
-  const Level& coarse = levels_[l + 1];
-  spmv(level.R, level.r, coarse.b);
-  cycle(l + 1, coarse.b);
-
-  // x += P x_c
-  const CsrMatrix<Value>& P = level.P;
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    Value s = 0;
-    for (Offset k = P.row_begin(i); k < P.row_end(i); ++k) s += P.val[k] * coarse.x[P.col[k]];
-    level.x[i] += s;
-  }
-  for (int s = 0; s < params_.post_smooth; ++s) level.smoother->smooth(b, level.x, false);
 }
 
 template <class Value>
@@ -254,7 +218,7 @@ std::uint64_t AmgHierarchy<Value>::bytes() const {
   std::uint64_t total = 0;
   for (std::size_t l = 0; l < levels_.size(); ++l) {
     if (l > 0) total += levels_[l].A->bytes();
-    total += levels_[l].P.bytes() + levels_[l].R.bytes();
+    if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
   }
   return total;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The smoothed-aggregation AMG hierarchy and its V-cycle.
+// The smoothed-aggregation AMG hierarchy.
 //
 // Setup, level by level (Vanek, Mandel & Brezina 1996; Bell, Dalton & Olson 2012):
 //   strength graph -> MIS-2 aggregates -> tentative prolongator T -> filtered matrix A_f ->
@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-#include "amg/coarse_solver.hpp"
 #include "amg/params.hpp"
 #include "amg/smoother.hpp"
+#include "sparse/sparse_ldlt.hpp"
 #include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
@@ -36,6 +36,9 @@ struct LevelInfo {
   bool coarsest = false;
 };
 
+// The levels of a smoothed-aggregation hierarchy, built on the host: each level's operator, prolongator P,
+// restriction R = P^T and smoother parameters, and the coarsest level's factorisation. It only stores them;
+// the V-cycle (amg/vcycle.hpp) applies them on a backend.
 template <class Value>
 class AmgHierarchy {
  public:
@@ -44,25 +47,28 @@ class AmgHierarchy {
   // "ap" (A P) or "rap" (P^T (A P)); used to compare backends on the real products.
   using ProductCallback = std::function<void(int, const std::string&, const CsrMatrix<Value>&,
                                              const CsrMatrix<Value>&, const CsrMatrix<Value>&)>;
+  template <class V>
+  using Shared = std::shared_ptr<const CsrMatrix<V>>;
 
   // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished. With the
   // cuda backend, strength, MIS-2 and the tentative prolongator run on the GPU (bit-identical results) and
   // params.spgemm must be one of its SpGEMM backends.
-  AmgHierarchy(std::shared_ptr<const CsrMatrix<Value>> A, const AmgParams& params, LevelCallback on_level = {},
-               ProductCallback on_product = {}, BackendKind backend = BackendKind::cpu);
+  AmgHierarchy(Shared<Value> A, const AmgParams& params, LevelCallback on_level = {}, ProductCallback on_product = {},
+               BackendKind backend = BackendKind::cpu);
   ~AmgHierarchy();
-
-  // x = M^-1 b: one V-cycle from a zero initial guess (the preconditioner PCG applies).
-  void apply(const Vector<Value>& b, Vector<Value>& x) const;
 
   std::size_t levels() const { return levels_.size(); }
   const CsrMatrix<Value>& matrix(std::size_t level) const { return *levels_[level].A; }
-  const CsrMatrix<Value>& prolongator(std::size_t level) const { return levels_[level].P; }
-  // R = P^T of a level (empty on the coarsest), its smoother (not on the coarsest), and the parameters the
-  // hierarchy was built with (pre_smooth / post_smooth shape the cycle): what a second implementation of
-  // cycle() (the device V-cycle, solver/cuda/device_vcycle.cu) needs to run the same cycle.
-  const CsrMatrix<Value>& restriction(std::size_t level) const { return levels_[level].R; }
-  const Smoother<Value>& smoother(std::size_t level) const { return *levels_[level].smoother; }
+  // P and R = P^T of a level (empty on the coarsest).
+  const CsrMatrix<Value>& prolongator(std::size_t level) const { return or_empty(levels_[level].P); }
+  const CsrMatrix<Value>& restriction(std::size_t level) const { return or_empty(levels_[level].R); }
+  const Shared<Value>& shared_matrix(std::size_t level) const { return levels_[level].A; }
+  const Shared<Value>& shared_prolongator(std::size_t level) const { return levels_[level].P; }
+  const Shared<Value>& shared_restriction(std::size_t level) const { return levels_[level].R; }
+  // The smoother of a level (not the coarsest): its polynomial, for the cycle to apply.
+  const SmootherSpec& smoother(std::size_t level) const { return levels_[level].smoother; }
+  // The coarsest level's sparse LDL^T.
+  const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
@@ -74,22 +80,23 @@ class AmgHierarchy {
 
  private:
   struct Level {
-    std::shared_ptr<const CsrMatrix<Value>> A;
-    CsrMatrix<Value> P, R;
-    std::unique_ptr<Smoother<Value>> smoother;
-    mutable Vector<Value> b, x, r;  // V-cycle work vectors
+    Shared<Value> A, P, R;
+    SmootherSpec smoother;
   };
 
+  static const CsrMatrix<Value>& or_empty(const Shared<Value>& M) {
+    static const CsrMatrix<Value> empty;
+    return M ? *M : empty;
+  }
   bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, const ProductCallback& on_product,
                LevelInfo& info);
-  void cycle(std::size_t level, const Vector<Value>& b) const;
 
   AmgParams params_;
   BackendKind backend_;
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
-  std::unique_ptr<CoarseSolver<Value>> coarse_;
+  std::shared_ptr<const SparseLdlt<Value>> coarse_;
   double setup_seconds_ = 0.0;
 };
 

@@ -1,11 +1,15 @@
 #pragma once
-// Smoother interface of the V-cycle. A smoother is built once per level from the level's matrix and an
-// estimate of rho(D^-1 A); smooth() performs one pre- or post-smoothing step. Both smoothers here are
-// polynomials in D^-1 A, hence self-adjoint in the A inner product: the V-cycle with equal pre- and
-// post-smoothing is a symmetric positive definite preconditioner, as PCG requires.
+// The smoothers of the V-cycle, polynomials in D^-1 A and hence self-adjoint in the A inner product: the
+// V-cycle with equal pre- and post-smoothing is a symmetric positive definite preconditioner, as PCG
+// requires. Two halves:
+//   * the setup's (host, once per level): SmootherSpec, the polynomial and its parameters for a level's
+//     matrix and its estimate of rho(D^-1 A), and the diagonal scaling it applies;
+//   * the cycle's: Smoother<Backend, V>, the polynomial applied with the backend's kernels, written once
+//     (amg/jacobi.hpp, amg/chebyshev.hpp).
 //
-// Adding a smoother: implement this interface in amg/<name>.cpp, add the enum value in params.hpp and
-// a case in make_smoother() (amg/smoother.cpp), and declare its key in config/schema.cpp.
+// Adding a smoother: a <name>.hpp with its Smoother<Backend, V> over the backend's operations (and any pass
+// of its own as a backend kernel), its spec in <name>.cpp, the enum value in params.hpp, a case in
+// make_smoother() and smoother_spec() (smoother.cpp) and its name in amg.smoother.type (config/schema.cpp).
 #include <memory>
 #include <string>
 
@@ -14,9 +18,8 @@
 
 namespace amgsolve {
 
-// What a smoother computes, as plain values: enough for another implementation (the device V-cycle,
-// solver/cuda/device_smoother.cuh) to apply the same polynomial. Jacobi uses sweeps and omega
-// (x <- x + omega D^-1 (b - A x)); Chebyshev uses degree and the interval [lower, upper] of D^-1 A.
+// What a smoother computes, as plain values. Jacobi: x <- x + omega D^-1 (b - A x), `sweeps` times;
+// Chebyshev: the degree-`degree` Chebyshev polynomial on [lower, upper] of D^-1 A.
 struct SmootherSpec {
   SmootherType type = SmootherType::chebyshev;
   int degree = 0;
@@ -25,28 +28,28 @@ struct SmootherSpec {
   double omega = 0.0;
 };
 
+// rho: the level's estimate of rho(D^-1 A) (amg.spectral_radius).
 template <class Value>
+SmootherSpec smoother_spec(const CsrMatrix<Value>& A, const SmootherParams& p, double rho);
+SmootherSpec jacobi_spec(const SmootherParams& p, double rho);
+template <class Value>
+SmootherSpec chebyshev_spec(const CsrMatrix<Value>& A, const SmootherParams& p, double rho);
+
+// The diagonal scaling the smoother applies, per row: omega / a_ii (Jacobi) or 1 / a_ii (Chebyshev),
+// computed in double and rounded to Value.
+template <class Value>
+Vector<Value> smoother_diagonal(const CsrMatrix<Value>& A, const SmootherSpec& spec);
+
+std::string describe(const SmootherSpec& spec);
+int spmvs_per_step(const SmootherSpec& spec);  // matrix-vector products per smoothing step
+
+template <class Backend, class V>
 class Smoother {
  public:
+  using Vec = typename Backend::template Vector<V>;
   virtual ~Smoother() = default;
-  // x <- one smoothing step for A x = b. x_is_zero: x holds zeros, so the first residual is b.
-  virtual void smooth(const Vector<Value>& b, Vector<Value>& x, bool x_is_zero) const = 0;
-  virtual std::string describe() const = 0;
-  // SpMV-equivalents per smooth() call (for cost estimates in the report).
-  virtual int spmvs_per_step() const = 0;
-  // The polynomial and its parameters as values (what smooth() applies).
-  virtual SmootherSpec spec() const = 0;
+  // x <- one smoothing step for A x = b. x_is_zero: x holds zeros (sized), so the first residual is b.
+  virtual void smooth(const Vec& b, Vec& x, bool x_is_zero) const = 0;
 };
-
-template <class Value>
-std::unique_ptr<Smoother<Value>> make_jacobi_smoother(const CsrMatrix<Value>& A, const SmootherParams& p,
-                                                      double rho);
-template <class Value>
-std::unique_ptr<Smoother<Value>> make_chebyshev_smoother(const CsrMatrix<Value>& A, const SmootherParams& p,
-                                                         double rho);
-
-// rho: estimate of the largest eigenvalue of D^-1 A (a lower bound, from Lanczos).
-template <class Value>
-std::unique_ptr<Smoother<Value>> make_smoother(const CsrMatrix<Value>& A, const SmootherParams& p, double rho);
 
 }  // namespace amgsolve

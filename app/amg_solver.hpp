@@ -1,7 +1,8 @@
 #pragma once
-// One AMG hierarchy, set up once, and the configured outer iteration (PCG or stand-alone V-cycles) for
-// any number of right-hand sides: the many-sources workflow of diffuse optical tomography sets up once
-// per wavelength and then pays only a solve per source.
+// The library's Solver (amgsolve/solver.hpp) as the program runs it: built from the whole Config, with the
+// level table, the SpGEMM comparison and the summary printed during the setup and a line per iteration
+// during each solve. One setup serves any number of right-hand sides: the many-sources workflow of diffuse
+// optical tomography sets up once per wavelength and then pays only a solve per source.
 #include <memory>
 
 #include "config/config.hpp"

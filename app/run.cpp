@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <type_traits>
 
-#include "amg/hierarchy.hpp"
+#include "amgsolve/solver.hpp"
 #include "common/atomic_file.hpp"
 #include "common/device.hpp"
 #include "common/error.hpp"
@@ -20,7 +20,6 @@
 #include "config/config.hpp"
 #include "output/report.hpp"
 #include "output/vtk_writer.hpp"
-#include "solver/device_solve.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
@@ -118,136 +117,86 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
   }
 }
 
-// AmgSolver in CycleValue precision: double, or float for solver.precision = mixed (the V-cycle in float
-// inside the double outer iteration).
-template <class CycleValue>
-class AmgSolverIn final : public AmgSolver {
+// The comparison's callback: every backend on every product of the setup, in the hierarchy's precision.
+template <class Value>
+typename AmgHierarchy<Value>::ProductCallback comparing_into(std::vector<SpgemmComparisonRow>& comparison) {
+  return [&comparison](int level, const std::string& product, const CsrMatrix<Value>& a, const CsrMatrix<Value>& b,
+                       const CsrMatrix<Value>& c) {
+    for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c)) comparison.push_back(std::move(row));
+  };
+}
+
+Parameters parameters(const Config& config) {
+  Parameters p;
+  p.backend = config.backend_choice;
+  p.amg = config.amg;
+  p.solver = config.solver;
+  return p;
+}
+
+void print_format_costs(const SetupRecord& setup) {
+  progress("  SpMV storage per level: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n");
+  progress("  %5s %29s %29s %29s\n", "level", "csr", "ellpack-r", "pjds");
+  for (std::size_t l = 0; l < setup.spmv_formats.size(); ++l) {
+    std::string line;
+    for (const FormatCost& c : setup.spmv_formats[l]) {
+      char cell[64];
+      std::snprintf(cell, sizeof cell, " %11s (%+6.1f%%) %5.2f", format_bytes(c.bytes).c_str(), 100 * c.overhead,
+                    c.code_balance);
+      line += cell;
+    }
+    progress("  %5zu%s\n", l, line.c_str());
+  }
+  progress("  solve in %s: %s\n", setup.spmv_format.c_str(), setup.spmv_format_reason.c_str());
+}
+
+// The library's Solver with the program's output: the level table as it is built, the comparison, the
+// summary, and a line per iteration.
+class PrintingSolver final : public AmgSolver {
  public:
-  AmgSolverIn(const Config& config, std::shared_ptr<const CsrMatrix<double>> A, bool compare_spgemm,
-              SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison)
-      : config_(config), A_(std::move(A)), amg_(build(config, A_, compare_spgemm, comparison)) {
-    const AmgHierarchy<CycleValue>& amg = *amg_;
-    setup.seconds = setup_seconds_;
-    setup.levels = amg.info();
-    setup.operator_complexity = amg.operator_complexity();
-    setup.grid_complexity = amg.grid_complexity();
-    setup.spgemm_backend = amg.spgemm_backend();
-    setup.hierarchy_bytes = amg.bytes();
+  PrintingSolver(const Config& config, std::shared_ptr<const CsrMatrix<double>> A, bool compare_spgemm,
+                 SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison)
+      : config_(config) {
+    const bool mixed = config.solver.precision == Precision::mixed;
+    progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
+             mixed ? "float" : "double");
+    progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
+    SetupCallbacks callbacks;
+    callbacks.on_level = [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); };
+    if (compare_spgemm) {
+      callbacks.on_product = comparing_into<double>(comparison);
+      callbacks.on_product_float = comparing_into<float>(comparison);
+    }
+    solver_ = std::make_unique<Solver>(std::move(A), parameters(config), callbacks);
+    setup = solver_->setup();
+    if (compare_spgemm) print_comparison(comparison);
     double spgemm_seconds = 0;
-    for (const LevelInfo& l : amg.info()) spgemm_seconds += l.spgemm_seconds;
-    progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", amg.levels(),
+    for (const LevelInfo& l : setup.levels) spgemm_seconds += l.spgemm_seconds;
+    progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
              setup.operator_complexity, setup.grid_complexity);
     progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", setup.seconds, spgemm_seconds,
              compare_spgemm ? "; setup time includes the backend comparison" : "",
              format_bytes(setup.hierarchy_bytes).c_str());
-    choose_solve_format(setup);
-    if (config.backend == BackendKind::cuda) {
-      device_solve_ = std::make_unique<DeviceSolve<CycleValue>>(*A_, amg, format_);
-      progress("  GPU solve: operators, vectors and coarse solve on the device, %s, copied in %.3f s\n",
-               format_bytes(device_solve_->device_bytes()).c_str(), device_solve_->upload_seconds());
-    }
+    if (setup.backend == BackendKind::cuda)
+      progress("  on the GPU: operators, vectors and coarse solve, %s\n", format_bytes(setup.backend_bytes).c_str());
+    print_format_costs(setup);
   }
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) override {
-    const Preconditioner<double> vcycle = [&](const Vector<double>& r, Vector<double>& z) {
-      if constexpr (std::is_same_v<CycleValue, double>) {
-        amg_->apply(r, z);
-      } else {
-        r_cycle_.assign(r.begin(), r.end());
-        amg_->apply(r_cycle_, z_cycle_);
-        z.assign(z_cycle_.begin(), z_cycle_.end());
-      }
-    };
     double previous = 1.0;
     const IterationCallback show = [&](int k, double relres) {
       if (show_iterations && config_.print_every > 0 && k % config_.print_every == 0)
         progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
       previous = relres;
     };
-    x.assign(b.size(), 0.0);
-    if (device_solve_) return device_solve_->solve(b, x, config_.solver, show);
-    return config_.solver.type == SolverType::pcg ? pcg(*A_, b, x, vcycle, config_.solver, show)
-                                                  : stationary_iteration(*A_, b, x, vcycle, config_.solver, show);
+    return solver_->solve(b, x, show);
   }
 
-  Array<Index> finest_aggregates() const override { return amg_->finest_aggregates(); }
+  Array<Index> finest_aggregates() const override { return solver_->finest_aggregates(); }
 
  private:
-  std::unique_ptr<AmgHierarchy<CycleValue>> build(const Config& config, const std::shared_ptr<const CsrMatrix<double>>& A,
-                                 bool compare_spgemm, std::vector<SpgemmComparisonRow>& comparison) {
-    progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
-             std::is_same_v<CycleValue, float> ? "float" : "double");
-    progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
-    Timer timer;
-    std::shared_ptr<const CsrMatrix<CycleValue>> cycle_A;
-    if constexpr (std::is_same_v<CycleValue, double>)
-      cycle_A = A;
-    else
-      cycle_A = std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*A));
-    typename AmgHierarchy<CycleValue>::ProductCallback compare;
-    if (compare_spgemm)
-      compare = [&comparison](int level, const std::string& product, const CsrMatrix<CycleValue>& a,
-                              const CsrMatrix<CycleValue>& b, const CsrMatrix<CycleValue>& c) {
-        for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c))
-          comparison.push_back(std::move(row));
-      };
-    auto amg = std::make_unique<AmgHierarchy<CycleValue>>(
-        cycle_A, config.amg, [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); }, compare,
-        config.backend);
-    setup_seconds_ = timer.seconds();
-    if (compare_spgemm) print_comparison(comparison);
-    return amg;
-  }
-
-  // Fills the solve's device and SpMV format into `setup`, with every format's cost on every level, and
-  // prints them.
-  void choose_solve_format(SetupRecord& setup) {
-    const AmgHierarchy<CycleValue>& amg = *amg_;
-    const AmgParams& p = amg.params();
-    std::vector<int> spmvs_per_cycle;
-    setup.spmv_formats.clear();
-    for (std::size_t l = 0; l < amg.levels(); ++l) {
-      setup.spmv_formats.push_back(spmv_format_costs(amg.matrix(l)));
-      const bool coarsest = l + 1 == amg.levels();  // solved directly, no SpMV
-      const int smoothing = coarsest ? 0 : amg.smoother(l).spmvs_per_step() * (p.pre_smooth + p.post_smooth);
-      spmvs_per_cycle.push_back(coarsest ? 0 : smoothing + 1);  // + the residual
-    }
-    const FormatChoice choice = choose_spmv_format(config_.solver.spmv_format, setup.spmv_formats, spmvs_per_cycle);
-    if (config_.backend == BackendKind::cuda) {
-      format_ = choice.format;
-      setup.spmv_format = format_name(choice.format);
-      setup.spmv_format_reason = choice.reason;
-    } else {
-      setup.spmv_format = "csr";
-      setup.spmv_format_reason = "the cpu backend uses CSR (the GPU formats' model would pick " +
-                                 format_name(choice.format) + ": " + choice.reason + ")";
-    }
-    print_format_costs(setup);
-  }
-
-  static void print_format_costs(const SetupRecord& setup) {
-    progress("  SpMV storage per level: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n");
-    progress("  %5s %29s %29s %29s\n", "level", "csr", "ellpack-r", "pjds");
-    for (std::size_t l = 0; l < setup.spmv_formats.size(); ++l) {
-      std::string line;
-      for (const FormatCost& c : setup.spmv_formats[l]) {
-        char cell[64];
-        std::snprintf(cell, sizeof cell, " %11s (%+6.1f%%) %5.2f", format_bytes(c.bytes).c_str(), 100 * c.overhead,
-                      c.code_balance);
-        line += cell;
-      }
-      progress("  %5zu%s\n", l, line.c_str());
-    }
-    progress("  solve in %s: %s\n", setup.spmv_format.c_str(), setup.spmv_format_reason.c_str());
-  }
-
   const Config& config_;
-  std::shared_ptr<const CsrMatrix<double>> A_;
-  SpmvFormat format_ = SpmvFormat::csr;  // of the GPU solve
-  double setup_seconds_ = 0.0;
-  std::unique_ptr<AmgHierarchy<CycleValue>> amg_;
-  Vector<CycleValue> r_cycle_, z_cycle_;  // the V-cycle's vectors when it runs in float
-  std::unique_ptr<DeviceSolve<CycleValue>> device_solve_;  // solver.device: gpu
+  std::unique_ptr<Solver> solver_;
 };
 
 }  // namespace
@@ -288,9 +237,7 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
 std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, std::shared_ptr<const CsrMatrix<double>> A,
                                              bool compare_spgemm, SetupRecord& setup,
                                              std::vector<SpgemmComparisonRow>& comparison) {
-  if (config.solver.precision == Precision::mixed)
-    return std::make_unique<AmgSolverIn<float>>(config, std::move(A), compare_spgemm, setup, comparison);
-  return std::make_unique<AmgSolverIn<double>>(config, std::move(A), compare_spgemm, setup, comparison);
+  return std::make_unique<PrintingSolver>(config, std::move(A), compare_spgemm, setup, comparison);
 }
 
 void print_backends() {

@@ -68,6 +68,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
           {"hierarchy_bytes", s.hierarchy_bytes},
+          {"backend_bytes", s.backend_bytes},
           {"spmv_format", s.spmv_format},
           {"spmv_format_reason", s.spmv_format_reason}};
 }

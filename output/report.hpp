@@ -8,26 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "amg/hierarchy.hpp"
+#include "amgsolve/solver.hpp"
 #include "solver/solve_result.hpp"
 #include "spgemm/comparison.hpp"
 
 namespace amgsolve {
 
-// One AMG hierarchy: what was built and what it cost.
-struct SetupRecord {
-  std::vector<LevelInfo> levels;
-  double seconds = 0.0;
-  double operator_complexity = 0.0;
-  double grid_complexity = 0.0;
-  std::string spgemm_backend;
-  std::uint64_t hierarchy_bytes = 0;
-  // The solve this hierarchy serves: in which SpMV format and why, and what every format would cost on
-  // every level (spmv_formats[level], in the order csr, ellpack-r, pjds).
-  std::string spmv_format = "csr";
-  std::string spmv_format_reason;
-  std::vector<std::vector<FormatCost>> spmv_formats;
-};
+// One AMG hierarchy: what was built and what it cost (the library's summary of a setup).
+using SetupRecord = SetupSummary;
 
 // One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the
 // power balance of the excitation fluence (absorbed + boundary outflow = source power).

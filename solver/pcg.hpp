@@ -3,23 +3,167 @@
 // Linear Systems", 2nd ed., Algorithm 9.1) with an AMG V-cycle as the preconditioner, and the plain
 // stationary AMG iteration x <- x + M^-1 (b - A x) for solver.type = amg.
 //
+// Written once over a backend (backend/backend.hpp): the same iteration runs on the CPU and on the GPU,
+// with the backend's vectors, matrices and fused passes (q = A p with p^T q; x and r updated with ||r||^2).
 // Breakdown is an error, not a wrong answer: p^T A p <= 0 means A is not positive definite, and
-// r^T M^-1 r <= 0 that the preconditioner is not; NaN or infinity anywhere stops the solve.
-// All dot products are deterministic (fixed blocks), so iteration counts do not depend on threads.
+// r^T M^-1 r <= 0 that the preconditioner is not; NaN or infinity anywhere stops the solve. The backends'
+// dot products are deterministic, so iteration counts do not depend on the thread count.
+#include <cmath>
+#include <functional>
+#include <string>
 #include <type_traits>
 
+#include "backend/cpu/cpu_backend.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
 #include "solver/solve_result.hpp"
 
 namespace amgsolve {
 
-// Solves A x = b starting from the given x (resized and zeroed if its size is wrong).
-template <class Value>
-SolveResult pcg(const CsrMatrix<Value>& A, const Vector<Value>& b, Vector<Value>& x, const std::type_identity_t<Preconditioner<Value>>& M,
-                const SolverParams& params, const IterationCallback& on_iteration = {});
+// z = M^-1 r on a backend's vectors.
+template <class Backend, class V>
+using BackendPreconditioner =
+    std::function<void(const typename Backend::template Vector<V>&, typename Backend::template Vector<V>&)>;
 
-template <class Value>
-SolveResult stationary_iteration(const CsrMatrix<Value>& A, const Vector<Value>& b, Vector<Value>& x,
-                                 const std::type_identity_t<Preconditioner<Value>>& M, const SolverParams& params,
-                                 const IterationCallback& on_iteration = {});
+namespace pcg_detail {
+
+std::string format_number(double v);
+void require_finite(double value, const char* what, int iteration);
+void require_positive(double value, const char* what, const char* meaning, int iteration);
+
+// The start both iterations share: x sized (zero when its size is wrong), r = b - A x, the history begun.
+// False for b = 0: then x = 0 and the result says converged.
+template <class Backend, class V>
+bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
+           const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
+           typename Backend::template Vector<V>& r, double& bnorm, SolveResult& result) {
+  if (b.size() != static_cast<std::size_t>(A.rows))
+    throw Error("right-hand side has " + std::to_string(b.size()) + " entries, the matrix " + std::to_string(A.rows) +
+                " rows");
+  if (x.size() != b.size()) be.zero(x, A.rows);
+  bnorm = be.norm2(b);
+  require_finite(bnorm, "the right-hand side norm", 0);
+  if (bnorm == 0.0) {  // the solution of A x = 0 is x = 0
+    be.zero(x, A.rows);
+    result.converged = true;
+    result.history = {0.0};
+    return false;
+  }
+  be.resize(r, A.rows);
+  be.residual(A, x, b, r);
+  result.history.push_back(be.norm2(r) / bnorm);
+  return true;
+}
+
+}  // namespace pcg_detail
+
+// Solves A x = b starting from the given x (zeroed if its size is wrong).
+template <class Backend, class V>
+SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A,
+                const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
+                const BackendPreconditioner<Backend, V>& M, const SolverParams& params,
+                const IterationCallback& on_iteration = {}) {
+  using namespace pcg_detail;
+  Timer timer;
+  SolveResult result;
+  typename Backend::template Vector<V> r, z, p, q;
+  double bnorm = 0;
+  if (!start<Backend, V>(be, A, b, x, r, bnorm, result)) return result;
+
+  M(r, z);
+  be.copy(z, p);
+  double rz = be.dot(r, z);
+  require_positive(rz, "r^T M^-1 r", "the preconditioner is not positive definite", 0);
+  double relres = result.history.back();
+  int k = 0;
+  double last_restart_residual = INFINITY;
+  while (relres > params.tolerance && k < params.max_iterations) {
+    ++k;
+    const double pq = be.spmv_dot(A, p, q);
+    require_positive(pq, "p^T A p", "the matrix is not positive definite", k);
+    const V alpha = static_cast<V>(rz / pq);
+    relres = std::sqrt(be.cg_update(alpha, p, q, x, r)) / bnorm;
+    require_finite(relres, "the residual", k);
+    bool restart = false;
+    if (relres <= params.tolerance) {
+      // The recurrence r -= alpha q drifts from b - A x on ill-conditioned systems (e.g. coefficient
+      // jumps of 1e6): check the true residual, and if it is not yet small enough restart from it
+      // (residual replacement) rather than report a residual the solution does not have.
+      be.residual(A, x, b, r);
+      relres = be.norm2(r) / bnorm;
+      restart = relres > params.tolerance;
+      // A restart that did not at least halve the true residual means rounding, not the method, limits
+      // the accuracy (the attainable accuracy of the system): stop and report it as not converged.
+      if (restart && relres > 0.5 * last_restart_residual) result.stagnated = true;
+      last_restart_residual = relres;
+    }
+    result.history.push_back(relres);
+    if (on_iteration) on_iteration(k, relres);
+    if (result.stagnated || (!restart && relres <= params.tolerance)) break;
+
+    M(r, z);
+    const double rz_new = be.dot(r, z);
+    require_positive(rz_new, "r^T M^-1 r", "the preconditioner is not positive definite", k);
+    const V beta = restart ? V(0) : static_cast<V>(rz_new / rz);
+    rz = rz_new;
+    be.xpby(z, beta, p);
+  }
+  if (relres > params.tolerance && !result.stagnated) {
+    // Stopped by the iteration limit: report the true residual, not the recurrence's.
+    be.residual(A, x, b, r);
+    relres = be.norm2(r) / bnorm;
+  }
+  result.iterations = k;
+  result.relative_residual = relres;
+  result.converged = relres <= params.tolerance;
+  result.seconds = timer.seconds();
+  return result;
+}
+
+// x <- x + M^-1 (b - A x) until the residual is small enough.
+template <class Backend, class V>
+SolveResult stationary_iteration(const Backend& be, const typename Backend::template Matrix<V>& A,
+                                 const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
+                                 const BackendPreconditioner<Backend, V>& M, const SolverParams& params,
+                                 const IterationCallback& on_iteration = {}) {
+  using namespace pcg_detail;
+  Timer timer;
+  SolveResult result;
+  typename Backend::template Vector<V> r, correction;
+  double bnorm = 0;
+  if (!start<Backend, V>(be, A, b, x, r, bnorm, result)) return result;
+  double relres = result.history.back();
+  int k = 0;
+  while (relres > params.tolerance && k < params.max_iterations) {
+    ++k;
+    M(r, correction);
+    be.add(correction, x);
+    be.residual(A, x, b, r);
+    relres = be.norm2(r) / bnorm;
+    require_finite(relres, "the residual", k);
+    result.history.push_back(relres);
+    if (on_iteration) on_iteration(k, relres);
+  }
+  result.iterations = k;
+  result.relative_residual = relres;
+  result.converged = relres <= params.tolerance;
+  result.seconds = timer.seconds();
+  return result;
+}
+
+// The same on host CSR matrices and vectors (the cpu backend).
+template <class V>
+SolveResult pcg(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
+                const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
+                const IterationCallback& on_iteration = {}) {
+  return pcg<CpuBackend, V>(CpuBackend{}, A, b, x, M, params, on_iteration);
+}
+
+template <class V>
+SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
+                                 const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
+                                 const IterationCallback& on_iteration = {}) {
+  return stationary_iteration<CpuBackend, V>(CpuBackend{}, A, b, x, M, params, on_iteration);
+}
 
 }  // namespace amgsolve

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/spmv_format.hpp"
+#include "sparse/spmv_format.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {

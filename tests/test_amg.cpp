@@ -277,13 +277,14 @@ TEST(Hierarchy, VCycleIsASymmetricPositiveDefinitePreconditioner) {
   for (SmootherType type : {SmootherType::chebyshev, SmootherType::jacobi}) {
     params.smoother.type = type;
     const AmgHierarchy<double> amg(A, params);
+    const test::CpuVcycle<double> vcycle(amg);
     Vector<double> u(A->rows), v(A->rows), Mu, Mv;
     for (Index i = 0; i < A->rows; ++i) {
       u[i] = seeded_uniform(1, i) - 0.5;
       v[i] = seeded_uniform(2, i) - 0.5;
     }
-    amg.apply(u, Mu);
-    amg.apply(v, Mv);
+    vcycle.apply(u, Mu);
+    vcycle.apply(v, Mv);
     double vMu = 0, uMv = 0, uMu = 0;
     for (Index i = 0; i < A->rows; ++i) {
       vMu += v[i] * Mu[i];
@@ -300,6 +301,7 @@ TEST(Hierarchy, VCycleIsASymmetricPositiveDefinitePreconditioner) {
 // the iterate itself and the factor is the spectral radius of I - M^-1 A).
 double vcycle_factor(const CsrMatrix<double>& A, const AmgParams& params) {
   const AmgHierarchy<double> amg(std::make_shared<const CsrMatrix<double>>(A), params);
+  const test::CpuVcycle<double> vcycle(amg);
   Vector<double> x(A.rows), r(A.rows), zero(A.rows, 0.0), correction;
   for (Index i = 0; i < A.rows; ++i) x[i] = seeded_uniform(5, i) - 0.5;
   auto norm = [](const Vector<double>& v) {
@@ -313,7 +315,7 @@ double vcycle_factor(const CsrMatrix<double>& A, const AmgParams& params) {
     const double current = norm(r);
     if (k >= 8) factor = std::max(factor, current / previous);
     previous = current;
-    amg.apply(r, correction);
+    vcycle.apply(r, correction);
     for (Index i = 0; i < A.rows; ++i) x[i] += correction[i];
   }
   return factor;

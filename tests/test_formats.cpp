@@ -3,9 +3,9 @@
 #include <set>
 
 #include "problems/poisson.hpp"
-#include "solver/ellpack_r.hpp"
-#include "solver/pjds.hpp"
-#include "solver/spmv_format.hpp"
+#include "sparse/ellpack_r.hpp"
+#include "sparse/pjds.hpp"
+#include "sparse/spmv_format.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
 
@@ -119,7 +119,7 @@ TEST(Pjds, ConstantRowLengthNeedsNoPadding) {
   EXPECT_EQ(static_cast<Offset>(ellpack_r_from_csr(A).val.size()), A.nnz());
 }
 
-// ---- footprint and traffic model (solver/spmv_format.hpp)
+// ---- footprint and traffic model (sparse/spmv_format.hpp)
 
 // Sectors of 32 bytes touched by one-thread-per-row loads, counted by simulating the kernels: for every
 // warp of 32 stored rows and every step j, the distinct sectors that the active rows' j-th entries lie

@@ -1,11 +1,15 @@
-// GPU kernels against their CPU references. Every test skips, saying why, without a CUDA device; the
-// checks that need no device (a clear error instead of a crash) run everywhere.
+// GPU kernels against their CPU references: every kernel of the cuda backend against the cpu backend's loop
+// on the same input, and the GPU SpGEMM backends against gustavson. Every test skips, saying why, without a
+// CUDA device; the checks that need no device (a clear error instead of a crash) run everywhere.
+#include "backend/cpu/cpu_backend.hpp"
 #include "common/device.hpp"
 #include "problems/poisson.hpp"
-#include "solver/gpu_spmv.hpp"
 #include "spgemm/comparison.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
+#ifdef AMGSOLVE_WITH_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 
 namespace amgsolve {
 namespace {
@@ -21,6 +25,7 @@ TEST(Gpu, DeviceQueryReportsADeviceOrWhyNot) {
   EXPECT_FALSE(status.name.empty());
 }
 
+#ifdef AMGSOLVE_WITH_CUDA
 // Matrices with empty rows, one full row, a Poisson operator; x random.
 std::vector<CsrMatrix<double>> spmv_inputs() {
   PoissonParams p;
@@ -33,37 +38,167 @@ std::vector<CsrMatrix<double>> spmv_inputs() {
   return {poisson_matrix(p), csr_from_triplets(333, 333, t), CsrMatrix<double>(3, 3)};
 }
 
-template <class Value>
-void expect_gpu_matches_cpu(const CsrMatrix<Value>& A, double tolerance) {
-  Vector<Value> x(static_cast<std::size_t>(A.cols)), y_cpu, y_gpu;
-  for (Index i = 0; i < A.cols; ++i) x[i] = static_cast<Value>(seeded_uniform(3, i) - 0.5);
-  const EllpackR<Value> E = ellpack_r_from_csr(A);
-  spmv(E, x, y_cpu);
-  gpu_spmv(E, x, y_gpu);
-  ASSERT_EQ(y_gpu.size(), y_cpu.size());
-  for (std::size_t i = 0; i < y_cpu.size(); ++i) EXPECT_NEAR(y_gpu[i], y_cpu[i], tolerance * (1 + std::abs(y_cpu[i])));
-  const Pjds<Value> P = pjds_from_csr(A);
-  Vector<Value> xp;
-  permute_to(P, x, xp);
-  spmv(P, xp, y_cpu);
-  gpu_spmv(P, xp, y_gpu);
-  ASSERT_EQ(y_gpu.size(), y_cpu.size());
-  for (std::size_t i = 0; i < y_cpu.size(); ++i) EXPECT_NEAR(y_gpu[i], y_cpu[i], tolerance * (1 + std::abs(y_cpu[i])));
+// ---- every kernel of the cuda backend against the cpu backend's loop, on the same input
+
+template <class V>
+Vector<V> random_vector(std::size_t n, std::uint64_t seed) {
+  Vector<V> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<V>(seeded_uniform(seed, i) - 0.5);
+  return v;
 }
 
-TEST(Gpu, EllpackRAndPjdsSpmvMatchTheCpuReference) {
-  const GpuStatus status = gpu_status();
-  if (!status.usable()) {
-    const CsrMatrix<double> A = spmv_inputs().front();
-    Vector<double> x(static_cast<std::size_t>(A.cols), 1.0), y;
-    EXPECT_THROW(gpu_spmv(ellpack_r_from_csr(A), x, y), Error) << "without a device the kernels must say why";
-    GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
-  }
-  for (const CsrMatrix<double>& A : spmv_inputs()) {
-    expect_gpu_matches_cpu(A, 1e-13);
-    expect_gpu_matches_cpu(cast_values<float>(A), 1e-5);
+// |gpu - cpu| <= tolerance (1 + |cpu|) entry by entry.
+template <class V>
+void expect_close(const CudaBackend& cuda, const DeviceVector<V>& on_device, const Vector<V>& reference,
+                  double tolerance) {
+  Vector<V> back;
+  cuda.download(on_device, back);
+  ASSERT_EQ(back.size(), reference.size());
+  for (std::size_t i = 0; i < back.size(); ++i)
+    EXPECT_NEAR(double(back[i]), double(reference[i]), tolerance * (1 + std::abs(double(reference[i])))) << i;
+}
+
+// Every product kernel (y = A x, y += A x, r = b - A x, q = A p with p^T q, a Jacobi sweep, Chebyshev steps
+// with and without the old direction) in every format.
+template <class V>
+void expect_products_match(const CudaBackend& cuda, const CsrMatrix<V>& A, double tolerance) {
+  const CpuBackend cpu;
+  const auto host = std::make_shared<const CsrMatrix<V>>(A);
+  const auto rows = static_cast<std::size_t>(A.rows), cols = static_cast<std::size_t>(A.cols);
+  const Vector<V> x = random_vector<V>(cols, 1), b = random_vector<V>(rows, 2), dinv = random_vector<V>(rows, 3),
+                  d0 = random_vector<V>(rows, 4);
+  for (SpmvFormat format : {SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds}) {
+    SCOPED_TRACE(format_name(format));
+    const auto M = cuda.matrix(host, format);
+    EXPECT_EQ(M->rows, A.rows);
+    EXPECT_GT(cuda.bytes(*M), 0u);
+    const DeviceVector<V> x_d = cuda.upload(x), b_d = cuda.upload(b), dinv_d = cuda.upload(dinv);
+    Vector<V> y, r, q, next, d;
+    DeviceVector<V> y_d, r_d, q_d, next_d, d_d;
+
+    cpu.spmv(A, x, y);
+    cuda.spmv(*M, x_d, y_d);
+    expect_close(cuda, y_d, y, tolerance);
+    cpu.spmv_add(A, x, y);
+    cuda.spmv_add(*M, x_d, y_d);
+    expect_close(cuda, y_d, y, tolerance);
+    if (A.rows != A.cols) continue;  // the rest are square operators' passes
+
+    cpu.residual(A, x, b, r);
+    cuda.residual(*M, x_d, b_d, r_d);
+    expect_close(cuda, r_d, r, tolerance);
+    const double pq = cpu.spmv_dot(A, x, q);
+    EXPECT_NEAR(cuda.spmv_dot(*M, x_d, q_d), pq, tolerance * (1 + std::abs(pq)));
+    expect_close(cuda, q_d, q, tolerance);
+    cpu.jacobi_sweep(A, dinv, b, x, next);
+    cuda.jacobi_sweep(*M, dinv_d, b_d, x_d, next_d);
+    expect_close(cuda, next_d, next, tolerance);
+    for (const V a : {V(0), V(0.75)}) {
+      d = d0;
+      d_d = cuda.upload(d0);
+      cpu.chebyshev_step(A, dinv, b, a, V(1.5), d, x, next);
+      cuda.chebyshev_step(*M, dinv_d, b_d, a, V(1.5), d_d, x_d, next_d);
+      expect_close(cuda, next_d, next, tolerance);
+      expect_close(cuda, d_d, d, tolerance);
+    }
   }
 }
+
+TEST(CudaBackend, ProductKernelsMatchTheCpuBackendInEveryFormat) {
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) {
+    EXPECT_THROW(CudaBackend(), Error) << "without a device the backend must say why";
+    GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  }
+  const CudaBackend cuda;
+  std::vector<CsrMatrix<double>> inputs = spmv_inputs();
+  inputs.push_back(test::random_sparse(300, 170, 0.03, 12, {0, 299}, {5}));  // rectangular, as P and R are
+  for (const CsrMatrix<double>& A : inputs) {
+    SCOPED_TRACE(std::to_string(A.rows) + "x" + std::to_string(A.cols));
+    expect_products_match(cuda, A, 1e-13);
+    expect_products_match(cuda, cast_values<float>(A), 1e-5);
+  }
+}
+
+// Vector kernels and reductions: empty, one entry, under one block, and many blocks (the reductions' last-
+// block sum); deterministic: the same input gives the same bits twice.
+TEST(CudaBackend, VectorKernelsAndReductionsMatchTheCpuBackend) {
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  const CpuBackend cpu;
+  const CudaBackend cuda;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{700001}}) {
+    SCOPED_TRACE(n);
+    const Vector<double> a = random_vector<double>(n, 5), b = random_vector<double>(n, 6);
+    const DeviceVector<double> a_d = cuda.upload(a), b_d = cuda.upload(b);
+    const double dot = cpu.dot(a, b);
+    EXPECT_NEAR(cuda.dot(a_d, b_d), dot, 1e-12 * (1 + std::abs(dot)) * std::sqrt(double(n) + 1));
+    EXPECT_EQ(cuda.dot(a_d, b_d), cuda.dot(a_d, b_d)) << "reductions repeat bit for bit";
+    EXPECT_NEAR(cuda.norm2(a_d), cpu.norm2(a), 1e-12 * (1 + cpu.norm2(a)));
+
+    Vector<double> x = a, p = b;
+    DeviceVector<double> x_d = cuda.upload(a), p_d = cuda.upload(b), z_d;
+    cpu.add(b, x);
+    cuda.add(b_d, x_d);
+    expect_close(cuda, x_d, x, 1e-15);
+    cpu.xpby(a, 0.5, p);
+    cuda.xpby(a_d, 0.5, p_d);
+    expect_close(cuda, p_d, p, 1e-15);
+    Vector<double> r = b, x2 = a;
+    DeviceVector<double> r_d = cuda.upload(b), x2_d = cuda.upload(a);
+    const double rr = cpu.cg_update(0.25, a, b, x2, r);
+    EXPECT_NEAR(cuda.cg_update(0.25, a_d, b_d, x2_d, r_d), rr, 1e-12 * (1 + rr));
+    expect_close(cuda, x2_d, x2, 1e-15);
+    expect_close(cuda, r_d, r, 1e-15);
+
+    Vector<float> f;
+    DeviceVector<float> f_d;
+    cpu.convert(a, f);
+    cuda.convert(a_d, f_d);
+    expect_close(cuda, f_d, f, 0.0);
+    cuda.copy(a_d, z_d);
+    expect_close(cuda, z_d, a, 0.0);
+    cuda.zero(z_d, static_cast<Index>(n));
+    expect_close(cuda, z_d, Vector<double>(n, 0.0), 0.0);
+
+    Vector<double> xj(n), dc(n), xc(n);
+    DeviceVector<double> xj_d(n), dc_d(n), xc_d(n);
+    cpu.jacobi_from_zero(a, b, xj);
+    cuda.jacobi_from_zero(a_d, b_d, xj_d);
+    expect_close(cuda, xj_d, xj, 1e-15);
+    cpu.chebyshev_from_zero(a, b, 0.75, dc, xc);
+    cuda.chebyshev_from_zero(a_d, b_d, 0.75, dc_d, xc_d);
+    expect_close(cuda, dc_d, dc, 1e-15);
+    expect_close(cuda, xc_d, xc, 1e-15);
+  }
+  const TransferCounts moved = cuda.transfers();
+  EXPECT_GT(moved.to_device, 0u);
+  EXPECT_GT(moved.to_host, 0u);
+}
+
+// The coarse solve: the dense inverse on the device (up to kMaxDenseCoarseRows rows) and the host's LDL^T
+// above, both equal to the host solve.
+TEST(CudaBackend, CoarseSolveMatchesTheHostFactorisation) {
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  const CudaBackend cuda;
+  for (const Index n : {Index{1}, Index{500}, CudaBackend::kMaxDenseCoarseRows + 700}) {
+    SCOPED_TRACE(n);
+    PoissonParams p;
+    p.stencil = Stencil::p5;
+    p.size = {n, 1};
+    const CsrMatrix<double> A = poisson_matrix(p);
+    const auto factor = std::make_shared<const SparseLdlt<double>>(A);
+    const Vector<double> b = random_vector<double>(static_cast<std::size_t>(n), 8);
+    Vector<double> x;
+    factor->solve(b, x);
+    const CudaBackend::CoarseSolve<double> coarse(cuda, A, factor);
+    DeviceVector<double> x_d;
+    coarse.solve(cuda.upload(b), x_d);
+    expect_close(cuda, x_d, x, 1e-9);
+  }
+}
+#endif
 
 // ---- GPU SpGEMM backends against the CPU reference (gustavson)
 

@@ -13,6 +13,7 @@
 #include "problems/diffusion.hpp"
 #include "problems/mouse.hpp"
 #include "solver/pcg.hpp"
+#include "test_support.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
@@ -40,10 +41,11 @@ Vector<double> solve(const CsrMatrix<double>& A, const Vector<double>& b, double
   AmgParams params;
   auto shared = std::make_shared<const CsrMatrix<double>>(A);
   const AmgHierarchy<double> amg(shared, params);
+  const test::CpuVcycle<double> vcycle(amg);
   SolverParams sp;
   sp.tolerance = tolerance;
   Vector<double> x;
-  const SolveResult r = pcg(A, b, x, [&](const Vector<double>& rr, Vector<double>& z) { amg.apply(rr, z); }, sp);
+  const SolveResult r = pcg(A, b, x, [&](const Vector<double>& rr, Vector<double>& z) { vcycle.apply(rr, z); }, sp);
   EXPECT_TRUE(r.converged) << r.relative_residual;
   return x;
 }

@@ -44,9 +44,10 @@ TEST(Pcg, SolvesManufacturedSolutionWithAmg) {
     AmgParams params;
     params.coarse_size = 100;
     const AmgHierarchy<double> amg(A, params);
+    const test::CpuVcycle<double> vcycle(amg);
     SolverParams sp;
     sp.tolerance = 1e-10;
-    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, sp);
+    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, sp);
     ASSERT_TRUE(r.converged) << to_string(stencil);
     EXPECT_LE(r.iterations, 25) << to_string(stencil);
     EXPECT_LE(true_relative_residual(*A, b, x), 1.0001e-10);
@@ -134,9 +135,10 @@ TEST(Pcg, HistoryIsBitwiseIdenticalForAnyThreadCount) {
   for (int threads : {1, 2, 3}) {
     omp_set_num_threads(threads);
     const AmgHierarchy<double> amg(A, params);
+    const test::CpuVcycle<double> vcycle(amg);
     Vector<double> x;
     histories.push_back(pcg(*A, Vector<double>(A->rows, 1.0), x,
-                            [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, SolverParams{})
+                            [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, SolverParams{})
                             .history);
   }
   omp_set_num_threads(2);
@@ -149,10 +151,11 @@ TEST(AmgIteration, StandAloneVCyclesConverge) {
   AmgParams params;
   params.coarse_size = 50;
   const AmgHierarchy<double> amg(A, params);
+  const test::CpuVcycle<double> vcycle(amg);
   Vector<double> x;
   const Vector<double> b(A->rows, 1.0);
   const SolveResult r =
-      stationary_iteration(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, SolverParams{});
+      stationary_iteration(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, SolverParams{});
   ASSERT_TRUE(r.converged);
   EXPECT_LE(r.iterations, 40);
   EXPECT_LE(true_relative_residual(*A, b, x), 1.0001e-8);
@@ -169,11 +172,12 @@ TEST(Pcg, SharedSpdMatricesConverge) {
     AmgParams params;
     params.coarse_size = 200;
     const AmgHierarchy<double> amg(A, params);
+    const test::CpuVcycle<double> vcycle(amg);
     const Vector<double> b(A->rows, 1.0);
     Vector<double> x;
     SolverParams sp;
     sp.max_iterations = 2000;
-    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, sp);
+    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, sp);
     EXPECT_TRUE(r.converged) << name << " after " << r.iterations;
     EXPECT_LE(true_relative_residual(*A, b, x), 1.01e-8) << name;
     RecordProperty(name, r.iterations);
@@ -208,11 +212,12 @@ TEST(Pcg, AmgStaysRobustForJumpsAndAnisotropy) {
     if (c.jump) p.coefficient = Coefficient::checkerboard;
     const auto A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
     const AmgHierarchy<double> amg(A, AmgParams{});
+    const test::CpuVcycle<double> vcycle(amg);
     const Vector<double> b(A->rows, 1.0);
     Vector<double> x;
     SolverParams sp;
     sp.tolerance = c.tolerance;
-    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, sp);
+    const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, sp);
     EXPECT_TRUE(r.converged) << to_string(c.stencil) << (c.jump ? " jump" : " anisotropic");
     EXPECT_LE(r.iterations, c.max_iterations) << to_string(c.stencil) << (c.jump ? " jump" : " anisotropic");
     EXPECT_LE(true_relative_residual(*A, b, x), 1.0001 * c.tolerance);
@@ -233,11 +238,12 @@ TEST(Pcg, UnattainableToleranceIsReportedAsStagnation) {
   p.coefficient = Coefficient::checkerboard;
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
   const AmgHierarchy<double> amg(A, AmgParams{});
+  const test::CpuVcycle<double> vcycle(amg);
   const Vector<double> b(A->rows, 1.0);
   Vector<double> x;
   SolverParams sp;
   sp.tolerance = 1e-13;  // far below what rounding allows with a contrast of 1e6
-  const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { amg.apply(v, z); }, sp);
+  const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, sp);
   EXPECT_FALSE(r.converged);
   EXPECT_TRUE(r.stagnated);
   EXPECT_LT(r.iterations, sp.max_iterations) << "stagnation is detected, not iterated to the limit";

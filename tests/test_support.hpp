@@ -12,12 +12,26 @@
 #include <string>
 #include <vector>
 
+#include "amg/vcycle.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve::test {
+
+// One V-cycle of a hierarchy on the cpu backend, as a preconditioner: vcycle.apply(r, z).
+template <class V>
+class CpuVcycle {
+ public:
+  explicit CpuVcycle(const AmgHierarchy<V>& amg) : cycle_(backend_, amg) {}
+  void apply(const Vector<V>& b, Vector<V>& x) const { cycle_.apply(b, x); }
+
+ private:
+  CpuBackend backend_;  // before the cycle, which refers to it
+  Vcycle<CpuBackend, V> cycle_;
+};
 
 // Random rows x cols matrix with about `density` of the entries set (values in [-1, 1)); rows listed in
 // empty_rows and columns in empty_cols are left empty.

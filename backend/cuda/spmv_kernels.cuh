@@ -7,13 +7,11 @@
 // Written once as device functions over a view of the matrix, and launched with an epilogue: the kernel
 // hands each row's product (A x)_i to epilogue(row, value), which stores it (y = A x), adds it (y += A x)
 // or fuses the vector work that follows the product (a residual, a smoothing step, a dot product), so that
-// work costs no extra pass over memory. gpu_spmv (solver/cuda/spmv.cu) and the device solve
-// (solver/cuda/device_operator.cuh) share these kernels.
+// work costs no extra pass over memory. DeviceOperator (backend/cuda/device_operator.cuh) launches them.
 //
-// pJDS rows are sorted; output_row(i) says which row of the result sorted row i is: i itself for a square
-// matrix stored with its symmetric permutation (the working basis of solver/device_solve_plan.hpp), the
-// pJDS permutation for a matrix whose rows alone were sorted (the rectangular P and R).
-#include "solver/cuda/vector_kernels.cuh"
+// pJDS rows are sorted; output_row(i) says which row of the result sorted row i is: the pJDS permutation
+// (nullptr: the rows were in order already), so every vector stays in the original order.
+#include "backend/cuda/vector_kernels.cuh"
 
 namespace amgsolve::device {
 
@@ -60,8 +58,7 @@ struct PjdsView {
 
 // epilogue(row, (A x)[row]) for every row, one thread per row.
 template <class View, class Value, class Epilogue>
-__global__ void spmv_epilogue_kernel(View A, const Value* x, Epilogue epilogue, const int* guard) {
-  if (stopped(guard)) return;
+__global__ void spmv_epilogue_kernel(View A, const Value* x, Epilogue epilogue) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= A.rows) return;
   const Index row = static_cast<Index>(i);
@@ -71,9 +68,7 @@ __global__ void spmv_epilogue_kernel(View A, const Value* x, Epilogue epilogue, 
 // The same with the epilogue's return values summed: finalize(sum over rows) on the device
 // (vector_kernels.cuh). Grid-stride over rows, so the grid and the summation order depend on rows only.
 template <class View, class Value, class Epilogue, class Finalize>
-__global__ void spmv_sum_kernel(View A, const Value* x, Epilogue epilogue, Finalize finalize, ReductionScratch scratch,
-                                const int* guard) {
-  if (stopped(guard)) return;
+__global__ void spmv_sum_kernel(View A, const Value* x, Epilogue epilogue, Finalize finalize, ReductionScratch scratch) {
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < A.rows; i += stride) {
@@ -84,16 +79,16 @@ __global__ void spmv_sum_kernel(View A, const Value* x, Epilogue epilogue, Final
 }
 
 template <class View, class Value, class Epilogue>
-void launch_spmv(const View& A, const Value* x, const Epilogue& epilogue, cudaStream_t stream, const int* guard) {
+void launch_spmv(const View& A, const Value* x, const Epilogue& epilogue, cudaStream_t stream) {
   if (A.rows <= 0) return;
-  spmv_epilogue_kernel<<<blocks_for(A.rows), kThreads, 0, stream>>>(A, x, epilogue, guard);
+  spmv_epilogue_kernel<<<blocks_for(A.rows), kThreads, 0, stream>>>(A, x, epilogue);
   AMGSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 template <class View, class Value, class Epilogue, class Finalize>
 void launch_spmv_sum(const View& A, const Value* x, const Epilogue& epilogue, const Finalize& finalize,
-                     ReductionScratch scratch, cudaStream_t stream, const int* guard) {
-  spmv_sum_kernel<<<reduction_blocks(A.rows), kThreads, 0, stream>>>(A, x, epilogue, finalize, scratch, guard);
+                     ReductionScratch scratch, cudaStream_t stream) {
+  spmv_sum_kernel<<<reduction_blocks(A.rows), kThreads, 0, stream>>>(A, x, epilogue, finalize, scratch);
   AMGSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,4 +1,4 @@
-#include "amg/coarse_solver.hpp"
+#include "sparse/sparse_ldlt.hpp"
 
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
@@ -9,13 +9,13 @@
 namespace amgsolve {
 
 template <class Value>
-struct CoarseSolver<Value>::Impl {
+struct SparseLdlt<Value>::Impl {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> factor;
   mutable Eigen::VectorXd rhs, solution;
 };
 
 template <class Value>
-CoarseSolver<Value>::CoarseSolver(const CsrMatrix<Value>& A) : impl_(std::make_unique<Impl>()) {
+SparseLdlt<Value>::SparseLdlt(const CsrMatrix<Value>& A) : impl_(std::make_unique<Impl>()) {
   std::vector<Eigen::Triplet<double>> entries;
   entries.reserve(static_cast<std::size_t>(A.nnz()));
   for (Index i = 0; i < A.rows; ++i)
@@ -32,14 +32,14 @@ CoarseSolver<Value>::CoarseSolver(const CsrMatrix<Value>& A) : impl_(std::make_u
 }
 
 template <class Value>
-CoarseSolver<Value>::~CoarseSolver() = default;
+SparseLdlt<Value>::~SparseLdlt() = default;
 template <class Value>
-CoarseSolver<Value>::CoarseSolver(CoarseSolver&&) noexcept = default;
+SparseLdlt<Value>::SparseLdlt(SparseLdlt&&) noexcept = default;
 template <class Value>
-CoarseSolver<Value>& CoarseSolver<Value>::operator=(CoarseSolver&&) noexcept = default;
+SparseLdlt<Value>& SparseLdlt<Value>::operator=(SparseLdlt&&) noexcept = default;
 
 template <class Value>
-void CoarseSolver<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const {
+void SparseLdlt<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const {
   const Eigen::Index n = static_cast<Eigen::Index>(b.size());
   impl_->rhs.resize(n);
   for (Eigen::Index i = 0; i < n; ++i) impl_->rhs[i] = b[i];
@@ -48,7 +48,7 @@ void CoarseSolver<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const 
   for (Eigen::Index i = 0; i < n; ++i) x[i] = static_cast<Value>(impl_->solution[i]);
 }
 
-template class CoarseSolver<double>;
-template class CoarseSolver<float>;
+template class SparseLdlt<double>;
+template class SparseLdlt<float>;
 
 }  // namespace amgsolve

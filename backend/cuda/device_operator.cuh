@@ -1,28 +1,26 @@
 #pragma once
-// A sparse operator of the device solve (the fine matrix, a level's A, P or R) in the chosen SpMV format,
-// and the operations PCG and the V-cycle need from it:
+// One matrix of the cuda backend (backend/cuda/cuda_backend.hpp: DeviceMatrix) on the device, in its SpMV
+// format, and the products the backend's kernels make with it:
 //   multiply      y = M x
 //   multiply_add  y += M x                                  (prolongation)
 //   apply         epilogue(row, (M x)[row]) for every row    (residual, smoothing steps: fused)
-//   apply_sum     the same, the epilogue's values summed     (q = A p with p^T q, r = b - A x with ||r||^2)
-// so the algorithm code never branches on the format.
+//   apply_sum     the same, the epilogue's values summed     (q = A p with p^T q)
+// so the kernels never branch on the format.
 //
 //   ellpack-r  ELLPACK-R (Vazquez et al. 2011) as described by Kreutzer et al. (IPDPSW 2012,
 //              ../shared/papers/pjds-kreutzer-2011.txt, section II, Listing 1); the epilogue is fused
-//              into the SpMV kernel (solver/cuda/spmv_kernels.cuh), so it costs no pass over memory.
-//   pjds       pJDS (ibid., Fig. 1 and Listing 2), block_rows = warp size; the rows of the working-basis
-//              matrix are sorted once more by pjds_from_csr. For A_l' they are already in pJDS order (the
-//              working basis is that order, solver/device_solve_plan.hpp), so nothing moves; for P' and
-//              R' the sort is a second permutation, and the kernel writes row i's result to its row of
-//              the working basis (output_row). Epilogues fused as for ELLPACK-R.
+//              into the SpMV kernel (backend/cuda/spmv_kernels.cuh), so it costs no pass over memory.
+//   pjds       pJDS (ibid., Fig. 1 and Listing 2), block_rows = warp size: the rows sorted by length, and
+//              the kernel writes sorted row i's result to its own row (output_row), so vectors stay in the
+//              original order. (The paper's solver works in the permuted basis instead, which also makes
+//              the result's stores contiguous; that is a later optimisation, to be measured.) Epilogues
+//              fused as for ELLPACK-R.
 //   csr        cuSPARSE's SpMV (generic API, CUSPARSE_SPMV_CSR_ALG2, the deterministic one, so runs repeat
 //              bit for bit), the vendor baseline.
 //              A library call cannot take an epilogue: apply/apply_sum write M x to a buffer and run the
 //              epilogue as a second kernel over it (one more write and read of a vector than the fused
 //              formats; multiply and multiply_add use cuSPARSE's alpha/beta and cost nothing extra).
 //              The matrix and vector descriptors and the work buffer are made once, here.
-//              cuSPARSE work is not guarded (solver/cuda/vector_kernels.cuh): after the stopping test it
-//              still runs, on scratch vectors only.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -30,11 +28,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "solver/cuda/device_context.cuh"
-#include "solver/cuda/spmv_kernels.cuh"
-#include "solver/ellpack_r.hpp"
-#include "solver/pjds.hpp"
-#include "solver/spmv_format.hpp"
+#include "backend/cuda/device_context.cuh"
+#include "backend/cuda/spmv_kernels.cuh"
+#include "sparse/ellpack_r.hpp"
+#include "sparse/pjds.hpp"
+#include "sparse/spmv_format.hpp"
 
 namespace amgsolve::device {
 
@@ -88,49 +86,48 @@ class DeviceOperator {
   }
 
   // y = M x (y must not overlap x).
-  void multiply(const Value* x, Value* y, const int* guard) const {
+  void multiply(const Value* x, Value* y) const {
     if (format_ == SpmvFormat::csr)
       cusparse_spmv(x, y, Value(0));
     else
-      apply(x, StoreProduct<Value>{y}, guard);
+      apply(x, StoreProduct<Value>{y});
   }
 
   // y += M x (y must not overlap x).
-  void multiply_add(const Value* x, Value* y, const int* guard) const {
+  void multiply_add(const Value* x, Value* y) const {
     if (format_ == SpmvFormat::csr)
       cusparse_spmv(x, y, Value(1));
     else
-      apply(x, AddProduct<Value>{y}, guard);
+      apply(x, AddProduct<Value>{y});
   }
 
   // epilogue(row, (M x)[row]) for every row; __device__ void operator()(Index, Value) const. The epilogue
   // must not write x.
   template <class Epilogue>
-  void apply(const Value* x, const Epilogue& epilogue, const int* guard) const {
+  void apply(const Value* x, const Epilogue& epilogue) const {
     const cudaStream_t stream = context_.stream();
     switch (format_) {
-      case SpmvFormat::ellpack_r: launch_spmv(ellpack_r_view(), x, epilogue, stream, guard); break;
-      case SpmvFormat::pjds: launch_spmv(pjds_view(), x, epilogue, stream, guard); break;
+      case SpmvFormat::ellpack_r: launch_spmv(ellpack_r_view(), x, epilogue, stream); break;
+      case SpmvFormat::pjds: launch_spmv(pjds_view(), x, epilogue, stream); break;
       default:
         cusparse_spmv(x, raw_data(product_), Value(0));
-        for_each_row(rows_, EpilogueOnStoredProduct<Value, Epilogue>{raw_data(product_), epilogue}, stream, guard);
+        for_each_row(rows_, EpilogueOnStoredProduct<Value, Epilogue>{raw_data(product_), epilogue}, stream);
     }
   }
 
   // finalize(sum over rows of epilogue(row, (M x)[row])) on the device; the epilogue returns double.
   template <class Epilogue, class Finalize>
-  void apply_sum(const Value* x, const Epilogue& epilogue, const Finalize& finalize, const int* guard) const {
+  void apply_sum(const Value* x, const Epilogue& epilogue, const Finalize& finalize) const {
     const cudaStream_t stream = context_.stream();
     const ReductionScratch scratch = context_.reduction();
     switch (format_) {
       case SpmvFormat::ellpack_r:
-        launch_spmv_sum(ellpack_r_view(), x, epilogue, finalize, scratch, stream, guard);
+        launch_spmv_sum(ellpack_r_view(), x, epilogue, finalize, scratch, stream);
         break;
-      case SpmvFormat::pjds: launch_spmv_sum(pjds_view(), x, epilogue, finalize, scratch, stream, guard); break;
+      case SpmvFormat::pjds: launch_spmv_sum(pjds_view(), x, epilogue, finalize, scratch, stream); break;
       default:
         cusparse_spmv(x, raw_data(product_), Value(0));
-        sum_rows(rows_, SumOnStoredProduct<Value, Epilogue>{raw_data(product_), epilogue}, finalize, scratch, stream,
-                 guard);
+        sum_rows(rows_, SumOnStoredProduct<Value, Epilogue>{raw_data(product_), epilogue}, finalize, scratch, stream);
     }
   }
 

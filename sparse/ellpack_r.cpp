@@ -1,4 +1,4 @@
-#include "solver/ellpack_r.hpp"
+#include "sparse/ellpack_r.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -7,11 +7,8 @@
 // adds its threads in a fixed tree, and the last block to finish (the "threadfence reduction" of the CUDA
 // programming guide, section "Memory Fence Functions") adds the block sums in block order and hands the
 // total to a `finalize` functor, still on the device. So a dot product and what depends on it (alpha, beta,
-// the stopping test) never wait for the host, and the same input gives the same bits on every run.
-//
-// Guard: every kernel takes `const int* guard` and does nothing when *guard != 0. The iteration points it at
-// its status word, so the work the host enqueued ahead of time (solver/cuda/device_pcg.cu) turns into empty
-// launches once the stopping test held or a breakdown was found. nullptr: always run.
+// the stopping test) wait for the host only when the host reads them, and the same input gives the same bits
+// on every run.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,8 +28,6 @@ struct ReductionScratch {
   double* partials = nullptr;  // kMaxReductionBlocks entries
   unsigned int* finished_blocks = nullptr;
 };
-
-__device__ inline bool stopped(const int* guard) { return guard != nullptr && *guard != 0; }
 
 inline int blocks_for(std::int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
 inline int reduction_blocks(std::int64_t n) {
@@ -76,15 +71,13 @@ __device__ void finish_reduction(double value, ReductionScratch scratch, const F
 }
 
 template <class F>
-__global__ void for_each_row_kernel(Index n, F f, const int* guard) {
-  if (stopped(guard)) return;
+__global__ void for_each_row_kernel(Index n, F f) {
   const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) f(static_cast<Index>(i));
 }
 
 template <class Term, class Finalize>
-__global__ void sum_rows_kernel(Index n, Term term, Finalize finalize, ReductionScratch scratch, const int* guard) {
-  if (stopped(guard)) return;
+__global__ void sum_rows_kernel(Index n, Term term, Finalize finalize, ReductionScratch scratch) {
   double sum = 0.0;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -94,18 +87,17 @@ __global__ void sum_rows_kernel(Index n, Term term, Finalize finalize, Reduction
 
 // f(i) for i in [0, n) (f may write anything; rows are independent).
 template <class F>
-void for_each_row(Index n, const F& f, cudaStream_t stream, const int* guard) {
+void for_each_row(Index n, const F& f, cudaStream_t stream) {
   if (n <= 0) return;
-  for_each_row_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, f, guard);
+  for_each_row_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, f);
   AMGSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 // finalize(sum over i in [0, n) of term(i)) on the device; term may also write (fused updates). Launched
 // even for n = 0, so that finalize always runs.
 template <class Term, class Finalize>
-void sum_rows(Index n, const Term& term, const Finalize& finalize, ReductionScratch scratch, cudaStream_t stream,
-              const int* guard) {
-  sum_rows_kernel<<<reduction_blocks(n), kThreads, 0, stream>>>(n, term, finalize, scratch, guard);
+void sum_rows(Index n, const Term& term, const Finalize& finalize, ReductionScratch scratch, cudaStream_t stream) {
+  sum_rows_kernel<<<reduction_blocks(n), kThreads, 0, stream>>>(n, term, finalize, scratch);
   AMGSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

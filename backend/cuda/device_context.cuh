@@ -1,16 +1,16 @@
 #pragma once
-// What every part of one device solve shares: its CUDA stream, the cuSPARSE handle (csr format) bound to
-// that stream, and the reductions' scratch memory. One
-// context per DeviceSolve; everything it launches goes into its stream, in order, so the solve needs no
-// synchronisation between its own steps.
+// What every kernel of one cuda backend shares: its CUDA stream, the cuSPARSE handle (csr format) bound to
+// that stream, and the reductions' scratch memory. One context per CudaBackend; everything it launches goes
+// into its stream, in order, so the algorithms need no synchronisation between their steps (only where the
+// host reads a result: a dot product's value, a download).
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
 #include <string>
 
+#include "backend/cuda/vector_kernels.cuh"
 #include "common/cuda/check.cuh"
 #include "common/cuda/device_array.cuh"
-#include "solver/cuda/vector_kernels.cuh"
 
 namespace amgsolve::device {
 

@@ -1,10 +1,10 @@
-#include "solver/pjds.hpp"
+#include "sparse/pjds.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 #include "common/error.hpp"
-#include "solver/ellpack_r.hpp"
+#include "sparse/ellpack_r.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {

@@ -1,5 +1,5 @@
 #pragma once
-// Direct solve on the coarsest level: sparse LDL^T (Eigen's SimplicialLDLT with AMD ordering) of the
+// The direct solve of the coarsest AMG level: sparse LDL^T (Eigen's SimplicialLDLT with AMD ordering) of the
 // Galerkin operator, computed in double whatever the hierarchy's value type. A non-positive pivot means
 // the coarse operator, and so the input matrix, is not positive definite: that is reported, not hidden.
 #include <memory>
@@ -9,12 +9,12 @@
 namespace amgsolve {
 
 template <class Value>
-class CoarseSolver {
+class SparseLdlt {
  public:
-  explicit CoarseSolver(const CsrMatrix<Value>& A);
-  ~CoarseSolver();
-  CoarseSolver(CoarseSolver&&) noexcept;
-  CoarseSolver& operator=(CoarseSolver&&) noexcept;
+  explicit SparseLdlt(const CsrMatrix<Value>& A);
+  ~SparseLdlt();
+  SparseLdlt(SparseLdlt&&) noexcept;
+  SparseLdlt& operator=(SparseLdlt&&) noexcept;
 
   void solve(const Vector<Value>& b, Vector<Value>& x) const;
 

@@ -1,10 +1,10 @@
-#include "solver/spmv_format.hpp"
+#include "sparse/spmv_format.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "common/error.hpp"
-#include "solver/ellpack_r.hpp"
+#include "sparse/ellpack_r.hpp"
 
 namespace amgsolve {
 namespace {

@@ -1,0 +1,104 @@
+#pragma once
+// The AMG V-cycle (e.g. Trottenberg, Oosterlee & Schueller, "Multigrid", 2001, section 2.4; for smoothed
+// aggregation Vanek, Mandel & Brezina 1996), written once over a backend: on level l, from x = 0,
+//   pre_smooth steps (the first from x = 0; none: x = 0),
+//   r = b - A x,  b_{l+1} = R r,  x_{l+1} = cycle(l + 1)  (the coarsest: the direct solve),
+//   x += P x_{l+1},
+//   post_smooth steps.
+// With equal pre- and post-smoothing and symmetric smoothers it is a symmetric positive definite
+// preconditioner. The levels come from an AmgHierarchy; the backend multiplies them where they are (the
+// cpu backend shares the hierarchy's matrices, a device backend holds its own copies in `format`).
+#include <memory>
+#include <vector>
+
+#include "amg/chebyshev.hpp"
+#include "amg/hierarchy.hpp"
+#include "amg/jacobi.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+template <class Backend, class V>
+class Vcycle {
+ public:
+  using Vec = typename Backend::template Vector<V>;
+  using Mat = typename Backend::template Matrix<V>;
+
+  // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
+  // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
+  Vcycle(const Backend& backend, const AmgHierarchy<V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+         std::shared_ptr<const Mat> fine = nullptr)
+      : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
+    const std::size_t coarsest = hierarchy.levels() - 1;
+    levels_.resize(hierarchy.levels());  // not resized again: the smoothers refer to the levels' matrices
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      Level& level = levels_[l];
+      level.A = l == 0 && fine ? fine : backend.matrix(hierarchy.shared_matrix(l), format);
+      if (l == coarsest) break;
+      level.P = backend.matrix(hierarchy.shared_prolongator(l), format);
+      level.R = backend.matrix(hierarchy.shared_restriction(l), format);
+      const SmootherSpec& spec = hierarchy.smoother(l);
+      Vec diagonal = backend.upload(smoother_diagonal(hierarchy.matrix(l), spec));
+      if (spec.type == SmootherType::jacobi)
+        level.smoother = std::make_unique<JacobiSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
+      else
+        level.smoother = std::make_unique<ChebyshevSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
+    }
+    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(backend, hierarchy.matrix(coarsest),
+                                                                          hierarchy.coarse_factor());
+  }
+
+  // x = M^-1 b: one V-cycle from a zero initial guess.
+  void apply(const Vec& b, Vec& x) const {
+    cycle(0, b);
+    x.swap(levels_.front().x);
+  }
+
+  std::size_t levels() const { return levels_.size(); }
+
+  // Memory the cycle holds on its backend beyond the hierarchy (device copies, work vectors).
+  std::uint64_t bytes() const {
+    std::uint64_t total = coarse_->bytes();
+    for (const Level& level : levels_) {
+      for (const auto& M : {level.A, level.P, level.R})
+        if (M) total += backend_.bytes(*M);
+      total += sizeof(V) * (level.b.size() + level.x.size() + level.r.size());
+    }
+    return total;
+  }
+
+ private:
+  struct Level {
+    std::shared_ptr<const Mat> A, P, R;
+    std::unique_ptr<Smoother<Backend, V>> smoother;
+    mutable Vec b, x, r;  // right-hand side (below level 0), iterate, residual
+  };
+
+  // The cycle on level l for the right-hand side b (the caller's on level 0, levels_[l].b below it); the
+  // result is left in levels_[l].x.
+  void cycle(std::size_t l, const Vec& b) const {
+    const Level& level = levels_[l];
+    const Index n = level.A->rows;
+    backend_.resize(level.x, n);
+    if (l + 1 == levels_.size()) {
+      coarse_->solve(b, level.x);
+      return;
+    }
+    for (int s = 0; s < pre_smooth_; ++s) level.smoother->smooth(b, level.x, s == 0);
+    if (pre_smooth_ == 0) backend_.zero(level.x, n);
+
+    backend_.residual(*level.A, level.x, b, level.r);
+    const Level& coarse = levels_[l + 1];
+    backend_.spmv(*level.R, level.r, coarse.b);
+    cycle(l + 1, coarse.b);
+    backend_.spmv_add(*level.P, coarse.x, level.x);
+    for (int s = 0; s < post_smooth_; ++s) level.smoother->smooth(b, level.x, false);
+  }
+
+  const Backend& backend_;
+  int pre_smooth_, post_smooth_;
+  std::vector<Level> levels_;
+  std::unique_ptr<typename Backend::template CoarseSolve<V>> coarse_;
+};
+
+}  // namespace amgsolve

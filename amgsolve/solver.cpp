@@ -1,0 +1,180 @@
+// Solver (amgsolve/solver.hpp): the one place that turns the backend choice into a backend type. Everything
+// below it, the setup's hierarchy, the V-cycle and the outer iteration, is written once over that type.
+#include "amgsolve/solver.hpp"
+
+#include <type_traits>
+
+#include "amg/vcycle.hpp"
+#include "backend/backend.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "common/error.hpp"
+#include "common/timer.hpp"
+#include "solver/pcg.hpp"
+#include "sparse/csr_ops.hpp"
+#ifdef AMGSOLVE_WITH_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+#endif
+
+namespace amgsolve {
+
+static_assert(Backend<CpuBackend>);
+#ifdef AMGSOLVE_WITH_CUDA
+static_assert(Backend<CudaBackend>);
+#endif
+
+struct Solver::Impl {
+  virtual ~Impl() = default;
+  virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) = 0;
+  SetupSummary summary;
+  Array<Index> finest_aggregates;
+};
+
+namespace {
+
+// SpMVs a V-cycle makes on each level (smoothing and the residual; none on the coarsest, solved directly),
+// the weights of the formats' cost model.
+template <class CycleValue>
+std::vector<int> spmvs_per_cycle(const AmgHierarchy<CycleValue>& amg) {
+  const AmgParams& p = amg.params();
+  std::vector<int> spmvs;
+  for (std::size_t l = 0; l < amg.levels(); ++l) {
+    const bool coarsest = l + 1 == amg.levels();
+    spmvs.push_back(coarsest ? 0 : spmvs_per_step(amg.smoother(l)) * (p.pre_smooth + p.post_smooth) + 1);
+  }
+  return spmvs;
+}
+
+// Every format's cost on every level, and the format the solve uses: the configured or modelled one on a
+// device, CSR on the CPU.
+template <class CycleValue>
+SpmvFormat choose_format(const AmgHierarchy<CycleValue>& amg, BackendKind backend, SpmvFormat requested,
+                         SetupSummary& summary) {
+  summary.spmv_formats.clear();
+  for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(spmv_format_costs(amg.matrix(l)));
+  const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
+  if (backend == BackendKind::cpu) {
+    summary.spmv_format = "csr";
+    summary.spmv_format_reason = "the cpu backend uses CSR (the GPU formats' model would pick " +
+                                 format_name(choice.format) + ": " + choice.reason + ")";
+    return SpmvFormat::csr;
+  }
+  summary.spmv_format = format_name(choice.format);
+  summary.spmv_format_reason = choice.reason;
+  return choice.format;
+}
+
+template <class CycleValue>
+std::shared_ptr<const CsrMatrix<CycleValue>> in_cycle_precision(const std::shared_ptr<const CsrMatrix<double>>& A) {
+  if constexpr (std::is_same_v<CycleValue, double>)
+    return A;
+  else
+    return std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*A));
+}
+
+template <class CycleValue>
+const typename AmgHierarchy<CycleValue>::ProductCallback& product_callback(const SetupCallbacks& callbacks) {
+  if constexpr (std::is_same_v<CycleValue, double>)
+    return callbacks.on_product;
+  else
+    return callbacks.on_product_float;
+}
+
+// The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
+// (the cycle in float inside the double outer iteration).
+template <class Backend, class CycleValue>
+class SolverOn final : public Solver::Impl {
+ public:
+  template <class V>
+  using Vec = typename Backend::template Vector<V>;
+
+  SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
+      : setup_timer_(),
+        params_(params.solver),
+        hierarchy_(in_cycle_precision<CycleValue>(A), params.amg, callbacks.on_level,
+                   product_callback<CycleValue>(callbacks), Backend::kind) {
+    const SpmvFormat format = choose_format(hierarchy_, Backend::kind, params.solver.spmv_format, summary);
+    A_ = backend_.matrix(A, format);
+    std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
+    if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
+    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
+    fill_summary(setup_timer_.seconds());
+    finest_aggregates = hierarchy_.finest_aggregates();
+  }
+
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
+    Timer timer;
+    const Vec<double> b_on = backend_.upload(b);
+    Vec<double> x_on;
+    backend_.zero(x_on, A_->rows);
+    const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
+      if constexpr (std::is_same_v<CycleValue, double>) {
+        cycle_->apply(r, z);
+      } else {
+        backend_.convert(r, r_cycle_);
+        cycle_->apply(r_cycle_, z_cycle_);
+        backend_.convert(z_cycle_, z);
+      }
+    };
+    SolveResult result = params_.type == SolverType::pcg
+                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_, on_iteration)
+                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_,
+                                                                      on_iteration);
+    backend_.download(x_on, x);
+    result.seconds = timer.seconds();
+    return result;
+  }
+
+ private:
+  void fill_summary(double seconds) {
+    summary.backend = Backend::kind;
+    summary.levels = hierarchy_.info();
+    summary.seconds = seconds;
+    summary.operator_complexity = hierarchy_.operator_complexity();
+    summary.grid_complexity = hierarchy_.grid_complexity();
+    summary.spgemm_backend = hierarchy_.spgemm_backend();
+    summary.hierarchy_bytes = hierarchy_.bytes();
+    summary.backend_bytes = cycle_->bytes() + backend_.bytes(*A_);
+  }
+
+  Timer setup_timer_;  // first: the setup's time includes the float copy and the uploads
+  SolverParams params_;
+  Backend backend_;  // before what it holds: destroyed last
+  AmgHierarchy<CycleValue> hierarchy_;
+  std::shared_ptr<const typename Backend::template Matrix<double>> A_;
+  std::unique_ptr<Vcycle<Backend, CycleValue>> cycle_;
+  Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
+};
+
+template <class Backend>
+std::unique_ptr<Solver::Impl> make_solver_on(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
+                                             const SetupCallbacks& callbacks) {
+  if (params.solver.precision == Precision::mixed)
+    return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
+  return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
+}
+
+}  // namespace
+
+Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks) {
+  if (!A) throw InputError("Solver: no matrix");
+  switch (resolve_backend(params.backend)) {
+    case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), params, callbacks); break;
+    case BackendKind::cuda:
+#ifdef AMGSOLVE_WITH_CUDA
+      impl_ = make_solver_on<CudaBackend>(std::move(A), params, callbacks);
+#endif
+      break;
+  }
+}
+
+Solver::~Solver() = default;
+
+SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) const {
+  return impl_->solve(b, x, on_iteration);
+}
+
+const SetupSummary& Solver::setup() const { return impl_->summary; }
+
+const Array<Index>& Solver::finest_aggregates() const { return impl_->finest_aggregates; }
+
+}  // namespace amgsolve

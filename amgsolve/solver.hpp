@@ -1,0 +1,79 @@
+#pragma once
+// amgsolve as a library: a smoothed-aggregation AMG hierarchy built once for an SPD matrix, and the
+// configured outer iteration (PCG or stand-alone V-cycles) for any number of right-hand sides, on the
+// backend the parameters choose (resolved once, here: resolve_backend).
+//
+//   amgsolve::Parameters params;                  // the defaults of docs/CONFIG.md
+//   params.solver.tolerance = 1e-10;
+//   amgsolve::Solver solver(A, params);           // A: std::shared_ptr<const amgsolve::CsrMatrix<double>>
+//   amgsolve::Vector<double> x;
+//   const amgsolve::SolveResult r = solver.solve(b, x);
+//
+// The names of the parameters are those of the YAML keys (amg.coarse_size is params.amg.coarse_size).
+// Errors are amgsolve::InputError (bad input, no GPU for the cuda backend, ...) or NumericalError (a matrix
+// that is not SPD, a breakdown), each with a one-line what().
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amg/hierarchy.hpp"
+#include "common/device.hpp"
+#include "solver/solve_result.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+struct Parameters {
+  BackendChoice backend = BackendChoice::cpu;  // where the setup and the solve run (`backend`)
+  AmgParams amg;                               // amg.*
+  SolverParams solver;                         // solver.*
+};
+
+// Optional hooks into the setup: progress as each level is built, and every SpGEMM product (level, "prolongator"
+// | "ap" | "rap", A, B, C) in the hierarchy's value type (float with solver.precision: mixed).
+struct SetupCallbacks {
+  std::function<void(const LevelInfo&)> on_level;
+  AmgHierarchy<double>::ProductCallback on_product;
+  AmgHierarchy<float>::ProductCallback on_product_float;
+};
+
+// What the setup built and what it cost.
+struct SetupSummary {
+  BackendKind backend = BackendKind::cpu;
+  std::vector<LevelInfo> levels;
+  double seconds = 0.0;
+  double operator_complexity = 0.0;
+  double grid_complexity = 0.0;
+  std::string spgemm_backend;
+  std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A (host)
+  std::uint64_t backend_bytes = 0;    // what the backend holds beyond that (device copies, work vectors)
+  // The SpMV format of the solve and why, and what every format would cost on every level
+  // (spmv_formats[level], in the order csr, ellpack-r, pjds: the model of sparse/spmv_format.hpp).
+  std::string spmv_format = "csr";
+  std::string spmv_format_reason;
+  std::vector<std::vector<FormatCost>> spmv_formats;
+};
+
+class Solver {
+ public:
+  // Builds the hierarchy of A (shared, not copied) on the chosen backend.
+  Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
+  ~Solver();
+  Solver(const Solver&) = delete;
+  Solver& operator=(const Solver&) = delete;
+
+  // Solves A x = b from x = 0 (x is resized); on_iteration sees (iteration, relative residual) after each.
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {}) const;
+
+  const SetupSummary& setup() const;
+  // The aggregate of every unknown on the finest level (-1: none), for visualisation.
+  const Array<Index>& finest_aggregates() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace amgsolve

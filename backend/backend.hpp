@@ -1,0 +1,69 @@
+#pragma once
+// The execution axis. A backend is a type that provides vectors, matrices and the operations the
+// algorithms need; the algorithms (solver/pcg.hpp, amg/vcycle.hpp, amg/jacobi.hpp, amg/chebyshev.hpp) are
+// written once over it, as AMGCL's are over its backends and Ginkgo's over its executors, and never ask
+// which device they run on. Two backends exist:
+//   CpuBackend   backend/cpu/cpu_backend.hpp    OpenMP loops over host CSR (the reference kernels)
+//   CudaBackend  backend/cuda/cuda_backend.hpp  a GPU: device vectors, matrices in csr (cuSPARSE), ellpack-r
+//                                               or pjds, kernels in backend/cuda/*.cu
+// The choice is made once: resolve_backend (common/device.hpp) turns the `backend` key into a BackendKind,
+// and amgsolve::Solver (amgsolve/solver.cpp) turns that into one of these types.
+//
+// A new backend (a future MPI layer wraps a local one the same way): a class with the members the concept
+// below names, its kernels each tested against the cpu backend's (tests/test_gpu.cpp shows how), and a case
+// in Solver's constructor.
+#include <concepts>
+#include <cstdint>
+#include <memory>
+
+#include "common/device.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+template <class B, class V>
+concept BackendFor = requires(const B& b, typename B::template Vector<V>& v, const typename B::template Vector<V>& cv,
+                              const typename B::template Matrix<V>& A, V s, Index n, const Vector<V>& host,
+                              Vector<V>& host_out, std::shared_ptr<const CsrMatrix<V>> host_matrix) {
+  // Data: a matrix from host CSR in an SpMV format (shared, so levels can share it), vectors up and down.
+  { b.template matrix<V>(host_matrix, SpmvFormat::csr) } -> std::same_as<std::shared_ptr<const typename B::template Matrix<V>>>;
+  { b.upload(host) } -> std::same_as<typename B::template Vector<V>>;
+  b.download(cv, host_out);
+  { b.bytes(A) } -> std::convertible_to<std::uint64_t>;
+  { A.rows } -> std::convertible_to<Index>;
+  v.swap(v);
+  // Vectors: sizing, copies, deterministic reductions, updates.
+  b.resize(v, n);
+  b.zero(v, n);
+  b.copy(cv, v);
+  { b.dot(cv, cv) } -> std::same_as<double>;
+  { b.norm2(cv) } -> std::same_as<double>;
+  b.add(cv, v);       // v += cv
+  b.xpby(cv, s, v);   // v = cv + s v
+  // Products: y = A x, y += A x, r = b - A x, and conjugate gradients' fused passes.
+  b.spmv(A, cv, v);
+  b.spmv_add(A, cv, v);
+  b.residual(A, cv, cv, v);
+  { b.spmv_dot(A, cv, v) } -> std::same_as<double>;
+  { b.cg_update(s, cv, cv, v, v) } -> std::same_as<double>;
+  // The smoothers' passes (amg/jacobi.hpp, amg/chebyshev.hpp).
+  b.jacobi_from_zero(cv, cv, v);
+  b.jacobi_sweep(A, cv, cv, cv, v);
+  b.chebyshev_from_zero(cv, cv, s, v, v);
+  b.chebyshev_step(A, cv, cv, s, s, v, cv, v);
+  // The coarsest level's direct solve, from the host's factorisation.
+  typename B::template CoarseSolve<V>;
+};
+
+// What the algorithms ask of a backend type, for the precisions they use.
+template <class B>
+concept Backend = requires { { B::kind } -> std::convertible_to<BackendKind>; } && BackendFor<B, double> &&
+                  BackendFor<B, float> &&
+                  requires(const B& b, const typename B::template Vector<double>& d,
+                           typename B::template Vector<float>& f) {
+                    b.convert(d, f);  // the mixed-precision cycle's input and output
+                  };
+
+}  // namespace amgsolve

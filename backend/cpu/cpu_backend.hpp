@@ -1,0 +1,193 @@
+#pragma once
+// The cpu backend: OpenMP threads over host memory. Its vector is amgsolve::Vector, its matrix the CSR
+// every part shares (no copy: a hierarchy's matrices are used where they are), and its kernels are the
+// loops below. Every reduction is a deterministic_sum (fixed blocks added in order), so results are
+// bit-identical on any number of threads. backend/backend.hpp lists what a backend provides.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "common/device.hpp"
+#include "common/parallel.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+class CpuBackend {
+ public:
+  static constexpr BackendKind kind = BackendKind::cpu;
+  template <class V>
+  using Vector = amgsolve::Vector<V>;
+  template <class V>
+  using Matrix = CsrMatrix<V>;
+
+  // The coarsest level's direct solve: the hierarchy's sparse LDL^T, applied where it is.
+  template <class V>
+  class CoarseSolve {
+   public:
+    CoarseSolve(const CpuBackend&, const CsrMatrix<V>&, std::shared_ptr<const SparseLdlt<V>> factor)
+        : factor_(std::move(factor)) {}
+    void solve(const Vector<V>& b, Vector<V>& x) const { factor_->solve(b, x); }
+    std::uint64_t bytes() const { return 0; }  // counted with the hierarchy
+
+   private:
+    std::shared_ptr<const SparseLdlt<V>> factor_;
+  };
+
+  // ---- moving data: the host is where this backend's data lives
+
+  template <class V>
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> host, SpmvFormat) const {
+    return host;  // the CPU always multiplies in CSR (solver.spmv_format is the GPU's)
+  }
+  template <class V>
+  Vector<V> upload(const amgsolve::Vector<V>& host) const {
+    return host;
+  }
+  template <class V>
+  void download(const Vector<V>& from, amgsolve::Vector<V>& host) const {
+    host = from;
+  }
+  template <class V>
+  std::uint64_t bytes(const Matrix<V>&) const {
+    return 0;  // held by the hierarchy, counted there
+  }
+
+  // ---- vectors
+
+  template <class V>
+  void resize(Vector<V>& v, Index n) const {
+    v.resize(static_cast<std::size_t>(n));
+  }
+  template <class V>
+  void zero(Vector<V>& v, Index n) const {
+    v.assign(static_cast<std::size_t>(n), V(0));
+  }
+  template <class V>
+  void copy(const Vector<V>& from, Vector<V>& to) const {
+    to = from;
+  }
+  // to = from in another precision (the mixed-precision cycle's input and output).
+  template <class To, class From>
+  void convert(const Vector<From>& from, Vector<To>& to) const {
+    to.resize(from.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(from.size()); ++i) to[i] = static_cast<To>(from[i]);
+  }
+  template <class V>
+  double dot(const Vector<V>& a, const Vector<V>& b) const {
+    return deterministic_sum<double>(static_cast<std::int64_t>(a.size()),
+                                     [&](std::int64_t i) { return double(a[i]) * double(b[i]); });
+  }
+  template <class V>
+  double norm2(const Vector<V>& v) const {
+    return std::sqrt(dot(v, v));
+  }
+  // x += y
+  template <class V>
+  void add(const Vector<V>& y, Vector<V>& x) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) x[i] += y[i];
+  }
+  // p = z + beta p
+  template <class V>
+  void xpby(const Vector<V>& z, V beta, Vector<V>& p) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(p.size()); ++i) p[i] = z[i] + beta * p[i];
+  }
+
+  // ---- products
+
+  template <class V>
+  void spmv(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
+    amgsolve::spmv(A, x, y);
+  }
+  // y += A x
+  template <class V>
+  void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < A.rows; ++i) {
+      V s = 0;
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) s += A.val[k] * x[A.col[k]];
+      y[i] += s;
+    }
+  }
+  // r = b - A x
+  template <class V>
+  void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
+    amgsolve::residual(A, x, b, r);
+  }
+
+  // ---- the fused passes of conjugate gradients (one sweep over memory each)
+
+  // q = A p; returns p^T q.
+  template <class V>
+  double spmv_dot(const Matrix<V>& A, const Vector<V>& p, Vector<V>& q) const {
+    q.resize(static_cast<std::size_t>(A.rows));
+    return deterministic_sum<double>(A.rows, [&](std::int64_t i) {
+      V s = 0;
+      for (Offset e = A.row_begin(static_cast<Index>(i)); e < A.row_end(static_cast<Index>(i)); ++e)
+        s += A.val[e] * p[A.col[e]];
+      q[i] = s;
+      return double(p[i]) * double(s);
+    });
+  }
+  // x += alpha p, r -= alpha q; returns r^T r.
+  template <class V>
+  double cg_update(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
+    return deterministic_sum<double>(static_cast<std::int64_t>(x.size()), [&](std::int64_t i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * q[i];
+      return double(r[i]) * double(r[i]);
+    });
+  }
+
+  // ---- the smoothers' passes (amg/jacobi.hpp, amg/chebyshev.hpp)
+
+  // x = D_w b, where D_w holds omega / a_ii (the first Jacobi sweep from x = 0)
+  template <class V>
+  void jacobi_from_zero(const Vector<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) x[i] = scaled_dinv[i] * b[i];
+  }
+  // x_next = x + D_w (b - A x)
+  template <class V>
+  void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
+                    Vector<V>& x_next) const {
+    x_next.resize(x.size());
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < A.rows; ++i) {
+      V r = b[i];
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) r -= A.val[k] * x[A.col[k]];
+      x_next[i] = x[i] + scaled_dinv[i] * r;
+    }
+  }
+  // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
+  template <class V>
+  void chebyshev_from_zero(const Vector<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d, Vector<V>& x) const {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) {
+      d[i] = inv_theta * dinv[i] * b[i];
+      x[i] = d[i];
+    }
+  }
+  // d = a d + c D^-1 (b - A x), x_next = x + d; with a = 0 the old d is not read (it may be uninitialised).
+  template <class V>
+  void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
+                      const Vector<V>& x, Vector<V>& x_next) const {
+    const bool keep = a != V(0);
+    x_next.resize(x.size());
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < A.rows; ++i) {
+      V r = b[i];
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) r -= A.val[k] * x[A.col[k]];
+      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * r;
+      x_next[i] = x[i] + d[i];
+    }
+  }
+};
+
+}  // namespace amgsolve

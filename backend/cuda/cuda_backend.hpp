@@ -1,0 +1,192 @@
+#pragma once
+// The cuda backend: a GPU's memory and kernels behind the operations every backend provides
+// (backend/backend.hpp), so that the algorithms written once (PCG, the V-cycle, the smoothers) run on the
+// device unchanged. Plain C++: the algorithms are compiled by the host compiler and call these functions;
+// the kernels are in backend/cuda/*.cu, each with the cpu backend's loop as its reference
+// (tests/test_gpu.cpp runs both on the same input).
+//
+// Everything goes into the backend's one CUDA stream, in order; the host waits only where it reads a result
+// (a dot product, a norm, a download). Reductions are deterministic (a fixed grid and tree, the last block
+// adds the block sums in order: backend/cuda/vector_kernels.cuh), so runs repeat bit for bit; they sum in
+// another order than the CPU's deterministic_sum, so results differ from the cpu backend's by rounding.
+// Host<->device traffic is counted (transfers()), for the report.
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "common/device.hpp"
+#include "sparse/csr.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+namespace device {
+class DeviceContext;
+template <class Value>
+class DeviceOperator;
+}  // namespace device
+
+class CudaBackend;
+
+// A vector in device memory (cudaMalloc). Move-only: a copy between devices is always explicit
+// (CudaBackend::copy). resize() keeps nothing when the size changes, like a fresh allocation.
+template <class V>
+class DeviceVector {
+ public:
+  using value_type = V;
+  DeviceVector() = default;
+  explicit DeviceVector(std::size_t n);
+  ~DeviceVector();
+  DeviceVector(DeviceVector&& other) noexcept;
+  DeviceVector& operator=(DeviceVector&& other) noexcept;
+  DeviceVector(const DeviceVector&) = delete;
+  DeviceVector& operator=(const DeviceVector&) = delete;
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  V* data() { return data_; }
+  const V* data() const { return data_; }
+  void resize(std::size_t n);
+  void swap(DeviceVector& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+  }
+
+ private:
+  V* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// A matrix in device memory in one SpMV format (csr through cuSPARSE, ellpack-r or pjds).
+template <class V>
+class DeviceMatrix {
+ public:
+  DeviceMatrix(const CudaBackend& backend, const CsrMatrix<V>& host, SpmvFormat format);
+  ~DeviceMatrix();
+  DeviceMatrix(const DeviceMatrix&) = delete;
+  DeviceMatrix& operator=(const DeviceMatrix&) = delete;
+
+  Index rows = 0, cols = 0;
+  Offset nnz = 0;
+  SpmvFormat format = SpmvFormat::csr;
+  std::uint64_t bytes() const;
+  const device::DeviceOperator<V>& op() const { return *op_; }
+
+ private:
+  std::unique_ptr<device::DeviceOperator<V>> op_;
+};
+
+// Host<->device bytes moved since the backend was made.
+struct TransferCounts {
+  std::uint64_t to_device = 0, to_host = 0;
+  std::uint64_t messages = 0;
+};
+
+class CudaBackend {
+ public:
+  static constexpr BackendKind kind = BackendKind::cuda;
+  template <class V>
+  using Vector = DeviceVector<V>;
+  template <class V>
+  using Matrix = DeviceMatrix<V>;
+
+  // The coarsest level's direct solve: for up to kMaxDenseCoarseRows rows the dense inverse (formed once on
+  // the host from the factorisation's matrix) applied on the device, one small product per cycle; above,
+  // the host's sparse LDL^T with b down and x up (a synchronisation the dense path avoids).
+  template <class V>
+  class CoarseSolve {
+   public:
+    CoarseSolve(const CudaBackend& backend, const CsrMatrix<V>& coarsest, std::shared_ptr<const SparseLdlt<V>> factor);
+    void solve(const DeviceVector<V>& b, DeviceVector<V>& x) const;
+    std::uint64_t bytes() const { return sizeof(double) * inverse_.size(); }
+
+   private:
+    const CudaBackend& backend_;
+    Index n_ = 0;
+    DeviceVector<double> inverse_;  // n x n, column-major; empty when the host factor is used
+    std::shared_ptr<const SparseLdlt<V>> factor_;
+    mutable amgsolve::Vector<V> host_b_, host_x_;
+  };
+
+  // Largest coarsest level that is inverted densely (32 MB in double, about 2 n^3 = 2e10 host flops).
+  static constexpr Index kMaxDenseCoarseRows = 2048;
+
+  // Needs a usable GPU (an InputError with gpu_status()'s reason otherwise).
+  CudaBackend();
+  ~CudaBackend();
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  const device::DeviceContext& context() const { return *context_; }
+  TransferCounts transfers() const { return transfers_; }
+
+  // ---- moving data
+  template <class V>
+  std::shared_ptr<const DeviceMatrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> host, SpmvFormat format) const;
+  template <class V>
+  DeviceVector<V> upload(const amgsolve::Vector<V>& host) const;
+  template <class V>
+  void download(const DeviceVector<V>& from, amgsolve::Vector<V>& host) const;
+  template <class V>
+  std::uint64_t bytes(const DeviceMatrix<V>& M) const {
+    return M.bytes();
+  }
+  void count_to_device(std::uint64_t bytes) const;
+  void count_to_host(std::uint64_t bytes) const;
+
+  // ---- vectors
+  template <class V>
+  void resize(DeviceVector<V>& v, Index n) const {
+    v.resize(static_cast<std::size_t>(n));
+  }
+  template <class V>
+  void zero(DeviceVector<V>& v, Index n) const;
+  template <class V>
+  void copy(const DeviceVector<V>& from, DeviceVector<V>& to) const;
+  template <class To, class From>
+  void convert(const DeviceVector<From>& from, DeviceVector<To>& to) const;
+  template <class V>
+  double dot(const DeviceVector<V>& a, const DeviceVector<V>& b) const;
+  template <class V>
+  double norm2(const DeviceVector<V>& v) const;
+  template <class V>
+  void add(const DeviceVector<V>& y, DeviceVector<V>& x) const;
+  template <class V>
+  void xpby(const DeviceVector<V>& z, V beta, DeviceVector<V>& p) const;
+
+  // ---- products
+  template <class V>
+  void spmv(const DeviceMatrix<V>& A, const DeviceVector<V>& x, DeviceVector<V>& y) const;
+  template <class V>
+  void spmv_add(const DeviceMatrix<V>& A, const DeviceVector<V>& x, DeviceVector<V>& y) const;
+  template <class V>
+  void residual(const DeviceMatrix<V>& A, const DeviceVector<V>& x, const DeviceVector<V>& b, DeviceVector<V>& r) const;
+  template <class V>
+  double spmv_dot(const DeviceMatrix<V>& A, const DeviceVector<V>& p, DeviceVector<V>& q) const;
+  template <class V>
+  double cg_update(V alpha, const DeviceVector<V>& p, const DeviceVector<V>& q, DeviceVector<V>& x, DeviceVector<V>& r) const;
+
+  // ---- the smoothers' passes
+  template <class V>
+  void jacobi_from_zero(const DeviceVector<V>& scaled_dinv, const DeviceVector<V>& b, DeviceVector<V>& x) const;
+  template <class V>
+  void jacobi_sweep(const DeviceMatrix<V>& A, const DeviceVector<V>& scaled_dinv, const DeviceVector<V>& b, const DeviceVector<V>& x,
+                    DeviceVector<V>& x_next) const;
+  template <class V>
+  void chebyshev_from_zero(const DeviceVector<V>& dinv, const DeviceVector<V>& b, V inv_theta, DeviceVector<V>& d, DeviceVector<V>& x) const;
+  template <class V>
+  void chebyshev_step(const DeviceMatrix<V>& A, const DeviceVector<V>& dinv, const DeviceVector<V>& b, V a, V c, DeviceVector<V>& d,
+                      const DeviceVector<V>& x, DeviceVector<V>& x_next) const;
+
+ private:
+  // The host reads one reduction result: copy it out of the device slot and wait.
+  double read_result() const;
+
+  std::unique_ptr<device::DeviceContext> context_;
+  double* device_result_ = nullptr;  // one double on the device, written by the reductions' finalize
+  double* host_result_ = nullptr;    // pinned
+  mutable TransferCounts transfers_;
+};
+
+}  // namespace amgsolve
