@@ -1,11 +1,6 @@
 #pragma once
-// The smoothed-aggregation AMG hierarchy.
-//
-// Setup, level by level (Vanek, Mandel & Brezina 1996; Bell, Dalton & Olson 2012):
-//   strength graph -> MIS-2 aggregates -> tentative prolongator T -> filtered matrix A_f ->
-//   rho(D^-1 A_f) by Lanczos or Gershgorin -> P = (I - 4/(3 rho) D^-1 A_f) T -> R = P^T -> A_c = R (A P),
-// until the level has at most coarse_size rows (or aggregation stops reducing it), then the coarsest
-// matrix is factorised. The SpGEMM backend is looked up by name once; this file never knows which.
+// The AMG hierarchy: the levels smoothed aggregation built (amg/smoothed_aggregation.hpp) and what each cost.
+// It stores them; the V-cycle (amg/vcycle.hpp) applies them on a backend.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -36,6 +31,11 @@ struct LevelInfo {
   bool coarsest = false;
 };
 
+template <class Value>
+struct CoarseningStep;
+template <class Value>
+class SmoothedAggregation;
+
 // The levels of a smoothed-aggregation hierarchy, built on the host: each level's operator, prolongator P,
 // restriction R = P^T and smoother parameters, and the coarsest level's factorisation. It only stores them;
 // the V-cycle (amg/vcycle.hpp) applies them on a backend.
@@ -50,9 +50,9 @@ class AmgHierarchy {
   template <class V>
   using Shared = std::shared_ptr<const CsrMatrix<V>>;
 
-  // Builds the hierarchy for A (shared, not copied). on_level is called as each level is finished. With the
-  // cuda backend, strength, MIS-2 and the tentative prolongator run on the GPU (bit-identical results) and
-  // params.spgemm must be one of its SpGEMM backends.
+  // Builds the hierarchy for A (shared, not copied) by smoothed aggregation (amg/smoothed_aggregation.hpp).
+  // on_level is called as each level is finished. With the cuda backend, strength, MIS-2 and the tentative
+  // prolongator run on the GPU (bit-identical results) and params.spgemm must be one of its SpGEMM backends.
   AmgHierarchy(Shared<Value> A, const AmgParams& params, LevelCallback on_level = {}, ProductCallback on_product = {},
                BackendKind backend = BackendKind::cpu);
   ~AmgHierarchy();
@@ -88,11 +88,13 @@ class AmgHierarchy {
     static const CsrMatrix<Value> empty;
     return M ? *M : empty;
   }
-  bool coarsen(const AmgParams& params, const SpgemmBackend& spgemm, const ProductCallback& on_product,
-               LevelInfo& info);
+
+  // How SmoothedAggregation::build fills the levels, finest first.
+  friend class SmoothedAggregation<Value>;
+  void add_level(Shared<Value> A, CoarseningStep<Value>&& step, const LevelInfo& info);
+  void add_coarsest(Shared<Value> A, std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info);
 
   AmgParams params_;
-  BackendKind backend_;
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
