@@ -19,6 +19,7 @@
 
 #include "amg/hierarchy.hpp"
 #include "common/device.hpp"
+#include "common/error.hpp"
 #include "solver/solve_result.hpp"
 #include "sparse/spmv_format.hpp"
 

@@ -1,0 +1,34 @@
+# ctest's Library test (cmake -P): install this build into a fresh prefix, then configure, build and run
+# examples/library, an outside project that finds the package with find_package(amgsolve). Variables:
+# BUILD_DIR, SOURCE_DIR, WORK_DIR, CXX, GENERATOR, MAKE_PROGRAM, PREFIX_PATH ('|'-separated, where the
+# dependencies are), CUDA_ROOT (empty without CUDA).
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${status}):\n${out}\n${err}")
+  endif()
+  set(output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+if(NOT EXISTS ${WORK_DIR}/prefix/include/amgsolve/amgsolve/solver.hpp)
+  message(FATAL_ERROR "the API header was not installed")
+endif()
+
+string(REPLACE "|" ";" dependencies "${PREFIX_PATH}")
+set(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/library -B ${WORK_DIR}/build -G ${GENERATOR}
+    -DCMAKE_CXX_COMPILER=${CXX} "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix\;${PREFIX_PATH}")
+if(MAKE_PROGRAM)
+  list(APPEND configure -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+endif()
+if(CUDA_ROOT)
+  list(APPEND configure -DCUDAToolkit_ROOT=${CUDA_ROOT})
+endif()
+run("configuring examples/library" ${configure})
+run("building examples/library" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+run("running the example" ${WORK_DIR}/build/poisson2d 60)
+if(NOT output MATCHES "converged after [0-9]+ iterations")
+  message(FATAL_ERROR "the example did not converge:\n${output}")
+endif()
+message(STATUS "${output}")
