@@ -7,6 +7,7 @@
 #include "spgemm/comparison.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
+#include "textbook_gustavson.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
 #include "backend/cuda/cuda_backend.hpp"
 #endif
@@ -251,7 +252,7 @@ std::vector<std::pair<CsrMatrix<double>, CsrMatrix<double>>> spgemm_inputs() {
 // (1e-12 relative in double, 1e-5 in float), with the statistics every backend must fill.
 template <class Value>
 void expect_gpu_spgemm_matches_cpu(const SpgemmBackend& gpu, const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) {
-  const CsrMatrix<Value> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<Value> reference = test::textbook_gustavson(A, B);
   SpgemmStats stats;
   const CsrMatrix<Value> C = gpu.multiply(A, B, &stats);
   ASSERT_TRUE(is_valid_csr(C));

@@ -16,6 +16,7 @@
 #include "spgemm/magnus/shared_columns.hpp"
 #include "spgemm/registry.hpp"
 #include "test_support.hpp"
+#include "textbook_gustavson.hpp"
 
 namespace amgsolve {
 namespace {
@@ -96,7 +97,7 @@ TEST_P(MagnusCategories, MatchGustavsonBitwiseAndTheDenseProduct) {
   for (Index j = 0; j < A.cols; ++j) t.push_back({42, j, 0.5});
   A = csr_from_triplets(A.rows, A.cols, std::move(t));
 
-  const CsrMatrix<double> G = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<double> G = test::textbook_gustavson(A, B);
   SpgemmStats stats;
   magnus::RowCategories cats, symbolic_cats;
   CsrMatrix<double> C;
@@ -177,7 +178,7 @@ TEST(MagnusWideRows, RegisterSizedChunksMatchGustavson) {
   // symbolic loop is branch-free at 2^16-2^20 (at 2^20 only for its few words per product).
   for (const Index cols : {Index{1} << 16, Index{1} << 18, Index{1} << 20, Index{1} << 22, Index{1} << 24}) {
     const CsrMatrix<double> B = uniform(256, cols, 256, 6);
-    const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+    const CsrMatrix<double> reference = test::textbook_gustavson(A, B);
     for (const bool vector : {true, false})
       for (const bool single_columns : {false, true}) {
         magnus::Options o;
@@ -676,7 +677,7 @@ TEST(MagnusSingleColumns, ShortcutCountsEveryRowExactly) {
     const auto r = static_cast<std::size_t>(i);
     lengths[r + 1] = lengths[r] + static_cast<Offset>(columns.size());
   }
-  const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<double> reference = test::textbook_gustavson(A, B);
   // Cache sizes (and products per cursor visit) that put the symbolic rows of A B_shared in each
   // category (B_shared has B's ~700 shared columns, renumbered).
   struct Setting {
@@ -728,7 +729,7 @@ TEST(MagnusSingleColumns, OnlySingleColumnsNeedNoAccumulator) {
   magnus::RowCategories symbolic_cats;
   const CsrMatrix<double> C = magnus::multiply(A, B, magnus::system_options(), stats, nullptr, &symbolic_cats);
   EXPECT_EQ(symbolic_cats.products, 0);
-  const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<double> reference = test::textbook_gustavson(A, B);
   EXPECT_TRUE(C.row_ptr == reference.row_ptr);
   EXPECT_TRUE(C.col == reference.col);
   EXPECT_TRUE(C.val == reference.val);

@@ -1,6 +1,8 @@
 // Every registered SpGEMM backend against a dense product (and Eigen for the shared matrices).
 #include <omp.h>
 
+#include <set>
+
 #include "common/device.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
@@ -8,6 +10,7 @@
 #include "spgemm/registry.hpp"
 #include "spgemm/rmerge_cpu.hpp"
 #include "test_support.hpp"
+#include "textbook_gustavson.hpp"
 
 namespace amgsolve {
 namespace {
@@ -55,6 +58,27 @@ class SpgemmBackendTest : public ::testing::TestWithParam<std::string> {
     expect_product_matches_dense(backend(), A, B, tol);
   }
 };
+
+// The oracle itself, against Eigen's product: the pattern of the symbolic product (explicit zeros kept) and
+// the values.
+TEST(TextbookGustavson, EqualsEigensProductWithEveryStructuralEntry) {
+  for (std::uint64_t seed : {31, 32, 33}) {
+    const CsrMatrix<double> A = test::random_sparse(60, 45, 0.08, seed, {0, 59}, {3});
+    const CsrMatrix<double> B = test::random_sparse(45, 70, 0.08, seed + 10, {7}, {0, 69});
+    const CsrMatrix<double> C = test::textbook_gustavson(A, B);
+    ASSERT_TRUE(is_valid_csr(C));
+    const Eigen::SparseMatrix<double> E = (test::to_eigen(A) * test::to_eigen(B)).pruned(0.0);
+    EXPECT_LE((test::to_eigen(C) - E).norm(), 1e-14 * E.norm());
+    for (Index i = 0; i < C.rows; ++i) {  // each row's columns: exactly those its products touch
+      std::set<Index> produced;
+      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka)
+        for (Offset kb = B.row_begin(A.col[ka]); kb < B.row_end(A.col[ka]); ++kb) produced.insert(B.col[kb]);
+      EXPECT_EQ(std::vector<Index>(C.col.begin() + C.row_begin(i), C.col.begin() + C.row_end(i)),
+                std::vector<Index>(produced.begin(), produced.end()))
+          << "row " << i;
+    }
+  }
+}
 
 TEST_P(SpgemmBackendTest, RandomRectangularWithEmptyRowsAndColumns) {
   const CsrMatrix<double> A = random_sparse(70, 45, 0.08, 1, {0, 13, 69}, {2, 44});
@@ -391,7 +415,7 @@ TEST(Gustavson, EveryPathMatchesEigenOnAnyThreadCount) {
 TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
   const CsrMatrix<double> A = test::random_sparse(40, 30, 0.1, 21);
   const CsrMatrix<double> B = test::random_sparse(30, 35, 0.1, 22);
-  const CsrMatrix<double> C = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<double> C = test::textbook_gustavson(A, B);
   double difference = -1;
   EXPECT_TRUE(spgemm_results_agree(C, C, 1e-12, difference));
   EXPECT_EQ(difference, 0.0);
@@ -407,7 +431,7 @@ TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
 TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
   const CsrMatrix<double> A = test::random_sparse(200, 150, 0.05, 23);
   const CsrMatrix<double> B = test::random_sparse(150, 170, 0.05, 24);
-  const CsrMatrix<double> C = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  const CsrMatrix<double> C = test::textbook_gustavson(A, B);
   const auto rows = compare_spgemm_backends(3, "ap", A, B, C);
   EXPECT_EQ(rows.size(), backend_names().size());
   for (const SpgemmComparisonRow& r : rows) {
@@ -460,7 +484,7 @@ TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
     const CsrMatrix<double> B = csr_from_triplets(20, c.cols, t);
     SpgemmStats stats;
     const CsrMatrix<double> C = automatic.multiply(A, B, &stats);
-    const CsrMatrix<double> reference = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+    const CsrMatrix<double> reference = test::textbook_gustavson(A, B);
     EXPECT_EQ(C.col, reference.col);
     EXPECT_EQ(C.val, reference.val);
     EXPECT_EQ(stats.choice.rfind(c.expected, 0), 0u) << stats.choice;

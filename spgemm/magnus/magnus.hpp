@@ -15,14 +15,13 @@ struct Options {
   // Non-temporal stores in the reorder passes (x86-64), sections 3.2-3.3. Off by default: they are
   // single 4- and 8-byte stores scattered over all chunks, which thrash the write-combining buffers and
   // send to memory what the accumulation pass reads back right after (a row's reordered products fit in
-  // L2 here). Measured on the uniform set (1024 x 2^26, 256 per row, 2 threads): 2.65 s with them, 0.93 s
-  // without. The paper's per-chunk cache-line buffers, flushed a whole line at a time, are not built.
+  // L2 here) (docs/BENCHMARKS.md, "MAGNUS: design choices measured"). The paper's per-chunk cache-line buffers, flushed a whole line at a time, are
+  // not built.
   bool streaming_stores = false;
   // The rows of C from the sort, dense and segmented categories are written with non-temporal stores
   // (whole cache lines from a small staging buffer) where C exceeds half the last-level cache: a
-  // regular store first reads its line from memory, so C would cost twice its bytes of traffic.
-  // Uniform set (1024 rows, 256 per row, 2 threads, C 0.5-0.7 GB): 2^16 columns 7-10% and 2^18 15%
-  // faster; 7-point Poisson 128^3 A^2 the same.
+  // regular store first reads its line from memory, so C would cost twice its bytes of traffic
+  // (docs/BENCHMARKS.md, "MAGNUS: design choices measured").
   bool stream_output = true;
   // The symbolic phase counts the products in B's single columns (one nonzero each) without an
   // accumulator, where that pays (spgemm/magnus/shared_columns.hpp).
@@ -31,9 +30,7 @@ struct Options {
   std::uint64_t batch_bytes = std::uint64_t{64} << 20;  // coarse level: intermediate products per batch
   // A row too wide for one dense accumulator is accumulated segment by segment (no reorder) when it has
   // at least this many products per cursor visit (a row of B in a segment), else it goes to the fine
-  // level. Uniform set (256 products per row of B), 2 threads: numeric 2^18 columns (4 segments, 64 per
-  // visit) 0.21 -> 0.18 s, symbolic 2^26 (8 segments, 32 per visit) 0.105 -> 0.085 s; numeric 2^20
-  // (16 segments, 16 per visit) 0.21 -> 0.23 s, so that one stays at the fine level.
+  // level: 24 is between the visits that paid and those that did not (docs/BENCHMARKS.md, "MAGNUS: design choices measured").
   double products_per_cursor_visit = 24;
 };
 

@@ -13,10 +13,8 @@
 // accumulators then span the shared columns only, not all of B's (at 2^20 columns, 28,000 of them: a
 // symbolic bitmap of 3.5 KB rather than 128 KB). Only a B with fewer nonzeros than columns can have many
 // single columns (wide, sparse B: MAGNUS's uniform random set from 2^18 columns on, where 37% of B's
-// nonzeros are single at 2^18, 78% at 2^20 and nearly all beyond). Uniform set (1024 rows, 256 per
-// row), 2 threads, symbolic phase: 2^18 columns 0.024 -> 0.019 s, 2^20 0.030 -> 0.021 s, 2^22 0.046 ->
-// 0.0096 s, 2^26 0.089 -> 0.0093 s; renumbered (session 15), 2^20 0.021 -> 0.0088 s, 2^22 0.0097 ->
-// 0.0050 s, 2^26 0.0093 -> 0.0072 s (docs/BENCHMARKS.md). Square operators (AMG's products, the suite's
+// nonzeros are single at 2^18, 78% at 2^20 and nearly all beyond) (docs/BENCHMARKS.md, "MAGNUS: design choices measured"). Square operators (AMG's
+// products, the suite's
 // A^2) have no more columns than nonzeros and skip it (single_columns_pay); a B whose columns all turn
 // out shared falls back to the whole product.
 #include <cstdint>
