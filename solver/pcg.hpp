@@ -55,6 +55,14 @@ bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
   return true;
 }
 
+// The end both iterations share: the counts, the final residual, and the time since `timer` started.
+inline void finish(SolveResult& result, int iterations, double relres, double tolerance, const Timer& timer) {
+  result.iterations = iterations;
+  result.relative_residual = relres;
+  result.converged = relres <= tolerance;
+  result.seconds = timer.seconds();
+}
+
 }  // namespace pcg_detail
 
 // Solves A x = b starting from the given x (zeroed if its size is wrong).
@@ -113,10 +121,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     be.residual(A, x, b, r);
     relres = be.norm2(r) / bnorm;
   }
-  result.iterations = k;
-  result.relative_residual = relres;
-  result.converged = relres <= params.tolerance;
-  result.seconds = timer.seconds();
+  finish(result, k, relres, params.tolerance, timer);
   return result;
 }
 
@@ -144,10 +149,7 @@ SolveResult stationary_iteration(const Backend& be, const typename Backend::temp
     result.history.push_back(relres);
     if (on_iteration) on_iteration(k, relres);
   }
-  result.iterations = k;
-  result.relative_residual = relres;
-  result.converged = relres <= params.tolerance;
-  result.seconds = timer.seconds();
+  finish(result, k, relres, params.tolerance, timer);
   return result;
 }
 
