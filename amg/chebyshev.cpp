@@ -4,24 +4,19 @@
 #include <algorithm>
 
 #include "amg/smoother.hpp"
-#include "amg/spectral_radius.hpp"
 
 namespace amgsolve {
 
-template <class Value>
-SmootherSpec chebyshev_spec(const CsrMatrix<Value>& A, const SmootherParams& p, double rho) {
+SmootherSpec chebyshev_spec(const SmootherParams& p, double rho, double gershgorin) {
   // The safety factor covers Lanczos' underestimate; Gershgorin's bound is a true upper bound, so the
   // smaller of the two is still above lambda_max and keeps the interval tight (2 instead of 2.2 for the
   // Laplacians).
   SmootherSpec s;
   s.type = SmootherType::chebyshev;
   s.degree = p.degree;
-  s.upper = std::min(p.eigenvalue_safety * rho, gershgorin_bound_dinv_a(A));
+  s.upper = std::min(p.eigenvalue_safety * rho, gershgorin);
   s.lower = s.upper / p.chebyshev_ratio;
   return s;
 }
-
-template SmootherSpec chebyshev_spec(const CsrMatrix<double>&, const SmootherParams&, double);
-template SmootherSpec chebyshev_spec(const CsrMatrix<float>&, const SmootherParams&, double);
 
 }  // namespace amgsolve

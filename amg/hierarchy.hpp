@@ -1,11 +1,14 @@
 #pragma once
 // The AMG hierarchy: the levels smoothed aggregation built (amg/smoothed_aggregation.hpp) and what each cost.
 // It stores them; the V-cycle (amg/vcycle.hpp) applies them on a backend.
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "amg/params.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "amg/smoother.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "spgemm/spgemm.hpp"
@@ -31,75 +34,101 @@ struct LevelInfo {
   bool coarsest = false;
 };
 
-template <class Value>
+template <class Backend, class Value>
 struct CoarseningStep;
-template <class Value>
+template <class Backend, class Value>
 class SmoothedAggregation;
 
-// The levels of a smoothed-aggregation hierarchy, built on the host: each level's operator, prolongator P,
-// restriction R = P^T and smoother parameters, and the coarsest level's factorisation. It only stores them;
-// the V-cycle (amg/vcycle.hpp) applies them on a backend.
-template <class Value>
-class AmgHierarchy {
+// The levels of a smoothed-aggregation hierarchy on a backend: each level's operator, prolongator P,
+// restriction R = P^T (the backend's CSR) and smoother parameters, and the coarsest level's factorisation
+// (on the host). Built by smoothed aggregation (amg/smoothed_aggregation.hpp, which defines the
+// constructor); it only stores the levels, and the V-cycle (amg/vcycle.hpp) applies them.
+template <class Backend, class Value>
+class Hierarchy {
  public:
+  using Csr = typename Backend::template Csr<Value>;
+  using Shared = std::shared_ptr<const Csr>;
   using LevelCallback = std::function<void(const LevelInfo&)>;
   // Sees every SpGEMM of the setup: (level, product, A, B, C) with product "prolongator" (A_f T),
-  // "ap" (A P) or "rap" (P^T (A P)); used to compare backends on the real products.
+  // "ap" (A P) or "rap" (P^T (A P)), on the host; used to compare backends on the real products.
   using ProductCallback = std::function<void(int, const std::string&, const CsrMatrix<Value>&,
                                              const CsrMatrix<Value>&, const CsrMatrix<Value>&)>;
-  template <class V>
-  using Shared = std::shared_ptr<const CsrMatrix<V>>;
 
-  // Builds the hierarchy for A (shared, not copied) by smoothed aggregation (amg/smoothed_aggregation.hpp).
-  // on_level is called as each level is finished. With the cuda backend, strength, MIS-2 and the tentative
-  // prolongator run on the GPU (bit-identical results) and params.spgemm must be one of its SpGEMM backends.
-  AmgHierarchy(Shared<Value> A, const AmgParams& params, LevelCallback on_level = {}, ProductCallback on_product = {},
-               BackendKind backend = BackendKind::cpu);
-  ~AmgHierarchy();
+  // Builds the hierarchy for A (shared, not copied) on `backend`. on_level is called as each level is
+  // finished. params.spgemm empty: the backend's default SpGEMM (default_spgemm_backend).
+  Hierarchy(const Backend& backend, Shared A, const AmgParams& params, LevelCallback on_level = {},
+            ProductCallback on_product = {});
+  // The same on the cpu backend.
+  Hierarchy(Shared A, const AmgParams& params, LevelCallback on_level = {}, ProductCallback on_product = {})
+    requires std::is_same_v<Backend, CpuBackend>
+      : Hierarchy(Backend{}, std::move(A), params, std::move(on_level), std::move(on_product)) {}
 
   std::size_t levels() const { return levels_.size(); }
-  const CsrMatrix<Value>& matrix(std::size_t level) const { return *levels_[level].A; }
+  const Csr& matrix(std::size_t level) const { return *levels_[level].A; }
   // P and R = P^T of a level (empty on the coarsest).
-  const CsrMatrix<Value>& prolongator(std::size_t level) const { return or_empty(levels_[level].P); }
-  const CsrMatrix<Value>& restriction(std::size_t level) const { return or_empty(levels_[level].R); }
-  const Shared<Value>& shared_matrix(std::size_t level) const { return levels_[level].A; }
-  const Shared<Value>& shared_prolongator(std::size_t level) const { return levels_[level].P; }
-  const Shared<Value>& shared_restriction(std::size_t level) const { return levels_[level].R; }
+  const Csr& prolongator(std::size_t level) const { return or_empty(levels_[level].P); }
+  const Csr& restriction(std::size_t level) const { return or_empty(levels_[level].R); }
+  const Shared& shared_matrix(std::size_t level) const { return levels_[level].A; }
+  const Shared& shared_prolongator(std::size_t level) const { return levels_[level].P; }
+  const Shared& shared_restriction(std::size_t level) const { return levels_[level].R; }
   // The smoother of a level (not the coarsest): its polynomial, for the cycle to apply.
   const SmootherSpec& smoother(std::size_t level) const { return levels_[level].smoother; }
-  // The coarsest level's sparse LDL^T.
+  // The coarsest level on the host, and its sparse LDL^T.
+  const std::shared_ptr<const CsrMatrix<Value>>& coarsest_on_host() const { return coarsest_host_; }
   const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
   const std::string& spgemm_backend() const { return params_.spgemm; }  // the one used (never empty)
-  double operator_complexity() const;  // sum nnz(A_l) / nnz(A_0)
-  double grid_complexity() const;      // sum rows(A_l) / rows(A_0)
   double setup_seconds() const { return setup_seconds_; }
-  std::uint64_t bytes() const;         // memory held by the hierarchy (excluding the fine matrix)
+
+  double operator_complexity() const {  // sum nnz(A_l) / nnz(A_0)
+    double total = 0;
+    for (const Level& l : levels_) total += static_cast<double>(l.A->nnz());
+    return total / static_cast<double>(std::max<Offset>(1, levels_.front().A->nnz()));
+  }
+  double grid_complexity() const {  // sum rows(A_l) / rows(A_0)
+    double total = 0;
+    for (const Level& l : levels_) total += l.A->rows;
+    return total / std::max<double>(1, levels_.front().A->rows);
+  }
+  std::uint64_t bytes() const {  // memory held by the hierarchy beyond the fine matrix
+    std::uint64_t total = 0;
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      if (l > 0) total += levels_[l].A->bytes();
+      if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
+    }
+    return total;
+  }
 
  private:
   struct Level {
-    Shared<Value> A, P, R;
+    Shared A, P, R;
     SmootherSpec smoother;
   };
 
-  static const CsrMatrix<Value>& or_empty(const Shared<Value>& M) {
-    static const CsrMatrix<Value> empty;
+  static const Csr& or_empty(const Shared& M) {
+    static const Csr empty;
     return M ? *M : empty;
   }
 
   // How SmoothedAggregation::build fills the levels, finest first.
-  friend class SmoothedAggregation<Value>;
-  void add_level(Shared<Value> A, CoarseningStep<Value>&& step, const LevelInfo& info);
-  void add_coarsest(Shared<Value> A, std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info);
+  friend class SmoothedAggregation<Backend, Value>;
+  void add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info);
+  void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
+                    std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info);
 
   AmgParams params_;
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
+  std::shared_ptr<const CsrMatrix<Value>> coarsest_host_;
   std::shared_ptr<const SparseLdlt<Value>> coarse_;
   double setup_seconds_ = 0.0;
 };
+
+// The hierarchy built and held on the host.
+template <class Value>
+using AmgHierarchy = Hierarchy<CpuBackend, Value>;
 
 }  // namespace amgsolve

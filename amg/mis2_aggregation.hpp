@@ -37,4 +37,11 @@ Array<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* ro
 
 Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed);
 
+// Through the setup's backend (amg/smoothed_aggregation.hpp): the aggregates of the strength graph, and
+// (moved out, for the host: the finest level's aggregates go into the VTK output) every node's aggregate.
+inline Aggregates mis2_aggregation(const CpuBackend&, const Strength& strength, std::uint64_t seed) {
+  return mis2_aggregation(strength.graph, seed);
+}
+inline Array<Index> aggregate_ids(const CpuBackend&, Aggregates& aggregates) { return std::move(aggregates.id); }
+
 }  // namespace amgsolve

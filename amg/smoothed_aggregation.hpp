@@ -13,47 +13,208 @@
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). Coarsening stops at amg.coarse_size
 // rows, at amg.max_levels, or when aggregation removes less than 10% of the rows; the coarsest level is
-// factorised (sparse LDL^T). The result is an AmgHierarchy, which only stores the levels.
+// factorised on the host (sparse LDL^T), the only step that leaves the backend.
+//
+// Written once over a backend: every step is a call of the backend's operations (multiply, transpose, ...)
+// or of the step's own function overloaded for the backend (strength_of_connection(backend, A, theta):
+// amg/strength.hpp for the cpu backend, amg/cuda/device_setup.hpp for the cuda backend), so the setup
+// stays where the backend keeps its data. The result is a Hierarchy<Backend, Value>, which only stores
+// the levels.
 #include <memory>
 #include <optional>
+#include <string>
 
+#include "amg/galerkin.hpp"
 #include "amg/hierarchy.hpp"
-#include "spgemm/spgemm.hpp"
+#include "amg/mis2_aggregation.hpp"
+#include "amg/smoothed_prolongation.hpp"
+#include "amg/spectral_radius.hpp"
+#include "amg/strength.hpp"
+#include "amg/tentative_prolongation.hpp"
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "common/timer.hpp"
+#include "spgemm/registry.hpp"
 
 namespace amgsolve {
 
+// Sparse LDL^T fill grows superlinearly (for 3D grids about n^(4/3) with good orderings, more with AMD);
+// beyond this size the "coarse" solve would dominate time and memory, so it is refused with advice.
+inline constexpr Index kMaxDirectRows = 50000;
+
 // What coarsening one level produces: the transfer operators, the coarse operator and the level's smoother.
-template <class Value>
+template <class Backend, class Value>
 struct CoarseningStep {
-  std::shared_ptr<const CsrMatrix<Value>> P, R, coarse;
+  std::shared_ptr<const typename Backend::template Csr<Value>> P, R, coarse;
   SmootherSpec smoother;
-  Array<Index> aggregates;  // the aggregate of every row of the level (-1: none)
+  Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
 };
 
-template <class Value>
+template <class Backend, class Value>
 class SmoothedAggregation {
  public:
-  using LevelCallback = typename AmgHierarchy<Value>::LevelCallback;
-  using ProductCallback = typename AmgHierarchy<Value>::ProductCallback;
+  using Csr = typename Backend::template Csr<Value>;
+  using Shared = std::shared_ptr<const Csr>;
+  using LevelCallback = typename Hierarchy<Backend, Value>::LevelCallback;
+  using ProductCallback = typename Hierarchy<Backend, Value>::ProductCallback;
 
-  // params.spgemm must be set (a SpGEMM backend that runs on `backend`). With the cuda backend steps 1-3
-  // run on the GPU (amg/gpu_setup.hpp: bit-identical results).
-  SmoothedAggregation(const AmgParams& params, BackendKind backend, const SpgemmBackend& spgemm,
-                      ProductCallback on_product = {});
+  // params.spgemm: a SpGEMM backend that runs on `backend`.
+  SmoothedAggregation(const Backend& backend, const AmgParams& params, const SpgemmBackend& spgemm,
+                      ProductCallback on_product = {})
+      : backend_(backend), params_(params), spgemm_(spgemm), on_product_(std::move(on_product)) {}
 
   // Steps 1-5 for level `info.level` with matrix A; empty when aggregation no longer pays. Fills the
   // level's statistics (aggregates, rho, phase times, the three products) into info.
-  std::optional<CoarseningStep<Value>> coarsen(const CsrMatrix<Value>& A, LevelInfo& info) const;
+  std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, LevelInfo& info) const {
+    const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    LevelInfo::Phases& t = info.phases;
+    PhaseClock clock;
+    backend_.require_positive_diagonal(A, info.level);
+
+    // 1. strong couplings
+    const auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+    clock.lap(t.strength);
+    // 2. aggregation; stop when it no longer pays: nothing to aggregate, or under 10% fewer rows
+    auto aggregates = mis2_aggregation(backend_, strength, level_seed);
+    clock.lap(t.aggregation);
+    if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return std::nullopt;
+    info.aggregates = aggregates.count;
+    // 3. tentative prolongator, and the filtered matrix for step 4
+    const Csr T = tentative_prolongation<Value>(backend_, aggregates);
+    CoarseningStep<Backend, Value> step;
+    if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
+    const bool has_weak = strength.weak_entries > 0;
+    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength) : Csr{};
+    const Csr& A_f = has_weak ? filtered : A;
+    clock.lap(t.prolongator);
+    // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
+    const double rho_f = spectral_radius(A_f, level_seed);
+    info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
+    clock.lap(t.eigenvalues);
+    Csr P = backend_.multiply(spgemm_, A_f, T, &info.prolongator_product);
+    observe(info.level, "prolongator", A_f, T, P);
+    scale_and_add_tentative(backend_, P, A_f, T, params_.prolongator_damping / rho_f);
+    step.P = std::make_shared<const Csr>(std::move(P));
+    clock.lap(t.prolongator);
+    step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
+    clock.lap(t.transpose);
+    // 5. coarse operator
+    const Csr AP = backend_.multiply(spgemm_, A, *step.P, &info.ap_product);
+    observe(info.level, "ap", A, *step.P, AP);
+    step.coarse = std::make_shared<const Csr>(backend_.multiply(spgemm_, *step.R, AP, &info.rap_product));
+    observe(info.level, "rap", *step.R, AP, *step.coarse);
+    info.spgemm_seconds =
+        info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
+    clock.lap(t.galerkin);
+    // and the level's smoother
+    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
+    step.smoother = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+    info.smoother = describe(step.smoother);
+    clock.lap(t.smoother);
+    return step;
+  }
 
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
-  void build(std::shared_ptr<const CsrMatrix<Value>> A, AmgHierarchy<Value>& hierarchy,
-             const LevelCallback& on_level) const;
+  void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level) const {
+    Shared level_matrix = std::move(A);
+    for (int level = 0;; ++level) {
+      LevelInfo info;
+      info.level = level;
+      info.rows = level_matrix->rows;
+      info.nnz = level_matrix->nnz();
+      Timer timer;
+      const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
+      std::optional<CoarseningStep<Backend, Value>> step;
+      if (!small_enough) step = coarsen(*level_matrix, info);
+      if (!step) {
+        add_coarsest(std::move(level_matrix), hierarchy, info, timer);
+        if (on_level) on_level(info);
+        return;
+      }
+      info.seconds = timer.seconds();
+      Shared coarse = step->coarse;
+      hierarchy.add_level(std::move(level_matrix), std::move(*step), info);
+      if (on_level) on_level(info);
+      level_matrix = std::move(coarse);
+    }
+  }
 
  private:
+  // Accumulates the seconds since the last lap into a phase's slot.
+  class PhaseClock {
+   public:
+    void lap(double& slot) {
+      slot += timer_.seconds();
+      timer_.restart();
+    }
+
+   private:
+    Timer timer_;
+  };
+
+  double spectral_radius(const Csr& A, std::uint64_t seed) const {
+    if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(backend_, A);
+    return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed);
+  }
+
+  // Shows a product of the setup to the caller's callback, on the host.
+  void observe(int level, const char* product, const Csr& A, const Csr& B, const Csr& C) const {
+    if (!on_product_) return;
+    on_product_(level, product, *backend_.host_view(A), *backend_.host_view(B), *backend_.host_view(C));
+  }
+
+  // The coarsest level: copied to the host and factorised there.
+  void add_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer) const {
+    if (info.rows > kMaxDirectRows)
+      throw NumericalError("coarsening stopped at level " + std::to_string(info.level) + " with " +
+                           std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
+                           std::to_string(kMaxDirectRows) +
+                           "): lower amg.strength_threshold or amg.coarse_size, or raise amg.max_levels");
+    std::shared_ptr<const CsrMatrix<Value>> on_host;
+    if constexpr (std::is_same_v<Csr, CsrMatrix<Value>>)
+      on_host = A;  // it is on the host already
+    else
+      on_host = backend_.host_view(*A);  // a copy the host owns
+    auto factor = std::make_shared<const SparseLdlt<Value>>(*on_host);
+    info.coarsest = true;
+    info.smoother = "direct (sparse LDL^T)";
+    info.seconds = timer.seconds();
+    hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), info);
+  }
+
+  const Backend& backend_;
   const AmgParams& params_;
-  BackendKind backend_;
   const SpgemmBackend& spgemm_;
   ProductCallback on_product_;
 };
+
+// ---- the hierarchy's construction and filling (declared in hierarchy.hpp)
+
+template <class Backend, class Value>
+Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
+                                     LevelCallback on_level, ProductCallback on_product)
+    : params_(params) {
+  Timer total;
+  if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
+  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
+  SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
+  setup_seconds_ = total.seconds();
+}
+
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info) {
+  if (levels_.empty()) finest_aggregates_ = std::move(step.aggregates);
+  levels_.push_back(Level{std::move(A), std::move(step.P), std::move(step.R), step.smoother});
+  info_.push_back(info);
+}
+
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
+                                             std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info) {
+  levels_.push_back(Level{std::move(A), {}, {}, {}});
+  coarsest_host_ = std::move(on_host);
+  coarse_ = std::move(factor);
+  info_.push_back(info);
+}
 
 }  // namespace amgsolve

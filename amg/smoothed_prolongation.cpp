@@ -2,17 +2,15 @@
 
 #include <algorithm>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
 
 template <class Value>
-CsrMatrix<Value> smoothed_prolongation(const CsrMatrix<Value>& A_filtered, const CsrMatrix<Value>& T, double omega,
-                                       const SpgemmBackend& spgemm, SpgemmStats* stats) {
+void scale_and_add_tentative(const CpuBackend&, CsrMatrix<Value>& P, const CsrMatrix<Value>& A_filtered,
+                             const CsrMatrix<Value>& T, double omega) {
   const Vector<Value> d = diagonal(A_filtered);
-  // P = A_f T, then every row is scaled by -omega / d_i and T added. T's single entry in row i sits in
-  // the pattern of (A_f T)(i,:) because a_ii != 0, so the sum needs no new entries.
-  CsrMatrix<Value> P = spgemm.multiply(A_filtered, T, stats);
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < P.rows; ++i) {
     const Value scale = static_cast<Value>(-omega / static_cast<double>(d[i]));
@@ -24,9 +22,20 @@ CsrMatrix<Value> smoothed_prolongation(const CsrMatrix<Value>& A_filtered, const
       P.val[static_cast<std::size_t>(at - P.col.begin())] += T.val[t];
     }
   }
+}
+
+template <class Value>
+CsrMatrix<Value> smoothed_prolongation(const CsrMatrix<Value>& A_filtered, const CsrMatrix<Value>& T, double omega,
+                                       const SpgemmBackend& spgemm, SpgemmStats* stats) {
+  CsrMatrix<Value> P = spgemm.multiply(A_filtered, T, stats);
+  scale_and_add_tentative(CpuBackend{}, P, A_filtered, T, omega);
   return P;
 }
 
+template void scale_and_add_tentative(const CpuBackend&, CsrMatrix<double>&, const CsrMatrix<double>&,
+                                      const CsrMatrix<double>&, double);
+template void scale_and_add_tentative(const CpuBackend&, CsrMatrix<float>&, const CsrMatrix<float>&,
+                                      const CsrMatrix<float>&, double);
 template CsrMatrix<double> smoothed_prolongation(const CsrMatrix<double>&, const CsrMatrix<double>&, double,
                                                  const SpgemmBackend&, SpgemmStats*);
 template CsrMatrix<float> smoothed_prolongation(const CsrMatrix<float>&, const CsrMatrix<float>&, double,

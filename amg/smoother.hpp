@@ -9,7 +9,8 @@
 //
 // Adding a smoother: a <name>.hpp with its Smoother<Backend, V> over the backend's operations (and any pass
 // of its own as a backend kernel), its spec in <name>.cpp, the enum value in params.hpp, a case in
-// make_smoother() and smoother_spec() (smoother.cpp) and its name in amg.smoother.type (config/schema.cpp).
+// smoother_spec() (smoother.cpp) and in the cycle's construction (vcycle.hpp), and its name in
+// amg.smoother.type (config/schema.cpp).
 #include <memory>
 #include <string>
 
@@ -28,17 +29,15 @@ struct SmootherSpec {
   double omega = 0.0;
 };
 
-// rho: the level's estimate of rho(D^-1 A) (amg.spectral_radius).
-template <class Value>
-SmootherSpec smoother_spec(const CsrMatrix<Value>& A, const SmootherParams& p, double rho);
+// rho: the level's estimate of rho(D^-1 A) (amg.spectral_radius); gershgorin: Gershgorin's bound of
+// rho(D^-1 A), above it (amg/spectral_radius.hpp).
+SmootherSpec smoother_spec(const SmootherParams& p, double rho, double gershgorin);
 SmootherSpec jacobi_spec(const SmootherParams& p, double rho);
-template <class Value>
-SmootherSpec chebyshev_spec(const CsrMatrix<Value>& A, const SmootherParams& p, double rho);
+SmootherSpec chebyshev_spec(const SmootherParams& p, double rho, double gershgorin);
 
-// The diagonal scaling the smoother applies, per row: omega / a_ii (Jacobi) or 1 / a_ii (Chebyshev),
-// computed in double and rounded to Value.
-template <class Value>
-Vector<Value> smoother_diagonal(const CsrMatrix<Value>& A, const SmootherSpec& spec);
+// The numerator of the diagonal scaling the smoother applies per row, numerator / a_ii: omega (Jacobi)
+// or 1 (Chebyshev); the backend computes it in double and rounds to the cycle's precision.
+double smoother_scale(const SmootherSpec& spec);
 
 std::string describe(const SmootherSpec& spec);
 int spmvs_per_step(const SmootherSpec& spec);  // matrix-vector products per smoothing step

@@ -1,9 +1,11 @@
 #include "amg/spectral_radius.hpp"
 
 #include <Eigen/Eigenvalues>
+
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/parallel.hpp"
@@ -11,66 +13,69 @@
 
 namespace amgsolve {
 
-template <class Value>
-double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed) {
-  const Index n = A.rows;
-  if (n == 0) return 0.0;
-  const Vector<Value> d = diagonal(A);
-  for (Index i = 0; i < n; ++i)
-    if (!(d[i] > 0))
-      throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
-                           " is not positive: the matrix is not positive definite");
-  Array<double> scale(static_cast<std::size_t>(n));
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
-  auto sum = [n](auto&& term) { return deterministic_sum<double>(n, term); };
-
-  Array<double> v(static_cast<std::size_t>(n)), v_prev(v.size(), 0.0), w(v.size()), u(v.size());
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
-  const double norm0 = std::sqrt(sum([&](std::int64_t i) { return v[i] * v[i]; }));
-  // u = D^-1/2 v, the vector S v multiplies; each step's last pass computes the next one.
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < n; ++i) {
-    v[i] /= norm0;
-    u[i] = scale[i] * v[i];
-  }
-
-  std::vector<double> alpha, beta;
-  double beta_prev = 0.0;
-  for (int j = 0; j < std::min<Index>(steps, n); ++j) {
-    // w = S v - beta_{j-1} v_{j-1} with S = D^-1/2 A D^-1/2, and alpha = w^T v.
-    const double a = sum([&](std::int64_t i) {
-      double s = 0.0;
-      for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
-        s += double(A.val[k]) * u[A.col[k]];
-      w[i] = scale[i] * s - beta_prev * v_prev[i];
-      return w[i] * v[i];
-    });
-    alpha.push_back(a);
-    const double b = std::sqrt(sum([&](std::int64_t i) {
-      w[i] -= a * v[i];
-      return w[i] * w[i];
-    }));
-    if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
-    if (b <= 1e-12 * std::abs(a)) break;  // invariant subspace found: the Ritz values are exact
-    beta.push_back(b);
-    beta_prev = b;
-    v_prev.swap(v);
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < n; ++i) {
-      v[i] = w[i] / b;
-      u[i] = scale[i] * v[i];
-    }
-  }
-
+double largest_ritz_value(const std::vector<double>& alpha, const std::vector<double>& beta) {
   const int m = static_cast<int>(alpha.size());
+  if (m == 0) return 0.0;
   Eigen::VectorXd diag(m), off(std::max(m - 1, 0));
   for (int i = 0; i < m; ++i) diag[i] = alpha[i];
   for (int i = 0; i + 1 < m; ++i) off[i] = beta[i];
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> tridiagonal;
   tridiagonal.computeFromTridiagonal(diag, off, Eigen::EigenvaluesOnly);
   return tridiagonal.eigenvalues().maxCoeff();
+}
+
+template <class Value>
+Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& A) {
+  const Vector<Value> d = diagonal(A);
+  for (Index i = 0; i < A.rows; ++i)
+    if (!(d[i] > 0))
+      throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
+                           " is not positive: the matrix is not positive definite");
+  Vector<double> scale(static_cast<std::size_t>(A.rows));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
+  return scale;
+}
+
+Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed) {
+  Vector<double> v(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
+  return v;
+}
+
+void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, const Vector<double>& scale,
+                     Vector<double>& v, Vector<double>& u) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {
+    v[i] = src[i] / divisor;
+    u[i] = scale[i] * v[i];
+  }
+}
+
+template <class Value>
+double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale,
+                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
+                       Vector<double>& w) {
+  return deterministic_sum<double>(A.rows, [&](std::int64_t i) {
+    double s = 0.0;
+    for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
+      s += double(A.val[k]) * u[A.col[k]];
+    w[i] = scale[i] * s - beta * v_prev[i];
+    return w[i] * v[i];
+  });
+}
+
+double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w) {
+  return deterministic_sum<double>(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
+    w[i] -= alpha * v[i];
+    return w[i] * w[i];
+  });
+}
+
+template <class Value>
+double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed) {
+  return lanczos_max_eigenvalue_dinv_a<CpuBackend, Value>(CpuBackend{}, A, steps, seed);
 }
 
 template <class Value>
@@ -88,9 +93,15 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
   return bound;
 }
 
-template double gershgorin_bound_dinv_a(const CsrMatrix<double>&);
-template double gershgorin_bound_dinv_a(const CsrMatrix<float>&);
-template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<double>&, int, std::uint64_t);
-template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<float>&, int, std::uint64_t);
+#define AMGSOLVE_SPECTRAL_RADIUS(V)                                                                                  \
+  template Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<V>&);                             \
+  template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&,                     \
+                                  const Vector<double>&, double, const Vector<double>&, const Vector<double>&,       \
+                                  Vector<double>&);                                                                  \
+  template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<V>&, int, std::uint64_t);                            \
+  template double gershgorin_bound_dinv_a(const CsrMatrix<V>&);
+AMGSOLVE_SPECTRAL_RADIUS(double)
+AMGSOLVE_SPECTRAL_RADIUS(float)
+#undef AMGSOLVE_SPECTRAL_RADIUS
 
 }  // namespace amgsolve

@@ -1,21 +1,90 @@
 #pragma once
 // Largest eigenvalue of D^-1 A for SPD A, by the Lanczos method on the similar symmetric matrix
-// D^-1/2 A D^-1/2 (C. Lanczos 1950; see Saad, "Numerical Methods for Large Eigenvalue Problems",
+// S = D^-1/2 A D^-1/2 (C. Lanczos 1950; see Saad, "Numerical Methods for Large Eigenvalue Problems",
 // 2nd ed., 2011, section 6.6). A few steps give the top Ritz value, a lower bound that converges much
-// faster than power iteration; callers apply a safety factor where an upper bound matters.
-// The start vector is a seeded hash and all reductions are deterministic.
+// faster than power iteration; callers apply a safety factor where an upper bound matters. The start
+// vector is a seeded hash and all reductions are deterministic.
+//
+// The recurrence is written once over a backend (the setup's, amg/smoothed_aggregation.hpp); each step is
+// two passes, the backend's lanczos_product and lanczos_orthogonalize (the cpu backend's below, the cuda
+// backend's in amg/cuda/device_setup.hpp), and the Ritz value comes from the small tridiagonal matrix on
+// the host.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "common/error.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
+class CpuBackend;
+
+// The largest eigenvalue of the tridiagonal matrix with diagonal alpha and off-diagonal beta.
+double largest_ritz_value(const std::vector<double>& alpha, const std::vector<double>& beta);
+
+// ---- the cpu backend's passes (double vectors, A in its own precision)
+
+// 1 / sqrt(a_ii) per row; NumericalError for a non-positive diagonal entry.
 template <class Value>
-double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed);
+Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& A);
+// seeded_uniform(seed, i) - 0.5 per row: the start vector.
+Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed);
+// v = src / divisor, u = scale v (src may be v itself).
+void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, const Vector<double>& scale,
+                     Vector<double>& v, Vector<double>& u);
+// w = scale (A u) - beta v_prev, i.e. S v - beta v_prev; returns w^T v.
+template <class Value>
+double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale,
+                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
+                       Vector<double>& w);
+// w -= alpha v; returns w^T w.
+double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w);
 
 // Gershgorin's bound max_i sum_j |a_ij| / a_ii: an upper bound of rho(D^-1 A), exact in the limit for
 // the Laplacians (2 for every Poisson stencil here), one pass over A.
 template <class Value>
 double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A);
+template <class Value>
+double gershgorin_bound_dinv_a(const CpuBackend&, const CsrMatrix<Value>& A) {
+  return gershgorin_bound_dinv_a(A);
+}
+
+// ---- the recurrence
+
+template <class Backend, class Value>
+double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Backend::template Csr<Value>& A,
+                                     int steps, std::uint64_t seed) {
+  const Index n = A.rows;
+  if (n == 0) return 0.0;
+  using Vec = typename Backend::template Vector<double>;
+  const Vec scale = inverse_sqrt_diagonal(backend, A);
+  Vec v = seeded_vector(backend, n, seed), v_prev, w, u;
+  backend.zero(v_prev, n);
+  backend.resize(w, n);
+  backend.resize(u, n);
+  // v = v / ||v||, and u = D^-1/2 v, the vector S v multiplies; each step's last pass computes the next.
+  lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), scale, v, u);
+  std::vector<double> alpha, beta;
+  double beta_prev = 0.0;
+  for (int j = 0; j < std::min<Index>(steps, n); ++j) {
+    // w = S v - beta_{j-1} v_{j-1}, alpha = w^T v, w -= alpha v, beta = ||w||.
+    const double a = lanczos_product(backend, A, scale, u, beta_prev, v_prev, v, w);
+    alpha.push_back(a);
+    const double b = std::sqrt(lanczos_orthogonalize(backend, a, v, w));
+    if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
+    if (b <= 1e-12 * std::abs(a)) break;  // invariant subspace found: the Ritz values are exact
+    beta.push_back(b);
+    beta_prev = b;
+    v_prev.swap(v);
+    lanczos_rescale(backend, w, b, scale, v, u);
+  }
+  return largest_ritz_value(alpha, beta);
+}
+
+// On the host (the cpu backend).
+template <class Value>
+double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed);
 
 }  // namespace amgsolve

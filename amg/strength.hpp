@@ -9,6 +9,8 @@
 
 namespace amgsolve {
 
+class CpuBackend;
+
 // Adjacency structure of the strength graph (no self loops), rows sorted.
 struct StrengthGraph {
   Index nodes = 0;
@@ -32,5 +34,16 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta);
 // Rows where lumping would leave less than half of a_ii (possible with positive off-diagonals) keep a_ii.
 template <class Value>
 CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength);
+
+// The setup calls them through its backend (amg/smoothed_aggregation.hpp); on the cpu backend they are the
+// functions above, on the cuda backend their device versions (amg/cuda/device_setup.hpp).
+template <class Value>
+Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, double theta) {
+  return strength_of_connection(A, theta);
+}
+template <class Value>
+CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, const Strength& strength) {
+  return filtered_matrix(A, strength);
+}
 
 }  // namespace amgsolve

@@ -11,4 +11,10 @@ namespace amgsolve {
 template <class Value>
 CsrMatrix<Value> tentative_prolongation(const Aggregates& aggregates);
 
+// Through the setup's backend (amg/smoothed_aggregation.hpp).
+template <class Value>
+CsrMatrix<Value> tentative_prolongation(const CpuBackend&, const Aggregates& aggregates) {
+  return tentative_prolongation<Value>(aggregates);
+}
+
 }  // namespace amgsolve

@@ -6,8 +6,9 @@
 //   x += P x_{l+1},
 //   post_smooth steps.
 // With equal pre- and post-smoothing and symmetric smoothers it is a symmetric positive definite
-// preconditioner. The levels come from an AmgHierarchy; the backend multiplies them where they are (the
-// cpu backend shares the hierarchy's matrices, a device backend holds its own copies in `format`).
+// preconditioner. The levels come from the backend's Hierarchy; the backend multiplies them where they are
+// (the cpu backend shares the hierarchy's CSR matrices, the cuda backend converts them on the device to
+// `format`).
 #include <memory>
 #include <vector>
 
@@ -26,7 +27,7 @@ class Vcycle {
 
   // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
   // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
-  Vcycle(const Backend& backend, const AmgHierarchy<V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+  Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
          std::shared_ptr<const Mat> fine = nullptr)
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;
@@ -38,13 +39,13 @@ class Vcycle {
       level.P = backend.matrix(hierarchy.shared_prolongator(l), format);
       level.R = backend.matrix(hierarchy.shared_restriction(l), format);
       const SmootherSpec& spec = hierarchy.smoother(l);
-      Vec diagonal = backend.upload(smoother_diagonal(hierarchy.matrix(l), spec));
+      Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
       if (spec.type == SmootherType::jacobi)
         level.smoother = std::make_unique<JacobiSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
       else
         level.smoother = std::make_unique<ChebyshevSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
     }
-    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(backend, hierarchy.matrix(coarsest),
+    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(backend, *hierarchy.coarsest_on_host(),
                                                                           hierarchy.coarse_factor());
   }
 

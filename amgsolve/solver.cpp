@@ -12,6 +12,7 @@
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
+#include "amg/cuda/device_setup.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #endif
 
@@ -33,8 +34,8 @@ namespace {
 
 // SpMVs a V-cycle makes on each level (smoothing and the residual; none on the coarsest, solved directly),
 // the weights of the formats' cost model.
-template <class CycleValue>
-std::vector<int> spmvs_per_cycle(const AmgHierarchy<CycleValue>& amg) {
+template <class Backend, class CycleValue>
+std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
   const AmgParams& p = amg.params();
   std::vector<int> spmvs;
   for (std::size_t l = 0; l < amg.levels(); ++l) {
@@ -46,13 +47,13 @@ std::vector<int> spmvs_per_cycle(const AmgHierarchy<CycleValue>& amg) {
 
 // Every format's cost on every level, and the format the solve uses: the configured or modelled one on a
 // device, CSR on the CPU.
-template <class CycleValue>
-SpmvFormat choose_format(const AmgHierarchy<CycleValue>& amg, BackendKind backend, SpmvFormat requested,
+template <class Backend, class CycleValue>
+SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleValue>& amg, SpmvFormat requested,
                          SetupSummary& summary) {
   summary.spmv_formats.clear();
-  for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(spmv_format_costs(amg.matrix(l)));
+  for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(backend.format_costs(amg.matrix(l)));
   const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
-  if (backend == BackendKind::cpu) {
+  if (Backend::kind == BackendKind::cpu) {
     summary.spmv_format = "csr";
     summary.spmv_format_reason = "the cpu backend uses CSR (the GPU formats' model would pick " +
                                  format_name(choice.format) + ": " + choice.reason + ")";
@@ -63,12 +64,14 @@ SpmvFormat choose_format(const AmgHierarchy<CycleValue>& amg, BackendKind backen
   return choice.format;
 }
 
-template <class CycleValue>
-std::shared_ptr<const CsrMatrix<CycleValue>> in_cycle_precision(const std::shared_ptr<const CsrMatrix<double>>& A) {
+// A on the backend in the cycle's precision: itself, or a float copy made where it is.
+template <class CycleValue, class Backend>
+std::shared_ptr<const typename Backend::template Csr<CycleValue>> in_cycle_precision(
+    const Backend& backend, const std::shared_ptr<const typename Backend::template Csr<double>>& A) {
   if constexpr (std::is_same_v<CycleValue, double>)
     return A;
   else
-    return std::make_shared<const CsrMatrix<CycleValue>>(cast_values<CycleValue>(*A));
+    return backend.template cast<CycleValue, double>(*A);
 }
 
 template <class CycleValue>
@@ -90,10 +93,11 @@ class SolverOn final : public Solver::Impl {
   SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
       : setup_timer_(),
         params_(params.solver),
-        hierarchy_(in_cycle_precision<CycleValue>(A), params.amg, callbacks.on_level,
-                   product_callback<CycleValue>(callbacks), Backend::kind) {
-    const SpmvFormat format = choose_format(hierarchy_, Backend::kind, params.solver.spmv_format, summary);
-    A_ = backend_.matrix(A, format);
+        A_csr_(backend_.csr(std::move(A))),
+        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
+                   product_callback<CycleValue>(callbacks)) {
+    const SpmvFormat format = choose_format(backend_, hierarchy_, params.solver.spmv_format, summary);
+    A_ = backend_.matrix(A_csr_, format);
     std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
     if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
     cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
@@ -103,6 +107,7 @@ class SolverOn final : public Solver::Impl {
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
     Timer timer;
+    const TransferCounts before = backend_.transfers();
     const Vec<double> b_on = backend_.upload(b);
     Vec<double> x_on;
     backend_.zero(x_on, A_->rows);
@@ -121,6 +126,7 @@ class SolverOn final : public Solver::Impl {
                                                                       on_iteration);
     backend_.download(x_on, x);
     result.seconds = timer.seconds();
+    result.transfers = backend_.transfers() - before;
     return result;
   }
 
@@ -134,12 +140,14 @@ class SolverOn final : public Solver::Impl {
     summary.spgemm_backend = hierarchy_.spgemm_backend();
     summary.hierarchy_bytes = hierarchy_.bytes();
     summary.backend_bytes = cycle_->bytes() + backend_.bytes(*A_);
+    summary.transfers = backend_.transfers();
   }
 
   Timer setup_timer_;  // first: the setup's time includes the float copy and the uploads
   SolverParams params_;
   Backend backend_;  // before what it holds: destroyed last
-  AmgHierarchy<CycleValue> hierarchy_;
+  std::shared_ptr<const typename Backend::template Csr<double>> A_csr_;  // A where the backend keeps data
+  Hierarchy<Backend, CycleValue> hierarchy_;
   std::shared_ptr<const typename Backend::template Matrix<double>> A_;
   std::unique_ptr<Vcycle<Backend, CycleValue>> cycle_;
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float

@@ -47,8 +47,9 @@ struct SetupSummary {
   double operator_complexity = 0.0;
   double grid_complexity = 0.0;
   std::string spgemm_backend;
-  std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A (host)
-  std::uint64_t backend_bytes = 0;    // what the backend holds beyond that (device copies, work vectors)
+  std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A, where the backend keeps them
+  std::uint64_t backend_bytes = 0;    // what the solve holds beyond that (SpMV formats, work vectors)
+  TransferCounts transfers;           // host <-> device traffic of the setup (the input included)
   // The SpMV format of the solve and why, and what every format would cost on every level
   // (spmv_formats[level], in the order csr, ellpack-r, pjds: the model of sparse/spmv_format.hpp).
   std::string spmv_format = "csr";

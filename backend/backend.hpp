@@ -32,6 +32,7 @@ concept BackendFor = requires(const B& b, typename B::template Vector<V>& v, con
   { b.upload(host) } -> std::same_as<typename B::template Vector<V>>;
   b.download(cv, host_out);
   { b.bytes(A) } -> std::convertible_to<std::uint64_t>;
+  { b.transfers() } -> std::same_as<TransferCounts>;
   { A.rows } -> std::convertible_to<Index>;
   v.swap(v);
   // Vectors: sizing, copies, deterministic reductions, updates.

@@ -2,6 +2,7 @@
 // The execution axis: which backend the setup and the solve run on. It is chosen once, by resolve_backend(),
 // from the `backend` key of a config (or the library's parameters); gpu_status() is the only place that
 // asks which devices exist. Algorithm code is written over a backend and never probes the hardware.
+#include <cstdint>
 #include <string>
 
 namespace amgsolve {
@@ -19,6 +20,16 @@ GpuStatus gpu_status();
 
 // Throws amgsolve::Error naming `what` and the reason when no GPU can be used.
 void require_gpu(const std::string& what);
+
+// Host <-> device traffic of a backend since it was made (the cpu backend's is zero): bytes each way and the
+// number of copies.
+struct TransferCounts {
+  std::uint64_t to_device = 0, to_host = 0;
+  std::uint64_t messages = 0;
+  TransferCounts operator-(const TransferCounts& before) const {
+    return {to_device - before.to_device, to_host - before.to_host, messages - before.messages};
+  }
+};
 
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
 enum class BackendKind { cpu, cuda };

@@ -9,6 +9,10 @@
 namespace amgsolve {
 namespace {
 
+nlohmann::json transfers_json(const TransferCounts& t) {
+  return {{"to_device_bytes", t.to_device}, {"to_host_bytes", t.to_host}, {"messages", t.messages}};
+}
+
 nlohmann::json spgemm_json(const SpgemmStats& s) {
   return {{"seconds", s.seconds()},
           {"symbolic_seconds", s.symbolic_seconds},
@@ -68,9 +72,10 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
           {"hierarchy_bytes", s.hierarchy_bytes},
-          {"backend_bytes", s.backend_bytes},
           {"spmv_format", s.spmv_format},
-          {"spmv_format_reason", s.spmv_format_reason}};
+          {"spmv_format_reason", s.spmv_format_reason},
+          {"backend_bytes", s.backend_bytes},
+          {"transfers", transfers_json(s.transfers)}};
 }
 
 nlohmann::json brief_solve_json(const SolveResult& s) {
@@ -134,7 +139,8 @@ nlohmann::json report_json(const RunRecord& run) {
         {"stagnated", run.solve.stagnated},
         {"seconds", run.solve.seconds},
         {"convergence_factor", run.solve.convergence_factor()},
-        {"history", run.solve.history}}},
+        {"history", run.solve.history},
+        {"transfers", transfers_json(run.solve.transfers)}}},
       {"backend", run.backend},
       {"threads", run.threads},
       {"peak_memory_bytes", run.peak_memory_bytes},

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device.hpp"
 #include "sparse/spmv_format.hpp"
 #include "sparse/csr.hpp"
 
@@ -33,6 +34,8 @@ struct SolveResult {
   // PCG stopped because the true residual no longer decreased after a restart: the tolerance is below
   // what double precision can attain for this system.
   bool stagnated = false;
+  // Host <-> device traffic of the solve (b up, x down, a double per reduction; zero on the cpu backend).
+  TransferCounts transfers;
   // Average reduction per iteration: (final / initial relative residual)^(1 / iterations).
   double convergence_factor() const;
 };

@@ -14,25 +14,35 @@ constexpr Index kWarp = 32;                 // one thread per row, 32 rows per w
 
 std::uint64_t index_bytes() { return sizeof(Index); }
 
-// Sectors a one-thread-per-row kernel loads for an array of element_bytes-sized entries, with the rows in
-// the given storage order: every aligned group of (sector / element) consecutive rows costs one sector per
-// step j that any of its rows is still active in, i.e. its longest row many sectors.
-std::uint64_t sectors_loaded(const std::vector<Index>& lengths_in_storage_order, std::size_t element_bytes) {
-  const std::size_t rows_per_sector = std::max<std::size_t>(1, kSectorBytes / element_bytes);
-  std::uint64_t sectors = 0;
-  for (std::size_t first = 0; first < lengths_in_storage_order.size(); first += rows_per_sector) {
-    const std::size_t last = std::min(first + rows_per_sector, lengths_in_storage_order.size());
-    sectors += static_cast<std::uint64_t>(
-        *std::max_element(lengths_in_storage_order.begin() + first, lengths_in_storage_order.begin() + last));
-  }
-  return sectors;
+// Index into the profile's group sums for aligned groups of g rows.
+int group_index(std::size_t g) {
+  for (int i = 0; i < 3; ++i)
+    if (static_cast<std::size_t>(kProfileGroups[i]) == g) return i;
+  throw Error("spmv_format: no row-length profile for groups of " + std::to_string(g) + " rows");
+}
+
+// Sectors a one-thread-per-row kernel loads for an array of element_bytes-sized entries: every aligned group
+// of (sector / element) consecutive rows costs one sector per step j that any of its rows is still active
+// in, i.e. its longest row many sectors.
+std::uint64_t sectors_loaded(const std::uint64_t (&group_max_sum)[3], std::size_t element_bytes) {
+  return group_max_sum[group_index(std::max<std::size_t>(1, kSectorBytes / element_bytes))];
 }
 
 // Matrix-side traffic of a one-thread-per-row kernel: values and column indices by sectors, plus the
 // per-row lengths (read in full, coalesced).
-std::uint64_t row_kernel_bytes(const std::vector<Index>& lengths, Index padded_rows, std::size_t value_bytes) {
-  return kSectorBytes * (sectors_loaded(lengths, value_bytes) + sectors_loaded(lengths, index_bytes())) +
+std::uint64_t row_kernel_bytes(const std::uint64_t (&group_max_sum)[3], Index padded_rows, std::size_t value_bytes) {
+  return kSectorBytes * (sectors_loaded(group_max_sum, value_bytes) + sectors_loaded(group_max_sum, index_bytes())) +
          static_cast<std::uint64_t>(padded_rows) * index_bytes();
+}
+
+// Sum over aligned groups of g of the group's longest row.
+std::uint64_t sum_of_group_maxima(const std::vector<Index>& lengths, std::size_t g) {
+  std::uint64_t sum = 0;
+  for (std::size_t first = 0; first < lengths.size(); first += g) {
+    const std::size_t last = std::min(first + g, lengths.size());
+    sum += static_cast<std::uint64_t>(*std::max_element(lengths.begin() + first, lengths.begin() + last));
+  }
+  return sum;
 }
 
 FormatCost make_cost(SpmvFormat format, std::uint64_t bytes, std::uint64_t matrix_traffic, std::uint64_t csr_bytes,
@@ -64,42 +74,55 @@ std::string format_name(SpmvFormat format) {
   return "?";
 }
 
-template <class Value>
-std::vector<FormatCost> spmv_format_costs(const CsrMatrix<Value>& A, std::size_t value_bytes) {
-  const std::uint64_t entry_bytes = value_bytes + index_bytes();
-  const std::uint64_t nnz = static_cast<std::uint64_t>(A.nnz());
-  const std::uint64_t rows = static_cast<std::uint64_t>(A.rows);
-  // x once (ideal reuse, alpha = 1 / N_nzr) and y once, the same for every format.
-  const std::uint64_t vector_traffic = (static_cast<std::uint64_t>(A.cols) + rows) * value_bytes;
+RowLengthProfile row_length_profile(const std::vector<Index>& lengths, Index cols) {
+  RowLengthProfile p;
+  p.rows = static_cast<Index>(lengths.size());
+  p.cols = cols;
+  for (Index l : lengths) p.nnz += l;
+  p.width = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  std::vector<Index> sorted = lengths;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  for (int g = 0; g < 3; ++g) {
+    p.group_max_sum[g] = sum_of_group_maxima(lengths, static_cast<std::size_t>(kProfileGroups[g]));
+    p.sorted_group_max_sum[g] = sum_of_group_maxima(sorted, static_cast<std::size_t>(kProfileGroups[g]));
+  }
+  return p;
+}
 
-  std::vector<Index> lengths(rows);
-  for (Index i = 0; i < A.rows; ++i) lengths[i] = A.row_length(i);
-  const Index padded = padded_row_count(A.rows, kWarp);
-  const Index width = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+std::vector<FormatCost> spmv_format_costs(const RowLengthProfile& p, std::size_t value_bytes) {
+  const std::uint64_t entry_bytes = value_bytes + index_bytes();
+  const std::uint64_t nnz = static_cast<std::uint64_t>(p.nnz);
+  const std::uint64_t rows = static_cast<std::uint64_t>(p.rows);
+  // x once (ideal reuse, alpha = 1 / N_nzr) and y once, the same for every format.
+  const std::uint64_t vector_traffic = (static_cast<std::uint64_t>(p.cols) + rows) * value_bytes;
+  const Index padded = padded_row_count(p.rows, kWarp);
 
   // CSR: 64-bit row offsets, read once each.
   const std::uint64_t csr_bytes = (rows + 1) * sizeof(Offset) + nnz * entry_bytes;
   // ELLPACK-R: the padded_rows x width rectangle and the row lengths; rows in their original order.
   const std::uint64_t ellpack_bytes =
-      static_cast<std::uint64_t>(padded) * (static_cast<std::uint64_t>(width) * entry_bytes + index_bytes());
+      static_cast<std::uint64_t>(padded) * (static_cast<std::uint64_t>(p.width) * entry_bytes + index_bytes());
   // pJDS: rows sorted by length, each block of kWarp rows padded to its first (longest) row, plus the
   // permutation, the row lengths and the jagged-diagonal offsets.
-  std::vector<Index> sorted = lengths;
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  std::uint64_t pjds_slots = 0;
-  for (std::size_t block = 0; block < sorted.size(); block += kWarp)
-    pjds_slots += static_cast<std::uint64_t>(sorted[block]) * kWarp;
+  const std::uint64_t pjds_slots = p.sorted_group_max_sum[group_index(kWarp)] * kWarp;
   const std::uint64_t pjds_bytes = pjds_slots * entry_bytes + rows * index_bytes() +
                                    static_cast<std::uint64_t>(padded) * index_bytes() +
-                                   (static_cast<std::uint64_t>(width) + 1) * sizeof(Offset);
+                                   (static_cast<std::uint64_t>(p.width) + 1) * sizeof(Offset);
 
   return {
-      make_cost(SpmvFormat::csr, csr_bytes, csr_bytes, csr_bytes, vector_traffic, A.nnz()),
-      make_cost(SpmvFormat::ellpack_r, ellpack_bytes, row_kernel_bytes(lengths, padded, value_bytes), csr_bytes,
-                vector_traffic, A.nnz()),
-      make_cost(SpmvFormat::pjds, pjds_bytes, row_kernel_bytes(sorted, padded, value_bytes), csr_bytes,
-                vector_traffic, A.nnz()),
+      make_cost(SpmvFormat::csr, csr_bytes, csr_bytes, csr_bytes, vector_traffic, p.nnz),
+      make_cost(SpmvFormat::ellpack_r, ellpack_bytes, row_kernel_bytes(p.group_max_sum, padded, value_bytes),
+                csr_bytes, vector_traffic, p.nnz),
+      make_cost(SpmvFormat::pjds, pjds_bytes, row_kernel_bytes(p.sorted_group_max_sum, padded, value_bytes),
+                csr_bytes, vector_traffic, p.nnz),
   };
+}
+
+template <class Value>
+std::vector<FormatCost> spmv_format_costs(const CsrMatrix<Value>& A, std::size_t value_bytes) {
+  std::vector<Index> lengths(static_cast<std::size_t>(A.rows));
+  for (Index i = 0; i < A.rows; ++i) lengths[i] = A.row_length(i);
+  return spmv_format_costs(row_length_profile(lengths, A.cols), value_bytes);
 }
 
 FormatChoice choose_spmv_format(SpmvFormat requested, const std::vector<std::vector<FormatCost>>& levels,

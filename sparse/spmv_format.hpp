@@ -35,8 +35,25 @@ struct FormatCost {
   double code_balance = 0.0;        // bytes_moved / (2 nnz) bytes per flop
 };
 
+// All the model needs of a matrix: its shape and a few sums over its row lengths. A backend computes it
+// where the matrix is (the cuda backend on the device, without copying the lengths).
+struct RowLengthProfile {
+  Index rows = 0, cols = 0;
+  Offset nnz = 0;
+  Index width = 0;  // the longest row
+  // Sum over aligned groups of g consecutive rows of the group's longest row, for g = 4, 8 and 32
+  // (index 0, 1, 2): the sectors (32 bytes) that one thread per row loads for 8- and 4-byte entries, and
+  // pJDS's blocks of 32 rows. In the rows' own order (ELLPACK-R) and sorted longest first (pJDS).
+  std::uint64_t group_max_sum[3] = {0, 0, 0};
+  std::uint64_t sorted_group_max_sum[3] = {0, 0, 0};
+};
+inline constexpr Index kProfileGroups[3] = {4, 8, 32};
+
+RowLengthProfile row_length_profile(const std::vector<Index>& lengths, Index cols);
+
 // The three concrete formats, in the order csr, ellpack-r, pjds. value_bytes is sizeof the value type
 // the solve will use (8 double, 4 float), which may differ from the matrix's own.
+std::vector<FormatCost> spmv_format_costs(const RowLengthProfile& profile, std::size_t value_bytes);
 template <class Value>
 std::vector<FormatCost> spmv_format_costs(const CsrMatrix<Value>& A, std::size_t value_bytes = sizeof(Value));
 

@@ -31,6 +31,7 @@
 
 #include <string>
 
+#include "amg/cuda/device_setup.hpp"
 #include "amg/cuda/setup.cuh"
 #include "amg/gpu_setup.hpp"
 #include "common/cuda/check.cuh"
@@ -272,6 +273,22 @@ Aggregates gpu_mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed) 
   require_gpu(what);
   check_graph(graph, what);
   return rethrow_as_error(what, [&] { return to_host(device_mis2_aggregation(to_device(graph), seed)); });
+}
+
+// ---- the cuda backend's step (amg/cuda/device_setup.hpp)
+
+CudaAggregates mis2_aggregation(const CudaBackend&, const CudaStrength& strength, std::uint64_t seed) {
+  return rethrow_as_error("MIS-2 aggregation on the GPU", [&] {
+    auto aggregates = std::make_shared<const DeviceAggregates>(device_mis2_aggregation(strength.device->graph, seed));
+    return CudaAggregates{aggregates, aggregates->count};
+  });
+}
+
+Array<Index> aggregate_ids(const CudaBackend& backend, CudaAggregates& aggregates) {
+  Array<Index> ids;
+  rethrow_as_error("copying the aggregates from the GPU", [&] { download(aggregates.device->id, ids); });
+  backend.count_to_host(sizeof(Index) * ids.size());
+  return ids;
 }
 
 }  // namespace amgsolve

@@ -13,8 +13,11 @@
 
 #include <string>
 
+#include "amg/cuda/device_setup.hpp"
 #include "amg/cuda/setup.cuh"
 #include "amg/gpu_setup.hpp"
+#include "backend/cuda/device_context.cuh"
+#include "backend/cuda/vector_kernels.cuh"
 #include "common/cuda/check.cuh"
 #include "common/device.hpp"
 #include "common/error.hpp"
@@ -134,5 +137,91 @@ Strength gpu_strength_of_connection(const CsrMatrix<Value>& A, double theta) {
 
 template Strength gpu_strength_of_connection(const CsrMatrix<double>&, double);
 template Strength gpu_strength_of_connection(const CsrMatrix<float>&, double);
+
+// ---- the cuda backend's steps (amg/cuda/device_setup.hpp): strength, and the filtered matrix
+
+namespace {
+
+struct CountKept {  // kept[i + 1] = entries of row i that are the diagonal or strong
+  const Offset* row_ptr;
+  const std::uint8_t* keep;
+  Offset* kept;
+  __device__ void operator()(Index i) const {
+    Offset count = 0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) count += keep[k];
+    kept[i + 1] = count;
+  }
+};
+
+// Row i of the filtered matrix: the kept entries, the weak ones lumped into the diagonal unless that would
+// leave less than half of a_ii (amg/strength.cpp, filtered_matrix: the same arithmetic in the same order).
+template <class Value>
+struct FillFiltered {
+  const Offset* row_ptr;
+  const Index* col;
+  const Value* val;
+  const std::uint8_t* keep;
+  const Offset* f_row_ptr;
+  Index* f_col;
+  Value* f_val;
+  __device__ void operator()(Index i) const {
+    Offset out = f_row_ptr[i];
+    Value lumped = 0;
+    Offset diagonal_at = -1;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      if (!keep[k]) {
+        lumped += val[k];
+        continue;
+      }
+      if (col[k] == i) diagonal_at = out;
+      f_col[out] = col[k];
+      f_val[out++] = val[k];
+    }
+    if (diagonal_at >= 0 && f_val[diagonal_at] + lumped >= Value(0.5) * f_val[diagonal_at]) f_val[diagonal_at] += lumped;
+  }
+};
+
+}  // namespace
+
+template <class Value>
+CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<Value>& A, double theta) {
+  return rethrow_as_error("strength of connection on the GPU", [&] {
+    auto strength = std::make_shared<const DeviceStrength>(device_strength_of_connection(A.arrays(), theta));
+    return CudaStrength{strength, strength->weak_entries};
+  });
+}
+
+template <class Value>
+DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M,
+                                       const CudaStrength& strength) {
+  return rethrow_as_error("the filtered matrix on the GPU", [&] {
+    const DeviceCsr<Value>& A = M.arrays();
+    const cudaStream_t stream = backend.context().stream();
+    DeviceCsr<Value> F;
+    F.rows = A.rows;
+    F.cols = A.cols;
+    F.row_ptr = DeviceArray<Offset>(static_cast<std::size_t>(A.rows) + 1, Offset{0});
+    const std::uint8_t* keep = raw_data(strength.device->keep);
+    device::for_each_row(A.rows, CountKept{raw_data(A.row_ptr), keep, raw_data(F.row_ptr)}, stream);
+    thrust::inclusive_scan(thrust::cuda::par.on(stream), F.row_ptr.begin() + 1, F.row_ptr.end(), F.row_ptr.begin() + 1);
+    Offset nnz = 0;
+    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(&nnz, raw_data(F.row_ptr) + A.rows, sizeof(Offset), cudaMemcpyDeviceToHost, stream));
+    backend.context().synchronize();
+    backend.count_to_host(sizeof(Offset));
+    F.col = DeviceArray<Index>(static_cast<std::size_t>(nnz));
+    F.val = DeviceArray<Value>(static_cast<std::size_t>(nnz));
+    device::for_each_row(A.rows,
+                         FillFiltered<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), keep,
+                                             raw_data(F.row_ptr), raw_data(F.col), raw_data(F.val)},
+                         stream);
+    return DeviceCsrMatrix<Value>(std::move(F));
+  });
+}
+
+template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<double>&, double);
+template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<float>&, double);
+template DeviceCsrMatrix<double> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<double>&,
+                                                 const CudaStrength&);
+template DeviceCsrMatrix<float> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<float>&, const CudaStrength&);
 
 }  // namespace amgsolve

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "amg/cuda/device_setup.hpp"
 #include "amg/cuda/setup.cuh"
 #include "amg/gpu_setup.hpp"
 #include "common/cuda/check.cuh"
@@ -95,5 +96,17 @@ CsrMatrix<Value> gpu_tentative_prolongation(const Aggregates& aggregates) {
 
 template CsrMatrix<double> gpu_tentative_prolongation(const Aggregates&);
 template CsrMatrix<float> gpu_tentative_prolongation(const Aggregates&);
+
+// ---- the cuda backend's step (amg/cuda/device_setup.hpp)
+
+template <class Value>
+DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend&, const CudaAggregates& aggregates) {
+  return rethrow_as_error("tentative prolongation on the GPU", [&] {
+    return DeviceCsrMatrix<Value>(device_tentative_prolongation<Value>(*aggregates.device));
+  });
+}
+
+template DeviceCsrMatrix<double> tentative_prolongation(const CudaBackend&, const CudaAggregates&);
+template DeviceCsrMatrix<float> tentative_prolongation(const CudaBackend&, const CudaAggregates&);
 
 }  // namespace amgsolve

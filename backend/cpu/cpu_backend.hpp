@@ -9,10 +9,12 @@
 #include <utility>
 
 #include "common/device.hpp"
+#include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
+#include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
 
@@ -22,7 +24,9 @@ class CpuBackend {
   template <class V>
   using Vector = amgsolve::Vector<V>;
   template <class V>
-  using Matrix = CsrMatrix<V>;
+  using Matrix = CsrMatrix<V>;  // what the solve multiplies
+  template <class V>
+  using Csr = CsrMatrix<V>;     // what the setup builds: the same CSR
 
   // The coarsest level's direct solve: the hierarchy's sparse LDL^T, applied where it is.
   template <class V>
@@ -37,11 +41,27 @@ class CpuBackend {
     std::shared_ptr<const SparseLdlt<V>> factor_;
   };
 
-  // ---- moving data: the host is where this backend's data lives
+  // ---- moving data: the host is where this backend's data lives, so nothing moves
+
+  TransferCounts transfers() const { return {}; }
 
   template <class V>
-  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> host, SpmvFormat) const {
-    return host;  // the CPU always multiplies in CSR (solver.spmv_format is the GPU's)
+  std::shared_ptr<const Csr<V>> csr(std::shared_ptr<const CsrMatrix<V>> host) const {
+    return host;
+  }
+  // The matrix as the host sees it, valid while M lives (for callbacks and the coarsest factorisation).
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const {
+    return std::shared_ptr<const CsrMatrix<V>>(&M, [](const CsrMatrix<V>*) {});
+  }
+  template <class V>
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat) const {
+    return M;  // the CPU always multiplies in CSR (solver.spmv_format is the GPU's)
+  }
+  // The matrix in another precision (the mixed-precision hierarchy).
+  template <class To, class From>
+  std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
+    return std::make_shared<const Csr<To>>(cast_values<To>(M));
   }
   template <class V>
   Vector<V> upload(const amgsolve::Vector<V>& host) const {
@@ -119,6 +139,41 @@ class CpuBackend {
   template <class V>
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
     amgsolve::residual(A, x, b, r);
+  }
+
+  // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/, per method)
+
+  // C = A B with one of this backend's SpGEMM backends.
+  template <class V>
+  Csr<V> multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B, SpgemmStats* stats) const {
+    return spgemm.multiply(A, B, stats);
+  }
+  template <class V>
+  Csr<V> transpose(const Csr<V>& M) const {
+    return amgsolve::transpose(M);
+  }
+  // A Galerkin operator P^T A P has diagonal entries p_j^T A p_j, positive for SPD A: a non-positive one
+  // proves that the input matrix is not positive definite.
+  template <class V>
+  void require_positive_diagonal(const Csr<V>& A, int level) const {
+    const Vector<V> d = diagonal(A);
+    for (Index i = 0; i < A.rows; ++i)
+      if (!(d[i] > 0))
+        throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
+                             " is " + std::to_string(static_cast<double>(d[i])) +
+                             ", so the input matrix is not positive definite");
+  }
+  template <class V>
+  std::vector<FormatCost> format_costs(const Csr<V>& M) const {
+    return spmv_format_costs(M);
+  }
+  // numerator / a_ii per row, computed in double and rounded to V (the smoothers' diagonal scaling).
+  template <class V>
+  Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
+    const Vector<V> d = diagonal(A);
+    Vector<V> scaled(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) scaled[i] = static_cast<V>(numerator / static_cast<double>(d[i]));
+    return scaled;
   }
 
   // ---- the fused passes of conjugate gradients (one sweep over memory each)

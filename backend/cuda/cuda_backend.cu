@@ -112,12 +112,6 @@ double CudaBackend::read_result() const {
 // ---- moving data
 
 template <class V>
-std::shared_ptr<const DeviceMatrix<V>> CudaBackend::matrix(std::shared_ptr<const CsrMatrix<V>> host,
-                                                           SpmvFormat format) const {
-  return std::make_shared<const DeviceMatrix<V>>(*this, *host, format);
-}
-
-template <class V>
 DeviceVector<V> CudaBackend::upload(const amgsolve::Vector<V>& host) const {
   DeviceVector<V> v(host.size());
   const std::size_t bytes = sizeof(V) * host.size();
@@ -266,8 +260,6 @@ void CudaBackend::CoarseSolve<V>::solve(const DeviceVector<V>& b, DeviceVector<V
 // ---- instantiations: the algorithms use double and float
 
 #define AMGSOLVE_CUDA_BACKEND_INSTANTIATE(V)                                                                           \
-  template std::shared_ptr<const DeviceMatrix<V>> CudaBackend::matrix(std::shared_ptr<const CsrMatrix<V>>,           \
-                                                                      SpmvFormat) const;                             \
   template DeviceVector<V> CudaBackend::upload(const amgsolve::Vector<V>&) const;                                    \
   template void CudaBackend::download(const DeviceVector<V>&, amgsolve::Vector<V>&) const;                           \
   template void CudaBackend::zero(DeviceVector<V>&, Index) const;                                                    \

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "common/device.hpp"
 #include "sparse/csr.hpp"
@@ -27,7 +28,34 @@ template <class Value>
 class DeviceOperator;
 }  // namespace device
 
+template <class Value>
+struct DeviceCsr;  // sparse/cuda/device_csr.cuh
+class SpgemmBackend;
+struct SpgemmStats;
+struct FormatCost;
 class CudaBackend;
+
+// A CSR matrix in device memory, what the setup builds on the cuda backend (the arrays of
+// sparse/cuda/device_csr.cuh behind a plain C++ face, so that the algorithms compiled by the host compiler
+// can hold one). Move-only.
+template <class V>
+class DeviceCsrMatrix {
+ public:
+  DeviceCsrMatrix();
+  explicit DeviceCsrMatrix(DeviceCsr<V>&& arrays);
+  ~DeviceCsrMatrix();
+  DeviceCsrMatrix(DeviceCsrMatrix&&) noexcept;
+  DeviceCsrMatrix& operator=(DeviceCsrMatrix&&) noexcept;
+
+  Index rows = 0, cols = 0;
+  Offset nnz() const;
+  std::uint64_t bytes() const;
+  DeviceCsr<V>& arrays() { return *arrays_; }
+  const DeviceCsr<V>& arrays() const { return *arrays_; }
+
+ private:
+  std::unique_ptr<DeviceCsr<V>> arrays_;
+};
 
 // A vector in device memory (cudaMalloc). Move-only: a copy between devices is always explicit
 // (CudaBackend::copy). resize() keeps nothing when the size changes, like a fresh allocation.
@@ -62,7 +90,7 @@ class DeviceVector {
 template <class V>
 class DeviceMatrix {
  public:
-  DeviceMatrix(const CudaBackend& backend, const CsrMatrix<V>& host, SpmvFormat format);
+  DeviceMatrix(const CudaBackend& backend, const DeviceCsrMatrix<V>& M, SpmvFormat format);
   ~DeviceMatrix();
   DeviceMatrix(const DeviceMatrix&) = delete;
   DeviceMatrix& operator=(const DeviceMatrix&) = delete;
@@ -77,19 +105,15 @@ class DeviceMatrix {
   std::unique_ptr<device::DeviceOperator<V>> op_;
 };
 
-// Host<->device bytes moved since the backend was made.
-struct TransferCounts {
-  std::uint64_t to_device = 0, to_host = 0;
-  std::uint64_t messages = 0;
-};
-
 class CudaBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cuda;
   template <class V>
   using Vector = DeviceVector<V>;
   template <class V>
-  using Matrix = DeviceMatrix<V>;
+  using Matrix = DeviceMatrix<V>;     // what the solve multiplies: one SpMV format
+  template <class V>
+  using Csr = DeviceCsrMatrix<V>;     // what the setup builds
 
   // The coarsest level's direct solve: for up to kMaxDenseCoarseRows rows the dense inverse (formed once on
   // the host from the factorisation's matrix) applied on the device, one small product per cycle; above,
@@ -123,7 +147,20 @@ class CudaBackend {
 
   // ---- moving data
   template <class V>
-  std::shared_ptr<const DeviceMatrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> host, SpmvFormat format) const;
+  std::shared_ptr<const DeviceCsrMatrix<V>> csr(std::shared_ptr<const CsrMatrix<V>> host) const;
+  // A host copy (the comparison's callback, the coarsest factorisation); counted as a transfer.
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> host_view(const DeviceCsrMatrix<V>& M) const;
+  // M in an SpMV format, converted on the device.
+  template <class V>
+  std::shared_ptr<const DeviceMatrix<V>> matrix(std::shared_ptr<const DeviceCsrMatrix<V>> M, SpmvFormat format) const;
+  // A host matrix copied over and converted (tests).
+  template <class V>
+  std::shared_ptr<const DeviceMatrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> host, SpmvFormat format) const {
+    return matrix(csr(std::move(host)), format);
+  }
+  template <class To, class From>
+  std::shared_ptr<const DeviceCsrMatrix<To>> cast(const DeviceCsrMatrix<From>& M) const;
   template <class V>
   DeviceVector<V> upload(const amgsolve::Vector<V>& host) const;
   template <class V>
@@ -167,6 +204,20 @@ class CudaBackend {
   template <class V>
   double cg_update(V alpha, const DeviceVector<V>& p, const DeviceVector<V>& q, DeviceVector<V>& x, DeviceVector<V>& r) const;
 
+  // ---- the setup's sparse operations (smoothed aggregation's own steps: amg/cuda/device_setup.hpp)
+  template <class V>
+  DeviceCsrMatrix<V> multiply(const SpgemmBackend& spgemm, const DeviceCsrMatrix<V>& A, const DeviceCsrMatrix<V>& B,
+                              SpgemmStats* stats) const;
+  template <class V>
+  DeviceCsrMatrix<V> transpose(const DeviceCsrMatrix<V>& M) const;
+  template <class V>
+  void require_positive_diagonal(const DeviceCsrMatrix<V>& A, int level) const;
+  template <class V>
+  DeviceVector<V> smoother_diagonal(const DeviceCsrMatrix<V>& A, double numerator) const;
+  // What each SpMV format would cost for M (sparse/spmv_format.hpp), from its row lengths on the device.
+  template <class V>
+  std::vector<FormatCost> format_costs(const DeviceCsrMatrix<V>& M) const;
+
   // ---- the smoothers' passes
   template <class V>
   void jacobi_from_zero(const DeviceVector<V>& scaled_dinv, const DeviceVector<V>& b, DeviceVector<V>& x) const;
@@ -179,10 +230,12 @@ class CudaBackend {
   void chebyshev_step(const DeviceMatrix<V>& A, const DeviceVector<V>& dinv, const DeviceVector<V>& b, V a, V c, DeviceVector<V>& d,
                       const DeviceVector<V>& x, DeviceVector<V>& x_next) const;
 
- private:
-  // The host reads one reduction result: copy it out of the device slot and wait.
+  // ---- for the kernels of other folders (amg/cuda/): the reductions' result slot, and reading it (the host
+  // waits for the stream and one double comes over)
+  double* result_slot() const { return device_result_; }
   double read_result() const;
 
+ private:
   std::unique_ptr<device::DeviceContext> context_;
   double* device_result_ = nullptr;  // one double on the device, written by the reductions' finalize
   double* host_result_ = nullptr;    // pinned

@@ -28,10 +28,11 @@
 #include <type_traits>
 #include <vector>
 
+#include <thrust/copy.h>
+
 #include "backend/cuda/device_context.cuh"
+#include "backend/cuda/format_conversion.cuh"
 #include "backend/cuda/spmv_kernels.cuh"
-#include "sparse/ellpack_r.hpp"
-#include "sparse/pjds.hpp"
 #include "sparse/spmv_format.hpp"
 
 namespace amgsolve::device {
@@ -40,6 +41,10 @@ template <class Value>
 constexpr cudaDataType cuda_value_type() {
   return std::is_same_v<Value, double> ? CUDA_R_64F : CUDA_R_32F;
 }
+
+struct ToInt32 {
+  __device__ std::int32_t operator()(Offset v) const { return static_cast<std::int32_t>(v); }
+};
 
 // epilogue(i, product[i]): the second half of apply() for csr.
 template <class Value, class Epilogue>
@@ -58,13 +63,14 @@ struct SumOnStoredProduct {
 template <class Value>
 class DeviceOperator {
  public:
-  DeviceOperator(const CsrMatrix<Value>& M, SpmvFormat format, const DeviceContext& context)
+  // M (on the device) in `format`, converted there (backend/cuda/format_conversion.cuh).
+  DeviceOperator(const DeviceCsr<Value>& M, SpmvFormat format, const DeviceContext& context)
       : format_(format), rows_(M.rows), cols_(M.cols), nnz_(M.nnz()), context_(context) {
     try {
       switch (format) {
-        case SpmvFormat::ellpack_r: upload_ellpack_r(M); break;
-        case SpmvFormat::pjds: upload_pjds(M); break;
-        case SpmvFormat::csr: upload_csr(M); break;
+        case SpmvFormat::ellpack_r: convert_ellpack_r(M); break;
+        case SpmvFormat::pjds: convert_pjds(M); break;
+        case SpmvFormat::csr: convert_csr(M); break;
         case SpmvFormat::automatic: throw Error("DeviceOperator: the SpMV format must be concrete, not auto");
       }
     } catch (...) {
@@ -148,42 +154,80 @@ class DeviceOperator {
             row_permutation_.empty() ? nullptr : raw_data(row_permutation_)};
   }
 
-  void upload_ellpack_r(const CsrMatrix<Value>& M) {
-    const EllpackR<Value> E = ellpack_r_from_csr(M);
-    padded_rows_ = E.padded_rows;
-    row_length_ = upload(E.row_length);
-    col_ = upload(E.col);
-    val_ = upload(E.val);
+  void convert_ellpack_r(const DeviceCsr<Value>& M) {
+    const cudaStream_t stream = context_.stream();
+    padded_rows_ = padded_rows_for(rows_);
+    row_length_ = row_lengths(raw_data(M.row_ptr), rows_, padded_rows_, stream);
+    const Index width =
+        padded_rows_ > 0 ? thrust::reduce(thrust::cuda::par.on(stream), row_length_.begin(), row_length_.end(), Index{0},
+                                          thrust::maximum<Index>())
+                         : 0;
+    const std::size_t slots = static_cast<std::size_t>(width) * static_cast<std::size_t>(padded_rows_);
+    col_ = DeviceArray<Index>(slots);
+    val_ = DeviceArray<Value>(slots);
+    for_each_row(padded_rows_,
+                 FillEllpackR<Value>{raw_data(M.row_ptr), raw_data(M.col), raw_data(M.val), rows_, padded_rows_, width,
+                                     raw_data(col_), raw_data(val_)},
+                 stream);
   }
 
-  void upload_pjds(const CsrMatrix<Value>& M) {
-    const Pjds<Value> P = pjds_from_csr(M, 32, /*symmetric_permutation=*/false);
-    row_length_ = upload(P.row_length);
-    col_start_ = upload(P.col_start);
-    col_ = upload(P.col);
-    val_ = upload(P.val);
-    bool identity = true;
-    for (Index i = 0; i < P.rows && identity; ++i) identity = P.permutation[i] == i;
-    if (!identity) row_permutation_ = upload(P.permutation);
+  void convert_pjds(const DeviceCsr<Value>& M) {
+    const cudaStream_t stream = context_.stream();
+    const auto policy = thrust::cuda::par.on(stream);
+    const Index padded = padded_rows_for(rows_);
+    // "sort": the row lengths (padding rows last, length 0), longest first, stably.
+    row_length_ = row_lengths(raw_data(M.row_ptr), rows_, padded, stream);
+    DeviceArray<Index> permutation(static_cast<std::size_t>(padded));
+    thrust::sequence(policy, permutation.begin(), permutation.end());
+    thrust::stable_sort_by_key(policy, row_length_.begin(), row_length_.end(), permutation.begin(),
+                               thrust::greater<Index>());
+    // "pad": column j holds the blocks whose first row is longer than j.
+    Index width = 0;
+    if (rows_ > 0) AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(&width, raw_data(row_length_), sizeof(Index),
+                                                       cudaMemcpyDeviceToHost, stream));
+    context_.synchronize();
+    col_start_ = DeviceArray<Offset>(static_cast<std::size_t>(width) + 1);
+    AMGSOLVE_CUDA_CHECK(cudaMemsetAsync(raw_data(col_start_), 0, sizeof(Offset), stream));
+    for_each_row(width, RowsWithElement{raw_data(row_length_), padded, raw_data(col_start_) + 1}, stream);
+    thrust::inclusive_scan(policy, col_start_.begin() + 1, col_start_.end(), col_start_.begin() + 1);
+    Offset slots = 0;
+    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(&slots, raw_data(col_start_) + width, sizeof(Offset), cudaMemcpyDeviceToHost,
+                                        stream));
+    context_.synchronize();
+    col_ = DeviceArray<Index>(static_cast<std::size_t>(slots));
+    val_ = DeviceArray<Value>(static_cast<std::size_t>(slots));
+    if (slots > 0) {  // padding: column 0, value 0
+      AMGSOLVE_CUDA_CHECK(cudaMemsetAsync(raw_data(col_), 0, sizeof(Index) * col_.size(), stream));
+      AMGSOLVE_CUDA_CHECK(cudaMemsetAsync(raw_data(val_), 0, sizeof(Value) * val_.size(), stream));
+    }
+    for_each_row(rows_,
+                 FillPjds<Value>{raw_data(M.row_ptr), raw_data(M.col), raw_data(M.val), raw_data(permutation),
+                                 raw_data(col_start_), raw_data(col_), raw_data(val_)},
+                 stream);
+    permutation.resize(static_cast<std::size_t>(rows_));
+    row_permutation_ = std::move(permutation);
   }
 
   // cuSPARSE wants one index type for offsets and columns: 32-bit when nnz allows, else 64-bit throughout.
-  void upload_csr(const CsrMatrix<Value>& M) {
+  void convert_csr(const DeviceCsr<Value>& M) {
     if (rows_ > 0) product_ = DeviceArray<Value>(static_cast<std::size_t>(rows_));
     if (rows_ == 0 || cols_ == 0 || nnz_ == 0) return;  // M x = 0: no cuSPARSE call (cusparse_spmv)
     void* row_ptr = nullptr;
     void* col = nullptr;
     cusparseIndexType_t index_type = CUSPARSE_INDEX_32I;
-    val_ = upload(M.val);
+    const auto policy = thrust::cuda::par.on(context_.stream());
+    val_ = M.val;
     if (nnz_ <= std::numeric_limits<std::int32_t>::max()) {
-      row_ptr32_ = upload(std::vector<std::int32_t>(M.row_ptr.begin(), M.row_ptr.end()));
-      csr_col32_ = upload(M.col);
+      row_ptr32_ = DeviceArray<std::int32_t>(M.row_ptr.size());
+      thrust::transform(policy, M.row_ptr.begin(), M.row_ptr.end(), row_ptr32_.begin(), ToInt32{});
+      csr_col32_ = M.col;
       row_ptr = raw_data(row_ptr32_);
       col = raw_data(csr_col32_);
     } else {
       index_type = CUSPARSE_INDEX_64I;
-      row_ptr64_ = upload(M.row_ptr);
-      col64_ = upload(std::vector<std::int64_t>(M.col.begin(), M.col.end()));
+      row_ptr64_ = M.row_ptr;
+      col64_ = DeviceArray<std::int64_t>(M.col.size());
+      thrust::copy(policy, M.col.begin(), M.col.end(), col64_.begin());
       row_ptr = raw_data(row_ptr64_);
       col = raw_data(col64_);
     }
@@ -231,7 +275,7 @@ class DeviceOperator {
   Index padded_rows_ = 0;
   DeviceArray<Index> row_length_;
   DeviceArray<Offset> col_start_;       // pjds
-  DeviceArray<Index> row_permutation_;  // pjds, empty when the rows needed no sorting
+  DeviceArray<Index> row_permutation_;  // pjds: sorted row -> row of the result
   DeviceArray<Index> col_;
   DeviceArray<Value> val_;              // all formats
   // csr

@@ -20,6 +20,21 @@ struct DeviceCsr {
   Offset nnz() const { return static_cast<Offset>(col.size()); }
 };
 
+// a_ii of row i of a device CSR's arrays (0 when the row has no diagonal entry): a binary search in the
+// sorted row. For kernels.
+template <class Value>
+__device__ Value diagonal_entry(const Offset* row_ptr, const Index* col, const Value* val, Index i) {
+  Offset lo = row_ptr[i], hi = row_ptr[i + 1];
+  while (lo < hi) {
+    const Offset mid = lo + (hi - lo) / 2;
+    if (col[mid] < i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < row_ptr[i + 1] && col[lo] == i ? val[lo] : Value(0);
+}
+
 template <class Value>
 DeviceCsr<Value> to_device(const CsrMatrix<Value>& A) {
   DeviceCsr<Value> D;

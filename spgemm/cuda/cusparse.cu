@@ -192,10 +192,9 @@ class Cusparse : public GpuSpgemmBackend<Cusparse> {
   }
   bool external_baseline() const override { return true; }
 
-  template <class Value>
-  void check_operands(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B) const {
-    require_32bit_nnz(A.nnz(), "A");
-    require_32bit_nnz(B.nnz(), "B");
+  void check_sizes(Offset a_nnz, Offset b_nnz) const {
+    require_32bit_nnz(a_nnz, "A");
+    require_32bit_nnz(b_nnz, "B");
   }
 
   template <class Value>

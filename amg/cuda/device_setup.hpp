@@ -1,0 +1,63 @@
+#pragma once
+// Smoothed aggregation's own steps on the cuda backend, as amg/smoothed_aggregation.hpp calls them: the
+// overloads taking a CudaBackend of the functions in amg/strength.hpp, mis2_aggregation.hpp,
+// tentative_prolongation.hpp, smoothed_prolongation.hpp and spectral_radius.hpp. Plain C++ (the setup is
+// compiled by the host compiler); each is defined in the .cu file beside its method's, and tested against
+// the cpu backend's (tests/test_gpu_setup.cpp).
+#include <cstdint>
+#include <memory>
+
+#include "backend/cuda/cuda_backend.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+struct DeviceStrength;    // amg/cuda/setup.cuh
+struct DeviceAggregates;
+
+// The strength graph and kept entries of a level, on the device.
+struct CudaStrength {
+  std::shared_ptr<const DeviceStrength> device;
+  Offset weak_entries = 0;
+};
+
+// The aggregates of a level, on the device.
+struct CudaAggregates {
+  std::shared_ptr<const DeviceAggregates> device;
+  Index count = 0;
+};
+
+template <class Value>
+CudaStrength strength_of_connection(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, double theta);
+template <class Value>
+DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A,
+                                       const CudaStrength& strength);
+
+CudaAggregates mis2_aggregation(const CudaBackend& backend, const CudaStrength& strength, std::uint64_t seed);
+// Every node's aggregate, copied to the host (the finest level's, for the output).
+Array<Index> aggregate_ids(const CudaBackend& backend, CudaAggregates& aggregates);
+
+template <class Value>
+DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend& backend, const CudaAggregates& aggregates);
+
+template <class Value>
+void scale_and_add_tentative(const CudaBackend& backend, DeviceCsrMatrix<Value>& P, const DeviceCsrMatrix<Value>& A_f,
+                             const DeviceCsrMatrix<Value>& T, double omega);
+
+template <class Value>
+double gershgorin_bound_dinv_a(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
+// The Lanczos passes (amg/spectral_radius.hpp). A non-positive diagonal entry gives infinities that the
+// recurrence reports as a NumericalError (the level's diagonal has been checked before anyway).
+template <class Value>
+DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
+DeviceVector<double> seeded_vector(const CudaBackend& backend, Index n, std::uint64_t seed);
+void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src, double divisor,
+                     const DeviceVector<double>& scale, DeviceVector<double>& v, DeviceVector<double>& u);
+template <class Value>
+double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, const DeviceVector<double>& scale,
+                       const DeviceVector<double>& u, double beta, const DeviceVector<double>& v_prev,
+                       const DeviceVector<double>& v, DeviceVector<double>& w);
+double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const DeviceVector<double>& v,
+                             DeviceVector<double>& w);
+
+}  // namespace amgsolve
