@@ -6,6 +6,7 @@
 
 #include "app/run.hpp"
 #include "app/run_support.hpp"
+#include "common/atomic_file.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
 #include "common/parallel.hpp"
@@ -101,8 +102,6 @@ void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<In
   std::vector<IntegerField> integers = {{"tissue", std::move(tissue)}};
   if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
   write_voxel_vti(config.output.vtk, m.domain, scalars, integers);
-  progress("VTK image data (voxels of the animal, %zu sources) written to %s\n", selected.size(),
-           config.output.vtk.c_str());
 }
 
 void check_vtk_sources(const Config& config, std::size_t sources) {
@@ -174,11 +173,15 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
            solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
 
+  OutputBatch batch;  // the VTK file and the report, together or not at all
   if (!config.output.vtk.empty()) write_mouse_vtk(config, m, excitation_solver->finest_aggregates(), excitation, emission);
-  if (!config.output.report.empty()) {
-    write_report(config.output.report, record);
-    progress("report written to %s\n", config.output.report.c_str());
-  }
+  if (!config.output.report.empty()) write_report(config.output.report, record);
+  batch.commit();
+  if (!config.output.vtk.empty())
+    progress("VTK image data (voxels of the animal, %zu sources) written to %s\n",
+             config.output.vtk_sources.empty() ? m.sources.size() : config.output.vtk_sources.size(),
+             config.output.vtk.c_str());
+  if (!config.output.report.empty()) progress("report written to %s\n", config.output.report.c_str());
   return exit_status(config, solves);
 }
 

@@ -50,6 +50,15 @@ void check_outputs(const Config& config) {
                        out.vtk);
     require_writable(out.vtk, "VTK file");
   }
+  // No output may overwrite an input or another output.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const auto& [what, path] : {std::pair{"report file", out.report}, std::pair{"solution file", out.solution},
+                                   std::pair{"SpGEMM comparison file", out.spgemm_csv}, std::pair{"VTK file", out.vtk}})
+    if (!path.empty()) outputs.emplace_back(what, path);
+  std::vector<std::string> inputs = {config.source};
+  if (config.problem.type == ProblemType::matrix_market)
+    inputs.insert(inputs.end(), {config.problem.matrix_market.matrix, config.problem.matrix_market.rhs});
+  require_distinct_outputs(outputs, inputs);
 }
 
 void print_level(const LevelInfo& l, const std::string& backend) {
@@ -87,12 +96,15 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact) {
   return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
+// Every output of the run, committed together: if one cannot be written, none is left behind.
 void write_outputs(const Config& config, const RunRecord& record, const LinearProblem& problem,
                    const Array<Index>& aggregates, const Vector<double>& x) {
   const OutputParams& out = config.output;
+  OutputBatch batch;
+  std::vector<std::string> written;
   if (!out.solution.empty()) {
     write_matrix_market_vector(out.solution, x);
-    progress("solution written to %s\n", out.solution.c_str());
+    written.push_back("solution written to " + out.solution);
   }
   if (!out.vtk.empty()) {
     std::vector<ScalarField> scalars = {{"solution", x}, {"rhs", problem.b}};
@@ -105,16 +117,18 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     std::vector<IntegerField> integers;
     if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
     write_vti(out.vtk, *problem.grid, scalars, integers);
-    progress("VTK image data written to %s\n", out.vtk.c_str());
+    written.push_back("VTK image data written to " + out.vtk);
   }
   if (!out.spgemm_csv.empty() && !record.spgemm_comparison.empty()) {
     write_spgemm_comparison_csv(out.spgemm_csv, record.spgemm_comparison);
-    progress("SpGEMM comparison written to %s\n", out.spgemm_csv.c_str());
+    written.push_back("SpGEMM comparison written to " + out.spgemm_csv);
   }
   if (!out.report.empty()) {
     write_report(out.report, record);
-    progress("report written to %s\n", out.report.c_str());
+    written.push_back("report written to " + out.report);
   }
+  batch.commit();
+  for (const std::string& line : written) progress("%s\n", line.c_str());
 }
 
 // The comparison's callback: every backend on every product of the setup, in the hierarchy's precision.

@@ -1,5 +1,5 @@
 # Third-party libraries, all from Debian packages (scripts/bootstrap installs them).
-# Required: OpenMP, Eigen, yaml-cpp, CLI11, nlohmann-json (and GoogleTest for the tests): the small header and
+# Required: OpenMP, Eigen, yaml-cpp, CLI11, nlohmann-json, zlib (and GoogleTest for the tests): the small header and
 # library packages that scripts/device-deps also fetches for the GPU machine. Optional, found quietly, the
 # parts that need them left out with a message: VTK (the .vti output), Google Benchmark (bench_kernels),
 # GraphBLAS (the graphblas baseline, spgemm/CMakeLists.txt).
@@ -8,6 +8,7 @@ find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(yaml-cpp REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
+find_package(ZLIB REQUIRED)
 
 find_package(VTK 9 QUIET COMPONENTS CommonCore CommonDataModel IOXML)
 set(AMGSOLVE_WITH_VTK ${VTK_FOUND})

@@ -1,8 +1,12 @@
 #include "common/atomic_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -10,34 +14,150 @@
 #include "common/error.hpp"
 
 namespace amgsolve {
+namespace {
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temp_(path_ + ".tmp-" + std::to_string(::getpid())) {}
+namespace fs = std::filesystem;
+
+// The file a path finally names: its symbolic links followed (relative ones from the link's folder), even
+// where the last one points at a file that does not exist yet.
+fs::path follow_links(const fs::path& path) {
+  fs::path current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(current, ec))) return current;
+    const fs::path next = fs::read_symlink(current, ec);
+    if (ec) return current;
+    current = next.is_absolute() ? next : current.parent_path() / next;
+  }
+  throw InputError(path.string() + ": too many levels of symbolic links");
+}
+
+// A device, FIFO or socket: an existing file that is neither regular nor a directory.
+bool is_special(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
+}
+
+fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
+
+// Puts the finished temporary file in place of the target: renamed over it, or copied into a device/FIFO
+// (whose write errors are reported). The temporary file is gone afterwards either way.
+void place(const std::string& temp, const std::string& target, bool through, const std::string& shown) {
+  if (!through) {
+    if (std::rename(temp.c_str(), target.c_str()) == 0) return;
+    const std::string reason = std::strerror(errno);
+    std::remove(temp.c_str());
+    throw Error("cannot write " + shown + ": " + reason);
+  }
+  std::FILE* from = std::fopen(temp.c_str(), "rb");
+  std::FILE* to = from ? std::fopen(target.c_str(), "wb") : nullptr;
+  bool ok = from && to;
+  char buffer[1 << 16];
+  for (std::size_t n; ok && (n = std::fread(buffer, 1, sizeof buffer, from)) > 0;) ok = std::fwrite(buffer, 1, n, to) == n;
+  if (to) ok = std::fclose(to) == 0 && ok;
+  const std::string reason = std::strerror(errno);
+  if (from) std::fclose(from);
+  std::remove(temp.c_str());
+  if (!ok) throw Error("cannot write " + shown + ": " + reason);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follow_links(path_).string()) {
+  std::error_code ec;
+  if (fs::is_directory(target_, ec)) throw InputError("cannot write " + path_ + ": it is a directory");
+  through_ = is_special(target_);
+  const std::string suffix = ".tmp-" + std::to_string(::getpid());
+  temp_ = through_ ? (fs::temp_directory_path(ec) / ("amgsolve-output" + suffix + "-" +
+                                                     std::to_string(reinterpret_cast<std::uintptr_t>(this))))
+                         .string()
+                   : target_ + suffix;
+}
 
 AtomicFile::~AtomicFile() {
   if (!committed_) std::remove(temp_.c_str());
 }
 
 void AtomicFile::commit() {
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temp_.c_str());
-    throw Error("cannot write " + path_ + ": " + reason);
+  committed_ = true;  // from here on the batch, or place(), disposes of the temporary file
+  if (OutputBatch* batch = OutputBatch::current()) {
+    batch->staged_.push_back({temp_, target_, path_, through_});
+    return;
   }
+  place(temp_, target_, through_, path_);
+}
+
+OutputBatch*& OutputBatch::current() {
+  static thread_local OutputBatch* batch = nullptr;
+  return batch;
+}
+
+OutputBatch::OutputBatch() : outer_(current()) { current() = this; }
+
+OutputBatch::~OutputBatch() {
+  current() = outer_;
+  if (!committed_)
+    for (const Staged& s : staged_) std::remove(s.temp.c_str());
+}
+
+void OutputBatch::commit() {
   committed_ = true;
+  // Devices and FIFOs first: their writes can fail (a full device), and then no regular output may have been
+  // put in place yet. Renames, which do not fail on a checked directory, come last.
+  std::stable_partition(staged_.begin(), staged_.end(), [](const Staged& s) { return s.through; });
+  for (std::size_t i = 0; i < staged_.size(); ++i) {
+    try {
+      place(staged_[i].temp, staged_[i].target, staged_[i].through, staged_[i].shown);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < staged_.size(); ++j) std::remove(staged_[j].temp.c_str());
+      throw;
+    }
+  }
 }
 
 void require_writable(const std::string& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path target = follow_links(path);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
-  }
   if (fs::is_directory(target, ec)) throw InputError(what + " " + path + " is a directory");
-  if (::access(dir.c_str(), W_OK) != 0) {
-    throw InputError(what + " " + path + ": directory " + dir.string() + " is not writable");
+  if (is_special(target)) {
+    if (::access(target.c_str(), W_OK) != 0)
+      throw InputError(what + " " + path + " cannot be written: " + std::strerror(errno));
+    return;
+  }
+  const fs::path dir = folder_of(target);
+  if (!fs::is_directory(dir, ec)) throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
+  // Only creating a file shows that the directory takes one (permissions, read-only mounts, /proc).
+  const fs::path probe = dir / (".amgsolve-probe-" + std::to_string(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    throw InputError(what + " " + path + ": cannot create files in directory " + dir.string() + " (" +
+                     std::strerror(errno) + ")");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                              const std::vector<std::string>& inputs) {
+  // Two paths name the same file when they resolve to the same (device, inode), or, for files that do not
+  // exist yet, to the same absolute path.
+  const auto same_file = [](const std::string& a, const std::string& b) {
+    const fs::path pa = follow_links(a), pb = follow_links(b);
+    std::error_code ea, eb;
+    if (fs::exists(pa, ea) && fs::exists(pb, eb)) return fs::equivalent(pa, pb, ea);
+    return fs::weakly_canonical(pa, ea) == fs::weakly_canonical(pb, eb);
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [what, path] = outputs[i];
+    for (const std::string& input : inputs)
+      if (!input.empty() && same_file(path, input))
+        throw InputError(what + " " + path + " is the input file " + input + ": it would be overwritten");
+    if (is_special(follow_links(path))) continue;  // /dev/null may take several outputs
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (same_file(path, outputs[j].second))
+        throw InputError(what + " " + path + " and " + outputs[j].first + " " + outputs[j].second +
+                         " are the same file: one would overwrite the other");
   }
 }
 

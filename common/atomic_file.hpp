@@ -1,8 +1,18 @@
 #pragma once
-// Output files appear whole or not at all: data is written to "<path>.tmp-<pid>" and renamed over
-// <path> only by commit(). If anything throws before that, the destructor removes the temporary file,
-// so a failed run never leaves a half-written report, matrix or VTK file behind.
+// Output files appear whole or not at all, and an output never destroys what is not its own:
+//   * a regular file (or a new one) is written to "<target>.tmp-<pid>" and renamed over the target only by
+//     commit(); if anything throws before that, the destructor removes the temporary file;
+//   * a symbolic link is followed: the file it finally points to is the target that gets replaced;
+//   * a device or a FIFO (/dev/null, /dev/full, a pipe) is written through: the data goes to a temporary
+//     file in the system's temporary folder and commit() copies it into the device, reporting its write
+//     errors (ENOSPC on /dev/full), since renaming over it would replace the special file with a regular one;
+//   * a directory is refused.
+// While an OutputBatch is open, commit() only stages the file: the batch's commit() renames them all at the
+// end of a run, and a batch that ends without committing removes them all, so a run that fails while
+// writing its last output leaves none of its outputs behind.
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace amgsolve {
 
@@ -13,21 +23,54 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Where to write the data (a temporary name in the same directory as the target).
+  // Where to write the data: a temporary regular file (beside the target, or in the temporary folder for a
+  // device or FIFO).
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return path_; }
 
-  // Atomically moves the temporary file to the target path. Throws amgsolve::Error on failure.
+  // Moves the temporary file to the target (or hands it to the open OutputBatch). Throws amgsolve::Error
+  // on failure.
   void commit();
 
  private:
-  std::string path_;
+  std::string path_;    // as the user gave it (for messages)
+  std::string target_;  // what gets replaced: the path with its symbolic links followed
   std::string temp_;
+  bool through_ = false;  // a device or FIFO: copied into, not renamed over
   bool committed_ = false;
 };
 
-// Throws InputError if `path` cannot be created (missing directory, no permission). Called before long
-// computations so that a typo in an output path fails in a second, not after the solve.
+// The outputs of one run, committed together (see above). Batches nest: the innermost one stages.
+class OutputBatch {
+ public:
+  OutputBatch();
+  ~OutputBatch();
+  OutputBatch(const OutputBatch&) = delete;
+  OutputBatch& operator=(const OutputBatch&) = delete;
+
+  // Renames every staged file onto its target. Throws amgsolve::Error if one fails (the rest are removed).
+  void commit();
+
+ private:
+  friend class AtomicFile;
+  static OutputBatch*& current();
+  struct Staged {
+    std::string temp, target, shown;  // shown: the path as the user gave it
+    bool through;
+  };
+  std::vector<Staged> staged_;
+  OutputBatch* outer_;
+  bool committed_ = false;
+};
+
+// Throws InputError if `path` cannot be written: a missing directory, a directory that takes no new file
+// (no permission, a read-only file system, /proc), a directory as the path, a device that is not writable.
+// Called before long computations so that a bad output path fails in a second, not after the solve.
 void require_writable(const std::string& path, const std::string& what);
+
+// Throws InputError if two of `outputs` ((what, path) pairs) are the same file, or one of them is one of
+// `inputs` (the files the run reads). Devices such as /dev/null may be given to several outputs.
+void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                              const std::vector<std::string>& inputs);
 
 }  // namespace amgsolve

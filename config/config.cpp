@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -60,12 +62,20 @@ std::string suggestion_for(const std::string& path) {
 class Document {
  public:
   Document(const std::string& text, std::string name) : name_(std::move(name)) {
+    if (const auto nul = text.find('\0'); nul != std::string::npos)
+      throw InputError(name_ + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + nul, '\n')) +
+                       ": the file contains NUL bytes: it is not a YAML text file");
+    std::vector<YAML::Node> documents;
     try {
-      root_ = YAML::Load(text);
+      documents = YAML::LoadAll(text);
     } catch (const YAML::Exception& e) {
       throw InputError(name_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
                        ": malformed YAML: " + e.msg);
     }
+    if (documents.size() > 1)
+      throw InputError(where_node(documents[1]) + "a second YAML document: a config file holds one (remove the "
+                       "'---' and what follows, or merge it into the first)");
+    if (!documents.empty()) root_ = documents.front();
     if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }
@@ -82,6 +92,8 @@ class Document {
       throw InputError("--set " + assignment + ": malformed YAML value: " + e.msg);
     }
     const std::vector<std::string> parts = split_path(path);
+    if (path.back() == '.' || std::find(parts.begin(), parts.end(), std::string()) != parts.end())
+      throw InputError("--set " + assignment + ": '" + path + "' has an empty key name");
     set_path(root_, parts, 0, value, path);
     overridden_.insert(path);
   }
@@ -90,10 +102,25 @@ class Document {
   std::string where(const std::string& path, const YAML::Node& node) const {
     for (const std::string& o : overridden_)
       if (path == o || path.rfind(o + ".", 0) == 0) return "--set " + o + ": ";
+    return where_node(node);
+  }
+  // "file:line: " of a node of the file.
+  std::string where_node(const YAML::Node& node) const {
     const YAML::Mark mark = node.Mark();
     if (mark.is_null() || mark.line < 0) return name_ + ": ";
     return name_ + ":" + std::to_string(mark.line + 1) + ": ";
   }
+
+  // Whether --set gave the key (or a section above it).
+  bool overridden(const std::string& path) const {
+    for (const std::string& o : overridden_)
+      if (path == o || path.rfind(o + ".", 0) == 0) return true;
+    return false;
+  }
+
+  // The folder relative input paths of the file are resolved from (empty: the working directory).
+  void set_base_folder(std::string folder) { base_folder_ = std::move(folder); }
+  const std::string& base_folder() const { return base_folder_; }
 
   // Value at a dotted path, or an undefined node.
   YAML::Node find(const std::string& path) const {
@@ -130,6 +157,7 @@ class Document {
   std::string name_;
   YAML::Node root_;
   std::set<std::string> overridden_;
+  std::string base_folder_;
 };
 
 const KeySpec* find_spec(const std::string& path, const std::string& problem_type) {
@@ -154,14 +182,22 @@ std::string describe_replacement(const std::string& replacement) {
          (choices.empty() ? "" : " (" + choices + ")");
 }
 
-// Rejects unknown keys, retired keys, sections given as scalars, and keys of another problem type.
+// Rejects unknown keys, retired keys, keys given twice or without a value, sections given as scalars, and
+// keys of another problem type.
 void check_keys(const Document& doc, const YAML::Node& node, const std::string& prefix, const std::string& type) {
+  std::map<std::string, YAML::Node> seen;  // this map's keys so far
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!it->first.IsScalar())
       throw InputError(doc.where(prefix, it->first) + "keys must be plain names" +
                        (prefix.empty() ? std::string() : " (in section '" + prefix + "')"));
     const std::string name = it->first.as<std::string>();
     const std::string path = prefix.empty() ? name : prefix + "." + name;
+    if (const auto first = seen.find(name); first != seen.end()) {
+      const int line = first->second.Mark().line + 1;
+      throw InputError(doc.where(path, it->first) + "'" + path + "' is given twice (first on line " +
+                       std::to_string(line) + "): give it once");
+    }
+    seen.emplace(name, it->first);
     const KeySpec* spec = find_spec(path, type);
     if (spec) {
       if (!spec->replaced_by.empty())
@@ -170,6 +206,9 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
       if (!spec->problem_type.empty() && spec->problem_type != type)
         throw InputError(doc.where(path, it->first) + "key '" + path + "' applies only to problem.type " +
                          spec->problem_type + ", not " + type);
+      if (it->second.IsNull())
+        throw InputError(doc.where(path, it->first) + "key '" + path +
+                         "' has no value (give one, or leave the key out for its default)");
       continue;
     }
     if (is_config_section(path)) {
@@ -223,6 +262,16 @@ class Reader final : public KeyReader {
   }
   std::vector<double> number_list(const std::string& path) const override {
     return list<double>(path, "numbers like [1, 1e-3]");
+  }
+
+  // A file path given in the config file is relative to the file's folder; one given with --set, to the
+  // working directory (where the command was typed).
+  std::string input_path(const std::string& path) const override {
+    const std::string value = text(path);
+    if (value.empty() || doc_.overridden(path) || doc_.base_folder().empty()) return value;
+    const std::filesystem::path given(value);
+    if (given.is_absolute()) return value;
+    return (std::filesystem::path(doc_.base_folder()) / given).lexically_normal().string();
   }
 
   bool is_set(const std::string& path) const override {
@@ -286,10 +335,12 @@ class Reader final : public KeyReader {
     const bool above = spec.max && v > *spec.max;
     if (!below && !above) return;
     std::ostringstream range;
+    range << std::setprecision(15);  // 2147483647, not 2.14748e+09
     if (spec.min) range << (spec.min_exclusive ? "> " : ">= ") << *spec.min;
     if (spec.min && spec.max) range << " and ";
     if (spec.max) range << "<= " << *spec.max;
-    fail(path, node, "must be " + range.str() + ", got " + show(node));
+    const std::string reason = spec.bounds_reason.empty() ? "" : " (" + spec.bounds_reason + ")";
+    fail(path, node, "must be " + range.str() + ", got " + show(node) + reason);
   }
 
   static std::string show(const YAML::Node& node) {
@@ -326,8 +377,10 @@ Config read(const Document& doc) {
 
 }  // namespace
 
-Config parse_config(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides) {
+Config parse_config(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
+                    const std::string& base_folder) {
   Document doc(yaml_text, name);
+  doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
   return read(doc);
 }
@@ -340,7 +393,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
-  return parse_config(text.str(), path, overrides);
+  return parse_config(text.str(), path, overrides, std::filesystem::path(path).parent_path().string());
 }
 
 }  // namespace amgsolve

@@ -34,11 +34,14 @@ struct Config {
   OutputParams output;
 };
 
-// overrides: "key.path=value" strings from --set, applied in order after the file is read.
+// overrides: "key.path=value" strings from --set, applied in order after the file is read. Relative input
+// paths (problem.matrix, problem.rhs) are resolved from the config file's folder; those given with --set
+// from the working directory.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
-// Same, from YAML text (tests); `name` is used in messages in place of a file name.
+// Same, from YAML text (tests); `name` is used in messages in place of a file name, and relative input
+// paths in the text are resolved from base_folder (empty: the working directory).
 Config parse_config(const std::string& yaml_text, const std::string& name,
-                    const std::vector<std::string>& overrides = {});
+                    const std::vector<std::string>& overrides = {}, const std::string& base_folder = "");
 
 }  // namespace amgsolve

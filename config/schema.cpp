@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -92,6 +93,13 @@ template <class Access>
 KeySpec file(std::string path, Access field, std::string doc) {
   return text(std::move(path), field, std::move(doc), KeyKind::path);
 }
+// A file the run reads: a relative path in the config file is relative to the file's folder.
+template <class Access>
+KeySpec input_file(std::string path, Access field, std::string doc) {
+  KeySpec k = file(path, field, std::move(doc));
+  k.read = [field, path](const KeyReader& r, Config& c) { field(c) = r.input_path(path); };
+  return k;
+}
 
 // One of named values, each standing for a value of the field.
 template <class Access>
@@ -161,6 +169,10 @@ KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max,
   k.min_exclusive = min_exclusive;
   return k;
 }
+KeySpec because(KeySpec k, std::string reason) {
+  k.bounds_reason = std::move(reason);
+  return k;
+}
 KeySpec only_for(KeySpec k, std::string problem_type) {
   k.problem_type = std::move(problem_type);
   return k;
@@ -173,6 +185,13 @@ KeySpec list_of(KeySpec k, std::size_t min_entries, std::size_t max_entries) {
 
 // ---- the keys
 
+// Coefficient ratios beyond 1e10 give matrices whose condition number (the ratio times the grid's own
+// ~n^2) passes what double precision resolves: the solve would end in a spectral-radius or positive
+// definiteness failure about a matrix the user never wrote.
+constexpr double kMinCoefficient = 1e-10, kMaxCoefficient = 1e10;
+const char* const kCoefficientRangeReason =
+    "coefficient ratios beyond 1e10 make the matrix too ill-conditioned for double precision";
+
 std::vector<KeySpec> poisson_keys() {
   return {
       only_for(choice("problem.stencil", FIELD(problem.poisson.stencil),
@@ -182,13 +201,15 @@ std::vector<KeySpec> poisson_keys() {
       only_for(list_of(bounded(list("problem.size", FIELD(problem.poisson.size), KeyKind::integer_list,
                                     "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones "
                                     "(Dirichlet boundary points are not unknowns)."),
-                               1, std::nullopt),
+                               1, 2147483647.0),
                        2, 3),
                "poisson"),
-      only_for(list_of(bounded(list("problem.anisotropy", FIELD(problem.poisson.anisotropy), KeyKind::number_list,
-                                    "Diffusion coefficient per direction (x, y[, z]) for 5pt/7pt stencils, e.g. "
-                                    "[1, 1, 1e-3]; empty: isotropic."),
-                               0.0, std::nullopt, true),
+      only_for(list_of(because(bounded(list("problem.anisotropy", FIELD(problem.poisson.anisotropy),
+                                            KeyKind::number_list,
+                                            "Diffusion coefficient per direction (x, y[, z]) for 5pt/7pt stencils, "
+                                            "e.g. [1, 1, 1e-3]; empty: isotropic."),
+                                       kMinCoefficient, kMaxCoefficient),
+                               kCoefficientRangeReason),
                        0, 3),
                "poisson"),
       only_for(choice("problem.coefficient", FIELD(problem.poisson.coefficient),
@@ -196,9 +217,10 @@ std::vector<KeySpec> poisson_keys() {
                       "Diffusion coefficient k(x): `constant` 1, or `checkerboard`: `contrast` and 1 on alternating "
                       "cells of a cells^d checkerboard (5pt/7pt stencils; harmonic means on the faces)."),
                "poisson"),
-      only_for(bounded(number("problem.contrast", FIELD(problem.poisson.contrast),
-                              "Checkerboard: k in the odd cells (1 in the others)."),
-                       0.0, std::nullopt, true),
+      only_for(because(bounded(number("problem.contrast", FIELD(problem.poisson.contrast),
+                                      "Checkerboard: k in the odd cells (1 in the others)."),
+                               kMinCoefficient, kMaxCoefficient),
+                       kCoefficientRangeReason),
                "poisson"),
       only_for(bounded(integer("problem.cells", FIELD(problem.poisson.cells), "Checkerboard: cells per direction."), 1,
                        1 << 20),
@@ -213,12 +235,14 @@ std::vector<KeySpec> poisson_keys() {
 
 std::vector<KeySpec> matrix_market_keys() {
   return {
-      only_for(file("problem.matrix", FIELD(problem.matrix_market.matrix),
-                    "Matrix Market file with a square, symmetric matrix with positive diagonal (required). "
-                    "Relative paths are relative to the working directory."),
+      only_for(input_file("problem.matrix", FIELD(problem.matrix_market.matrix),
+                          "Matrix Market file (or .mtx.gz) with a square, symmetric matrix with positive diagonal "
+                          "(required). A relative path is relative to the config file's folder (with --set: to "
+                          "the working directory)."),
                "matrix_market"),
-      only_for(file("problem.rhs", FIELD(problem.matrix_market.rhs),
-                    "Matrix Market file with the right-hand side (n x 1, array or coordinate); empty: b = 1."),
+      only_for(input_file("problem.rhs", FIELD(problem.matrix_market.rhs),
+                          "Matrix Market file with the right-hand side (n x 1, array or coordinate), relative as "
+                          "problem.matrix; empty: b = 1."),
                "matrix_market"),
   };
 }
@@ -480,6 +504,7 @@ const char* kind_name(KeyKind k) {
 
 std::string describe_type(const KeySpec& k) {
   std::ostringstream out;
+  out << std::setprecision(15);
   out << kind_name(k.kind);
   if (k.kind == KeyKind::choice) {
     out << " ";
@@ -510,6 +535,21 @@ void check_poisson(const KeyReader& r, const PoissonParams& p) {
   if (static_cast<int>(p.size.size()) != dims)
     r.fail_at("problem.size", "problem.size has " + std::to_string(p.size.size()) + " entries but stencil " +
                                   to_string(p.stencil) + " needs " + std::to_string(dims));
+  double unknowns = 1;  // each entry is below 2^31, so the double product is exact enough to compare
+  for (std::int64_t n : p.size) unknowns *= static_cast<double>(n);
+  if (unknowns > 2147483647.0) {
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", unknowns);
+    r.fail_at("problem.size", std::string("problem.size gives ") + count +
+                                  " unknowns, more than the 32-bit index limit of 2147483647");
+  }
+  if (!p.anisotropy.empty()) {
+    const auto [low, high] = std::minmax_element(p.anisotropy.begin(), p.anisotropy.end());
+    if (*high > kMaxCoefficient * *low)
+      r.fail_at("problem.anisotropy", std::string("problem.anisotropy: the largest entry is more than 1e10 times "
+                                                  "the smallest (") +
+                                          kCoefficientRangeReason + ")");
+  }
 }
 
 // The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) its SpGEMM backends.

@@ -29,6 +29,8 @@ class KeyReader {
   virtual std::int64_t integer(const std::string& path) const = 0;
   virtual double number(const std::string& path) const = 0;
   virtual std::string text(const std::string& path) const = 0;  // also checks a choice key's value
+  // A path the run reads, resolved from the config file's folder when the file gives it relatively.
+  virtual std::string input_path(const std::string& path) const = 0;
   virtual std::vector<std::int64_t> integer_list(const std::string& path) const = 0;
   virtual std::vector<double> number_list(const std::string& path) const = 0;
   virtual std::vector<std::array<double, 2>> pair_list(const std::string& path) const = 0;
@@ -44,6 +46,7 @@ struct KeySpec {
   std::optional<double> min;  // bounds for numbers and list entries
   std::optional<double> max;
   bool min_exclusive = false;
+  std::string bounds_reason;  // why the bounds are what they are, when that is not obvious (for messages)
   std::size_t list_min = 0, list_max = 0;  // entry count for lists
   std::string problem_type;   // non-empty: the key exists only for this problem.type
   std::string replaced_by;    // non-empty: a retired key, an error that names its replacement

@@ -1,5 +1,7 @@
 #include "output/report.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "common/atomic_file.hpp"
@@ -166,7 +168,7 @@ void write_report(const std::string& path, const RunRecord& run) {
     if (!out) throw Error("cannot create report " + path);
     out << report_json(run).dump(2) << '\n';
     out.close();
-    if (out.fail()) throw Error("error while writing report " + path);
+    if (out.fail()) throw Error("error while writing report " + path + ": " + std::strerror(errno));
   }
   target.commit();
 }

@@ -7,13 +7,17 @@
 #include <vtkUnsignedCharArray.h>
 #include <vtkImageData.h>
 #include <vtkIntArray.h>
+#include <vtkLogger.h>
 #include <vtkNew.h>
+#include <vtkObject.h>
 #include <vtkPointData.h>
 #include <vtkXMLImageDataWriter.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
 namespace amgsolve {
@@ -36,8 +40,11 @@ void add_point_array(vtkImageData* image, const Grid& grid, const std::string& n
   image->GetPointData()->AddArray(array);
 }
 
-// Writes `image` to `path` through a temporary file.
+// Writes `image` to `path` through a temporary file. VTK's own error output (many coloured lines per
+// failure) is silenced: a failure is reported once, as amgsolve's one-line error.
 void write_image(const std::string& path, vtkImageData* image) {
+  vtkObject::GlobalWarningDisplayOff();
+  vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_OFF);
   AtomicFile target(path);
   vtkNew<vtkXMLImageDataWriter> writer;
   writer->SetFileName(target.temp_path().c_str());
@@ -45,7 +52,9 @@ void write_image(const std::string& path, vtkImageData* image) {
   writer->SetDataModeToAppended();
   writer->EncodeAppendedDataOff();
   writer->SetCompressorTypeToZLib();
-  if (writer->Write() != 1) throw Error("cannot write VTK file " + path);
+  errno = 0;
+  if (writer->Write() != 1)
+    throw Error("cannot write VTK file " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
   target.commit();
 }
 

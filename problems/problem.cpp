@@ -25,9 +25,13 @@ void check_poisson_size(const PoissonParams& p) {
     if (n <= 0) throw InputError("problem.size entries must be positive, got " + std::to_string(n));
     rows *= static_cast<double>(n);
   }
-  if (rows > static_cast<double>(kMaxRows))
-    throw InputError("problem.size gives " + std::to_string(static_cast<long long>(rows)) +
-                     " unknowns, more than the 32-bit index limit of " + std::to_string(kMaxRows));
+  if (rows > static_cast<double>(kMaxRows)) {
+    // The product is a double (it may pass int64); printed as one.
+    char count[32];
+    std::snprintf(count, sizeof count, "%.3g", rows);
+    throw InputError(std::string("problem.size gives ") + count + " unknowns, more than the 32-bit index limit of " +
+                     std::to_string(kMaxRows));
+  }
 }
 
 Vector<double> manufactured_solution(const Grid& g) {

@@ -1,9 +1,14 @@
 #include "sparse/matrix_market.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -20,15 +25,32 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+// The whole file, uncompressed when it is gzip data (SuiteSparse's .mtx.gz): zlib reads both, plain text
+// as it is.
+std::string read_matrix_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
+  gzFile in = gzopen(path.c_str(), "rb");
+  if (!in) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(in, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  // A truncated or corrupt .gz ends the loop like a clean end; gzerror tells them apart.
+  int status = Z_OK;
+  const char* message = gzerror(in, &status);
+  const std::string reason = message ? message : "";
+  gzclose(in);
+  if (n < 0 || status != Z_OK) throw InputError("cannot read Matrix Market file " + path + ": " + reason);
+  return text;
+}
+
 // Line-oriented cursor over the whole file held in memory; every error names path:line.
 class MatrixMarketScanner {
  public:
-  explicit MatrixMarketScanner(std::string path) : path_(std::move(path)) {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw InputError("cannot open Matrix Market file " + path_);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text_ = buffer.str();
+  explicit MatrixMarketScanner(std::string path) : path_(std::move(path)), text_(read_matrix_file(path_)) {
+    // A UTF-8 byte-order mark (some editors write one) is not part of the banner.
+    if (text_.rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
   }
 
   [[noreturn]] void fail(const std::string& message) const {
@@ -86,6 +108,12 @@ class Fields {
   bool at_end() {
     skip_space();
     return rest_.empty();
+  }
+
+  // The next whitespace-separated word, not consumed (for messages).
+  std::string token() {
+    skip_space();
+    return std::string(rest_.substr(0, rest_.find_first_of(" \t")));
   }
 
  private:
@@ -146,9 +174,16 @@ void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan,
 
 double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   double v = 0;
-  if (!fields.next(v)) scan.fail("expected a numeric value");
-  if (!std::isfinite(v)) scan.fail("value is not finite (NaN or infinity)");
-  return v;
+  if (fields.next(v)) {
+    if (!std::isfinite(v)) scan.fail("value is not finite (NaN or infinity)");
+    return v;
+  }
+  const std::string token = fields.token();
+  if (token.empty()) scan.fail("expected a numeric value, found the end of the line");
+  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+  if (ec == std::errc::result_out_of_range)
+    scan.fail("value " + token + " is out of the range of a double (magnitudes from about 2.2e-308 to 1.8e308)");
+  scan.fail("expected a numeric value, got '" + token + "'");
 }
 
 }  // namespace

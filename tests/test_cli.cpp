@@ -80,7 +80,7 @@ int line_count(const std::string& text) {
 std::set<std::string> files_in(const ScratchDir& dir) {
   std::set<std::string> names;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
-    if (!entry.is_directory()) names.insert(std::filesystem::relative(entry.path(), dir.path()).string());
+    if (!entry.is_directory()) names.insert(entry.path().lexically_relative(dir.path()).string());
   return names;
 }
 
@@ -297,6 +297,36 @@ TEST(Cli, ReportDirectoryMissing) {
   const std::string report = dir.file("no/such/dir/R.json");
   const RunResult r = run(dir, {kSmallConfig, "--report", report});
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {report}));
+}
+
+// No output overwrites an input or another output: refused by name before any work.
+TEST(Cli, OutputOntoTheConfigOrAnotherOutputIsRefused) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml", read_text(kSmallConfig));
+  RunResult r = run(dir, {cfg, "--report", cfg});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"report file", "is the input file"}));
+  EXPECT_EQ(read_text(cfg), read_text(kSmallConfig)) << "the config is untouched";
+  r = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "output.solution=" + dir.file("R.json")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"same file"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+}
+
+// A report onto a device is written into it: /dev/null stays /dev/null.
+TEST(Cli, ReportOntoDevNullKeepsTheDevice) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", "/dev/null"});
+  EXPECT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(std::filesystem::status("/dev/null").type(), std::filesystem::file_type::character);
+}
+
+// When one output cannot be written (a link to /dev/full), none of the run's outputs is left behind.
+TEST(Cli, OneFailedOutputLeavesNone) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  ScratchDir dir;
+  std::filesystem::create_symlink("/dev/full", dir.file("full.json"));
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("full.json"), "--set",
+                                "output.solution=" + dir.file("x.mtx")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"full.json"}, {"full.json", "No space left"}));
 }
 
 TEST(Cli, VtkNeedsVtiExtension) {
@@ -828,6 +858,24 @@ TEST(Cli, MatrixMarketRightHandSideFile) {
   const Vector<double> x = read_matrix_market_vector(dir.file("x.mtx"));
   ASSERT_EQ(x.size(), static_cast<std::size_t>(n));
   for (int i = 1; i <= n; ++i) EXPECT_NEAR(x[i - 1], double(i) * (n + 1 - i), 1e-5 * n * n) << "i = " << i;
+}
+
+// A config's relative problem.matrix is read from the config's folder, wherever amgsolve runs; a relative
+// --set path is the user's, read from the working directory.
+TEST(Cli, RelativeInputPathsAreReadFromTheConfigFolder) {
+  ScratchDir dir;
+  std::filesystem::create_directory(dir.file("case"));
+  write_text(dir, "case/A.mtx", laplacian_1d(30));
+  write_text(dir, "A.mtx", laplacian_1d(12));  // a decoy where the working directory would find it
+  const std::string cfg = write_text(dir, "case/cfg.yaml", "problem:\n  type: matrix_market\n  matrix: A.mtx\n");
+
+  RunResult r = run(dir, {cfg, "--quiet", "--report", dir.file("R.json")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(field(read_report(dir.file("R.json")), "problem.rows").get<int>(), 30);
+
+  r = run(dir, {cfg, "--quiet", "--report", dir.file("R.json"), "--set", "problem.matrix=A.mtx"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(field(read_report(dir.file("R.json")), "problem.rows").get<int>(), 12);
 }
 
 }  // namespace

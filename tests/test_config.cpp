@@ -451,6 +451,34 @@ TEST(Config, SizeListTooShortOrTooLong) {
   EXPECT_TRUE(Contains(longer, "problem.size"));
 }
 
+TEST(Config, SizeBeyondTheIndexLimitIsNamedBeforeAnyWork) {
+  const std::string entry = parse_error("problem:\n  size: [3000000000, 1, 1]\n");
+  EXPECT_TRUE(Contains(entry, "problem.size")) << entry;
+  EXPECT_TRUE(Contains(entry, "<= 2147483647")) << entry;
+  // Each entry fits, the product (1e15, and beyond int64 for the second) does not.
+  const std::string product = parse_error("problem:\n  size: [100000, 100000, 100000]\n");
+  EXPECT_TRUE(Contains(product, "cfg.yaml:2:")) << product;
+  EXPECT_TRUE(Contains(product, "1e+15 unknowns")) << product;
+  const std::string huge = parse_error("problem:\n  size: [2147483647, 2147483647, 2147483647]\n");
+  EXPECT_TRUE(Contains(huge, "9.9e+27 unknowns")) << huge;
+}
+
+TEST(Config, CoefficientsBeyondWhatDoublesResolveAreRefusedWithTheReason) {
+  for (const char* contrast : {"1e300", "1e-300", "1e11"}) {
+    const std::string e =
+        parse_error(std::string("problem:\n  coefficient: checkerboard\n  contrast: ") + contrast + "\n");
+    EXPECT_TRUE(Contains(e, "cfg.yaml:3:")) << e;
+    EXPECT_TRUE(Contains(e, "problem.contrast")) << e;
+    EXPECT_TRUE(Contains(e, "ill-conditioned")) << e;
+  }
+  EXPECT_NO_THROW((void)parse_config("problem:\n  coefficient: checkerboard\n  contrast: 1e6\n", "cfg.yaml"));
+  const std::string entry = parse_error("problem:\n  stencil: 5pt\n  size: [8, 8]\n  anisotropy: [1, 1e-300]\n");
+  EXPECT_TRUE(Contains(entry, "problem.anisotropy")) << entry;
+  const std::string ratio = parse_error("problem:\n  stencil: 5pt\n  size: [8, 8]\n  anisotropy: [1e9, 1e-9]\n");
+  EXPECT_TRUE(Contains(ratio, "cfg.yaml:4:")) << ratio;
+  EXPECT_TRUE(Contains(ratio, "1e10 times")) << ratio;
+}
+
 TEST(Config, KeyOfAnotherProblemType) {
   const std::string e = parse_error("problem:\n  type: poisson\n  matrix: A.mtx\n");
   EXPECT_TRUE(Contains(e, "cfg.yaml:3:"));
@@ -649,11 +677,44 @@ std::string config_error(const std::string& yaml, const std::vector<std::string>
   return "(no error)";
 }
 
-TEST(ConfigReview, KeyWithoutValueMeansDefault) {
-  const Config c = parse_config("problem:\n  type:\n  stencil:\namg:\n  smoother:\n    type:\n", "cfg.yaml");
-  EXPECT_EQ(c.problem.type, ProblemType::poisson);
-  EXPECT_EQ(c.problem.poisson.stencil, Stencil::p7);
-  EXPECT_EQ(c.amg.smoother.type, SmootherType::chebyshev);
+// A key with no value is not a silent default: `size:` alone would run the 2.1 million-unknown default.
+TEST(ConfigReview, KeyWithoutValueIsAnError) {
+  const std::string e = config_error("problem:\n  stencil: 7pt\n  size:\n");
+  EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("'problem.size' has no value"), std::string::npos) << e;
+  const std::string set = config_error("", {"solver.tolerance="});
+  EXPECT_NE(set.find("--set solver.tolerance"), std::string::npos) << set;
+  EXPECT_NE(set.find("has no value"), std::string::npos) << set;
+  // An empty section is still just an empty section.
+  EXPECT_NO_THROW(parse_config("problem:\namg:\n  smoother:\nsolver:\n", "cfg.yaml"));
+}
+
+// Duplicate keys are an error naming both lines (yaml-cpp alone would keep the first silently), also for a
+// repeated section.
+TEST(ConfigReview, DuplicateKeysNameBothLines) {
+  const std::string e = config_error("solver:\n  tolerance: 1e-6\n  max_iterations: 9\n  tolerance: 1e-8\n");
+  EXPECT_NE(e.find("cfg.yaml:4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("'solver.tolerance' is given twice (first on line 2)"), std::string::npos) << e;
+  const std::string section = config_error("amg:\n  coarse_size: 10\nsolver:\n  type: pcg\namg:\n  seed: 3\n");
+  EXPECT_NE(section.find("cfg.yaml:5:"), std::string::npos) << section;
+  EXPECT_NE(section.find("'amg' is given twice (first on line 1)"), std::string::npos) << section;
+}
+
+TEST(ConfigReview, SecondDocumentAndNulBytesAreErrors) {
+  const std::string two = config_error("solver:\n  tolerance: 1e-6\n---\nsolver:\n  tolerance: 1e-9\n");
+  EXPECT_NE(two.find("a second YAML document"), std::string::npos) << two;
+  const std::string nul = config_error(std::string("solver:\n  tolerance: 1e-6\n\0\0\0", 30));
+  EXPECT_NE(nul.find("cfg.yaml:3:"), std::string::npos) << nul;
+  EXPECT_NE(nul.find("NUL bytes"), std::string::npos) << nul;
+  EXPECT_NE(config_error(std::string(16, '\0')).find("NUL bytes"), std::string::npos);
+}
+
+TEST(ConfigReview, EmptyKeyNameInSetNamesTheArgument) {
+  for (const char* bad : {"problem..size=[8,8,8]", "problem.=1", ".size=1"}) {
+    const std::string e = config_error("", {bad});
+    EXPECT_EQ(e.rfind(std::string("--set ") + bad, 0), 0u) << e;
+    EXPECT_NE(e.find("empty key name"), std::string::npos) << e;
+  }
 }
 
 TEST(ConfigReview, IntegersBeyond32BitsAreRejectedWithTheLine) {

@@ -9,6 +9,8 @@
 #include "test_support.hpp"
 #include "textbook_gustavson.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
+#include <dlfcn.h>
+
 #include "backend/cuda/cuda_backend.hpp"
 #endif
 
@@ -27,6 +29,19 @@ TEST(Gpu, DeviceQueryReportsADeviceOrWhyNot) {
 }
 
 #ifdef AMGSOLVE_WITH_CUDA
+// A machine without the NVIDIA driver is told so, not that its (absent) driver is too old.
+TEST(Gpu, MissingDriverIsNamedAsMissing) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver) {
+    dlclose(driver);
+    GTEST_SKIP() << "an NVIDIA driver is installed here";
+  }
+  const GpuStatus status = gpu_status();
+  EXPECT_FALSE(status.usable());
+  EXPECT_NE(status.unavailable_reason.find("no NVIDIA GPU driver was found"), std::string::npos)
+      << status.unavailable_reason;
+}
+
 // Matrices with empty rows, one full row, a Poisson operator; x random.
 std::vector<CsrMatrix<double>> spmv_inputs() {
   PoissonParams p;

@@ -1,4 +1,6 @@
 // Matrix Market reader/writer: round trips, the shared SuiteSparse files, malformed input.
+#include <zlib.h>
+
 #include <fstream>
 
 #include "common/error.hpp"
@@ -102,6 +104,8 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 0 1\n", ":3: column index 0 out of range"},
       {banner + "2 2 1\n1 1 abc\n", ":3: expected a numeric value"},
       {banner + "2 2 1\n1 1 nan\n", ":3: value is not finite"},
+      {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is out of the range of a double"},
+      {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
       {banner + "2 2 1\n1 1 1 9\n", ":3: unexpected text"},
       {banner + "2 2 2\n1 1 1\n1 1 2\n", "duplicate entries"},
       {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", "pattern matrix has no values"},
@@ -123,6 +127,63 @@ TEST(MatrixMarket, MissingFileNamesThePath) {
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/A.mtx"), std::string::npos);
+  }
+}
+
+// `text` gzip-compressed into `path` (what SuiteSparse ships as .mtx.gz).
+void write_gzip(const std::string& path, const std::string& text) {
+  gzFile out = gzopen(path.c_str(), "wb");
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(gzwrite(out, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  ASSERT_EQ(gzclose(out), Z_OK);
+}
+
+TEST(MatrixMarket, GzipFilesReadAsTheirText) {
+  ScratchDir dir;
+  const CsrMatrix<double> A = test::random_sparse(40, 40, 0.2, 3);
+  write_matrix_market(dir.file("A.mtx"), A);
+  std::ifstream in(dir.file("A.mtx"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_gzip(dir.file("A.mtx.gz"), text);
+  const CsrMatrix<double> B = read_matrix_market(dir.file("A.mtx.gz"));
+  EXPECT_EQ(B.row_ptr, A.row_ptr);
+  EXPECT_EQ(B.col, A.col);
+  EXPECT_EQ(B.val, A.val);
+}
+
+TEST(MatrixMarket, TruncatedGzipIsAReadError) {
+  ScratchDir dir;
+  std::string text = "%%MatrixMarket matrix coordinate real general\n300 300 300\n";
+  for (int i = 1; i <= 300; ++i) text += std::to_string(i) + " " + std::to_string(i) + " " + std::to_string(i) + "\n";
+  write_gzip(dir.file("full.mtx.gz"), text);
+  std::ifstream in(dir.file("full.mtx.gz"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir.file("cut.mtx.gz"), std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  try {
+    read_matrix_market(dir.file("cut.mtx.gz"));
+    FAIL() << "a truncated .gz was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.mtx.gz"), std::string::npos) << e.what();
+  }
+}
+
+TEST(MatrixMarket, ByteOrderMarkBeforeTheBannerIsSkipped) {
+  ScratchDir dir;
+  const std::string path =
+      write_text(dir, "bom.mtx", "\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 4\n");
+  const CsrMatrix<double> A = read_matrix_market(path);
+  EXPECT_EQ(A.rows, 2);
+  EXPECT_EQ(A.nnz(), 1);
+  EXPECT_EQ(A.val[0], 4.0);
+}
+
+TEST(MatrixMarket, DirectoryIsNamedAsOne) {
+  ScratchDir dir;
+  try {
+    read_matrix_market(dir.path().string());
+    FAIL() << "a directory was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
   }
 }
 

@@ -1,6 +1,10 @@
 // JSON output and atomic files: what is written reads back equal; failed writes leave nothing behind.
 // (The VTK writers are tested in test_vtk.cpp, built when VTK is.)
+#include <sys/stat.h>
+
 #include <fstream>
+#include <iterator>
+#include <thread>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -35,6 +39,112 @@ TEST(AtomicFile, RequireWritableNamesTheMissingDirectory) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir"), std::string::npos);
   }
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_through(const std::string& path, const std::string& text) {
+  AtomicFile f(path);
+  std::ofstream(f.temp_path()) << text;
+  f.commit();
+}
+
+// A device is written into, never replaced: /dev/null stays the character device it is.
+TEST(AtomicFile, DeviceIsWrittenThroughNotReplaced) {
+  write_through("/dev/null", "report");
+  std::error_code ec;
+  EXPECT_EQ(std::filesystem::status("/dev/null", ec).type(), std::filesystem::file_type::character);
+}
+
+// The device's write error arrives, with its reason, and no temporary file is left anywhere.
+TEST(AtomicFile, DeviceWriteErrorIsReported) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  try {
+    write_through("/dev/full", "report");
+    FAIL() << "writing to /dev/full succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left"), std::string::npos) << e.what();
+  }
+}
+
+// A symbolic link is followed: its target is replaced, the link stays a link.
+TEST(AtomicFile, SymbolicLinkIsFollowed) {
+  test::ScratchDir dir;
+  std::filesystem::create_symlink("target.json", dir.file("link.json"));
+  write_through(dir.file("link.json"), "first");
+  write_through(dir.file("link.json"), "second");
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.json")));
+  EXPECT_EQ(read_all(dir.file("target.json")), "second");
+}
+
+// A FIFO gets the data, whole, when a reader opens it.
+TEST(AtomicFile, FifoReceivesTheData) {
+  test::ScratchDir dir;
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_all(fifo); });
+  write_through(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_EQ(std::filesystem::status(fifo).type(), std::filesystem::file_type::fifo);
+}
+
+TEST(AtomicFile, DirectoryIsRefused) {
+  test::ScratchDir dir;
+  EXPECT_THROW(AtomicFile f(dir.path().string()), InputError);
+  EXPECT_THROW(require_writable(dir.path().string(), "report file"), InputError);
+}
+
+// The outputs of a run land together: an uncommitted batch leaves none, a committed one all.
+TEST(OutputBatch, OutputsLandTogetherOrNotAtAll) {
+  test::ScratchDir dir;
+  {
+    OutputBatch batch;
+    write_through(dir.file("a.json"), "a");
+    write_through(dir.file("b.json"), "b");
+    EXPECT_FALSE(std::filesystem::exists(dir.file("a.json"))) << "staged, not yet renamed";
+  }  // the run failed before committing
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  {
+    OutputBatch batch;
+    write_through(dir.file("a.json"), "a");
+    write_through(dir.file("b.json"), "b");
+    batch.commit();
+  }
+  EXPECT_EQ(read_all(dir.file("a.json")), "a");
+  EXPECT_EQ(read_all(dir.file("b.json")), "b");
+}
+
+// Only creating a file shows that a directory takes one: /proc has the permission bits but refuses.
+TEST(AtomicFile, RequireWritableTriesTheDirectory) {
+  if (!std::filesystem::is_directory("/proc/self")) GTEST_SKIP() << "no /proc on this system";
+  EXPECT_THROW(require_writable("/proc/amgsolve-report.json", "report file"), InputError);
+  test::ScratchDir dir;
+  EXPECT_NO_THROW(require_writable(dir.file("r.json"), "report file"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "the probe file is removed";
+}
+
+TEST(AtomicFile, OutputsMustNotBeInputsOrEachOther) {
+  test::ScratchDir dir;
+  write_through(dir.file("config.yaml"), "problem:\n");
+  std::filesystem::create_symlink("config.yaml", dir.file("alias.yaml"));
+  const auto error = [&](const std::vector<std::pair<std::string, std::string>>& outputs) {
+    try {
+      require_distinct_outputs(outputs, {dir.file("config.yaml")});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(none)");
+  };
+  EXPECT_NE(error({{"report file", dir.file("config.yaml")}}).find("is the input file"), std::string::npos);
+  EXPECT_NE(error({{"report file", dir.file("alias.yaml")}}).find("is the input file"), std::string::npos);
+  EXPECT_NE(error({{"report file", dir.file("x")}, {"VTK file", dir.file("./x")}}).find("same file"), std::string::npos);
+  EXPECT_EQ(error({{"report file", dir.file("r.json")}, {"VTK file", dir.file("v.vti")}}), "(none)");
+  EXPECT_EQ(error({{"report file", "/dev/null"}, {"solution file", "/dev/null"}}), "(none)");
 }
 
 TEST(Report, HasTheDocumentedFields) {
