@@ -66,6 +66,8 @@ class Solver {
   Solver& operator=(const Solver&) = delete;
 
   // Solves A x = b from x = 0 (x is resized); on_iteration sees (iteration, relative residual) after each.
+  // Const, but not for concurrent calls: the cycle's work vectors are shared, so threads solving with one
+  // Solver must take turns (or each build its own).
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {}) const;
 
   const SetupSummary& setup() const;

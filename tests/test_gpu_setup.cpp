@@ -306,8 +306,11 @@ void expect_same_hierarchy(const CudaBackend& cuda, const Hierarchy<CudaBackend,
     for (const auto& [a, b] : pairs) {
       ASSERT_EQ(a->row_ptr, b->row_ptr);
       ASSERT_EQ(a->col, b->col);
+      // Relative to the matrix's largest entry: Galerkin entries that cancel to ~1e-17 differ absolutely.
+      double largest = 0;
+      for (const Value v : b->val) largest = std::max(largest, std::abs(double(v)));
       for (std::size_t k = 0; k < b->val.size(); ++k)
-        ASSERT_LE(std::abs(double(a->val[k]) - double(b->val[k])), tolerance * std::abs(double(b->val[k])));
+        ASSERT_LE(std::abs(double(a->val[k]) - double(b->val[k])), tolerance * largest) << "entry " << k;
     }
   }
   EXPECT_EQ(gpu.finest_aggregates(), cpu.finest_aggregates());
@@ -336,12 +339,15 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfPoissonSmall) {
     const Hierarchy<CudaBackend, double> gpu(cuda, A_on_device, on_gpu);
     const TransferCounts setup = cuda.transfers();
     // The setup stays on the device: nothing goes up after the input, and down only the finest aggregates
-    // (for the output), the coarsest level (factorised on the host) and O(levels) messages of a few numbers.
+    // (for the output), the coarsest level (factorised on the host) and O(levels) messages of a few numbers:
+    // per level the diagonal check, Gershgorin, the filtered nnz, the products' sizes, the formats' model
+    // (7 reads) and up to two Lanczos estimates of 1 + 2 lanczos_steps reads each.
     EXPECT_EQ(setup.to_device, input.to_device);
+    const std::uint64_t per_level = 16 + 2 * (1 + 2 * static_cast<std::uint64_t>(on_gpu.lanczos_steps));
     const std::uint64_t expected_down = sizeof(Index) * static_cast<std::uint64_t>(A->rows) +
-                                        gpu.coarsest_on_host()->bytes() + 256 * gpu.levels();
+                                        gpu.coarsest_on_host()->bytes() + 8 * per_level * gpu.levels();
     EXPECT_LE(setup.to_host - input.to_host, expected_down);
-    EXPECT_LE(setup.messages - input.messages, 16 * gpu.levels());
+    EXPECT_LE(setup.messages - input.messages, per_level * gpu.levels());
     expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
   }
 #endif

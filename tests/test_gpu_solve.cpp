@@ -126,7 +126,7 @@ class GpuSolve : public ::testing::TestWithParam<FormatAndPrecision> {
     EXPECT_GT(gpu->setup().backend_bytes, 0u);
 
     const Solver cpu_solver(problem.A, parameters(BackendChoice::cpu, format, precision, type, jacobi));
-    // The hierarchy is built on the host either way: the same levels.
+    // The device builds the same hierarchy as the host: the same levels.
     ASSERT_EQ(gpu->setup().levels.size(), cpu_solver.setup().levels.size());
     for (std::size_t l = 0; l < cpu_solver.setup().levels.size(); ++l)
       EXPECT_EQ(gpu->setup().levels[l].nnz, cpu_solver.setup().levels[l].nnz) << l;

@@ -1,7 +1,7 @@
 // The cuda backend's coarse solve (backend/cuda/cuda_backend.hpp), its host part: the coarsest matrix has at
 // most amg.coarse_size rows (1000 by default), so its inverse is formed densely here, once (Cholesky, in
 // double like the host's SparseLdlt), and the device applies it as one dense matrix-vector product per cycle:
-// no host round trip, and at n = 1000 the product reads 8 MB, a few microseconds of memory bandwidth. Past
+// no host round trip, and at n = 1000 the product reads 8 MB, a warp per row (coarse_solve_kernels.cuh). Past
 // kMaxDenseCoarseRows the n^3 host work and the n^2 device memory stop paying, and the host's sparse LDL^T is
 // applied instead (coarsening that stalls above that size is rare and already slow on the CPU).
 #include <Eigen/Cholesky>
@@ -15,7 +15,8 @@
 namespace amgsolve {
 namespace {
 
-// The dense inverse of an SPD matrix, column-major, by Cholesky in double.
+// The dense inverse of an SPD matrix by Cholesky in double, made exactly symmetric ((M + M^T) / 2, M is
+// symmetric up to rounding) so that the device reads its rows contiguously.
 template <class V>
 Vector<double> dense_inverse(const CsrMatrix<V>& C) {
   const Eigen::Index n = C.rows;
@@ -26,7 +27,8 @@ Vector<double> dense_inverse(const CsrMatrix<V>& C) {
   if (cholesky.info() != Eigen::Success)
     throw NumericalError("the coarsest-level matrix (" + std::to_string(C.rows) +
                          " rows) is not positive definite: the input matrix is not SPD");
-  const Eigen::MatrixXd inverse = cholesky.solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::MatrixXd solved = cholesky.solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::MatrixXd inverse = 0.5 * (solved + solved.transpose());
   return Vector<double>(inverse.data(), inverse.data() + inverse.size());
 }
 

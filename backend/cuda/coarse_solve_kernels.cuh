@@ -8,19 +8,27 @@
 
 namespace amgsolve::device {
 
-// x = M b for the dense n x n inverse M (column-major, symmetric), in double: thread i computes row i as
-// sum_j M[j n + i] b[j], so at every j a warp reads consecutive addresses.
+// x = M b for the dense n x n inverse M, stored symmetric (so its rows are contiguous): one warp per row,
+// the lanes reading consecutive entries, the partial sums combined by shuffles in a fixed order (the same
+// result every run). A thread per row would leave most SMs idle at n <= 2048 and wait on n dependent loads.
 template <class V>
-struct DenseProduct {
-  const double* M;
-  const V* b;
-  V* x;
-  Index n;
-  __device__ void operator()(Index i) const {
-    double sum = 0.0;
-    for (Index j = 0; j < n; ++j) sum += M[static_cast<std::size_t>(j) * n + i] * static_cast<double>(b[j]);
-    x[i] = static_cast<V>(sum);
-  }
-};
+__global__ void dense_product_kernel(const double* M, const V* b, V* x, Index n) {
+  const std::int64_t row = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x % 32;
+  if (row >= n) return;  // whole warps leave together: blockDim.x is a multiple of 32
+  const double* m = M + row * n;
+  double sum = 0.0;
+  for (Index j = static_cast<Index>(lane); j < n; j += 32) sum += m[j] * static_cast<double>(b[j]);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (lane == 0) x[row] = static_cast<V>(sum);
+}
+
+template <class V>
+void dense_product(const double* M, const V* b, V* x, Index n, cudaStream_t stream) {
+  if (n <= 0) return;
+  const std::int64_t threads = std::int64_t{n} * 32;
+  dense_product_kernel<<<static_cast<unsigned>((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(M, b, x, n);
+  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+}
 
 }  // namespace amgsolve::device

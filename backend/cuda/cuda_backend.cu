@@ -78,17 +78,26 @@ using namespace device;
 
 CudaBackend::CudaBackend() {
   require_gpu("the cuda backend");
-  rethrow_as_error("the cuda backend", [&] {
-    context_ = std::make_unique<DeviceContext>(/*need_cusparse=*/true);
-    AMGSOLVE_CUDA_CHECK(cudaMalloc(&device_result_, sizeof(double)));
-    AMGSOLVE_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
-  });
+  try {
+    rethrow_as_error("the cuda backend", [&] {
+      context_ = std::make_unique<DeviceContext>(/*need_cusparse=*/true);
+      AMGSOLVE_CUDA_CHECK(cudaMalloc(&device_result_, sizeof(double)));
+      AMGSOLVE_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
+    });
+  } catch (...) {
+    release();  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
-CudaBackend::~CudaBackend() {
-  if (context_) cudaStreamSynchronize(context_->stream());  // no checks: a destructor
+CudaBackend::~CudaBackend() { release(); }
+
+void CudaBackend::release() noexcept {
+  if (context_) cudaStreamSynchronize(context_->stream());  // no checks: called from the destructor
   if (device_result_) cudaFree(device_result_);
   if (host_result_) cudaFreeHost(host_result_);
+  device_result_ = nullptr;
+  host_result_ = nullptr;
 }
 
 void CudaBackend::count_to_device(std::uint64_t bytes) const {
@@ -113,14 +122,20 @@ double CudaBackend::read_result() const {
 
 template <class V>
 DeviceVector<V> CudaBackend::upload(const amgsolve::Vector<V>& host) const {
-  DeviceVector<V> v(host.size());
+  DeviceVector<V> v;
+  upload(host, v);
+  return v;
+}
+
+template <class V>
+void CudaBackend::upload(const amgsolve::Vector<V>& host, DeviceVector<V>& into) const {
+  into.resize(host.size());  // no allocation when the size is already right (the coarse solve's every cycle)
   const std::size_t bytes = sizeof(V) * host.size();
   if (bytes) {
-    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(v.data(), host.data(), bytes, cudaMemcpyHostToDevice, context_->stream()));
+    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(into.data(), host.data(), bytes, cudaMemcpyHostToDevice, context_->stream()));
     context_->synchronize();  // the host vector may change as soon as this returns
   }
   count_to_device(bytes);
-  return v;
 }
 
 template <class V>
@@ -249,18 +264,19 @@ void CudaBackend::CoarseSolve<V>::solve(const DeviceVector<V>& b, DeviceVector<V
   x.resize(static_cast<std::size_t>(n_));
   if (n_ == 0) return;
   if (!factor_) {
-    for_each_row(n_, DenseProduct<V>{inverse_.data(), b.data(), x.data(), n_}, backend_.context().stream());
+    dense_product(inverse_.data(), b.data(), x.data(), n_, backend_.context().stream());
     return;
   }
   backend_.download(b, host_b_);
   factor_->solve(host_b_, host_x_);
-  x = backend_.upload(host_x_);
+  backend_.upload(host_x_, x);
 }
 
 // ---- instantiations: the algorithms use double and float
 
 #define AMGSOLVE_CUDA_BACKEND_INSTANTIATE(V)                                                                           \
   template DeviceVector<V> CudaBackend::upload(const amgsolve::Vector<V>&) const;                                    \
+  template void CudaBackend::upload(const amgsolve::Vector<V>&, DeviceVector<V>&) const;                             \
   template void CudaBackend::download(const DeviceVector<V>&, amgsolve::Vector<V>&) const;                           \
   template void CudaBackend::zero(DeviceVector<V>&, Index) const;                                                    \
   template void CudaBackend::copy(const DeviceVector<V>&, DeviceVector<V>&) const;                                   \

@@ -128,7 +128,7 @@ class CudaBackend {
    private:
     const CudaBackend& backend_;
     Index n_ = 0;
-    DeviceVector<double> inverse_;  // n x n, column-major; empty when the host factor is used
+    DeviceVector<double> inverse_;  // n x n, symmetric; empty when the host factor is used
     std::shared_ptr<const SparseLdlt<V>> factor_;
     mutable amgsolve::Vector<V> host_b_, host_x_;
   };
@@ -163,6 +163,8 @@ class CudaBackend {
   std::shared_ptr<const DeviceCsrMatrix<To>> cast(const DeviceCsrMatrix<From>& M) const;
   template <class V>
   DeviceVector<V> upload(const amgsolve::Vector<V>& host) const;
+  template <class V>
+  void upload(const amgsolve::Vector<V>& host, DeviceVector<V>& into) const;  // reuses into's buffer
   template <class V>
   void download(const DeviceVector<V>& from, amgsolve::Vector<V>& host) const;
   template <class V>
@@ -236,6 +238,8 @@ class CudaBackend {
   double read_result() const;
 
  private:
+  void release() noexcept;
+
   std::unique_ptr<device::DeviceContext> context_;
   double* device_result_ = nullptr;  // one double on the device, written by the reductions' finalize
   double* host_result_ = nullptr;    // pinned

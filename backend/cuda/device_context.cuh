@@ -31,7 +31,8 @@ class DeviceContext {
   explicit DeviceContext(bool need_cusparse) : partials_(kMaxReductionBlocks), finished_blocks_(1) {
     try {
       // A blocking stream: it also waits for (and holds back) work on the legacy default stream, where
-      // Thrust makes its copies.
+      // Thrust makes its copies and the GPU SpGEMM backends and the kernels of amg/cuda/ run. That is what
+      // orders them with this stream's work: a non-blocking stream (cudaStreamNonBlocking) would race.
       AMGSOLVE_CUDA_CHECK(cudaStreamCreate(&stream_));
       AMGSOLVE_CUDA_CHECK(cudaMemsetAsync(raw_data(finished_blocks_), 0, sizeof(unsigned int), stream_));
       if (need_cusparse) {
@@ -50,10 +51,6 @@ class DeviceContext {
   cudaStream_t stream() const { return stream_; }
   cusparseHandle_t cusparse() const { return cusparse_; }
   ReductionScratch reduction() const { return {raw_data(partials_), raw_data(finished_blocks_)}; }
-  // After an aborted solve a reduction may have stopped half way (a launch failure): start from zero.
-  void reset_reduction() const {
-    AMGSOLVE_CUDA_CHECK(cudaMemsetAsync(reduction().finished_blocks, 0, sizeof(unsigned int), stream_));
-  }
   void synchronize() const { AMGSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
  private:

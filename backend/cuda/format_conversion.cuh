@@ -62,15 +62,22 @@ struct FillEllpackR {  // row i of the CSR down column i of the rectangle
   }
 };
 
-struct RowsWithElement {  // rows_with[j] = 32 x the blocks whose first sorted row is longer than j
+// rows_with[j] = 32 x the blocks whose first sorted row is longer than j. The lengths are sorted down, so
+// those blocks are a prefix: a binary search for the first block whose first row is not longer than j.
+struct RowsWithElement {
   const Index* sorted_length;
   Index padded_rows;
   Offset* rows_with;
   __device__ void operator()(Index j) const {
-    Offset count = 0;
-    for (Index block = 0; block < padded_rows; block += kFormatBlockRows)
-      if (sorted_length[block] > j) count = block + kFormatBlockRows;
-    rows_with[j] = count;
+    Index low = 0, high = padded_rows / kFormatBlockRows;  // the answer, in blocks, is in [low, high]
+    while (low < high) {
+      const Index mid = low + (high - low) / 2;
+      if (sorted_length[static_cast<std::size_t>(mid) * kFormatBlockRows] > j)
+        low = mid + 1;
+      else
+        high = mid;
+    }
+    rows_with[j] = static_cast<Offset>(low) * kFormatBlockRows;
   }
 };
 

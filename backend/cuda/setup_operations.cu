@@ -141,8 +141,14 @@ DeviceCsrMatrix<V> CudaBackend::multiply(const SpgemmBackend& spgemm, const Devi
   const auto* on_device = dynamic_cast<const DeviceSpgemm*>(&spgemm);
   if (!on_device) throw InputError("SpGEMM backend '" + spgemm.name() + "' cannot multiply matrices on the GPU");
   SpgemmStats local;
-  context_->synchronize();  // the backends run on their own streams: what this one queued must be done
-  return DeviceCsrMatrix<V>(on_device->multiply_on_device(A.arrays(), B.arrays(), stats ? *stats : local));
+  // The SpGEMM backends run on the legacy default stream, which the blocking context stream is ordered
+  // with; the synchronisation makes what this one queued done before a backend reads it, whatever its stream.
+  context_->synchronize();
+  DeviceCsrMatrix<V> C(on_device->multiply_on_device(A.arrays(), B.arrays(), stats ? *stats : local));
+  // Every backend reads at least C's size back to allocate it; their other small reads (bin counts, scan
+  // totals) are not counted, so setup.transfers' messages are a lower bound.
+  count_to_host(sizeof(Offset));
+  return C;
 }
 
 template <class V>
@@ -214,7 +220,8 @@ std::vector<FormatCost> CudaBackend::format_costs(const DeviceCsrMatrix<V>& M) c
     if (A.rows > 0)
       AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(&profile.width, raw_data(length), sizeof(Index), cudaMemcpyDeviceToHost, stream));
     context_->synchronize();
-    count_to_host(sizeof(profile));
+    // Six reductions (each a read of its total) and the width.
+    for (int read = 0; read < 7; ++read) count_to_host(sizeof(Offset));
     return spmv_format_costs(profile, sizeof(V));
   });
 }

@@ -110,20 +110,4 @@ struct ConvertVector {  // to[i] = from[i] (double <-> float)
   __device__ void operator()(Index i) const { to[i] = static_cast<To>(from[i]); }
 };
 
-template <class T>
-struct GatherVector {  // to[i] = from[order[i]]: into a working basis
-  T* to;
-  const T* from;
-  const Index* order;
-  __device__ void operator()(Index i) const { to[i] = from[order[i]]; }
-};
-
-template <class T>
-struct ScatterVector {  // to[order[i]] = from[i]: out of a working basis
-  T* to;
-  const T* from;
-  const Index* order;
-  __device__ void operator()(Index i) const { to[order[i]] = from[i]; }
-};
-
 }  // namespace amgsolve::device
