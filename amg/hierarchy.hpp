@@ -73,9 +73,12 @@ class Hierarchy {
   const Shared& shared_restriction(std::size_t level) const { return levels_[level].R; }
   // The smoother of a level (not the coarsest): its polynomial, for the cycle to apply.
   const SmootherSpec& smoother(std::size_t level) const { return levels_[level].smoother; }
-  // The coarsest level on the host, and its sparse LDL^T.
+  // The coarsest level on the host, and its sparse LDL^T (the pseudo-inverse for a singular matrix).
   const std::shared_ptr<const CsrMatrix<Value>>& coarsest_on_host() const { return coarsest_host_; }
   const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
+  // A singular matrix (amg.nullspace resolved to constant): the coarsest level's nullspace vector B.
+  bool singular() const { return params_.nullspace == NullspaceChoice::constant; }
+  const Vector<double>& coarse_nullspace() const { return coarse_nullspace_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
@@ -116,7 +119,7 @@ class Hierarchy {
   friend class SmoothedAggregation<Backend, Value>;
   void add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
-                    std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info);
+                    std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace, const LevelInfo& info);
 
   AmgParams params_;
   std::vector<Level> levels_;
@@ -124,6 +127,7 @@ class Hierarchy {
   Array<Index> finest_aggregates_;
   std::shared_ptr<const CsrMatrix<Value>> coarsest_host_;
   std::shared_ptr<const SparseLdlt<Value>> coarse_;
+  Vector<double> coarse_nullspace_;
   double setup_seconds_ = 0.0;
 };
 

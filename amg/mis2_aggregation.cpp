@@ -146,4 +146,12 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed) {
   return agg;
 }
 
+void aggregate_left_out_nodes(Aggregates& aggregates) {
+  for (Index i = 0; i < static_cast<Index>(aggregates.id.size()); ++i)
+    if (aggregates.id[i] == kNotAggregated) {
+      aggregates.id[i] = aggregates.count++;
+      aggregates.root.push_back(i);
+    }
+}
+
 }  // namespace amgsolve

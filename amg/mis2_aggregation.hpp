@@ -37,11 +37,17 @@ Array<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* ro
 
 Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed);
 
+// Makes every node MIS-2 left out (isolated in the strength graph: all its couplings weak) an aggregate of its
+// own (its own root), numbered after the others in node order. A singular matrix needs every node in an
+// aggregate, or its nullspace would not reach the coarse levels exactly (amg/nullspace.hpp).
+void aggregate_left_out_nodes(Aggregates& aggregates);
+
 // Through the setup's backend (amg/smoothed_aggregation.hpp): the aggregates of the strength graph, and
 // (moved out, for the host: the finest level's aggregates go into the VTK output) every node's aggregate.
 inline Aggregates mis2_aggregation(const CpuBackend&, const Strength& strength, std::uint64_t seed) {
   return mis2_aggregation(strength.graph, seed);
 }
 inline Array<Index> aggregate_ids(const CpuBackend&, Aggregates& aggregates) { return std::move(aggregates.id); }
+inline void aggregate_left_out_nodes(const CpuBackend&, Aggregates& aggregates) { aggregate_left_out_nodes(aggregates); }
 
 }  // namespace amgsolve

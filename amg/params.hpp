@@ -13,6 +13,10 @@ enum class SmootherType { jacobi, chebyshev };
 // How rho(D^-1 A) is estimated on each level, for the prolongator weight and the smoother's interval.
 enum class SpectralRadius { gershgorin, lanczos };
 
+// The nullspace of the matrix (amg/nullspace.hpp): `automatic` finds the constant where every row sums to
+// zero, `constant` declares it (a pure-Neumann or graph Laplacian), `none` treats the matrix as nonsingular.
+enum class NullspaceChoice { automatic, none, constant };
+
 struct SmootherParams {
   SmootherType type = SmootherType::chebyshev;
   // Chebyshev: polynomial degree (SpMVs per smoothing step). Degree 2 balances cost and smoothing for
@@ -54,6 +58,9 @@ struct AmgParams {
   // Lanczos steps used to estimate rho(D^-1 A) on each level. 8 give 0.966 rho on 7-point Poisson 128^3
   // (12 give 0.984) at two thirds of the cost; the Chebyshev bound is capped by Gershgorin's anyway.
   int lanczos_steps = 8;
+  // A singular matrix's nullspace: zero row sums are exact for Neumann and graph Laplacians and never
+  // hold for a nonsingular M-matrix (its boundary rows have positive sums), so detecting them is safe.
+  NullspaceChoice nullspace = NullspaceChoice::automatic;
   SmootherParams smoother;
   int pre_smooth = 1;   // smoothing steps before restriction
   int post_smooth = 1;  // and after prolongation (equal counts keep the V-cycle symmetric for PCG)

@@ -6,20 +6,24 @@
 //   1. strong couplings    j is a strong neighbour of i when |a_ij| >= theta sqrt(a_ii a_jj)   strength.hpp
 //   2. aggregation          disjoint aggregates of strong neighbours, rooted at a maximal
 //                           independent set of distance 2 (seeded hash priorities)             mis2_aggregation.hpp
-//   3. tentative prolongator T: column k is the normalised indicator of aggregate k             tentative_prolongation.hpp
+//   3. tentative prolongator T: column k is the near-nullspace vector B (1 on the finest level)
+//                           on aggregate k, normalised; the norms are the next level's B     tentative_prolongation.hpp
 //   4. smoothed prolongator P = (I - omega D_f^-1 A_f) T, omega = (4/3) / rho(D_f^-1 A_f), with A_f the
 //                           filtered matrix (weak couplings lumped into the diagonal)           smoothed_prolongation.hpp
 //   5. coarse operator      A_c = P^T (A P), R = P^T kept for the cycle                        galerkin.hpp
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). Coarsening stops at amg.coarse_size
 // rows, at amg.max_levels, or when aggregation removes less than 10% of the rows; the coarsest level is
-// factorised on the host (sparse LDL^T), the only step that leaves the backend.
+// factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step that leaves the backend. A
+// singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
+// with the coarsest level's nullspace B known exactly, and the coarsest solve is its pseudo-inverse.
 //
 // Written once over a backend: every step is a call of the backend's operations (multiply, transpose, ...)
 // or of the step's own function overloaded for the backend (strength_of_connection(backend, A, theta):
 // amg/strength.hpp for the cpu backend, amg/cuda/device_setup.hpp for the cuda backend), so the setup
 // stays where the backend keeps its data. The result is a Hierarchy<Backend, Value>, which only stores
 // the levels.
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +31,7 @@
 #include "amg/galerkin.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
@@ -46,6 +51,7 @@ inline constexpr Index kMaxDirectRows = 50000;
 template <class Backend, class Value>
 struct CoarseningStep {
   std::shared_ptr<const typename Backend::template Csr<Value>> P, R, coarse;
+  typename Backend::template Vector<double> coarse_weights;  // B^2 of the coarse level (tentative_prolongation.hpp)
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
 };
@@ -63,9 +69,12 @@ class SmoothedAggregation {
                       ProductCallback on_product = {})
       : backend_(backend), params_(params), spgemm_(spgemm), on_product_(std::move(on_product)) {}
 
-  // Steps 1-5 for level `info.level` with matrix A; empty when aggregation no longer pays. Fills the
-  // level's statistics (aggregates, rho, phase times, the three products) into info.
-  std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, LevelInfo& info) const {
+  using Weights = typename Backend::template Vector<double>;
+
+  // Steps 1-5 for level `info.level` with matrix A and its near-nullspace weights (empty on the finest
+  // level); empty when aggregation no longer pays. Fills the level's statistics (aggregates, rho, phase
+  // times, the three products) into info.
+  std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, const Weights& weights, LevelInfo& info) const {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     PhaseClock clock;
@@ -76,15 +85,16 @@ class SmoothedAggregation {
     clock.lap(t.strength);
     // 2. aggregation; stop when it no longer pays: nothing to aggregate, or under 10% fewer rows
     auto aggregates = mis2_aggregation(backend_, strength, level_seed);
+    if (params_.nullspace == NullspaceChoice::constant) aggregate_left_out_nodes(backend_, aggregates);
     clock.lap(t.aggregation);
     if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return std::nullopt;
     info.aggregates = aggregates.count;
     // 3. tentative prolongator, and the filtered matrix for step 4
-    const Csr T = tentative_prolongation<Value>(backend_, aggregates);
     CoarseningStep<Backend, Value> step;
+    const Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
     if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
     const bool has_weak = strength.weak_entries > 0;
-    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength) : Csr{};
+    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength, weights) : Csr{};
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
@@ -117,6 +127,7 @@ class SmoothedAggregation {
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
   void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level) const {
     Shared level_matrix = std::move(A);
+    Weights weights;  // the finest level's: empty, all 1
     for (int level = 0;; ++level) {
       LevelInfo info;
       info.level = level;
@@ -125,14 +136,15 @@ class SmoothedAggregation {
       Timer timer;
       const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
       std::optional<CoarseningStep<Backend, Value>> step;
-      if (!small_enough) step = coarsen(*level_matrix, info);
+      if (!small_enough) step = coarsen(*level_matrix, weights, info);
       if (!step) {
-        add_coarsest(std::move(level_matrix), hierarchy, info, timer);
+        add_coarsest(std::move(level_matrix), weights, hierarchy, info, timer);
         if (on_level) on_level(info);
         return;
       }
       info.seconds = timer.seconds();
       Shared coarse = step->coarse;
+      weights = std::move(step->coarse_weights);
       hierarchy.add_level(std::move(level_matrix), std::move(*step), info);
       if (on_level) on_level(info);
       level_matrix = std::move(coarse);
@@ -163,8 +175,10 @@ class SmoothedAggregation {
     on_product_(level, product, *backend_.host_view(A), *backend_.host_view(B), *backend_.host_view(C));
   }
 
-  // The coarsest level: copied to the host and factorised there.
-  void add_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer) const {
+  // The coarsest level: copied to the host and factorised there; for a singular matrix with the nullspace
+  // B = sqrt(weights) (amg/tentative_prolongation.hpp), its pseudo-inverse.
+  void add_coarsest(Shared A, const Weights& weights, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
+                    const Timer& timer) const {
     if (info.rows > kMaxDirectRows)
       throw NumericalError("coarsening stopped at level " + std::to_string(info.level) + " with " +
                            std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
@@ -175,11 +189,19 @@ class SmoothedAggregation {
       on_host = A;  // it is on the host already
     else
       on_host = backend_.host_view(*A);  // a copy the host owns
-    auto factor = std::make_shared<const SparseLdlt<Value>>(*on_host);
+    Vector<double> nullspace;
+    if (params_.nullspace == NullspaceChoice::constant) {
+      if (weights.size() == 0)
+        nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);  // the finest level: B = 1
+      else
+        backend_.download(weights, nullspace);
+      for (double& b : nullspace) b = std::sqrt(b);
+    }
+    auto factor = std::make_shared<const SparseLdlt<Value>>(*on_host, nullspace);
     info.coarsest = true;
-    info.smoother = "direct (sparse LDL^T)";
+    info.smoother = nullspace.empty() ? "direct sparse LDL^T" : "direct sparse LDL^T, pseudo-inverse on the range";
     info.seconds = timer.seconds();
-    hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), info);
+    hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), std::move(nullspace), info);
   }
 
   const Backend& backend_;
@@ -196,6 +218,11 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
     : params_(params) {
   Timer total;
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
+  if (params_.nullspace == NullspaceChoice::automatic) {
+    const bool zero_row_sums =
+        A->rows > 0 && largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
+    params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
+  }
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
   setup_seconds_ = total.seconds();
@@ -210,10 +237,12 @@ void Hierarchy<Backend, Value>::add_level(Shared A, CoarseningStep<Backend, Valu
 
 template <class Backend, class Value>
 void Hierarchy<Backend, Value>::add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
-                                             std::shared_ptr<const SparseLdlt<Value>> factor, const LevelInfo& info) {
+                                             std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace,
+                                             const LevelInfo& info) {
   levels_.push_back(Level{std::move(A), {}, {}, {}});
   coarsest_host_ = std::move(on_host);
   coarse_ = std::move(factor);
+  coarse_nullspace_ = std::move(nullspace);
   info_.push_back(info);
 }
 

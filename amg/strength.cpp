@@ -43,41 +43,66 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {
   return s;
 }
 
+namespace {
+
+// B_j / B_i from the weights B^2: sqrt(w_j) / sqrt(w_i), correctly rounded (the GPU computes the same).
 template <class Value>
-CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength) {
+Value nullspace_ratio(const Vector<double>& weights, Index j, Index i) {
+  return static_cast<Value>(std::sqrt(weights[static_cast<std::size_t>(j)]) /
+                            std::sqrt(weights[static_cast<std::size_t>(i)]));
+}
+
+template <class Value>
+Value diagonal_entry(const CsrMatrix<Value>& A, Index i) {
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+    if (A.col[k] == i) return A.val[k];
+  return Value(0);
+}
+
+}  // namespace
+
+template <class Value>
+CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength, const Vector<double>& weights) {
+  // The weak entries of row i lumped along B, and whether the row is filtered at all: lumping keeps A B, but
+  // with positive off-diagonals it can shrink the diagonal towards zero or below (and to exactly zero for a
+  // row with no strong entry of a singular matrix), and D_f^-1 would blow up the prolongator smoothing;
+  // such rows keep their weak entries instead, which keeps A B too.
+  const auto lumped_weak = [&](Index i) {
+    Value lumped = 0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (!strength.keep[k]) lumped += weights.empty() ? A.val[k] : A.val[k] * nullspace_ratio<Value>(weights, A.col[k], i);
+    return lumped;
+  };
+  std::vector<Value> lumped(static_cast<std::size_t>(A.rows));
+  std::vector<std::uint8_t> filtered(static_cast<std::size_t>(A.rows));
   CsrMatrix<Value> F(A.rows, A.cols);
+#pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
+    lumped[i] = lumped_weak(i);
+    const Value diagonal = diagonal_entry(A, i);
+    filtered[i] = diagonal + lumped[i] >= Value(0.5) * diagonal;
     Offset kept = 0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) kept += strength.keep[k];
-    F.row_ptr[i + 1] = F.row_ptr[i] + kept;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) kept += filtered[i] ? strength.keep[k] : 1;
+    F.row_ptr[i + 1] = kept;
   }
+  for (Index i = 0; i < A.rows; ++i) F.row_ptr[i + 1] += F.row_ptr[i];
   F.col.resize(static_cast<std::size_t>(F.nnz()));
   F.val.resize(static_cast<std::size_t>(F.nnz()));
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     Offset out = F.row_ptr[i];
-    Value lumped = 0;
-    Offset diagonal_at = -1;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      if (!strength.keep[k]) {
-        lumped += A.val[k];
-        continue;
-      }
-      if (A.col[k] == i) diagonal_at = out;
+      if (filtered[i] && !strength.keep[k]) continue;
       F.col[out] = A.col[k];
-      F.val[out++] = A.val[k];
+      F.val[out++] = A.val[k] + (filtered[i] && A.col[k] == i ? lumped[i] : Value(0));
     }
-    // Lumping keeps row sums, but for matrices with positive off-diagonals it can shrink the diagonal
-    // towards zero or below; then D_f^-1 would blow up the prolongator smoothing. Such rows keep a_ii.
-    if (diagonal_at >= 0 && F.val[diagonal_at] + lumped >= Value(0.5) * F.val[diagonal_at])
-      F.val[diagonal_at] += lumped;
   }
   return F;
 }
 
 template Strength strength_of_connection(const CsrMatrix<double>&, double);
 template Strength strength_of_connection(const CsrMatrix<float>&, double);
-template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&);
-template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&);
+template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&, const Vector<double>&);
+template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&, const Vector<double>&);
 
 }  // namespace amgsolve

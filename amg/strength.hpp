@@ -29,11 +29,14 @@ struct Strength {
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta);
 
-// The filtered matrix of smoothed aggregation: weak connections are dropped and added to the diagonal
-// (a_ii <- a_ii + sum of weak a_ij), so A_f keeps A's row sums and the constant stays in its near-kernel.
+// The filtered matrix of smoothed aggregation: weak connections are dropped and added to the diagonal,
+// weighted by the level's near-nullspace vector B (a_ii <- a_ii + sum of weak a_ij B_j / B_i), so that
+// A_f B = A B and B stays in A_f's near-kernel (exactly in its kernel for a singular A): on the finest level
+// B = 1 and A_f keeps A's row sums. weights holds B^2 (amg/tentative_prolongation.hpp), empty for B = 1.
 // Rows where lumping would leave less than half of a_ii (possible with positive off-diagonals) keep a_ii.
 template <class Value>
-CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength);
+CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength,
+                                 const Vector<double>& weights = {});
 
 // The setup calls them through its backend (amg/smoothed_aggregation.hpp); on the cpu backend they are the
 // functions above, on the cuda backend their device versions (amg/cuda/device_setup.hpp).
@@ -42,8 +45,9 @@ Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, do
   return strength_of_connection(A, theta);
 }
 template <class Value>
-CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, const Strength& strength) {
-  return filtered_matrix(A, strength);
+CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, const Strength& strength,
+                                 const Vector<double>& weights) {
+  return filtered_matrix(A, strength, weights);
 }
 
 }  // namespace amgsolve

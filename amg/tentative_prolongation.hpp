@@ -1,20 +1,36 @@
 #pragma once
-// Tentative prolongator of smoothed aggregation for the constant near-nullspace
-// (Vanek, Mandel & Brezina, Computing 56, 1996, section 3): column j is the indicator of aggregate j
-// normalised to unit length, T_ij = 1 / sqrt(|aggregate j|) for i in aggregate j. Its columns are
-// orthonormal (T^T T = I) and the constant vector lies in its range on every aggregated node.
+// Tentative prolongator of smoothed aggregation (Vanek, Mandel & Brezina, Computing 56, 1996, section 3)
+// for the constant near-nullspace of the finest level. Section 3 builds T from the near-nullspace vector B
+// of each level, restricted to each aggregate and normalised: T_ij = B_i / ||B_(aggregate j)||, and the
+// coarse level's B is those norms, B^c_j = ||B_(aggregate j)||, so that T B^c = B: the nullspace is carried
+// to every level exactly (which makes the coarsest matrix of a singular problem singular with a known
+// nullspace, amg/coarse_factor.hpp). Starting from B = 1, B_i^2 is the number of finest-level points node
+// i stands for, so the levels carry the weights w = B^2, integers held exactly in doubles: T_ij =
+// sqrt(w_i) / sqrt(w^c_j) with w^c_j = sum of w_i over aggregate j, sums that no order of addition can
+// change (the GPU gets the same bits). On the finest level (w = 1) T_ij = 1 / sqrt(|aggregate j|). T's
+// columns are orthonormal (T^T T = I).
 #include "amg/mis2_aggregation.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
+// weights: w of every node, empty for the finest level (all 1); coarse_weights receives w^c.
 template <class Value>
-CsrMatrix<Value> tentative_prolongation(const Aggregates& aggregates);
+CsrMatrix<Value> tentative_prolongation(const Aggregates& aggregates, const Vector<double>& weights,
+                                        Vector<double>& coarse_weights);
+
+// The finest level's: w = 1.
+template <class Value>
+CsrMatrix<Value> tentative_prolongation(const Aggregates& aggregates) {
+  Vector<double> coarse_weights;
+  return tentative_prolongation<Value>(aggregates, {}, coarse_weights);
+}
 
 // Through the setup's backend (amg/smoothed_aggregation.hpp).
 template <class Value>
-CsrMatrix<Value> tentative_prolongation(const CpuBackend&, const Aggregates& aggregates) {
-  return tentative_prolongation<Value>(aggregates);
+CsrMatrix<Value> tentative_prolongation(const CpuBackend&, const Aggregates& aggregates, const Vector<double>& weights,
+                                        Vector<double>& coarse_weights) {
+  return tentative_prolongation<Value>(aggregates, weights, coarse_weights);
 }
 
 }  // namespace amgsolve

@@ -45,8 +45,8 @@ class Vcycle {
       else
         level.smoother = std::make_unique<ChebyshevSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
     }
-    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(backend, *hierarchy.coarsest_on_host(),
-                                                                          hierarchy.coarse_factor());
+    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
+        backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
   }
 
   // x = M^-1 b: one V-cycle from a zero initial guess.

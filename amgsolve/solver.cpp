@@ -4,6 +4,7 @@
 
 #include <type_traits>
 
+#include "amg/nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -108,10 +109,18 @@ class SolverOn final : public Solver::Impl {
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
     Timer timer;
     const TransferCounts before = backend_.transfers();
-    const Vec<double> b_on = backend_.upload(b);
+    Vec<double> b_on = backend_.upload(b);
+    const bool singular = hierarchy_.singular();
+    if (singular) {
+      // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
+      // the tolerance) is removed so that the iteration sees a consistent system.
+      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), params_.tolerance,
+                             "the right-hand side");
+      backend_.remove_mean(b_on);
+    }
     Vec<double> x_on;
     backend_.zero(x_on, A_->rows);
-    const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
+    const BackendPreconditioner<Backend, double> vcycle = [this, singular](const Vec<double>& r, Vec<double>& z) {
       if constexpr (std::is_same_v<CycleValue, double>) {
         cycle_->apply(r, z);
       } else {
@@ -119,11 +128,14 @@ class SolverOn final : public Solver::Impl {
         cycle_->apply(r_cycle_, z_cycle_);
         backend_.convert(z_cycle_, z);
       }
+      // Keeps the search directions orthogonal to the nullspace, which rounding would otherwise feed.
+      if (singular) backend_.remove_mean(z);
     };
     SolveResult result = params_.type == SolverType::pcg
                               ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_, on_iteration)
                               : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_,
                                                                       on_iteration);
+    if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
@@ -133,6 +145,7 @@ class SolverOn final : public Solver::Impl {
  private:
   void fill_summary(double seconds) {
     summary.backend = Backend::kind;
+    summary.nullspace = to_string(hierarchy_.params().nullspace);
     summary.levels = hierarchy_.info();
     summary.seconds = seconds;
     summary.operator_complexity = hierarchy_.operator_complexity();
@@ -167,11 +180,15 @@ std::unique_ptr<Solver::Impl> make_solver_on(std::shared_ptr<const CsrMatrix<dou
 
 Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks) {
   if (!A) throw InputError("Solver: no matrix");
+  // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
+  // that does not hold, or a singular matrix in disconnected parts, is an error now.
+  Parameters resolved = params;
+  resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
   switch (resolve_backend(params.backend)) {
-    case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), params, callbacks); break;
+    case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), resolved, callbacks); break;
     case BackendKind::cuda:
 #ifdef AMGSOLVE_WITH_CUDA
-      impl_ = make_solver_on<CudaBackend>(std::move(A), params, callbacks);
+      impl_ = make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
 #endif
       break;
   }

@@ -42,6 +42,7 @@ struct SetupCallbacks {
 // What the setup built and what it cost.
 struct SetupSummary {
   BackendKind backend = BackendKind::cpu;
+  std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
   std::vector<LevelInfo> levels;
   double seconds = 0.0;
   double operator_complexity = 0.0;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <type_traits>
 
+#include "amg/nullspace.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/atomic_file.hpp"
 #include "common/device.hpp"
@@ -66,7 +67,7 @@ void print_level(const LevelInfo& l, const std::string& backend) {
   // A delegating backend (auto) says what it chose for the Galerkin product P^T (A P).
   const std::string shown = l.rap_product.choice.empty() ? backend : backend + " -> " + l.rap_product.choice;
   progress("  %5d %12d %14lld %8.2f %9.3f  %s\n", l.level, l.rows, static_cast<long long>(l.nnz), per_row, l.seconds,
-           l.coarsest ? "(coarsest: direct LDL^T)" : shown.c_str());
+           l.coarsest ? ("(coarsest: " + l.smoother + ")").c_str() : shown.c_str());
 }
 
 // The last column of the comparison table: agreement (or the error), then whether the backend is an
@@ -188,6 +189,9 @@ class PrintingSolver final : public AmgSolver {
     for (const LevelInfo& l : setup.levels) spgemm_seconds += l.spgemm_seconds;
     progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
              setup.operator_complexity, setup.grid_complexity);
+    if (setup.nullspace == "constant")
+      progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
+               "solution of zero mean\n");
     progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", setup.seconds, spgemm_seconds,
              compare_spgemm ? "; setup time includes the backend comparison" : "",
              format_bytes(setup.hierarchy_bytes).c_str());
@@ -225,6 +229,20 @@ void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
     ++record.row_length_histogram[length];
   }
 }
+
+namespace {
+
+// A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
+// here, before the setup (the Solver checks both again, for its library users).
+void require_solvable(const Config& config, const LinearProblem& problem) {
+  if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
+  const bool rhs_file = config.problem.type == ProblemType::matrix_market && !config.problem.matrix_market.rhs.empty();
+  require_consistent_rhs(problem.b, config.solver.tolerance,
+                         rhs_file ? "the right-hand side " + config.problem.matrix_market.rhs
+                                  : "the right-hand side (b = 1)");
+}
+
+}  // namespace
 
 void print_solve_summary(const SolveResult& s, const char* what) {
   progress("%s%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,
@@ -299,6 +317,7 @@ int run(const RunOptions& options) {
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
 
+  require_solvable(config, problem);
   const auto solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
   progress("%s solve to relative residual %.1e:\n",
            config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",

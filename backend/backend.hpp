@@ -41,6 +41,8 @@ concept BackendFor = requires(const B& b, typename B::template Vector<V>& v, con
   b.copy(cv, v);
   { b.dot(cv, cv) } -> std::same_as<double>;
   { b.norm2(cv) } -> std::same_as<double>;
+  { b.sum(cv) } -> std::same_as<double>;
+  b.remove_mean(v);   // v -= mean(v): the constant nullspace of a singular matrix
   b.add(cv, v);       // v += cv
   b.xpby(cv, s, v);   // v = cv + s v
   // Products: y = A x, y += A x, r = b - A x, and conjugate gradients' fused passes.

@@ -225,6 +225,12 @@ std::vector<KeySpec> poisson_keys() {
       only_for(bounded(integer("problem.cells", FIELD(problem.poisson.cells), "Checkerboard: cells per direction."), 1,
                        1 << 20),
                "poisson"),
+      only_for(choice("problem.boundary", FIELD(problem.poisson.boundary),
+                      {{"dirichlet", Boundary::dirichlet}, {"neumann", Boundary::neumann}},
+                      "Boundary condition: `dirichlet` (u = 0), or `neumann` (no flux; rows sum to zero, the "
+                      "matrix is singular with the constants as nullspace, and the right-hand side must sum to "
+                      "zero: use `rhs: manufactured`)."),
+               "poisson"),
       only_for(choice("problem.rhs", FIELD(problem.poisson.rhs),
                       {{"ones", PoissonRhs::ones}, {"manufactured", PoissonRhs::manufactured}},
                       "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the report "
@@ -385,6 +391,12 @@ std::vector<KeySpec> amg_keys() {
                      "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
                      "classical smoothed-aggregation choice."),
               0.0, 2.0, true),
+      choice("amg.nullspace", FIELD(amg.nullspace),
+             {{"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none},
+              {"constant", NullspaceChoice::constant}},
+             "The matrix's nullspace. `auto`: the constants when every row sums to zero (a pure-Neumann or graph "
+             "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; "
+             "`constant`: declared (the rows must sum to zero); `none`: the matrix is taken to be nonsingular."),
       choice("amg.spectral_radius", FIELD(amg.spectral_radius),
              {{"lanczos", SpectralRadius::lanczos}, {"gershgorin", SpectralRadius::gershgorin}},
              "Estimate of rho(D^-1 A) on each level, for the prolongator weight and the Chebyshev interval. "
@@ -535,6 +547,9 @@ void check_poisson(const KeyReader& r, const PoissonParams& p) {
   if (static_cast<int>(p.size.size()) != dims)
     r.fail_at("problem.size", "problem.size has " + std::to_string(p.size.size()) + " entries but stencil " +
                                   to_string(p.stencil) + " needs " + std::to_string(dims));
+  if (p.boundary == Boundary::neumann && p.rhs == PoissonRhs::ones)
+    r.fail_at("problem.rhs", "problem.rhs ones has no solution with boundary neumann (the rows sum to zero, so b "
+                             "must too): use rhs: manufactured");
   double unknowns = 1;  // each entry is below 2^31, so the double product is exact enough to compare
   for (std::int64_t n : p.size) unknowns *= static_cast<double>(n);
   if (unknowns > 2147483647.0) {

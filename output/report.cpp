@@ -73,6 +73,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"operator_complexity", s.operator_complexity},
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
+          {"nullspace", s.nullspace},
           {"hierarchy_bytes", s.hierarchy_bytes},
           {"spmv_format", s.spmv_format},
           {"spmv_format_reason", s.spmv_format_reason},

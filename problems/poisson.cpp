@@ -122,7 +122,25 @@ CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p) {
   return A;
 }
 
-CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
+namespace {
+
+// a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann).
+void insulate_boundary(CsrMatrix<double>& A) {
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    double couplings = 0.0;
+    Offset diagonal = -1;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      if (A.col[k] == i)
+        diagonal = k;
+      else
+        couplings += A.val[k];
+    }
+    A.val[diagonal] = -couplings;
+  }
+}
+
+CsrMatrix<double> dirichlet_matrix(const PoissonParams& p) {
   if (p.variable_coefficients()) {
     if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
       throw InputError(std::string("problem.anisotropy and problem.coefficient need stencil 5pt or 7pt, not ") +
@@ -159,6 +177,14 @@ CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
       A.val[k++] = (o.dx == 0 && o.dy == 0 && o.dz == 0) ? centre : -1.0;
     }
   }
+  return A;
+}
+
+}  // namespace
+
+CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
+  CsrMatrix<double> A = dirichlet_matrix(p);
+  if (p.boundary == Boundary::neumann) insulate_boundary(A);
   return A;
 }
 

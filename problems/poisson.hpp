@@ -13,6 +13,12 @@
 // faces. With k = 1 and eps = 1 this is exactly the constant-coefficient matrix above. k is either 1 or a
 // checkerboard of `contrast` and 1 on cells^d cells: the classic test of AMG robustness to jumps, as
 // small eps_d is to anisotropy.
+//
+// boundary: neumann makes the boundary insulating instead (no flux through it): the couplings are those
+// above, and every diagonal is the sum of the row's couplings only, so the rows sum to zero. This is the
+// cell-centred finite-volume matrix of the pure Neumann problem (the graph Laplacian of the grid for the
+// constant stencils): symmetric positive semidefinite, singular with the constants as its nullspace, and
+// A u = b solvable only for b summing to zero (amg.nullspace, amg/nullspace.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +35,8 @@ enum class PoissonRhs {
 
 enum class Coefficient { constant, checkerboard };
 
+enum class Boundary { dirichlet, neumann };
+
 struct PoissonParams {
   Stencil stencil = Stencil::p7;
   std::vector<std::int64_t> size = {128, 128, 128};  // unknowns per direction (2 or 3 entries)
@@ -37,6 +45,7 @@ struct PoissonParams {
   Coefficient coefficient = Coefficient::constant;
   double contrast = 1e6;           // checkerboard: k in odd cells
   std::int64_t cells = 4;          // checkerboard cells per direction
+  Boundary boundary = Boundary::dirichlet;
   bool variable_coefficients() const { return !anisotropy.empty() || coefficient != Coefficient::constant; }
 };
 

@@ -34,6 +34,13 @@ void check_poisson_size(const PoissonParams& p) {
   }
 }
 
+void remove_mean(Vector<double>& v) {
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  const double mean = v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+  for (double& x : v) x -= mean;
+}
+
 Vector<double> manufactured_solution(const Grid& g) {
   Vector<double> u(static_cast<std::size_t>(g.points()));
   const double pi = std::numbers::pi;
@@ -83,9 +90,12 @@ LinearProblem make_poisson(const PoissonParams& p) {
                   static_cast<long long>(p.cells));
     problem.description += jump;
   }
+  if (p.boundary == Boundary::neumann) problem.description += ", Neumann boundary (singular: constants)";
   if (p.rhs == PoissonRhs::manufactured) {
     problem.exact = manufactured_solution(grid);
     spmv(*A, *problem.exact, problem.b);
+    // Neumann: u* is known up to a constant, and the solver returns the solution of zero mean.
+    if (p.boundary == Boundary::neumann) remove_mean(*problem.exact);
     problem.description += ", manufactured solution";
   } else {
     problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);

@@ -1,34 +1,91 @@
 #include "sparse/sparse_ldlt.hpp"
 
+#include <Eigen/Cholesky>
+#include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
 
 namespace amgsolve {
+namespace {
+
+[[noreturn]] void not_positive_definite(Index rows) {
+  throw NumericalError("the coarsest-level matrix (" + std::to_string(rows) +
+                       " rows) is singular or not positive definite: the input matrix is not SPD");
+}
+
+// A singular matrix factorises with a last pivot of rounding size, ~eps ||A||, not zero: pivots that small
+// against the largest mean singular, not positive definite. (An SPD coarse matrix of a coefficient contrast
+// of 1e10, the largest the config accepts, keeps its pivots some 1e-10 apart.)
+bool positive_pivots(const Eigen::VectorXd& pivots) {
+  if (pivots.size() == 0) return true;
+  return pivots.minCoeff() > 1e3 * std::numeric_limits<double>::epsilon() * pivots.cwiseAbs().maxCoeff();
+}
+
+// The nullspace of a singular matrix, normalised, and the node pinned to zero (the largest |B_k|).
+struct Nullspace {
+  Eigen::VectorXd basis;  // empty: the matrix is nonsingular
+  Eigen::Index pinned = -1;
+
+  Nullspace(const Vector<double>& B, Index rows) {
+    if (B.empty()) return;
+    if (B.size() != static_cast<std::size_t>(rows))
+      throw Error("the coarsest level's nullspace has " + std::to_string(B.size()) + " entries for " +
+                  std::to_string(rows) + " rows");
+    basis = Eigen::Map<const Eigen::VectorXd>(B.data(), static_cast<Eigen::Index>(B.size()));
+    basis.normalize();
+    basis.cwiseAbs().maxCoeff(&pinned);
+  }
+  bool empty() const { return basis.size() == 0; }
+  // Index in the matrix without the pinned row and column.
+  Eigen::Index reduced(Eigen::Index i) const { return i < pinned || empty() ? i : i - 1; }
+  Eigen::Index size(Index rows) const { return empty() ? rows : rows - 1; }
+  // v - (basis^T v) basis
+  void project(Eigen::VectorXd& v) const {
+    if (!empty()) v -= basis.dot(v) * basis;
+  }
+};
+
+// The entries of A, without the pinned row and column, in reduced indices.
+template <class Value, class Add>
+void for_each_kept_entry(const CsrMatrix<Value>& A, const Nullspace& nullspace, Add add) {
+  for (Index i = 0; i < A.rows; ++i) {
+    if (i == nullspace.pinned) continue;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (A.col[k] != nullspace.pinned)
+        add(nullspace.reduced(i), nullspace.reduced(A.col[k]), static_cast<double>(A.val[k]));
+  }
+}
+
+}  // namespace
 
 template <class Value>
 struct SparseLdlt<Value>::Impl {
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> factor;
-  mutable Eigen::VectorXd rhs, solution;
+  Nullspace nullspace;
+  Index rows;
+  mutable Eigen::VectorXd rhs, reduced_rhs, solution;
+
+  Impl(const Vector<double>& B, Index n) : nullspace(B, n), rows(n) {}
 };
 
 template <class Value>
-SparseLdlt<Value>::SparseLdlt(const CsrMatrix<Value>& A) : impl_(std::make_unique<Impl>()) {
+SparseLdlt<Value>::SparseLdlt(const CsrMatrix<Value>& A, const Vector<double>& nullspace)
+    : impl_(std::make_unique<Impl>(nullspace, A.rows)) {
+  const Nullspace& N = impl_->nullspace;
+  const Eigen::Index n = N.size(A.rows);
   std::vector<Eigen::Triplet<double>> entries;
   entries.reserve(static_cast<std::size_t>(A.nnz()));
-  for (Index i = 0; i < A.rows; ++i)
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) entries.emplace_back(i, A.col[k], double(A.val[k]));
-  Eigen::SparseMatrix<double> M(A.rows, A.cols);
+  for_each_kept_entry(A, N, [&](Eigen::Index i, Eigen::Index j, double v) { entries.emplace_back(i, j, v); });
+  Eigen::SparseMatrix<double> M(n, n);
   M.setFromTriplets(entries.begin(), entries.end());
   impl_->factor.compute(M);
-  const bool positive = impl_->factor.info() == Eigen::Success &&
-                        (A.rows == 0 || impl_->factor.vectorD().minCoeff() > 0.0);
-  if (!positive) {
-    throw NumericalError("the coarsest-level matrix (" + std::to_string(A.rows) +
-                         " rows) is not positive definite: the input matrix is not SPD");
-  }
+  if (impl_->factor.info() != Eigen::Success || !positive_pivots(impl_->factor.vectorD()))
+    not_positive_definite(A.rows);
 }
 
 template <class Value>
@@ -39,16 +96,63 @@ template <class Value>
 SparseLdlt<Value>& SparseLdlt<Value>::operator=(SparseLdlt&&) noexcept = default;
 
 template <class Value>
+bool SparseLdlt<Value>::singular() const {
+  return !impl_->nullspace.empty();
+}
+
+template <class Value>
 void SparseLdlt<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const {
+  Impl& s = *impl_;
+  const Nullspace& N = s.nullspace;
   const Eigen::Index n = static_cast<Eigen::Index>(b.size());
-  impl_->rhs.resize(n);
-  for (Eigen::Index i = 0; i < n; ++i) impl_->rhs[i] = b[i];
-  impl_->solution = impl_->factor.solve(impl_->rhs);
+  s.rhs.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) s.rhs[i] = b[i];
+  if (N.empty()) {
+    s.solution = s.factor.solve(s.rhs);
+  } else {
+    N.project(s.rhs);  // onto the range: what A x can reach
+    s.reduced_rhs.resize(n - 1);
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (i != N.pinned) s.reduced_rhs[N.reduced(i)] = s.rhs[i];
+    const Eigen::VectorXd reduced = s.factor.solve(s.reduced_rhs);
+    s.solution.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) s.solution[i] = i == N.pinned ? 0.0 : reduced[N.reduced(i)];
+    N.project(s.solution);  // the solution of least norm
+  }
   x.resize(b.size());
-  for (Eigen::Index i = 0; i < n; ++i) x[i] = static_cast<Value>(impl_->solution[i]);
+  for (Eigen::Index i = 0; i < n; ++i) x[i] = static_cast<Value>(s.solution[i]);
+}
+
+template <class Value>
+Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nullspace) {
+  const Nullspace N(nullspace, A.rows);
+  const Eigen::Index n = A.rows, m = N.size(A.rows);
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(m, m);
+  for_each_kept_entry(A, N, [&](Eigen::Index i, Eigen::Index j, double v) { dense(i, j) = v; });
+  const Eigen::LLT<Eigen::MatrixXd> cholesky(dense);
+  if (cholesky.info() != Eigen::Success ||
+      !positive_pivots(cholesky.matrixLLT().diagonal().array().square().matrix().eval()))
+    not_positive_definite(A.rows);
+  const Eigen::MatrixXd reduced = cholesky.solve(Eigen::MatrixXd::Identity(m, m));
+  Eigen::MatrixXd inverse = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i < n; ++i)
+      if (i != N.pinned && j != N.pinned) inverse(i, j) = reduced(N.reduced(i), N.reduced(j));
+  if (!N.empty()) {
+    // (I - u u^T) E (I - u u^T) = E - u w^T - w u^T + (u^T w) u u^T with w = E u: two rank-one updates.
+    const Eigen::VectorXd w = inverse * N.basis;
+    const double uw = N.basis.dot(w);
+    inverse -= N.basis * w.transpose() + w * N.basis.transpose();
+    inverse += uw * N.basis * N.basis.transpose();
+  }
+  // Symmetric to rounding; made exactly so, so that a row can be read for a column.
+  const Eigen::MatrixXd symmetric = 0.5 * (inverse + inverse.transpose());
+  return Vector<double>(symmetric.data(), symmetric.data() + symmetric.size());
 }
 
 template class SparseLdlt<double>;
 template class SparseLdlt<float>;
+template Vector<double> dense_inverse(const CsrMatrix<double>&, const Vector<double>&);
+template Vector<double> dense_inverse(const CsrMatrix<float>&, const Vector<double>&);
 
 }  // namespace amgsolve

@@ -2,6 +2,12 @@
 // The direct solve of the coarsest AMG level: sparse LDL^T (Eigen's SimplicialLDLT with AMD ordering) of the
 // Galerkin operator, computed in double whatever the hierarchy's value type. A non-positive pivot means
 // the coarse operator, and so the input matrix, is not positive definite: that is reported, not hidden.
+//
+// A singular coarsest matrix with a known one-vector nullspace B (amg.nullspace, amg/nullspace.hpp) is
+// solved on its range instead, x = A^+ b, the pseudo-inverse: with b projected onto the range (b - (B^T b)
+// B / B^T B), one node k (the largest |B_k|) is pinned, x_k = 0, and the rest solve the matrix without row
+// and column k, which is SPD when A's graph is connected; that x satisfies A x = b (row k follows from B^T A
+// = 0 and B^T b = 0), and projecting out B gives the solution of least norm, A^+ b.
 #include <memory>
 
 #include "sparse/csr.hpp"
@@ -11,16 +17,23 @@ namespace amgsolve {
 template <class Value>
 class SparseLdlt {
  public:
-  explicit SparseLdlt(const CsrMatrix<Value>& A);
+  // nullspace: empty, or the vector B with A B = 0.
+  explicit SparseLdlt(const CsrMatrix<Value>& A, const Vector<double>& nullspace = {});
   ~SparseLdlt();
   SparseLdlt(SparseLdlt&&) noexcept;
   SparseLdlt& operator=(SparseLdlt&&) noexcept;
 
   void solve(const Vector<Value>& b, Vector<Value>& x) const;
+  bool singular() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The same solve as a dense n x n matrix, symmetric, by dense Cholesky in double: A^-1, or A^+ with the
+// nullspace B (for the cuda backend, which applies it as a product on the device).
+template <class Value>
+Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nullspace = {});
 
 }  // namespace amgsolve

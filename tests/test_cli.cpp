@@ -878,5 +878,70 @@ TEST(Cli, RelativeInputPathsAreReadFromTheConfigFolder) {
   EXPECT_EQ(field(read_report(dir.file("R.json")), "problem.rows").get<int>(), 12);
 }
 
+// ---------------------------------------------------------------- singular systems
+
+// 1D Laplacian with insulated ends (Neumann): tridiag(-1, 2, -1) with 1 in the corners, rows summing to zero.
+std::string neumann_laplacian_1d(int n) {
+  std::ostringstream m;
+  m << "%%MatrixMarket matrix coordinate real symmetric\n" << n << " " << n << " " << (2 * n - 1) << "\n";
+  for (int i = 1; i <= n; ++i) {
+    m << i << " " << i << " " << (i == 1 || i == n ? 1 : 2) << "\n";
+    if (i < n) m << i + 1 << " " << i << " -1\n";
+  }
+  return m.str();
+}
+
+TEST(Cli, SingularMatrixWithZeroSumRightHandSideIsSolvedOnItsRange) {
+  ScratchDir dir;
+  const int n = 60;
+  write_text(dir, "A.mtx", neumann_laplacian_1d(n));
+  std::ostringstream b;
+  b << "%%MatrixMarket matrix array real general\n" << n << " 1\n";
+  for (int i = 1; i <= n; ++i) b << (i - 0.5 * (n + 1)) << "\n";  // sums to zero exactly
+  write_text(dir, "b.mtx", b.str());
+  const std::string cfg = write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n");
+  const RunResult r = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "amg.coarse_size=10", "--set",
+                                "output.solution=" + dir.file("x.mtx")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("singular: the rows sum to zero"), std::string::npos) << r.out;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "setup.nullspace").get<std::string>(), "constant");
+  // A x = b and x sums to zero, checked here from the file.
+  const Vector<double> x = read_matrix_market_vector(dir.file("x.mtx"));
+  ASSERT_EQ(x.size(), static_cast<std::size_t>(n));
+  double sum = 0, res = 0, bb = 0;
+  for (int i = 0; i < n; ++i) {
+    const double Ax = (i == 0 || i == n - 1 ? 1 : 2) * x[i] - (i > 0 ? x[i - 1] : 0) - (i < n - 1 ? x[i + 1] : 0);
+    const double bi = (i + 1) - 0.5 * (n + 1);
+    res += (Ax - bi) * (Ax - bi);
+    bb += bi * bi;
+    sum += x[i];
+  }
+  EXPECT_LE(std::sqrt(res / bb), 1.01e-8);
+  EXPECT_LE(std::abs(sum), 1e-9 * n);
+}
+
+TEST(Cli, SingularMatrixWithInconsistentRightHandSideFailsBeforeTheSetup) {
+  ScratchDir dir;
+  write_text(dir, "A.mtx", neumann_laplacian_1d(40));
+  const std::string cfg = write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: A.mtx\n");
+  const RunResult r = run(dir, {cfg, "--report", dir.file("R.json")});  // b = 1 sums to 40, not 0
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"right-hand side (b = 1) is inconsistent", "make b sum to zero"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << r.out;
+}
+
+TEST(Cli, NeumannPoissonNeedsAManufacturedRightHandSide) {
+  ScratchDir dir;
+  const std::string cfg =
+      write_text(dir, "cfg.yaml", "problem:\n  stencil: 5pt\n  size: [20, 20]\n  boundary: neumann\n");
+  const RunResult refused = run(dir, {cfg});
+  EXPECT_TRUE(FailedCleanly(refused, dir, {"cfg.yaml"}, {"problem.rhs ones has no solution with boundary neumann"}));
+  const RunResult solved = run(dir, {cfg, "--quiet", "--set", "problem.rhs=manufactured", "--report", dir.file("R.json")});
+  ASSERT_EQ(solved.status, kExitOk) << solved.err;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "setup.nullspace").get<std::string>(), "constant");
+  EXPECT_LT(field(report, "solve.relative_error").get<double>(), 1e-6);  // against u* of zero mean
+}
+
 }  // namespace
 }  // namespace amgsolve

@@ -193,26 +193,29 @@ TEST(CudaBackend, VectorKernelsAndReductionsMatchTheCpuBackend) {
 }
 
 // The coarse solve: the dense inverse on the device (up to kMaxDenseCoarseRows rows) and the host's LDL^T
-// above, both equal to the host solve.
+// above, both equal to the host solve; for a nonsingular matrix and for a singular one (the pseudo-inverse).
 TEST(CudaBackend, CoarseSolveMatchesTheHostFactorisation) {
   const GpuStatus status = gpu_status();
   if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
   const CudaBackend cuda;
-  for (const Index n : {Index{1}, Index{500}, CudaBackend::kMaxDenseCoarseRows + 700}) {
-    SCOPED_TRACE(n);
-    PoissonParams p;
-    p.stencil = Stencil::p5;
-    p.size = {n, 1};
-    const CsrMatrix<double> A = poisson_matrix(p);
-    const auto factor = std::make_shared<const SparseLdlt<double>>(A);
-    const Vector<double> b = random_vector<double>(static_cast<std::size_t>(n), 8);
-    Vector<double> x;
-    factor->solve(b, x);
-    const CudaBackend::CoarseSolve<double> coarse(cuda, A, factor);
-    DeviceVector<double> x_d;
-    coarse.solve(cuda.upload(b), x_d);
-    expect_close(cuda, x_d, x, 1e-9);
-  }
+  for (const bool singular : {false, true})
+    for (const Index n : {Index{2}, Index{500}, CudaBackend::kMaxDenseCoarseRows + 700}) {
+      SCOPED_TRACE(std::to_string(n) + (singular ? " singular" : ""));
+      PoissonParams p;
+      p.stencil = Stencil::p5;
+      p.size = {n, 1};
+      p.boundary = singular ? Boundary::neumann : Boundary::dirichlet;
+      const CsrMatrix<double> A = poisson_matrix(p);
+      const Vector<double> nullspace = singular ? Vector<double>(static_cast<std::size_t>(n), 1.0) : Vector<double>{};
+      const auto factor = std::make_shared<const SparseLdlt<double>>(A, nullspace);
+      const Vector<double> b = random_vector<double>(static_cast<std::size_t>(n), 8);
+      Vector<double> x;
+      factor->solve(b, x);
+      const CudaBackend::CoarseSolve<double> coarse(cuda, A, factor, nullspace);
+      DeviceVector<double> x_d;
+      coarse.solve(cuda.upload(b), x_d);
+      expect_close(cuda, x_d, x, 1e-9);
+    }
 }
 #endif
 

@@ -353,5 +353,32 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfPoissonSmall) {
 #endif
 }
 
+// A singular (Neumann) matrix with a threshold that leaves nodes without strong couplings on the coarse
+// levels: the left-out nodes as aggregates of their own, the weak entries lumped along B, the weights
+// carried: the same hierarchy as the CPU's and the same coarsest nullspace.
+TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfASingularMatrix) {
+#ifndef AMGSOLVE_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  PoissonParams p;
+  p.size = {24, 22, 20};
+  p.boundary = Boundary::neumann;
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
+  AmgParams params;
+  params.coarse_size = 40;
+  params.strength_threshold = 0.1;
+  const AmgHierarchy<double> cpu(A, params);
+  ASSERT_TRUE(cpu.singular());
+  const CudaBackend cuda;
+  params.spgemm = "cusparse";
+  const Hierarchy<CudaBackend, double> gpu(cuda, cuda.csr(A), params);
+  EXPECT_TRUE(gpu.singular());
+  expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
+  EXPECT_EQ(gpu.coarse_nullspace(), cpu.coarse_nullspace());  // integer weights: exact on both
+#endif
+}
+
 }  // namespace
 }  // namespace amgsolve

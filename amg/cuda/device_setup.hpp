@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "amg/nullspace.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "sparse/csr.hpp"
 
@@ -31,14 +32,21 @@ template <class Value>
 CudaStrength strength_of_connection(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, double theta);
 template <class Value>
 DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A,
-                                       const CudaStrength& strength);
+                                       const CudaStrength& strength, const DeviceVector<double>& weights);
 
 CudaAggregates mis2_aggregation(const CudaBackend& backend, const CudaStrength& strength, std::uint64_t seed);
+void aggregate_left_out_nodes(const CudaBackend& backend, CudaAggregates& aggregates);
 // Every node's aggregate, copied to the host (the finest level's, for the output).
 Array<Index> aggregate_ids(const CudaBackend& backend, CudaAggregates& aggregates);
 
+// weights: B^2 of the level's nodes, empty on the finest level (amg/tentative_prolongation.hpp).
 template <class Value>
-DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend& backend, const CudaAggregates& aggregates);
+DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend& backend, const CudaAggregates& aggregates,
+                                              const DeviceVector<double>& weights, DeviceVector<double>& coarse_weights);
+
+// The row with the largest |sum_j a_ij| / sum_j |a_ij| (amg/nullspace.hpp).
+template <class Value>
+RowSum largest_relative_row_sum(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
 
 template <class Value>
 void scale_and_add_tentative(const CudaBackend& backend, DeviceCsrMatrix<Value>& P, const DeviceCsrMatrix<Value>& A_f,

@@ -27,7 +27,9 @@
 #include <thrust/count.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
 #include <thrust/scan.h>
+#include <thrust/transform.h>
 
 #include <string>
 
@@ -281,6 +283,50 @@ CudaAggregates mis2_aggregation(const CudaBackend&, const CudaStrength& strength
   return rethrow_as_error("MIS-2 aggregation on the GPU", [&] {
     auto aggregates = std::make_shared<const DeviceAggregates>(device_mis2_aggregation(strength.device->graph, seed));
     return CudaAggregates{aggregates, aggregates->count};
+  });
+}
+
+namespace {
+
+struct LeftOut {
+  __device__ Index operator()(Index id) const { return id == kNotAggregated ? 1 : 0; }
+};
+
+// The left-out nodes numbered after the MIS-2 aggregates in node order (the CPU's order): count + the
+// exclusive scan of the left-out flags.
+__global__ void number_left_out_kernel(Index nodes, Index count, const Index* __restrict__ order,
+                                       Index* __restrict__ id, Index* __restrict__ root) {
+  const std::int64_t node = setup_thread_node();
+  if (node >= nodes || id[node] != kNotAggregated) return;
+  id[node] = count + order[node];
+  root[count + order[node]] = static_cast<Index>(node);
+}
+
+}  // namespace
+
+void aggregate_left_out_nodes(const CudaBackend& backend, CudaAggregates& aggregates) {
+  rethrow_as_error("aggregating the left-out nodes on the GPU", [&] {
+    const DeviceAggregates& from = *aggregates.device;
+    const Index n = static_cast<Index>(from.id.size());
+    if (n == 0) return;
+    DeviceArray<Index> order(static_cast<std::size_t>(n));
+    thrust::transform(thrust::device, from.id.begin(), from.id.end(), order.begin(), LeftOut{});
+    const Index left_out = thrust::reduce(thrust::device, order.begin(), order.end(), Index{0});
+    backend.count_to_host(sizeof(Index));
+    if (left_out == 0) return;
+    thrust::exclusive_scan(thrust::device, order.begin(), order.end(), order.begin());
+    auto to = std::make_shared<DeviceAggregates>();
+    to->count = from.count + left_out;
+    to->id = from.id;
+    to->root = DeviceArray<Index>(static_cast<std::size_t>(to->count));
+    if (from.count > 0)
+      AMGSOLVE_CUDA_CHECK(cudaMemcpy(raw_data(to->root), raw_data(from.root), sizeof(Index) * from.count,
+                                     cudaMemcpyDeviceToDevice));
+    number_left_out_kernel<<<setup_blocks(n), kSetupBlock>>>(n, from.count, raw_data(order), raw_data(to->id),
+                                                             raw_data(to->root));
+    AMGSOLVE_CUDA_CHECK_LAUNCH();
+    const Index count = to->count;
+    aggregates = CudaAggregates{std::move(to), count};  // releases `from`
   });
 }
 

@@ -51,9 +51,11 @@ DeviceArray<std::uint8_t> device_mis2(const DeviceStrengthGraph& graph, std::uin
 DeviceAggregates device_mis2_aggregation(const DeviceStrengthGraph& graph, std::uint64_t seed);
 
 // tentative_prolongation (amg/tentative_prolongation.hpp) on the device: nodes x count, one entry per
-// aggregated node. The ids must lie in [0, count) or be kNotAggregated.
+// aggregated node, from the level's weights (null: all 1), summed into coarse_weights (count entries).
+// The ids must lie in [0, count) or be kNotAggregated.
 template <class Value>
-DeviceCsr<Value> device_tentative_prolongation(const DeviceAggregates& aggregates);
+DeviceCsr<Value> device_tentative_prolongation(const DeviceAggregates& aggregates, const double* weights,
+                                              double* coarse_weights);
 
 // ---- host <-> device copies of the graph and the aggregates
 

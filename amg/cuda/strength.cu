@@ -142,42 +142,59 @@ template Strength gpu_strength_of_connection(const CsrMatrix<float>&, double);
 
 namespace {
 
-struct CountKept {  // kept[i + 1] = entries of row i that are the diagonal or strong
-  const Offset* row_ptr;
-  const std::uint8_t* keep;
-  Offset* kept;
-  __device__ void operator()(Index i) const {
-    Offset count = 0;
-    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) count += keep[k];
-    kept[i + 1] = count;
-  }
-};
-
-// Row i of the filtered matrix: the kept entries, the weak ones lumped into the diagonal unless that would
-// leave less than half of a_ii (amg/strength.cpp, filtered_matrix: the same arithmetic in the same order).
+// Row i's weak entries lumped along B and whether the row is filtered (amg/strength.cpp, filtered_matrix:
+// the same arithmetic in the same order): a row whose lumping would leave less than half of a_ii keeps its
+// weak entries. The weak entries are weighted by B_j / B_i on the coarse levels (weights: B^2, null for B = 1).
 template <class Value>
-struct FillFiltered {
+struct RowFilter {
   const Offset* row_ptr;
   const Index* col;
   const Value* val;
   const std::uint8_t* keep;
+  const double* weights;
+  __device__ Value lumped(Index i) const {
+    Value sum = 0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      if (!keep[k])
+        sum += weights ? val[k] * static_cast<Value>(__ddiv_rn(__dsqrt_rn(weights[col[k]]), __dsqrt_rn(weights[i])))
+                       : val[k];
+    return sum;
+  }
+  __device__ bool filtered(Index i, Value lumped) const {
+    Value diagonal = 0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      if (col[k] == i) diagonal = val[k];
+    return diagonal + lumped >= Value(0.5) * diagonal;
+  }
+};
+
+template <class Value>
+struct CountKept {  // kept[i + 1] = entries of row i in the filtered matrix
+  RowFilter<Value> row;
+  Offset* kept;
+  __device__ void operator()(Index i) const {
+    const bool filtered = row.filtered(i, row.lumped(i));
+    Offset count = 0;
+    for (Offset k = row.row_ptr[i]; k < row.row_ptr[i + 1]; ++k) count += filtered ? row.keep[k] : 1;
+    kept[i + 1] = count;
+  }
+};
+
+template <class Value>
+struct FillFiltered {  // row i of the filtered matrix
+  RowFilter<Value> row;
   const Offset* f_row_ptr;
   Index* f_col;
   Value* f_val;
   __device__ void operator()(Index i) const {
+    const Value lumped = row.lumped(i);
+    const bool filtered = row.filtered(i, lumped);
     Offset out = f_row_ptr[i];
-    Value lumped = 0;
-    Offset diagonal_at = -1;
-    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-      if (!keep[k]) {
-        lumped += val[k];
-        continue;
-      }
-      if (col[k] == i) diagonal_at = out;
-      f_col[out] = col[k];
-      f_val[out++] = val[k];
+    for (Offset k = row.row_ptr[i]; k < row.row_ptr[i + 1]; ++k) {
+      if (filtered && !row.keep[k]) continue;
+      f_col[out] = row.col[k];
+      f_val[out++] = row.val[k] + (filtered && row.col[k] == i ? lumped : Value(0));
     }
-    if (diagonal_at >= 0 && f_val[diagonal_at] + lumped >= Value(0.5) * f_val[diagonal_at]) f_val[diagonal_at] += lumped;
   }
 };
 
@@ -193,7 +210,7 @@ CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<Va
 
 template <class Value>
 DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M,
-                                       const CudaStrength& strength) {
+                                       const CudaStrength& strength, const DeviceVector<double>& weights) {
   return rethrow_as_error("the filtered matrix on the GPU", [&] {
     const DeviceCsr<Value>& A = M.arrays();
     const cudaStream_t stream = backend.context().stream();
@@ -201,8 +218,9 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
     F.rows = A.rows;
     F.cols = A.cols;
     F.row_ptr = DeviceArray<Offset>(static_cast<std::size_t>(A.rows) + 1, Offset{0});
-    const std::uint8_t* keep = raw_data(strength.device->keep);
-    device::for_each_row(A.rows, CountKept{raw_data(A.row_ptr), keep, raw_data(F.row_ptr)}, stream);
+    const RowFilter<Value> row{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), raw_data(strength.device->keep),
+                               weights.size() == 0 ? nullptr : weights.data()};
+    device::for_each_row(A.rows, CountKept<Value>{row, raw_data(F.row_ptr)}, stream);
     thrust::inclusive_scan(thrust::cuda::par.on(stream), F.row_ptr.begin() + 1, F.row_ptr.end(), F.row_ptr.begin() + 1);
     Offset nnz = 0;
     AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(&nnz, raw_data(F.row_ptr) + A.rows, sizeof(Offset), cudaMemcpyDeviceToHost, stream));
@@ -211,8 +229,7 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
     F.col = DeviceArray<Index>(static_cast<std::size_t>(nnz));
     F.val = DeviceArray<Value>(static_cast<std::size_t>(nnz));
     device::for_each_row(A.rows,
-                         FillFiltered<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), keep,
-                                             raw_data(F.row_ptr), raw_data(F.col), raw_data(F.val)},
+                         FillFiltered<Value>{row, raw_data(F.row_ptr), raw_data(F.col), raw_data(F.val)},
                          stream);
     return DeviceCsrMatrix<Value>(std::move(F));
   });
@@ -221,7 +238,8 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
 template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<double>&, double);
 template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<float>&, double);
 template DeviceCsrMatrix<double> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<double>&,
-                                                 const CudaStrength&);
-template DeviceCsrMatrix<float> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<float>&, const CudaStrength&);
+                                                 const CudaStrength&, const DeviceVector<double>&);
+template DeviceCsrMatrix<float> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<float>&, const CudaStrength&,
+                                                const DeviceVector<double>&);
 
 }  // namespace amgsolve

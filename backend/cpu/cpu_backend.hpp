@@ -28,11 +28,13 @@ class CpuBackend {
   template <class V>
   using Csr = CsrMatrix<V>;     // what the setup builds: the same CSR
 
-  // The coarsest level's direct solve: the hierarchy's sparse LDL^T, applied where it is.
+  // The coarsest level's direct solve: the hierarchy's sparse LDL^T (which knows the nullspace of a
+  // singular matrix), applied where it is.
   template <class V>
   class CoarseSolve {
    public:
-    CoarseSolve(const CpuBackend&, const CsrMatrix<V>&, std::shared_ptr<const SparseLdlt<V>> factor)
+    CoarseSolve(const CpuBackend&, const CsrMatrix<V>&, std::shared_ptr<const SparseLdlt<V>> factor,
+                const amgsolve::Vector<double>& /*nullspace*/)
         : factor_(std::move(factor)) {}
     void solve(const Vector<V>& b, Vector<V>& x) const { factor_->solve(b, x); }
     std::uint64_t bytes() const { return 0; }  // counted with the hierarchy
@@ -105,6 +107,18 @@ class CpuBackend {
   template <class V>
   double norm2(const Vector<V>& v) const {
     return std::sqrt(dot(v, v));
+  }
+  // The sum of the entries, and v -= mean(v) (the constant nullspace of a singular matrix, amg/nullspace.hpp).
+  template <class V>
+  double sum(const Vector<V>& v) const {
+    return deterministic_sum<double>(static_cast<std::int64_t>(v.size()), [&](std::int64_t i) { return double(v[i]); });
+  }
+  template <class V>
+  void remove_mean(Vector<V>& v) const {
+    if (v.empty()) return;
+    const V mean = static_cast<V>(sum(v) / static_cast<double>(v.size()));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= mean;
   }
   // x += y
   template <class V>

@@ -26,6 +26,20 @@ struct DotTerm {
 };
 
 template <class V>
+struct Entry {
+  const V* v;
+  __device__ double operator()(Index i) const { return double(v[i]); }
+};
+
+template <class V>
+struct SubtractMean {  // v -= (the sum in the result slot) / n, on the device: no round trip to the host
+  V* v;
+  const double* total;
+  Index n;
+  __device__ void operator()(Index i) const { v[i] -= static_cast<V>(*total / n); }
+};
+
+template <class V>
 struct AddVector {  // x += y
   const V* y;
   V* x;
@@ -183,6 +197,21 @@ double CudaBackend::norm2(const DeviceVector<V>& v) const {
 }
 
 template <class V>
+double CudaBackend::sum(const DeviceVector<V>& v) const {
+  sum_rows(static_cast<Index>(v.size()), Entry<V>{v.data()}, StoreTotal{device_result_}, context_->reduction(),
+           context_->stream());
+  return read_result();
+}
+
+template <class V>
+void CudaBackend::remove_mean(DeviceVector<V>& v) const {
+  const Index n = static_cast<Index>(v.size());
+  if (n == 0) return;
+  sum_rows(n, Entry<V>{v.data()}, StoreTotal{device_result_}, context_->reduction(), context_->stream());
+  for_each_row(n, SubtractMean<V>{v.data(), device_result_, n}, context_->stream());
+}
+
+template <class V>
 void CudaBackend::add(const DeviceVector<V>& y, DeviceVector<V>& x) const {
   for_each_row(static_cast<Index>(x.size()), AddVector<V>{y.data(), x.data()}, context_->stream());
 }
@@ -282,6 +311,8 @@ void CudaBackend::CoarseSolve<V>::solve(const DeviceVector<V>& b, DeviceVector<V
   template void CudaBackend::copy(const DeviceVector<V>&, DeviceVector<V>&) const;                                   \
   template double CudaBackend::dot(const DeviceVector<V>&, const DeviceVector<V>&) const;                            \
   template double CudaBackend::norm2(const DeviceVector<V>&) const;                                                  \
+  template double CudaBackend::sum(const DeviceVector<V>&) const;                                                    \
+  template void CudaBackend::remove_mean(DeviceVector<V>&) const;                                                    \
   template void CudaBackend::add(const DeviceVector<V>&, DeviceVector<V>&) const;                                    \
   template void CudaBackend::xpby(const DeviceVector<V>&, V, DeviceVector<V>&) const;                                \
   template void CudaBackend::spmv(const DeviceMatrix<V>&, const DeviceVector<V>&, DeviceVector<V>&) const;           \

@@ -121,7 +121,8 @@ class CudaBackend {
   template <class V>
   class CoarseSolve {
    public:
-    CoarseSolve(const CudaBackend& backend, const CsrMatrix<V>& coarsest, std::shared_ptr<const SparseLdlt<V>> factor);
+    CoarseSolve(const CudaBackend& backend, const CsrMatrix<V>& coarsest, std::shared_ptr<const SparseLdlt<V>> factor,
+                const amgsolve::Vector<double>& nullspace);
     void solve(const DeviceVector<V>& b, DeviceVector<V>& x) const;
     std::uint64_t bytes() const { return sizeof(double) * inverse_.size(); }
 
@@ -189,6 +190,11 @@ class CudaBackend {
   double dot(const DeviceVector<V>& a, const DeviceVector<V>& b) const;
   template <class V>
   double norm2(const DeviceVector<V>& v) const;
+  // The sum of the entries, and v -= mean(v) (the constant nullspace of a singular matrix, amg/nullspace.hpp).
+  template <class V>
+  double sum(const DeviceVector<V>& v) const;
+  template <class V>
+  void remove_mean(DeviceVector<V>& v) const;
   template <class V>
   void add(const DeviceVector<V>& y, DeviceVector<V>& x) const;
   template <class V>

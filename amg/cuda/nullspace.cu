@@ -1,0 +1,62 @@
+// The zero-row-sum test of amg.nullspace: auto (amg/nullspace.hpp) on the cuda backend: one max-reduction
+// over the rows of |sum_j a_ij| / sum_j |a_ij|, each row summed in double in the CPU's order, the largest
+// taken exactly (ties to the lower row), so the result is the CPU's.
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/transform_reduce.h>
+#include <thrust/tuple.h>
+
+#include <cmath>
+
+#include "amg/cuda/device_setup.hpp"
+#include "backend/cuda/device_context.cuh"
+#include "common/error.hpp"
+#include "sparse/cuda/device_csr.cuh"
+
+namespace amgsolve {
+namespace {
+
+using RowAndSum = thrust::tuple<double, Index>;  // (relative row sum, row)
+
+template <class Value>
+struct RelativeRowSum {
+  const Offset* row_ptr;
+  const Value* val;
+  __device__ RowAndSum operator()(Index i) const {
+    double sum = 0.0, magnitude = 0.0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      sum += static_cast<double>(val[k]);
+      magnitude += fabs(static_cast<double>(val[k]));
+    }
+    return {magnitude > 0 ? fabs(sum) / magnitude : 0.0, i};
+  }
+};
+
+struct Larger {
+  __device__ RowAndSum operator()(const RowAndSum& a, const RowAndSum& b) const {
+    const double x = thrust::get<0>(a), y = thrust::get<0>(b);
+    if (x != y) return x > y ? a : b;
+    return thrust::get<1>(a) < thrust::get<1>(b) ? a : b;
+  }
+};
+
+}  // namespace
+
+template <class Value>
+RowSum largest_relative_row_sum(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M) {
+  const DeviceCsr<Value>& A = M.arrays();
+  if (A.rows == 0) return {};
+  const RowAndSum largest = rethrow_as_error("the row sums on the GPU", [&] {
+    return thrust::transform_reduce(thrust::cuda::par.on(backend.context().stream()),
+                                    thrust::counting_iterator<Index>(0), thrust::counting_iterator<Index>(A.rows),
+                                    RelativeRowSum<Value>{raw_data(A.row_ptr), raw_data(A.val)},
+                                    RowAndSum{-1.0, Index{-1}}, Larger{});
+  });
+  backend.count_to_host(sizeof(RowAndSum));
+  return {thrust::get<1>(largest), thrust::get<0>(largest)};
+}
+
+template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatrix<double>&);
+template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatrix<float>&);
+
+}  // namespace amgsolve

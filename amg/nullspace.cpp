@@ -1,0 +1,104 @@
+#include "amg/nullspace.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace amgsolve {
+
+template <class Value>
+RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
+  RowSum largest;
+  for (Index i = 0; i < A.rows; ++i) {
+    double sum = 0.0, magnitude = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      sum += static_cast<double>(A.val[k]);
+      magnitude += std::abs(static_cast<double>(A.val[k]));
+    }
+    const double relative = magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
+    if (largest.row < 0 || relative > largest.relative) largest = {i, relative};
+  }
+  return largest;
+}
+
+template RowSum largest_relative_row_sum(const CsrMatrix<double>&);
+template RowSum largest_relative_row_sum(const CsrMatrix<float>&);
+
+Index connected_components(const CsrMatrix<double>& A) {
+  // Union-find over the stored entries (either triangle suffices for a symmetric pattern; both are read).
+  std::vector<Index> parent(static_cast<std::size_t>(A.rows));
+  std::iota(parent.begin(), parent.end(), Index{0});
+  const auto find = [&](Index i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  Index components = A.rows;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const Index a = find(i), b = find(A.col[k]);
+      if (a == b) continue;
+      parent[std::max(a, b)] = std::min(a, b);
+      --components;
+    }
+  return components;
+}
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+}  // namespace
+
+NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice) {
+  if (choice == NullspaceChoice::none || A.rows == 0) return NullspaceChoice::none;
+  const RowSum row_sum = largest_relative_row_sum(A);
+  const bool zero_sums = row_sum.relative <= zero_row_sum_tolerance<double>();
+  if (choice == NullspaceChoice::constant && row_sum.relative > 1e-8)
+    throw InputError("amg.nullspace is constant, but row " + std::to_string(row_sum.row + 1) +
+                     " of the matrix sums to " + number(row_sum.relative) +
+                     " of its entries' magnitude: A 1 = 0 does not hold (use auto or none)");
+  if (choice == NullspaceChoice::automatic && !zero_sums) return NullspaceChoice::none;
+  const Index parts = connected_components(A);
+  if (parts > 1)
+    throw InputError("the matrix's rows sum to zero (a singular matrix with the constant in its nullspace) but its "
+                     "graph falls into " + std::to_string(parts) +
+                     " disconnected parts, each singular on its own: solve the parts separately");
+  return NullspaceChoice::constant;
+}
+
+void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what) {
+  if (n == 0 || norm == 0.0) return;
+  const double part = std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm);
+  if (part <= tolerance) return;
+  throw InputError(what + " is inconsistent with the singular matrix: A's rows sum to zero, so A x sums to zero for "
+                   "every x, but b sums to " + number(sum) + " (its constant part is " + number(part) +
+                   " of ||b||, above solver.tolerance " + number(tolerance) +
+                   "): make b sum to zero (subtract its mean), the only case in which A x = b has a solution");
+}
+
+void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what) {
+  double sum = 0.0, squares = 0.0;
+  for (double v : b) {
+    sum += v;
+    squares += v * v;
+  }
+  require_consistent_rhs(sum, std::sqrt(squares), b.size(), tolerance, what);
+}
+
+std::string to_string(NullspaceChoice choice) {
+  switch (choice) {
+    case NullspaceChoice::automatic: return "auto";
+    case NullspaceChoice::none: return "none";
+    case NullspaceChoice::constant: return "constant";
+  }
+  return "?";
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,60 @@
+#pragma once
+// The constant nullspace of a singular SPD-on-its-range matrix (amg.nullspace): a pure-Neumann Laplacian or
+// a graph Laplacian, whose rows sum to zero (A 1 = 0). Smoothed aggregation keeps the constant exactly on
+// every level (amg/tentative_prolongation.hpp), the coarsest solve is the pseudo-inverse on the range
+// (amg/coarse_factor.hpp), and the outer iteration keeps its vectors orthogonal to the constant and checks
+// that b is (amgsolve/solver.cpp): the setting of Kaasschieter, "Preconditioned conjugate gradients for
+// solving singular systems", J. Comput. Appl. Math. 24, 1988, where PCG converges for a consistent b.
+//
+// `auto` takes the nullspace to be constant when every row sums to zero to rounding, and only then; it
+// needs the matrix's graph to be connected (otherwise each part has its own constant, a nullspace of more
+// than one vector that this does not handle, and the solve refuses it).
+#include <limits>
+#include <string>
+
+#include "amg/params.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+class CpuBackend;
+
+// The row whose sum is largest relative to its entries, |sum_j a_ij| / sum_j |a_ij| (0 for an empty row).
+struct RowSum {
+  Index row = -1;
+  double relative = 0.0;
+};
+
+// Rows summing to zero within this relative amount (a few hundred roundings of the row's entries in the
+// matrix's precision) count as zero for amg.nullspace: auto.
+template <class Value>
+constexpr double zero_row_sum_tolerance() {
+  return 512 * std::numeric_limits<Value>::epsilon();
+}
+
+template <class Value>
+RowSum largest_relative_row_sum(const CsrMatrix<Value>& A);
+
+// Through the setup's backend (the cuda one in amg/cuda/device_setup.hpp).
+template <class Value>
+RowSum largest_relative_row_sum(const CpuBackend&, const CsrMatrix<Value>& A) {
+  return largest_relative_row_sum(A);
+}
+
+// Connected components of the matrix's graph (its pattern, taken as undirected).
+Index connected_components(const CsrMatrix<double>& A);
+
+// amg.nullspace for a host matrix in double, checked: `constant` on a matrix whose rows do not sum to zero,
+// or a singular matrix whose graph falls apart, is an InputError saying which row or how many parts.
+// Returns none or constant.
+NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice);
+
+// b's part along the constant, |sum b| / (sqrt(n) ||b||): no x brings the residual of a singular A (A 1 = 0)
+// below it. Above the solve's tolerance that is an InputError saying so (`what` names b's source).
+void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what);
+// The same from the host vector.
+void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what);
+
+std::string to_string(NullspaceChoice choice);
+
+}  // namespace amgsolve

@@ -1,0 +1,288 @@
+// Singular systems with the constant nullspace (amg.nullspace, amg/nullspace.hpp): the near-nullspace
+// carried through the tentative prolongators, the coarsest level's pseudo-inverse against Eigen's, the
+// detection and its refusals, and Neumann Poisson in 2D and 3D and a graph Laplacian solved in about as many
+// iterations as their nonsingular (Dirichlet, grounded) twins.
+#include <Eigen/QR>
+#include <cmath>
+
+#include "amg/hierarchy.hpp"
+#include "amg/mis2_aggregation.hpp"
+#include "amg/nullspace.hpp"
+#include "amg/strength.hpp"
+#include "amg/tentative_prolongation.hpp"
+#include "amgsolve/solver.hpp"
+#include "common/error.hpp"
+#include "problems/poisson.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/matrix_market.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+CsrMatrix<double> poisson(Stencil s, std::vector<std::int64_t> size, Boundary boundary) {
+  PoissonParams p;
+  p.stencil = s;
+  p.size = std::move(size);
+  p.boundary = boundary;
+  return poisson_matrix(p);
+}
+
+// The graph Laplacian D - W of a matrix's pattern (weights seeded in [1, 2)), symmetric with zero row sums.
+CsrMatrix<double> graph_laplacian(const CsrMatrix<double>& pattern, std::uint64_t seed) {
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < pattern.rows; ++i)
+    for (Offset k = pattern.row_begin(i); k < pattern.row_end(i); ++k) {
+      const Index j = pattern.col[k];
+      if (j >= i) continue;  // each edge once, from its lower end
+      const double w = 1.0 + seeded_uniform(seed, static_cast<std::uint64_t>(i) * pattern.rows + j);
+      t.push_back({i, j, -w});
+      t.push_back({j, i, -w});
+      t.push_back({i, i, w});
+      t.push_back({j, j, w});
+    }
+  return csr_from_triplets(pattern.rows, pattern.cols, std::move(t));
+}
+
+// b = A u for a seeded u: consistent with any nullspace of A.
+Vector<double> consistent_rhs(const CsrMatrix<double>& A, std::uint64_t seed) {
+  Vector<double> u(static_cast<std::size_t>(A.rows)), b;
+  for (Index i = 0; i < A.rows; ++i) u[i] = seeded_uniform(seed, i) - 0.5;
+  spmv(A, u, b);
+  return b;
+}
+
+double mean(const Vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// ---- the near-nullspace through the tentative prolongator
+
+TEST(TentativeProlongation, CarriesTheNearNullspaceVectorExactly) {
+  const CsrMatrix<double> A = poisson(Stencil::p5, {23, 17}, Boundary::dirichlet);
+  const Aggregates agg = mis2_aggregation(strength_of_connection(A, 0.02).graph, 1);
+  // Weights B^2 as a coarse level holds them: integers, the finest points per node.
+  Vector<double> w(static_cast<std::size_t>(A.rows)), wc;
+  for (Index i = 0; i < A.rows; ++i) w[i] = 1 + static_cast<double>(seeded_hash(5, i) % 30);
+  const CsrMatrix<double> T = tentative_prolongation<double>(agg, w, wc);
+  ASSERT_EQ(wc.size(), static_cast<std::size_t>(agg.count));
+  const Eigen::MatrixXd Td = test::to_dense(T);
+  EXPECT_LE((Td.transpose() * Td - Eigen::MatrixXd::Identity(agg.count, agg.count)).cwiseAbs().maxCoeff(), 1e-14);
+  // T B^c = B on every aggregated node, with B = sqrt(w), B^c = sqrt(w^c).
+  Eigen::VectorXd B(A.rows), Bc(agg.count);
+  for (Index i = 0; i < A.rows; ++i) B[i] = std::sqrt(w[i]);
+  for (Index j = 0; j < agg.count; ++j) Bc[j] = std::sqrt(wc[j]);
+  const Eigen::VectorXd TBc = Td * Bc;
+  for (Index i = 0; i < A.rows; ++i)
+    if (agg.id[i] != kNotAggregated) {
+      EXPECT_NEAR(TBc[i], B[i], 1e-13 * B[i]) << i;
+    }
+  // The finest level's form (w = 1) is 1 / sqrt(|aggregate|), bit for bit.
+  const CsrMatrix<double> T1 = tentative_prolongation<double>(agg);
+  std::vector<int> size(static_cast<std::size_t>(agg.count), 0);
+  for (Index id : agg.id)
+    if (id != kNotAggregated) ++size[id];
+  for (Index i = 0; i < A.rows; ++i)
+    if (agg.id[i] != kNotAggregated) {
+      EXPECT_EQ(T1.val[T1.row_begin(i)], 1.0 / std::sqrt(double(size[agg.id[i]])));
+    }
+}
+
+TEST(Hierarchy, NeumannKeepsTheConstantOnEveryLevel) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {24, 22, 20}, Boundary::neumann));
+  AmgParams params;
+  params.coarse_size = 40;
+  // A threshold that leaves half the nodes of level 1 without strong couplings: they become aggregates of
+  // their own (MIS-2 leaves them out), and the weak entries are lumped along B.
+  params.strength_threshold = 0.1;
+  const AmgHierarchy<double> amg(A, params);
+  ASSERT_GE(amg.levels(), 3u);
+  EXPECT_TRUE(amg.singular());
+  // The coarsest matrix annihilates the nullspace carried down: P_0 ... P_(L-1) B_L = 1 on the finest level.
+  const CsrMatrix<double>& coarsest = *amg.coarsest_on_host();
+  const Vector<double>& B = amg.coarse_nullspace();
+  ASSERT_EQ(B.size(), static_cast<std::size_t>(coarsest.rows));
+  Vector<double> AB;
+  spmv(coarsest, B, AB);
+  double ab = 0, b2 = 0, a2 = 0;
+  for (std::size_t i = 0; i < B.size(); ++i) {
+    ab += AB[i] * AB[i];
+    b2 += B[i] * B[i];
+  }
+  for (double v : coarsest.val) a2 += v * v;
+  EXPECT_LE(std::sqrt(ab), 1e-12 * std::sqrt(a2 * b2));
+  Vector<double> v = B;
+  for (std::size_t l = amg.levels() - 1; l-- > 0;) {
+    Vector<double> fine;
+    spmv(amg.prolongator(l), v, fine);
+    v = std::move(fine);
+  }
+  for (double x : v) EXPECT_NEAR(x, 1.0, 1e-12);
+  // The Dirichlet twin is not singular.
+  const auto D = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {24, 22, 20}, Boundary::dirichlet));
+  EXPECT_FALSE(AmgHierarchy<double>(D, params).singular());
+}
+
+// ---- the coarsest level's pseudo-inverse
+
+TEST(SparseLdlt, SingularSolveIsThePseudoInverse) {
+  const CsrMatrix<double> L = graph_laplacian(test::random_sparse(60, 60, 0.08, 3), 4);
+  ASSERT_EQ(connected_components(L), 1);
+  const Vector<double> ones(static_cast<std::size_t>(L.rows), 1.0);
+  const Eigen::MatrixXd pinv = test::to_dense(L).completeOrthogonalDecomposition().pseudoInverse();
+  Vector<double> b(static_cast<std::size_t>(L.rows)), x;
+  for (Index i = 0; i < L.rows; ++i) b[i] = seeded_uniform(9, i);  // inconsistent: the solve projects it
+  const SparseLdlt<double> ldlt(L, ones);
+  EXPECT_TRUE(ldlt.singular());
+  ldlt.solve(b, x);
+  const Eigen::VectorXd expected = pinv * Eigen::Map<const Eigen::VectorXd>(b.data(), L.rows);
+  for (Index i = 0; i < L.rows; ++i) EXPECT_NEAR(x[i], expected[i], 1e-10 * expected.norm()) << i;
+  // The dense form (the cuda backend's) is the same matrix.
+  const Vector<double> dense = dense_inverse(L, ones);
+  const Eigen::Map<const Eigen::MatrixXd> M(dense.data(), L.rows, L.rows);
+  EXPECT_LE((M - pinv).cwiseAbs().maxCoeff(), 1e-10 * pinv.cwiseAbs().maxCoeff());
+  EXPECT_EQ(M, M.transpose());
+  // Without a nullspace the singular matrix is refused as not positive definite.
+  EXPECT_THROW(SparseLdlt<double>{L}, NumericalError);
+}
+
+TEST(SparseLdlt, DenseInverseOfANonsingularMatrixIsItsInverse) {
+  const CsrMatrix<double> A = poisson(Stencil::p5, {9, 7}, Boundary::dirichlet);
+  const Vector<double> dense = dense_inverse(A);
+  const Eigen::Map<const Eigen::MatrixXd> M(dense.data(), A.rows, A.rows);
+  EXPECT_LE((M * test::to_dense(A) - Eigen::MatrixXd::Identity(A.rows, A.rows)).cwiseAbs().maxCoeff(), 1e-12);
+}
+
+// ---- detection and refusals
+
+TEST(Nullspace, DetectedExactlyWhereRowsSumToZero) {
+  for (const Stencil s : {Stencil::p5, Stencil::p9}) {
+    EXPECT_EQ(resolve_nullspace(poisson(s, {12, 9}, Boundary::neumann), NullspaceChoice::automatic),
+              NullspaceChoice::constant);
+    EXPECT_EQ(resolve_nullspace(poisson(s, {12, 9}, Boundary::dirichlet), NullspaceChoice::automatic),
+              NullspaceChoice::none);
+  }
+  for (const Stencil s : {Stencil::p7, Stencil::p27})
+    EXPECT_EQ(resolve_nullspace(poisson(s, {6, 5, 4}, Boundary::neumann), NullspaceChoice::automatic),
+              NullspaceChoice::constant);
+  // none is taken at its word.
+  EXPECT_EQ(resolve_nullspace(poisson(Stencil::p5, {12, 9}, Boundary::neumann), NullspaceChoice::none),
+            NullspaceChoice::none);
+}
+
+TEST(Nullspace, DeclaredConstantThatDoesNotHoldNamesTheRow) {
+  try {
+    (void)resolve_nullspace(poisson(Stencil::p5, {12, 9}, Boundary::dirichlet), NullspaceChoice::constant);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 1 of the matrix sums to"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Nullspace, DisconnectedSingularMatrixIsRefusedBeforeTheSetup) {
+  // Two Neumann grids side by side: a nullspace of two vectors.
+  const CsrMatrix<double> one = poisson(Stencil::p5, {10, 10}, Boundary::neumann);
+  std::vector<Triplet<double>> t;
+  for (Index part = 0; part < 2; ++part)
+    for (Index i = 0; i < one.rows; ++i)
+      for (Offset k = one.row_begin(i); k < one.row_end(i); ++k)
+        t.push_back({part * one.rows + i, part * one.rows + one.col[k], one.val[k]});
+  const auto two = std::make_shared<const CsrMatrix<double>>(csr_from_triplets(2 * one.rows, 2 * one.rows, std::move(t)));
+  EXPECT_EQ(connected_components(*two), 2);
+  try {
+    Solver solver(two, Parameters{});
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 disconnected parts"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Nullspace, InconsistentRightHandSideIsAClearError) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {40, 30}, Boundary::neumann));
+  const Solver solver(A, Parameters{});
+  EXPECT_EQ(solver.setup().nullspace, "constant");
+  const Vector<double> ones(static_cast<std::size_t>(A->rows), 1.0);
+  Vector<double> x;
+  try {
+    (void)solver.solve(ones, x);
+    FAIL() << "solved";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("inconsistent with the singular matrix"), std::string::npos) << e.what();
+  }
+  // A part below the tolerance is removed, not refused: b + 1e-12 * 1.
+  Vector<double> b = consistent_rhs(*A, 3);
+  for (double& v : b) v += 1e-12;
+  const SolveResult r = solver.solve(b, x);
+  EXPECT_TRUE(r.converged);
+}
+
+// ---- singular problems against their nonsingular twins
+
+struct Twins {
+  std::string name;
+  std::shared_ptr<const CsrMatrix<double>> singular, twin;
+};
+
+// Solves both with the defaults; the singular one must converge to a true solution of least norm in about
+// as many iterations as the twin.
+void expect_like_the_twin(const Twins& t, Precision precision) {
+  SCOPED_TRACE(t.name + (precision == Precision::mixed ? " (mixed)" : ""));
+  Parameters params;
+  params.solver.precision = precision;
+  params.solver.tolerance = 1e-9;
+  const Vector<double> b = consistent_rhs(*t.singular, 11);
+  Vector<double> x, y;
+  const Solver singular(t.singular, params);
+  ASSERT_EQ(singular.setup().nullspace, "constant");
+  const SolveResult r = singular.solve(b, x);
+  ASSERT_TRUE(r.converged) << r.iterations;
+  const Solver twin(t.twin, params);
+  EXPECT_EQ(twin.setup().nullspace, "none");
+  const SolveResult r_twin = twin.solve(consistent_rhs(*t.twin, 11), y);
+  ASSERT_TRUE(r_twin.converged);
+  EXPECT_LE(r.iterations, r_twin.iterations + r_twin.iterations / 4 + 2) << "twin: " << r_twin.iterations;
+  // A x = b (independently of the solver's bookkeeping) and x has zero mean.
+  Vector<double> Ax;
+  spmv(*t.singular, x, Ax);
+  double res = 0, bb = 0, xx = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    res += (b[i] - Ax[i]) * (b[i] - Ax[i]);
+    bb += b[i] * b[i];
+    xx += x[i] * x[i];
+  }
+  EXPECT_LE(std::sqrt(res / bb), 1.01e-9);
+  EXPECT_LE(std::abs(mean(x)) * std::sqrt(double(x.size())), 1e-12 * std::sqrt(xx));
+}
+
+TEST(NeumannPoisson, TwoAndThreeDimensionsConvergeLikeTheirDirichletTwins) {
+  const std::vector<Twins> problems = {
+      {"5pt 200x180", std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {200, 180}, Boundary::neumann)),
+       std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {200, 180}, Boundary::dirichlet))},
+      {"7pt 40x36x32",
+       std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {40, 36, 32}, Boundary::neumann)),
+       std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {40, 36, 32}, Boundary::dirichlet))},
+      {"27pt 24^3", std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p27, {24, 24, 24}, Boundary::neumann)),
+       std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p27, {24, 24, 24}, Boundary::dirichlet))},
+  };
+  for (const Twins& t : problems) expect_like_the_twin(t, Precision::double_precision);
+  expect_like_the_twin(problems[1], Precision::mixed);
+}
+
+TEST(GraphLaplacian, MatrixMarketMeshGraphConvergesLikeItsGroundedTwin) {
+  AMGSOLVE_REQUIRE_SHARED_MATRIX(path, "jagmesh7");
+  const CsrMatrix<double> L = graph_laplacian(read_matrix_market(path, PatternValues::ones), 17);
+  ASSERT_EQ(connected_components(L), 1);
+  // The grounded twin: node 0 tied to ground through one more edge of weight 1, nonsingular.
+  CsrMatrix<double> grounded = L;
+  for (Offset k = grounded.row_begin(0); k < grounded.row_end(0); ++k)
+    if (grounded.col[k] == 0) grounded.val[k] += 1.0;
+  expect_like_the_twin({"jagmesh7 Laplacian", std::make_shared<const CsrMatrix<double>>(L),
+                        std::make_shared<const CsrMatrix<double>>(std::move(grounded))},
+                       Precision::double_precision);
+}
+
+}  // namespace
+}  // namespace amgsolve
