@@ -1,5 +1,6 @@
 #include "config/config.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -58,6 +59,50 @@ std::string suggestion_for(const std::string& path) {
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
+// Where each document of a YAML text starts (the event parser's view, no tree built).
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// The first YAML document of `text`; an error for a second one. Not YAML::LoadAll: in yaml-cpp 0.7 (Debian
+// 12's) it loops forever, allocating, on some malformed input such as a lone ',' (jbeder/yaml-cpp#1040,
+// fixed in 0.8 by #1319; found by fuzz/config.cpp): its parser keeps reporting empty documents without
+// consuming anything. Here at most two documents are asked for, and a second that starts where the first
+// did is that malformed input.
+YAML::Node load_single_document(const std::string& text, const std::string& name) {
+  const auto malformed = [&](const YAML::Mark& mark, const std::string& message) {
+    return InputError(name + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) +
+                      ": malformed YAML: " + message);
+  };
+  YAML::Node root;
+  DocumentStarts documents;
+  try {
+    root = YAML::Load(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    for (int d = 0; d < 2 && parser.HandleNextDocument(documents); ++d) {
+    }
+  } catch (const YAML::Exception& e) {
+    throw malformed(e.mark, e.msg);
+  }
+  if (documents.starts.size() < 2) return root;
+  const YAML::Mark& second = documents.starts[1];
+  if (second.pos <= documents.starts[0].pos) throw malformed(second, "text the parser cannot read");
+  throw InputError(name + ":" + std::to_string(second.line + 1) +
+                   ": a second YAML document: a config file holds one (remove the '---' and what follows, or merge "
+                   "it into the first)");
+}
+
 // The YAML tree of one run plus where each value came from, for error messages.
 class Document {
  public:
@@ -65,17 +110,7 @@ class Document {
     if (const auto nul = text.find('\0'); nul != std::string::npos)
       throw InputError(name_ + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + nul, '\n')) +
                        ": the file contains NUL bytes: it is not a YAML text file");
-    std::vector<YAML::Node> documents;
-    try {
-      documents = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-      throw InputError(name_ + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                       ": malformed YAML: " + e.msg);
-    }
-    if (documents.size() > 1)
-      throw InputError(where_node(documents[1]) + "a second YAML document: a config file holds one (remove the "
-                       "'---' and what follows, or merge it into the first)");
-    if (!documents.empty()) root_ = documents.front();
+    root_ = load_single_document(text, name_);
     if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }

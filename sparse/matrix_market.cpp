@@ -48,10 +48,15 @@ std::string read_matrix_file(const std::string& path) {
 // Line-oriented cursor over the whole file held in memory; every error names path:line.
 class MatrixMarketScanner {
  public:
-  explicit MatrixMarketScanner(std::string path) : path_(std::move(path)), text_(read_matrix_file(path_)) {
+  // name: the file the text came from, for messages.
+  MatrixMarketScanner(std::string name, std::string_view text) : path_(std::move(name)), text_(text) {
     // A UTF-8 byte-order mark (some editors write one) is not part of the banner.
     if (text_.rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
   }
+
+  // Entries the rest of the text can hold at most (one takes at least "1 1\n"): what a header may claim
+  // is not reserved beyond that.
+  Offset max_entries_left() const { return static_cast<Offset>((text_.size() - std::min(pos_, text_.size())) / 4 + 1); }
 
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError(path_ + ":" + std::to_string(line_no_) + ": " + message);
@@ -83,7 +88,7 @@ class MatrixMarketScanner {
 
  private:
   std::string path_;
-  std::string text_;
+  std::string_view text_;
   std::size_t pos_ = 0;
   long line_no_ = 0;
 };
@@ -189,12 +194,24 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
 }  // namespace
 
 MatrixMarketHeader read_matrix_market_header(const std::string& path) {
-  MatrixMarketScanner scan(path);
+  return parse_matrix_market_header(read_matrix_file(path), path);
+}
+
+MatrixMarketHeader parse_matrix_market_header(std::string_view text, const std::string& name) {
+  MatrixMarketScanner scan(name, text);
   return parse_header(scan);
 }
 
 CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern) {
-  MatrixMarketScanner scan(path);
+  return parse_matrix_market(read_matrix_file(path), path, pattern);
+}
+
+Vector<double> read_matrix_market_vector(const std::string& path) {
+  return parse_matrix_market_vector(read_matrix_file(path), path);
+}
+
+CsrMatrix<double> parse_matrix_market(std::string_view text, const std::string& path, PatternValues pattern) {
+  MatrixMarketScanner scan(path, text);
   const MatrixMarketHeader h = parse_header(scan);
   require_real(h, scan, pattern);
   const bool ones = h.field == "pattern";
@@ -203,7 +220,8 @@ CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues patt
   const bool symmetric = h.symmetry != "general";
   const double mirror_sign = h.symmetry == "skew-symmetric" ? -1.0 : 1.0;
   std::vector<Triplet<double>> triplets;
-  triplets.reserve(static_cast<std::size_t>(symmetric ? 2 * h.entries : h.entries));
+  const Offset expected = std::min(h.entries, scan.max_entries_left());
+  triplets.reserve(static_cast<std::size_t>(symmetric ? 2 * expected : expected));
   std::string_view line;
   for (Offset e = 0; e < h.entries; ++e) {
     if (!scan.next_data_line(line))
@@ -231,8 +249,8 @@ CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues patt
   return A;
 }
 
-Vector<double> read_matrix_market_vector(const std::string& path) {
-  MatrixMarketScanner scan(path);
+Vector<double> parse_matrix_market_vector(std::string_view text, const std::string& path) {
+  MatrixMarketScanner scan(path, text);
   const MatrixMarketHeader h = parse_header(scan);
   require_real(h, scan);
   if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));

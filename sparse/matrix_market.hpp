@@ -2,6 +2,7 @@
 // Matrix Market (https://math.nist.gov/MatrixMarket/formats.html) reader and writer.
 // Errors name the file and line ("A.mtx:17: column index 9 out of range 1..8") and throw InputError.
 #include <string>
+#include <string_view>
 
 #include "sparse/csr.hpp"
 
@@ -31,6 +32,13 @@ CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues patt
 
 // Reads a vector: an n x 1 array or coordinate matrix (missing coordinate entries are 0).
 Vector<double> read_matrix_market_vector(const std::string& path);
+
+// The same from text in memory (what the readers do after reading the file, gzip-compressed or not);
+// `name` stands for the file in messages.
+MatrixMarketHeader parse_matrix_market_header(std::string_view text, const std::string& name);
+CsrMatrix<double> parse_matrix_market(std::string_view text, const std::string& name,
+                                      PatternValues pattern = PatternValues::reject);
+Vector<double> parse_matrix_market_vector(std::string_view text, const std::string& name);
 
 // Writes A as "coordinate real general" (or the lower triangle as "symmetric" when asked).
 void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric = false);

@@ -10,7 +10,9 @@
 // GCC 12's AVX-512 min/max/permute intrinsics start from _mm512_undefined_epi32(), which it then
 // reports as "(may be) used uninitialized" (GCC bug 105593, fixed in GCC 13): silence that false positive.
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // a GCC warning clang does not know
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #endif
@@ -43,10 +45,15 @@ std::int32_t sum_sorted_keys(const std::uint32_t* keys, std::size_t n, const Col
 }
 
 #if defined(__x86_64__)
-// Everything up to the matching pop_options is compiled for AVX-512F and BW (16-bit lanes) and only
-// called when the CPU has both (every AVX-512 CPU but the Xeon Phi).
+// Everything up to the matching pop is compiled for AVX-512F and BW (16-bit lanes) and only called when
+// the CPU has both (every AVX-512 CPU but the Xeon Phi). GCC takes a target pragma; clang ignores it and
+// takes the same target as an attribute on every function of the region.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw")
+#endif
 
 // The AVX-512 operations of one key width: 8 lanes of 64 bits, 16 of 32 or 32 of 16 per register.
 template <class Key>
@@ -557,7 +564,11 @@ std::int32_t two_by_size(const ColumnValue<double>* items_a, std::size_t n_a, st
   return accumulate_two_registers<2, 2, kNarrow>(items_a, n_a, base_a, items_b, n_b, base_b, out_col, out_val);
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 // Up to this many keys std::sort (an insertion sort there) beats the smallest network.

@@ -158,6 +158,14 @@ RunResult run_matrix(const ScratchDir& dir, const std::string& matrix, std::vect
 
 const std::set<std::string> kMatrixInputs = {"cfg.yaml", "A.mtx"};
 
+// The Matrix Market text of an n x 1 array.
+std::string array_vector(const std::vector<double>& values) {
+  std::ostringstream b;
+  b << "%%MatrixMarket matrix array real general\n" << values.size() << " 1\n";
+  for (double v : values) b << v << "\n";
+  return b.str();
+}
+
 // 1D Laplacian tridiag(-1, 2, -1) of order n in symmetric coordinate format (lower triangle).
 std::string laplacian_1d(int n) {
   std::ostringstream m;
@@ -845,10 +853,7 @@ TEST(Cli, MatrixMarketRightHandSideFile) {
   ScratchDir dir;
   const int n = 20;
   write_text(dir, "A.mtx", laplacian_1d(n));
-  std::ostringstream b;
-  b << "%%MatrixMarket matrix array real general\n" << n << " 1\n";
-  for (int i = 0; i < n; ++i) b << "2\n";
-  write_text(dir, "b.mtx", b.str());
+  write_text(dir, "b.mtx", array_vector(std::vector<double>(n, 2.0)));
   const std::string cfg = write_text(
       dir, "cfg.yaml",
       "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("b.mtx") + "\n");
@@ -895,10 +900,9 @@ TEST(Cli, SingularMatrixWithZeroSumRightHandSideIsSolvedOnItsRange) {
   ScratchDir dir;
   const int n = 60;
   write_text(dir, "A.mtx", neumann_laplacian_1d(n));
-  std::ostringstream b;
-  b << "%%MatrixMarket matrix array real general\n" << n << " 1\n";
-  for (int i = 1; i <= n; ++i) b << (i - 0.5 * (n + 1)) << "\n";  // sums to zero exactly
-  write_text(dir, "b.mtx", b.str());
+  std::vector<double> b(n);
+  for (int i = 1; i <= n; ++i) b[i - 1] = i - 0.5 * (n + 1);  // sums to zero exactly
+  write_text(dir, "b.mtx", array_vector(b));
   const std::string cfg = write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n");
   const RunResult r = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "amg.coarse_size=10", "--set",
                                 "output.solution=" + dir.file("x.mtx")});

@@ -242,7 +242,11 @@ TEST(Config, ShippedConfigsLoad) {
     SCOPED_TRACE(entry.path().string());
     EXPECT_NO_THROW((void)load_config(entry.path().string()));
     // amg.spgemm left to the backend's default, so that --set backend=cuda runs the config as it is.
-    EXPECT_FALSE(std::regex_search(read_text(entry.path().string()), std::regex("\\n *spgemm:")));
+    std::istringstream lines(read_text(entry.path().string()));
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t start = line.find_first_not_of(' ');
+      EXPECT_FALSE(start != std::string::npos && line.compare(start, 7, "spgemm:") == 0) << line;
+    }
     ++count;
   }
   EXPECT_GT(count, 0);
@@ -705,10 +709,20 @@ TEST(ConfigReview, DuplicateKeysNameBothLines) {
 TEST(ConfigReview, SecondDocumentAndNulBytesAreErrors) {
   const std::string two = config_error("solver:\n  tolerance: 1e-6\n---\nsolver:\n  tolerance: 1e-9\n");
   EXPECT_NE(two.find("a second YAML document"), std::string::npos) << two;
+  EXPECT_EQ(two.rfind("cfg.yaml:3:", 0), 0u) << two;
   const std::string nul = config_error(std::string("solver:\n  tolerance: 1e-6\n\0\0\0", 30));
   EXPECT_NE(nul.find("cfg.yaml:3:"), std::string::npos) << nul;
   EXPECT_NE(nul.find("NUL bytes"), std::string::npos) << nul;
   EXPECT_NE(config_error(std::string(16, '\0')).find("NUL bytes"), std::string::npos);
+}
+
+// Found by fuzz/config.cpp: yaml-cpp 0.7's LoadAll loops forever, allocating, on these.
+TEST(ConfigReview, InputsThatHungTheYamlParserAreMalformedYaml) {
+  for (const char* text : {",", ",moutput.:", "- !+(.,.)", "solver:\n  tolerance: 1e-6\n,\n"}) {
+    const std::string e = config_error(text);
+    EXPECT_NE(e.find("cfg.yaml:"), std::string::npos) << text << ": " << e;
+    EXPECT_NE(e.find("malformed YAML"), std::string::npos) << text << ": " << e;
+  }
 }
 
 TEST(ConfigReview, EmptyKeyNameInSetNamesTheArgument) {
