@@ -8,7 +8,7 @@
 // With equal pre- and post-smoothing and symmetric smoothers it is a symmetric positive definite
 // preconditioner. The levels come from the backend's Hierarchy; the backend multiplies them where they are
 // (the cpu backend shares the hierarchy's CSR matrices, the cuda backend converts them on the device to
-// `format`).
+// `format`, the mpi backend keeps each rank's rows).
 #include <memory>
 #include <vector>
 
@@ -26,8 +26,10 @@ class Vcycle {
   using Mat = typename Backend::template Matrix<V>;
 
   // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
-  // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
-  Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+  // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own. The hierarchy
+  // was built on the backend's SetupBackend (the backend itself, or the local one of the distributed layer).
+  template <class SetupBackend>
+  Vcycle(const Backend& backend, const Hierarchy<SetupBackend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
          std::shared_ptr<const Mat> fine = nullptr)
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;

@@ -16,12 +16,18 @@
 #include "amg/cuda/device_setup.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #endif
+#ifdef AMGSOLVE_WITH_MPI
+#include "backend/mpi/mpi_backend.hpp"
+#endif
 
 namespace amgsolve {
 
 static_assert(Backend<CpuBackend>);
 #ifdef AMGSOLVE_WITH_CUDA
 static_assert(Backend<CudaBackend>);
+#endif
+#ifdef AMGSOLVE_WITH_MPI
+static_assert(Backend<MpiBackend>);
 #endif
 
 struct Solver::Impl {
@@ -32,6 +38,17 @@ struct Solver::Impl {
 };
 
 namespace {
+
+// The backend that builds the hierarchy: the backend itself, or the local one under a distributed layer.
+template <class B>
+const auto& setup_backend_of(const B& backend) {
+  if constexpr (requires { typename B::SetupBackend; })
+    return backend.setup_backend();
+  else
+    return backend;
+}
+template <class B>
+using SetupBackendOf = std::remove_cvref_t<decltype(setup_backend_of(std::declval<const B&>()))>;
 
 // SpMVs a V-cycle makes on each level (smoothing and the residual; none on the coarsest, solved directly),
 // the weights of the formats' cost model.
@@ -90,14 +107,15 @@ class SolverOn final : public Solver::Impl {
  public:
   template <class V>
   using Vec = typename Backend::template Vector<V>;
+  using Setup = SetupBackendOf<Backend>;
 
   SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
       : setup_timer_(),
         params_(params.solver),
-        A_csr_(backend_.csr(std::move(A))),
-        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
+        A_csr_(setup().csr(std::move(A))),
+        hierarchy_(setup(), in_cycle_precision<CycleValue>(setup(), A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
-    const SpmvFormat format = choose_format(backend_, hierarchy_, params.solver.spmv_format, summary);
+    const SpmvFormat format = choose_format(setup(), hierarchy_, params.solver.spmv_format, summary);
     A_ = backend_.matrix(A_csr_, format);
     std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
     if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
@@ -109,6 +127,7 @@ class SolverOn final : public Solver::Impl {
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
     Timer timer;
     const TransferCounts before = backend_.transfers();
+    const CommunicationStats communicated_before = communication();
     Vec<double> b_on = backend_.upload(b);
     const bool singular = hierarchy_.singular();
     if (singular) {
@@ -139,10 +158,19 @@ class SolverOn final : public Solver::Impl {
     backend_.download(x_on, x);
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
+    result.communication = communication() - communicated_before;
     return result;
   }
 
  private:
+  const Setup& setup() const { return setup_backend_of(backend_); }
+  CommunicationStats communication() const {
+    if constexpr (requires { backend_.comm(); })
+      return backend_.comm().stats();
+    else
+      return {};
+  }
+
   void fill_summary(double seconds) {
     summary.backend = Backend::kind;
     summary.nullspace = to_string(hierarchy_.params().nullspace);
@@ -156,13 +184,15 @@ class SolverOn final : public Solver::Impl {
     summary.backend_bytes = cycle_->bytes();
     if constexpr (!std::is_same_v<CycleValue, double>) summary.backend_bytes += backend_.bytes(*A_);
     summary.transfers = backend_.transfers();
+    summary.local_rows = A_->rows;
+    if constexpr (requires { backend_.comm(); }) summary.ranks = backend_.comm().size();
   }
 
   Timer setup_timer_;  // first: the setup's time includes the float copy and the uploads
   SolverParams params_;
   Backend backend_;  // before what it holds: destroyed last
-  std::shared_ptr<const typename Backend::template Csr<double>> A_csr_;  // A where the backend keeps data
-  Hierarchy<Backend, CycleValue> hierarchy_;
+  std::shared_ptr<const typename Setup::template Csr<double>> A_csr_;  // A where the setup keeps data
+  Hierarchy<Setup, CycleValue> hierarchy_;
   std::shared_ptr<const typename Backend::template Matrix<double>> A_;
   std::unique_ptr<Vcycle<Backend, CycleValue>> cycle_;
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
@@ -184,7 +214,17 @@ Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& par
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
   Parameters resolved = params;
   resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
-  switch (resolve_backend(params.backend)) {
+  const BackendKind kind = resolve_backend(params.backend);
+#ifdef AMGSOLVE_WITH_MPI
+  if (params.distribute && running_on_several_ranks()) {
+    if (kind != BackendKind::cpu)
+      throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
+                       "or use backend: cpu on several");
+    impl_ = make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
+    return;
+  }
+#endif
+  switch (kind) {
     case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), resolved, callbacks); break;
     case BackendKind::cuda:
 #ifdef AMGSOLVE_WITH_CUDA

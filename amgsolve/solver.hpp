@@ -29,6 +29,10 @@ struct Parameters {
   BackendChoice backend = BackendChoice::cpu;  // where the setup and the solve run (`backend`)
   AmgParams amg;                               // amg.*
   SolverParams solver;                         // solver.*
+  // Under several MPI ranks (a build with MPI, MPI initialised): true, the ranks solve the one system
+  // together, each holding its block of rows (every rank passes the same A and b); false, each rank
+  // solves its own system alone.
+  bool distribute = true;
 };
 
 // Optional hooks into the setup: progress as each level is built, and every SpGEMM product (level, "prolongator"
@@ -42,6 +46,8 @@ struct SetupCallbacks {
 // What the setup built and what it cost.
 struct SetupSummary {
   BackendKind backend = BackendKind::cpu;
+  int ranks = 1;  // MPI ranks the solve is distributed over (the setup is replicated on each)
+  Index local_rows = 0;  // this rank's rows of the finest level
   std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
   std::vector<LevelInfo> levels;
   double seconds = 0.0;

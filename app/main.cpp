@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <new>
 
+#include "app/ranks.hpp"
 #include "app/run.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "config/schema.hpp"
 
 int main(int argc, char** argv) {
+  const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
   amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
   amgsolve::RunOptions options;
   bool list_backends = false;
@@ -49,11 +51,16 @@ int main(int argc, char** argv) {
     }
     return amgsolve::run(options);
   } catch (const amgsolve::Error& e) {
-    std::fprintf(stderr, "amgsolve: error: %s\n", e.what());
+    // Input errors are agreed on by every rank (collectively), and the setup and the solve fail alike on
+    // every rank: rank 0 says it once.
+    if (amgsolve::Ranks::prints()) std::fprintf(stderr, "amgsolve: error: %s\n", e.what());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "amgsolve: error: out of memory (try a smaller problem or fewer levels)\n");
+    std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",
+                 amgsolve::Ranks::where().c_str());
+    amgsolve::Ranks::abort_all(amgsolve::kExitError);  // the other ranks may be waiting for this one
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "amgsolve: internal error: %s\n", e.what());
+    std::fprintf(stderr, "amgsolve: internal error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
+    amgsolve::Ranks::abort_all(amgsolve::kExitError);
   }
   return amgsolve::kExitError;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/ranks.hpp"
 #include "app/run.hpp"
 #include "app/run_support.hpp"
 #include "common/atomic_file.hpp"
@@ -173,6 +174,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
            solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
 
+  if (!Ranks::prints()) return exit_status(config, solves);  // rank 0 writes
   OutputBatch batch;  // the VTK file and the report, together or not at all
   if (!config.output.vtk.empty()) write_mouse_vtk(config, m, excitation_solver->finest_aggregates(), excitation, emission);
   if (!config.output.report.empty()) write_report(config.output.report, record);

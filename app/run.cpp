@@ -1,12 +1,15 @@
 #include "app/run.hpp"
 
+#include "app/ranks.hpp"
 #include "app/run_support.hpp"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <type_traits>
 
 #include "amg/nullspace.hpp"
@@ -259,7 +262,8 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
       if (!first) first = &s;
     }
   if (!first) return kExitOk;
-  std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
+  if (Ranks::prints())
+    std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
                config.source.c_str(), failed > 1 ? (std::to_string(failed) + " solves").c_str() : "solve",
                first->iterations, first->relative_residual, config.solver.tolerance,
                first->stagnated ? ": the true residual stagnates, the tolerance is below the attainable accuracy" : "");
@@ -283,25 +287,57 @@ void print_backends() {
   std::printf("GPU: %s\n", gpu.usable() ? gpu.name.c_str() : gpu.unavailable_reason.c_str());
 }
 
+// The line that says how the work is spread: threads, and ranks under mpirun.
+std::string parallelism(int threads) {
+  const int ranks = Ranks::size();
+  return ranks > 1 ? std::to_string(ranks) + " ranks x " + std::to_string(threads) + " threads"
+                   : std::to_string(threads) + " threads";
+}
+
+// Each rank's rows and communication, gathered on rank 0 and summarised there.
+void record_rank_loads(const SolveResult& s, RunRecord& record) {
+  record.rank_loads = gather_rank_loads({record.setup.local_rows, s.communication});
+  if (record.rank_loads.empty()) return;
+  Index least = record.rows, most = 0;
+  std::uint64_t bytes = 0, messages = 0;
+  double halo_wait = 0, reduction_wait = 0;
+  for (const RankLoad& r : record.rank_loads) {
+    least = std::min(least, r.rows), most = std::max(most, r.rows);
+    bytes += r.communication.halo_bytes, messages += r.communication.halo_messages;
+    halo_wait = std::max(halo_wait, r.communication.halo_wait_seconds);
+    reduction_wait = std::max(reduction_wait, r.communication.reduction_seconds);
+  }
+  progress("ranks: %d, rows per rank %d to %d; the solve's halo exchanges sent %s in %llu messages, %llu global "
+           "sums; waiting at most %.3f s for halos, %.3f s for sums\n",
+           record.ranks, least, most, format_bytes(bytes).c_str(), static_cast<unsigned long long>(messages),
+           static_cast<unsigned long long>(s.communication.reductions), halo_wait, reduction_wait);
+}
+
 int run(const RunOptions& options) {
-  set_quiet(options.quiet);
+  set_quiet(options.quiet || !Ranks::prints());
   if (options.threads > 0) omp_set_num_threads(options.threads);
 
   std::vector<std::string> overrides = options.overrides;
   if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
-  // Validated as it is read: keys, values, the backend (resolved here, once) and its SpGEMM backend.
-  Config config = load_config(options.config, overrides);
-  if (!options.report.empty()) config.output.report = options.report;
-  if (!options.vtk.empty()) config.output.vtk = options.vtk;
-  check_outputs(config);
+  // Validated as it is read: keys, values, the backend (resolved here, once) and its SpGEMM backend. Every
+  // rank reads the config; rank 0 writes the outputs, so it checks them.
+  Config config;
+  collectively([&] {
+    config = load_config(options.config, overrides);
+    if (!options.report.empty()) config.output.report = options.report;
+    if (!options.vtk.empty()) config.output.vtk = options.vtk;
+    if (Ranks::prints()) check_outputs(config);
+  });
   const bool compare_spgemm = config.compare_spgemm;
 
   RunRecord record;
   record.config_file = config.source;
   record.threads = max_threads();
+  record.ranks = Ranks::size();
   record.backend = to_string(config.backend);
-  progress("amgsolve %s  (backend %s%s, %d threads)\n", config.source.c_str(), record.backend.c_str(),
-           config.backend == BackendKind::cuda ? (": " + gpu_status().name).c_str() : "", record.threads);
+  progress("amgsolve %s  (backend %s%s, %s)\n", config.source.c_str(), record.backend.c_str(),
+           config.backend == BackendKind::cuda ? (": " + gpu_status().name).c_str() : "",
+           parallelism(record.threads).c_str());
 
   record.solver_type = config.solver.type == SolverType::pcg ? "pcg" : "amg";
   record.precision = config.solver.precision == Precision::mixed ? "mixed" : "double";
@@ -309,7 +345,12 @@ int run(const RunOptions& options) {
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, compare_spgemm, record);
 
   Timer timer;
-  const LinearProblem problem = make_problem(config.problem);
+  std::optional<LinearProblem> assembled;
+  collectively([&] {
+    assembled = make_problem(config.problem);
+    require_solvable(config, *assembled);
+  });
+  const LinearProblem& problem = *assembled;
   record.problem_seconds = timer.seconds();
   record.problem_description = problem.description;
   record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
@@ -317,7 +358,6 @@ int run(const RunOptions& options) {
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
 
-  require_solvable(config, problem);
   const auto solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
   progress("%s solve to relative residual %.1e:\n",
            config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
@@ -329,11 +369,12 @@ int run(const RunOptions& options) {
 
   const SolveResult& s = record.solve;
   print_solve_summary(s);
+  record_rank_loads(s, record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
   progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
            format_bytes(record.peak_memory_bytes).c_str());
 
-  write_outputs(config, record, problem, solver->finest_aggregates(), x);
+  if (Ranks::prints()) write_outputs(config, record, problem, solver->finest_aggregates(), x);
   return exit_status(config, {s});
 }
 

@@ -17,6 +17,23 @@ if(NOT AMGSOLVE_WITH_VTK)
                  "answer \"built without VTK\"")
 endif()
 
+# MPI (OpenMPI from Debian: openmpi-bin, libopenmpi-dev): the distributed solve (distributed/,
+# backend/mpi/). AUTO builds it when MPI is found; a build without it runs on one process.
+set(AMGSOLVE_MPI AUTO CACHE STRING "Build the MPI layer: AUTO (when MPI is found), ON, OFF")
+set_property(CACHE AMGSOLVE_MPI PROPERTY STRINGS AUTO ON OFF)
+set(AMGSOLVE_WITH_MPI OFF)
+if(NOT AMGSOLVE_MPI STREQUAL "OFF")
+  if(AMGSOLVE_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS CXX)
+  else()
+    find_package(MPI QUIET COMPONENTS CXX)
+  endif()
+  set(AMGSOLVE_WITH_MPI ${MPI_CXX_FOUND})
+  if(NOT MPI_CXX_FOUND)
+    message(STATUS "amgsolve: MPI not found (libopenmpi-dev), building for one process")
+  endif()
+endif()
+
 if(AMGSOLVE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

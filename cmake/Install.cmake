@@ -8,10 +8,15 @@ include(CMakePackageConfigHelpers)
 
 set(AMGSOLVE_LIBRARY_TARGETS amgsolve_common amgsolve_sparse amgsolve_spgemm amgsolve_backend amgsolve_amg
     amgsolve_solver amgsolve_library)
+set(AMGSOLVE_HEADER_FOLDERS common sparse spgemm backend amg solver amgsolve)
+if(AMGSOLVE_WITH_MPI)
+  list(APPEND AMGSOLVE_LIBRARY_TARGETS amgsolve_distributed)
+  list(APPEND AMGSOLVE_HEADER_FOLDERS distributed)
+endif()
 install(TARGETS ${AMGSOLVE_LIBRARY_TARGETS} EXPORT amgsolveTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(folder common sparse spgemm backend amg solver amgsolve)
+foreach(folder ${AMGSOLVE_HEADER_FOLDERS})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${folder} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/amgsolve
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()

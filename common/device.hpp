@@ -31,6 +31,20 @@ struct TransferCounts {
   }
 };
 
+// What a run over MPI ranks has communicated on one rank (distributed/communicator.hpp counts it; zero on
+// one process).
+struct CommunicationStats {
+  std::uint64_t halo_bytes = 0, halo_messages = 0;  // halo exchanges: sent by this rank
+  std::uint64_t reductions = 0;                     // global sums
+  std::uint64_t gathered_bytes = 0;                 // whole vectors gathered (the coarsest solve, the result)
+  double halo_wait_seconds = 0, reduction_seconds = 0, gather_seconds = 0;
+  CommunicationStats operator-(const CommunicationStats& b) const {
+    return {halo_bytes - b.halo_bytes, halo_messages - b.halo_messages, reductions - b.reductions,
+            gathered_bytes - b.gathered_bytes, halo_wait_seconds - b.halo_wait_seconds,
+            reduction_seconds - b.reduction_seconds, gather_seconds - b.gather_seconds};
+  }
+};
+
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
 enum class BackendKind { cpu, cuda };
 // What a user asks for: one of them, or `auto`: cuda when a GPU can be used, else cpu.

@@ -102,6 +102,18 @@ nlohmann::json source_json(const SourceRecord& s) {
   return j;
 }
 
+nlohmann::json rank_json(const RankLoad& r) {
+  const CommunicationStats& c = r.communication;
+  return {{"rows", r.rows},
+          {"halo_bytes", c.halo_bytes},
+          {"halo_messages", c.halo_messages},
+          {"halo_wait_seconds", c.halo_wait_seconds},
+          {"reductions", c.reductions},
+          {"reduction_seconds", c.reduction_seconds},
+          {"gathered_bytes", c.gathered_bytes},
+          {"gather_seconds", c.gather_seconds}};
+}
+
 nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
   return {{"level", r.level},
           {"product", r.product},
@@ -146,8 +158,14 @@ nlohmann::json report_json(const RunRecord& run) {
         {"transfers", transfers_json(run.solve.transfers)}}},
       {"backend", run.backend},
       {"threads", run.threads},
+      {"ranks", run.ranks},
       {"peak_memory_bytes", run.peak_memory_bytes},
   };
+  if (!run.rank_loads.empty()) {
+    // What each rank held and sent during the solve (the setup is replicated on every rank so far).
+    j["solve"]["per_rank"] = nlohmann::json::array();
+    for (const RankLoad& r : run.rank_loads) j["solve"]["per_rank"].push_back(rank_json(r));
+  }
   if (!run.row_length_histogram.empty()) j["problem"]["row_length_histogram"] = run.row_length_histogram;
   if (run.emission_setup) j["emission_setup"] = setup_json(*run.emission_setup);
   if (!run.sources.empty()) {

@@ -30,6 +30,12 @@ struct SourceRecord {
   double emission_outflow = 0.0;  // fluorescence leaving the skin
 };
 
+// One MPI rank's share of a distributed solve: its rows of the finest level and what it communicated.
+struct RankLoad {
+  Index rows = 0;
+  CommunicationStats communication;
+};
+
 struct RunRecord {
   std::string config_file;
   std::string problem_description;
@@ -50,8 +56,10 @@ struct RunRecord {
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine
   std::string backend = "cpu";  // where the setup and the solve ran (`backend`, resolved)
-  int threads = 1;
-  std::uint64_t peak_memory_bytes = 0;
+  int threads = 1;          // OpenMP threads per rank
+  int ranks = 1;            // MPI ranks
+  std::vector<RankLoad> rank_loads;  // per rank, for a distributed solve (empty on one process)
+  std::uint64_t peak_memory_bytes = 0;  // of rank 0
 };
 
 nlohmann::json report_json(const RunRecord& run);

@@ -36,6 +36,8 @@ struct SolveResult {
   bool stagnated = false;
   // Host <-> device traffic of the solve (b up, x down, a double per reduction; zero on the cpu backend).
   TransferCounts transfers;
+  // What this rank communicated during the solve, over MPI ranks (zero on one process).
+  CommunicationStats communication;
   // Average reduction per iteration: (final / initial relative residual)^(1 / iterations).
   double convergence_factor() const;
 };

@@ -18,6 +18,33 @@
 
 namespace amgsolve {
 
+// The rows a matrix kernel computes: all of them, or a list. The distributed layer (backend/mpi/) computes
+// the rows with only local columns while the halo exchange is in flight, then the others, with the same
+// kernels, so each row's sum is formed in the same order as on one process.
+struct AllRows {
+  Index count = 0;
+  Index size() const { return count; }
+  Index operator[](Index k) const { return k; }
+};
+struct RowList {
+  const Index* rows = nullptr;
+  Index count = 0;
+  Index size() const { return count; }
+  Index operator[](Index k) const { return rows[k]; }
+};
+template <class Rows, class F>
+void for_each_row(const Rows& rows, F&& f) {
+#pragma omp parallel for schedule(static)
+  for (Index k = 0; k < rows.size(); ++k) f(rows[k]);
+}
+// x_j as a kernel reads it: from one array (the distributed layer reads columns past the local ones from
+// the halo's ghost values).
+template <class V>
+struct ArrayColumns {
+  const V* x;
+  V operator()(Index j) const { return x[j]; }
+};
+
 class CpuBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;
@@ -101,8 +128,17 @@ class CpuBackend {
   }
   template <class V>
   double dot(const Vector<V>& a, const Vector<V>& b) const {
-    return deterministic_sum<double>(static_cast<std::int64_t>(a.size()),
+    return dot_partial(a, b).value();
+  }
+  // The reductions before rounding: what one rank contributes to a distributed one (common/exact_sum.hpp).
+  template <class V>
+  ExactSum dot_partial(const Vector<V>& a, const Vector<V>& b) const {
+    return deterministic_partial_sum(static_cast<std::int64_t>(a.size()),
                                      [&](std::int64_t i) { return double(a[i]) * double(b[i]); });
+  }
+  template <class V>
+  ExactSum sum_partial(const Vector<V>& v) const {
+    return deterministic_partial_sum(static_cast<std::int64_t>(v.size()), [&](std::int64_t i) { return double(v[i]); });
   }
   template <class V>
   double norm2(const Vector<V>& v) const {
@@ -111,14 +147,17 @@ class CpuBackend {
   // The sum of the entries, and v -= mean(v) (the constant nullspace of a singular matrix, amg/nullspace.hpp).
   template <class V>
   double sum(const Vector<V>& v) const {
-    return deterministic_sum<double>(static_cast<std::int64_t>(v.size()), [&](std::int64_t i) { return double(v[i]); });
+    return sum_partial(v).value();
   }
   template <class V>
   void remove_mean(Vector<V>& v) const {
-    if (v.empty()) return;
-    const V mean = static_cast<V>(sum(v) / static_cast<double>(v.size()));
+    if (!v.empty()) subtract(static_cast<V>(sum(v) / static_cast<double>(v.size())), v);
+  }
+  // v -= s
+  template <class V>
+  void subtract(V s, Vector<V>& v) const {
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= mean;
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= s;
   }
   // x += y
   template <class V>
@@ -142,17 +181,45 @@ class CpuBackend {
   // y += A x
   template <class V>
   void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < A.rows; ++i) {
-      V s = 0;
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) s += A.val[k] * x[A.col[k]];
-      y[i] += s;
-    }
+    spmv_add_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, y);
   }
   // r = b - A x
   template <class V>
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
     amgsolve::residual(A, x, b, r);
+  }
+
+  // ---- the products on a set of rows, reading x through `x` (ArrayColumns, or the distributed layer's
+  // local-and-ghost columns); y, r sized by the caller. Each row's sum is formed as in the kernels above.
+
+  template <class V, class Rows, class X>
+  void spmv_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
+    for_each_row(rows, [&](Index i) { y[i] = row_product(A, i, x); });
+  }
+  template <class V, class Rows, class X>
+  void spmv_add_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
+    for_each_row(rows, [&](Index i) { y[i] += row_product(A, i, x); });
+  }
+  template <class V, class Rows, class X>
+  void residual_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& b, Vector<V>& r) const {
+    for_each_row(rows, [&](Index i) { r[i] = row_residual(A, i, b[i], x); });
+  }
+  // x_next = x + D_w (b - A x) on the rows; x_local holds the rows' own x.
+  template <class V, class Rows, class X>
+  void jacobi_sweep_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& scaled_dinv,
+                         const Vector<V>& b, const Vector<V>& x_local, Vector<V>& x_next) const {
+    for_each_row(rows, [&](Index i) { x_next[i] = x_local[i] + scaled_dinv[i] * row_residual(A, i, b[i], x); });
+  }
+  // d = a d + c D^-1 (b - A x), x_next = x + d on the rows (a = 0: the old d is not read).
+  template <class V, class Rows, class X>
+  void chebyshev_step_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& dinv,
+                           const Vector<V>& b, V a, V c, Vector<V>& d, const Vector<V>& x_local,
+                           Vector<V>& x_next) const {
+    const bool keep = a != V(0);
+    for_each_row(rows, [&](Index i) {
+      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * row_residual(A, i, b[i], x);
+      x_next[i] = x_local[i] + d[i];
+    });
   }
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/, per method)
@@ -207,7 +274,11 @@ class CpuBackend {
   // x += alpha p, r -= alpha q; returns r^T r.
   template <class V>
   double cg_update(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
-    return deterministic_sum<double>(static_cast<std::int64_t>(x.size()), [&](std::int64_t i) {
+    return cg_update_partial(alpha, p, q, x, r).value();
+  }
+  template <class V>
+  ExactSum cg_update_partial(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
+    return deterministic_partial_sum(static_cast<std::int64_t>(x.size()), [&](std::int64_t i) {
       x[i] += alpha * p[i];
       r[i] -= alpha * q[i];
       return double(r[i]) * double(r[i]);
@@ -227,12 +298,7 @@ class CpuBackend {
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     x_next.resize(x.size());
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < A.rows; ++i) {
-      V r = b[i];
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) r -= A.val[k] * x[A.col[k]];
-      x_next[i] = x[i] + scaled_dinv[i] * r;
-    }
+    jacobi_sweep_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, scaled_dinv, b, x, x_next);
   }
   // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
   template <class V>
@@ -247,15 +313,23 @@ class CpuBackend {
   template <class V>
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
-    const bool keep = a != V(0);
     x_next.resize(x.size());
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < A.rows; ++i) {
-      V r = b[i];
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) r -= A.val[k] * x[A.col[k]];
-      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * r;
-      x_next[i] = x[i] + d[i];
-    }
+    chebyshev_step_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, dinv, b, a, c, d, x, x_next);
+  }
+
+ private:
+  // sum_k a_ik x_k and b_i - sum_k a_ik x_k, in the row's order (the order every backend's CSR kernel uses).
+  template <class V, class X>
+  static V row_product(const CsrMatrix<V>& A, Index i, const X& x) {
+    V s = 0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) s += A.val[k] * x(A.col[k]);
+    return s;
+  }
+  template <class V, class X>
+  static V row_residual(const CsrMatrix<V>& A, Index i, V b, const X& x) {
+    V r = b;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) r -= A.val[k] * x(A.col[k]);
+    return r;
   }
 };
 

@@ -1,0 +1,179 @@
+#pragma once
+// The distributed layer of the execution axis: MPI ranks, each running its rows on a local backend (the cpu
+// backend's OpenMP kernels), as AMGCL's mpi:: layer wraps a backend. Vectors are a rank's block of entries
+// (distributed/partition.hpp), matrices are distributed by rows with a halo (distributed/
+// distributed_matrix.hpp), and every reduction is the exact sum of the ranks' block sums, so PCG, the
+// V-cycle and the smoothers, written once over a backend, give the same iterates, residual history and
+// iteration count on any number of ranks as on one process.
+//
+// So far the setup is replicated: every rank builds the same hierarchy on the cpu backend (SetupBackend),
+// and matrix() keeps each rank's rows of it. The coarsest level is solved redundantly: its right-hand
+// side gathered on every rank, each rank solving and keeping its part.
+#include <memory>
+#include <utility>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "common/device.hpp"
+#include "distributed/communicator.hpp"
+#include "distributed/distributed_matrix.hpp"
+#include "distributed/partition.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "sparse/spmv_format.hpp"
+
+namespace amgsolve {
+
+class MpiBackend {
+ public:
+  static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
+  using SetupBackend = CpuBackend;                       // who builds the hierarchy (on every rank)
+  template <class V>
+  using Vector = amgsolve::Vector<V>;  // this rank's entries
+  template <class V>
+  using Matrix = DistributedMatrix<V>;
+  template <class V>
+  using Csr = CsrMatrix<V>;
+
+  // The coarsest level solved on every rank from its gathered right-hand side.
+  template <class V>
+  class CoarseSolve {
+   public:
+    CoarseSolve(const MpiBackend& backend, const CsrMatrix<V>& A, std::shared_ptr<const SparseLdlt<V>> factor,
+                const amgsolve::Vector<double>& /*nullspace: the factor knows it*/)
+        : backend_(backend), partition_(A.rows, backend.comm().size()), factor_(std::move(factor)) {}
+    void solve(const Vector<V>& b, Vector<V>& x) const {
+      backend_.comm().allgather(b, partition_, b_global_);
+      factor_->solve(b_global_, x_global_);
+      const auto first = x_global_.begin() + partition_.begin(backend_.comm().rank());
+      x.assign(first, first + static_cast<std::ptrdiff_t>(b.size()));
+    }
+    std::uint64_t bytes() const { return sizeof(V) * (b_global_.capacity() + x_global_.capacity()); }
+
+   private:
+    const MpiBackend& backend_;
+    BlockPartition partition_;
+    std::shared_ptr<const SparseLdlt<V>> factor_;
+    mutable amgsolve::Vector<V> b_global_, x_global_;
+  };
+
+  explicit MpiBackend(MPI_Comm comm = MPI_COMM_WORLD) : comm_(std::make_unique<Communicator>(comm)) {}
+
+  const Communicator& comm() const { return *comm_; }
+  const CpuBackend& setup_backend() const { return local_; }
+  TransferCounts transfers() const { return {}; }  // no device: the communication is in comm().stats()
+
+  // ---- data: a rank's rows and entries of what every rank holds whole
+
+  template <class V>
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat) const {
+    return std::make_shared<const Matrix<V>>(*comm_, *M);
+  }
+  template <class V>
+  Vector<V> upload(const amgsolve::Vector<V>& global) const {
+    const BlockPartition partition(static_cast<std::int64_t>(global.size()), comm_->size());
+    const auto first = global.begin() + partition.begin(comm_->rank());
+    return Vector<V>(first, first + partition.count(comm_->rank()));
+  }
+  // The whole vector, on every rank.
+  template <class V>
+  void download(const Vector<V>& local, amgsolve::Vector<V>& global) const {
+    comm_->allgather(local, BlockPartition(comm_->sum(static_cast<std::int64_t>(local.size())), comm_->size()), global);
+  }
+  template <class V>
+  std::uint64_t bytes(const Matrix<V>& A) const {
+    return A.bytes();
+  }
+  // numerator / a_ii for this rank's rows.
+  template <class V>
+  Vector<V> smoother_diagonal(const Csr<V>& global, double numerator) const {
+    return upload(local_.smoother_diagonal(global, numerator));
+  }
+
+  // ---- vectors: local, and global sums
+
+  template <class V>
+  void resize(Vector<V>& v, Index n) const { local_.resize(v, n); }
+  template <class V>
+  void zero(Vector<V>& v, Index n) const { local_.zero(v, n); }
+  template <class V>
+  void copy(const Vector<V>& from, Vector<V>& to) const { local_.copy(from, to); }
+  template <class To, class From>
+  void convert(const Vector<From>& from, Vector<To>& to) const { local_.convert(from, to); }
+  template <class V>
+  void add(const Vector<V>& y, Vector<V>& x) const { local_.add(y, x); }
+  template <class V>
+  void xpby(const Vector<V>& z, V beta, Vector<V>& p) const { local_.xpby(z, beta, p); }
+
+  template <class V>
+  double dot(const Vector<V>& a, const Vector<V>& b) const { return comm_->sum(local_.dot_partial(a, b)); }
+  template <class V>
+  double norm2(const Vector<V>& v) const { return std::sqrt(dot(v, v)); }
+  template <class V>
+  double sum(const Vector<V>& v) const { return comm_->sum(local_.sum_partial(v)); }
+  template <class V>
+  void remove_mean(Vector<V>& v) const {
+    const std::int64_t n = comm_->sum(static_cast<std::int64_t>(v.size()));
+    const double total = sum(v);
+    if (n > 0) local_.subtract(static_cast<V>(total / static_cast<double>(n)), v);
+  }
+
+  // ---- products: the rows that need no ghost while the halo is exchanged, then the others
+
+  template <class V>
+  void spmv(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
+    y.resize(static_cast<std::size_t>(A.rows));
+    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.spmv_rows(A.local(), rows, columns, y); });
+  }
+  template <class V>
+  void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
+    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.spmv_add_rows(A.local(), rows, columns, y); });
+  }
+  template <class V>
+  void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
+    r.resize(static_cast<std::size_t>(A.rows));
+    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.residual_rows(A.local(), rows, columns, b, r); });
+  }
+  // q = A p; returns p^T q (the cpu backend's fused pass forms the same products).
+  template <class V>
+  double spmv_dot(const Matrix<V>& A, const Vector<V>& p, Vector<V>& q) const {
+    spmv(A, p, q);
+    return dot(p, q);
+  }
+  template <class V>
+  double cg_update(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
+    return comm_->sum(local_.cg_update_partial(alpha, p, q, x, r));
+  }
+
+  // ---- the smoothers' passes
+
+  template <class V>
+  void jacobi_from_zero(const Vector<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
+    local_.jacobi_from_zero(scaled_dinv, b, x);
+  }
+  template <class V>
+  void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
+                    Vector<V>& x_next) const {
+    x_next.resize(x.size());
+    A.with_halo(x, [&](const RowList& rows, const auto& columns) {
+      local_.jacobi_sweep_rows(A.local(), rows, columns, scaled_dinv, b, x, x_next);
+    });
+  }
+  template <class V>
+  void chebyshev_from_zero(const Vector<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d, Vector<V>& x) const {
+    local_.chebyshev_from_zero(dinv, b, inv_theta, d, x);
+  }
+  template <class V>
+  void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
+                      const Vector<V>& x, Vector<V>& x_next) const {
+    x_next.resize(x.size());
+    A.with_halo(x, [&](const RowList& rows, const auto& columns) {
+      local_.chebyshev_step_rows(A.local(), rows, columns, dinv, b, a, c, d, x, x_next);
+    });
+  }
+
+ private:
+  CpuBackend local_;
+  std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
+};
+
+}  // namespace amgsolve

@@ -1,0 +1,86 @@
+// mpi-spmv-bench: the distributed SpMV of a 7-point Poisson matrix in both halo modes (Kreutzer et al. 2011,
+// section 5): vector mode (wait for the halo, then compute every row) and naive overlap (the interior rows
+// while the messages travel). Run under mpirun; rank 0 prints, for each mode, the median over --runs of
+// the slowest rank's time for --products products, and the overlap's time as a ratio of vector mode's.
+//   mpirun -np 4 build/bench/mpi-spmv-bench --size 128 --runs 7
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "backend/mpi/mpi_backend.hpp"
+#include "common/parallel.hpp"
+#include "common/timer.hpp"
+#include "problems/poisson.hpp"
+
+namespace {
+
+using namespace amgsolve;
+
+// The slowest rank's seconds for `products` products y = A x, after one untimed product.
+double timed_products(const MpiBackend& mpi, const DistributedMatrix<double>& A, int products) {
+  Vector<double> x(static_cast<std::size_t>(A.rows), 1.0), y;
+  mpi.spmv(A, x, y);
+  MPI_Barrier(MPI_COMM_WORLD);
+  Timer timer;
+  for (int k = 0; k < products; ++k) {
+    mpi.spmv(A, x, y);
+    x.swap(y);
+  }
+  double seconds = timer.seconds();
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int size = 64, runs = 7, products = 20;
+  CLI::App app{"mpi-spmv-bench: distributed SpMV, vector mode against naive overlap"};
+  app.add_option("--size", size, "grid points per side of the 7-point Poisson matrix")->check(CLI::Range(4, 2048));
+  app.add_option("--runs", runs, "timed runs per mode (the median is reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--products", products, "products per run")->check(CLI::Range(1, 100000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    MPI_Finalize();
+    return status;
+  }
+  {
+    PoissonParams p;
+    p.stencil = Stencil::p7;
+    p.size = {size, size, size};
+    const auto global = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
+    const MpiBackend mpi;
+    const auto A = mpi.matrix(global, SpmvFormat::csr);
+    const bool prints = mpi.comm().rank() == 0;
+    std::vector<double> vector_mode, overlap;
+    for (int run = 0; run < runs; ++run) {  // alternating, so that both modes see the same machine
+      A->set_halo_mode(HaloMode::vector);
+      vector_mode.push_back(timed_products(mpi, *A, products));
+      A->set_halo_mode(HaloMode::overlap);
+      overlap.push_back(timed_products(mpi, *A, products));
+    }
+    const std::int64_t ghosts = mpi.comm().sum(std::int64_t{A->halo().ghosts()});
+    if (prints) {
+      std::printf("7-point %d^3, %d ranks x %d threads, %d products per run, median of %d runs\n", size,
+                  mpi.comm().size(), max_threads(), products, runs);
+      std::printf("  halo: %lld ghost values per product over all ranks\n", static_cast<long long>(ghosts));
+      std::printf("  vector mode   %9.3f ms per product\n", 1e3 * median(vector_mode) / products);
+      std::printf("  naive overlap %9.3f ms per product  (%.3fx vector mode)\n", 1e3 * median(overlap) / products,
+                  median(overlap) / median(vector_mode));
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}

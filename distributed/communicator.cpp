@@ -1,0 +1,73 @@
+#include "distributed/communicator.hpp"
+
+#include "common/error.hpp"
+#include "common/timer.hpp"
+
+namespace amgsolve {
+
+template <>
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
+template <>
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
+template <>
+MPI_Datatype mpi_type<std::int64_t>() {
+  return MPI_INT64_T;
+}
+
+Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+double Communicator::sum(ExactSum partial) const {
+  Timer timer;
+  partial.normalise();  // limbs below 2^32: the int64 sums over ranks cannot overflow
+  MPI_Allreduce(MPI_IN_PLACE, partial.limbs().data(), ExactSum::kLimbs, MPI_INT64_T, MPI_SUM, comm_);
+  MPI_Allreduce(MPI_IN_PLACE, &partial.special(), 1, MPI_DOUBLE, MPI_SUM, comm_);
+  ++stats_.reductions;
+  stats_.reduction_seconds += timer.seconds();
+  return partial.value();
+}
+
+std::int64_t Communicator::sum(std::int64_t value) const {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_SUM, comm_);
+  ++stats_.reductions;
+  return value;
+}
+
+template <class V>
+void Communicator::allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const {
+  Timer timer;
+  if (static_cast<std::int64_t>(local.size()) != partition.count(rank_))
+    throw Error("allgather: rank " + std::to_string(rank_) + " holds " + std::to_string(local.size()) +
+                " entries, its range " + std::to_string(partition.count(rank_)));
+  std::vector<int> counts(static_cast<std::size_t>(size_)), displacements(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    counts[static_cast<std::size_t>(r)] = static_cast<int>(partition.count(r));
+    displacements[static_cast<std::size_t>(r)] = static_cast<int>(partition.begin(r));
+  }
+  global.resize(static_cast<std::size_t>(partition.size()));
+  MPI_Allgatherv(local.data(), static_cast<int>(local.size()), mpi_type<V>(), global.data(), counts.data(),
+                 displacements.data(), mpi_type<V>(), comm_);
+  stats_.gathered_bytes += sizeof(V) * local.size() * static_cast<std::uint64_t>(size_ - 1);
+  stats_.gather_seconds += timer.seconds();
+}
+
+template void Communicator::allgather(const Vector<double>&, const BlockPartition&, Vector<double>&) const;
+template void Communicator::allgather(const Vector<float>&, const BlockPartition&, Vector<float>&) const;
+
+bool running_on_several_ranks() {
+  int initialised = 0, finalised = 0;
+  MPI_Initialized(&initialised);
+  MPI_Finalized(&finalised);
+  if (!initialised || finalised) return false;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size > 1;
+}
+
+}  // namespace amgsolve

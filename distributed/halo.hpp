@@ -1,0 +1,63 @@
+#pragma once
+// The halo plan of a distributed matrix (the hypre ParCSR / PETSc MPIAIJ communication package): the
+// ghost columns this rank's rows read, grouped by the rank that owns them, and the entries of its own
+// vector that other ranks read, found by asking them once when the matrix is built. An exchange posts
+// the receives, packs and sends, and is completed later, so that the rows which need no ghost are computed
+// in between (Kreutzer et al. 2011, section 5: "naive overlap").
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "distributed/communicator.hpp"
+#include "distributed/partition.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+class HaloPlan {
+ public:
+  HaloPlan() = default;
+  // ghosts: the global columns this rank reads and does not own, sorted and unique; columns: who owns
+  // which column. Collective: every rank of comm builds its plan at the same time.
+  HaloPlan(const Communicator& comm, const std::vector<std::int64_t>& ghosts, const BlockPartition& columns);
+
+  Index ghosts() const { return static_cast<Index>(receive_offsets_.empty() ? 0 : receive_offsets_.back()); }
+  Index sent_entries() const { return static_cast<Index>(send_local_.size()); }
+  int neighbours() const { return static_cast<int>(receive_ranks_.size() + send_ranks_.size()); }
+
+  // Starts the exchange of x (this rank's entries): ghost values arrive in `ghost`, sized ghosts().
+  template <class V>
+  void begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
+             std::vector<MPI_Request>& requests) const;
+  // Waits for it; the time spent waiting is counted in comm's stats.
+  void end(const Communicator& comm, std::vector<MPI_Request>& requests) const;
+
+ private:
+  std::vector<int> receive_ranks_;
+  std::vector<std::int64_t> receive_offsets_;  // ghosts from receive_ranks_[k]: [offsets[k], offsets[k+1])
+  std::vector<int> send_ranks_;
+  std::vector<std::int64_t> send_offsets_;     // send_local_[send_offsets[k], send_offsets[k+1]) to send_ranks_[k]
+  std::vector<Index> send_local_;              // local indices of the entries sent
+};
+
+template <class V>
+void HaloPlan::begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
+                     std::vector<MPI_Request>& requests) const {
+  constexpr int tag = 2718;
+  ghost.resize(static_cast<std::size_t>(ghosts()));
+  send_buffer.resize(send_local_.size());
+  requests.assign(receive_ranks_.size() + send_ranks_.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < receive_ranks_.size(); ++k)
+    MPI_Irecv(ghost.data() + receive_offsets_[k], static_cast<int>(receive_offsets_[k + 1] - receive_offsets_[k]),
+              mpi_type<V>(), receive_ranks_[k], tag, comm.get(), &requests[k]);
+#pragma omp parallel for schedule(static)
+  for (std::size_t k = 0; k < send_local_.size(); ++k) send_buffer[k] = x[send_local_[k]];
+  for (std::size_t k = 0; k < send_ranks_.size(); ++k)
+    MPI_Isend(send_buffer.data() + send_offsets_[k], static_cast<int>(send_offsets_[k + 1] - send_offsets_[k]),
+              mpi_type<V>(), send_ranks_[k], tag, comm.get(), &requests[receive_ranks_.size() + k]);
+  comm.stats().halo_bytes += sizeof(V) * send_local_.size();
+  comm.stats().halo_messages += send_ranks_.size();
+}
+
+}  // namespace amgsolve

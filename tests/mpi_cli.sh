@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file on
+# 1 and N ranks, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
+# rank with one error line and exit 1, never a hang (ctest's timeout would catch one).
+#   mpi_cli.sh MPIRUN AMGSOLVE SOURCE_DIR WORK_DIR RANKS
+set -uo pipefail
+mpirun="$1" amgsolve="$2" source="$3" work="$4" ranks="$5"
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+run() { "$mpirun" -np "$1" --oversubscribe --bind-to none "${@:2}"; }
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+config="$source/configs/poisson-jump2d.yaml"
+"$amgsolve" "$config" --set problem.size=[300,260] --report one.json --vtk one.vti --quiet || fail "one process"
+run "$ranks" "$amgsolve" "$config" --set problem.size=[300,260] --report many.json --vtk many.vti --quiet ||
+  fail "$ranks ranks"
+python3 - one.json many.json "$ranks" <<'PY' || fail "reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+ranks = int(sys.argv[3])
+assert many["ranks"] == ranks, many["ranks"]
+assert one["solve"]["iterations"] == many["solve"]["iterations"], "iterations"
+assert one["solve"]["history"] == many["solve"]["history"], "residual history"
+assert [l["nnz"] for l in one["setup"]["levels"]] == [l["nnz"] for l in many["setup"]["levels"]], "hierarchy"
+per_rank = many["solve"].get("per_rank", [])
+assert len(per_rank) == (ranks if ranks > 1 else 0), per_rank
+assert sum(r["rows"] for r in per_rank) == (many["problem"]["rows"] if ranks > 1 else 0)
+PY
+cmp -s one.vti many.vti || fail "the VTK files differ"
+
+check_error() {  # check_error WHAT EXPECTED-TEXT ARGS...: exit 1 and one amgsolve line naming it
+  local what="$1" expected="$2"
+  shift 2
+  run "$ranks" "$amgsolve" "$@" >out.txt 2>err.txt
+  local status=$?
+  [ "$status" -eq 1 ] || fail "$what: exit $status, expected 1"
+  [ "$(grep -c '^amgsolve:' err.txt)" -eq 1 ] || fail "$what: not one amgsolve line: $(cat err.txt)"
+  grep -q "$expected" err.txt || fail "$what: '$expected' not in: $(cat err.txt)"
+}
+check_error "missing config" "cannot read config file" "$work/missing.yaml"
+check_error "bad value" "solver.tolerance" "$config" --set solver.tolerance=abc
+check_error "unwritable report (checked on rank 0 only)" "report file" "$config" --report /proc/amgsolve.json \
+  --vtk left.vti
+[ ! -e left.vti ] || fail "an output was left behind"
+exit $failed

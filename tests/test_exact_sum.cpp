@@ -1,0 +1,134 @@
+// The exact accumulator and the block partition the distributed reductions rest on: sums that do not depend
+// on order or splitting, checked against sums known exactly, and partitions that start on block boundaries.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "common/exact_sum.hpp"
+#include "common/parallel.hpp"
+#include "distributed/partition.hpp"
+
+namespace amgsolve {
+namespace {
+
+double exact_sum(const std::vector<double>& values) {
+  ExactSum sum;
+  for (double v : values) sum.add(v);
+  return sum.value();
+}
+
+TEST(ExactSum, CancellationThatDoubleArithmeticLoses) {
+  EXPECT_EQ(exact_sum({1e100, 1.0, -1e100}), 1.0);
+  EXPECT_EQ(exact_sum({1.0, 1e-300, -1.0}), 1e-300);
+  EXPECT_EQ(exact_sum({0x1p-1074, 0x1p-1074, -0x1p-1073}), 0.0);  // subnormals
+  EXPECT_EQ(exact_sum({std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(), 3.5}), 3.5);
+  EXPECT_EQ(exact_sum({-2.5, -0.25}), -2.75);
+  EXPECT_EQ(exact_sum({}), 0.0);
+}
+
+TEST(ExactSum, EveryDoubleComesBackExactly) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> exponent(-1070, 1020);
+  for (int k = 0; k < 2000; ++k) {
+    const double x = (k % 2 ? -1 : 1) * std::ldexp(1.0 + static_cast<double>(random() % 1000003) / 1000003.0,
+                                                      static_cast<int>(exponent(random)));
+    EXPECT_EQ(exact_sum({x}), x) << x;
+  }
+}
+
+// Integers of up to 40 bits scaled by powers of two: their sum is known exactly (in a wide integer) and
+// representable, so the accumulator must return it whatever the order and however the terms are split.
+TEST(ExactSum, OrderAndSplittingDoNotMatter) {
+  std::mt19937_64 random(11);
+  std::vector<double> values;
+  long long exact = 0;
+  for (int k = 0; k < 5000; ++k) {
+    const long long n = static_cast<long long>(random() % (1ULL << 40)) - (1LL << 39);
+    exact += n;
+    values.push_back(std::ldexp(static_cast<double>(n), -20));
+  }
+  const double expected = std::ldexp(static_cast<double>(exact), -20);
+  ASSERT_EQ(static_cast<long long>(std::ldexp(expected, 20)), exact);  // representable
+  EXPECT_EQ(exact_sum(values), expected);
+  for (int trial = 0; trial < 5; ++trial) {
+    std::shuffle(values.begin(), values.end(), random);
+    ExactSum left, right;
+    const std::size_t cut = random() % values.size();
+    for (std::size_t i = 0; i < values.size(); ++i) (i < cut ? left : right).add(values[i]);
+    left.merge(right);
+    EXPECT_EQ(left.value(), expected);
+  }
+}
+
+TEST(ExactSum, FaithfulOnGeneralValues) {
+  std::mt19937_64 random(3);
+  std::normal_distribution<double> normal;
+  std::vector<double> values(100000);
+  for (double& v : values) v = normal(random) * std::exp(normal(random) * 5);
+  long double reference = 0;  // 64-bit significand: enough to check to a few ulps
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
+  for (double v : sorted) reference += v;
+  const double sum = exact_sum(values);
+  EXPECT_LE(std::abs(sum - static_cast<double>(reference)), 4 * std::abs(sum) * std::numeric_limits<double>::epsilon());
+  std::reverse(values.begin(), values.end());
+  EXPECT_EQ(exact_sum(values), sum);
+}
+
+TEST(ExactSum, InfinityAndNanPropagate) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(exact_sum({1.0, inf, 2.0}), inf);
+  EXPECT_EQ(exact_sum({-inf, 1.0}), -inf);
+  EXPECT_TRUE(std::isnan(exact_sum({inf, -inf})));
+  EXPECT_TRUE(std::isnan(exact_sum({1.0, std::nan("")})));
+}
+
+// A rank summing its blocks and the ranks merging gives the single-process sum: what a distributed dot
+// product relies on.
+TEST(ExactSum, BlockSumsMergedOverRangesEqualTheWholeSum) {
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  const std::int64_t n = 5 * kReductionBlock + 123;
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v) x = uniform(random) * 1e3;
+  const double whole = deterministic_sum<double>(n, [&](std::int64_t i) { return v[i] * v[i]; });
+  for (int ranks : {1, 2, 3, 4, 8}) {
+    const BlockPartition partition(n, ranks);
+    ExactSum merged;
+    for (int r = 0; r < ranks; ++r) {
+      const double* first = v.data() + partition.begin(r);
+      merged.merge(deterministic_partial_sum(partition.count(r), [&](std::int64_t i) { return first[i] * first[i]; }));
+    }
+    EXPECT_EQ(merged.value(), whole) << ranks << " ranks";
+  }
+}
+
+TEST(BlockPartition, RangesCoverTheRowsAndStartOnBlocks) {
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, kReductionBlock - 1, kReductionBlock, 3 * kReductionBlock + 5,
+                         std::int64_t{1} << 33}) {
+    for (int ranks : {1, 2, 3, 4, 8, 16}) {
+      const BlockPartition p(n, ranks);
+      EXPECT_EQ(p.begin(0), 0);
+      EXPECT_EQ(p.size(), n);
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_LE(p.begin(r), p.end(r));
+        EXPECT_TRUE(p.begin(r) % kReductionBlock == 0 || p.begin(r) == n);
+        if (p.count(r) > 0) {
+          EXPECT_EQ(p.owner(p.begin(r)), r);
+          EXPECT_EQ(p.owner(p.end(r) - 1), r);
+        }
+      }
+      // Balanced to a block: no rank holds more than one block more than another.
+      std::int64_t most = 0, least = n;
+      for (int r = 0; r < ranks; ++r) most = std::max(most, p.count(r)), least = std::min(least, p.count(r));
+      EXPECT_LE(most - least, kReductionBlock);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve

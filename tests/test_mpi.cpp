@@ -1,0 +1,241 @@
+// The MPI layer, run by ctest through mpirun on 1, 2, 3, 4 and 8 ranks (label `mpi`): every distributed
+// reduction, product, smoother pass and whole solve is compared bit for bit with the single-process one
+// computed on the same rank with the cpu backend. The matrices cover a stencil, AMG's rectangular
+// transfers, random rows with empty ones, a block-diagonal matrix (no rank reads another's entries) and
+// one smaller than a reduction block (all rows on rank 0, the other ranks empty).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amg/hierarchy.hpp"
+#include "amgsolve/solver.hpp"
+#include "backend/mpi/mpi_backend.hpp"
+#include "common/hash.hpp"
+#include "problems/poisson.hpp"
+#include "sparse/csr_ops.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+CsrMatrix<double> poisson(Stencil stencil, std::vector<std::int64_t> size, Boundary boundary = Boundary::dirichlet) {
+  PoissonParams p;
+  p.stencil = stencil;
+  p.size = std::move(size);
+  p.boundary = boundary;
+  return poisson_matrix(p);
+}
+
+// rows x cols with up to `per_row` hashed columns a row; every 7th row empty.
+CsrMatrix<double> random_rows(Index rows, Index cols, int per_row, std::uint64_t seed) {
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < rows; ++i) {
+    if (i % 7 == 3) continue;
+    for (int k = 0; k < per_row; ++k) {
+      const std::uint64_t key = static_cast<std::uint64_t>(i) * 64 + static_cast<std::uint64_t>(k);
+      const auto j = static_cast<Index>(seeded_uniform(seed, key) * cols);
+      t.push_back({i, std::min(j, cols - 1), 2.0 * seeded_uniform(seed + 1, key) - 1.0});
+    }
+  }
+  return csr_from_triplets(rows, cols, std::move(t));
+}
+
+// Blocks of 5000 rows coupled only within themselves.
+CsrMatrix<double> block_diagonal(Index rows) {
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < rows; ++i) {
+    t.push_back({i, i, 4.0});
+    if (i % 5000 != 0) t.push_back({i, i - 1, -1.0});
+    if ((i + 1) % 5000 != 0 && i + 1 < rows) t.push_back({i, i + 1, -1.0});
+  }
+  return csr_from_triplets(rows, rows, std::move(t));
+}
+
+Vector<double> seeded_vector(Index n, std::uint64_t seed) {
+  Vector<double> v(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) v[i] = 2.0 * seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 1.0;
+  return v;
+}
+
+struct NamedMatrix {
+  std::string name;
+  std::shared_ptr<const CsrMatrix<double>> A;
+};
+
+std::vector<NamedMatrix> test_matrices() {
+  std::vector<NamedMatrix> m;
+  auto add = [&](std::string name, CsrMatrix<double> A) {
+    m.push_back({std::move(name), std::make_shared<const CsrMatrix<double>>(std::move(A))});
+  };
+  add("poisson 7-point 40^3", poisson(Stencil::p7, {40, 40, 40}));
+  add("random 40000 x 30000", random_rows(40000, 30000, 6, 3));
+  add("random 30000 x 45000", random_rows(30000, 45000, 4, 9));
+  add("block diagonal 40000", block_diagonal(40000));
+  add("poisson 5-point 60^2 (one block)", poisson(Stencil::p5, {60, 60}));
+  const AmgHierarchy<double> amg(std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p27, {34, 34, 34})), {});
+  add("AMG prolongator", amg.prolongator(0));
+  add("AMG restriction", amg.restriction(0));
+  return m;
+}
+
+class Distributed : public ::testing::Test {
+ protected:
+  MpiBackend mpi;
+  CpuBackend cpu;
+
+  template <class V>
+  Vector<V> gathered(const Vector<V>& local) const {
+    Vector<V> global;
+    mpi.download(local, global);
+    return global;
+  }
+};
+
+TEST_F(Distributed, ReductionsEqualTheSingleProcessOnes) {
+  for (Index n : {Index{0}, Index{5}, Index{8192}, Index{5 * 8192 + 77}}) {
+    const Vector<double> a = seeded_vector(n, 1), b = seeded_vector(n, 2);
+    EXPECT_EQ(mpi.dot(mpi.upload(a), mpi.upload(b)), cpu.dot(a, b)) << n;
+    EXPECT_EQ(mpi.sum(mpi.upload(a)), cpu.sum(a)) << n;
+    Vector<double> local = mpi.upload(a), whole = a;
+    mpi.remove_mean(local);
+    cpu.remove_mean(whole);
+    EXPECT_EQ(gathered(local), whole) << n;
+  }
+}
+
+TEST_F(Distributed, ProductsAndSmoothersEqualTheSingleProcessOnes) {
+  for (const NamedMatrix& m : test_matrices()) {
+    SCOPED_TRACE(m.name);
+    const CsrMatrix<double>& A = *m.A;
+    const auto D = mpi.matrix(m.A, SpmvFormat::csr);
+    ASSERT_EQ(mpi.comm().sum(std::int64_t{D->rows}), A.rows);
+    const Vector<double> x = seeded_vector(A.cols, 4), b = seeded_vector(A.rows, 5);
+    const Vector<double> x_local = mpi.upload(x), b_local = mpi.upload(b);
+
+    Vector<double> y, y_local;
+    cpu.spmv(A, x, y);
+    mpi.spmv(*D, x_local, y_local);
+    EXPECT_EQ(gathered(y_local), y) << "spmv";
+
+    Vector<double> z = b, z_local = b_local;
+    cpu.spmv_add(A, x, z);
+    mpi.spmv_add(*D, x_local, z_local);
+    EXPECT_EQ(gathered(z_local), z) << "spmv_add";
+
+    if (A.rows != A.cols) continue;  // the rest needs a square matrix
+    Vector<double> r, r_local;
+    cpu.residual(A, x, b, r);
+    mpi.residual(*D, x_local, b_local, r_local);
+    EXPECT_EQ(gathered(r_local), r) << "residual";
+
+    Vector<double> q, q_local;
+    EXPECT_EQ(mpi.spmv_dot(*D, x_local, q_local), cpu.spmv_dot(A, x, q)) << "spmv_dot";
+
+    const Vector<double> dinv = seeded_vector(A.rows, 6);
+    const Vector<double> dinv_local = mpi.upload(dinv);
+    Vector<double> next, next_local;
+    cpu.jacobi_sweep(A, dinv, b, x, next);
+    mpi.jacobi_sweep(*D, dinv_local, b_local, x_local, next_local);
+    EXPECT_EQ(gathered(next_local), next) << "jacobi_sweep";
+
+    Vector<double> d = seeded_vector(A.rows, 7), d_local = mpi.upload(d);
+    cpu.chebyshev_step(A, dinv, b, 0.25, 0.75, d, x, next);
+    mpi.chebyshev_step(*D, dinv_local, b_local, 0.25, 0.75, d_local, x_local, next_local);
+    EXPECT_EQ(gathered(next_local), next) << "chebyshev_step x";
+    EXPECT_EQ(gathered(d_local), d) << "chebyshev_step d";
+  }
+}
+
+TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
+  // Block diagonal in blocks of 5000 against ranges of whole 8192-row blocks: a rank reads another's
+  // entries only where a 5000-block straddles two ranges; the 7-point stencil reads one plane each side.
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {32, 32, 64}));
+  const auto D = mpi.matrix(A, SpmvFormat::csr);
+  const int rank = mpi.comm().rank(), ranks = mpi.comm().size();
+  const BlockPartition rows(A->rows, ranks);
+  const int neighbours = (rank > 0 && rows.count(rank) > 0 ? 1 : 0) +
+                         (rank + 1 < ranks && rows.count(rank) > 0 && rows.count(rank + 1) > 0 ? 1 : 0);
+  EXPECT_EQ(D->halo().ghosts(), neighbours * 32 * 32);  // one 32 x 32 plane from each neighbour
+  EXPECT_EQ(D->interior_rows() + static_cast<Index>(neighbours * 32 * 32), D->rows);
+}
+
+// A whole solve distributed over the ranks equals the single-process solve on the same rank: hierarchy,
+// iteration count, residual history and solution, bit for bit.
+void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std::string& what) {
+  SCOPED_TRACE(what);
+  const auto shared = std::make_shared<const CsrMatrix<double>>(A);
+  Vector<double> b = seeded_vector(A.rows, 8);
+  if (params.amg.nullspace == NullspaceChoice::constant) CpuBackend{}.remove_mean(b);
+  params.distribute = false;
+  const Solver alone(shared, params);
+  params.distribute = true;
+  const Solver together(shared, params);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  EXPECT_EQ(together.setup().ranks, ranks);
+  EXPECT_EQ(alone.setup().ranks, 1);
+  Vector<double> x_alone, x_together;
+  const SolveResult one = alone.solve(b, x_alone);
+  const SolveResult many = together.solve(b, x_together);
+  EXPECT_TRUE(one.converged);
+  EXPECT_EQ(many.iterations, one.iterations);
+  EXPECT_EQ(many.history, one.history);
+  EXPECT_EQ(x_together, x_alone);
+  if (ranks > 1) {
+    EXPECT_GT(many.communication.reductions, 0u);
+  }
+}
+
+TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
+  Parameters p;
+  expect_same_solve(poisson(Stencil::p7, {40, 40, 40}), p, "7-point 40^3, double");
+  p.solver.precision = Precision::mixed;
+  expect_same_solve(poisson(Stencil::p27, {30, 30, 30}), p, "27-point 30^3, mixed");
+  p = {};
+  p.amg.smoother.type = SmootherType::jacobi;
+  p.solver.type = SolverType::amg;
+  p.solver.tolerance = 1e-6;
+  expect_same_solve(poisson(Stencil::p5, {300, 200}), p, "5-point 300 x 200, jacobi, stationary");
+  p = {};
+  p.amg.nullspace = NullspaceChoice::constant;
+  expect_same_solve(poisson(Stencil::p5, {250, 230}, Boundary::neumann), p, "Neumann 250 x 230, singular");
+  p = {};
+  p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
+  expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
+}
+
+// Reports failures from every rank (rank 0 prints as usual), and fails on every rank when one fails.
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed())
+      std::printf("[rank %d] %s:%d: %s\n", world_rank(), result.file_name() ? result.file_name() : "?",
+                  result.line_number(), result.summary());
+  }
+};
+
+}  // namespace
+}  // namespace amgsolve
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (amgsolve::world_rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new amgsolve::RankFailurePrinter);
+  }
+  int failed = RUN_ALL_TESTS();
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failed;
+}
