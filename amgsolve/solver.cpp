@@ -18,6 +18,7 @@
 #endif
 #ifdef AMGSOLVE_WITH_MPI
 #include "backend/mpi/mpi_backend.hpp"
+#include "distributed/spgemm/backends.hpp"
 #endif
 
 namespace amgsolve {
@@ -216,6 +217,7 @@ Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& par
   resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
   const BackendKind kind = resolve_backend(params.backend);
 #ifdef AMGSOLVE_WITH_MPI
+  register_distributed_spgemm_backends();  // amg.spgemm may name rowwise, summa2d or split3d
   if (params.distribute && running_on_several_ranks()) {
     if (kind != BackendKind::cpu)
       throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "

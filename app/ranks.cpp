@@ -8,6 +8,8 @@
 #include "common/error.hpp"
 #ifdef AMGSOLVE_WITH_MPI
 #include <mpi.h>
+
+#include "distributed/spgemm/backends.hpp"
 #endif
 
 namespace amgsolve {
@@ -33,6 +35,7 @@ bool mpi_running() {
 }  // namespace
 
 Ranks::Ranks(int& argc, char**& argv) {
+  register_distributed_spgemm_backends();  // listed everywhere, available under mpirun
   if (!launched_by_mpirun()) return;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

@@ -87,10 +87,15 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
   progress("SpGEMM comparison (every backend on every setup product; agrees = same pattern and values):\n");
   progress("  %5s %-12s %-10s %9s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "GFLOP/s",
            "nnz", "compr.", "extra MiB", "agrees");
-  for (const SpgemmComparisonRow& r : rows)
+  for (const SpgemmComparisonRow& r : rows) {
     progress("  %5d %-12s %-10s %9.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(), r.backend.c_str(),
              r.stats.seconds(), r.stats.gflops(), static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
              static_cast<double>(r.stats.extra_bytes) / (1 << 20), comparison_note(r).c_str());
+    std::string phases;  // a distributed backend's phases: slowest rank's seconds, bytes all ranks sent
+    for (const SpgemmPhase& p : r.stats.phases)
+      phases += "  " + p.name + " " + std::to_string(p.seconds).substr(0, 6) + " s " + format_bytes(p.bytes);
+    if (!phases.empty()) progress("  %30s%s\n", "", phases.c_str());
+  }
 }
 
 double relative_error(const Vector<double>& x, const Vector<double>& exact) {

@@ -17,6 +17,10 @@ template <>
 MPI_Datatype mpi_type<std::int64_t>() {
   return MPI_INT64_T;
 }
+template <>
+MPI_Datatype mpi_type<std::int32_t>() {
+  return MPI_INT32_T;
+}
 
 Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);

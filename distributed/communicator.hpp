@@ -15,7 +15,7 @@
 
 namespace amgsolve {
 
-// The MPI datatype of a value type (float, double, std::int64_t).
+// The MPI datatype of a value type (float, double, std::int64_t, std::int32_t).
 template <class T>
 MPI_Datatype mpi_type();
 

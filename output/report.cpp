@@ -114,6 +114,13 @@ nlohmann::json rank_json(const RankLoad& r) {
           {"gather_seconds", c.gather_seconds}};
 }
 
+// A distributed product's phases: the slowest rank's seconds and the bytes all ranks sent.
+nlohmann::json phases_json(const std::vector<SpgemmPhase>& phases) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const SpgemmPhase& p : phases) j.push_back({{"name", p.name}, {"seconds", p.seconds}, {"bytes", p.bytes}});
+  return j;
+}
+
 nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
   return {{"level", r.level},
           {"product", r.product},
@@ -129,7 +136,8 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
           {"extra_bytes", r.stats.extra_bytes},
           {"agrees", r.agrees},
           {"max_relative_difference", r.max_relative_difference},
-          {"error", r.error}};
+          {"error", r.error},
+          {"phases", phases_json(r.stats.phases)}};
 }
 
 }  // namespace

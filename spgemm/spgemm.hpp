@@ -10,11 +10,20 @@
 //     SpgemmStats together with 64-bit flop and nnz counts and the peak temporary memory.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
+
+// One phase of a distributed product (broadcasts, local multiply, merges, all-to-alls): the slowest rank's
+// seconds and the bytes all ranks sent.
+struct SpgemmPhase {
+  std::string name;
+  double seconds = 0.0;
+  std::uint64_t bytes = 0;
+};
 
 struct SpgemmStats {
   double symbolic_seconds = 0.0;
@@ -23,6 +32,7 @@ struct SpgemmStats {
   Offset nnz = 0;               // nonzeros of C
   std::uint64_t extra_bytes = 0;  // peak temporary memory beyond A, B and C
   std::string choice;             // backends that delegate (auto): what they picked and why
+  std::vector<SpgemmPhase> phases;  // distributed backends: per phase (their numeric_seconds is the total)
 
   double seconds() const { return symbolic_seconds + numeric_seconds; }
   // Two flops (multiply + add) per nontrivial product, the convention of the SpGEMM literature.

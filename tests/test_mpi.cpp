@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "amg/hierarchy.hpp"
 #include "amgsolve/solver.hpp"
 #include "backend/mpi/mpi_backend.hpp"
+#include "distributed/spgemm/backends.hpp"
+#include "spgemm/registry.hpp"
 #include "common/hash.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
@@ -213,6 +217,104 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
 }
 
+// ---- distributed SpGEMM: every backend against gustavson on one process
+
+template <class V>
+void expect_same_product(const std::string& backend, const CsrMatrix<V>& A, const CsrMatrix<V>& B,
+                         const std::string& what) {
+  SCOPED_TRACE(backend + ": " + what);
+  const SpgemmRegistry& registry = SpgemmRegistry::instance();
+  SpgemmStats reference_stats, stats;
+  const CsrMatrix<V> reference = registry.get("gustavson").multiply(A, B, &reference_stats);
+  const CsrMatrix<V> C = registry.get(backend).multiply(A, B, &stats);
+  ASSERT_EQ(C.rows, reference.rows);
+  ASSERT_EQ(C.cols, reference.cols);
+  EXPECT_EQ(C.row_ptr, reference.row_ptr);  // the same pattern, explicit zeros included
+  ASSERT_EQ(C.col, reference.col);
+  double largest = 0, difference = 0;
+  for (std::size_t k = 0; k < C.val.size(); ++k) {
+    largest = std::max(largest, std::abs(double(reference.val[k])));
+    difference = std::max(difference, std::abs(double(C.val[k]) - double(reference.val[k])));
+  }
+  EXPECT_LE(difference, (std::is_same_v<V, float> ? 1e-5 : 1e-12) * largest);
+  if (backend == "rowwise") {
+    EXPECT_EQ(C.val, reference.val);  // the same products in the same order
+  }
+  EXPECT_EQ(stats.multiplications, reference_stats.multiplications);
+  EXPECT_EQ(stats.nnz, reference.nnz());
+  EXPECT_FALSE(stats.phases.empty());
+  for (const SpgemmPhase& p : stats.phases) EXPECT_GE(p.seconds, 0.0) << p.name;
+}
+
+// The three products of each level of a hierarchy, and matrices that stress the distribution.
+template <class V>
+void expect_every_product(const std::string& backend) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p27, {18, 17, 16}));
+  AmgParams params;
+  params.coarse_size = 50;
+  const AmgHierarchy<double> amg(A, params);
+  for (std::size_t l = 0; l + 1 < amg.levels(); ++l) {
+    const auto Af = cast_values<V>(amg.matrix(l));
+    const auto P = cast_values<V>(amg.prolongator(l));
+    const auto R = cast_values<V>(amg.restriction(l));
+    const CsrMatrix<V> AP = SpgemmRegistry::instance().get("gustavson").multiply(Af, P);
+    expect_same_product(backend, Af, P, "A P, level " + std::to_string(l));
+    expect_same_product(backend, R, AP, "P^T (A P), level " + std::to_string(l));
+    expect_same_product(backend, R, Af, "R^T A, level " + std::to_string(l));
+  }
+  expect_same_product(backend, cast_values<V>(random_rows(900, 700, 5, 3)), cast_values<V>(random_rows(700, 1100, 4, 4)),
+                      "random 900 x 700 x 1100 with empty rows");
+  expect_same_product(backend, cast_values<V>(random_rows(5, 7, 3, 5)), cast_values<V>(random_rows(7, 3, 2, 6)),
+                      "5 x 7 x 3: ranks without rows");
+  expect_same_product(backend, cast_values<V>(block_diagonal(3000)), cast_values<V>(block_diagonal(3000)),
+                      "block diagonal: no remote columns where the blocks fit the ranks");
+  expect_same_product(backend, CsrMatrix<V>(0, 4), CsrMatrix<V>(4, 6), "0 x 4 x 6");
+}
+
+TEST(DistributedSpgemm, EveryBackendEqualsGustavsonInDoubleAndFloat) {
+  for (const std::string backend : {"rowwise", "summa2d", "split3d"}) {
+    expect_every_product<double>(backend);
+    expect_every_product<float>(backend);
+  }
+}
+
+TEST(DistributedSpgemm, Split3dOnEveryLayerCount) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  for (int layers = 1; layers <= ranks; ++layers) {
+    setenv("AMGSOLVE_SPLIT3D_LAYERS", std::to_string(layers).c_str(), 1);
+    expect_every_product<double>("split3d");
+  }
+  unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
+}
+
+TEST(DistributedSpgemm, TheGridAndItsIdleRanksAreStated) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  SpgemmStats stats;
+  const CsrMatrix<double> A = poisson(Stencil::p5, {30, 30});
+  SpgemmRegistry::instance().get("summa2d").multiply(A, A, &stats);
+  int q = 1;
+  while ((q + 1) * (q + 1) <= ranks) ++q;
+  EXPECT_EQ(stats.choice, "grid " + std::to_string(q) + "x" + std::to_string(q) + "x1 on " + std::to_string(q * q) +
+                              " of " + std::to_string(ranks) + " ranks");
+}
+
+TEST(DistributedSpgemm, ASetupWithADistributedBackendBuildsTheSameHierarchy) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {24, 22, 20}));
+  AmgParams params;
+  const AmgHierarchy<double> reference(A, params);
+  for (const std::string backend : {"rowwise", "split3d"}) {
+    params.spgemm = backend;
+    const AmgHierarchy<double> amg(A, params);
+    ASSERT_EQ(amg.levels(), reference.levels()) << backend;
+    for (std::size_t l = 0; l < amg.levels(); ++l) {
+      EXPECT_EQ(amg.matrix(l).col, reference.matrix(l).col) << backend << " level " << l;
+      EXPECT_EQ(amg.matrix(l).nnz(), reference.matrix(l).nnz()) << backend << " level " << l;
+    }
+  }
+}
+
 // Reports failures from every rank (rank 0 prints as usual), and fails on every rank when one fails.
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
@@ -229,6 +331,7 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
+  amgsolve::register_distributed_spgemm_backends();
   if (amgsolve::world_rank() != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

@@ -1,0 +1,100 @@
+#include "distributed/spgemm/rowwise.hpp"
+
+#include <algorithm>
+
+#include "common/timer.hpp"
+#include "distributed/partition.hpp"
+#include "distributed/spgemm/blocks.hpp"
+
+namespace amgsolve {
+
+namespace {
+
+// The rows of B (local numbers) that each rank asked for, as one block per asking rank.
+template <class V>
+std::vector<CsrMatrix<V>> requested_rows(const CsrMatrix<V>& B_rows, const std::vector<std::int64_t>& asked,
+                                         const std::vector<int>& counts, std::int64_t first_row) {
+  std::vector<CsrMatrix<V>> blocks;
+  std::size_t at = 0;
+  for (int count : counts) {
+    CsrMatrix<V> rows(count, B_rows.cols);
+    for (int r = 0; r < count; ++r, ++at) {
+      const auto i = static_cast<Index>(asked[at] - first_row);
+      rows.col.insert(rows.col.end(), B_rows.col.begin() + B_rows.row_begin(i), B_rows.col.begin() + B_rows.row_end(i));
+      rows.val.insert(rows.val.end(), B_rows.val.begin() + B_rows.row_begin(i), B_rows.val.begin() + B_rows.row_end(i));
+      rows.row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Offset>(rows.col.size());
+    }
+    blocks.push_back(std::move(rows));
+  }
+  return blocks;
+}
+
+// Rows stacked: the own rows, then the fetched ones.
+template <class V>
+CsrMatrix<V> stack_rows(const CsrMatrix<V>& own, const std::vector<CsrMatrix<V>>& fetched) {
+  CsrMatrix<V> S = own;
+  for (const CsrMatrix<V>& block : fetched) {
+    for (Index i = 0; i < block.rows; ++i) {
+      S.col.insert(S.col.end(), block.col.begin() + block.row_begin(i), block.col.begin() + block.row_end(i));
+      S.val.insert(S.val.end(), block.val.begin() + block.row_begin(i), block.val.begin() + block.row_end(i));
+      S.row_ptr.push_back(static_cast<Offset>(S.col.size()));
+    }
+    S.rows += block.rows;
+  }
+  return S;
+}
+
+}  // namespace
+
+template <class V>
+CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_rows, const CsrMatrix<V>& B_rows,
+                              const SpgemmBackend& local, SpgemmStats& stats) {
+  const BlockPartition inner(A_rows.cols, comm.size());
+  const std::int64_t own_first = inner.begin(comm.rank()), own_last = inner.end(comm.rank());
+  Timer timer;
+  // The B rows this rank's A references elsewhere, sorted (so each owner's are contiguous).
+  std::vector<std::int64_t> needed;
+  for (Index j : A_rows.col)
+    if (j < own_first || j >= own_last) needed.push_back(j);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  std::vector<int> asked(static_cast<std::size_t>(comm.size()), 0);
+  for (std::int64_t j : needed) ++asked[static_cast<std::size_t>(inner.owner(j))];
+  std::vector<int> wanted(static_cast<std::size_t>(comm.size()));
+  MPI_Alltoall(asked.data(), 1, MPI_INT, wanted.data(), 1, MPI_INT, comm.get());
+  std::vector<int> asked_at(asked.size(), 0), wanted_at(wanted.size(), 0);
+  for (std::size_t r = 1; r < asked.size(); ++r) {
+    asked_at[r] = asked_at[r - 1] + asked[r - 1];
+    wanted_at[r] = wanted_at[r - 1] + wanted[r - 1];
+  }
+  std::vector<std::int64_t> requests(static_cast<std::size_t>(wanted_at.back() + wanted.back()));
+  MPI_Alltoallv(needed.data(), asked.data(), asked_at.data(), MPI_INT64_T, requests.data(), wanted.data(),
+                wanted_at.data(), MPI_INT64_T, comm.get());
+  std::vector<CsrMatrix<V>> fetched;
+  std::uint64_t bytes = sizeof(std::int64_t) * needed.size();
+  bytes += all_to_all_blocks(requested_rows(B_rows, requests, wanted, own_first), fetched, comm.get());
+  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
+
+  // A's columns renumbered onto the stacked rows: own rows first, then the fetched ones in `needed` order.
+  timer.restart();
+  const CsrMatrix<V> B_local = stack_rows(B_rows, fetched);
+  CsrMatrix<V> A_local = A_rows;
+  A_local.cols = B_local.rows;
+  for (Index& j : A_local.col)
+    j = j >= own_first && j < own_last
+            ? static_cast<Index>(j - own_first)
+            : static_cast<Index>(own_last - own_first) +
+                  static_cast<Index>(std::lower_bound(needed.begin(), needed.end(), j) - needed.begin());
+  SpgemmStats local_stats;
+  CsrMatrix<V> C = local.multiply(A_local, B_local, &local_stats);
+  stats.multiplications += local_stats.multiplications;
+  stats.phases.push_back({"local multiply", timer.seconds(), 0});
+  return C;
+}
+
+template CsrMatrix<double> rowwise_multiply(const Communicator&, const CsrMatrix<double>&, const CsrMatrix<double>&,
+                                            const SpgemmBackend&, SpgemmStats&);
+template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<float>&, const CsrMatrix<float>&,
+                                           const SpgemmBackend&, SpgemmStats&);
+
+}  // namespace amgsolve

@@ -1,0 +1,20 @@
+#pragma once
+// Row-wise distributed SpGEMM, the way hypre (hypre_ParCSRMatMat) and PETSc (MatMatMult for MPIAIJ) form
+// C = A B: A and B are distributed by rows (distributed/partition.hpp); each rank fetches the rows of B
+// that its rows of A reference on other ranks, in one all-to-all, and multiplies its rows locally with any
+// local SpGEMM backend. Only B moves. Each row of C is formed from the same products in the same order as
+// on one process (A's rows keep their order, the fetched rows theirs), so with the same local backend the
+// result is the single-process product bit for bit.
+#include "distributed/communicator.hpp"
+#include "spgemm/spgemm.hpp"
+
+namespace amgsolve {
+
+// This rank's rows of C = A B (columns numbered globally). A_rows: this rank's rows of A (global columns,
+// A.cols = the inner dimension); B_rows: this rank's rows of B by BlockPartition(inner, ranks). Phases go
+// to `stats` with this rank's seconds and bytes.
+template <class V>
+CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_rows, const CsrMatrix<V>& B_rows,
+                              const SpgemmBackend& local, SpgemmStats& stats);
+
+}  // namespace amgsolve
