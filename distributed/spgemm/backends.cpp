@@ -134,7 +134,7 @@ class Summa2dSpgemm final : public GridSpgemm<Summa2dSpgemm> {
  public:
   std::string name() const override { return "summa2d"; }
   std::string description() const override {
-    return "MPI: Sparse SUMMA on a q x q grid (Buluc & Gilbert; the c = 1 case of split3d)";
+    return "MPI: Sparse SUMMA on a q x q grid (Buluc & Gilbert; the c = 1 case of split3d), auto locally";
   }
   int layers(int) const { return 1; }
 };
@@ -143,7 +143,7 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
  public:
   std::string name() const override { return "split3d"; }
   std::string description() const override {
-    return "MPI: Split-3D on a q x q x c grid (Azad et al. 2016, Algorithm 2; c: AMGSOLVE_SPLIT3D_LAYERS)";
+    return "MPI: Split-3D on a q x q x c grid (Azad et al. 2016, Algorithm 2; c: AMGSOLVE_SPLIT3D_LAYERS), auto locally";
   }
   int layers(int ranks) const {
     if (const auto c = integer_from_environment("AMGSOLVE_SPLIT3D_LAYERS", 1, 1 << 20)) return static_cast<int>(*c);

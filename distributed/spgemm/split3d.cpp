@@ -4,7 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/timer.hpp"
-#include "spgemm/heap.hpp"
+#include "spgemm/registry.hpp"
 
 namespace amgsolve {
 
@@ -92,7 +92,7 @@ CsrMatrix<V> split3d_multiply(const Grid3d& g, const CsrMatrix<V>& A_block, cons
                   std::to_string(inner) + ")");
     Phase phase(stats, "local multiply");
     SpgemmStats local;
-    stage_products.push_back(heap_multiply(A_remote, B_remote, &local));
+    stage_products.push_back(SpgemmRegistry::instance().get("auto").multiply(A_remote, B_remote, &local));
     stats.multiplications += local.multiplications;
   }
   // 3. (line 10) the stages summed.

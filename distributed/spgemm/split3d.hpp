@@ -6,7 +6,9 @@
 // "split", memory-friendly distribution: nothing is replicated). The steps, each a phase of the stats:
 //   1. B redistributed along the fiber P(i, j, :) so that layer k holds the inner rows A's slice k needs;
 //   2. q SUMMA stages per layer: A_irk broadcast along the process row, B_rjk along the process column,
-//      each pair multiplied locally (heap SpGEMM, the paper's kernel for hypersparse blocks);
+//      each pair multiplied locally by this project's `auto` SpGEMM (the paper uses heap SpGEMM for its
+//      hypersparse blocks at thousands of ranks; here the blocks are not hypersparse, and heap was 2.5-5x
+//      slower than gustavson on the AMG products, docs/BENCHMARKS.md);
 //   3. the stages' products merged (multiway merge, section 4.3);
 //   4. the partial C all-to-all along the fiber, each process merging the c parts of its slice.
 // The blocking parameter b is the whole local inner dimension (one broadcast per stage); blocks are CSR
