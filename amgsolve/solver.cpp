@@ -12,6 +12,7 @@
 #include "common/timer.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
+#include "spgemm/registry.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
 #include "amg/cuda/device_setup.hpp"
 #include "backend/cuda/cuda_backend.hpp"
@@ -126,6 +127,10 @@ class SolverOn final : public Solver::Impl {
   }
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
+    // Before anything collective: a wrong size on one rank must not leave the others waiting.
+    if (b.size() != static_cast<std::size_t>(A_csr_->rows))
+      throw InputError("right-hand side has " + std::to_string(b.size()) + " entries, the matrix " +
+                       std::to_string(A_csr_->rows) + " rows");
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
@@ -215,16 +220,26 @@ Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& par
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
   Parameters resolved = params;
   resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
-  const BackendKind kind = resolve_backend(params.backend);
 #ifdef AMGSOLVE_WITH_MPI
   register_distributed_spgemm_backends();  // amg.spgemm may name rowwise, summa2d or split3d
-  if (params.distribute && running_on_several_ranks()) {
+  const bool distributed = params.distribute && running_on_several_ranks();
+  const SpgemmBackend* spgemm = resolved.amg.spgemm.empty() ? nullptr : SpgemmRegistry::instance().find(resolved.amg.spgemm);
+  if (spgemm && spgemm->collective() && !params.distribute)
+    throw InputError("amg.spgemm: " + spgemm->name() + " multiplies over all MPI ranks together, so it needs a "
+                     "distributed solve (Parameters::distribute); choose a local SpGEMM backend");
+  // auto means the cpu under several ranks (the cuda backend is not distributed yet), on every rank alike,
+  // whether or not a rank sees a GPU.
+  const BackendKind kind = distributed && params.backend == BackendChoice::automatic ? BackendKind::cpu
+                                                                                     : resolve_backend(params.backend);
+  if (distributed) {
     if (kind != BackendKind::cpu)
       throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
                        "or use backend: cpu on several");
     impl_ = make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
     return;
   }
+#else
+  const BackendKind kind = resolve_backend(params.backend);
 #endif
   switch (kind) {
     case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), resolved, callbacks); break;

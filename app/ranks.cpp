@@ -9,6 +9,7 @@
 #ifdef AMGSOLVE_WITH_MPI
 #include <mpi.h>
 
+#include "distributed/communicator.hpp"
 #include "distributed/spgemm/backends.hpp"
 #endif
 
@@ -25,13 +26,6 @@ bool launched_by_mpirun() {
   return false;
 }
 
-bool mpi_running() {
-  int initialised = 0, finalised = 0;
-  MPI_Initialized(&initialised);
-  MPI_Finalized(&finalised);
-  return initialised && !finalised;
-}
-
 }  // namespace
 
 Ranks::Ranks(int& argc, char**& argv) {
@@ -42,23 +36,23 @@ Ranks::Ranks(int& argc, char**& argv) {
 }
 
 Ranks::~Ranks() {
-  if (mpi_running()) MPI_Finalize();
+  if (mpi_is_running()) MPI_Finalize();
 }
 
 int Ranks::rank() {
   int rank = 0;
-  if (mpi_running()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (mpi_is_running()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
 }
 
 int Ranks::size() {
   int size = 1;
-  if (mpi_running()) MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (mpi_is_running()) MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size;
 }
 
 void Ranks::abort_all(int code) {
-  if (mpi_running() && size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  if (mpi_is_running() && size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
 }
 

@@ -333,6 +333,9 @@ int run(const RunOptions& options) {
     if (!options.vtk.empty()) config.output.vtk = options.vtk;
     if (Ranks::prints()) check_outputs(config);
   });
+  // Under several ranks `auto` is the cpu on every rank (amgsolve::Solver does the same): the cuda backend
+  // is not distributed yet.
+  if (Ranks::size() > 1 && config.backend_choice == BackendChoice::automatic) config.backend = BackendKind::cpu;
   const bool compare_spgemm = config.compare_spgemm;
 
   RunRecord record;

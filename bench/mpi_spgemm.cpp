@@ -98,8 +98,8 @@ ModelElements model_elements(double nnz_a, double nnz_b, double nnz_c, double fl
   return {fibers + broadcasts + nnz_c * (c - 1) / c, fibers + broadcasts + flops * (c - 1) / c};
 }
 
-// The model's bandwidth cost per process (elements): (nnz(A) + nnz(B)) / sqrt(p c) + flops / p
-// (+ nnz(B) / p for the redistribution when c > 1); c = 1 is Sparse SUMMA.
+// The model's bandwidth cost per process (elements): (nnz(A) + nnz(B)) / sqrt(p c), plus, when c > 1, the
+// all-to-alls' nnz(B) / p (redistribution) and flops / p (partial C); c = 1 is Sparse SUMMA.
 double model_per_process(double nnz_a, double nnz_b, double flops, double p, double c) {
   return (nnz_a + nnz_b) / std::sqrt(p * c) + (c > 1 ? (nnz_b + flops) / p : 0.0);
 }

@@ -1,5 +1,8 @@
 #include "distributed/communicator.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "common/error.hpp"
 #include "common/timer.hpp"
 
@@ -22,9 +25,14 @@ MPI_Datatype mpi_type<std::int32_t>() {
   return MPI_INT32_T;
 }
 
-Communicator::Communicator(MPI_Comm comm) : comm_(comm) {
+Communicator::Communicator(MPI_Comm comm) {
+  MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+}
+
+Communicator::~Communicator() {
+  if (mpi_is_running()) MPI_Comm_free(&comm_);
 }
 
 double Communicator::sum(ExactSum partial) const {
@@ -47,8 +55,10 @@ template <class V>
 void Communicator::allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const {
   Timer timer;
   if (static_cast<std::int64_t>(local.size()) != partition.count(rank_))
-    throw Error("allgather: rank " + std::to_string(rank_) + " holds " + std::to_string(local.size()) +
-                " entries, its range " + std::to_string(partition.count(rank_)));
+    abort_every_rank("allgather: this rank holds " + std::to_string(local.size()) + " entries, its range " +
+                     std::to_string(partition.count(rank_)));
+  if (partition.size() > INT32_MAX)
+    abort_every_rank("allgather: " + std::to_string(partition.size()) + " entries are beyond MPI's int counts");
   std::vector<int> counts(static_cast<std::size_t>(size_)), displacements(static_cast<std::size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     counts[static_cast<std::size_t>(r)] = static_cast<int>(partition.count(r));
@@ -64,14 +74,45 @@ void Communicator::allgather(const Vector<V>& local, const BlockPartition& parti
 template void Communicator::allgather(const Vector<double>&, const BlockPartition&, Vector<double>&) const;
 template void Communicator::allgather(const Vector<float>&, const BlockPartition&, Vector<float>&) const;
 
-bool running_on_several_ranks() {
+OwnerRequests ask_owners(const Communicator& comm, const std::vector<std::int64_t>& asked,
+                         const BlockPartition& partition) {
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  OwnerRequests r;
+  r.asked.assign(ranks, 0);
+  for (std::int64_t g : asked) ++r.asked[static_cast<std::size_t>(partition.owner(g))];
+  std::vector<int> wanted(ranks, 0), asked_at(ranks, 0);
+  MPI_Alltoall(r.asked.data(), 1, MPI_INT, wanted.data(), 1, MPI_INT, comm.get());
+  r.from.assign(ranks + 1, 0);
+  for (std::size_t k = 0; k < ranks; ++k) {
+    r.from[k + 1] = r.from[k] + wanted[k];
+    if (k > 0) asked_at[k] = asked_at[k - 1] + r.asked[k - 1];
+  }
+  r.received.resize(static_cast<std::size_t>(r.from.back()));
+  MPI_Alltoallv(asked.data(), r.asked.data(), asked_at.data(), MPI_INT64_T, r.received.data(), wanted.data(),
+                r.from.data(), MPI_INT64_T, comm.get());
+  return r;
+}
+
+bool mpi_is_running() {
   int initialised = 0, finalised = 0;
   MPI_Initialized(&initialised);
   MPI_Finalized(&finalised);
-  if (!initialised || finalised) return false;
+  return initialised && !finalised;
+}
+
+bool running_on_several_ranks() {
+  if (!mpi_is_running()) return false;
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return size > 1;
+}
+
+void abort_every_rank(const std::string& message) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "amgsolve: internal error on rank %d: %s\n", rank, message.c_str());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // not reached: MPI_Abort ends the process
 }
 
 }  // namespace amgsolve

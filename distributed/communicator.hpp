@@ -18,10 +18,22 @@ namespace amgsolve {
 // The MPI datatype of a value type (float, double, std::int64_t, std::int32_t).
 template <class T>
 MPI_Datatype mpi_type();
+template <>
+MPI_Datatype mpi_type<double>();
+template <>
+MPI_Datatype mpi_type<float>();
+template <>
+MPI_Datatype mpi_type<std::int64_t>();
+template <>
+MPI_Datatype mpi_type<std::int32_t>();
 
 class Communicator {
  public:
+  // A duplicate of comm (MPI_Comm_dup, collective), so that the layer's messages never meet the caller's.
   explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -43,8 +55,24 @@ class Communicator {
   mutable CommunicationStats stats_;
 };
 
-// True when this process is one of several MPI ranks (MPI initialised, not finalised, more than one rank):
-// then amgsolve::Solver distributes the solve.
+// What each rank asked this one for: `asked` holds global indices owned elsewhere, sorted; each goes to
+// its owner in `partition`. Collective. received[from[r] .. from[r + 1]) came from rank r.
+struct OwnerRequests {
+  std::vector<int> asked;             // per rank: how many of `asked` went to it
+  std::vector<std::int64_t> received;  // the indices other ranks asked this one for, by asking rank
+  std::vector<int> from;              // offsets into received, ranks + 1 entries
+};
+OwnerRequests ask_owners(const Communicator& comm, const std::vector<std::int64_t>& asked,
+                         const BlockPartition& partition);
+
+// MPI initialised and not yet finalised.
+bool mpi_is_running();
+// True when this process is one of several MPI ranks: then amgsolve::Solver distributes the solve.
 bool running_on_several_ranks();
+
+// An error only this rank can see, inside work the other ranks do collectively (an internal invariant,
+// a message beyond MPI's int counts): throwing would leave them waiting, so every rank is ended here,
+// with one line naming the rank.
+[[noreturn]] void abort_every_rank(const std::string& message);
 
 }  // namespace amgsolve

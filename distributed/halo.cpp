@@ -6,9 +6,7 @@
 namespace amgsolve {
 
 HaloPlan::HaloPlan(const Communicator& comm, const std::vector<std::int64_t>& ghosts, const BlockPartition& columns) {
-  const int ranks = comm.size();
-  // What this rank asks each owner for: ghosts are sorted, so each owner's are contiguous.
-  std::vector<int> asked(static_cast<std::size_t>(ranks), 0);
+  // The ghosts are sorted, so each owner's are contiguous: one message from each.
   receive_offsets_.push_back(0);
   for (std::size_t k = 0; k < ghosts.size();) {
     const int owner = columns.owner(ghosts[k]);
@@ -16,33 +14,19 @@ HaloPlan::HaloPlan(const Communicator& comm, const std::vector<std::int64_t>& gh
     while (end < ghosts.size() && ghosts[end] < columns.end(owner)) ++end;
     receive_ranks_.push_back(owner);
     receive_offsets_.push_back(static_cast<std::int64_t>(end));
-    asked[static_cast<std::size_t>(owner)] = static_cast<int>(end - k);
     k = end;
   }
-  // What each rank asks of this one: the counts, then the global indices.
-  std::vector<int> wanted(static_cast<std::size_t>(ranks), 0);
-  MPI_Alltoall(asked.data(), 1, MPI_INT, wanted.data(), 1, MPI_INT, comm.get());
-  std::vector<int> asked_at(static_cast<std::size_t>(ranks), 0), wanted_at(static_cast<std::size_t>(ranks), 0);
-  int total_wanted = 0;
-  for (int r = 0; r < ranks; ++r) {
-    asked_at[static_cast<std::size_t>(r)] = static_cast<int>(
-        r == 0 ? 0 : asked_at[static_cast<std::size_t>(r) - 1] + asked[static_cast<std::size_t>(r) - 1]);
-    wanted_at[static_cast<std::size_t>(r)] = total_wanted;
-    total_wanted += wanted[static_cast<std::size_t>(r)];
-  }
-  std::vector<std::int64_t> requested(static_cast<std::size_t>(total_wanted));
-  MPI_Alltoallv(ghosts.data(), asked.data(), asked_at.data(), MPI_INT64_T, requested.data(), wanted.data(),
-                wanted_at.data(), MPI_INT64_T, comm.get());
+  const OwnerRequests requests = ask_owners(comm, ghosts, columns);
   const std::int64_t first = columns.begin(comm.rank());
   send_offsets_.push_back(0);
-  for (int r = 0; r < ranks; ++r) {
-    const int count = wanted[static_cast<std::size_t>(r)];
-    if (count == 0) continue;
-    for (int k = 0; k < count; ++k) {
-      const std::int64_t g = requested[static_cast<std::size_t>(wanted_at[static_cast<std::size_t>(r)] + k)];
+  for (int r = 0; r < comm.size(); ++r) {
+    const int begin = requests.from[static_cast<std::size_t>(r)], end = requests.from[static_cast<std::size_t>(r) + 1];
+    if (begin == end) continue;
+    for (int k = begin; k < end; ++k) {
+      const std::int64_t g = requests.received[static_cast<std::size_t>(k)];
       if (g < first || g >= columns.end(comm.rank()))
-        throw Error("halo plan: rank " + std::to_string(r) + " asked rank " + std::to_string(comm.rank()) +
-                    " for column " + std::to_string(g) + ", which it does not own");
+        abort_every_rank("halo plan: rank " + std::to_string(r) + " asked for column " + std::to_string(g) +
+                         ", which this rank does not own");
       send_local_.push_back(static_cast<Index>(g - first));
     }
     send_ranks_.push_back(r);

@@ -3,8 +3,8 @@
 // kReductionBlock: then a rank's blocks of a deterministic reduction (common/parallel.hpp) are the global
 // blocks, and a distributed dot product equals the single-process one bit for bit. The partition is a
 // function of the size and the rank count only, so every rank computes every other rank's range without
-// asking. A level smaller than ranks x kReductionBlock leaves the last ranks without rows: the coarse
-// levels gather onto fewer ranks by construction.
+// asking. A level of fewer than `ranks` blocks leaves the last ranks without rows: the coarse levels
+// gather onto the first ranks by construction.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -17,9 +17,11 @@ class BlockPartition {
  public:
   BlockPartition() = default;
   BlockPartition(std::int64_t size, int ranks) : offsets_(static_cast<std::size_t>(ranks) + 1, 0) {
+    // Each rank gets blocks / ranks blocks, the first blocks % ranks one more.
     const std::int64_t blocks = (size + kReductionBlock - 1) / kReductionBlock;
+    const std::int64_t each = blocks / ranks, extra = blocks % ranks;
     for (int r = 0; r <= ranks; ++r)
-      offsets_[static_cast<std::size_t>(r)] = std::min(size, blocks * r / ranks * kReductionBlock);
+      offsets_[static_cast<std::size_t>(r)] = std::min(size, (each * r + std::min<std::int64_t>(r, extra)) * kReductionBlock);
   }
 
   int ranks() const { return static_cast<int>(offsets_.size()) - 1; }

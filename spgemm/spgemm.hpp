@@ -54,6 +54,8 @@ class SpgemmBackend {
   // A library's product run for comparison (eigen, graphblas, cusparse), not an implementation of ours:
   // tables mark it as such.
   virtual bool external_baseline() const { return false; }
+  // A distributed algorithm: every MPI rank must call multiply() together, with the same A and B.
+  virtual bool collective() const { return false; }
   // Empty when the backend can run in this process; otherwise the reason (no GPU, no MPI, ...).
   virtual std::string unavailable_reason() const { return {}; }
   bool available() const { return unavailable_reason().empty(); }

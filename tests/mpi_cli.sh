@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file on
-# 1 and N ranks, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
+# 1 and N ranks for a Poisson problem, the mouse and a Matrix Market matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
 # rank with one error line and exit 1, never a hang (ctest's timeout would catch one).
 #   mpi_cli.sh MPIRUN AMGSOLVE SOURCE_DIR WORK_DIR RANKS
 set -uo pipefail
@@ -27,6 +27,41 @@ assert len(per_rank) == (ranks if ranks > 1 else 0), per_rank
 assert sum(r["rows"] for r in per_rank) == (many["problem"]["rows"] if ranks > 1 else 0)
 PY
 cmp -s one.vti many.vti || fail "the VTK files differ"
+
+# The mouse (many sources, one hierarchy, fluorescence) and a Matrix Market matrix: the same numbers.
+"$amgsolve" "$source/configs/mouse-quick.yaml" --report mouse-one.json --vtk mouse-one.vti --quiet ||
+  fail "mouse, one process"
+run "$ranks" "$amgsolve" "$source/configs/mouse-quick.yaml" --report mouse-many.json --vtk mouse-many.vti --quiet ||
+  fail "mouse, $ranks ranks"
+python3 - mouse-one.json mouse-many.json <<'PY' || fail "mouse reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert len(one["sources"]) == len(many["sources"]) > 1
+for a, b in zip(one["sources"], many["sources"]):
+    for band in ("excitation", "emission"):
+        assert a[band]["iterations"] == b[band]["iterations"], band
+        assert a[band]["relative_residual"] == b[band]["relative_residual"], band
+    assert a["absorbed_power"] == b["absorbed_power"] and a["boundary_outflow"] == b["boundary_outflow"]
+assert one["solve"]["history"] == many["solve"]["history"]
+PY
+cmp -s mouse-one.vti mouse-many.vti || fail "the mouse VTK files differ"
+# bcsstk18 (11,948 rows: two reduction blocks, so two ranks hold rows) converges slowly: 40 iterations are
+# compared, and both runs end with exit 3 (not converged), their outputs written.
+matrix="${AMGSOLVE_MATRICES:-$source/../shared/matrices}/bcsstk18.mtx"
+if [ -f "$matrix" ]; then
+  printf 'problem:\n  type: matrix_market\n  matrix: %s\n' "$matrix" > market.yaml
+  "$amgsolve" market.yaml --set solver.max_iterations=40 --report market-one.json --quiet 2>/dev/null
+  [ $? -eq 3 ] || fail "Matrix Market, one process: expected exit 3"
+  run "$ranks" "$amgsolve" market.yaml --set solver.max_iterations=40 --report market-many.json --quiet 2>/dev/null
+  [ $? -eq 3 ] || fail "Matrix Market, $ranks ranks: expected exit 3"
+  python3 - market-one.json market-many.json <<'PY' || fail "Matrix Market reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert one["solve"]["iterations"] == many["solve"]["iterations"] and one["solve"]["history"] == many["solve"]["history"]
+PY
+else
+  echo "skipping the Matrix Market comparison: $matrix is absent"
+fi
 
 check_error() {  # check_error WHAT EXPECTED-TEXT ARGS...: exit 1 and one amgsolve line naming it
   local what="$1" expected="$2"

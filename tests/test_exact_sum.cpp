@@ -122,10 +122,17 @@ TEST(BlockPartition, RangesCoverTheRowsAndStartOnBlocks) {
           EXPECT_EQ(p.owner(p.end(r) - 1), r);
         }
       }
-      // Balanced to a block: no rank holds more than one block more than another.
+      // Balanced to a block: no rank holds more than one block (whole or the last, partial one) more than
+      // another, and the ranks without rows are the last ones.
       std::int64_t most = 0, least = n;
-      for (int r = 0; r < ranks; ++r) most = std::max(most, p.count(r)), least = std::min(least, p.count(r));
-      EXPECT_LE(most - least, kReductionBlock);
+      for (int r = 0; r < ranks; ++r) {
+        const std::int64_t blocks = (p.count(r) + kReductionBlock - 1) / kReductionBlock;
+        most = std::max(most, blocks), least = std::min(least, blocks);
+        if (r > 0 && p.count(r) > 0) {
+          EXPECT_GT(p.count(r - 1), 0);
+        }
+      }
+      EXPECT_LE(most - least, 1);
     }
   }
 }

@@ -17,6 +17,7 @@
 #include "backend/mpi/mpi_backend.hpp"
 #include "distributed/spgemm/backends.hpp"
 #include "spgemm/registry.hpp"
+#include "common/error.hpp"
 #include "common/hash.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
@@ -215,6 +216,20 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   p = {};
   p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
+}
+
+// Misuse that would leave ranks waiting for each other is refused on every rank before anything collective.
+TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {40, 40}));
+  Parameters p;
+  p.distribute = false;
+  p.amg.spgemm = "rowwise";
+  EXPECT_THROW(Solver(A, p), InputError);  // a collective SpGEMM in a solve each rank does alone
+  p = {};
+  const Solver solver(A, p);
+  Vector<double> x;
+  EXPECT_THROW(solver.solve(Vector<double>(7, 1.0), x), InputError);
+  EXPECT_TRUE(solver.solve(Vector<double>(static_cast<std::size_t>(A->rows), 1.0), x).converged);  // still usable
 }
 
 // ---- distributed SpGEMM: every backend against gustavson on one process

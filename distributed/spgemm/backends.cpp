@@ -14,13 +14,6 @@ namespace amgsolve {
 
 namespace {
 
-bool mpi_running() {
-  int initialised = 0, finalised = 0;
-  MPI_Initialized(&initialised);
-  MPI_Finalized(&finalised);
-  return initialised && !finalised;
-}
-
 // Phases over the ranks: the slowest rank's seconds, everybody's bytes. Every rank passes the same names
 // (a rank without a phase contributes zero), so the reductions match.
 void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MPI_Comm comm) {
@@ -36,20 +29,6 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
-// Row blocks, in order, stacked into one matrix.
-template <class V>
-CsrMatrix<V> stack(const std::vector<CsrMatrix<V>>& blocks, Index cols) {
-  CsrMatrix<V> S(0, cols);
-  for (const CsrMatrix<V>& b : blocks) {
-    const auto base = static_cast<Offset>(S.col.size());
-    for (Index i = 0; i < b.rows; ++i) S.row_ptr.push_back(base + b.row_end(i));
-    S.col.insert(S.col.end(), b.col.begin(), b.col.end());
-    S.val.insert(S.val.end(), b.val.begin(), b.val.end());
-    S.rows += b.rows;
-  }
-  return S;
-}
-
 class RowwiseSpgemm final : public SpgemmBackendFor<RowwiseSpgemm> {
  public:
   std::string name() const override { return "rowwise"; }
@@ -57,7 +36,8 @@ class RowwiseSpgemm final : public SpgemmBackendFor<RowwiseSpgemm> {
     return "MPI: rows of A and B over the ranks, the referenced B rows fetched, gustavson locally (hypre, PETSc)";
   }
   BackendKind runs_on() const override { return BackendKind::cpu; }
-  std::string unavailable_reason() const override { return mpi_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
+  std::string unavailable_reason() const override { return mpi_is_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
+  bool collective() const override { return true; }
 
   template <class V>
   CsrMatrix<V> product(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
@@ -70,7 +50,7 @@ class RowwiseSpgemm final : public SpgemmBackendFor<RowwiseSpgemm> {
     Timer gather;
     std::vector<CsrMatrix<V>> all;
     const std::uint64_t bytes = all_gather_blocks(std::vector<CsrMatrix<V>>{C_rows}, all, comm.get());
-    CsrMatrix<V> C = stack(all, B.cols);
+    CsrMatrix<V> C = stack_rows(all, B.cols);
     stats.phases.push_back({"gather C", gather.seconds(), bytes});
     reduce_phases({"fetch B rows", "local multiply", "gather C"}, stats, comm.get());
     stats.numeric_seconds = timer.seconds();
@@ -86,7 +66,8 @@ template <class Self>
 class GridSpgemm : public SpgemmBackendFor<Self> {
  public:
   BackendKind runs_on() const override { return BackendKind::cpu; }
-  std::string unavailable_reason() const override { return mpi_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
+  std::string unavailable_reason() const override { return mpi_is_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
+  bool collective() const override { return true; }
 
   template <class V>
   CsrMatrix<V> product(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
@@ -126,7 +107,7 @@ class GridSpgemm : public SpgemmBackendFor<Self> {
         for (int k = 0; k < g.c(); ++k) slices.push_back(blocks[static_cast<std::size_t>((k * g.q() + i) * g.q() + j)]);
       row_blocks.push_back(join_columns(slices));
     }
-    return stack(row_blocks, cols);
+    return stack_rows(row_blocks, cols);
   }
 };
 

@@ -54,6 +54,19 @@ CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>& blocks) {
 }
 
 template <class V>
+CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>& blocks, Index cols) {
+  CsrMatrix<V> S(0, cols);
+  for (const CsrMatrix<V>& b : blocks) {
+    const auto base = static_cast<Offset>(S.col.size());
+    for (Index i = 0; i < b.rows; ++i) S.row_ptr.push_back(base + b.row_end(i));
+    S.col.insert(S.col.end(), b.col.begin(), b.col.end());
+    S.val.insert(S.val.end(), b.val.begin(), b.val.end());
+    S.rows += b.rows;
+  }
+  return S;
+}
+
+template <class V>
 CsrMatrix<V> merge_sum(const std::vector<CsrMatrix<V>>& blocks) {
   if (blocks.empty()) return {};
   CsrMatrix<V> S(blocks.front().rows, blocks.front().cols);
@@ -111,8 +124,21 @@ namespace {
 template <class Container>
 int count_of(const Container& v) {
   if (v.size() > static_cast<std::size_t>(INT32_MAX))
-    throw Error("distributed SpGEMM: a message of " + std::to_string(v.size()) + " entries is beyond MPI's int counts");
+    abort_every_rank("distributed SpGEMM: a message of " + std::to_string(v.size()) +
+                     " entries is beyond MPI's int counts");
   return static_cast<int>(v.size());
+}
+
+// at[r] = counts[0] + ... + counts[r - 1]; returns the total, which must fit MPI's int displacements.
+int offsets_of(const std::vector<int>& counts, std::vector<int>& at) {
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    at[r] = static_cast<int>(total);
+    total += counts[r];
+    if (total > INT32_MAX)
+      abort_every_rank("distributed SpGEMM: " + std::to_string(total) + " entries received are beyond MPI's int counts");
+  }
+  return static_cast<int>(total);
 }
 
 // One array of each rank's pack sent to every other rank: counts first, then the data.
@@ -130,8 +156,7 @@ std::vector<T> all_to_all_array(const std::vector<std::vector<T>>& send, std::ve
   received_counts.assign(static_cast<std::size_t>(ranks), 0);
   MPI_Alltoall(counts.data(), 1, MPI_INT, received_counts.data(), 1, MPI_INT, comm);
   std::vector<int> received_at(static_cast<std::size_t>(ranks), 0);
-  int total = 0;
-  for (int r = 0; r < ranks; ++r) received_at[static_cast<std::size_t>(r)] = total, total += received_counts[static_cast<std::size_t>(r)];
+  const int total = offsets_of(received_counts, received_at);
   std::vector<T> received(static_cast<std::size_t>(total));
   MPI_Alltoallv(flat.data(), counts.data(), displacements.data(), mpi_type<T>(), received.data(),
                 received_counts.data(), received_at.data(), mpi_type<T>(), comm);
@@ -147,8 +172,7 @@ std::vector<T> all_gather_array(const std::vector<T>& mine, std::vector<int>& co
   int count = count_of(mine);
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
   std::vector<int> at(static_cast<std::size_t>(ranks), 0);
-  int total = 0;
-  for (int r = 0; r < ranks; ++r) at[static_cast<std::size_t>(r)] = total, total += counts[static_cast<std::size_t>(r)];
+  const int total = offsets_of(counts, at);
   std::vector<T> all(static_cast<std::size_t>(total));
   MPI_Allgatherv(mine.data(), count, mpi_type<T>(), all.data(), counts.data(), at.data(), mpi_type<T>(), comm);
   return all;
@@ -247,6 +271,7 @@ std::uint64_t all_gather_blocks(const std::vector<CsrMatrix<V>>& mine, std::vect
   template CsrMatrix<V> cut_block(const CsrMatrix<V>&, Range, Range);                                         \
   template CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>&);                                       \
   template CsrMatrix<V> merge_sum(const std::vector<CsrMatrix<V>>&);                                          \
+  template CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>&, Index);                                          \
   template struct PackedBlocks<V>;                                                                            \
   template std::uint64_t broadcast_block(CsrMatrix<V>&, int, MPI_Comm);                                       \
   template std::uint64_t all_to_all_blocks(const std::vector<CsrMatrix<V>>&, std::vector<CsrMatrix<V>>&, MPI_Comm); \

@@ -30,6 +30,10 @@ CsrMatrix<V> cut_block(const CsrMatrix<V>& M, Range rows, Range columns);
 template <class V>
 CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>& blocks);
 
+// Blocks with the same columns, one below the other.
+template <class V>
+CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>& blocks, Index cols);
+
 // The sum of blocks of one shape; each row's entries merged by column, equal columns added in list order.
 template <class V>
 CsrMatrix<V> merge_sum(const std::vector<CsrMatrix<V>>& blocks);

@@ -29,21 +29,6 @@ std::vector<CsrMatrix<V>> requested_rows(const CsrMatrix<V>& B_rows, const std::
   return blocks;
 }
 
-// Rows stacked: the own rows, then the fetched ones.
-template <class V>
-CsrMatrix<V> stack_rows(const CsrMatrix<V>& own, const std::vector<CsrMatrix<V>>& fetched) {
-  CsrMatrix<V> S = own;
-  for (const CsrMatrix<V>& block : fetched) {
-    for (Index i = 0; i < block.rows; ++i) {
-      S.col.insert(S.col.end(), block.col.begin() + block.row_begin(i), block.col.begin() + block.row_end(i));
-      S.val.insert(S.val.end(), block.val.begin() + block.row_begin(i), block.val.begin() + block.row_end(i));
-      S.row_ptr.push_back(static_cast<Offset>(S.col.size()));
-    }
-    S.rows += block.rows;
-  }
-  return S;
-}
-
 }  // namespace
 
 template <class V>
@@ -58,26 +43,18 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
     if (j < own_first || j >= own_last) needed.push_back(j);
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-  std::vector<int> asked(static_cast<std::size_t>(comm.size()), 0);
-  for (std::int64_t j : needed) ++asked[static_cast<std::size_t>(inner.owner(j))];
+  const OwnerRequests requests = ask_owners(comm, needed, inner);
   std::vector<int> wanted(static_cast<std::size_t>(comm.size()));
-  MPI_Alltoall(asked.data(), 1, MPI_INT, wanted.data(), 1, MPI_INT, comm.get());
-  std::vector<int> asked_at(asked.size(), 0), wanted_at(wanted.size(), 0);
-  for (std::size_t r = 1; r < asked.size(); ++r) {
-    asked_at[r] = asked_at[r - 1] + asked[r - 1];
-    wanted_at[r] = wanted_at[r - 1] + wanted[r - 1];
-  }
-  std::vector<std::int64_t> requests(static_cast<std::size_t>(wanted_at.back() + wanted.back()));
-  MPI_Alltoallv(needed.data(), asked.data(), asked_at.data(), MPI_INT64_T, requests.data(), wanted.data(),
-                wanted_at.data(), MPI_INT64_T, comm.get());
+  for (std::size_t r = 0; r < wanted.size(); ++r) wanted[r] = requests.from[r + 1] - requests.from[r];
   std::vector<CsrMatrix<V>> fetched;
   std::uint64_t bytes = sizeof(std::int64_t) * needed.size();
-  bytes += all_to_all_blocks(requested_rows(B_rows, requests, wanted, own_first), fetched, comm.get());
+  bytes += all_to_all_blocks(requested_rows(B_rows, requests.received, wanted, own_first), fetched, comm.get());
   stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
 
   // A's columns renumbered onto the stacked rows: own rows first, then the fetched ones in `needed` order.
   timer.restart();
-  const CsrMatrix<V> B_local = stack_rows(B_rows, fetched);
+  fetched.insert(fetched.begin(), B_rows);  // the own rows, then the fetched ones
+  const CsrMatrix<V> B_local = stack_rows(fetched, B_rows.cols);
   CsrMatrix<V> A_local = A_rows;
   A_local.cols = B_local.rows;
   for (Index& j : A_local.col)

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.hpp"
+#include "distributed/communicator.hpp"
 #include "common/timer.hpp"
 #include "spgemm/registry.hpp"
 
@@ -87,9 +88,9 @@ CsrMatrix<V> split3d_multiply(const Grid3d& g, const CsrMatrix<V>& A_block, cons
       phase.bytes = broadcast_block(A_remote, r, g.process_row()) + broadcast_block(B_remote, r, g.process_column());
     }
     if (A_remote.cols != B_remote.rows)
-      throw Error("split3d: stage " + std::to_string(r) + " pairs a block of " + std::to_string(A_remote.cols) +
-                  " columns with one of " + std::to_string(B_remote.rows) + " rows (inner dimension " +
-                  std::to_string(inner) + ")");
+      abort_every_rank("split3d: stage " + std::to_string(r) + " pairs a block of " + std::to_string(A_remote.cols) +
+                       " columns with one of " + std::to_string(B_remote.rows) + " rows (inner dimension " +
+                       std::to_string(inner) + ")");
     Phase phase(stats, "local multiply");
     SpgemmStats local;
     stage_products.push_back(SpgemmRegistry::instance().get("auto").multiply(A_remote, B_remote, &local));
