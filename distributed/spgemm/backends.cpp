@@ -29,15 +29,43 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
-class RowwiseSpgemm final : public SpgemmBackendFor<RowwiseSpgemm> {
+// What the three backends share: they run under MPI, all ranks together, and end alike.
+template <class Self>
+class DistributedSpgemm : public SpgemmBackendFor<Self> {
+ public:
+  BackendKind runs_on() const override { return BackendKind::cpu; }
+  std::string unavailable_reason() const override { return mpi_is_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
+  bool collective() const override { return true; }
+
+ protected:
+  // The end of a product: every rank's blocks of C gathered on every rank and put together by `assemble`
+  // (the replicated setup's need), the phases reduced over the ranks, the totals since `timer` started.
+  template <class V, class Assemble>
+  static CsrMatrix<V> gathered(const std::vector<CsrMatrix<V>>& mine, Assemble&& assemble,
+                               const std::vector<std::string>& phases, const Timer& timer, std::string choice,
+                               SpgemmStats& stats) {
+    Timer gather;
+    std::vector<CsrMatrix<V>> all;
+    const std::uint64_t bytes = all_gather_blocks(mine, all, MPI_COMM_WORLD);
+    CsrMatrix<V> C = assemble(all);
+    stats.phases.push_back({"gather C", gather.seconds(), bytes});
+    std::vector<std::string> names = phases;
+    names.push_back("gather C");
+    reduce_phases(names, stats, MPI_COMM_WORLD);
+    stats.numeric_seconds = timer.seconds();
+    MPI_Allreduce(MPI_IN_PLACE, &stats.numeric_seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    stats.nnz = C.nnz();
+    stats.choice = std::move(choice);
+    return C;
+  }
+};
+
+class RowwiseSpgemm final : public DistributedSpgemm<RowwiseSpgemm> {
  public:
   std::string name() const override { return "rowwise"; }
   std::string description() const override {
     return "MPI: rows of A and B over the ranks, the referenced B rows fetched, gustavson locally (hypre, PETSc)";
   }
-  BackendKind runs_on() const override { return BackendKind::cpu; }
-  std::string unavailable_reason() const override { return mpi_is_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
-  bool collective() const override { return true; }
 
   template <class V>
   CsrMatrix<V> product(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
@@ -47,28 +75,15 @@ class RowwiseSpgemm final : public SpgemmBackendFor<RowwiseSpgemm> {
     const CsrMatrix<V> B_rows = cut_block(B, {inner.begin(comm.rank()), inner.end(comm.rank())}, {0, B.cols});
     Timer timer;
     const CsrMatrix<V> C_rows = rowwise_multiply(comm, A_rows, B_rows, SpgemmRegistry::instance().get("gustavson"), stats);
-    Timer gather;
-    std::vector<CsrMatrix<V>> all;
-    const std::uint64_t bytes = all_gather_blocks(std::vector<CsrMatrix<V>>{C_rows}, all, comm.get());
-    CsrMatrix<V> C = stack_rows(all, B.cols);
-    stats.phases.push_back({"gather C", gather.seconds(), bytes});
-    reduce_phases({"fetch B rows", "local multiply", "gather C"}, stats, comm.get());
-    stats.numeric_seconds = timer.seconds();
-    MPI_Allreduce(MPI_IN_PLACE, &stats.numeric_seconds, 1, MPI_DOUBLE, MPI_MAX, comm.get());
-    stats.nnz = C.nnz();
-    stats.choice = std::to_string(comm.size()) + " ranks";
-    return C;
+    return gathered(std::vector<CsrMatrix<V>>{C_rows}, [&](const auto& all) { return stack_rows(all, B.cols); },
+                    {"fetch B rows", "local multiply"}, timer, std::to_string(comm.size()) + " ranks", stats);
   }
 };
 
 // Sparse SUMMA (layers = 1) and Split-3D.
 template <class Self>
-class GridSpgemm : public SpgemmBackendFor<Self> {
+class GridSpgemm : public DistributedSpgemm<Self> {
  public:
-  BackendKind runs_on() const override { return BackendKind::cpu; }
-  std::string unavailable_reason() const override { return mpi_is_running() ? "" : "needs MPI: run amgsolve under mpirun"; }
-  bool collective() const override { return true; }
-
   template <class V>
   CsrMatrix<V> product(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
     const Communicator world;
@@ -80,20 +95,13 @@ class GridSpgemm : public SpgemmBackendFor<Self> {
       const CsrMatrix<V> B_block = cut_block(B, grid_rows(g, B.rows, g.i()), grid_columns(g, B.cols, g.j(), g.k()));
       mine.push_back(split3d_multiply(g, A_block, B_block, A.cols, stats));
     }
-    Timer gather;
-    std::vector<CsrMatrix<V>> blocks;  // grid rank order: (k q + i) q + j
-    const std::uint64_t bytes = all_gather_blocks(mine, blocks, MPI_COMM_WORLD);
-    CsrMatrix<V> C = assemble(g, blocks, B.cols);
-    stats.phases.push_back({"gather C", gather.seconds(), bytes});
-    reduce_phases({"B all-to-all", "broadcasts", "local multiply", "layer merge", "C all-to-all", "fiber merge",
-                   "gather C"},
-                  stats, MPI_COMM_WORLD);
-    stats.numeric_seconds = timer.seconds();
-    MPI_Allreduce(MPI_IN_PLACE, &stats.numeric_seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    stats.nnz = C.nnz();
-    stats.choice = "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" + std::to_string(g.c()) +
-                   " on " + std::to_string(g.q() * g.q() * g.c()) + " of " + std::to_string(world.size()) + " ranks";
-    return C;
+    const std::string grid = "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" +
+                             std::to_string(g.c()) + " on " + std::to_string(g.q() * g.q() * g.c()) + " of " +
+                             std::to_string(world.size()) + " ranks";
+    return DistributedSpgemm<Self>::gathered(
+        mine, [&](const auto& blocks) { return assemble(g, blocks, B.cols); },  // blocks in grid rank order
+        {"B all-to-all", "broadcasts", "local multiply", "layer merge", "C all-to-all", "fiber merge"}, timer, grid,
+        stats);
   }
 
  private:
