@@ -85,17 +85,18 @@ class Hierarchy {
   const std::string& spgemm_backend() const { return params_.spgemm; }  // the one used (never empty)
   double setup_seconds() const { return setup_seconds_; }
 
+  // From the level table, whose counts are all ranks' on the mpi backend.
   double operator_complexity() const {  // sum nnz(A_l) / nnz(A_0)
     double total = 0;
-    for (const Level& l : levels_) total += static_cast<double>(l.A->nnz());
-    return total / static_cast<double>(std::max<Offset>(1, levels_.front().A->nnz()));
+    for (const LevelInfo& l : info_) total += static_cast<double>(l.nnz);
+    return total / static_cast<double>(std::max<Offset>(1, info_.front().nnz));
   }
   double grid_complexity() const {  // sum rows(A_l) / rows(A_0)
     double total = 0;
-    for (const Level& l : levels_) total += l.A->rows;
-    return total / std::max<double>(1, levels_.front().A->rows);
+    for (const LevelInfo& l : info_) total += l.rows;
+    return total / std::max<double>(1, info_.front().rows);
   }
-  std::uint64_t bytes() const {  // memory held by the hierarchy beyond the fine matrix
+  std::uint64_t bytes() const {  // memory held by the hierarchy beyond the fine matrix (this rank's)
     std::uint64_t total = 0;
     for (std::size_t l = 0; l < levels_.size(); ++l) {
       if (l > 0) total += levels_[l].A->bytes();

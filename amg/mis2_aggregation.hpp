@@ -29,18 +29,38 @@ inline constexpr Index kNotAggregated = -1;
 struct Aggregates {
   Index count = 0;          // number of aggregates (columns of the tentative prolongator)
   Array<Index> id;    // aggregate of each node, or kNotAggregated
-  std::vector<Index> root;  // the MIS-2 root of each aggregate
+  std::vector<Index> root;  // the MIS-2 root of each aggregate (of this rank's, by global node number)
+};
+
+// Where a graph's nodes are: all in this process (this class), or this rank's block of a graph distributed
+// over MPI ranks (amg/mpi/distributed_setup.hpp), whose adjacency also names ghost nodes, numbered after the
+// own ones, that other ranks own. The algorithms below read a ghost's state after fill_ghosts and count
+// and number over all ranks, so every rank finds the set and the aggregates one process finds.
+class GraphLayout {
+ public:
+  virtual ~GraphLayout() = default;
+  virtual bool distributed() const { return false; }
+  virtual std::int64_t first_node() const { return 0; }  // the global number of own node 0
+  virtual Index ghosts() const { return 0; }
+  // values[nodes + k] <- the owner's values[] of ghost k (values holds nodes + ghosts entries).
+  virtual void fill_ghosts(Array<std::uint64_t>& /*values*/) const {}
+  virtual void fill_ghosts(Array<Index>& /*values*/) const {}
+  // The sum of a count over the ranks, and over the ranks before this one.
+  virtual std::int64_t sum(std::int64_t count) const { return count; }
+  virtual std::int64_t sum_before(std::int64_t /*count*/) const { return 0; }
 };
 
 // Distance-2 maximal independent set of the graph's non-isolated nodes: 1 = in the set.
-Array<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* rounds = nullptr);
+Array<std::uint8_t> mis2(const StrengthGraph& graph, std::uint64_t seed, int* rounds = nullptr,
+                         const GraphLayout& layout = GraphLayout{});
 
-Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed);
+// The aggregates, numbered in the global order of their roots (ids of the own nodes; count: all ranks').
+Aggregates mis2_aggregation(const StrengthGraph& graph, std::uint64_t seed, const GraphLayout& layout = GraphLayout{});
 
 // Makes every node MIS-2 left out (isolated in the strength graph: all its couplings weak) an aggregate of its
 // own (its own root), numbered after the others in node order. A singular matrix needs every node in an
 // aggregate, or its nullspace would not reach the coarse levels exactly (amg/nullspace.hpp).
-void aggregate_left_out_nodes(Aggregates& aggregates);
+void aggregate_left_out_nodes(Aggregates& aggregates, const GraphLayout& layout = GraphLayout{});
 
 // Through the setup's backend (amg/smoothed_aggregation.hpp): the aggregates of the strength graph, and
 // (moved out, for the host: the finest level's aggregates go into the VTK output) every node's aggregate.

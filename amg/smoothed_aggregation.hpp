@@ -87,7 +87,7 @@ class SmoothedAggregation {
     auto aggregates = mis2_aggregation(backend_, strength, level_seed);
     if (params_.nullspace == NullspaceChoice::constant) aggregate_left_out_nodes(backend_, aggregates);
     clock.lap(t.aggregation);
-    if (aggregates.count == 0 || aggregates.count > 0.9 * A.rows) return std::nullopt;
+    if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(backend_.global_rows(A))) return std::nullopt;
     info.aggregates = aggregates.count;
     // 3. tentative prolongator, and the filtered matrix for step 4
     CoarseningStep<Backend, Value> step;
@@ -131,8 +131,8 @@ class SmoothedAggregation {
     for (int level = 0;; ++level) {
       LevelInfo info;
       info.level = level;
-      info.rows = level_matrix->rows;
-      info.nnz = level_matrix->nnz();
+      info.rows = static_cast<Index>(backend_.global_rows(*level_matrix));  // all ranks' (the mpi backend)
+      info.nnz = backend_.global_nnz(*level_matrix);
       Timer timer;
       const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
       std::optional<CoarseningStep<Backend, Value>> step;
@@ -191,8 +191,8 @@ class SmoothedAggregation {
       on_host = backend_.host_view(*A);  // a copy the host owns
     Vector<double> nullspace;
     if (params_.nullspace == NullspaceChoice::constant) {
-      if (weights.size() == 0)
-        nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);  // the finest level: B = 1
+      if (info.level == 0)  // the finest level (weights empty on every rank): B = 1
+        nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);
       else
         backend_.download(weights, nullspace);
       for (double& b : nullspace) b = std::sqrt(b);
@@ -219,8 +219,8 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
   Timer total;
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
   if (params_.nullspace == NullspaceChoice::automatic) {
-    const bool zero_row_sums =
-        A->rows > 0 && largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
+    const bool zero_row_sums = backend.global_rows(*A) > 0 &&
+                               largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
     params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
   }
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);

@@ -56,8 +56,9 @@ double gershgorin_bound_dinv_a(const CpuBackend&, const CsrMatrix<Value>& A) {
 template <class Backend, class Value>
 double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Backend::template Csr<Value>& A,
                                      int steps, std::uint64_t seed) {
-  const Index n = A.rows;
-  if (n == 0) return 0.0;
+  const Index n = A.rows;                             // this rank's rows (all, but on the mpi backend)
+  const std::int64_t everywhere = backend.global_rows(A);  // what every rank decides by
+  if (everywhere == 0) return 0.0;
   using Vec = typename Backend::template Vector<double>;
   const Vec scale = inverse_sqrt_diagonal(backend, A);
   Vec v = seeded_vector(backend, n, seed), v_prev, w, u;
@@ -68,7 +69,7 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), scale, v, u);
   std::vector<double> alpha, beta;
   double beta_prev = 0.0;
-  for (int j = 0; j < std::min<Index>(steps, n); ++j) {
+  for (int j = 0; j < std::min<std::int64_t>(steps, everywhere); ++j) {
     // w = S v - beta_{j-1} v_{j-1}, alpha = w^T v, w -= alpha v, beta = ||w||.
     const double a = lanczos_product(backend, A, scale, u, beta_prev, v_prev, v, w);
     alpha.push_back(a);

@@ -8,7 +8,11 @@ namespace amgsolve {
 
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {
-  const Vector<Value> d = diagonal(A);
+  return strength_of_connection(A, theta, diagonal(A));
+}
+
+template <class Value>
+Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const Vector<Value>& d) {
   Strength s;
   s.keep.resize(static_cast<std::size_t>(A.nnz()));
   Array<Offset> degree(static_cast<std::size_t>(A.rows) + 1, 0);
@@ -102,6 +106,8 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
 
 template Strength strength_of_connection(const CsrMatrix<double>&, double);
 template Strength strength_of_connection(const CsrMatrix<float>&, double);
+template Strength strength_of_connection(const CsrMatrix<double>&, double, const Vector<double>&);
+template Strength strength_of_connection(const CsrMatrix<float>&, double, const Vector<float>&);
 template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&, const Vector<double>&);
 template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&, const Vector<double>&);
 

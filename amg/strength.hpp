@@ -28,11 +28,17 @@ struct Strength {
 
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta);
+// The same with the diagonal entry a_jj of every column given (row i's is column i's): a rank's rows of a
+// distributed matrix, whose ghost columns' diagonal entries other ranks hold. The graph's nodes are the
+// rows; its adjacency names columns, ghosts included.
+template <class Value>
+Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const Vector<Value>& column_diagonal);
 
 // The filtered matrix of smoothed aggregation: weak connections are dropped and added to the diagonal,
 // weighted by the level's near-nullspace vector B (a_ii <- a_ii + sum of weak a_ij B_j / B_i), so that
 // A_f B = A B and B stays in A_f's near-kernel (exactly in its kernel for a singular A): on the finest level
-// B = 1 and A_f keeps A's row sums. weights holds B^2 (amg/tentative_prolongation.hpp), empty for B = 1.
+// B = 1 and A_f keeps A's row sums. weights holds B^2 (amg/tentative_prolongation.hpp) per column (row i's is
+// column i's), empty for B = 1.
 // Rows where lumping would leave less than half of a_ii (possible with positive off-diagonals) keep a_ii.
 template <class Value>
 CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength,

@@ -26,10 +26,8 @@ class Vcycle {
   using Mat = typename Backend::template Matrix<V>;
 
   // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
-  // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own. The hierarchy
-  // was built on the backend's SetupBackend (the backend itself, or the local one of the distributed layer).
-  template <class SetupBackend>
-  Vcycle(const Backend& backend, const Hierarchy<SetupBackend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+  // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
+  Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
          std::shared_ptr<const Mat> fine = nullptr)
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;

@@ -41,17 +41,6 @@ struct Solver::Impl {
 
 namespace {
 
-// The backend that builds the hierarchy: the backend itself, or the local one under a distributed layer.
-template <class B>
-const auto& setup_backend_of(const B& backend) {
-  if constexpr (requires { typename B::SetupBackend; })
-    return backend.setup_backend();
-  else
-    return backend;
-}
-template <class B>
-using SetupBackendOf = std::remove_cvref_t<decltype(setup_backend_of(std::declval<const B&>()))>;
-
 // SpMVs a V-cycle makes on each level (smoothing and the residual; none on the coarsest, solved directly),
 // the weights of the formats' cost model.
 template <class Backend, class CycleValue>
@@ -109,15 +98,15 @@ class SolverOn final : public Solver::Impl {
  public:
   template <class V>
   using Vec = typename Backend::template Vector<V>;
-  using Setup = SetupBackendOf<Backend>;
 
   SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
       : setup_timer_(),
         params_(params.solver),
-        A_csr_(setup().csr(std::move(A))),
-        hierarchy_(setup(), in_cycle_precision<CycleValue>(setup(), A_csr_), params.amg, callbacks.on_level,
+        rows_(A->rows),
+        A_csr_(backend_.csr(std::move(A))),
+        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
-    const SpmvFormat format = choose_format(setup(), hierarchy_, params.solver.spmv_format, summary);
+    const SpmvFormat format = choose_format(backend_, hierarchy_, params.solver.spmv_format, summary);
     A_ = backend_.matrix(A_csr_, format);
     std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
     if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
@@ -128,9 +117,9 @@ class SolverOn final : public Solver::Impl {
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
     // Before anything collective: a wrong size on one rank must not leave the others waiting.
-    if (b.size() != static_cast<std::size_t>(A_csr_->rows))
+    if (b.size() != static_cast<std::size_t>(rows_))
       throw InputError("right-hand side has " + std::to_string(b.size()) + " entries, the matrix " +
-                       std::to_string(A_csr_->rows) + " rows");
+                       std::to_string(rows_) + " rows");
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
@@ -169,7 +158,6 @@ class SolverOn final : public Solver::Impl {
   }
 
  private:
-  const Setup& setup() const { return setup_backend_of(backend_); }
   CommunicationStats communication() const {
     if constexpr (requires { backend_.comm(); })
       return backend_.comm().stats();
@@ -192,13 +180,15 @@ class SolverOn final : public Solver::Impl {
     summary.transfers = backend_.transfers();
     summary.local_rows = A_->rows;
     if constexpr (requires { backend_.comm(); }) summary.ranks = backend_.comm().size();
+    summary.communication = communication();
   }
 
   Timer setup_timer_;  // first: the setup's time includes the float copy and the uploads
   SolverParams params_;
   Backend backend_;  // before what it holds: destroyed last
-  std::shared_ptr<const typename Setup::template Csr<double>> A_csr_;  // A where the setup keeps data
-  Hierarchy<Setup, CycleValue> hierarchy_;
+  Index rows_;       // A's (all ranks')
+  std::shared_ptr<const typename Backend::template Csr<double>> A_csr_;  // A where the backend keeps it
+  Hierarchy<Backend, CycleValue> hierarchy_;
   std::shared_ptr<const typename Backend::template Matrix<double>> A_;
   std::unique_ptr<Vcycle<Backend, CycleValue>> cycle_;
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float

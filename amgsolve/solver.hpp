@@ -46,8 +46,9 @@ struct SetupCallbacks {
 // What the setup built and what it cost.
 struct SetupSummary {
   BackendKind backend = BackendKind::cpu;
-  int ranks = 1;  // MPI ranks the solve is distributed over (the setup is replicated on each)
+  int ranks = 1;  // MPI ranks the setup and the solve are distributed over
   Index local_rows = 0;  // this rank's rows of the finest level
+  CommunicationStats communication;  // what this rank's setup sent and waited for (several ranks)
   std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
   std::vector<LevelInfo> levels;
   double seconds = 0.0;

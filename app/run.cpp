@@ -301,20 +301,22 @@ std::string parallelism(int threads) {
 
 // Each rank's rows and communication, gathered on rank 0 and summarised there.
 void record_rank_loads(const SolveResult& s, RunRecord& record) {
-  record.rank_loads = gather_rank_loads({record.setup.local_rows, s.communication});
+  record.rank_loads = gather_rank_loads({record.setup.local_rows, s.communication, record.setup.communication});
   if (record.rank_loads.empty()) return;
   Index least = record.rows, most = 0;
-  std::uint64_t bytes = 0, messages = 0;
+  std::uint64_t bytes = 0, messages = 0, setup_bytes = 0;
   double halo_wait = 0, reduction_wait = 0;
   for (const RankLoad& r : record.rank_loads) {
     least = std::min(least, r.rows), most = std::max(most, r.rows);
+    setup_bytes += r.setup_communication.halo_bytes + r.setup_communication.gathered_bytes;
     bytes += r.communication.halo_bytes, messages += r.communication.halo_messages;
     halo_wait = std::max(halo_wait, r.communication.halo_wait_seconds);
     reduction_wait = std::max(reduction_wait, r.communication.reduction_seconds);
   }
-  progress("ranks: %d, rows per rank %d to %d; the solve's halo exchanges sent %s in %llu messages, %llu global "
-           "sums; waiting at most %.3f s for halos, %.3f s for sums\n",
-           record.ranks, least, most, format_bytes(bytes).c_str(), static_cast<unsigned long long>(messages),
+  progress("ranks: %d, rows per rank %d to %d; the setup sent %s; the solve's halo exchanges sent %s in %llu messages, "
+           "%llu global sums; waiting at most %.3f s for halos, %.3f s for sums\n",
+           record.ranks, least, most, format_bytes(setup_bytes).c_str(), format_bytes(bytes).c_str(),
+           static_cast<unsigned long long>(messages),
            static_cast<unsigned long long>(s.communication.reductions), halo_wait, reduction_wait);
 }
 

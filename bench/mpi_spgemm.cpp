@@ -54,7 +54,7 @@ struct Measured {
   double seconds = 0;
   std::map<std::string, double> phase_seconds;
   std::map<std::string, std::uint64_t> phase_bytes;
-  std::uint64_t bytes = 0;  // communication of the algorithm (all phases but the gather of the replicated setup)
+  std::uint64_t bytes = 0;  // communication of the algorithm (all phases but the gather of C that the whole-matrix interface adds)
   std::string grid;
 };
 

@@ -24,6 +24,10 @@ template <>
 MPI_Datatype mpi_type<std::int32_t>() {
   return MPI_INT32_T;
 }
+template <>
+MPI_Datatype mpi_type<std::uint64_t>() {
+  return MPI_UINT64_T;
+}
 
 Communicator::Communicator(MPI_Comm comm) {
   MPI_Comm_dup(comm, &comm_);
@@ -51,6 +55,25 @@ std::int64_t Communicator::sum(std::int64_t value) const {
   return value;
 }
 
+std::int64_t Communicator::sum_before(std::int64_t value) const {
+  std::int64_t before = 0;
+  MPI_Exscan(&value, &before, 1, MPI_INT64_T, MPI_SUM, comm_);
+  ++stats_.reductions;
+  return rank_ == 0 ? 0 : before;  // MPI leaves rank 0's result undefined
+}
+
+double Communicator::max(double value) const {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  ++stats_.reductions;
+  return value;
+}
+
+std::int64_t Communicator::min(std::int64_t value) const {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MIN, comm_);
+  ++stats_.reductions;
+  return value;
+}
+
 template <class V>
 void Communicator::allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const {
   Timer timer;
@@ -73,6 +96,7 @@ void Communicator::allgather(const Vector<V>& local, const BlockPartition& parti
 
 template void Communicator::allgather(const Vector<double>&, const BlockPartition&, Vector<double>&) const;
 template void Communicator::allgather(const Vector<float>&, const BlockPartition&, Vector<float>&) const;
+template void Communicator::allgather(const Vector<std::int32_t>&, const BlockPartition&, Vector<std::int32_t>&) const;
 
 OwnerRequests ask_owners(const Communicator& comm, const std::vector<std::int64_t>& asked,
                          const BlockPartition& partition) {

@@ -15,7 +15,7 @@
 
 namespace amgsolve {
 
-// The MPI datatype of a value type (float, double, std::int64_t, std::int32_t).
+// The MPI datatype of a value type (float, double, std::int64_t, std::int32_t, std::uint64_t).
 template <class T>
 MPI_Datatype mpi_type();
 template <>
@@ -26,6 +26,8 @@ template <>
 MPI_Datatype mpi_type<std::int64_t>();
 template <>
 MPI_Datatype mpi_type<std::int32_t>();
+template <>
+MPI_Datatype mpi_type<std::uint64_t>();
 
 class Communicator {
  public:
@@ -43,6 +45,10 @@ class Communicator {
   // and the same as one process summing everything.
   double sum(ExactSum partial) const;
   std::int64_t sum(std::int64_t value) const;
+  // The sum of the values of the ranks before this one (0 on rank 0): where this rank's part starts.
+  std::int64_t sum_before(std::int64_t value) const;
+  double max(double value) const;
+  std::int64_t min(std::int64_t value) const;
   // The global vector of a block-distributed one (every rank's range of `partition`), on every rank.
   template <class V>
   void allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const;

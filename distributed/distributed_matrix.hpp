@@ -39,25 +39,61 @@ enum class HaloMode { overlap, vector };
 template <class V>
 class DistributedMatrix {
  public:
-  // This rank's rows of a matrix every rank holds whole (the setup is replicated on every rank so far).
-  // Collective.
+  DistributedMatrix() = default;
+  // This rank's rows of a matrix every rank holds whole (the input, assembled on every rank). Collective.
   DistributedMatrix(const Communicator& comm, const CsrMatrix<V>& global)
       : comm_(&comm), row_partition_(global.rows, comm.size()), column_partition_(global.cols, comm.size()) {
-    const std::int64_t first = row_partition_.begin(comm.rank());
-    const std::int64_t last = row_partition_.end(comm.rank());
-    std::vector<Offset> row_ptr(static_cast<std::size_t>(last - first) + 1, 0);
-    for (std::int64_t i = first; i < last; ++i)
-      row_ptr[static_cast<std::size_t>(i - first) + 1] = global.row_end(static_cast<Index>(i)) - global.row_begin(static_cast<Index>(first));
-    const Offset begin = global.row_begin(static_cast<Index>(first));
-    const Offset end = global.row_begin(static_cast<Index>(first)) + row_ptr.back();
-    std::vector<std::int64_t> columns(global.col.begin() + begin, global.col.begin() + end);
-    std::vector<V> values(global.val.begin() + begin, global.val.begin() + end);
-    build(row_ptr, columns, values);
+    const auto first = static_cast<Index>(row_partition_.begin(comm.rank()));
+    const auto last = static_cast<Index>(row_partition_.end(comm.rank()));
+    CsrMatrix<V> own(last - first, global.cols);
+    for (Index i = first; i < last; ++i) own.row_ptr[i - first + 1] = global.row_end(i) - global.row_begin(first);
+    own.col.assign(global.col.begin() + global.row_begin(first), global.col.begin() + global.row_begin(last));
+    own.val.assign(global.val.begin() + global.row_begin(first), global.val.begin() + global.row_begin(last));
+    build(std::move(own));
+  }
+  // From this rank's rows (its range of BlockPartition(global_rows, ranks)) with global column numbers,
+  // rows.cols being the global column count: what the distributed setup's steps produce. Collective.
+  DistributedMatrix(const Communicator& comm, std::int64_t global_rows, CsrMatrix<V> rows)
+      : comm_(&comm), row_partition_(global_rows, comm.size()), column_partition_(rows.cols, comm.size()) {
+    if (rows.rows != row_partition_.count(comm.rank()))
+      abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " rows given for a range of " +
+                       std::to_string(row_partition_.count(comm.rank())));
+    build(std::move(rows));
   }
 
   Index rows = 0;  // this rank's rows: the algorithms size their vectors by it
 
   const CsrMatrix<V>& local() const { return local_; }
+  // The values of the local entries, for the setup's steps that rescale them (the pattern stays).
+  Array<V>& values() { return local_.val; }
+  Offset nnz() const { return local_.nnz(); }  // this rank's
+  std::int64_t global_rows() const { return row_partition_.size(); }
+  std::int64_t global_cols() const { return column_partition_.size(); }
+  std::int64_t first_row() const { return row_partition_.begin(comm_->rank()); }
+  Index own_columns() const { return local_.cols - static_cast<Index>(ghosts_.size()); }
+  // The global number of a local column.
+  std::int64_t global_column(Index j) const {
+    return j < own_columns() ? column_partition_.begin(comm_->rank()) + j : ghosts_[static_cast<std::size_t>(j - own_columns())];
+  }
+  // This rank's rows with global column numbers (cols = the global column count).
+  CsrMatrix<V> with_global_columns() const { return with_global_columns(local_); }
+  // The same for rows in this matrix's local column numbers (a matrix derived from it, such as a subset).
+  template <class W>
+  CsrMatrix<W> with_global_columns(CsrMatrix<W> M) const {
+    M.cols = static_cast<Index>(global_cols());
+    for (Index& j : M.col) j = static_cast<Index>(global_column(j));
+    return M;
+  }
+  // a_ii of this rank's rows (own column i is row i of a square matrix); the local columns are not sorted
+  // (ghosts come after the own ones), so each row is searched.
+  Vector<V> diagonal() const {
+    Vector<V> d(static_cast<std::size_t>(rows), V(0));
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < rows; ++i)
+      for (Offset k = local_.row_begin(i); k < local_.row_end(i); ++k)
+        if (local_.col[k] == i) d[i] = local_.val[k];
+    return d;
+  }
   const BlockPartition& row_partition() const { return row_partition_; }
   const BlockPartition& column_partition() const { return column_partition_; }
   const HaloPlan& halo() const { return halo_; }
@@ -65,7 +101,7 @@ class DistributedMatrix {
   Index interior_rows() const { return static_cast<Index>(interior_.size()); }
   std::uint64_t bytes() const {
     return local_.bytes() + sizeof(Index) * (interior_.size() + boundary_.size()) +
-           sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
+           sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
   }
 
   // kernel(rows, columns) on the interior rows while x's halo is exchanged, then on the boundary rows;
@@ -80,46 +116,57 @@ class DistributedMatrix {
   }
   void set_halo_mode(HaloMode mode) const { mode_ = mode; }
 
+  // A vector indexed by local column: the owners' entries of `own` (this rank's entries, one per own
+  // column), the ghosts' after them. Collective: what the setup's steps read across rank boundaries.
+  template <class T>
+  Vector<T> with_ghosts(const Vector<T>& own) const {
+    Vector<T> ghost, send_buffer;
+    std::vector<MPI_Request> requests;
+    halo_.begin(*comm_, own, ghost, send_buffer, requests);
+    halo_.end(*comm_, requests);
+    Vector<T> all(own.begin(), own.end());
+    all.insert(all.end(), ghost.begin(), ghost.end());
+    return all;
+  }
+
  private:
   GhostedColumns<V> columns(const Vector<V>& x) const { return {x.data(), ghost_.data(), local_.cols - halo_.ghosts()}; }
 
   // The local matrix and the halo from this rank's rows with global column indices.
-  void build(const std::vector<Offset>& row_ptr, const std::vector<std::int64_t>& columns, const std::vector<V>& values) {
+  void build(CsrMatrix<V> own) {
     const std::int64_t own_first = column_partition_.begin(comm_->rank());
     const std::int64_t own_last = column_partition_.end(comm_->rank());
-    std::vector<std::int64_t> ghosts;
-    for (std::int64_t j : columns)
-      if (j < own_first || j >= own_last) ghosts.push_back(j);
-    std::sort(ghosts.begin(), ghosts.end());
-    ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+    const auto is_own = [&](std::int64_t j) { return j >= own_first && j < own_last; };
+    for (Index j : own.col)
+      if (!is_own(j)) ghosts_.push_back(j);
+    std::sort(ghosts_.begin(), ghosts_.end());
+    ghosts_.erase(std::unique(ghosts_.begin(), ghosts_.end()), ghosts_.end());
     const auto own_columns = static_cast<Index>(own_last - own_first);
 
-    rows = static_cast<Index>(row_ptr.size() - 1);
-    local_ = CsrMatrix<V>(rows, own_columns + static_cast<Index>(ghosts.size()));
-    local_.row_ptr.assign(row_ptr.begin(), row_ptr.end());
-    local_.col.resize(columns.size());
-    local_.val.assign(values.begin(), values.end());
+    rows = own.rows;
+    local_ = std::move(own);
+    local_.cols = own_columns + static_cast<Index>(ghosts_.size());
     for (Index i = 0; i < rows; ++i) {
       bool reads_ghosts = false;
       for (Offset k = local_.row_begin(i); k < local_.row_end(i); ++k) {
-        const std::int64_t j = columns[static_cast<std::size_t>(k)];
-        if (j >= own_first && j < own_last) {
-          local_.col[static_cast<std::size_t>(k)] = static_cast<Index>(j - own_first);
+        Index& j = local_.col[static_cast<std::size_t>(k)];
+        if (is_own(j)) {
+          j = static_cast<Index>(j - own_first);
         } else {
-          const auto ghost = std::lower_bound(ghosts.begin(), ghosts.end(), j) - ghosts.begin();
-          local_.col[static_cast<std::size_t>(k)] = own_columns + static_cast<Index>(ghost);
+          j = own_columns + static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), std::int64_t{j}) - ghosts_.begin());
           reads_ghosts = true;
         }
       }
       (reads_ghosts ? boundary_ : interior_).push_back(i);
     }
-    halo_ = HaloPlan(*comm_, ghosts, column_partition_);
+    halo_ = HaloPlan(*comm_, ghosts_, column_partition_);
   }
 
-  const Communicator* comm_;
+  const Communicator* comm_ = nullptr;
   BlockPartition row_partition_, column_partition_;
   CsrMatrix<V> local_;
   std::vector<Index> interior_, boundary_;
+  std::vector<std::int64_t> ghosts_;  // the global numbers of the ghost columns, sorted
   HaloPlan halo_;
   mutable Vector<V> ghost_, send_buffer_;
   mutable std::vector<MPI_Request> requests_;

@@ -102,16 +102,20 @@ nlohmann::json source_json(const SourceRecord& s) {
   return j;
 }
 
-nlohmann::json rank_json(const RankLoad& r) {
-  const CommunicationStats& c = r.communication;
-  return {{"rows", r.rows},
-          {"halo_bytes", c.halo_bytes},
+nlohmann::json communication_json(const CommunicationStats& c) {
+  return {{"halo_bytes", c.halo_bytes},
           {"halo_messages", c.halo_messages},
           {"halo_wait_seconds", c.halo_wait_seconds},
           {"reductions", c.reductions},
           {"reduction_seconds", c.reduction_seconds},
           {"gathered_bytes", c.gathered_bytes},
           {"gather_seconds", c.gather_seconds}};
+}
+
+nlohmann::json rank_json(Index rows, const CommunicationStats& c) {
+  nlohmann::json j = communication_json(c);
+  j["rows"] = rows;
+  return j;
 }
 
 // A distributed product's phases: the slowest rank's seconds and the bytes all ranks sent.
@@ -170,9 +174,13 @@ nlohmann::json report_json(const RunRecord& run) {
       {"peak_memory_bytes", run.peak_memory_bytes},
   };
   if (!run.rank_loads.empty()) {
-    // What each rank held and sent during the solve (the setup is replicated on every rank so far).
-    j["solve"]["per_rank"] = nlohmann::json::array();
-    for (const RankLoad& r : run.rank_loads) j["solve"]["per_rank"].push_back(rank_json(r));
+    // What each rank held and sent during the setup (its rows of the finest level; the halo bytes count
+    // every point-to-point and all-to-all message of the setup) and during the solve.
+    j["setup"]["per_rank"] = j["solve"]["per_rank"] = nlohmann::json::array();
+    for (const RankLoad& r : run.rank_loads) {
+      j["setup"]["per_rank"].push_back(rank_json(r.rows, r.setup_communication));
+      j["solve"]["per_rank"].push_back(rank_json(r.rows, r.communication));
+    }
   }
   if (!run.row_length_histogram.empty()) j["problem"]["row_length_histogram"] = run.row_length_histogram;
   if (run.emission_setup) j["emission_setup"] = setup_json(*run.emission_setup);

@@ -33,7 +33,8 @@ struct SourceRecord {
 // One MPI rank's share of a distributed solve: its rows of the finest level and what it communicated.
 struct RankLoad {
   Index rows = 0;
-  CommunicationStats communication;
+  CommunicationStats communication;        // the solve's
+  CommunicationStats setup_communication;  // the setup's
 };
 
 struct RunRecord {

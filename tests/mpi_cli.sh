@@ -21,10 +21,14 @@ ranks = int(sys.argv[3])
 assert many["ranks"] == ranks, many["ranks"]
 assert one["solve"]["iterations"] == many["solve"]["iterations"], "iterations"
 assert one["solve"]["history"] == many["solve"]["history"], "residual history"
-assert [l["nnz"] for l in one["setup"]["levels"]] == [l["nnz"] for l in many["setup"]["levels"]], "hierarchy"
-per_rank = many["solve"].get("per_rank", [])
-assert len(per_rank) == (ranks if ranks > 1 else 0), per_rank
-assert sum(r["rows"] for r in per_rank) == (many["problem"]["rows"] if ranks > 1 else 0)
+table = lambda r: [(l["rows"], l["nnz"], l.get("aggregates"), l.get("rho_dinv_a"), l["smoother"]) for l in r["setup"]["levels"]]
+assert table(one) == table(many), "hierarchy (built on the ranks' rows)"
+assert one["setup"]["operator_complexity"] == many["setup"]["operator_complexity"]
+for part in ("setup", "solve"):
+    per_rank = many[part].get("per_rank", [])
+    assert len(per_rank) == (ranks if ranks > 1 else 0), per_rank
+    assert sum(r["rows"] for r in per_rank) == (many["problem"]["rows"] if ranks > 1 else 0)
+    assert ranks == 1 or sum(r["halo_bytes"] for r in per_rank) > 0, part + ": nothing sent"
 PY
 cmp -s one.vti many.vti || fail "the VTK files differ"
 

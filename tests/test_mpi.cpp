@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "amg/hierarchy.hpp"
+#include "amg/mpi/distributed_setup.hpp"
 #include "amgsolve/solver.hpp"
 #include "backend/mpi/mpi_backend.hpp"
 #include "distributed/spgemm/backends.hpp"
@@ -20,6 +22,7 @@
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "problems/poisson.hpp"
+#include "sparse/matrix_market.hpp"
 #include "sparse/csr_ops.hpp"
 #include "test_support.hpp"
 
@@ -216,6 +219,115 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   p = {};
   p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
+}
+
+// ---- the distributed setup: the single-process hierarchy, level by level
+
+// Bit for bit, or (relative > 0) the same pattern and values within `relative` of the largest entry.
+template <class V>
+void expect_same_matrix(const CsrMatrix<V>& distributed, const CsrMatrix<V>& alone, const std::string& what,
+                        double relative = 0.0) {
+  EXPECT_EQ(distributed.rows, alone.rows) << what;
+  EXPECT_EQ(distributed.cols, alone.cols) << what;
+  EXPECT_EQ(distributed.row_ptr, alone.row_ptr) << what;
+  EXPECT_EQ(distributed.col, alone.col) << what;
+  if (relative == 0.0 || distributed.val.size() != alone.val.size()) {
+    EXPECT_EQ(distributed.val, alone.val) << what;
+    return;
+  }
+  double largest = 0.0, worst = 0.0;
+  for (std::size_t k = 0; k < alone.val.size(); ++k) {
+    largest = std::max(largest, std::abs(double(alone.val[k])));
+    worst = std::max(worst, std::abs(double(distributed.val[k]) - double(alone.val[k])));
+  }
+  EXPECT_LE(worst, relative * largest) << what;
+}
+
+// Every level's A, P and R built on the ranks' rows, gathered, equal the single-process ones bit for bit,
+// and so do the level table, the finest aggregates and the coarsest level's nullspace. relative > 0: the
+// products add their terms in another order (summa2d, split3d), the values agree to that.
+template <class V>
+void expect_same_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& params, const std::string& what,
+                           double relative = 0.0) {
+  SCOPED_TRACE(what);
+  const auto A = std::make_shared<const CsrMatrix<V>>(cast_values<V>(A_double));
+  const AmgHierarchy<V> alone(A, params);
+  const MpiBackend mpi;
+  const Hierarchy<MpiBackend, V> together(mpi, mpi.csr(A), params);
+  ASSERT_EQ(together.levels(), alone.levels());
+  ASSERT_GE(alone.levels(), 2u);
+  for (std::size_t l = 0; l < alone.levels(); ++l) {
+    const std::string level = "level " + std::to_string(l);
+    expect_same_matrix(*mpi.host_view(together.matrix(l)), alone.matrix(l), level + " A", relative);
+    const LevelInfo &mine = together.info()[l], &theirs = alone.info()[l];
+    EXPECT_EQ(mine.rows, theirs.rows) << level;
+    EXPECT_EQ(mine.nnz, theirs.nnz) << level;
+    EXPECT_EQ(mine.aggregates, theirs.aggregates) << level;
+    if (relative == 0.0) EXPECT_EQ(mine.rho, theirs.rho) << level;
+    EXPECT_NEAR(mine.rho, theirs.rho, 1e-9 * theirs.rho) << level;
+    if (l + 1 == alone.levels()) break;
+    expect_same_matrix(*mpi.host_view(together.prolongator(l)), alone.prolongator(l), level + " P", relative);
+    expect_same_matrix(*mpi.host_view(together.restriction(l)), alone.restriction(l), level + " R", relative);
+  }
+  EXPECT_EQ(together.finest_aggregates(), alone.finest_aggregates());
+  EXPECT_EQ(together.coarse_nullspace(), alone.coarse_nullspace());
+}
+
+TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {
+  AmgParams p;
+  p.coarse_size = 100;  // several levels, the coarse ones on the first ranks only
+  expect_same_hierarchy<double>(poisson(Stencil::p7, {36, 34, 32}), p, "7-point, double");
+  expect_same_hierarchy<float>(poisson(Stencil::p27, {34, 34, 34}), p, "27-point, float");
+  PoissonParams aniso;  // weak couplings: the filtered matrix and the Lanczos estimate of A itself
+  aniso.stencil = Stencil::p5;
+  aniso.size = {180, 170};
+  aniso.anisotropy = {1.0, 0.001};
+  expect_same_hierarchy<double>(poisson_matrix(aniso), p, "anisotropic 5-point");
+  p.nullspace = NullspaceChoice::constant;  // left-out nodes aggregated alone, weights carried down
+  p.strength_threshold = 0.25;
+  p.coarse_size = 100;
+  expect_same_hierarchy<double>(poisson(Stencil::p5, {150, 140}, Boundary::neumann), p, "Neumann, singular");
+  p = {};
+  p.smoother.type = SmootherType::jacobi;
+  p.spectral_radius = SpectralRadius::gershgorin;
+  p.coarse_size = 3000;  // a coarsest level over several ranks
+  expect_same_hierarchy<double>(poisson(Stencil::p7, {30, 30, 30}), p, "jacobi, gershgorin");
+}
+
+TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
+  const CsrMatrix<double> A = poisson(Stencil::p7, {28, 26, 24});
+  AmgParams p;
+  for (const char* spgemm : {"rowwise", "magnus", "hash"}) {  // each row's terms in one process's order
+    p.spgemm = spgemm;
+    expect_same_hierarchy<double>(A, p, spgemm);
+  }
+  for (const char* spgemm : {"summa2d", "split3d"}) {  // the layers' partial sums added at the end
+    p.spgemm = spgemm;
+    expect_same_hierarchy<double>(A, p, spgemm, 1e-12);
+  }
+}
+
+TEST(DistributedSetup, BuildsTheSingleProcessHierarchyOfARealMatrix) {
+  const std::string path = test::shared_matrix("bcsstk18");
+  if (path.empty()) GTEST_SKIP() << "../shared/matrices/bcsstk18.mtx absent";
+  AmgParams p;
+  p.coarse_size = 200;
+  expect_same_hierarchy<double>(read_matrix_market(path), p, "bcsstk18");
+}
+
+// A matrix that is not positive definite is found on the rank that holds the bad row and reported alike
+// on every rank (no rank left waiting).
+TEST(DistributedSetup, ANonPositiveDiagonalIsTheSameErrorOnEveryRank) {
+  CsrMatrix<double> A = poisson(Stencil::p5, {200, 200});
+  for (Offset k = A.row_begin(30000); k < A.row_end(30000); ++k)
+    if (A.col[k] == 30000) A.val[k] = -1.0;
+  const MpiBackend mpi;
+  try {
+    const Hierarchy<MpiBackend, double> amg(mpi, mpi.csr(std::make_shared<const CsrMatrix<double>>(A)), AmgParams{});
+    ADD_FAILURE() << "no error";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("diagonal entry 30001 is -1"), std::string::npos) << e.what();
+  }
 }
 
 // Misuse that would leave ranks waiting for each other is refused on every rank before anything collective.

@@ -224,6 +224,15 @@ class CpuBackend {
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/, per method)
 
+  // The counts the setup decides by (all ranks' on the mpi backend).
+  template <class V>
+  std::int64_t global_rows(const Csr<V>& A) const {
+    return A.rows;
+  }
+  template <class V>
+  std::int64_t global_nnz(const Csr<V>& A) const {
+    return A.nnz();
+  }
   // C = A B with one of this backend's SpGEMM backends.
   template <class V>
   Csr<V> multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B, SpgemmStats* stats) const {

@@ -213,6 +213,15 @@ class CudaBackend {
   double cg_update(V alpha, const DeviceVector<V>& p, const DeviceVector<V>& q, DeviceVector<V>& x, DeviceVector<V>& r) const;
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps: amg/cuda/device_setup.hpp)
+  // The counts the setup decides by (one device holds every row).
+  template <class V>
+  std::int64_t global_rows(const DeviceCsrMatrix<V>& A) const {
+    return A.rows;
+  }
+  template <class V>
+  std::int64_t global_nnz(const DeviceCsrMatrix<V>& A) const {
+    return A.nnz();
+  }
   template <class V>
   DeviceCsrMatrix<V> multiply(const SpgemmBackend& spgemm, const DeviceCsrMatrix<V>& A, const DeviceCsrMatrix<V>& B,
                               SpgemmStats* stats) const;

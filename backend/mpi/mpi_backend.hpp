@@ -6,9 +6,12 @@
 // V-cycle and the smoothers, written once over a backend, give the same iterates, residual history and
 // iteration count on any number of ranks as on one process.
 //
-// So far the setup is replicated: every rank builds the same hierarchy on the cpu backend (SetupBackend),
-// and matrix() keeps each rank's rows of it. The coarsest level is solved redundantly: its right-hand
-// side gathered on every rank, each rank solving and keeping its part.
+// The setup is distributed too: smoothed aggregation (amg/smoothed_aggregation.hpp) runs on each rank's rows
+// with this backend's sparse operations below (SpGEMM by rows or on a process grid, the transpose by an
+// all-to-all) and its steps in amg/mpi/distributed_setup.hpp, and builds the same hierarchy as one process.
+// A level's rows are spread in whole reduction blocks (distributed/partition.hpp), so the small coarse
+// levels live on the first ranks only. The coarsest level is gathered and solved redundantly: its
+// right-hand side gathered on every rank, each rank solving and keeping its part.
 #include <memory>
 #include <utility>
 
@@ -26,13 +29,12 @@ namespace amgsolve {
 class MpiBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
-  using SetupBackend = CpuBackend;                       // who builds the hierarchy (on every rank)
   template <class V>
   using Vector = amgsolve::Vector<V>;  // this rank's entries
   template <class V>
-  using Matrix = DistributedMatrix<V>;
+  using Matrix = DistributedMatrix<V>;  // what the solve multiplies
   template <class V>
-  using Csr = CsrMatrix<V>;
+  using Csr = DistributedMatrix<V>;     // what the setup builds: the same
 
   // The coarsest level solved on every rank from its gathered right-hand side.
   template <class V>
@@ -59,14 +61,39 @@ class MpiBackend {
   explicit MpiBackend(MPI_Comm comm = MPI_COMM_WORLD) : comm_(std::make_unique<Communicator>(comm)) {}
 
   const Communicator& comm() const { return *comm_; }
-  const CpuBackend& setup_backend() const { return local_; }
+  const CpuBackend& local() const { return local_; }
   TransferCounts transfers() const { return {}; }  // no device: the communication is in comm().stats()
 
-  // ---- data: a rank's rows and entries of what every rank holds whole
+  // ---- data: a rank's rows and entries of what every rank holds whole, and the whole of what is spread
 
+  // This rank's rows of a matrix every rank holds whole. Collective.
+  template <class V>
+  std::shared_ptr<const Csr<V>> csr(std::shared_ptr<const CsrMatrix<V>> whole) const {
+    return std::make_shared<const Csr<V>>(*comm_, *whole);
+  }
+  template <class V>
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> whole, SpmvFormat) const {
+    return csr(std::move(whole));
+  }
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat) const {
-    return std::make_shared<const Matrix<V>>(*comm_, *M);
+    return M;  // each rank multiplies its rows in CSR
+  }
+  // The whole matrix, on every rank (the coarsest level's factorisation, the SpGEMM comparison). Collective.
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const;
+  template <class To, class From>
+  std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
+    return std::make_shared<const Csr<To>>(*comm_, M.global_rows(), cast_values<To>(M.with_global_columns()));
+  }
+  // The setup's counts are global: every rank takes the same decisions.
+  template <class V>
+  std::int64_t global_rows(const Csr<V>& M) const {
+    return M.global_rows();
+  }
+  template <class V>
+  std::int64_t global_nnz(const Csr<V>& M) const {
+    return comm_->sum(static_cast<std::int64_t>(M.nnz()));
   }
   template <class V>
   Vector<V> upload(const amgsolve::Vector<V>& global) const {
@@ -83,10 +110,12 @@ class MpiBackend {
   std::uint64_t bytes(const Matrix<V>& A) const {
     return A.bytes();
   }
-  // numerator / a_ii for this rank's rows.
+  // numerator / a_ii for this rank's rows, computed in double and rounded to V (as the cpu backend does).
   template <class V>
-  Vector<V> smoother_diagonal(const Csr<V>& global, double numerator) const {
-    return upload(local_.smoother_diagonal(global, numerator));
+  Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
+    Vector<V> scaled = A.diagonal();
+    for (V& d : scaled) d = static_cast<V>(numerator / static_cast<double>(d));
+    return scaled;
   }
 
   // ---- vectors: local, and global sums
@@ -169,6 +198,23 @@ class MpiBackend {
     A.with_halo(x, [&](const RowList& rows, const auto& columns) {
       local_.chebyshev_step_rows(A.local(), rows, columns, dinv, b, a, c, d, x, x_next);
     });
+  }
+
+  // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/mpi/)
+
+  // C = A B: with a local SpGEMM backend, this rank's rows after fetching the B rows they reference
+  // (rowwise); with a distributed one, its own algorithm. The stats are the ranks' together.
+  template <class V>
+  Csr<V> multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B, SpgemmStats* stats) const;
+  // M^T: each entry sent to the owner of its column, the rows put together in rank order. Collective.
+  template <class V>
+  Csr<V> transpose(const Csr<V>& M) const;
+  // The first non-positive diagonal entry on any rank, the same error on every rank.
+  template <class V>
+  void require_positive_diagonal(const Csr<V>& A, int level) const;
+  template <class V>
+  std::vector<FormatCost> format_costs(const Csr<V>& M) const {
+    return spmv_format_costs(M.local());  // this rank's rows (the cpu multiplies CSR anyway)
   }
 
  private:

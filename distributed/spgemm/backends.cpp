@@ -29,6 +29,23 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
+// A backend that multiplies row-distributed operands its own way (the grid algorithms).
+class RowsProduct {
+ public:
+  virtual ~RowsProduct() = default;
+  virtual CsrMatrix<double> product_of_rows(const Communicator& comm, const CsrMatrix<double>& A_rows,
+                                            std::int64_t rows_of_A, const CsrMatrix<double>& B_rows,
+                                            SpgemmStats& stats) const = 0;
+  virtual CsrMatrix<float> product_of_rows(const Communicator& comm, const CsrMatrix<float>& A_rows,
+                                           std::int64_t rows_of_A, const CsrMatrix<float>& B_rows,
+                                           SpgemmStats& stats) const = 0;
+};
+
+// The phases' names of the rowwise algorithm, and of the grid algorithms from and to rows.
+const std::vector<std::string> kRowwisePhases = {"fetch B rows", "local multiply"};
+const std::vector<std::string> kGridPhases = {"B all-to-all", "broadcasts", "local multiply", "layer merge",
+                                              "C all-to-all", "fiber merge"};
+
 // What the three backends share: they run under MPI, all ranks together, and end alike.
 template <class Self>
 class DistributedSpgemm : public SpgemmBackendFor<Self> {
@@ -39,7 +56,8 @@ class DistributedSpgemm : public SpgemmBackendFor<Self> {
 
  protected:
   // The end of a product: every rank's blocks of C gathered on every rank and put together by `assemble`
-  // (the replicated setup's need), the phases reduced over the ranks, the totals since `timer` started.
+  // (what the registry's whole-matrix interface returns), the phases reduced over the ranks, the totals since
+  // `timer` started.
   template <class V, class Assemble>
   static CsrMatrix<V> gathered(const std::vector<CsrMatrix<V>>& mine, Assemble&& assemble,
                                const std::vector<std::string>& phases, const Timer& timer, std::string choice,
@@ -76,14 +94,23 @@ class RowwiseSpgemm final : public DistributedSpgemm<RowwiseSpgemm> {
     Timer timer;
     const CsrMatrix<V> C_rows = rowwise_multiply(comm, A_rows, B_rows, SpgemmRegistry::instance().get("gustavson"), stats);
     return gathered(std::vector<CsrMatrix<V>>{C_rows}, [&](const auto& all) { return stack_rows(all, B.cols); },
-                    {"fetch B rows", "local multiply"}, timer, std::to_string(comm.size()) + " ranks", stats);
+                    kRowwisePhases, timer, std::to_string(comm.size()) + " ranks", stats);
   }
 };
 
 // Sparse SUMMA (layers = 1) and Split-3D.
 template <class Self>
-class GridSpgemm : public DistributedSpgemm<Self> {
+class GridSpgemm : public DistributedSpgemm<Self>, public RowsProduct {
  public:
+  CsrMatrix<double> product_of_rows(const Communicator& comm, const CsrMatrix<double>& A_rows, std::int64_t rows_of_A,
+                                    const CsrMatrix<double>& B_rows, SpgemmStats& stats) const override {
+    return rows_product(comm, A_rows, rows_of_A, B_rows, stats);
+  }
+  CsrMatrix<float> product_of_rows(const Communicator& comm, const CsrMatrix<float>& A_rows, std::int64_t rows_of_A,
+                                   const CsrMatrix<float>& B_rows, SpgemmStats& stats) const override {
+    return rows_product(comm, A_rows, rows_of_A, B_rows, stats);
+  }
+
   template <class V>
   CsrMatrix<V> product(const CsrMatrix<V>& A, const CsrMatrix<V>& B, SpgemmStats& stats) const {
     const Communicator world;
@@ -95,26 +122,93 @@ class GridSpgemm : public DistributedSpgemm<Self> {
       const CsrMatrix<V> B_block = cut_block(B, grid_rows(g, B.rows, g.i()), grid_columns(g, B.cols, g.j(), g.k()));
       mine.push_back(split3d_multiply(g, A_block, B_block, A.cols, stats));
     }
-    const std::string grid = "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" +
-                             std::to_string(g.c()) + " on " + std::to_string(g.q() * g.q() * g.c()) + " of " +
-                             std::to_string(world.size()) + " ranks";
     return DistributedSpgemm<Self>::gathered(
         mine, [&](const auto& blocks) { return assemble(g, blocks, B.cols); },  // blocks in grid rank order
-        {"B all-to-all", "broadcasts", "local multiply", "layer merge", "C all-to-all", "fiber merge"}, timer, grid,
-        stats);
+        kGridPhases, timer, describe(g, world.size()), stats);
+  }
+
+  static std::string describe(const Grid3d& g, int ranks) {
+    return "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" + std::to_string(g.c()) + " on " +
+           std::to_string(g.q() * g.q() * g.c()) + " of " + std::to_string(ranks) + " ranks";
   }
 
  private:
-  // The blocks C_ijk put back: per row block i, the column slices (j, k) side by side, then stacked.
+  // The grid rank of P(i, j, k) (split3d.hpp).
+  static int grid_rank(const Grid3d& g, int i, int j, int k) { return (k * g.q() + i) * g.q() + j; }
+
+  // The distributed setup's product: A's and B's rows sent to the grid blocks they fall in, the grid's
+  // product, and C's blocks sent back to the ranks whose rows they hold.
+  template <class V>
+  CsrMatrix<V> rows_product(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
+                            const CsrMatrix<V>& B_rows, SpgemmStats& stats) const {
+    const Grid3d g(comm.get(), static_cast<const Self&>(*this).layers(comm.size()));
+    const std::int64_t inner = A_rows.cols, cols = B_rows.cols;
+    const BlockPartition a_rows(rows_of_A, comm.size()), b_rows(inner, comm.size());
+    Timer timer;
+    std::uint64_t bytes = 0;
+    const CsrMatrix<V> A_block = to_grid(comm, g, A_rows, a_rows, inner, bytes);
+    const CsrMatrix<V> B_block = to_grid(comm, g, B_rows, b_rows, cols, bytes);
+    stats.phases.push_back({"to the grid", timer.seconds(), bytes});
+    CsrMatrix<V> C_block;
+    if (g.active()) C_block = split3d_multiply(g, A_block, B_block, inner, stats);
+    timer.restart();
+    CsrMatrix<V> C_rows = to_rows(comm, g, C_block, a_rows, cols, bytes = 0);
+    stats.phases.push_back({"to the rows", timer.seconds(), bytes});
+    stats.choice = describe(g, comm.size());
+    return C_rows;
+  }
+
+  // The part of a rank's range that falls in [range), in the rank's own row numbers.
+  static Range rows_within(const BlockPartition& rows, int rank, Range range) {
+    const std::int64_t first = rows.begin(rank);
+    const std::int64_t begin = std::max(first, range.begin), end = std::min(rows.end(rank), range.end);
+    return begin < end ? Range{begin - first, end - first} : Range{0, 0};
+  }
+
+  // This grid rank's block (rows block i, column slice (j, k)) of a row-distributed matrix.
+  template <class V>
+  static CsrMatrix<V> to_grid(const Communicator& comm, const Grid3d& g, const CsrMatrix<V>& M_rows,
+                              const BlockPartition& rows, std::int64_t cols, std::uint64_t& bytes) {
+    std::vector<CsrMatrix<V>> parts(static_cast<std::size_t>(comm.size())), received;
+    for (int i = 0; i < g.q(); ++i)
+      for (int j = 0; j < g.q(); ++j)
+        for (int k = 0; k < g.c(); ++k)
+          parts[static_cast<std::size_t>(grid_rank(g, i, j, k))] =
+              cut_block(M_rows, rows_within(rows, comm.rank(), grid_rows(g, rows.size(), i)), grid_columns(g, cols, j, k));
+    bytes += all_to_all_blocks(parts, received, comm.get());
+    if (!g.active()) return {};
+    return stack_rows(received, static_cast<Index>(grid_columns(g, cols, g.j(), g.k()).size()));  // ranks in row order
+  }
+
+  // This rank's rows of C from the grid's blocks.
+  template <class V>
+  static CsrMatrix<V> to_rows(const Communicator& comm, const Grid3d& g, const CsrMatrix<V>& C_block,
+                              const BlockPartition& rows, std::int64_t cols, std::uint64_t& bytes) {
+    std::vector<CsrMatrix<V>> parts(static_cast<std::size_t>(comm.size())), received;
+    if (g.active()) {
+      const Range mine = grid_rows(g, rows.size(), g.i());
+      for (int r = 0; r < comm.size(); ++r) {
+        const std::int64_t begin = std::max(mine.begin, rows.begin(r)), end = std::min(mine.end, rows.end(r));
+        const Range theirs = begin < end ? Range{begin - mine.begin, end - mine.begin} : Range{0, 0};
+        parts[static_cast<std::size_t>(r)] = cut_block(C_block, theirs, {0, C_block.cols});
+      }
+    }
+    bytes += all_to_all_blocks(parts, received, comm.get());
+    return assemble(g, received, static_cast<Index>(cols));  // grid rank g is rank g
+  }
+
+  // The blocks C_ijk put back (blocks by grid rank): per row block i, the column slices (j, k) side by side,
+  // then the row blocks stacked (those with no rows left out).
   template <class V>
   static CsrMatrix<V> assemble(const Grid3d& g, const std::vector<CsrMatrix<V>>& blocks, Index cols) {
     std::vector<CsrMatrix<V>> row_blocks;
     for (int i = 0; i < g.q(); ++i) {
       std::vector<CsrMatrix<V>> slices;
       for (int j = 0; j < g.q(); ++j)
-        for (int k = 0; k < g.c(); ++k) slices.push_back(blocks[static_cast<std::size_t>((k * g.q() + i) * g.q() + j)]);
-      row_blocks.push_back(join_columns(slices));
+        for (int k = 0; k < g.c(); ++k) slices.push_back(blocks[static_cast<std::size_t>(grid_rank(g, i, j, k))]);
+      if (slices.front().rows > 0) row_blocks.push_back(join_columns(slices));
     }
+    if (row_blocks.empty()) return CsrMatrix<V>(0, cols);
     return stack_rows(row_blocks, cols);
   }
 };
@@ -147,6 +241,36 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 };
 
 }  // namespace
+
+template <class V>
+CsrMatrix<V> multiply_rows(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
+                           const CsrMatrix<V>& B_rows, const SpgemmBackend& spgemm, SpgemmStats& stats) {
+  Timer timer;
+  CsrMatrix<V> C;
+  std::vector<std::string> names;
+  if (const auto* grid = dynamic_cast<const RowsProduct*>(&spgemm)) {
+    C = grid->product_of_rows(comm, A_rows, rows_of_A, B_rows, stats);
+    names = kGridPhases;
+    names.insert(names.begin(), "to the grid");
+    names.push_back("to the rows");
+  } else {
+    const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
+    C = rowwise_multiply(comm, A_rows, B_rows, local, stats);
+    names = kRowwisePhases;
+    stats.choice = (spgemm.collective() ? "gustavson" : spgemm.name()) + " locally, rows fetched, on " +
+                   std::to_string(comm.size()) + " ranks";
+  }
+  for (const SpgemmPhase& phase : stats.phases) comm.stats().halo_bytes += phase.bytes;  // this rank's, before the sums
+  reduce_phases(names, stats, comm.get());
+  stats.numeric_seconds = comm.max(timer.seconds());
+  stats.nnz = comm.sum(static_cast<std::int64_t>(C.nnz()));
+  return C;
+}
+
+template CsrMatrix<double> multiply_rows(const Communicator&, const CsrMatrix<double>&, std::int64_t,
+                                         const CsrMatrix<double>&, const SpgemmBackend&, SpgemmStats&);
+template CsrMatrix<float> multiply_rows(const Communicator&, const CsrMatrix<float>&, std::int64_t,
+                                        const CsrMatrix<float>&, const SpgemmBackend&, SpgemmStats&);
 
 void register_distributed_spgemm_backends(SpgemmRegistry& registry) {
   static std::once_flag once;

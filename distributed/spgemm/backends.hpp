@@ -4,15 +4,27 @@
 //   summa2d   Sparse SUMMA on a q x q grid (split3d.hpp with c = 1)
 //   split3d   Split-3D on a q x q x c grid, c from AMGSOLVE_SPLIT3D_LAYERS (default: the c >= 2 that puts
 //             the most ranks on the grid, the smaller on a tie)
-// They take the whole A and B that every rank holds while the setup is replicated (each rank cuts out its
-// part: no communication), run the algorithm over MPI_COMM_WORLD, and give every rank the whole C (the
-// "gather C" phase, which a distributed setup will not need). A rank count that does not fill the grid
-// leaves the last ranks idle, as the stats' `choice` says. Every rank must call them together.
+// The distributed setup (backend/mpi/mpi_backend.hpp) calls multiply_rows: A and B distributed by rows, C
+// returned by rows; summa2d and split3d move the operands onto their grid and C back (phases "to the grid"
+// and "to the rows"). As registry backends (SpgemmBackend::multiply) they take the whole A and B that every
+// rank holds (each rank cuts out its part: no communication), and give every rank the whole C ("gather C"):
+// how --compare-spgemm and spgemm-bench run them. A rank count that does not fill the grid leaves the last
+// ranks idle, as the stats' `choice` says. Every rank must call them together.
+#include "distributed/communicator.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
 
 // Adds rowwise, summa2d and split3d to the registry (once; later calls do nothing).
 void register_distributed_spgemm_backends(SpgemmRegistry& registry = SpgemmRegistry::instance());
+
+// This rank's rows of C = A B, A and B distributed by rows (each rank its range of BlockPartition over
+// their rows, with global column numbers; rows_of_A: A's global row count), with any SpGEMM backend of the
+// cpu: a local one multiplies after the B rows this rank's A references are fetched (rowwise_multiply),
+// rowwise is that with gustavson, summa2d and split3d run their grids. Collective; `stats` holds the ranks'
+// phases (the slowest rank's seconds, everybody's bytes), products and nnz.
+template <class V>
+CsrMatrix<V> multiply_rows(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
+                           const CsrMatrix<V>& B_rows, const SpgemmBackend& spgemm, SpgemmStats& stats);
 
 }  // namespace amgsolve

@@ -1,0 +1,233 @@
+#include "amg/mpi/distributed_setup.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "amg/spectral_radius.hpp"
+#include "common/hash.hpp"
+#include "common/parallel.hpp"
+
+namespace amgsolve {
+
+namespace {
+
+// A rank's block of nodes among all ranks' (no ghosts): counting and numbering over the ranks.
+class RankLayout : public GraphLayout {
+ public:
+  RankLayout(const Communicator& comm, std::int64_t first) : comm_(comm), first_(first) {}
+  bool distributed() const override { return true; }
+  std::int64_t first_node() const override { return first_; }
+  std::int64_t sum(std::int64_t count) const override { return comm_.sum(count); }
+  std::int64_t sum_before(std::int64_t count) const override { return comm_.sum_before(count); }
+
+ private:
+  const Communicator& comm_;
+  std::int64_t first_;
+};
+
+// The strength graph of a rank's rows of A: its ghosts are A's ghost columns, their values come through
+// A's halo.
+template <class Value>
+class HaloLayout final : public RankLayout {
+ public:
+  explicit HaloLayout(const DistributedMatrix<Value>& A) : RankLayout(A.communicator(), A.first_row()), A_(A) {}
+  Index ghosts() const override { return A_.local().cols - A_.own_columns(); }
+  void fill_ghosts(Array<std::uint64_t>& values) const override { fill(values); }
+  void fill_ghosts(Array<Index>& values) const override { fill(values); }
+
+ private:
+  template <class T>
+  void fill(Array<T>& values) const {
+    const auto own = static_cast<std::ptrdiff_t>(A_.rows);
+    const Vector<T> all = A_.with_ghosts(Vector<T>(values.begin(), values.begin() + own));
+    std::copy(all.begin() + own, all.end(), values.begin() + own);
+  }
+
+  const DistributedMatrix<Value>& A_;
+};
+
+// Whether a level's near-nullspace weights are all 1 (empty on every rank: the finest level). A rank
+// without rows holds none on any level, so the ranks decide together.
+bool unit_weights(const Communicator& comm, const Vector<double>& weights) {
+  return comm.sum(static_cast<std::int64_t>(weights.size())) == 0;
+}
+
+}  // namespace
+
+template <class Value>
+MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const DistributedMatrix<Value>& A, double theta) {
+  MpiStrength<Value> s;
+  s.local = strength_of_connection(A.local(), theta, A.with_ghosts(A.diagonal()));
+  s.weak_entries = backend.comm().sum(static_cast<std::int64_t>(s.local.weak_entries));
+  s.A = &A;
+  return s;
+}
+
+template <class Value>
+DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
+                                         const MpiStrength<Value>& strength, const Vector<double>& weights) {
+  const Vector<double> column_weights = unit_weights(backend.comm(), weights) ? Vector<double>{} : A.with_ghosts(weights);
+  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights);
+  return DistributedMatrix<Value>(backend.comm(), A.global_rows(), A.with_global_columns(F));
+}
+
+template <class Value>
+Aggregates mis2_aggregation(const MpiBackend&, const MpiStrength<Value>& strength, std::uint64_t seed) {
+  return mis2_aggregation(strength.local.graph, seed, HaloLayout<Value>(*strength.A));
+}
+
+void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates) {
+  const auto nodes = static_cast<std::int64_t>(aggregates.id.size());
+  aggregate_left_out_nodes(aggregates, RankLayout(backend.comm(), backend.comm().sum_before(nodes)));
+}
+
+Array<Index> aggregate_ids(const MpiBackend& backend, Aggregates& aggregates) {
+  const Communicator& comm = backend.comm();
+  Array<Index> all;
+  comm.allgather(aggregates.id, BlockPartition(comm.sum(static_cast<std::int64_t>(aggregates.id.size())), comm.size()), all);
+  return all;
+}
+
+template <class Value>
+DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
+                                                const Vector<double>& weights, Vector<double>& coarse_weights) {
+  // W: the aggregates' indicator with each node's weight w_i; the coarse weights w^c are the row sums of
+  // W^T, integers that no order of addition changes (amg/tentative_prolongation.hpp), held by the ranks that
+  // own the aggregates, and read back for W's columns through W's halo.
+  const Communicator& comm = backend.comm();
+  const bool unit = unit_weights(comm, weights);
+  const auto n = static_cast<Index>(aggregates.id.size());
+  const auto weight = [&](Index i) { return unit ? 1.0 : weights[static_cast<std::size_t>(i)]; };
+  CsrMatrix<double> rows(n, aggregates.count);
+  for (Index i = 0; i < n; ++i) {
+    if (aggregates.id[i] != kNotAggregated) {
+      rows.col.push_back(aggregates.id[i]);
+      rows.val.push_back(weight(i));
+    }
+    rows.row_ptr[i + 1] = static_cast<Offset>(rows.col.size());
+  }
+  const DistributedMatrix<double> W(comm, comm.sum(n), std::move(rows));
+  const DistributedMatrix<double> W_transposed = backend.transpose(W);
+  const CsrMatrix<double>& by_aggregate = W_transposed.local();
+  coarse_weights.assign(static_cast<std::size_t>(by_aggregate.rows), 0.0);
+  for (Index k = 0; k < by_aggregate.rows; ++k)
+    for (Offset e = by_aggregate.row_begin(k); e < by_aggregate.row_end(k); ++e) coarse_weights[k] += by_aggregate.val[e];
+  const Vector<double> column_weights = W.with_ghosts(coarse_weights);
+
+  // T_ij = sqrt(w_i) / sqrt(w^c_j), in W's pattern.
+  const CsrMatrix<double>& pattern = W.local();
+  CsrMatrix<Value> T(pattern.rows, pattern.cols);
+  T.row_ptr = pattern.row_ptr;
+  T.col = pattern.col;
+  T.val.resize(pattern.val.size());
+  for (Index i = 0; i < T.rows; ++i)
+    for (Offset e = T.row_begin(i); e < T.row_end(i); ++e)
+      T.val[e] = static_cast<Value>(std::sqrt(weight(i)) / std::sqrt(column_weights[T.col[e]]));
+  return DistributedMatrix<Value>(comm, W.global_rows(), W.with_global_columns(std::move(T)));
+}
+
+template <class Value>
+RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatrix<Value>& A) {
+  // The first row, in global order, of the largest relative sum, as one process finds it.
+  const Communicator& comm = backend.comm();
+  const RowSum mine = largest_relative_row_sum(A.local());
+  const double largest = comm.max(mine.row < 0 ? -1.0 : mine.relative);
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  const bool holds = mine.row >= 0 && mine.relative == largest;
+  const std::int64_t row = comm.min(holds ? A.first_row() + mine.row : kNone);
+  if (row == kNone) return {};
+  return {static_cast<Index>(row), largest};
+}
+
+template <class Value>
+void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<Value>& P, const DistributedMatrix<Value>& A_f,
+                             const DistributedMatrix<Value>& T, double omega) {
+  // As on one process (amg/smoothed_prolongation.cpp); T's entry is found in P's row by its global column.
+  const Vector<Value> d = A_f.diagonal();
+  const CsrMatrix<Value>& p = P.local();
+  const CsrMatrix<Value>& t = T.local();
+  Array<Value>& values = P.values();
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < p.rows; ++i) {
+    const Value scale = static_cast<Value>(-omega / static_cast<double>(d[i]));
+    for (Offset k = p.row_begin(i); k < p.row_end(i); ++k) values[k] *= scale;
+    for (Offset e = t.row_begin(i); e < t.row_end(i); ++e) {
+      const std::int64_t column = T.global_column(t.col[e]);
+      for (Offset k = p.row_begin(i); k < p.row_end(i); ++k)
+        if (P.global_column(p.col[k]) == column) values[k] += t.val[e];
+    }
+  }
+}
+
+template <class Value>
+double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatrix<Value>& A) {
+  return backend.comm().max(gershgorin_bound_dinv_a(A.local()));
+}
+
+template <class Value>
+Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<Value>& A) {
+  const Vector<Value> d = A.diagonal();
+  Vector<double> scale(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (!(d[i] > 0))
+      throw NumericalError("diagonal entry of row " + std::to_string(A.first_row() + static_cast<std::int64_t>(i) + 1) +
+                           " is not positive: the matrix is not positive definite");
+    scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
+  }
+  return scale;
+}
+
+Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t seed) {
+  const std::int64_t first = backend.comm().sum_before(n);
+  Vector<double> v(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(first + i)) - 0.5;
+  return v;
+}
+
+void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, const Vector<double>& scale,
+                     Vector<double>& v, Vector<double>& u) {
+  lanczos_rescale(backend.local(), src, divisor, scale, v, u);
+}
+
+template <class Value>
+double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
+                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
+                       Vector<double>& w) {
+  const Vector<double> u_all = A.with_ghosts(u);
+  const CsrMatrix<Value>& a = A.local();
+  return backend.comm().sum(deterministic_partial_sum(a.rows, [&](std::int64_t i) {
+    double s = 0.0;
+    for (Offset k = a.row_begin(static_cast<Index>(i)); k < a.row_end(static_cast<Index>(i)); ++k)
+      s += double(a.val[k]) * u_all[a.col[k]];
+    w[i] = scale[i] * s - beta * v_prev[i];
+    return w[i] * v[i];
+  }));
+}
+
+double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w) {
+  return backend.comm().sum(deterministic_partial_sum(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
+    w[i] -= alpha * v[i];
+    return w[i] * w[i];
+  }));
+}
+
+#define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \
+  template MpiStrength<V> strength_of_connection(const MpiBackend&, const DistributedMatrix<V>&, double);             \
+  template DistributedMatrix<V> filtered_matrix(const MpiBackend&, const DistributedMatrix<V>&, const MpiStrength<V>&, \
+                                                const Vector<double>&);                                               \
+  template Aggregates mis2_aggregation(const MpiBackend&, const MpiStrength<V>&, std::uint64_t);                      \
+  template DistributedMatrix<V> tentative_prolongation(const MpiBackend&, const Aggregates&, const Vector<double>&,    \
+                                                       Vector<double>&);                                              \
+  template RowSum largest_relative_row_sum(const MpiBackend&, const DistributedMatrix<V>&);                           \
+  template void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<V>&, const DistributedMatrix<V>&,         \
+                                        const DistributedMatrix<V>&, double);                                         \
+  template double gershgorin_bound_dinv_a(const MpiBackend&, const DistributedMatrix<V>&);                            \
+  template Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<V>&);                      \
+  template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&,              \
+                                  const Vector<double>&, double, const Vector<double>&, const Vector<double>&,        \
+                                  Vector<double>&);
+AMGSOLVE_DISTRIBUTED_SETUP(double)
+AMGSOLVE_DISTRIBUTED_SETUP(float)
+#undef AMGSOLVE_DISTRIBUTED_SETUP
+
+}  // namespace amgsolve

@@ -1,0 +1,70 @@
+#pragma once
+// Smoothed aggregation's own steps on the mpi backend, as amg/smoothed_aggregation.hpp calls them: the
+// overloads taking an MpiBackend of the functions in amg/strength.hpp, mis2_aggregation.hpp,
+// tentative_prolongation.hpp, smoothed_prolongation.hpp, spectral_radius.hpp and nullspace.hpp. Each rank
+// runs the cpu step on its rows; what a row reads of another rank's rows (a ghost column's diagonal entry,
+// near-nullspace weight or MIS-2 state) comes through the matrix's halo, and counts and numberings are
+// summed over the ranks. So every rank takes the decisions one process takes, and the hierarchy, level by
+// level and bit for bit, is the single-process one for any rank count (tests/test_mpi.cpp).
+#include <cstdint>
+#include <memory>
+
+#include "amg/mis2_aggregation.hpp"
+#include "amg/nullspace.hpp"
+#include "amg/strength.hpp"
+#include "backend/mpi/mpi_backend.hpp"
+
+namespace amgsolve {
+
+// The strength graph of a rank's rows (its adjacency names own and ghost columns of A) and how to read
+// across ranks: the matrix whose halo brings the ghosts' values.
+template <class Value>
+struct MpiStrength {
+  Strength local;
+  Offset weak_entries = 0;  // over all ranks: every rank decides alike whether to filter
+  const DistributedMatrix<Value>* A = nullptr;
+};
+
+template <class Value>
+MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const DistributedMatrix<Value>& A, double theta);
+// weights: B^2 of this rank's rows, empty on the finest level.
+template <class Value>
+DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
+                                         const MpiStrength<Value>& strength, const Vector<double>& weights);
+
+// The aggregates of this rank's nodes (ids global, count over all ranks).
+template <class Value>
+Aggregates mis2_aggregation(const MpiBackend& backend, const MpiStrength<Value>& strength, std::uint64_t seed);
+void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates);
+// Every node's aggregate, on every rank (the finest level's, for the output).
+Array<Index> aggregate_ids(const MpiBackend& backend, Aggregates& aggregates);
+
+// weights: B^2 of this rank's nodes, empty on the finest level; coarse_weights receives this rank's
+// aggregates' (its rows of the coarse level).
+template <class Value>
+DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
+                                                const Vector<double>& weights, Vector<double>& coarse_weights);
+
+template <class Value>
+RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatrix<Value>& A);
+
+template <class Value>
+void scale_and_add_tentative(const MpiBackend& backend, DistributedMatrix<Value>& P, const DistributedMatrix<Value>& A_f,
+                             const DistributedMatrix<Value>& T, double omega);
+
+template <class Value>
+double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatrix<Value>& A);
+// The Lanczos passes (amg/spectral_radius.hpp) on this rank's rows, the dot products summed exactly.
+template <class Value>
+Vector<double> inverse_sqrt_diagonal(const MpiBackend& backend, const DistributedMatrix<Value>& A);
+// Hashed from the global row numbers: the single-process start vector's entries.
+Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t seed);
+void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, const Vector<double>& scale,
+                     Vector<double>& v, Vector<double>& u);
+template <class Value>
+double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
+                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
+                       Vector<double>& w);
+double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w);
+
+}  // namespace amgsolve

@@ -1,0 +1,101 @@
+// The mpi backend's sparse operations for the distributed setup (backend/mpi/mpi_backend.hpp).
+#include "backend/mpi/mpi_backend.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "common/error.hpp"
+#include "distributed/spgemm/backends.hpp"
+#include "distributed/spgemm/blocks.hpp"
+
+namespace amgsolve {
+
+template <class V>
+std::shared_ptr<const CsrMatrix<V>> MpiBackend::host_view(const Csr<V>& M) const {
+  std::vector<CsrMatrix<V>> all;
+  comm_->stats().gathered_bytes += all_gather_blocks(std::vector<CsrMatrix<V>>{M.with_global_columns()}, all, comm_->get());
+  return std::make_shared<const CsrMatrix<V>>(stack_rows(all, static_cast<Index>(M.global_cols())));
+}
+
+template <class V>
+DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B,
+                                          SpgemmStats* stats) const {
+  SpgemmStats ignored;
+  CsrMatrix<V> C = multiply_rows(*comm_, A.with_global_columns(), A.global_rows(), B.with_global_columns(), spgemm,
+                                 stats ? *stats : ignored);
+  return Csr<V>(*comm_, A.global_rows(), std::move(C));
+}
+
+template <class V>
+DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
+  // This rank's rows transposed locally over the span of columns they reach (a counting sort: each row of
+  // the result lists this rank's rows in order), then each rank whose rows of M^T meet that span gets
+  // them: a block over its whole range, rows outside the span empty; the others get nothing.
+  CsrMatrix<V> rows = M.with_global_columns();
+  Index lo = 0, hi = -1;  // the span [lo, hi] of the columns reached
+  if (!rows.col.empty()) {
+    const auto [min, max] = std::minmax_element(rows.col.begin(), rows.col.end());
+    lo = *min, hi = *max;
+  }
+  for (Index& j : rows.col) j -= lo;
+  rows.cols = hi - lo + 1;
+  const CsrMatrix<V> T = amgsolve::transpose(rows);  // row j - lo of M^T; columns: this rank's row numbers
+
+  const BlockPartition& rows_of_transpose = M.column_partition();
+  std::vector<CsrMatrix<V>> send(static_cast<std::size_t>(comm_->size())), received;
+  for (int r = 0; r < comm_->size(); ++r) {
+    const std::int64_t begin = std::max<std::int64_t>(rows_of_transpose.begin(r), lo);
+    const std::int64_t end = std::min<std::int64_t>(rows_of_transpose.end(r), std::int64_t{hi} + 1);
+    if (begin >= end) continue;  // an empty block: nothing of this rank's for r
+    CsrMatrix<V>& block = send[static_cast<std::size_t>(r)];
+    block = CsrMatrix<V>(static_cast<Index>(rows_of_transpose.count(r)), static_cast<Index>(M.global_rows()));
+    for (std::int64_t g = begin; g < end; ++g) {
+      const auto t = static_cast<Index>(g - lo);
+      for (Offset k = T.row_begin(t); k < T.row_end(t); ++k) {
+        block.col.push_back(static_cast<Index>(M.first_row() + T.col[k]));
+        block.val.push_back(T.val[k]);
+      }
+      block.row_ptr[static_cast<std::size_t>(g - rows_of_transpose.begin(r)) + 1] = static_cast<Offset>(block.col.size());
+    }
+    for (std::int64_t g = end; g < rows_of_transpose.end(r); ++g)
+      block.row_ptr[static_cast<std::size_t>(g - rows_of_transpose.begin(r)) + 1] = static_cast<Offset>(block.col.size());
+  }
+  comm_->stats().halo_bytes += all_to_all_blocks(send, received, comm_->get());
+  // The senders' columns (M's rows) lie in their ranges, in rank order: merging keeps each row sorted.
+  std::vector<CsrMatrix<V>> parts;
+  for (CsrMatrix<V>& block : received)
+    if (block.rows > 0) parts.push_back(std::move(block));
+  const auto own_rows = static_cast<Index>(rows_of_transpose.count(comm_->rank()));
+  CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, static_cast<Index>(M.global_rows())) : merge_sum(parts);
+  return Csr<V>(*comm_, M.global_cols(), std::move(mine));
+}
+
+template <class V>
+void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
+  const Vector<V> d = A.diagonal();
+  Index first_bad = -1;
+  for (Index i = 0; i < A.rows && first_bad < 0; ++i)
+    if (!(d[i] > 0)) first_bad = i;
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t row = comm_->min(first_bad < 0 ? kNone : A.first_row() + first_bad);
+  if (row == kNone) return;
+  // The owner's value, on every rank: everybody else adds zero.
+  const bool mine = first_bad >= 0 && A.first_row() + first_bad == row;
+  double value = mine ? static_cast<double>(d[first_bad]) : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm_->get());
+  throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(row + 1) + " is " +
+                       std::to_string(value) + ", so the input matrix is not positive definite");
+}
+
+#define AMGSOLVE_MPI_BACKEND(V)                                                                                    \
+  template std::shared_ptr<const CsrMatrix<V>> MpiBackend::host_view(const Csr<V>&) const;                          \
+  template DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,             \
+                                                     SpgemmStats*) const;                                          \
+  template DistributedMatrix<V> MpiBackend::transpose(const Csr<V>&) const;                                         \
+  template void MpiBackend::require_positive_diagonal(const Csr<V>&, int) const;
+AMGSOLVE_MPI_BACKEND(double)
+AMGSOLVE_MPI_BACKEND(float)
+#undef AMGSOLVE_MPI_BACKEND
+
+}  // namespace amgsolve
