@@ -30,16 +30,43 @@ void propagate_max(const StrengthGraph& g, const Array<Tuple>& in, Array<Tuple>&
   }
 }
 
+// The same on the rows a later step can read, those undecided or next to an undecided node (ghosts' states
+// are this round's), dropping the others from `live` for good: a state only leaves undecided, so a row
+// that is not live never becomes live again (the distributed sweeps, where the 2-hop walk below cannot
+// reach the ghosts' neighbours).
+void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& in, Array<Index>& live, Array<Tuple>& out) {
+  Array<std::uint8_t> keep(live.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < static_cast<std::int64_t>(live.size()); ++n) {
+    const Index i = live[n];
+    Tuple m = in[i];
+    bool near_undecided = state_of(m) == kUndecided;
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
+      const Tuple t = in[g.adj[k]];
+      m = std::max(m, t);
+      near_undecided = near_undecided || state_of(t) == kUndecided;
+    }
+    out[i] = m;
+    keep[n] = near_undecided;
+  }
+  std::size_t kept = 0;
+  for (std::size_t n = 0; n < live.size(); ++n)
+    if (keep[n]) live[kept++] = live[n];
+  live.resize(kept);
+}
+
 // Maximum tuple within distance 2 of every undecided node (other entries of max2 are left stale); tuple's
 // ghosts are filled. While many nodes are undecided, two sweeps over the whole graph are cheapest (with the
 // first sweep's ghosts filled in between); once few are left, walking the 2-hop neighbourhood of just those
 // nodes is (deg^2 per node instead of 2 deg per node), where the whole graph is here.
 void distance2_max(const StrengthGraph& g, const Array<Tuple>& tuple, std::int64_t undecided, const GraphLayout& layout,
-                   Array<Tuple>& max1, Array<Tuple>& max2) {
+                   Array<Index>& live, Array<Tuple>& max1, Array<Tuple>& max2) {
   const bool few = !layout.distributed() && undecided * 8 < g.nodes;
-  if (!few) {
-    propagate_max(g, tuple, max1);
+  if (layout.distributed()) {
+    propagate_max_live(g, tuple, live, max1);
     layout.fill_ghosts(max1);
+  } else if (!few) {
+    propagate_max(g, tuple, max1);
   }
 #pragma omp parallel for schedule(dynamic, 1024)
   for (Index i = 0; i < g.nodes; ++i) {
@@ -73,11 +100,14 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   }
 
   Array<Tuple> max1(with_ghosts), max2(static_cast<std::size_t>(g.nodes));
+  Array<Index> live;  // the distributed sweeps' rows (propagate_max_live)
+  if (layout.distributed())
+    for (Index i = 0; i < g.nodes; ++i) live.push_back(i);
   int round = 0;
   for (std::int64_t everywhere = layout.sum(undecided); everywhere > 0; everywhere = layout.sum(undecided)) {
     ++round;
     layout.fill_ghosts(tuple);
-    distance2_max(g, tuple, everywhere, layout, max1, max2);
+    distance2_max(g, tuple, everywhere, layout, live, max1, max2);
     undecided = 0;
 #pragma omp parallel for schedule(static) reduction(+ : undecided)
     for (Index i = 0; i < g.nodes; ++i) {

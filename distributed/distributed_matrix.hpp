@@ -11,6 +11,7 @@
 // column, which would change the order of each boundary row's sum).
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,29 @@ struct GhostedColumns {
 // rows while the messages travel; vector mode waits for them first, then computes every row (the
 // baseline the overlap is measured against, bench/mpi_spmv.cpp).
 enum class HaloMode { overlap, vector };
+
+// The position of a global column among the sorted ghosts: a table over their span when it is not much
+// larger than their count (a product's columns, the planes next to a rank's block), a binary search otherwise.
+class GhostNumbers {
+ public:
+  explicit GhostNumbers(const std::vector<std::int64_t>& ghosts) : ghosts_(ghosts) {
+    if (ghosts.empty()) return;
+    first_ = ghosts.front();
+    const std::int64_t span = ghosts.back() - first_ + 1;
+    if (span > 8 * static_cast<std::int64_t>(ghosts.size()) + 4096) return;
+    table_.assign(static_cast<std::size_t>(span), -1);
+    for (std::size_t k = 0; k < ghosts.size(); ++k) table_[static_cast<std::size_t>(ghosts[k] - first_)] = static_cast<Index>(k);
+  }
+  Index operator()(std::int64_t column) const {
+    if (!table_.empty()) return table_[static_cast<std::size_t>(column - first_)];
+    return static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), column) - ghosts_.begin());
+  }
+
+ private:
+  const std::vector<std::int64_t>& ghosts_;
+  std::int64_t first_ = 0;
+  std::vector<Index> table_;
+};
 
 template <class V>
 class DistributedMatrix {
@@ -71,6 +95,8 @@ class DistributedMatrix {
   std::int64_t global_cols() const { return column_partition_.size(); }
   std::int64_t first_row() const { return row_partition_.begin(comm_->rank()); }
   Index own_columns() const { return local_.cols - static_cast<Index>(ghosts_.size()); }
+  // The global numbers of the ghost columns, sorted (local column own_columns() + k is ghost k).
+  const std::vector<std::int64_t>& ghost_columns() const { return ghosts_; }
   // The global number of a local column.
   std::int64_t global_column(Index j) const {
     return j < own_columns() ? column_partition_.begin(comm_->rank()) + j : ghosts_[static_cast<std::size_t>(j - own_columns())];
@@ -120,32 +146,58 @@ class DistributedMatrix {
   // column), the ghosts' after them. Collective: what the setup's steps read across rank boundaries.
   template <class T>
   Vector<T> with_ghosts(const Vector<T>& own) const {
+    Vector<T> all(own.begin(), own.end());
+    all.resize(static_cast<std::size_t>(local_.cols));
+    fill_ghosts(all);
+    return all;
+  }
+  // The same in place: values holds the own entries and room for the ghosts' (local_.cols entries).
+  template <class T>
+  void fill_ghosts(Vector<T>& values) const {
     Vector<T> ghost, send_buffer;
     std::vector<MPI_Request> requests;
-    halo_.begin(*comm_, own, ghost, send_buffer, requests);
+    halo_.begin(*comm_, values, ghost, send_buffer, requests);
     halo_.end(*comm_, requests);
-    Vector<T> all(own.begin(), own.end());
-    all.insert(all.end(), ghost.begin(), ghost.end());
-    return all;
+    std::copy(ghost.begin(), ghost.end(), values.begin() + own_columns());
   }
 
  private:
   GhostedColumns<V> columns(const Vector<V>& x) const { return {x.data(), ghost_.data(), local_.cols - halo_.ghosts()}; }
+
+  // ghosts_: the columns not in is_own, sorted and unique; by marks over their span when it is not much
+  // larger than the entries (one pass), else by sorting the entries.
+  template <class IsOwn>
+  void collect_ghosts(const Array<Index>& columns, const IsOwn& is_own) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1, entries = 0;
+    for (Index j : columns)
+      if (!is_own(j)) lo = std::min<std::int64_t>(lo, j), hi = std::max<std::int64_t>(hi, j), ++entries;
+    if (entries == 0) return;
+    if (hi - lo + 1 <= 4 * entries + 4096) {
+      std::vector<std::uint8_t> seen(static_cast<std::size_t>(hi - lo + 1), 0);
+      for (Index j : columns)
+        if (!is_own(j)) seen[static_cast<std::size_t>(j - lo)] = 1;
+      for (std::int64_t g = lo; g <= hi; ++g)
+        if (seen[static_cast<std::size_t>(g - lo)]) ghosts_.push_back(g);
+      return;
+    }
+    for (Index j : columns)
+      if (!is_own(j)) ghosts_.push_back(j);
+    std::sort(ghosts_.begin(), ghosts_.end());
+    ghosts_.erase(std::unique(ghosts_.begin(), ghosts_.end()), ghosts_.end());
+  }
 
   // The local matrix and the halo from this rank's rows with global column indices.
   void build(CsrMatrix<V> own) {
     const std::int64_t own_first = column_partition_.begin(comm_->rank());
     const std::int64_t own_last = column_partition_.end(comm_->rank());
     const auto is_own = [&](std::int64_t j) { return j >= own_first && j < own_last; };
-    for (Index j : own.col)
-      if (!is_own(j)) ghosts_.push_back(j);
-    std::sort(ghosts_.begin(), ghosts_.end());
-    ghosts_.erase(std::unique(ghosts_.begin(), ghosts_.end()), ghosts_.end());
+    collect_ghosts(own.col, is_own);
     const auto own_columns = static_cast<Index>(own_last - own_first);
 
     rows = own.rows;
     local_ = std::move(own);
     local_.cols = own_columns + static_cast<Index>(ghosts_.size());
+    const GhostNumbers ghost_number(ghosts_);
     for (Index i = 0; i < rows; ++i) {
       bool reads_ghosts = false;
       for (Offset k = local_.row_begin(i); k < local_.row_end(i); ++k) {
@@ -153,7 +205,7 @@ class DistributedMatrix {
         if (is_own(j)) {
           j = static_cast<Index>(j - own_first);
         } else {
-          j = own_columns + static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), std::int64_t{j}) - ghosts_.begin());
+          j = own_columns + ghost_number(j);
           reads_ghosts = true;
         }
       }

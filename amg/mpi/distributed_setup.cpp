@@ -38,9 +38,7 @@ class HaloLayout final : public RankLayout {
  private:
   template <class T>
   void fill(Array<T>& values) const {
-    const auto own = static_cast<std::ptrdiff_t>(A_.rows);
-    const Vector<T> all = A_.with_ghosts(Vector<T>(values.begin(), values.begin() + own));
-    std::copy(all.begin() + own, all.end(), values.begin() + own);
+    A_.fill_ghosts(values);
   }
 
   const DistributedMatrix<Value>& A_;

@@ -22,52 +22,53 @@ template <class V>
 DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B,
                                           SpgemmStats* stats) const {
   SpgemmStats ignored;
-  CsrMatrix<V> C = multiply_rows(*comm_, A.with_global_columns(), A.global_rows(), B.with_global_columns(), spgemm,
-                                 stats ? *stats : ignored);
+  CsrMatrix<V> C = multiply_rows(A, B.with_global_columns(), spgemm, stats ? *stats : ignored);
   return Csr<V>(*comm_, A.global_rows(), std::move(C));
 }
 
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
-  // This rank's rows transposed locally over the span of columns they reach (a counting sort: each row of
-  // the result lists this rank's rows in order), then each rank whose rows of M^T meet that span gets
-  // them: a block over its whole range, rows outside the span empty; the others get nothing.
-  CsrMatrix<V> rows = M.with_global_columns();
-  Index lo = 0, hi = -1;  // the span [lo, hi] of the columns reached
-  if (!rows.col.empty()) {
-    const auto [min, max] = std::minmax_element(rows.col.begin(), rows.col.end());
-    lo = *min, hi = *max;
-  }
-  for (Index& j : rows.col) j -= lo;
-  rows.cols = hi - lo + 1;
-  const CsrMatrix<V> T = amgsolve::transpose(rows);  // row j - lo of M^T; columns: this rank's row numbers
-
+  // This rank's rows transposed locally (a counting sort: each row of the result lists this rank's rows in
+  // order), by local column: the own columns are this rank's rows of M^T, each ghost column a row of its
+  // owner's. Every rank then gets its rows of M^T that this rank holds entries of, as a block over its
+  // whole range (the other rows empty); a rank this one holds nothing for gets nothing.
+  const CsrMatrix<V> T = amgsolve::transpose(M.local());
   const BlockPartition& rows_of_transpose = M.column_partition();
+  const std::vector<std::int64_t>& ghosts = M.ghost_columns();
+  const Index own = M.own_columns();
   std::vector<CsrMatrix<V>> send(static_cast<std::size_t>(comm_->size())), received;
+  auto ghost = ghosts.begin();
   for (int r = 0; r < comm_->size(); ++r) {
-    const std::int64_t begin = std::max<std::int64_t>(rows_of_transpose.begin(r), lo);
-    const std::int64_t end = std::min<std::int64_t>(rows_of_transpose.end(r), std::int64_t{hi} + 1);
-    if (begin >= end) continue;  // an empty block: nothing of this rank's for r
+    // The local columns that are r's rows of M^T: the own ones for this rank, a run of ghosts for another.
+    Index first = own, last = own;
+    if (r == comm_->rank()) {
+      first = 0;
+    } else {
+      first = own + static_cast<Index>(ghost - ghosts.begin());
+      while (ghost != ghosts.end() && *ghost < rows_of_transpose.end(r)) ++ghost;
+      last = own + static_cast<Index>(ghost - ghosts.begin());
+    }
+    if (first == last) continue;  // an empty block: nothing of this rank's for r
     CsrMatrix<V>& block = send[static_cast<std::size_t>(r)];
     block = CsrMatrix<V>(static_cast<Index>(rows_of_transpose.count(r)), static_cast<Index>(M.global_rows()));
-    for (std::int64_t g = begin; g < end; ++g) {
-      const auto t = static_cast<Index>(g - lo);
-      for (Offset k = T.row_begin(t); k < T.row_end(t); ++k) {
+    for (Index c = first; c < last; ++c) {
+      for (Offset k = T.row_begin(c); k < T.row_end(c); ++k) {
         block.col.push_back(static_cast<Index>(M.first_row() + T.col[k]));
         block.val.push_back(T.val[k]);
       }
-      block.row_ptr[static_cast<std::size_t>(g - rows_of_transpose.begin(r)) + 1] = static_cast<Offset>(block.col.size());
+      block.row_ptr[static_cast<std::size_t>(M.global_column(c) - rows_of_transpose.begin(r)) + 1] = T.row_end(c) - T.row_begin(c);
     }
-    for (std::int64_t g = end; g < rows_of_transpose.end(r); ++g)
-      block.row_ptr[static_cast<std::size_t>(g - rows_of_transpose.begin(r)) + 1] = static_cast<Offset>(block.col.size());
+    for (Index i = 0; i < block.rows; ++i) block.row_ptr[i + 1] += block.row_ptr[i];
   }
   comm_->stats().halo_bytes += all_to_all_blocks(send, received, comm_->get());
-  // The senders' columns (M's rows) lie in their ranges, in rank order: merging keeps each row sorted.
+  // The senders' columns (M's rows) lie in their ranges, in rank order: each row is their parts in turn.
   std::vector<CsrMatrix<V>> parts;
   for (CsrMatrix<V>& block : received)
     if (block.rows > 0) parts.push_back(std::move(block));
   const auto own_rows = static_cast<Index>(rows_of_transpose.count(comm_->rank()));
-  CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, static_cast<Index>(M.global_rows())) : merge_sum(parts);
+  const auto cols = static_cast<Index>(M.global_rows());
+  CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, cols)
+                                    : concatenate_rows(parts, std::vector<Index>(parts.size(), 0), cols);
   return Csr<V>(*comm_, M.global_cols(), std::move(mine));
 }
 

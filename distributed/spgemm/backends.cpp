@@ -243,19 +243,20 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 }  // namespace
 
 template <class V>
-CsrMatrix<V> multiply_rows(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
-                           const CsrMatrix<V>& B_rows, const SpgemmBackend& spgemm, SpgemmStats& stats) {
+CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
+                           SpgemmStats& stats) {
+  const Communicator& comm = A.communicator();
   Timer timer;
   CsrMatrix<V> C;
   std::vector<std::string> names;
   if (const auto* grid = dynamic_cast<const RowsProduct*>(&spgemm)) {
-    C = grid->product_of_rows(comm, A_rows, rows_of_A, B_rows, stats);
+    C = grid->product_of_rows(comm, A.with_global_columns(), A.global_rows(), B_rows, stats);
     names = kGridPhases;
     names.insert(names.begin(), "to the grid");
     names.push_back("to the rows");
   } else {
     const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
-    C = rowwise_multiply(comm, A_rows, B_rows, local, stats);
+    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats);
     names = kRowwisePhases;
     stats.choice = (spgemm.collective() ? "gustavson" : spgemm.name()) + " locally, rows fetched, on " +
                    std::to_string(comm.size()) + " ranks";
@@ -267,10 +268,10 @@ CsrMatrix<V> multiply_rows(const Communicator& comm, const CsrMatrix<V>& A_rows,
   return C;
 }
 
-template CsrMatrix<double> multiply_rows(const Communicator&, const CsrMatrix<double>&, std::int64_t,
-                                         const CsrMatrix<double>&, const SpgemmBackend&, SpgemmStats&);
-template CsrMatrix<float> multiply_rows(const Communicator&, const CsrMatrix<float>&, std::int64_t,
-                                        const CsrMatrix<float>&, const SpgemmBackend&, SpgemmStats&);
+template CsrMatrix<double> multiply_rows(const DistributedMatrix<double>&, CsrMatrix<double>, const SpgemmBackend&,
+                                         SpgemmStats&);
+template CsrMatrix<float> multiply_rows(const DistributedMatrix<float>&, CsrMatrix<float>, const SpgemmBackend&,
+                                        SpgemmStats&);
 
 void register_distributed_spgemm_backends(SpgemmRegistry& registry) {
   static std::once_flag once;

@@ -11,6 +11,7 @@
 // how --compare-spgemm and spgemm-bench run them. A rank count that does not fill the grid leaves the last
 // ranks idle, as the stats' `choice` says. Every rank must call them together.
 #include "distributed/communicator.hpp"
+#include "distributed/distributed_matrix.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -18,13 +19,13 @@ namespace amgsolve {
 // Adds rowwise, summa2d and split3d to the registry (once; later calls do nothing).
 void register_distributed_spgemm_backends(SpgemmRegistry& registry = SpgemmRegistry::instance());
 
-// This rank's rows of C = A B, A and B distributed by rows (each rank its range of BlockPartition over
-// their rows, with global column numbers; rows_of_A: A's global row count), with any SpGEMM backend of the
-// cpu: a local one multiplies after the B rows this rank's A references are fetched (rowwise_multiply),
-// rowwise is that with gustavson, summa2d and split3d run their grids. Collective; `stats` holds the ranks'
-// phases (the slowest rank's seconds, everybody's bytes), products and nnz.
+// This rank's rows of C = A B (global column numbers), A distributed by rows, B_rows this rank's range of
+// BlockPartition(inner, ranks) with global column numbers, with any SpGEMM backend of the cpu: a local one
+// multiplies after the B rows this rank's A references are fetched (rowwise_multiply_local, on A's own
+// local numbering), rowwise is that with gustavson, summa2d and split3d run their grids. Collective;
+// `stats` holds the ranks' phases (the slowest rank's seconds, everybody's bytes), products and nnz.
 template <class V>
-CsrMatrix<V> multiply_rows(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
-                           const CsrMatrix<V>& B_rows, const SpgemmBackend& spgemm, SpgemmStats& stats);
+CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
+                           SpgemmStats& stats);
 
 }  // namespace amgsolve

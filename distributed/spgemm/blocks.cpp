@@ -36,17 +36,27 @@ CsrMatrix<V> cut_block(const CsrMatrix<V>& M, Range rows, Range columns) {
 template <class V>
 CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>& blocks) {
   if (blocks.empty()) return {};
+  std::vector<Index> offsets;
   Index width = 0;
-  for (const auto& b : blocks) width += b.cols;
-  CsrMatrix<V> J(blocks.front().rows, width);
+  for (const auto& b : blocks) offsets.push_back(width), width += b.cols;
+  return concatenate_rows(blocks, offsets, width);
+}
+
+template <class V>
+CsrMatrix<V> concatenate_rows(const std::vector<CsrMatrix<V>>& blocks, const std::vector<Index>& offsets, Index cols) {
+  if (blocks.empty()) return {};
+  CsrMatrix<V> J(blocks.front().rows, cols);
+  Offset entries = 0;
+  for (const auto& b : blocks) entries += b.nnz();
+  J.col.reserve(static_cast<std::size_t>(entries));
+  J.val.reserve(static_cast<std::size_t>(entries));
   for (Index i = 0; i < J.rows; ++i) {
-    Index offset = 0;
-    for (const auto& b : blocks) {
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+      const CsrMatrix<V>& b = blocks[l];
       for (Offset k = b.row_begin(i); k < b.row_end(i); ++k) {
-        J.col.push_back(b.col[static_cast<std::size_t>(k)] + offset);
+        J.col.push_back(b.col[static_cast<std::size_t>(k)] + offsets[l]);
         J.val.push_back(b.val[static_cast<std::size_t>(k)]);
       }
-      offset += b.cols;
     }
     J.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<Offset>(J.col.size());
   }
@@ -56,14 +66,19 @@ CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>& blocks) {
 template <class V>
 CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>& blocks, Index cols) {
   CsrMatrix<V> S(0, cols);
-  for (const CsrMatrix<V>& b : blocks) {
-    const auto base = static_cast<Offset>(S.col.size());
-    for (Index i = 0; i < b.rows; ++i) S.row_ptr.push_back(base + b.row_end(i));
-    S.col.insert(S.col.end(), b.col.begin(), b.col.end());
-    S.val.insert(S.val.end(), b.val.begin(), b.val.end());
-    S.rows += b.rows;
-  }
+  append_rows(blocks, S);
   return S;
+}
+
+template <class V>
+void append_rows(const std::vector<CsrMatrix<V>>& blocks, CsrMatrix<V>& M) {
+  for (const CsrMatrix<V>& b : blocks) {
+    const auto base = static_cast<Offset>(M.col.size());
+    for (Index i = 0; i < b.rows; ++i) M.row_ptr.push_back(base + b.row_end(i));
+    M.col.insert(M.col.end(), b.col.begin(), b.col.end());
+    M.val.insert(M.val.end(), b.val.begin(), b.val.end());
+    M.rows += b.rows;
+  }
 }
 
 template <class V>
@@ -271,7 +286,9 @@ std::uint64_t all_gather_blocks(const std::vector<CsrMatrix<V>>& mine, std::vect
   template CsrMatrix<V> cut_block(const CsrMatrix<V>&, Range, Range);                                         \
   template CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>&);                                       \
   template CsrMatrix<V> merge_sum(const std::vector<CsrMatrix<V>>&);                                          \
-  template CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>&, Index);                                          \
+  template CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>&, Index);                                         \
+  template void append_rows(const std::vector<CsrMatrix<V>>&, CsrMatrix<V>&);                                        \
+  template CsrMatrix<V> concatenate_rows(const std::vector<CsrMatrix<V>>&, const std::vector<Index>&, Index);                                          \
   template struct PackedBlocks<V>;                                                                            \
   template std::uint64_t broadcast_block(CsrMatrix<V>&, int, MPI_Comm);                                       \
   template std::uint64_t all_to_all_blocks(const std::vector<CsrMatrix<V>>&, std::vector<CsrMatrix<V>>&, MPI_Comm); \

@@ -30,9 +30,16 @@ CsrMatrix<V> cut_block(const CsrMatrix<V>& M, Range rows, Range columns);
 template <class V>
 CsrMatrix<V> join_columns(const std::vector<CsrMatrix<V>>& blocks);
 
-// Blocks with the same columns, one below the other.
+// Blocks with the same columns, one below the other; or below M, in place.
 template <class V>
 CsrMatrix<V> stack_rows(const std::vector<CsrMatrix<V>>& blocks, Index cols);
+template <class V>
+void append_rows(const std::vector<CsrMatrix<V>>& blocks, CsrMatrix<V>& M);
+
+// Blocks with the same rows whose columns, shifted by offsets[l], come in the blocks' order (each block's
+// after the previous one's): each row of the result is the blocks' rows one after the other.
+template <class V>
+CsrMatrix<V> concatenate_rows(const std::vector<CsrMatrix<V>>& blocks, const std::vector<Index>& offsets, Index cols);
 
 // The sum of blocks of one shape; each row's entries merged by column, equal columns added in list order.
 template <class V>

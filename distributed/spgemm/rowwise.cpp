@@ -36,34 +36,43 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
                               const SpgemmBackend& local, SpgemmStats& stats) {
   const BlockPartition inner(A_rows.cols, comm.size());
   const std::int64_t own_first = inner.begin(comm.rank()), own_last = inner.end(comm.rank());
-  Timer timer;
-  // The B rows this rank's A references elsewhere, sorted (so each owner's are contiguous).
+  // The B rows this rank's A references elsewhere, sorted (so each owner's are contiguous), and A's
+  // columns renumbered onto them: own rows first, then these.
   std::vector<std::int64_t> needed;
   for (Index j : A_rows.col)
     if (j < own_first || j >= own_last) needed.push_back(j);
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-  const OwnerRequests requests = ask_owners(comm, needed, inner);
-  std::vector<int> wanted(static_cast<std::size_t>(comm.size()));
-  for (std::size_t r = 0; r < wanted.size(); ++r) wanted[r] = requests.from[r + 1] - requests.from[r];
-  std::vector<CsrMatrix<V>> fetched;
-  std::uint64_t bytes = sizeof(std::int64_t) * needed.size();
-  bytes += all_to_all_blocks(requested_rows(B_rows, requests.received, wanted, own_first), fetched, comm.get());
-  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
-
-  // A's columns renumbered onto the stacked rows: own rows first, then the fetched ones in `needed` order.
-  timer.restart();
-  fetched.insert(fetched.begin(), B_rows);  // the own rows, then the fetched ones
-  const CsrMatrix<V> B_local = stack_rows(fetched, B_rows.cols);
   CsrMatrix<V> A_local = A_rows;
-  A_local.cols = B_local.rows;
+  A_local.cols = static_cast<Index>(own_last - own_first + static_cast<std::int64_t>(needed.size()));
   for (Index& j : A_local.col)
     j = j >= own_first && j < own_last
             ? static_cast<Index>(j - own_first)
             : static_cast<Index>(own_last - own_first) +
                   static_cast<Index>(std::lower_bound(needed.begin(), needed.end(), j) - needed.begin());
+  return rowwise_multiply_local(comm, A_local, needed, A_rows.cols, B_rows, local, stats);
+}
+
+template <class V>
+CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
+                                    const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
+                                    const SpgemmBackend& local, SpgemmStats& stats) {
+  const BlockPartition rows_of_B(inner, comm.size());
+  Timer timer;
+  const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
+  std::vector<int> wanted(static_cast<std::size_t>(comm.size()));
+  for (std::size_t r = 0; r < wanted.size(); ++r) wanted[r] = requests.from[r + 1] - requests.from[r];
+  std::vector<CsrMatrix<V>> fetched;
+  std::uint64_t bytes = sizeof(std::int64_t) * ghosts.size();
+  bytes += all_to_all_blocks(requested_rows(B_rows, requests.received, wanted, rows_of_B.begin(comm.rank())), fetched,
+                             comm.get());
+  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
+
+  // B's rows in A's local column order: the own rows, then the fetched ones (in `ghosts` order).
+  timer.restart();
+  append_rows(fetched, B_rows);
   SpgemmStats local_stats;
-  CsrMatrix<V> C = local.multiply(A_local, B_local, &local_stats);
+  CsrMatrix<V> C = local.multiply(A_local, B_rows, &local_stats);
   stats.multiplications += local_stats.multiplications;
   stats.phases.push_back({"local multiply", timer.seconds(), 0});
   return C;
@@ -73,5 +82,11 @@ template CsrMatrix<double> rowwise_multiply(const Communicator&, const CsrMatrix
                                             const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<float>&, const CsrMatrix<float>&,
                                            const SpgemmBackend&, SpgemmStats&);
+template CsrMatrix<double> rowwise_multiply_local(const Communicator&, const CsrMatrix<double>&,
+                                                  const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<double>,
+                                                  const SpgemmBackend&, SpgemmStats&);
+template CsrMatrix<float> rowwise_multiply_local(const Communicator&, const CsrMatrix<float>&,
+                                                 const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<float>,
+                                                 const SpgemmBackend&, SpgemmStats&);
 
 }  // namespace amgsolve

@@ -17,4 +17,13 @@ template <class V>
 CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_rows, const CsrMatrix<V>& B_rows,
                               const SpgemmBackend& local, SpgemmStats& stats);
 
+// The same with A's columns in local numbers, as a DistributedMatrix holds them: this rank's inner indices
+// (its range of BlockPartition(inner, ranks)) first, then `ghosts`, the other inner indices A references,
+// sorted. No renumbering, no copy of A.
+// B_rows is taken over: the fetched rows are appended to it.
+template <class V>
+CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
+                                    const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
+                                    const SpgemmBackend& local, SpgemmStats& stats);
+
 }  // namespace amgsolve
