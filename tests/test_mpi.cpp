@@ -330,6 +330,36 @@ TEST(DistributedSetup, ANonPositiveDiagonalIsTheSameErrorOnEveryRank) {
   }
 }
 
+// The setup's products on row-distributed operands (MpiBackend::multiply) and its transpose, gathered,
+// against one process: every kind of backend, rectangular random matrices over several ranks with empty
+// rows, a block-diagonal one (few remote columns) and one that rank 0 holds alone.
+TEST_F(Distributed, TheSetupsProductsAndTransposeEqualTheSingleProcessOnes) {
+  struct Operands {
+    std::string name;
+    CsrMatrix<double> A, B;
+  };
+  const std::vector<Operands> cases = {
+      {"random 40000 x 30000 x 45000", random_rows(40000, 30000, 6, 3), random_rows(30000, 45000, 4, 9)},
+      {"block diagonal 40000", block_diagonal(40000), block_diagonal(40000)},
+      {"5000 x 6000 x 3000: rank 0 alone", random_rows(5000, 6000, 5, 1), random_rows(6000, 3000, 3, 2)}};
+  const SpgemmRegistry& registry = SpgemmRegistry::instance();
+  for (const Operands& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto A = mpi.csr(std::make_shared<const CsrMatrix<double>>(c.A));
+    const auto B = mpi.csr(std::make_shared<const CsrMatrix<double>>(c.B));
+    expect_same_matrix(*mpi.host_view(mpi.transpose(*A)), transpose(c.A), "transpose");
+    const CsrMatrix<double> reference = registry.get("gustavson").multiply(c.A, c.B);
+    for (const std::string backend : {"gustavson", "magnus", "rowwise", "summa2d", "split3d"}) {
+      SpgemmStats stats;
+      const auto C = mpi.multiply(registry.get(backend), *A, *B, &stats);
+      const bool grid = backend == "summa2d" || backend == "split3d";  // the layers' sums added at the end
+      expect_same_matrix(*mpi.host_view(C), reference, backend, grid ? 1e-12 : 0.0);
+      EXPECT_EQ(stats.nnz, reference.nnz()) << backend;
+      EXPECT_FALSE(stats.phases.empty()) << backend;
+    }
+  }
+}
+
 // Misuse that would leave ranks waiting for each other is refused on every rank before anything collective.
 TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {40, 40}));
