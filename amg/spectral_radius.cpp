@@ -26,14 +26,18 @@ double largest_ritz_value(const std::vector<double>& alpha, const std::vector<do
 
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& A) {
-  const Vector<Value> d = diagonal(A);
-  for (Index i = 0; i < A.rows; ++i)
+  return inverse_sqrt(diagonal(A), 0);
+}
+
+template <class Value>
+Vector<double> inverse_sqrt(const Vector<Value>& d, std::int64_t first_row) {
+  for (std::size_t i = 0; i < d.size(); ++i)
     if (!(d[i] > 0))
-      throw NumericalError("diagonal entry of row " + std::to_string(i + 1) +
+      throw NumericalError("diagonal entry of row " + std::to_string(first_row + static_cast<std::int64_t>(i) + 1) +
                            " is not positive: the matrix is not positive definite");
-  Vector<double> scale(static_cast<std::size_t>(A.rows));
+  Vector<double> scale(d.size());
 #pragma omp parallel for schedule(static)
-  for (Index i = 0; i < A.rows; ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(d.size()); ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
   return scale;
 }
 
@@ -57,7 +61,13 @@ template <class Value>
 double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale,
                        const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
                        Vector<double>& w) {
-  return deterministic_sum<double>(A.rows, [&](std::int64_t i) {
+  return lanczos_product_partial(A, scale, u, beta, v_prev, v, w).value();
+}
+
+template <class Value>
+ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale, const Vector<double>& u,
+                                 double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
+  return deterministic_partial_sum(A.rows, [&](std::int64_t i) {
     double s = 0.0;
     for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
       s += double(A.val[k]) * u[A.col[k]];
@@ -67,7 +77,11 @@ double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vecto
 }
 
 double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w) {
-  return deterministic_sum<double>(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
+  return lanczos_orthogonalize_partial(alpha, v, w).value();
+}
+
+ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w) {
+  return deterministic_partial_sum(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
     w[i] -= alpha * v[i];
     return w[i] * w[i];
   });
@@ -95,6 +109,9 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
 
 #define AMGSOLVE_SPECTRAL_RADIUS(V)                                                                                  \
   template Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<V>&);                             \
+  template Vector<double> inverse_sqrt(const Vector<V>&, std::int64_t);                                              \
+  template ExactSum lanczos_product_partial(const CsrMatrix<V>&, const Vector<double>&, const Vector<double>&, double,  \
+                                            const Vector<double>&, const Vector<double>&, Vector<double>&);           \
   template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&,                     \
                                   const Vector<double>&, double, const Vector<double>&, const Vector<double>&,       \
                                   Vector<double>&);                                                                  \

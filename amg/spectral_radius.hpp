@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -29,6 +30,9 @@ double largest_ritz_value(const std::vector<double>& alpha, const std::vector<do
 // 1 / sqrt(a_ii) per row; NumericalError for a non-positive diagonal entry.
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& A);
+// The same from the diagonal entries d, the error naming row first_row + i + 1 (a rank's rows start there).
+template <class Value>
+Vector<double> inverse_sqrt(const Vector<Value>& d, std::int64_t first_row);
 // seeded_uniform(seed, i) - 0.5 per row: the start vector.
 Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed);
 // v = src / divisor, u = scale v (src may be v itself).
@@ -41,6 +45,12 @@ double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vecto
                        Vector<double>& w);
 // w -= alpha v; returns w^T w.
 double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w);
+// The two passes' sums before rounding, what a rank contributes (amg/mpi/distributed_setup.cpp): u is read by
+// A's column (a rank's own columns first, its ghosts after them).
+template <class Value>
+ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale, const Vector<double>& u,
+                                 double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
+ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w);
 
 // Gershgorin's bound max_i sum_j |a_ij| / a_ii: an upper bound of rho(D^-1 A), exact in the limit for
 // the Laplacians (2 for every Poisson stencil here), one pass over A.

@@ -28,7 +28,7 @@ CsrMatrix<Value> tentative_prolongation(const Aggregates& aggregates, const Vect
     const Index id = aggregates.id[i];
     if (id == kNotAggregated) continue;
     T.col[T.row_ptr[i]] = id;
-    T.val[T.row_ptr[i]] = static_cast<Value>(std::sqrt(weight(i)) / std::sqrt(coarse_weights[id]));
+    T.val[T.row_ptr[i]] = tentative_entry<Value>(weight(i), coarse_weights[id]);
   }
   return T;
 }

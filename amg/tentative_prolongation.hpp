@@ -9,10 +9,19 @@
 // sqrt(w_i) / sqrt(w^c_j) with w^c_j = sum of w_i over aggregate j, sums that no order of addition can
 // change (the GPU gets the same bits). On the finest level (w = 1) T_ij = 1 / sqrt(|aggregate j|). T's
 // columns are orthonormal (T^T T = I).
+#include <cmath>
+
 #include "amg/mis2_aggregation.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
+
+// T_ij from node i's weight w_i and its aggregate's w^c_j: sqrt(w_i) / sqrt(w^c_j) in double, rounded once to
+// Value (the distributed setup computes the same, amg/mpi/).
+template <class Value>
+Value tentative_entry(double weight, double coarse_weight) {
+  return static_cast<Value>(std::sqrt(weight) / std::sqrt(coarse_weight));
+}
 
 // weights: w of every node, empty for the finest level (all 1); coarse_weights receives w^c.
 template <class Value>

@@ -263,8 +263,11 @@ void expect_same_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& p
     EXPECT_EQ(mine.rows, theirs.rows) << level;
     EXPECT_EQ(mine.nnz, theirs.nnz) << level;
     EXPECT_EQ(mine.aggregates, theirs.aggregates) << level;
-    if (relative == 0.0) EXPECT_EQ(mine.rho, theirs.rho) << level;
-    EXPECT_NEAR(mine.rho, theirs.rho, 1e-9 * theirs.rho) << level;
+    if (relative == 0.0) {
+      EXPECT_EQ(mine.rho, theirs.rho) << level;
+    } else {
+      EXPECT_NEAR(mine.rho, theirs.rho, 1e-9 * theirs.rho) << level;
+    }
     if (l + 1 == alone.levels()) break;
     expect_same_matrix(*mpi.host_view(together.prolongator(l)), alone.prolongator(l), level + " P", relative);
     expect_same_matrix(*mpi.host_view(together.restriction(l)), alone.restriction(l), level + " R", relative);

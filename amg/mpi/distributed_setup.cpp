@@ -4,8 +4,8 @@
 #include <limits>
 
 #include "amg/spectral_radius.hpp"
+#include "amg/tentative_prolongation.hpp"
 #include "common/hash.hpp"
-#include "common/parallel.hpp"
 
 namespace amgsolve {
 
@@ -31,16 +31,11 @@ template <class Value>
 class HaloLayout final : public RankLayout {
  public:
   explicit HaloLayout(const DistributedMatrix<Value>& A) : RankLayout(A.communicator(), A.first_row()), A_(A) {}
-  Index ghosts() const override { return A_.local().cols - A_.own_columns(); }
-  void fill_ghosts(Array<std::uint64_t>& values) const override { fill(values); }
-  void fill_ghosts(Array<Index>& values) const override { fill(values); }
+  Index ghosts() const override { return static_cast<Index>(A_.ghost_columns().size()); }
+  void fill_ghosts(Array<std::uint64_t>& values) const override { A_.fill_ghosts(values); }
+  void fill_ghosts(Array<Index>& values) const override { A_.fill_ghosts(values); }
 
  private:
-  template <class T>
-  void fill(Array<T>& values) const {
-    A_.fill_ghosts(values);
-  }
-
   const DistributedMatrix<Value>& A_;
 };
 
@@ -120,7 +115,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
   T.val.resize(pattern.val.size());
   for (Index i = 0; i < T.rows; ++i)
     for (Offset e = T.row_begin(i); e < T.row_end(i); ++e)
-      T.val[e] = static_cast<Value>(std::sqrt(weight(i)) / std::sqrt(column_weights[T.col[e]]));
+      T.val[e] = tentative_entry<Value>(weight(i), column_weights[T.col[e]]);
   return DistributedMatrix<Value>(comm, W.global_rows(), W.with_global_columns(std::move(T)));
 }
 
@@ -164,15 +159,7 @@ double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatri
 
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<Value>& A) {
-  const Vector<Value> d = A.diagonal();
-  Vector<double> scale(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) {
-    if (!(d[i] > 0))
-      throw NumericalError("diagonal entry of row " + std::to_string(A.first_row() + static_cast<std::int64_t>(i) + 1) +
-                           " is not positive: the matrix is not positive definite");
-    scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));
-  }
-  return scale;
+  return inverse_sqrt(A.diagonal(), A.first_row());
 }
 
 Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t seed) {
@@ -191,22 +178,11 @@ template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
                        const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
                        Vector<double>& w) {
-  const Vector<double> u_all = A.with_ghosts(u);
-  const CsrMatrix<Value>& a = A.local();
-  return backend.comm().sum(deterministic_partial_sum(a.rows, [&](std::int64_t i) {
-    double s = 0.0;
-    for (Offset k = a.row_begin(static_cast<Index>(i)); k < a.row_end(static_cast<Index>(i)); ++k)
-      s += double(a.val[k]) * u_all[a.col[k]];
-    w[i] = scale[i] * s - beta * v_prev[i];
-    return w[i] * v[i];
-  }));
+  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(u), beta, v_prev, v, w));
 }
 
 double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w) {
-  return backend.comm().sum(deterministic_partial_sum(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
-    w[i] -= alpha * v[i];
-    return w[i] * w[i];
-  }));
+  return backend.comm().sum(lanczos_orthogonalize_partial(alpha, v, w));
 }
 
 #define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \

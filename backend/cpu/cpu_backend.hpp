@@ -260,10 +260,13 @@ class CpuBackend {
   // numerator / a_ii per row, computed in double and rounded to V (the smoothers' diagonal scaling).
   template <class V>
   Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
-    const Vector<V> d = diagonal(A);
-    Vector<V> scaled(d.size());
-    for (std::size_t i = 0; i < d.size(); ++i) scaled[i] = static_cast<V>(numerator / static_cast<double>(d[i]));
-    return scaled;
+    return scaled_inverse(diagonal(A), numerator);
+  }
+  // numerator / d_i per entry, in double and rounded to V (the mpi backend scales its rows' diagonal so).
+  template <class V>
+  static Vector<V> scaled_inverse(Vector<V> d, double numerator) {
+    for (V& entry : d) entry = static_cast<V>(numerator / static_cast<double>(entry));
+    return d;
   }
 
   // ---- the fused passes of conjugate gradients (one sweep over memory each)

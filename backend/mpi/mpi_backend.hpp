@@ -113,9 +113,7 @@ class MpiBackend {
   // numerator / a_ii for this rank's rows, computed in double and rounded to V (as the cpu backend does).
   template <class V>
   Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
-    Vector<V> scaled = A.diagonal();
-    for (V& d : scaled) d = static_cast<V>(numerator / static_cast<double>(d));
-    return scaled;
+    return CpuBackend::scaled_inverse(A.diagonal(), numerator);
   }
 
   // ---- vectors: local, and global sums
