@@ -68,6 +68,17 @@ CsrMatrix<double> block_diagonal(Index rows) {
   return csr_from_triplets(rows, rows, std::move(t));
 }
 
+// rows x cols: column i in row i, and every 500th row one column far away (few ghost columns spread wide,
+// so a rank finds its ghosts by sorting rather than by marks over their span).
+CsrMatrix<double> far_columns(Index rows, Index cols) {
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < rows; ++i) {
+    t.push_back({i, i % cols, 1.0 + i % 3});
+    if (i % 500 == 0) t.push_back({i, static_cast<Index>((static_cast<std::int64_t>(i) * 7919 + cols / 2) % cols), -0.5});
+  }
+  return csr_from_triplets(rows, cols, std::move(t));
+}
+
 Vector<double> seeded_vector(Index n, std::uint64_t seed) {
   Vector<double> v(static_cast<std::size_t>(n));
   for (Index i = 0; i < n; ++i) v[i] = 2.0 * seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 1.0;
@@ -344,7 +355,8 @@ TEST_F(Distributed, TheSetupsProductsAndTransposeEqualTheSingleProcessOnes) {
   const std::vector<Operands> cases = {
       {"random 40000 x 30000 x 45000", random_rows(40000, 30000, 6, 3), random_rows(30000, 45000, 4, 9)},
       {"block diagonal 40000", block_diagonal(40000), block_diagonal(40000)},
-      {"5000 x 6000 x 3000: rank 0 alone", random_rows(5000, 6000, 5, 1), random_rows(6000, 3000, 3, 2)}};
+      {"5000 x 6000 x 3000: rank 0 alone", random_rows(5000, 6000, 5, 1), random_rows(6000, 3000, 3, 2)},
+      {"40000 x 200000 x 3000: few ghosts spread wide", far_columns(40000, 200000), random_rows(200000, 3000, 2, 5)}};
   const SpgemmRegistry& registry = SpgemmRegistry::instance();
   for (const Operands& c : cases) {
     SCOPED_TRACE(c.name);
