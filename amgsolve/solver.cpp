@@ -34,7 +34,9 @@ static_assert(Backend<MpiBackend>);
 
 struct Solver::Impl {
   virtual ~Impl() = default;
-  virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) = 0;
+  virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
+                            const SolveLimits& limits) = 0;
+  virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
   SetupSummary summary;
   Array<Index> finest_aggregates;
 };
@@ -115,11 +117,17 @@ class SolverOn final : public Solver::Impl {
     finest_aggregates = hierarchy_.finest_aggregates();
   }
 
-  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) override {
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
+                    const SolveLimits& limits) override {
     // Before anything collective: a wrong size on one rank must not leave the others waiting.
-    if (b.size() != static_cast<std::size_t>(rows_))
-      throw InputError("right-hand side has " + std::to_string(b.size()) + " entries, the matrix " +
-                       std::to_string(rows_) + " rows");
+    require_rows(b, "right-hand side");
+    SolverParams params = params_;
+    if (limits.tolerance) params.tolerance = *limits.tolerance;
+    if (limits.max_iterations) params.max_iterations = *limits.max_iterations;
+    if (!(params.tolerance > 0 && params.tolerance < 1))
+      throw InputError("tolerance must be > 0 and < 1, got " + std::to_string(params.tolerance));
+    if (params.max_iterations < 1)
+      throw InputError("max_iterations must be at least 1, got " + std::to_string(params.max_iterations));
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
@@ -128,26 +136,18 @@ class SolverOn final : public Solver::Impl {
     if (singular) {
       // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
       // the tolerance) is removed so that the iteration sees a consistent system.
-      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), params_.tolerance,
+      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), params.tolerance,
                              "the right-hand side");
       backend_.remove_mean(b_on);
     }
     Vec<double> x_on;
     backend_.zero(x_on, A_->rows);
-    const BackendPreconditioner<Backend, double> vcycle = [this, singular](const Vec<double>& r, Vec<double>& z) {
-      if constexpr (std::is_same_v<CycleValue, double>) {
-        cycle_->apply(r, z);
-      } else {
-        backend_.convert(r, r_cycle_);
-        cycle_->apply(r_cycle_, z_cycle_);
-        backend_.convert(z_cycle_, z);
-      }
-      // Keeps the search directions orthogonal to the nullspace, which rounding would otherwise feed.
-      if (singular) backend_.remove_mean(z);
+    const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
+      apply_cycle(r, z);
     };
-    SolveResult result = params_.type == SolverType::pcg
-                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_, on_iteration)
-                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params_,
+    SolveResult result = params.type == SolverType::pcg
+                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params, on_iteration)
+                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params,
                                                                       on_iteration);
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
@@ -157,7 +157,35 @@ class SolverOn final : public Solver::Impl {
     return result;
   }
 
+  void precondition(const Vector<double>& r, Vector<double>& z) override {
+    require_rows(r, "preconditioned vector");
+    const Vec<double> r_on = backend_.upload(r);
+    Vec<double> z_on;
+    backend_.zero(z_on, A_->rows);
+    apply_cycle(r_on, z_on);
+    backend_.download(z_on, z);
+  }
+
  private:
+  // z = one V-cycle on r from z = 0, in the cycle's precision.
+  void apply_cycle(const Vec<double>& r, Vec<double>& z) {
+    if constexpr (std::is_same_v<CycleValue, double>) {
+      cycle_->apply(r, z);
+    } else {
+      backend_.convert(r, r_cycle_);
+      cycle_->apply(r_cycle_, z_cycle_);
+      backend_.convert(z_cycle_, z);
+    }
+    // Keeps the search directions orthogonal to the nullspace, which rounding would otherwise feed.
+    if (hierarchy_.singular()) backend_.remove_mean(z);
+  }
+
+  void require_rows(const Vector<double>& v, const std::string& what) const {
+    if (v.size() != static_cast<std::size_t>(rows_))
+      throw InputError(what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) +
+                       " rows");
+  }
+
   CommunicationStats communication() const {
     if constexpr (requires { backend_.comm(); })
       return backend_.comm().stats();
@@ -243,9 +271,12 @@ Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& par
 
 Solver::~Solver() = default;
 
-SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration) const {
-  return impl_->solve(b, x, on_iteration);
+SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
+                          const SolveLimits& limits) const {
+  return impl_->solve(b, x, on_iteration, limits);
 }
+
+void Solver::precondition(const Vector<double>& r, Vector<double>& z) const { impl_->precondition(r, z); }
 
 const SetupSummary& Solver::setup() const { return impl_->summary; }
 

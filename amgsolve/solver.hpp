@@ -14,6 +14,7 @@
 // that is not SPD, a breakdown), each with a one-line what().
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,12 @@ struct SetupSummary {
   std::vector<std::vector<FormatCost>> spmv_formats;
 };
 
+// Per-solve limits in place of the configured solver.tolerance and solver.max_iterations.
+struct SolveLimits {
+  std::optional<double> tolerance;
+  std::optional<int> max_iterations;
+};
+
 class Solver {
  public:
   // Builds the hierarchy of A (shared, not copied) on the chosen backend.
@@ -76,7 +83,13 @@ class Solver {
   // Solves A x = b from x = 0 (x is resized); on_iteration sees (iteration, relative residual) after each.
   // Const, but not for concurrent calls: the cycle's work vectors are shared, so threads solving with one
   // Solver must take turns (or each build its own).
-  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {}) const;
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
+                    const SolveLimits& limits = {}) const;
+
+  // z = M^-1 r: one application of the preconditioner the solve uses (a V-cycle from z = 0, in the cycle's
+  // precision), for another outer iteration (scipy's cg, a Krylov method of the caller's). Same sharing
+  // rule as solve().
+  void precondition(const Vector<double>& r, Vector<double>& z) const;
 
   const SetupSummary& setup() const;
   // The aggregate of every unknown on the finest level (-1: none), for visualisation.

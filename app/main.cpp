@@ -9,6 +9,7 @@
 
 #include "app/ranks.hpp"
 #include "app/run.hpp"
+#include "app/version.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "config/schema.hpp"
@@ -21,7 +22,7 @@ int main(int argc, char** argv) {
   bool config_reference = false;
 
   CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
-  app.set_version_flag("--version", "amgsolve 0.1.0");
+  app.set_version_flag("--version", amgsolve::version_text());
   app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
   app.add_option("--set", options.overrides, "Override a config key, e.g. --set problem.size=[64,64,64]")
       ->type_name("KEY=VALUE");

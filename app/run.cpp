@@ -22,6 +22,7 @@
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "config/config.hpp"
+#include "config/solver_parameters.hpp"
 #include "output/report.hpp"
 #include "output/vtk_writer.hpp"
 #include "solver/pcg.hpp"
@@ -149,14 +150,6 @@ typename AmgHierarchy<Value>::ProductCallback comparing_into(std::vector<SpgemmC
   };
 }
 
-Parameters parameters(const Config& config) {
-  Parameters p;
-  p.backend = config.backend_choice;
-  p.amg = config.amg;
-  p.solver = config.solver;
-  return p;
-}
-
 void print_format_costs(const SetupRecord& setup) {
   progress("  SpMV storage per level: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n");
   progress("  %5s %29s %29s %29s\n", "level", "csr", "ellpack-r", "pjds");
@@ -190,7 +183,7 @@ class PrintingSolver final : public AmgSolver {
       callbacks.on_product = comparing_into<double>(comparison);
       callbacks.on_product_float = comparing_into<float>(comparison);
     }
-    solver_ = std::make_unique<Solver>(std::move(A), parameters(config), callbacks);
+    solver_ = std::make_unique<Solver>(std::move(A), solver_parameters(config), callbacks);
     setup = solver_->setup();
     if (compare_spgemm) print_comparison(comparison);
     double spgemm_seconds = 0;

@@ -5,7 +5,11 @@
 // each layer count that fits) it prints the nnz table (the paper's Table 2), the median over --runs of each
 // phase's slowest-rank seconds and all ranks' bytes, and the bytes the paper's communication model
 // (section 4.5) predicts for the 2D and 3D algorithms, then the model's bandwidth cost per process at 64,
-// 1,024 and 16,384 ranks, marking where 3D sends less than 2D. Run under mpirun:
+// 1,024 and 16,384 ranks, marking where 3D sends less than 2D. Where CombBLAS is built in and the rank count
+// is square, its Sparse SUMMA multiplies the same operands in the same run (the external baseline, marked *),
+// against summa2d's own multiply (its phases without the gather of C). Every product is checked against
+// gustavson's on one process (pattern, values to 1e-12; CombBLAS's by nnz and value sum), and the program
+// exits 1 when one differs. Run under mpirun:
 //   mpirun -np 8 --oversubscribe build/bench/mpi-spgemm-bench --poisson 64 --matrix ../shared/matrices/bcsstk17.mtx
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -19,11 +23,15 @@
 #include <vector>
 
 #include "amg/hierarchy.hpp"
+#ifdef AMGSOLVE_HAVE_COMBBLAS
+#include "bench/combblas_baseline.hpp"
+#endif
 #include "common/error.hpp"
 #include "distributed/spgemm/backends.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
+#include "spgemm/comparison.hpp"
 #include "spgemm/registry.hpp"
 
 namespace {
@@ -55,6 +63,7 @@ struct Measured {
   std::map<std::string, double> phase_seconds;
   std::map<std::string, std::uint64_t> phase_bytes;
   std::uint64_t bytes = 0;  // communication of the algorithm (all phases but the gather of C that the whole-matrix interface adds)
+  double algorithm_seconds = 0;  // the phases but the gather of C (medians added)
   std::string grid;
 };
 
@@ -83,7 +92,10 @@ Measured measure(const SpgemmBackend& backend, const CsrMatrix<double>& A, const
     if (product && run == 0) *product = std::move(C);
   }
   m.seconds = median(totals);
-  for (auto& [name, s] : phases) m.phase_seconds[name] = median(s);
+  for (auto& [name, s] : phases) {
+    m.phase_seconds[name] = median(s);
+    if (name != "gather C") m.algorithm_seconds += m.phase_seconds[name];
+  }
   return m;
 }
 
@@ -102,6 +114,40 @@ ModelElements model_elements(double nnz_a, double nnz_b, double nnz_c, double fl
 // all-to-alls' nnz(B) / p (redistribution) and flops / p (partial C); c = 1 is Sparse SUMMA.
 double model_per_process(double nnz_a, double nnz_b, double flops, double p, double c) {
   return (nnz_a + nnz_b) / std::sqrt(p * c) + (c > 1 ? (nnz_b + flops) / p : 0.0);
+}
+
+bool results_disagree = false;  // a product differs from gustavson's on one process: the program exits 1
+
+struct Product {
+  const CsrMatrix<double>* left;
+  const CsrMatrix<double>* right;
+  const CsrMatrix<double>* ours;  // gustavson's, on one process
+};
+
+// CombBLAS's Sparse SUMMA on the same products, checked against ours (nnz, and the sum of the values to
+// 1e-10 relative), its time against summa2d's multiply. Square rank counts only (CombBLAS 1.6's grid).
+void combblas_rows(const std::vector<Product>& products, const double* summa2d_seconds, int runs) {
+#ifdef AMGSOLVE_HAVE_COMBBLAS
+  if (!combblas_fits(world_size())) {
+    if (world_rank() == 0) std::printf("  CombBLAS: not run (its 2D grid needs a square rank count)\n");
+    return;
+  }
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    const Product& p = products[i];
+    const CombblasProduct c = combblas_multiply(*p.left, *p.right, runs);
+    double sum = 0;
+    for (const double v : p.ours->val) sum += v;
+    const bool agrees = c.nnz == p.ours->nnz() && std::abs(c.value_sum - sum) <= 1e-10 * std::max(1.0, std::abs(sum));
+    results_disagree = results_disagree || !agrees;
+    if (world_rank() != 0) continue;
+    std::printf("  %-12s %-10s %-28s %9.4f %11s %11s %11s  summa2d/CombBLAS %.2f%s\n", i == 0 ? "R^T A" : "(R^T A) R",
+                "CombBLAS*", ("grid " + c.grid + " (Sparse SUMMA)").c_str(), c.seconds, "-", "-", "-",
+                summa2d_seconds[i] / c.seconds, agrees ? "" : "  DISAGREES with gustavson (nnz or values)");
+  }
+#else
+  (void)products, (void)summa2d_seconds, (void)runs;
+  if (world_rank() == 0) std::printf("  CombBLAS: not built in (install libcombblas-dev and reconfigure)\n");
+#endif
 }
 
 void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
@@ -134,6 +180,7 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
   runs_of.push_back({"rowwise", 0});
   runs_of.push_back({"summa2d", 0});
   for (int c = 2; c <= ranks; c *= 2) runs_of.push_back({"split3d", c});
+  double summa2d_seconds[2] = {0, 0};
   for (const auto& [backend, layers] : runs_of) {
     if (layers > 0) setenv("AMGSOLVE_SPLIT3D_LAYERS", std::to_string(layers).c_str(), 1);
     for (int product = 0; product < 2; ++product) {
@@ -141,7 +188,12 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
       const CsrMatrix<double>& right = product == 0 ? A : R;
       const CsrMatrix<double>& result = product == 0 ? RtA : RtAR;
       Offset flops = 0;
-      const Measured m = measure(registry.get(backend), left, right, runs, flops, nullptr);
+      CsrMatrix<double> C;
+      const Measured m = measure(registry.get(backend), left, right, runs, flops, &C);
+      double difference = 0;
+      const bool agrees = spgemm_results_agree(C, result, 1e-12, difference);
+      results_disagree = results_disagree || !agrees;
+      if (backend == "summa2d") summa2d_seconds[product] = m.algorithm_seconds;
       if (!prints) continue;
       std::string phases;
       for (const auto& [phase, s] : m.phase_seconds) {
@@ -162,9 +214,11 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
       std::printf("  %-12s %-10s %-28s %9.4f %10lluK %11s %11s %s\n", product == 0 ? "R^T A" : "(R^T A) R",
                   (backend + (layers ? " c=" + std::to_string(layers) : "")).c_str(), m.grid.c_str(), m.seconds,
                   static_cast<unsigned long long>(m.bytes / 1024), low.c_str(), high.c_str(), phases.c_str());
+      if (!agrees) std::printf("  DISAGREES with gustavson on one process (pattern, or values by %.2e)\n", difference);
     }
   }
   unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
+  combblas_rows({{&Rt, &A, &RtA}, {&RtA, &R, &RtAR}}, summa2d_seconds, runs);
   if (!prints) return;
   std::printf("  the model at scale, R^T A: elements sent per process (c = 1: Sparse SUMMA)\n");
   std::printf("  %8s %14s %14s %14s %14s\n", "ranks", "c = 1", "c = 4", "c = 16", "3D sends less");
@@ -206,5 +260,6 @@ int main(int argc, char** argv) {
     status = 1;
   }
   MPI_Finalize();
+  if (status == 0 && results_disagree) status = 1;
   return status;
 }

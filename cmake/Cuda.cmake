@@ -1,7 +1,15 @@
-# CUDA is optional. AMGSOLVE_CUDA=AUTO enables it when nvcc is found, ON requires it, OFF skips it.
+# CUDA is optional. AMGSOLVE_CUDA=AUTO enables it when nvcc is found and this machine has an NVIDIA GPU (the
+# first build of a newcomer without one then skips the CUDA files: scripts/amgsolve); ON requires nvcc and
+# builds the CUDA parts with or without a GPU (scripts/test, CI); OFF skips them.
 # Kernels are built for Hopper (sm_90 machine code) plus compute_90 PTX for newer GPUs.
 set(AMGSOLVE_WITH_CUDA OFF)
-if(NOT AMGSOLVE_CUDA STREQUAL "OFF")
+set(amgsolve_gpu_here OFF)
+if(EXISTS /dev/nvidiactl OR EXISTS /dev/nvidia0)
+  set(amgsolve_gpu_here ON)
+endif()
+if(AMGSOLVE_CUDA STREQUAL "AUTO" AND NOT amgsolve_gpu_here)
+  message(STATUS "amgsolve: no NVIDIA GPU on this machine, building without CUDA (-DAMGSOLVE_CUDA=ON builds it)")
+elseif(NOT AMGSOLVE_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
     set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
   endif()

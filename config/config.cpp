@@ -115,28 +115,31 @@ class Document {
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }
 
+  // What names an overriding assignment in messages: "--set" on the command line, "parameter" in the library.
+  void set_override_label(std::string label) { override_label_ = std::move(label); }
+
   void apply_override(const std::string& assignment) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError("--set " + assignment + ": expected key.path=value");
+      throw InputError(override_label_ + " " + assignment + ": expected key.path=value");
     const std::string path = assignment.substr(0, eq);
     YAML::Node value;
     try {
       value = YAML::Load(assignment.substr(eq + 1));
     } catch (const YAML::Exception& e) {
-      throw InputError("--set " + assignment + ": malformed YAML value: " + e.msg);
+      throw InputError(override_label_ + " " + assignment + ": malformed YAML value: " + e.msg);
     }
     const std::vector<std::string> parts = split_path(path);
     if (path.back() == '.' || std::find(parts.begin(), parts.end(), std::string()) != parts.end())
-      throw InputError("--set " + assignment + ": '" + path + "' has an empty key name");
-    set_path(root_, parts, 0, value, path);
+      throw InputError(override_label_ + " " + assignment + ": '" + path + "' has an empty key name");
+    set_path(root_, parts, 0, value, path, override_label_);
     overridden_.insert(path);
   }
 
   // "file:line: " for a value, or "--set key: " for an overridden one.
   std::string where(const std::string& path, const YAML::Node& node) const {
     for (const std::string& o : overridden_)
-      if (path == o || path.rfind(o + ".", 0) == 0) return "--set " + o + ": ";
+      if (path == o || path.rfind(o + ".", 0) == 0) return override_label_ + " " + o + ": ";
     return where_node(node);
   }
   // "file:line: " of a node of the file.
@@ -175,7 +178,7 @@ class Document {
   }
 
   static void set_path(YAML::Node node, const std::vector<std::string>& parts, std::size_t i, const YAML::Node& value,
-                       const std::string& path) {
+                       const std::string& path, const std::string& label) {
     if (i + 1 == parts.size()) {
       node[parts[i]] = value;
       return;
@@ -185,10 +188,11 @@ class Document {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       child = node[parts[i]];
     }
-    if (!child.IsMap()) throw InputError("--set " + path + ": '" + parts[i] + "' is not a section");
-    set_path(child, parts, i + 1, value, path);
+    if (!child.IsMap()) throw InputError(label + " " + path + ": '" + parts[i] + "' is not a section");
+    set_path(child, parts, i + 1, value, path, label);
   }
 
+  std::string override_label_ = "--set";
   std::string name_;
   YAML::Node root_;
   std::set<std::string> overridden_;
@@ -417,6 +421,19 @@ Config parse_config(const std::string& yaml_text, const std::string& name, const
   Document doc(yaml_text, name);
   doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
+  return read(doc);
+}
+
+Config parse_solver_settings(const std::vector<std::string>& assignments, const std::string& label) {
+  Document doc("", label);
+  doc.set_override_label(label);
+  for (const std::string& a : assignments) {
+    const std::string key = a.substr(0, a.find('='));
+    const bool solver_key = key == "backend" || key.rfind("amg.", 0) == 0 || key.rfind("solver.", 0) == 0;
+    if (!solver_key)
+      throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)");
+    doc.apply_override(a);
+  }
   return read(doc);
 }
 

@@ -44,4 +44,10 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 Config parse_config(const std::string& yaml_text, const std::string& name,
                     const std::vector<std::string>& overrides = {}, const std::string& base_folder = "");
 
+// The solver's settings alone (backend, amg.*, solver.*), for the library and the Python package: the same
+// "key.path=value" assignments as --set, validated by the same schema, with `label` in place of "--set" in
+// messages (e.g. "parameter amg.coarse_size: ..."). Any other key is an error; the rest of the Config keeps
+// its defaults.
+Config parse_solver_settings(const std::vector<std::string>& assignments, const std::string& label);
+
 }  // namespace amgsolve

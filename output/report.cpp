@@ -85,7 +85,8 @@ nlohmann::json brief_solve_json(const SolveResult& s) {
   return {{"iterations", s.iterations},
           {"relative_residual", s.relative_residual},
           {"converged", s.converged},
-          {"seconds", s.seconds}};
+          {"seconds", s.seconds},
+          {"history", s.history}};
 }
 
 nlohmann::json source_json(const SourceRecord& s) {

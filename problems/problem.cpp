@@ -105,23 +105,6 @@ LinearProblem make_poisson(const PoissonParams& p) {
   return problem;
 }
 
-void check_matrix_is_spd_candidate(const std::string& path, const CsrMatrix<double>& A) {
-  if (!A.is_square())
-    throw InputError(path + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
-                     ", not square");
-  const Vector<double> d = diagonal(A);
-  for (Index i = 0; i < A.rows; ++i)
-    if (!(d[i] > 0))
-      throw InputError(path + ": diagonal entry " + std::to_string(i + 1) + " is " +
-                       (d[i] == 0 ? std::string("zero or missing") : "negative") +
-                       ", so the matrix is not symmetric positive definite");
-  const Asymmetry a = largest_asymmetry(A);
-  if (a.relative > 1e-10)
-    throw InputError(path + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
-                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
-                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
-}
-
 LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
@@ -131,7 +114,7 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
                  "the matrix in " + p.matrix);
 
   auto A = std::make_shared<CsrMatrix<double>>(read_matrix_market(p.matrix));
-  check_matrix_is_spd_candidate(p.matrix, *A);
+  require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
   problem.description = "matrix " + p.matrix + " (" + std::to_string(A->rows) + " rows)";
   if (p.rhs.empty()) {

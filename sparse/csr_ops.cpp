@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/error.hpp"
 #include "common/parallel.hpp"
 
 namespace amgsolve {
@@ -168,6 +169,23 @@ Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
     }
   }
   return worst;
+}
+
+void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A) {
+  if (!A.is_square())
+    throw InputError(name + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
+                     ", not square");
+  const Vector<double> d = diagonal(A);
+  for (Index i = 0; i < A.rows; ++i)
+    if (!(d[i] > 0))
+      throw InputError(name + ": diagonal entry " + std::to_string(i + 1) + " is " +
+                       (d[i] == 0 ? std::string("zero or missing") : "negative") +
+                       ", so the matrix is not symmetric positive definite");
+  const Asymmetry a = largest_asymmetry(A);
+  if (a.relative > 1e-10)
+    throw InputError(name + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
+                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
+                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
 }
 
 #define AMGSOLVE_INSTANTIATE_CSR_OPS(V)                                                          \

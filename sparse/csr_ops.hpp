@@ -62,4 +62,8 @@ struct Asymmetry {
 template <class Value>
 Asymmetry largest_asymmetry(const CsrMatrix<Value>& A);
 
+// What symmetric positive definiteness needs and costs little to check: square, every diagonal entry
+// positive, symmetric to 1e-10 relative. Throws InputError "name: ..." naming the entry that fails.
+void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A);
+
 }  // namespace amgsolve

@@ -783,3 +783,48 @@ TEST(ConfigMouse, UntabulatedWavelengthNamesKeyAndLine) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+// The solver's settings alone (the library's and the Python package's parameters): the same keys and checks
+// as a config file, named "parameter KEY" in messages, and nothing but backend, amg.* and solver.*.
+TEST(SolverSettings, ReadTheSameKeysAsAConfigFile) {
+  const Config c = parse_solver_settings({"amg.coarse_size=77", "solver.tolerance=1e-10", "solver.precision=mixed",
+                                          "amg.smoother.type=jacobi", "backend=cpu"},
+                                         "parameter");
+  const Config file = parse_config("amg: {coarse_size: 77, smoother: {type: jacobi}}\n"
+                                   "solver: {tolerance: 1e-10, precision: mixed}\nbackend: cpu\n",
+                                   "cfg.yaml");
+  EXPECT_EQ(c.amg.coarse_size, 77);
+  EXPECT_EQ(c.amg.coarse_size, file.amg.coarse_size);
+  EXPECT_EQ(c.amg.smoother.type, file.amg.smoother.type);
+  EXPECT_EQ(c.solver.tolerance, file.solver.tolerance);
+  EXPECT_EQ(c.solver.precision, Precision::mixed);
+  EXPECT_EQ(c.amg.spgemm, file.amg.spgemm);  // the backend's default, resolved alike
+  const Config defaults = parse_solver_settings({}, "parameter");
+  EXPECT_EQ(defaults.amg.coarse_size, AmgParams{}.coarse_size);
+  EXPECT_EQ(defaults.solver.tolerance, SolverParams{}.tolerance);
+}
+
+TEST(SolverSettings, WrongOnesAreNamedInOneLine) {
+  const auto message = [](const std::vector<std::string>& settings) {
+    try {
+      parse_solver_settings(settings, "parameter");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({"problem.size=[4,4]"}),
+            "parameter problem.size: not a solver parameter (the solver takes backend, amg.* and solver.*)");
+  EXPECT_NE(message({"output.report=r.json"}).find("not a solver parameter"), std::string::npos);
+  EXPECT_EQ(message({"amg.coarse_size=0"}).rfind("parameter amg.coarse_size: ", 0), 0u) << message({"amg.coarse_size=0"});
+  EXPECT_NE(message({"amg.coarse_sise=10"}).find("coarse_size"), std::string::npos);  // unknown, with the suggestion
+  EXPECT_NE(message({"solver.precision=quad"}).find("'quad' is not one of"), std::string::npos);
+  EXPECT_NE(message({"amg.spgemm=nope"}).find("nope"), std::string::npos);
+  EXPECT_NE(message({"amg.coarse_size"}).find("expected key.path=value"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -5,6 +5,7 @@
 #include <Eigen/SparseCholesky>
 
 #include "amg/hierarchy.hpp"
+#include "amgsolve/solver.hpp"
 #include "common/error.hpp"
 #include "problems/poisson.hpp"
 #include "solver/pcg.hpp"
@@ -248,6 +249,60 @@ TEST(Pcg, UnattainableToleranceIsReportedAsStagnation) {
   EXPECT_TRUE(r.stagnated);
   EXPECT_LT(r.iterations, sp.max_iterations) << "stagnation is detected, not iterated to the limit";
   EXPECT_NEAR(r.relative_residual, true_relative_residual(*A, b, x), 1e-3 * r.relative_residual);
+}
+
+}  // namespace
+}  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+std::shared_ptr<const CsrMatrix<double>> poisson_3d(Index n) {
+  PoissonParams p;
+  p.stencil = Stencil::p7;
+  p.size = {n, n, n};
+  return std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
+}
+
+// One stand-alone V-cycle iteration from x = 0 gives x = M b: precondition() is that preconditioner, in
+// double and in the mixed cycle.
+TEST(Library, PreconditionIsTheVcycleOfTheSolve) {
+  const auto A = poisson_3d(14);
+  Vector<double> b(A->rows);
+  for (Index i = 0; i < A->rows; ++i) b[i] = 1.0 + 0.25 * std::sin(0.1 * i);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.solver.type = SolverType::amg;
+    params.solver.max_iterations = 1;
+    params.solver.precision = precision;
+    const Solver solver(A, params);
+    Vector<double> x, z;
+    solver.solve(b, x);
+    solver.precondition(b, z);
+    ASSERT_EQ(z.size(), b.size());
+    for (Index i = 0; i < A->rows; ++i) ASSERT_EQ(z[i], x[i]) << "row " << i;
+    EXPECT_THROW(solver.precondition(Vector<double>(5, 1.0), z), InputError);
+  }
+}
+
+TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
+  const auto A = poisson_3d(16);
+  const Vector<double> b(A->rows, 1.0);
+  Parameters params;
+  params.solver.tolerance = 1e-12;
+  const Solver solver(A, params);
+  Vector<double> x;
+  const SolveResult capped = solver.solve(b, x, {}, SolveLimits{std::nullopt, 2});
+  EXPECT_EQ(capped.iterations, 2);
+  EXPECT_FALSE(capped.converged);
+  const SolveResult loose = solver.solve(b, x, {}, SolveLimits{1e-3, std::nullopt});
+  EXPECT_TRUE(loose.converged);
+  EXPECT_LE(true_relative_residual(*A, b, x), 1e-3);
+  const SolveResult configured = solver.solve(b, x);
+  EXPECT_LE(true_relative_residual(*A, b, x), 1e-12);
+  EXPECT_GT(configured.iterations, loose.iterations);
+  EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{1.5, std::nullopt}), InputError);
+  EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{std::nullopt, 0}), InputError);
 }
 
 }  // namespace

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""amgsolve's Python package against PyAMG in the same run, on the same scipy matrices.
+
+PyAMG: smoothed_aggregation_solver(A) with its defaults, solved with ml.solve(b, accel="cg") (its tol
+tightened until the true residual meets ours, see run_pyamg). amgsolve:
+amgsolve.Solver(A) with the defaults of docs/CONFIG.md (double precision) and, as shipped in
+configs/poisson.yaml, solver.precision: mixed. The same b = 1 and tolerance (relative residual 1e-8,
+checked here on the returned x). The two alternate --runs times; the table gives the medians of setup,
+solve and total seconds, the iterations, and amgsolve's total as a ratio of PyAMG's.
+Run with the project's virtual environment (scripts/python installs both):
+  .venv/bin/python bench/pyamg-compare.py [--poisson 64 128] [--matrix ../shared/matrices/bcsstk17.mtx] [--runs 3]
+"""
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+import amgsolve
+import pyamg
+
+TOLERANCE = 1e-8
+
+
+def poisson7(n):
+    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    I = sp.identity(n, format="csr")
+    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(I, I), T)).tocsr()
+
+
+def outcome(A, b, x, iterations):
+    """The iterations and the true relative residual of x, recomputed here."""
+    return iterations, np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+
+
+def run_pyamg(A, b):
+    """PyAMG's CG stops on the preconditioner's norm of the residual, not on ||b - A x|| / ||b||: its tol is
+    divided by 10 until the true residual meets ours, and the solve that did is the one timed."""
+    start = time.perf_counter()
+    ml = pyamg.smoothed_aggregation_solver(A)
+    setup = time.perf_counter() - start
+    for tol in (TOLERANCE, TOLERANCE / 10, TOLERANCE / 100, TOLERANCE / 1000):
+        residuals = []
+        start = time.perf_counter()
+        x = ml.solve(b, tol=tol, accel="cg", maxiter=2000, residuals=residuals)
+        solve = time.perf_counter() - start
+        if np.linalg.norm(b - A @ x) <= TOLERANCE * np.linalg.norm(b):
+            break
+    return (setup, solve, *outcome(A, b, x, len(residuals) - 1))
+
+
+def run_amgsolve(A, b, **params):
+    start = time.perf_counter()
+    solver = amgsolve.Solver(A, solver={"tolerance": TOLERANCE, "max_iterations": 2000, **params})
+    setup = time.perf_counter() - start
+    start = time.perf_counter()
+    x, info = solver.solve(b)
+    solve = time.perf_counter() - start
+    return (setup, solve, *outcome(A, b, x, info["iterations"]))
+
+
+def compare(name, A, runs):
+    b = np.ones(A.shape[0])
+    contenders = {"PyAMG (SA, CG)": lambda: run_pyamg(A, b),
+                  "amgsolve (double)": lambda: run_amgsolve(A, b),
+                  "amgsolve (mixed)": lambda: run_amgsolve(A, b, precision="mixed")}
+    times = {label: [] for label in contenders}
+    for _ in range(runs):
+        for label, run in contenders.items():
+            times[label].append(run())
+    baseline = statistics.median(r[0] + r[1] for r in times["PyAMG (SA, CG)"])
+    print(f"\n{name}: {A.shape[0]} rows, {A.nnz} nonzeros, median of {runs}")
+    print(f"  {'':<20} {'setup s':>9} {'solve s':>9} {'total s':>9} {'iters':>6} {'residual':>9} {'/ PyAMG':>8}")
+    for label, rows in times.items():
+        setup = statistics.median(r[0] for r in rows)
+        solve = statistics.median(r[1] for r in rows)
+        total = statistics.median(r[0] + r[1] for r in rows)
+        iterations, residual = rows[0][2], max(r[3] for r in rows)
+        missed = "  (tolerance not reached)" if residual > TOLERANCE else ""
+        print(f"  {label:<20} {setup:9.3f} {solve:9.3f} {total:9.3f} {iterations:6d} {residual:9.1e} "
+              f"{total / baseline:8.2f}{missed}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--poisson", type=int, nargs="*", default=[64, 128], help="7-point Poisson N^3 sizes")
+    parser.add_argument("--matrix", nargs="*", default=[], help="Matrix Market files (SPD)")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(f"amgsolve {amgsolve.__version__}, PyAMG {pyamg.__version__}, OMP_NUM_THREADS="
+          f"{os.environ.get('OMP_NUM_THREADS', 'all cores')}, tolerance {TOLERANCE}")
+    for n in args.poisson:
+        compare(f"7-point Poisson {n}^3", poisson7(n), args.runs)
+    for path in args.matrix:
+        compare(os.path.basename(path), sp.csr_array(scipy.io.mmread(path)), args.runs)
+
+
+if __name__ == "__main__":
+    main()

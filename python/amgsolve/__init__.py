@@ -1,0 +1,131 @@
+"""amgsolve: smoothed-aggregation AMG and AMG-preconditioned conjugate gradients for scipy.sparse.
+
+    import amgsolve, scipy.sparse as sp
+    solver = amgsolve.Solver(A, solver={"tolerance": 1e-10}, amg={"coarse_size": 500})
+    x, info = solver.solve(b)                 # info["iterations"], info["residuals"], ...
+    M = solver.aspreconditioner()             # for scipy.sparse.linalg.cg(A, b, M=M)
+    C = amgsolve.spgemm(A, B, backend="magnus")
+
+The parameters are the YAML keys of the amgsolve program (docs/CONFIG.md): a section as a dict
+(amg={"coarse_size": 500}), or a dotted key (**{"amg.coarse_size": 500}), and `backend`. They are checked as
+a config file is, and a wrong one raises amgsolve.InputError (a ValueError) with the program's one-line message.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from . import _amgsolve
+from ._amgsolve import Error, InputError, NumericalError
+
+__all__ = ["Solver", "spgemm", "spgemm_backends", "Error", "InputError", "NumericalError"]
+__version__ = "0.1.0"
+
+
+def _settings(params: dict[str, Any]) -> list[str]:
+    """The parameters as the program's --set assignments ("amg.coarse_size=500"), values in JSON (valid YAML)."""
+    out: list[str] = []
+
+    def add(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                add(f"{prefix}.{key}", inner)
+        else:
+            if isinstance(value, np.generic):
+                value = value.item()
+            out.append(f"{prefix}={json.dumps(value)}")
+
+    for key, value in params.items():
+        add(key, value)
+    return out
+
+
+def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | sp.csr_matrix:
+    """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
+    if not sp.issparse(A):
+        A = sp.csr_array(np.asarray(A))
+    if A.format != "csr":
+        A = A.tocsr()
+    if A.dtype not in dtypes:
+        if not (np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer)):
+            raise InputError(f"{name}: values must be real numbers, got {A.dtype}")
+        A = A.astype(np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def _arrays(A) -> tuple:
+    return (A.shape[0], A.shape[1], np.ascontiguousarray(A.indptr), np.ascontiguousarray(A.indices),
+            np.ascontiguousarray(A.data))
+
+
+class Solver:
+    """The AMG hierarchy of a symmetric positive definite matrix and its outer iteration (PCG by default).
+
+    A: a scipy.sparse matrix (CSR or anything convertible; float64 or float32 values, int32 or int64
+    indices), copied once. params: the YAML keys (see the module's docstring).
+    """
+
+    def __init__(self, A: Any, **params: Any) -> None:
+        A = _csr(A, "A")
+        self.shape = A.shape
+        self._core = _amgsolve.Solver(*_arrays(A), _settings(params))
+
+    def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None) -> tuple[np.ndarray, dict]:
+        """x with A x = b from x = 0, and the statistics: converged, iterations, relative_residual, residuals
+        (the relative residual before the first iteration and after each), seconds, convergence_factor, levels."""
+        b = np.ascontiguousarray(b, dtype=np.float64).ravel()
+        x, info = self._core.solve(b, tol, maxiter)
+        info["levels"] = self.levels
+        return x, info
+
+    def aspreconditioner(self) -> spla.LinearOperator:
+        """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin."""
+
+        def matvec(r: np.ndarray) -> np.ndarray:
+            return self._core.precondition(np.ascontiguousarray(r, dtype=np.float64).ravel())
+
+        return spla.LinearOperator(self.shape, matvec=matvec, rmatvec=matvec, dtype=np.float64)
+
+    @property
+    def setup(self) -> dict:
+        """What the setup built: backend, seconds, operator and grid complexity, spgemm, levels."""
+        return self._core.setup()
+
+    @property
+    def levels(self) -> list[dict]:
+        """One dict per level: rows, nnz, aggregates, spectral_radius, seconds, phases, smoother."""
+        return self._core.setup()["levels"]
+
+    def __repr__(self) -> str:
+        s = self.setup
+        lines = [f"amgsolve.Solver: {len(s['levels'])} levels on {s['backend']}, operator complexity "
+                 f"{s['operator_complexity']:.3f}, grid complexity {s['grid_complexity']:.3f}, setup "
+                 f"{s['seconds']:.3f} s",
+                 f"  {'level':>5} {'rows':>12} {'nnz':>14}"]
+        lines += [f"  {l['level']:>5} {l['rows']:>12} {l['nnz']:>14}" for l in s["levels"]]
+        return "\n".join(lines)
+
+
+def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
+    """C = A @ B with one of amgsolve's SpGEMM backends (amgsolve.spgemm_backends() lists them). float32 when
+    both are float32, else float64. return_info: also a dict with the backend's choice and seconds."""
+    A, B = _csr(A, "A"), _csr(B, "B")
+    single = A.dtype == np.float32 and B.dtype == np.float32
+    if not single:
+        A, B = (M if M.dtype == np.float64 else M.astype(np.float64) for M in (A, B))
+    multiply = _amgsolve.spgemm_float32 if single else _amgsolve.spgemm_float64
+    indptr, indices, data, shape, info = multiply(backend, *_arrays(A), *_arrays(B))
+    C = sp.csr_array((data, indices, indptr), shape=shape)
+    return (C, info) if return_info else C
+
+
+def spgemm_backends() -> list[dict]:
+    """Every SpGEMM backend built in: name, description, runs_on, available (and why not), external_baseline."""
+    return _amgsolve.spgemm_backends()

@@ -1,0 +1,231 @@
+"""Plots of amgsolve runs: JSON reports of the program (--report, output.report) and spgemm-bench CSVs (--csv)
+turned into PNG files with matplotlib. Several inputs given together are overlaid (double against mixed,
+two thread counts, ...), each labelled by its file name.
+
+    python -m amgsolve.plot run.json [other.json ...] [bench.csv ...] [-o plots/]
+    scripts/plot run.json                       # the same, in the project's virtual environment
+
+Writes, for the reports: convergence.png (relative residual per iteration: the solve, or every source of a
+mouse run), levels.png (rows and nonzeros per level), setup_phases.png (setup seconds per phase and level);
+for --compare-spgemm reports: spgemm_comparison.png; for spgemm-bench CSVs: spgemm_bench.png (seconds per
+backend and product, external baselines hatched and marked *). Prints the files it wrote.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
+
+PHASES = ["strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"]
+
+
+def label_of(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def read_report(path: str) -> dict:
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise SystemExit(f"plot: {path}: cannot read a JSON report ({e})")
+    if not isinstance(report, dict) or "setup" not in report or "solve" not in report:
+        raise SystemExit(f"plot: {path}: not an amgsolve report (no 'setup' and 'solve')")
+    return report
+
+
+def read_bench_csv(path: str) -> list[dict]:
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise SystemExit(f"plot: {path}: cannot read ({e})")
+    if not rows or not {"matrix", "backend", "median_seconds"} <= set(rows[0]):
+        raise SystemExit(f"plot: {path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
+    return rows
+
+
+def convergence_curves(report: dict) -> list[tuple[str, list[float]]]:
+    """(name, history) of every solve in the report: the sources of a mouse run, or the one solve."""
+    curves = []
+    for source in report.get("sources", []):
+        for band in ("excitation", "emission"):
+            history = source.get(band, {}).get("history")
+            if history:
+                curves.append((f"source {source['index']} {band}", history))
+    if not curves and report["solve"].get("history"):
+        curves.append((f"{report['solve'].get('type', 'solve')} ({report['solve'].get('precision', '')})",
+                       report["solve"]["history"]))
+    return curves
+
+
+def plot_convergence(reports: dict[str, dict], out: str) -> str:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for label, report in reports.items():
+        curves = convergence_curves(report)
+        many = len(curves) > 1
+        for name, history in curves:
+            ax.semilogy(range(len(history)), history, marker="" if many else "o", markersize=3,
+                        linewidth=0.8 if many else 1.5, alpha=0.6 if many else 1.0,
+                        label=f"{label}: {name}" if not many or len(reports) > 1 else name)
+        tolerance = report["solve"].get("tolerance")
+        if tolerance:
+            ax.axhline(tolerance, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("relative residual ||b - A x|| / ||b||")
+    ax.set_title("Convergence")
+    ax.grid(True, which="both", alpha=0.3)
+    handles, _ = ax.get_legend_handles_labels()
+    if 0 < len(handles) <= 16:
+        ax.legend(fontsize=7)
+    return save(fig, out, "convergence.png")
+
+
+def plot_levels(reports: dict[str, dict], out: str) -> str:
+    fig, (rows_ax, nnz_ax) = plt.subplots(1, 2, figsize=(9, 4))
+    width = 0.8 / len(reports)
+    for i, (label, report) in enumerate(reports.items()):
+        levels = report["setup"]["levels"]
+        x = [l["level"] + (i - (len(reports) - 1) / 2) * width for l in levels]
+        rows_ax.bar(x, [l["rows"] for l in levels], width, label=label)
+        nnz_ax.bar(x, [l["nnz"] for l in levels], width, label=label)
+    for ax, what in ((rows_ax, "rows"), (nnz_ax, "nonzeros")):
+        ax.set_yscale("log")
+        ax.set_xlabel("level")
+        ax.set_ylabel(what)
+        ax.set_title(f"{what.capitalize()} per level")
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+    rows_ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, out, "levels.png")
+
+
+def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / len(reports)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, report) in enumerate(reports.items()):
+        levels = report["setup"]["levels"]
+        x = [l["level"] + (i - (len(reports) - 1) / 2) * width for l in levels]
+        bottom = [0.0] * len(levels)
+        for p, phase in enumerate(PHASES):
+            seconds = [l.get("phases", {}).get(phase, 0.0) for l in levels]
+            ax.bar(x, seconds, width, bottom=bottom, color=colours[p % len(colours)],
+                   label=phase if i == 0 else None, edgecolor="white", linewidth=0.5,
+                   hatch=["", "//", "..", "xx"][i % 4])
+            bottom = [b + s for b, s in zip(bottom, seconds)]
+    ax.set_xlabel("level" + ("  (groups: " + ", ".join(reports) + ")" if len(reports) > 1 else ""))
+    ax.set_ylabel("seconds")
+    ax.set_title("Setup time per phase and level")
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+    return save(fig, out, "setup_phases.png")
+
+
+def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, baselines: set, title: str,
+                      out: str, name: str) -> str:
+    """Grouped bars: one group per product, one bar per backend; external baselines hatched, '*' in the legend."""
+    fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(groups) * len(backends) / 2), 4.5))
+    width = 0.8 / len(backends)
+    for b, backend in enumerate(backends):
+        x = [g + (b - (len(backends) - 1) / 2) * width for g in range(len(groups))]
+        values = [seconds.get((group, backend), 0.0) for group in groups]
+        external = backend in baselines
+        ax.bar(x, values, width, label=backend + (" *" if external else ""), hatch="//" if external else "",
+               edgecolor="black" if external else None, linewidth=0.5)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds")
+    ax.set_title(title + " (* external baseline)")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    fig.tight_layout()
+    return save(fig, out, name)
+
+
+def plot_spgemm_comparison(reports: dict[str, dict], out: str) -> str | None:
+    seconds, baselines, groups, backends = {}, set(), [], []
+    for label, report in reports.items():
+        for row in report.get("spgemm_comparison", []):
+            if row.get("error"):
+                continue
+            group = f"L{row['level']} {row['product']}" + (f" [{label}]" if len(reports) > 1 else "")
+            if group not in groups:
+                groups.append(group)
+            if row["backend"] not in backends:
+                backends.append(row["backend"])
+            seconds[(group, row["backend"])] = row["seconds"]
+            if row.get("external_baseline"):
+                baselines.add(row["backend"])
+    if not groups:
+        return None
+    return plot_backend_bars(groups, backends, seconds, baselines, "SpGEMM backends on the setup's products", out,
+                             "spgemm_comparison.png")
+
+
+def plot_spgemm_bench(tables: dict[str, list[dict]], out: str) -> str | None:
+    seconds, baselines, groups, backends = {}, set(), [], []
+    for label, rows in tables.items():
+        for row in rows:
+            group = row["matrix"] + (f" [{label}]" if len(tables) > 1 else "")
+            if group not in groups:
+                groups.append(group)
+            if row["backend"] not in backends:
+                backends.append(row["backend"])
+            seconds[(group, row["backend"])] = float(row["median_seconds"])
+            if row.get("external_baseline") == "true":
+                baselines.add(row["backend"])
+    if not groups:
+        return None
+    return plot_backend_bars(groups, backends, seconds, baselines, "spgemm-bench: median seconds", out,
+                             "spgemm_bench.png")
+
+
+def save(fig, out: str, name: str) -> str:
+    path = os.path.join(out, name)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as e:
+        raise SystemExit(f"plot: cannot write {path} ({e})")
+    finally:
+        plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m amgsolve.plot", description=__doc__.splitlines()[0])
+    parser.add_argument("inputs", nargs="+", help="JSON reports and spgemm-bench CSV files")
+    parser.add_argument("-o", "--output", default="plots", help="folder for the PNG files (default: plots)")
+    args = parser.parse_args(argv)
+    reports, tables = {}, {}
+    for path in args.inputs:
+        if path.endswith(".csv"):
+            tables[label_of(path)] = read_bench_csv(path)
+        else:
+            reports[label_of(path)] = read_report(path)
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as e:
+        raise SystemExit(f"plot: cannot create the folder {args.output} ({e})")
+    written = []
+    if reports:
+        written += [plot_convergence(reports, args.output), plot_levels(reports, args.output),
+                    plot_setup_phases(reports, args.output), plot_spgemm_comparison(reports, args.output)]
+    if tables:
+        written.append(plot_spgemm_bench(tables, args.output))
+    for path in written:
+        if path:
+            print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

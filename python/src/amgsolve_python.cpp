@@ -1,0 +1,277 @@
+// amgsolve._amgsolve: the Python extension under the amgsolve package (python/amgsolve/__init__.py). It
+// takes CSR arrays as scipy.sparse holds them (int32 or int64 indices, float32 or float64 values) and copies
+// them once into the library's CsrMatrix, then calls amgsolve::Solver (amgsolve/solver.hpp) with the GIL
+// released. The parameters arrive as "key.path=value" assignments, checked by the config schema
+// (parse_solver_settings), so that their names and messages are those of the YAML keys.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "amgsolve/solver.hpp"
+#include "common/error.hpp"
+#include "config/config.hpp"
+#include "config/solver_parameters.hpp"
+#include "sparse/csr_ops.hpp"
+#include "spgemm/registry.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace amgsolve {
+namespace {
+
+using AnyArray = nb::ndarray<nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using DoubleArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+template <class T>
+bool holds(const AnyArray& a) {
+  return a.dtype() == nb::dtype<T>();
+}
+
+// Calls f with a's entries as a typed pointer: signed integers of 32 or 64 bits.
+template <class F>
+void with_indices(const AnyArray& a, const std::string& what, F&& f) {
+  if (holds<std::int32_t>(a))
+    f(static_cast<const std::int32_t*>(a.data()));
+  else if (holds<std::int64_t>(a))
+    f(static_cast<const std::int64_t*>(a.data()));
+  else
+    throw InputError(what + " must hold int32 or int64 indices");
+}
+
+template <class F>
+void with_values(const AnyArray& a, const std::string& what, F&& f) {
+  if (holds<double>(a))
+    f(static_cast<const double*>(a.data()));
+  else if (holds<float>(a))
+    f(static_cast<const float*>(a.data()));
+  else
+    throw InputError(what + " must hold float64 or float32 values");
+}
+
+Index checked_dimension(std::int64_t n, const std::string& what) {
+  if (n < 0 || n > std::numeric_limits<Index>::max())
+    throw InputError(what + " " + std::to_string(n) + " does not fit the 32-bit indices of amgsolve (at most " +
+                     std::to_string(std::numeric_limits<Index>::max()) + ")");
+  return static_cast<Index>(n);
+}
+
+// The one copy of a CSR matrix from scipy's arrays, checked as it is made: offsets from 0, non-decreasing,
+// ending at nnz; columns in range and increasing within each row; values finite.
+template <class V>
+CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::int64_t cols, const AnyArray& indptr,
+                             const AnyArray& indices, const AnyArray& data) {
+  CsrMatrix<V> M(checked_dimension(rows, name + ": rows"), checked_dimension(cols, name + ": columns"));
+  if (indptr.shape(0) != static_cast<std::size_t>(rows) + 1)
+    throw InputError(name + ": indptr has " + std::to_string(indptr.shape(0)) + " entries, expected rows + 1 = " +
+                     std::to_string(rows + 1));
+  const std::size_t nnz = indices.shape(0);
+  if (data.shape(0) != nnz)
+    throw InputError(name + ": indices has " + std::to_string(nnz) + " entries but data " +
+                     std::to_string(data.shape(0)));
+  with_indices(indptr, name + ": indptr", [&](const auto* p) {
+    for (std::int64_t i = 0; i <= rows; ++i) M.row_ptr[i] = static_cast<Offset>(p[i]);
+  });
+  if (M.row_ptr[0] != 0 || M.row_ptr[M.rows] != static_cast<Offset>(nnz))
+    throw InputError(name + ": indptr must start at 0 and end at nnz = " + std::to_string(nnz));
+  for (Index i = 0; i < M.rows; ++i)
+    if (M.row_ptr[i + 1] < M.row_ptr[i]) throw InputError(name + ": indptr decreases at row " + std::to_string(i));
+  M.col.resize(nnz);
+  M.val.resize(nnz);
+  with_indices(indices, name + ": indices", [&](const auto* p) {
+    for (std::size_t k = 0; k < nnz; ++k) {
+      if (p[k] < 0 || p[k] >= cols)
+        throw InputError(name + ": column index " + std::to_string(p[k]) + " is outside 0.." + std::to_string(cols - 1));
+      M.col[k] = static_cast<Index>(p[k]);
+    }
+  });
+  with_values(data, name + ": data", [&](const auto* p) {
+    for (std::size_t k = 0; k < nnz; ++k) {
+      if (!std::isfinite(p[k])) throw InputError(name + ": value number " + std::to_string(k) + " is not finite");
+      M.val[k] = static_cast<V>(p[k]);
+    }
+  });
+  if (!is_valid_csr(M))
+    throw InputError(name + ": column indices must be sorted and unique within each row (scipy: A.sum_duplicates())");
+  return M;
+}
+
+// A numpy array that owns a moved-in std::vector-like container.
+template <class Container>
+nb::ndarray<nb::numpy, const typename Container::value_type, nb::ndim<1>> to_numpy(Container&& values) {
+  auto* owned = new Container(std::move(values));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Container*>(p); });
+  return {owned->data(), {owned->size()}, owner};
+}
+
+nb::dict level_dict(const LevelInfo& l) {
+  nb::dict d;
+  d["level"] = l.level;
+  d["rows"] = l.rows;
+  d["nnz"] = l.nnz;
+  d["aggregates"] = l.aggregates;
+  d["spectral_radius"] = l.rho;
+  d["seconds"] = l.seconds;
+  d["spgemm_seconds"] = l.spgemm_seconds;
+  d["smoother"] = l.smoother;
+  d["coarsest"] = l.coarsest;
+  nb::dict phases;
+  phases["strength"] = l.phases.strength;
+  phases["aggregation"] = l.phases.aggregation;
+  phases["eigenvalues"] = l.phases.eigenvalues;
+  phases["prolongator"] = l.phases.prolongator;
+  phases["transpose"] = l.phases.transpose;
+  phases["galerkin"] = l.phases.galerkin;
+  phases["smoother"] = l.phases.smoother;
+  d["phases"] = phases;
+  return d;
+}
+
+nb::dict solve_dict(const SolveResult& r) {
+  nb::dict d;
+  d["converged"] = r.converged;
+  d["iterations"] = r.iterations;
+  d["relative_residual"] = r.relative_residual;
+  d["residuals"] = r.history;
+  d["seconds"] = r.seconds;
+  d["stagnated"] = r.stagnated;
+  d["convergence_factor"] = r.convergence_factor();
+  return d;
+}
+
+// The hierarchy and the solver of one matrix.
+class PySolver {
+ public:
+  PySolver(std::int64_t rows, std::int64_t cols, const AnyArray& indptr, const AnyArray& indices, const AnyArray& data,
+           const std::vector<std::string>& settings) {
+    const Parameters params = solver_parameters(parse_solver_settings(settings, "parameter"));
+    auto A = std::make_shared<const CsrMatrix<double>>(
+        csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
+    rows_ = A->rows;
+    nb::gil_scoped_release unlocked;
+    require_spd_candidate("A", *A);
+    solver_ = std::make_unique<Solver>(std::move(A), params);
+  }
+
+  nb::tuple solve(const DoubleArray& b, std::optional<double> tolerance, std::optional<int> max_iterations) const {
+    const Vector<double> rhs(b.data(), b.data() + b.shape(0));
+    Vector<double> x;
+    SolveResult result;
+    {
+      nb::gil_scoped_release unlocked;
+      result = solver_->solve(rhs, x, {}, SolveLimits{tolerance, max_iterations});
+    }
+    return nb::make_tuple(to_numpy(std::move(x)), solve_dict(result));
+  }
+
+  nb::ndarray<nb::numpy, const double, nb::ndim<1>> precondition(const DoubleArray& r) const {
+    const Vector<double> in(r.data(), r.data() + r.shape(0));
+    Vector<double> z;
+    {
+      nb::gil_scoped_release unlocked;
+      solver_->precondition(in, z);
+    }
+    return to_numpy(std::move(z));
+  }
+
+  nb::dict setup() const {
+    const SetupSummary& s = solver_->setup();
+    nb::dict d;
+    d["backend"] = std::string(to_string(s.backend));
+    d["seconds"] = s.seconds;
+    d["operator_complexity"] = s.operator_complexity;
+    d["grid_complexity"] = s.grid_complexity;
+    d["spgemm"] = s.spgemm_backend;
+    d["nullspace"] = s.nullspace;
+    d["hierarchy_bytes"] = s.hierarchy_bytes;
+    nb::list levels;
+    for (const LevelInfo& l : s.levels) levels.append(level_dict(l));
+    d["levels"] = levels;
+    return d;
+  }
+
+  Index rows() const { return rows_; }
+
+ private:
+  Index rows_ = 0;
+  std::unique_ptr<Solver> solver_;
+};
+
+template <class V>
+nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t a_cols, const AnyArray& a_indptr,
+                   const AnyArray& a_indices, const AnyArray& a_data, std::int64_t b_rows, std::int64_t b_cols,
+                   const AnyArray& b_indptr, const AnyArray& b_indices, const AnyArray& b_data) {
+  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(backend);
+  if (spgemm.collective())
+    throw InputError("spgemm backend " + backend + " multiplies over MPI ranks; the Python package runs on one process");
+  const CsrMatrix<V> A = csr_from_arrays<V>("A", a_rows, a_cols, a_indptr, a_indices, a_data);
+  const CsrMatrix<V> B = csr_from_arrays<V>("B", b_rows, b_cols, b_indptr, b_indices, b_data);
+  if (A.cols != B.rows)
+    throw InputError("A is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " and B " +
+                     std::to_string(B.rows) + "x" + std::to_string(B.cols) + ": A's columns must equal B's rows");
+  CsrMatrix<V> C;
+  SpgemmStats stats;
+  {
+    nb::gil_scoped_release unlocked;
+    C = spgemm.multiply(A, B, &stats);
+  }
+  nb::dict info;
+  info["backend"] = spgemm.name();
+  info["choice"] = stats.choice;
+  info["seconds"] = stats.seconds();
+  info["multiplications"] = stats.multiplications;
+  const Index rows = C.rows, cols = C.cols;
+  return nb::make_tuple(to_numpy(std::move(C.row_ptr)), to_numpy(std::move(C.col)), to_numpy(std::move(C.val)),
+                        nb::make_tuple(rows, cols), info);
+}
+
+std::vector<nb::dict> spgemm_backends() {
+  std::vector<nb::dict> out;
+  for (const SpgemmBackend* b : SpgemmRegistry::instance().all()) {
+    nb::dict d;
+    d["name"] = b->name();
+    d["description"] = b->description();
+    d["runs_on"] = std::string(to_string(b->runs_on()));
+    d["available"] = b->available();
+    d["unavailable_reason"] = b->unavailable_reason();
+    d["external_baseline"] = b->external_baseline();
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace amgsolve
+
+NB_MODULE(_amgsolve, m) {
+  using namespace amgsolve;
+  m.doc() = "amgsolve's C++ core; use the amgsolve package (amgsolve.Solver, amgsolve.spgemm).";
+  // The most recently registered translator is tried first: the general Error goes first.
+  nb::exception<Error>(m, "Error", PyExc_RuntimeError);
+  nb::exception<InputError>(m, "InputError", PyExc_ValueError);
+  nb::exception<NumericalError>(m, "NumericalError", PyExc_ArithmeticError);
+
+  nb::class_<PySolver>(m, "Solver")
+      .def(nb::init<std::int64_t, std::int64_t, const AnyArray&, const AnyArray&, const AnyArray&,
+                    const std::vector<std::string>&>(),
+           "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a)
+      .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none())
+      .def("precondition", &PySolver::precondition, "r"_a)
+      .def("setup", &PySolver::setup)
+      .def_prop_ro("rows", &PySolver::rows);
+
+  m.def("spgemm_float64", &multiply<double>);
+  m.def("spgemm_float32", &multiply<float>);
+  m.def("spgemm_backends", &spgemm_backends);
+}

@@ -1,0 +1,231 @@
+"""The Python package against independent references: scipy's direct solver and sparse product, the
+residual recomputed here, and the invariants the parameters and inputs must keep."""
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import amgsolve
+
+
+def poisson(n, dims=3):
+    """The 7-point (3D) or 5-point (2D) Laplacian on an n^dims grid, Dirichlet boundary."""
+    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    I = sp.identity(n, format="csr")
+    if dims == 2:
+        return (sp.kron(T, I) + sp.kron(I, T)).tocsr()
+    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(I, I), T)).tocsr()
+
+
+def relative_residual(A, x, b):
+    return np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+
+
+def test_solution_meets_the_tolerance_and_matches_a_direct_solve():
+    A = poisson(40, dims=2)
+    rng = np.random.default_rng(7)
+    b = rng.standard_normal(A.shape[0])
+    solver = amgsolve.Solver(A, solver={"tolerance": 1e-10})
+    x, info = solver.solve(b)
+    assert info["converged"]
+    assert relative_residual(A, x, b) <= 1e-10
+    assert info["relative_residual"] == pytest.approx(relative_residual(A, x, b), rel=1e-3)
+    reference = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(x - reference) <= 1e-7 * np.linalg.norm(reference)
+
+
+def test_statistics_describe_the_iteration_and_the_hierarchy():
+    A = poisson(24)
+    solver = amgsolve.Solver(A)
+    x, info = solver.solve(np.ones(A.shape[0]))
+    history = info["residuals"]
+    assert len(history) == info["iterations"] + 1
+    assert history[0] == pytest.approx(1.0)  # from x = 0
+    assert history[-1] == info["relative_residual"] <= 1e-8
+    levels = info["levels"]
+    assert levels[0]["rows"] == A.shape[0] and levels[0]["nnz"] == A.nnz
+    assert all(levels[i + 1]["rows"] == levels[i]["aggregates"] for i in range(len(levels) - 1))
+    assert levels[-1]["coarsest"] and not levels[0]["coarsest"]
+    setup = solver.setup
+    assert setup["operator_complexity"] == pytest.approx(sum(l["nnz"] for l in levels) / A.nnz)
+    assert f"{A.shape[0]}" in repr(solver)
+
+
+def test_every_input_layout_gives_the_same_solution_bit_for_bit():
+    A = poisson(12)
+    b = np.linspace(1, 2, A.shape[0])
+    x_ref, _ = amgsolve.Solver(A).solve(b)
+    A64 = A.copy()
+    A64.indices = A64.indices.astype(np.int64)
+    A64.indptr = A64.indptr.astype(np.int64)
+    for layout in (A64, A.tocoo(), A.tocsc(), sp.csr_matrix(A), A.toarray()):
+        x, _ = amgsolve.Solver(layout).solve(b)
+        np.testing.assert_array_equal(x, x_ref)
+    # float32 values are widened exactly, so the solve is that of the widened matrix.
+    A32 = A.astype(np.float32)
+    x32, _ = amgsolve.Solver(A32).solve(b)
+    x32_ref, _ = amgsolve.Solver(A32.astype(np.float64)).solve(b)
+    np.testing.assert_array_equal(x32, x32_ref)
+
+
+def test_unsorted_and_duplicate_entries_are_summed_as_scipy_does():
+    A = poisson(10, dims=2).tocoo()
+    # Every entry split in two halves, shuffled: the same matrix once summed.
+    rng = np.random.default_rng(3)
+    order = rng.permutation(2 * A.nnz)
+    rows = np.concatenate([A.row, A.row])[order]
+    cols = np.concatenate([A.col, A.col])[order]
+    vals = np.concatenate([A.data / 2, A.data / 2])[order]
+    split = sp.coo_array((vals, (rows, cols)), shape=A.shape)
+    b = np.ones(A.shape[0])
+    x, _ = amgsolve.Solver(split).solve(b)
+    x_ref, _ = amgsolve.Solver(A).solve(b)
+    np.testing.assert_allclose(x, x_ref, rtol=1e-12, atol=0)
+
+
+def test_tolerance_and_iteration_limit_apply_per_solve():
+    A = poisson(20)
+    solver = amgsolve.Solver(A, solver={"tolerance": 1e-12})
+    b = np.ones(A.shape[0])
+    _, loose = solver.solve(b, tol=1e-3)
+    assert loose["converged"] and loose["relative_residual"] <= 1e-3
+    _, capped = solver.solve(b, maxiter=2)
+    assert capped["iterations"] == 2 and not capped["converged"]
+    _, tight = solver.solve(b)
+    assert tight["relative_residual"] <= 1e-12 and tight["iterations"] > loose["iterations"]
+    with pytest.raises(amgsolve.InputError, match="tolerance"):
+        solver.solve(b, tol=2.0)
+
+
+def test_preconditioner_drives_scipy_cg_like_the_built_in_pcg():
+    A = poisson(24)
+    b = np.ones(A.shape[0])
+    solver = amgsolve.Solver(A)
+    _, info = solver.solve(b)
+    M = solver.aspreconditioner()
+    assert M.shape == A.shape
+    iterations = []
+    x, status = spla.cg(A, b, M=M, rtol=1e-8, callback=lambda xk: iterations.append(1))
+    assert status == 0
+    assert relative_residual(A, x, b) <= 1e-8
+    assert abs(len(iterations) - info["iterations"]) <= 1
+    # One V-cycle from zero is linear in r.
+    rng = np.random.default_rng(11)
+    r1, r2 = rng.standard_normal((2, A.shape[0]))
+    np.testing.assert_allclose(M @ (2 * r1 + r2), 2 * (M @ r1) + M @ r2, rtol=1e-9, atol=1e-12)
+
+
+def test_mixed_precision_and_other_parameters_reach_the_tolerance():
+    A = poisson(24)
+    b = np.ones(A.shape[0])
+    for params in ({"solver": {"precision": "mixed"}}, {"amg.smoother.type": "jacobi", "amg.coarse_size": 50},
+                   {"amg": {"spgemm": "magnus"}}, {"backend": "cpu", "solver": {"type": "amg", "max_iterations": 100}}):
+        x, info = amgsolve.Solver(A, **params).solve(b)
+        assert info["converged"], params
+        assert relative_residual(A, x, b) <= 1e-8, params
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"amg": {"coarse_size": 0}}, "amg.coarse_size"),
+    ({"amg": {"coarse_sise": 10}}, "coarse_size"),  # unknown, with a suggestion
+    ({"solver": {"precision": "quad"}}, "solver.precision"),
+    ({"problem": {"size": [4, 4]}}, "not a solver parameter"),
+    ({"amg.spgemm": "no-such-backend"}, "no-such-backend"),
+])
+def test_a_wrong_parameter_is_an_input_error_naming_it(params, message):
+    with pytest.raises(amgsolve.InputError, match=message):
+        amgsolve.Solver(poisson(6), **params)
+
+
+def test_bad_matrices_and_vectors_are_refused_with_the_reason():
+    A = poisson(6).tolil()
+    cases = {
+        "not square": sp.random(5, 6, density=0.5, format="csr", random_state=1),
+        "not symmetric": (A + sp.csr_array(([3.0], ([0], [1])), shape=A.shape)).tocsr(),
+        "not finite": poisson(6).astype(np.float64),
+        "zero or missing": poisson(6).tolil(),
+    }
+    cases["not finite"].data[4] = np.nan
+    cases["zero or missing"][2, 2] = 0
+    cases["zero or missing"] = cases["zero or missing"].tocsr()
+    cases["zero or missing"].eliminate_zeros()
+    for message, M in cases.items():
+        with pytest.raises(amgsolve.InputError, match=message):
+            amgsolve.Solver(M)
+    with pytest.raises(amgsolve.InputError, match="values must be real"):
+        amgsolve.Solver(poisson(4).astype(np.complex128))
+    solver = amgsolve.Solver(poisson(6))
+    with pytest.raises(amgsolve.InputError, match="entries"):
+        solver.solve(np.ones(5))
+
+
+def test_an_indefinite_matrix_is_a_numerical_error_or_does_not_converge():
+    A = poisson(8) - 2.5 * sp.identity(512, format="csr")  # symmetric, positive diagonal, indefinite
+    try:
+        _, info = amgsolve.Solver(A).solve(np.ones(512))
+        assert not info["converged"]
+    except amgsolve.NumericalError:
+        pass
+
+
+def random_sparse(rows, cols, density, seed, empty_rows=()):
+    M = sp.random(rows, cols, density=density, format="csr", random_state=seed)
+    M = M.tolil()
+    for r in empty_rows:
+        M[r, :] = 0
+    M = M.tocsr()
+    M.eliminate_zeros()
+    return M
+
+
+def test_every_cpu_spgemm_backend_equals_scipys_product():
+    A = random_sparse(120, 90, 0.05, 1, empty_rows=(0, 7, 119))
+    B = random_sparse(90, 150, 0.04, 2, empty_rows=(3,))
+    reference = (A @ B).tocsr()
+    reference.sort_indices()
+    names = [b["name"] for b in amgsolve.spgemm_backends() if b["available"] and b["runs_on"] == "cpu"]
+    assert {"gustavson", "hash", "heap", "magnus", "auto"} <= set(names)
+    for name in names:
+        C, info = amgsolve.spgemm(A, B, backend=name, return_info=True)
+        assert C.shape == reference.shape and info["backend"] == name
+        np.testing.assert_array_equal(C.indptr, reference.indptr, err_msg=name)
+        np.testing.assert_array_equal(C.indices, reference.indices, err_msg=name)
+        np.testing.assert_allclose(C.data, reference.data, rtol=1e-12, err_msg=name)
+    C32 = amgsolve.spgemm(A.astype(np.float32), B.astype(np.float32))
+    assert C32.dtype == np.float32
+    np.testing.assert_allclose(C32.toarray(), reference.toarray(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(amgsolve.InputError, match="columns must equal"):
+        amgsolve.spgemm(A, A)
+
+
+def test_the_gil_is_released_during_the_setup_and_the_solve():
+    # While another thread sets up and solves, this one keeps running Python. With the GIL held inside the
+    # C++ calls, this thread would stall for each whole call: its longest pause would be about the setup's
+    # or the solve's time; released, it is a scheduling slice.
+    A = poisson(48)
+    b = np.ones(A.shape[0])
+    done = threading.Event()
+    seconds = {}
+
+    def work():
+        start = time.perf_counter()
+        solver = amgsolve.Solver(A)
+        seconds["setup"] = time.perf_counter() - start
+        start = time.perf_counter()
+        solver.solve(b)
+        seconds["solve"] = time.perf_counter() - start
+        done.set()
+
+    worker = threading.Thread(target=work)
+    longest_pause = 0.0
+    worker.start()
+    last = time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest_pause = max(longest_pause, now - last)
+        last = now
+    worker.join()
+    assert longest_pause < 0.5 * min(seconds["setup"], seconds["solve"]), (longest_pause, seconds)

@@ -1,0 +1,63 @@
+"""The plotting command on reports and CSVs that the program and spgemm-bench write in this test. Needs the
+built program (scripts/build; AMGSOLVE_BUILD_DIR to name another build folder than build/)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from amgsolve import plot
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("AMGSOLVE_BUILD_DIR", os.path.join(ROOT, "build"))
+PROGRAM = os.path.join(BUILD, "app", "amgsolve")
+SPGEMM_BENCH = os.path.join(BUILD, "bench", "spgemm-bench")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+needs_program = pytest.mark.skipif(not (os.access(PROGRAM, os.X_OK) and os.access(SPGEMM_BENCH, os.X_OK)),
+                                   reason=f"the program is not built in {BUILD} (run scripts/build)")
+
+
+def run_report(tmp_path, name, config, *settings):
+    report = tmp_path / f"{name}.json"
+    command = [PROGRAM, os.path.join(ROOT, "configs", config), "--quiet", "--report", str(report)]
+    for s in settings:
+        command += ["--set", s] if "=" in s else [s]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return report
+
+
+@needs_program
+def test_reports_and_bench_csvs_become_every_plot(tmp_path):
+    double = run_report(tmp_path, "double", "poisson-small.yaml", "solver.precision=double", "--compare-spgemm")
+    mixed = run_report(tmp_path, "mixed", "poisson-small.yaml", "solver.precision=mixed")
+    mouse = run_report(tmp_path, "mouse", "mouse-quick.yaml")
+    csv = tmp_path / "bench.csv"
+    subprocess.run([SPGEMM_BENCH, "--generate", "poisson5:20", "--runs", "1", "--warmup", "0", "--csv", str(csv)],
+                   check=True, stdout=subprocess.DEVNULL)
+    out = tmp_path / "plots"
+    assert plot.main([str(double), str(mixed), str(mouse), str(csv), "-o", str(out)]) == 0
+    for name in ("convergence", "levels", "setup_phases", "spgemm_comparison", "spgemm_bench"):
+        with open(out / f"{name}.png", "rb") as f:
+            assert f.read(8) == PNG_SIGNATURE, name
+    # Every source of the mouse has its curves (excitation, and emission where solved), each the history
+    # of its solve.
+    report = json.loads(mouse.read_text())
+    curves = plot.convergence_curves(report)
+    expected = sum(1 + ("emission" in s) for s in report["sources"])
+    assert len(curves) == expected > 1
+    first = report["sources"][0]["excitation"]
+    assert curves[0][1] == first["history"] and len(first["history"]) == first["iterations"] + 1
+    single = plot.convergence_curves(json.loads(double.read_text()))
+    assert len(single) == 1 and single[0][1][-1] <= 1e-8
+
+
+def test_a_file_that_is_not_a_report_is_named(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    with pytest.raises(SystemExit, match="notes.json: not an amgsolve report"):
+        plot.main([str(bad), "-o", str(tmp_path / "plots")])
+    csv = tmp_path / "other.csv"
+    csv.write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit, match="other.csv: not a spgemm-bench CSV"):
+        plot.main([str(csv), "-o", str(tmp_path / "plots")])
