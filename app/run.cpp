@@ -85,12 +85,15 @@ std::string comparison_note(const SpgemmComparisonRow& r) {
 
 // The --compare-spgemm table: level x product x backend.
 void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
-  progress("SpGEMM comparison (every backend on every setup product; agrees = same pattern and values):\n");
-  progress("  %5s %-12s %-10s %9s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "GFLOP/s",
-           "nnz", "compr.", "extra MiB", "agrees");
+  const int runs = rows.empty() ? 0 : rows.front().runs;
+  progress("SpGEMM comparison (every backend on every setup product after a warm-up run; seconds: median of %d "
+           "runs in rotating order, spread: fastest-slowest; agrees = same pattern and values):\n", runs);
+  progress("  %5s %-12s %-10s %9s %17s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "spread",
+           "GFLOP/s", "nnz", "compr.", "extra MiB", "agrees");
   for (const SpgemmComparisonRow& r : rows) {
-    progress("  %5d %-12s %-10s %9.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(), r.backend.c_str(),
-             r.stats.seconds(), r.stats.gflops(), static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
+    progress("  %5d %-12s %-10s %9.4f %8.4f-%-8.4f %9.3f %12lld %7.2f %10.1f  %s\n", r.level, r.product.c_str(),
+             r.backend.c_str(), r.stats.seconds(), r.min_seconds, r.max_seconds, r.stats.gflops(),
+             static_cast<long long>(r.stats.nnz), r.stats.compression_factor(),
              static_cast<double>(r.stats.extra_bytes) / (1 << 20), comparison_note(r).c_str());
     std::string phases;  // a distributed backend's phases: slowest rank's seconds, bytes all ranks sent
     for (const SpgemmPhase& p : r.stats.phases)
@@ -143,10 +146,12 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
 
 // The comparison's callback: every backend on every product of the setup, in the hierarchy's precision.
 template <class Value>
-typename AmgHierarchy<Value>::ProductCallback comparing_into(std::vector<SpgemmComparisonRow>& comparison) {
-  return [&comparison](int level, const std::string& product, const CsrMatrix<Value>& a, const CsrMatrix<Value>& b,
-                       const CsrMatrix<Value>& c) {
-    for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c)) comparison.push_back(std::move(row));
+typename AmgHierarchy<Value>::ProductCallback comparing_into(std::vector<SpgemmComparisonRow>& comparison,
+                                                            const ComparisonTiming& timing) {
+  return [&comparison, timing](int level, const std::string& product, const CsrMatrix<Value>& a,
+                               const CsrMatrix<Value>& b, const CsrMatrix<Value>& c) {
+    for (SpgemmComparisonRow& row : compare_spgemm_backends(level, product, a, b, c, timing))
+      comparison.push_back(std::move(row));
   };
 }
 
@@ -180,8 +185,9 @@ class PrintingSolver final : public AmgSolver {
     SetupCallbacks callbacks;
     callbacks.on_level = [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); };
     if (compare_spgemm) {
-      callbacks.on_product = comparing_into<double>(comparison);
-      callbacks.on_product_float = comparing_into<float>(comparison);
+      const ComparisonTiming timing{1, config.compare_spgemm_runs};
+      callbacks.on_product = comparing_into<double>(comparison, timing);
+      callbacks.on_product_float = comparing_into<float>(comparison, timing);
     }
     solver_ = std::make_unique<Solver>(std::move(A), solver_parameters(config), callbacks);
     setup = solver_->setup();

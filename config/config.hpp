@@ -29,6 +29,7 @@ struct Config {
   ProblemSpec problem;
   AmgParams amg;   // amg.spgemm is never empty after loading: the backend's default when not given
   bool compare_spgemm = false;  // run every SpGEMM backend on every setup product beside the setup
+  int compare_spgemm_runs = 3;  // amg.compare_runs: timed runs per backend and product (ComparisonTiming)
   SolverParams solver;
   int print_every = 1;
   OutputParams output;

@@ -372,6 +372,11 @@ std::vector<KeySpec> amg_keys() {
       flag("amg.compare_spgemm", FIELD(compare_spgemm),
            "Also run every available SpGEMM backend on every product of the setup and print and report the "
            "comparison (as `--compare-spgemm` does); the hierarchy is still amg.spgemm's."),
+      bounded(integer("amg.compare_runs", FIELD(compare_spgemm_runs),
+                      "Timed runs of every backend on every product in the SpGEMM comparison, after one untimed "
+                      "warm-up run each; the backends' order rotates from run to run, and the table gives the "
+                      "median and the spread (fastest and slowest run)."),
+              1, 1000),
       retired("amg.device", "backend"),
       bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "

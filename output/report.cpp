@@ -133,6 +133,9 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
           {"external_baseline", r.external_baseline},
           {"choice", r.stats.choice},
           {"seconds", r.stats.seconds()},
+          {"runs", r.runs},
+          {"min_seconds", r.min_seconds},
+          {"max_seconds", r.max_seconds},
           {"symbolic_seconds", r.stats.symbolic_seconds},
           {"numeric_seconds", r.stats.numeric_seconds},
           {"gflops", r.stats.gflops()},
@@ -220,7 +223,7 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
     if (!out) throw Error("cannot create " + path);
     // Columns added later go at the end, so that readers by position keep working.
     out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
-           "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error\n";
+           "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error,runs,min_seconds,max_seconds\n";
     out.precision(9);
     for (const SpgemmComparisonRow& r : rows)
       out << r.level << ',' << r.product << ',' << r.backend << ',' << r.stats.seconds() << ','
@@ -228,7 +231,7 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
           << r.stats.nnz << ',' << r.stats.compression_factor() << ',' << r.stats.extra_bytes << ','
           << (r.agrees ? "true" : "false") << ',' << r.max_relative_difference << ','
           << (r.external_baseline ? "true" : "false") << ',' << csv_field(r.stats.choice) << ','
-          << csv_field(r.error) << '\n';
+          << csv_field(r.error) << ',' << r.runs << ',' << r.min_seconds << ',' << r.max_seconds << '\n';
     out.close();
     if (out.fail()) throw Error("error while writing " + path);
   }

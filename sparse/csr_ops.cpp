@@ -146,6 +146,17 @@ bool is_valid_csr(const CsrMatrix<Value>& A) {
   return true;
 }
 
+namespace {
+
+// Whether `a` is a worse asymmetry than `b`: larger, or as large and earlier in row-major order (so that the
+// answer does not depend on how the rows were split over threads).
+bool worse(const Asymmetry& a, const Asymmetry& b) {
+  if (a.relative != b.relative) return a.relative > b.relative;
+  return a.row < b.row || (a.row == b.row && a.col < b.col);
+}
+
+}  // namespace
+
 template <class Value>
 Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
   Asymmetry worst;
@@ -153,20 +164,27 @@ Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
     worst.relative = 1.0;
     return worst;
   }
-  const CsrMatrix<Value> T = transpose(A);
-  // Walk row i of A and row i of A^T together (both sorted); an entry missing on one side is a zero.
-  for (Index i = 0; i < A.rows; ++i) {
-    Offset a = A.row_begin(i), t = T.row_begin(i);
-    while (a < A.row_end(i) || t < T.row_end(i)) {
-      const Index ca = a < A.row_end(i) ? A.col[a] : A.cols;
-      const Index ct = t < T.row_end(i) ? T.col[t] : T.cols;
-      const Index j = std::min(ca, ct);
-      const double va = ca == j ? static_cast<double>(A.val[a++]) : 0.0;
-      const double vt = ct == j ? static_cast<double>(T.val[t++]) : 0.0;
-      const double scale = std::max(std::abs(va), std::abs(vt));
-      const double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
-      if (rel > worst.relative || std::isnan(rel)) worst = {i, j, std::isnan(rel) ? 1.0 : rel};
-    }
+  // Each entry (i, j) against its mirror (j, i), found by binary search in the sorted row j (a zero when it is
+  // missing): an entry present on one side only is found from that side. No transpose is formed.
+#pragma omp parallel
+  {
+    Asymmetry mine;
+#pragma omp for schedule(static) nowait
+    for (Index i = 0; i < A.rows; ++i)
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+        const Index j = A.col[k];
+        const auto first = A.col.begin() + A.row_begin(j), last = A.col.begin() + A.row_end(j);
+        const auto mirror = std::lower_bound(first, last, i);
+        const double va = static_cast<double>(A.val[k]);
+        const double vt = mirror != last && *mirror == i ? static_cast<double>(A.val[mirror - A.col.begin()]) : 0.0;
+        const double scale = std::max(std::abs(va), std::abs(vt));
+        double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
+        if (std::isnan(rel)) rel = 1.0;
+        const Asymmetry here{i, j, rel};
+        if (rel > 0 && worse(here, mine)) mine = here;
+      }
+#pragma omp critical(amgsolve_largest_asymmetry)
+    if (mine.row >= 0 && worse(mine, worst)) worst = mine;
   }
   return worst;
 }

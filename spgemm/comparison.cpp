@@ -35,34 +35,79 @@ bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& ref
   return difference <= tolerance;
 }
 
+namespace {
+
+// The untimed runs: the first one's product is the one checked against the reference.
+template <class Value>
+void warm_up(const SpgemmBackend& backend, const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
+             const CsrMatrix<Value>& reference, int warmup, SpgemmComparisonRow& row) {
+  for (int w = 0; w < std::max(1, warmup); ++w) {
+    SpgemmStats stats;
+    const CsrMatrix<Value> C = backend.multiply(A, B, &stats);
+    if (w == 0)
+      row.agrees =
+          spgemm_results_agree(C, reference, spgemm_agreement_tolerance<Value>(), row.max_relative_difference);
+    row.stats = stats;  // replaced by the median timed run's
+  }
+}
+
+// The timed runs of every backend still in the race, in an order rotated by one from run to run.
+template <class Value>
+void timed_runs(const std::vector<const SpgemmBackend*>& backends, const CsrMatrix<Value>& A,
+                const CsrMatrix<Value>& B, int runs, std::vector<SpgemmComparisonRow>& rows) {
+  const std::size_t n = backends.size();
+  std::vector<std::vector<SpgemmStats>> measured(n);
+  for (int run = 0; run < runs; ++run)
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t b = (k + static_cast<std::size_t>(run)) % n;
+      if (!rows[b].error.empty()) continue;
+      SpgemmStats stats;
+      backends[b]->multiply(A, B, &stats);
+      measured[b].push_back(std::move(stats));
+    }
+  for (std::size_t b = 0; b < n; ++b) {
+    std::vector<SpgemmStats>& m = measured[b];
+    if (m.empty()) continue;
+    std::sort(m.begin(), m.end(), [](const SpgemmStats& x, const SpgemmStats& y) { return x.seconds() < y.seconds(); });
+    rows[b].runs = static_cast<int>(m.size());
+    rows[b].min_seconds = m.front().seconds();
+    rows[b].max_seconds = m.back().seconds();
+    rows[b].stats = std::move(m[m.size() / 2]);
+  }
+}
+
+}  // namespace
+
 template <class Value>
 std::vector<SpgemmComparisonRow> compare_spgemm_backends(int level, const std::string& product,
                                                          const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
-                                                         const CsrMatrix<Value>& reference) {
-  std::vector<SpgemmComparisonRow> rows;
-  for (const SpgemmBackend* backend : SpgemmRegistry::instance().all()) {
-    if (!backend->available()) continue;
-    SpgemmComparisonRow row;
+                                                         const CsrMatrix<Value>& reference,
+                                                         const ComparisonTiming& timing) {
+  std::vector<const SpgemmBackend*> backends;
+  for (const SpgemmBackend* backend : SpgemmRegistry::instance().all())
+    if (backend->available()) backends.push_back(backend);
+  std::vector<SpgemmComparisonRow> rows(backends.size());
+  for (std::size_t b = 0; b < backends.size(); ++b) {
+    SpgemmComparisonRow& row = rows[b];
     row.level = level;
     row.product = product;
-    row.backend = backend->name();
-    row.external_baseline = backend->external_baseline();
+    row.backend = backends[b]->name();
+    row.external_baseline = backends[b]->external_baseline();
     try {
-      const CsrMatrix<Value> C = backend->multiply(A, B, &row.stats);
-      row.agrees =
-          spgemm_results_agree(C, reference, spgemm_agreement_tolerance<Value>(), row.max_relative_difference);
+      warm_up(*backends[b], A, B, reference, timing.warmup, row);
     } catch (const Error& e) {
       row.error = e.what();
     }
-    rows.push_back(std::move(row));
   }
+  timed_runs(backends, A, B, timing.runs, rows);
   return rows;
 }
 
 #define AMGSOLVE_INSTANTIATE_COMPARISON(V)                                                                   \
   template bool spgemm_results_agree(const CsrMatrix<V>&, const CsrMatrix<V>&, double, double&);            \
   template std::vector<SpgemmComparisonRow> compare_spgemm_backends(int, const std::string&, const CsrMatrix<V>&, \
-                                                                    const CsrMatrix<V>&, const CsrMatrix<V>&);
+                                                                    const CsrMatrix<V>&, const CsrMatrix<V>&,     \
+                                                                    const ComparisonTiming&);
 AMGSOLVE_INSTANTIATE_COMPARISON(double)
 AMGSOLVE_INSTANTIATE_COMPARISON(float)
 

@@ -19,6 +19,18 @@ struct SpgemmComparisonRow {
   bool agrees = false;
   std::string error;  // why the backend could not compute this product (then agrees = false)
   double max_relative_difference = 0.0;  // max |c - ref| / max |ref|
+  // Timed runs after the warm-up; `stats` is the run of median time, the spread is the fastest and slowest.
+  int runs = 0;
+  double min_seconds = 0.0;
+  double max_seconds = 0.0;
+};
+
+// How the comparison times: one untimed warm-up run of every backend (page faults, caches, first-touch
+// allocations; its result is the one checked), then `runs` timed runs, the backends' order rotated by one
+// from run to run so that none always runs first or right after the same other.
+struct ComparisonTiming {
+  int warmup = 1;
+  int runs = 3;
 };
 
 // Values agree when max |c - ref| <= tolerance * max |ref|: 1e-12 for double, 1e-5 for float.
@@ -30,10 +42,11 @@ template <class Value>
 bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference, double tolerance,
                           double& difference);
 
-// Times every available backend on A * B (each once, after the reference run that produced C).
+// Times every available backend on A * B as `timing` says, checking its result against `reference`.
 template <class Value>
 std::vector<SpgemmComparisonRow> compare_spgemm_backends(int level, const std::string& product,
                                                          const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
-                                                         const CsrMatrix<Value>& reference);
+                                                         const CsrMatrix<Value>& reference,
+                                                         const ComparisonTiming& timing = {});
 
 }  // namespace amgsolve

@@ -719,7 +719,7 @@ TEST(Cli, MixedPrecisionReachesTheSameToleranceWithinOneIteration) {
 TEST(Cli, CompareSpgemmChecksEveryBackendOnEveryProduct) {
   ScratchDir dir;
   const RunResult r = run(dir, {kSmallConfig, "--quiet", "--compare-spgemm", "--report", dir.file("R.json"), "--set",
-                                "output.spgemm_csv=" + dir.file("C.csv")});
+                                "output.spgemm_csv=" + dir.file("C.csv"), "--set", "amg.compare_runs=4"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const json report = read_report(dir.file("R.json"));
   const json rows = field(report, "spgemm_comparison");
@@ -731,6 +731,10 @@ TEST(Cli, CompareSpgemmChecksEveryBackendOnEveryProduct) {
     products.insert(row.at("product").get<std::string>());
     EXPECT_TRUE(row.at("agrees").get<bool>()) << row.dump();
     for (const char* key : {"level", "seconds", "gflops", "nnz"}) EXPECT_TRUE(row.contains(key)) << key;
+    // amg.compare_runs timed runs after the warm-up; the reported time is their median.
+    EXPECT_EQ(row.at("runs").get<int>(), 4) << row.dump();
+    EXPECT_LE(row.at("min_seconds").get<double>(), row.at("seconds").get<double>()) << row.dump();
+    EXPECT_LE(row.at("seconds").get<double>(), row.at("max_seconds").get<double>()) << row.dump();
   }
   EXPECT_EQ(products, (std::set<std::string>{"prolongator", "ap", "rap"}));
   EXPECT_TRUE(backends.count("gustavson") && backends.count("hash"));
@@ -740,7 +744,8 @@ TEST(Cli, CompareSpgemmChecksEveryBackendOnEveryProduct) {
   std::string header;
   std::getline(csv, header);
   EXPECT_EQ(header, "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
-                    "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error");
+                    "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error,runs,min_seconds,"
+                    "max_seconds");
   std::size_t lines = 0;
   for (std::string line; std::getline(csv, line);) ++lines;
   EXPECT_EQ(lines, rows.size());

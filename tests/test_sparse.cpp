@@ -65,6 +65,50 @@ TEST(Csr, LargestAsymmetryFindsTheEntry) {
   EXPECT_EQ(largest_asymmetry(S).relative, 0.0);
 }
 
+// Against a dense scan of every pair, on a nearly symmetric random matrix with a few perturbed and one-sided
+// entries, and the same answer on any thread count.
+TEST(Csr, LargestAsymmetryIsTheDenseMaximumOnAnyThreadCount) {
+  const Index n = 300;
+  std::vector<Triplet<double>> t;
+  std::uint64_t state = 12345;
+  const auto next = [&state] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (Index i = 0; i < n; ++i) {
+    t.push_back({i, i, 4.0});
+    for (int e = 0; e < 4; ++e) {
+      const Index j = static_cast<Index>(next() % n);
+      if (j == i) continue;
+      const double v = -1.0 - static_cast<double>(next() % 100) / 100;
+      t.push_back({i, j, v});
+      if (next() % 50 != 0) t.push_back({j, i, next() % 40 == 0 ? v * 1.01 : v});  // some perturbed, some missing
+    }
+  }
+  const CsrMatrix<double> A = csr_from_triplets<double>(n, n, t);
+  std::vector<double> dense(static_cast<std::size_t>(n) * n, 0.0);
+  for (Index i = 0; i < n; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) dense[static_cast<std::size_t>(i) * n + A.col[k]] = A.val[k];
+  double expected = 0;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j) {
+      const double a = dense[static_cast<std::size_t>(i) * n + j], b = dense[static_cast<std::size_t>(j) * n + i];
+      const double scale = std::max(std::abs(a), std::abs(b));
+      if (scale > 0) expected = std::max(expected, std::abs(a - b) / scale);
+    }
+  ASSERT_GT(expected, 0.0);
+  Asymmetry first;
+  const int saved = omp_get_max_threads();
+  for (const int threads : {1, 2, 3, 7}) {
+    omp_set_num_threads(threads);
+    const Asymmetry a = largest_asymmetry(A);
+    EXPECT_DOUBLE_EQ(a.relative, expected) << threads << " threads";
+    const double at = dense[static_cast<std::size_t>(a.row) * n + a.col], mirror = dense[static_cast<std::size_t>(a.col) * n + a.row];
+    EXPECT_DOUBLE_EQ(std::abs(at - mirror) / std::max(std::abs(at), std::abs(mirror)), expected);
+    if (threads == 1) first = a;
+    EXPECT_EQ(a.row, first.row);
+    EXPECT_EQ(a.col, first.col);
+  }
+  omp_set_num_threads(saved);
+}
+
 TEST(Csr, IsValidRejectsUnsortedAndOutOfRange) {
   CsrMatrix<double> A = csr_from_triplets<double>(2, 2, {{0, 0, 1}, {0, 1, 1}});
   EXPECT_TRUE(is_valid_csr(A));

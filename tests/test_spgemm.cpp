@@ -439,7 +439,15 @@ TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {
     EXPECT_EQ(r.level, 3);
     EXPECT_EQ(r.product, "ap");
     EXPECT_EQ(r.stats.nnz, C.nnz());
+    EXPECT_EQ(r.runs, ComparisonTiming{}.runs);
+    EXPECT_LE(r.min_seconds, r.stats.seconds());
+    EXPECT_LE(r.stats.seconds(), r.max_seconds);
   }
+  // The result checked is the warm-up's: a wrong reference is found whatever the timed runs do.
+  CsrMatrix<double> wrong = C;
+  wrong.val[0] += 1.0;
+  for (const SpgemmComparisonRow& r : compare_spgemm_backends(0, "rap", A, B, wrong, ComparisonTiming{1, 1}))
+    EXPECT_FALSE(r.agrees) << r.backend;
 }
 
 }  // namespace

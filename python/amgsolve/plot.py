@@ -130,16 +130,23 @@ def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
 
 
 def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, baselines: set, title: str,
-                      out: str, name: str) -> str:
-    """Grouped bars: one group per product, one bar per backend; external baselines hatched, '*' in the legend."""
+                      out: str, name: str, spread: dict | None = None) -> str:
+    """Grouped bars: one group per product, one bar per backend; external baselines hatched, '*' in the legend;
+    `spread` ((group, backend) -> (fastest, slowest)) drawn as error bars around the median."""
     fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(groups) * len(backends) / 2), 4.5))
     width = 0.8 / len(backends)
     for b, backend in enumerate(backends):
         x = [g + (b - (len(backends) - 1) / 2) * width for g in range(len(groups))]
         values = [seconds.get((group, backend), 0.0) for group in groups]
+        errors = None
+        if spread:
+            ranges = [spread.get((group, backend), (v, v)) for group, v in zip(groups, values)]
+            errors = [[max(0.0, v - lo) for v, (lo, _) in zip(values, ranges)],
+                      [max(0.0, hi - v) for v, (_, hi) in zip(values, ranges)]]
         external = backend in baselines
         ax.bar(x, values, width, label=backend + (" *" if external else ""), hatch="//" if external else "",
-               edgecolor="black" if external else None, linewidth=0.5)
+               edgecolor="black" if external else None, linewidth=0.5, yerr=errors, capsize=1.5,
+               error_kw={"linewidth": 0.6})
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=7)
     ax.set_yscale("log")
@@ -152,7 +159,7 @@ def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, bas
 
 
 def plot_spgemm_comparison(reports: dict[str, dict], out: str) -> str | None:
-    seconds, baselines, groups, backends = {}, set(), [], []
+    seconds, spread, baselines, groups, backends = {}, {}, set(), [], []
     for label, report in reports.items():
         for row in report.get("spgemm_comparison", []):
             if row.get("error"):
@@ -163,12 +170,15 @@ def plot_spgemm_comparison(reports: dict[str, dict], out: str) -> str | None:
             if row["backend"] not in backends:
                 backends.append(row["backend"])
             seconds[(group, row["backend"])] = row["seconds"]
+            if row.get("runs", 0) > 1:
+                spread[(group, row["backend"])] = (row["min_seconds"], row["max_seconds"])
             if row.get("external_baseline"):
                 baselines.add(row["backend"])
     if not groups:
         return None
-    return plot_backend_bars(groups, backends, seconds, baselines, "SpGEMM backends on the setup's products", out,
-                             "spgemm_comparison.png")
+    return plot_backend_bars(groups, backends, seconds, baselines,
+                             "SpGEMM backends on the setup's products: median, bars from fastest to slowest run", out,
+                             "spgemm_comparison.png", spread)
 
 
 def plot_spgemm_bench(tables: dict[str, list[dict]], out: str) -> str | None:
