@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -170,6 +171,7 @@ class PySolver {
     SolveResult result;
     {
       nb::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(busy_);
       result = solver_->solve(rhs, x, {}, SolveLimits{tolerance, max_iterations});
     }
     return nb::make_tuple(to_numpy(std::move(x)), solve_dict(result));
@@ -180,6 +182,7 @@ class PySolver {
     Vector<double> z;
     {
       nb::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(busy_);
       solver_->precondition(in, z);
     }
     return to_numpy(std::move(z));
@@ -206,6 +209,9 @@ class PySolver {
  private:
   Index rows_ = 0;
   std::unique_ptr<Solver> solver_;
+  // The solver's work vectors are shared by its solves: Python threads calling one Solver take turns here
+  // (with the GIL released, so other Python code runs meanwhile).
+  mutable std::mutex busy_;
 };
 
 template <class V>

@@ -229,3 +229,23 @@ def test_the_gil_is_released_during_the_setup_and_the_solve():
         last = now
     worker.join()
     assert longest_pause < 0.5 * min(seconds["setup"], seconds["solve"]), (longest_pause, seconds)
+
+
+def test_threads_sharing_one_solver_get_the_answer_of_a_solve_alone():
+    A = poisson(20)
+    solver = amgsolve.Solver(A)
+    rng = np.random.default_rng(5)
+    rhs = [rng.standard_normal(A.shape[0]) for _ in range(4)]
+    alone = [solver.solve(b)[0] for b in rhs]
+    together = [None] * len(rhs)
+
+    def work(k):
+        together[k] = solver.solve(rhs[k])[0]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(rhs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for x, y in zip(alone, together):
+        np.testing.assert_array_equal(x, y)
