@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "amg/params.hpp"
+#include "amg/strength.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "amg/smoother.hpp"
 #include "sparse/sparse_ldlt.hpp"
@@ -32,6 +33,18 @@ struct LevelInfo {
   } phases;
   std::string smoother;         // description of the smoother used on this level
   bool coarsest = false;
+};
+
+// What a re-setup keeps of a level (amg.keep_structure, the cpu backend): the strength classification, so
+// that the filtered matrix keeps its pattern; the tentative prolongator and the next level's near-nullspace
+// weights, so that the aggregates stay; and the pattern of A P, the one product the hierarchy does not hold
+// (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+template <class Value>
+struct LevelStructure {
+  Strength strength;
+  CsrMatrix<Value> T;
+  Vector<double> coarse_weights;
+  CsrMatrix<Value> ap_pattern;  // row_ptr and col; no values
 };
 
 template <class Backend, class Value>
@@ -62,6 +75,20 @@ class Hierarchy {
   Hierarchy(Shared A, const AmgParams& params, LevelCallback on_level = {}, ProductCallback on_product = {})
     requires std::is_same_v<Backend, CpuBackend>
       : Hierarchy(Backend{}, std::move(A), params, std::move(on_level), std::move(on_product)) {}
+
+  // A fresh setup of A that takes the strength classification and the aggregates (tentative prolongators)
+  // of `structure_of`, built with amg.keep_structure; everything else is computed anew, the products by full
+  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure.
+  Hierarchy(const Backend& backend, Shared A, const AmgParams& params, const Hierarchy& structure_of)
+    requires std::is_same_v<Backend, CpuBackend>;
+
+  // Re-setup for new values on the same pattern (amg.keep_structure, the cpu backend): the aggregates and
+  // tentative prolongators are kept; the filtered matrices, spectral radii, smoothed prolongators, Galerkin
+  // products (numeric phase only, into the kept patterns), smoothers and the coarse factorisation are
+  // computed anew. Throws InputError when A's pattern is not the finest matrix's or no structure was kept.
+  void rebuild(Shared A)
+    requires std::is_same_v<Backend, CpuBackend>;
+  bool keeps_structure() const { return !structure_.empty(); }
 
   std::size_t levels() const { return levels_.size(); }
   const Csr& matrix(std::size_t level) const { return *levels_[level].A; }
@@ -102,6 +129,9 @@ class Hierarchy {
       if (l > 0) total += levels_[l].A->bytes();
       if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
     }
+    for (const LevelStructure<Value>& kept : structure_)
+      total += kept.T.bytes() + kept.ap_pattern.bytes() + kept.strength.keep.size() +
+               (kept.strength.graph.adj.size() * sizeof(Index)) + kept.strength.graph.row_ptr.size() * sizeof(Offset);
     return total;
   }
 
@@ -111,6 +141,8 @@ class Hierarchy {
     SmootherSpec smoother;
   };
 
+  Hierarchy() = default;  // filled by build_with_structure (rebuild)
+
   static const Csr& or_empty(const Shared& M) {
     static const Csr empty;
     return M ? *M : empty;
@@ -119,6 +151,9 @@ class Hierarchy {
   // How SmoothedAggregation::build fills the levels, finest first.
   friend class SmoothedAggregation<Backend, Value>;
   void add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info);
+  // Builds into this (empty) hierarchy with the structure of `kept` (numeric_only: into the patterns of
+  // `kept`'s products too). Defined with the constructors in smoothed_aggregation.hpp.
+  void build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept, bool numeric_only);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
                     std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace, const LevelInfo& info);
 
@@ -126,6 +161,7 @@ class Hierarchy {
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
+  std::vector<LevelStructure<Value>> structure_;  // per coarsened level, with amg.keep_structure
   std::shared_ptr<const CsrMatrix<Value>> coarsest_host_;
   std::shared_ptr<const SparseLdlt<Value>> coarse_;
   Vector<double> coarse_nullspace_;

@@ -64,6 +64,10 @@ struct AmgParams {
   SmootherParams smoother;
   int pre_smooth = 1;   // smoothing steps before restriction
   int post_smooth = 1;  // and after prolongation (equal counts keep the V-cycle symmetric for PCG)
+  // Keep what a re-setup for new values on the same pattern needs (Hierarchy::rebuild): each level's
+  // strength classification, tentative prolongator and A P pattern. Off by default: the A P pattern alone
+  // is about as large as the finest matrix's column indices.
+  bool keep_structure = false;
 };
 
 }  // namespace amgsolve

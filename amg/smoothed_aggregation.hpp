@@ -39,6 +39,7 @@
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/timer.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -54,10 +55,34 @@ struct CoarseningStep {
   typename Backend::template Vector<double> coarse_weights;  // B^2 of the coarse level (tentative_prolongation.hpp)
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
+  std::optional<LevelStructure<Value>> structure;  // with amg.keep_structure (cpu backend)
+};
+
+// A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
+// hierarchy's structure; cpu backend): the strength and tentative prolongator are `kept`'s. With the
+// patterns, the products are formed by their numeric phase only: P into p_pattern (the old P), A P into
+// kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's matrix).
+template <class Value>
+struct KeptLevel {
+  const LevelStructure<Value>* kept = nullptr;
+  const CsrMatrix<Value>* p_pattern = nullptr;
+  const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
 
 template <class Backend, class Value>
 class SmoothedAggregation {
+  // Accumulates the seconds since the last lap into a phase's slot.
+  class PhaseClock {
+   public:
+    void lap(double& slot) {
+      slot += timer_.seconds();
+      timer_.restart();
+    }
+
+   private:
+    Timer timer_;
+  };
+
  public:
   using Csr = typename Backend::template Csr<Value>;
   using Shared = std::shared_ptr<const Csr>;
@@ -81,7 +106,7 @@ class SmoothedAggregation {
     backend_.require_positive_diagonal(A, info.level);
 
     // 1. strong couplings
-    const auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+    auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
     clock.lap(t.strength);
     // 2. aggregation; stop when it no longer pays: nothing to aggregate, or under 10% fewer rows
     auto aggregates = mis2_aggregation(backend_, strength, level_seed);
@@ -89,43 +114,42 @@ class SmoothedAggregation {
     clock.lap(t.aggregation);
     if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(backend_.global_rows(A))) return std::nullopt;
     info.aggregates = aggregates.count;
-    // 3. tentative prolongator, and the filtered matrix for step 4
+    // 3. tentative prolongator
     CoarseningStep<Backend, Value> step;
-    const Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
+    Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
     if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
-    const bool has_weak = strength.weak_entries > 0;
-    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength, weights) : Csr{};
-    const Csr& A_f = has_weak ? filtered : A;
-    clock.lap(t.prolongator);
-    // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
-    const double rho_f = spectral_radius(A_f, level_seed);
-    info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
-    clock.lap(t.eigenvalues);
-    Csr P = backend_.multiply(spgemm_, A_f, T, &info.prolongator_product);
-    observe(info.level, "prolongator", A_f, T, P);
-    scale_and_add_tentative(backend_, P, A_f, T, params_.prolongator_damping / rho_f);
-    step.P = std::make_shared<const Csr>(std::move(P));
-    clock.lap(t.prolongator);
-    step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
-    clock.lap(t.transpose);
-    // 5. coarse operator
-    const Csr AP = backend_.multiply(spgemm_, A, *step.P, &info.ap_product);
-    observe(info.level, "ap", A, *step.P, AP);
-    step.coarse = std::make_shared<const Csr>(backend_.multiply(spgemm_, *step.R, AP, &info.rap_product));
-    observe(info.level, "rap", *step.R, AP, *step.coarse);
-    info.spgemm_seconds =
-        info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
-    clock.lap(t.galerkin);
-    // and the level's smoother
-    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
-    step.smoother = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
-    info.smoother = describe(step.smoother);
-    clock.lap(t.smoother);
+    smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr);
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      if (step.structure) {
+        step.structure->strength = std::move(strength);
+        step.structure->T = std::move(T);
+      }
     return step;
   }
 
-  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
-  void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level) const {
+  // The same with the strength and tentative prolongator of `kept` (cpu backend).
+  CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
+                                              const KeptLevel<Value>& kept) const
+    requires std::is_same_v<Backend, CpuBackend>
+  {
+    PhaseClock clock;
+    backend_.require_positive_diagonal(A, info.level);
+    CoarseningStep<Backend, Value> step;
+    step.coarse_weights = kept.kept->coarse_weights;
+    info.aggregates = kept.kept->T.cols;
+    smooth_and_multiply(A, weights, kept.kept->strength, kept.kept->T, info, clock, step, &kept);
+    if (step.structure) {
+      step.structure->strength = kept.kept->strength;
+      step.structure->T = kept.kept->T;
+    }
+    return step;
+  }
+
+  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
+  // With `kept` (cpu backend): as many levels as it has, each with its structure; numeric_only: the
+  // products into its patterns as well.
+  void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level,
+             const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
     Weights weights;  // the finest level's: empty, all 1
     for (int level = 0;; ++level) {
@@ -136,7 +160,16 @@ class SmoothedAggregation {
       Timer timer;
       const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
       std::optional<CoarseningStep<Backend, Value>> step;
-      if (!small_enough) step = coarsen(*level_matrix, weights, info);
+      if constexpr (std::is_same_v<Backend, CpuBackend>) {
+        if (kept) {
+          if (static_cast<std::size_t>(level) < kept->structure_.size())
+            step = coarsen_kept(*level_matrix, weights, info, kept_level(*kept, level, numeric_only));
+        } else if (!small_enough) {
+          step = coarsen(*level_matrix, weights, info);
+        }
+      } else if (!small_enough) {
+        step = coarsen(*level_matrix, weights, info);
+      }
       if (!step) {
         add_coarsest(std::move(level_matrix), weights, hierarchy, info, timer);
         if (on_level) on_level(info);
@@ -152,17 +185,81 @@ class SmoothedAggregation {
   }
 
  private:
-  // Accumulates the seconds since the last lap into a phase's slot.
-  class PhaseClock {
-   public:
-    void lap(double& slot) {
-      slot += timer_.seconds();
-      timer_.restart();
+  static KeptLevel<Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only)
+    requires std::is_same_v<Backend, CpuBackend>
+  {
+    KeptLevel<Value> k;
+    k.kept = &kept.structure_[static_cast<std::size_t>(level)];
+    if (numeric_only) {
+      k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
+      k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
     }
+    return k;
+  }
 
-   private:
-    Timer timer_;
-  };
+  // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T.
+  template <class StrengthOf>
+  void smooth_and_multiply(const Csr& A, const Weights& weights, const StrengthOf& strength, const Csr& T,
+                           LevelInfo& info, PhaseClock& clock, CoarseningStep<Backend, Value>& step,
+                           const KeptLevel<Value>* kept) const {
+    const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    LevelInfo::Phases& t = info.phases;
+    const bool has_weak = strength.weak_entries > 0;
+    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength, weights) : Csr{};
+    const Csr& A_f = has_weak ? filtered : A;
+    clock.lap(t.prolongator);
+    // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
+    const double rho_f = spectral_radius(A_f, level_seed);
+    info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
+    clock.lap(t.eigenvalues);
+    Csr P = product(A_f, T, kept ? kept->p_pattern : nullptr, info.prolongator_product);
+    observe(info.level, "prolongator", A_f, T, P);
+    scale_and_add_tentative(backend_, P, A_f, T, params_.prolongator_damping / rho_f);
+    step.P = std::make_shared<const Csr>(std::move(P));
+    clock.lap(t.prolongator);
+    step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
+    clock.lap(t.transpose);
+    // 5. coarse operator
+    Csr AP = product(A, *step.P, kept && kept->p_pattern ? &kept->kept->ap_pattern : nullptr, info.ap_product);
+    observe(info.level, "ap", A, *step.P, AP);
+    step.coarse = std::make_shared<const Csr>(product(*step.R, AP, kept ? kept->coarse_pattern : nullptr, info.rap_product));
+    observe(info.level, "rap", *step.R, AP, *step.coarse);
+    info.spgemm_seconds =
+        info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      if (params_.keep_structure) {
+        step.structure.emplace();
+        step.structure->coarse_weights = step.coarse_weights;
+        step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
+        step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
+        step.structure->ap_pattern.col = std::move(AP.col);
+      }
+    clock.lap(t.galerkin);
+    // and the level's smoother
+    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
+    step.smoother = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+    info.smoother = describe(step.smoother);
+    clock.lap(t.smoother);
+  }
+
+  // X Y by the SpGEMM backend, or (cpu backend, a kept pattern) by the numeric phase into that pattern.
+  Csr product(const Csr& X, const Csr& Y, const CsrMatrix<Value>* pattern, SpgemmStats& stats) const {
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if (pattern) {
+        Timer timer;
+        Csr C(pattern->rows, pattern->cols);
+        C.row_ptr = pattern->row_ptr;
+        C.col = pattern->col;
+        numeric_product(X, Y, C);
+        stats.numeric_seconds = timer.seconds();
+        stats.nnz = C.nnz();
+        stats.choice = "numeric phase into the kept pattern";
+        return C;
+      }
+    }
+    return backend_.multiply(spgemm_, X, Y, &stats);
+  }
+
 
   double spectral_radius(const Csr& A, std::uint64_t seed) const {
     if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(backend_, A);
@@ -229,7 +326,48 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
 }
 
 template <class Backend, class Value>
+Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
+                                     const Hierarchy& structure_of)
+  requires std::is_same_v<Backend, CpuBackend>
+    : params_(params) {
+  if (structure_of.structure_.empty())
+    throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
+  if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
+  params_.nullspace = structure_of.params_.nullspace;  // the structure's aggregates were made for it
+  build_with_structure(backend, std::move(A), structure_of, false);
+}
+
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::rebuild(Shared A)
+  requires std::is_same_v<Backend, CpuBackend>
+{
+  if (structure_.empty())
+    throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
+  const Csr& old = *levels_.front().A;
+  if (!A || A->rows != old.rows || A->cols != old.cols || A->row_ptr != old.row_ptr || A->col != old.col)
+    throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is needed)");
+  Hierarchy fresh;
+  fresh.params_ = params_;
+  fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
+  fresh.build_with_structure(Backend{}, std::move(A), *this, true);
+  fresh.params_.keep_structure = true;
+  fresh.structure_ = std::move(structure_);
+  *this = std::move(fresh);
+}
+
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept,
+                                                     bool numeric_only) {
+  Timer total;
+  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
+  SmoothedAggregation<Backend, Value>(backend, params_, spgemm).build(std::move(A), *this, {}, &kept, numeric_only);
+  finest_aggregates_ = kept.finest_aggregates_;
+  setup_seconds_ = total.seconds();
+}
+
+template <class Backend, class Value>
 void Hierarchy<Backend, Value>::add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info) {
+  if (step.structure) structure_.push_back(std::move(*step.structure));
   if (levels_.empty()) finest_aggregates_ = std::move(step.aggregates);
   levels_.push_back(Level{std::move(A), std::move(step.P), std::move(step.R), step.smoother});
   info_.push_back(info);

@@ -37,6 +37,10 @@ struct Solver::Impl {
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                             const SolveLimits& limits) = 0;
   virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
+  // The re-setup in place, or false with the reason when only a full setup will do.
+  virtual bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) = 0;
+  Parameters params;          // as given (rebuild's full setup starts from them again)
+  SetupCallbacks callbacks;
   SetupSummary summary;
   Array<Index> finest_aggregates;
 };
@@ -108,13 +112,8 @@ class SolverOn final : public Solver::Impl {
         A_csr_(backend_.csr(std::move(A))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
-    const SpmvFormat format = choose_format(backend_, hierarchy_, params.solver.spmv_format, summary);
-    A_ = backend_.matrix(A_csr_, format);
-    std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
-    if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
-    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
+    finish_setup();
     fill_summary(setup_timer_.seconds());
-    finest_aggregates = hierarchy_.finest_aggregates();
   }
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
@@ -157,6 +156,35 @@ class SolverOn final : public Solver::Impl {
     return result;
   }
 
+  bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) override {
+    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+      why = std::string("the re-setup runs on the cpu backend only, this is ") + to_string(Backend::kind);
+      return false;
+    } else {
+      if (!hierarchy_.keeps_structure()) {
+        why = "amg.keep_structure is off";
+        return false;
+      }
+      if (A->rows != A_csr_->rows || A->cols != A_csr_->cols || A->row_ptr != A_csr_->row_ptr || A->col != A_csr_->col) {
+        why = "the matrix's pattern changed";
+        return false;
+      }
+      if (resolve_nullspace(*A, params.amg.nullspace) != hierarchy_.params().nullspace) {
+        why = "the matrix's nullspace changed";
+        return false;
+      }
+      Timer timer;
+      cycle_.reset();
+      A_csr_ = backend_.csr(A);
+      hierarchy_.rebuild(in_cycle_precision<CycleValue>(backend_, A_csr_));
+      finish_setup();
+      fill_summary(timer.seconds());
+      summary.reused = true;
+      summary.rebuild_note = "aggregates and tentative prolongators kept, products by their numeric phase";
+      return true;
+    }
+  }
+
   void precondition(const Vector<double>& r, Vector<double>& z) override {
     require_rows(r, "preconditioned vector");
     const Vec<double> r_on = backend_.upload(r);
@@ -167,6 +195,16 @@ class SolverOn final : public Solver::Impl {
   }
 
  private:
+  // After the hierarchy: A and the levels in the solve's format, the cycle.
+  void finish_setup() {
+    const SpmvFormat format = choose_format(backend_, hierarchy_, params_.spmv_format, summary);
+    A_ = backend_.matrix(A_csr_, format);
+    std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
+    if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
+    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
+    finest_aggregates = hierarchy_.finest_aggregates();
+  }
+
   // z = one V-cycle on r from z = 0, in the cycle's precision.
   void apply_cycle(const Vec<double>& r, Vec<double>& z) {
     if constexpr (std::is_same_v<CycleValue, double>) {
@@ -232,7 +270,10 @@ std::unique_ptr<Solver::Impl> make_solver_on(std::shared_ptr<const CsrMatrix<dou
 
 }  // namespace
 
-Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks) {
+namespace {
+
+std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
+                                        const SetupCallbacks& callbacks) {
   if (!A) throw InputError("Solver: no matrix");
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
@@ -253,20 +294,41 @@ Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& par
     if (kind != BackendKind::cpu)
       throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
                        "or use backend: cpu on several");
-    impl_ = make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
-    return;
+    return make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
   }
 #else
   const BackendKind kind = resolve_backend(params.backend);
 #endif
   switch (kind) {
-    case BackendKind::cpu: impl_ = make_solver_on<CpuBackend>(std::move(A), resolved, callbacks); break;
+    case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
     case BackendKind::cuda:
 #ifdef AMGSOLVE_WITH_CUDA
-      impl_ = make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
+      return make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
 #endif
       break;
   }
+  throw Error("internal: no backend for " + std::string(to_string(kind)));
+}
+
+}  // namespace
+
+Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
+    : impl_(make_impl(std::move(A), params, callbacks)) {
+  impl_->params = params;
+  impl_->callbacks = callbacks;
+}
+
+void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
+  if (!A) throw InputError("Solver::rebuild: no matrix");
+  std::string why;
+  if (impl_->rebuild(A, why)) return;
+  const Parameters params = impl_->params;
+  const SetupCallbacks callbacks = impl_->callbacks;
+  impl_ = make_impl(std::move(A), params, callbacks);
+  impl_->params = params;
+  impl_->callbacks = callbacks;
+  impl_->summary.reused = false;
+  impl_->summary.rebuild_note = "a full setup: " + why;
 }
 
 Solver::~Solver() = default;

@@ -64,6 +64,9 @@ struct SetupSummary {
   std::string spmv_format = "csr";
   std::string spmv_format_reason;
   std::vector<std::vector<FormatCost>> spmv_formats;
+  // After rebuild(): whether the structure was kept (a re-setup) or a full setup ran, and why.
+  bool reused = false;
+  std::string rebuild_note;
 };
 
 // Per-solve limits in place of the configured solver.tolerance and solver.max_iterations.
@@ -90,6 +93,13 @@ class Solver {
   // precision), for another outer iteration (scipy's cg, a Krylov method of the caller's). Same sharing
   // rule as solve().
   void precondition(const Vector<double>& r, Vector<double>& z) const;
+
+  // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure on the
+  // cpu backend and A on the pattern of the matrix the solver was built for, the aggregates and tentative
+  // prolongators are kept and the rest is recomputed, the products by their numeric phase only
+  // (Hierarchy::rebuild); otherwise a full setup with the same parameters. setup().reused says which and
+  // setup().rebuild_note why.
+  void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
 
   const SetupSummary& setup() const;
   // The aggregate of every unknown on the finest level (-1: none), for visualisation.

@@ -84,8 +84,7 @@ std::string comparison_note(const SpgemmComparisonRow& r) {
 }
 
 // The --compare-spgemm table: level x product x backend.
-void print_comparison(const std::vector<SpgemmComparisonRow>& rows) {
-  const int runs = rows.empty() ? 0 : rows.front().runs;
+void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
   progress("SpGEMM comparison (every backend on every setup product after a warm-up run; seconds: median of %d "
            "runs in rotating order, spread: fastest-slowest; agrees = same pattern and values):\n", runs);
   progress("  %5s %-12s %-10s %9s %17s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "spread",
@@ -191,7 +190,7 @@ class PrintingSolver final : public AmgSolver {
     }
     solver_ = std::make_unique<Solver>(std::move(A), solver_parameters(config), callbacks);
     setup = solver_->setup();
-    if (compare_spgemm) print_comparison(comparison);
+    if (compare_spgemm) print_comparison(comparison, config.compare_spgemm_runs);
     double spgemm_seconds = 0;
     for (const LevelInfo& l : setup.levels) spgemm_seconds += l.spgemm_seconds;
     progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),

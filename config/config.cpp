@@ -429,6 +429,11 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
   doc.set_override_label(label);
   for (const std::string& a : assignments) {
     const std::string key = a.substr(0, a.find('='));
+    if (key == "amg" || key == "solver")
+      throw InputError(label + " " + key + ": give the section's keys (" + key + ".KEY=VALUE; in Python a dict)");
+    if (key == "amg.compare_spgemm" || key == "amg.compare_runs")
+      throw InputError(label + " " + key + ": the SpGEMM comparison is the program's (--compare-spgemm), not a "
+                       "solver parameter");
     const bool solver_key = key == "backend" || key.rfind("amg.", 0) == 0 || key.rfind("solver.", 0) == 0;
     if (!solver_key)
       throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)");

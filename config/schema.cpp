@@ -433,6 +433,11 @@ std::vector<KeySpec> amg_keys() {
               0, 20),
       bounded(integer("amg.smoother.post_steps", FIELD(amg.post_smooth), "Smoothing steps after prolongation."), 0,
               20),
+      flag("amg.keep_structure", FIELD(amg.keep_structure),
+           "Keep what a re-setup for new values on the same pattern needs (the library's Solver::rebuild, the "
+           "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
+           "The re-setup then keeps the aggregates and recomputes the rest, the products by their numeric phase "
+           "only (cpu backend). Costs about the finest matrix's column indices in memory."),
   };
 }
 

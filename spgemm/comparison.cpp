@@ -51,23 +51,40 @@ void warm_up(const SpgemmBackend& backend, const CsrMatrix<Value>& A, const CsrM
   }
 }
 
-// The timed runs of every backend still in the race, in an order rotated by one from run to run.
+// The order of one timed run: this process's backends rotated by the run's number and reversed every other
+// run, then the collective ones in registry order (every rank must call those alike).
+std::vector<std::size_t> run_order(const std::vector<const SpgemmBackend*>& backends, int run) {
+  std::vector<std::size_t> local, collective;
+  for (std::size_t b = 0; b < backends.size(); ++b) (backends[b]->collective() ? collective : local).push_back(b);
+  if (!local.empty()) {
+    std::rotate(local.begin(), local.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(run) % local.size()),
+                local.end());
+    if (run % 2 == 1) std::reverse(local.begin(), local.end());
+  }
+  local.insert(local.end(), collective.begin(), collective.end());
+  return local;
+}
+
+// The timed runs of every backend whose warm-up succeeded; one that fails later gets its error in its row.
 template <class Value>
 void timed_runs(const std::vector<const SpgemmBackend*>& backends, const CsrMatrix<Value>& A,
                 const CsrMatrix<Value>& B, int runs, std::vector<SpgemmComparisonRow>& rows) {
-  const std::size_t n = backends.size();
-  std::vector<std::vector<SpgemmStats>> measured(n);
+  std::vector<std::vector<SpgemmStats>> measured(backends.size());
   for (int run = 0; run < runs; ++run)
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t b = (k + static_cast<std::size_t>(run)) % n;
+    for (const std::size_t b : run_order(backends, run)) {
       if (!rows[b].error.empty()) continue;
       SpgemmStats stats;
-      backends[b]->multiply(A, B, &stats);
+      try {
+        backends[b]->multiply(A, B, &stats);
+      } catch (const Error& e) {
+        rows[b].error = e.what();
+        continue;
+      }
       measured[b].push_back(std::move(stats));
     }
-  for (std::size_t b = 0; b < n; ++b) {
+  for (std::size_t b = 0; b < backends.size(); ++b) {
     std::vector<SpgemmStats>& m = measured[b];
-    if (m.empty()) continue;
+    if (m.empty() || !rows[b].error.empty()) continue;
     std::sort(m.begin(), m.end(), [](const SpgemmStats& x, const SpgemmStats& y) { return x.seconds() < y.seconds(); });
     rows[b].runs = static_cast<int>(m.size());
     rows[b].min_seconds = m.front().seconds();

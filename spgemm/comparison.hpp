@@ -26,8 +26,10 @@ struct SpgemmComparisonRow {
 };
 
 // How the comparison times: one untimed warm-up run of every backend (page faults, caches, first-touch
-// allocations; its result is the one checked), then `runs` timed runs, the backends' order rotated by one
-// from run to run so that none always runs first or right after the same other.
+// allocations; its result is the one checked), then `runs` timed runs. In each run the backends of this
+// process go in another order (rotated by the run's number, reversed every other run), so that none always
+// runs first or after the same other; the collective (MPI) backends follow them in the registry's order,
+// the same on every rank. The time reported is the median run's (the upper middle one for an even count).
 struct ComparisonTiming {
   int warmup = 1;
   int runs = 3;

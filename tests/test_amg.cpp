@@ -417,3 +417,130 @@ TEST(Hierarchy, RefusesAHugeCoarsestLevelWithAdvice) {
 
 }  // namespace
 }  // namespace amgsolve
+
+// ---- re-setup for new values on the same pattern (Hierarchy::rebuild, amg.keep_structure)
+
+namespace amgsolve {
+namespace {
+
+// D A D with D = diag(1 + amplitude sin(i + phase)): new values on A's pattern, symmetric positive definite,
+// and the same strength classification (|a_ij| d_i d_j against theta sqrt(a_ii d_i^2 a_jj d_j^2)), so a
+// fresh setup finds the same aggregates.
+template <class Value>
+std::shared_ptr<const CsrMatrix<Value>> rescaled(const CsrMatrix<Value>& A, double amplitude, double phase) {
+  CsrMatrix<Value> B = A;
+  const auto d = [&](Index i) { return 1.0 + amplitude * std::sin(static_cast<double>(i) + phase); };
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      B.val[k] = static_cast<Value>(static_cast<double>(A.val[k]) * d(i) * d(A.col[k]));
+  return std::make_shared<const CsrMatrix<Value>>(std::move(B));
+}
+
+// New values that do change which links are strong: the x-couplings of an anisotropic operator scaled by
+// (1 + amplitude sin(i + j)), symmetric, diagonal raised to stay dominant.
+std::shared_ptr<const CsrMatrix<double>> restrengthened(const CsrMatrix<double>& A, double amplitude) {
+  CsrMatrix<double> B = A;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      B.val[k] = A.col[k] == i ? A.val[k] * (1 + amplitude) : A.val[k] * (1 + amplitude * std::sin(double(i + A.col[k])));
+  return std::make_shared<const CsrMatrix<double>>(std::move(B));
+}
+
+template <class Value>
+void expect_same_matrix(const CsrMatrix<Value>& a, const CsrMatrix<Value>& b, const std::string& what) {
+  ASSERT_EQ(a.rows, b.rows) << what;
+  ASSERT_EQ(a.cols, b.cols) << what;
+  ASSERT_EQ(a.row_ptr, b.row_ptr) << what;
+  ASSERT_EQ(a.col, b.col) << what;
+  for (std::size_t k = 0; k < a.val.size(); ++k) ASSERT_EQ(a.val[k], b.val[k]) << what << " entry " << k;
+}
+
+// Level by level: operators, transfers, spectral radii and smoothers, and the coarse factor's solution.
+template <class Value>
+void expect_same_hierarchy(const AmgHierarchy<Value>& a, const AmgHierarchy<Value>& b) {
+  ASSERT_EQ(a.levels(), b.levels());
+  for (std::size_t l = 0; l < a.levels(); ++l) {
+    const std::string level = "level " + std::to_string(l);
+    ASSERT_NO_FATAL_FAILURE(expect_same_matrix(a.matrix(l), b.matrix(l), level + " A"));
+    if (l + 1 == a.levels()) break;
+    ASSERT_NO_FATAL_FAILURE(expect_same_matrix(a.prolongator(l), b.prolongator(l), level + " P"));
+    ASSERT_NO_FATAL_FAILURE(expect_same_matrix(a.restriction(l), b.restriction(l), level + " R"));
+    EXPECT_EQ(a.info()[l].rho, b.info()[l].rho) << level;
+    EXPECT_EQ(a.smoother(l).upper, b.smoother(l).upper) << level;
+    EXPECT_EQ(a.smoother(l).lower, b.smoother(l).lower) << level;
+  }
+  EXPECT_EQ(a.finest_aggregates(), b.finest_aggregates());
+  ASSERT_EQ(a.coarsest_on_host()->rows, b.coarsest_on_host()->rows);
+  const Vector<Value> rhs(static_cast<std::size_t>(a.coarsest_on_host()->rows), Value(1));
+  Vector<Value> xa, xb;
+  a.coarse_factor()->solve(rhs, xa);
+  b.coarse_factor()->solve(rhs, xb);
+  EXPECT_EQ(xa, xb);
+}
+
+AmgParams keeping_structure() {
+  AmgParams params;
+  params.keep_structure = true;
+  params.spgemm = "gustavson";  // the numeric phase sums in gustavson's order
+  params.coarse_size = 100;
+  return params;
+}
+
+TEST(Rebuild, NewValuesWithTheSameAggregatesGiveTheFreshHierarchyBitForBit) {
+  // 2 A: every level's operator doubles exactly and D^-1 A does not change, so a fresh setup of its own makes
+  // the same aggregates on every level and must equal the re-setup to the last bit.
+  const auto A = shared(poisson(Stencil::p7, {22, 20, 18}));
+  AmgHierarchy<double> rebuilt(A, keeping_structure());
+  CsrMatrix<double> twice_A = *A;
+  for (double& v : twice_A.val) v *= 2;
+  const auto two_A = std::make_shared<const CsrMatrix<double>>(std::move(twice_A));
+  rebuilt.rebuild(two_A);
+  expect_same_hierarchy(rebuilt, AmgHierarchy<double>(two_A, keeping_structure()));
+  EXPECT_TRUE(rebuilt.keeps_structure());
+  // D A D: the finest level's strength does not change, the coarse levels' may; against a fresh setup on the
+  // kept structure, in double and float (solver.precision: mixed), re-set-up twice in a row.
+  for (const double phase : {0.5, 2.0}) {
+    AmgHierarchy<double> again(A, keeping_structure());
+    const auto changed = rescaled(*A, 0.4, phase);
+    again.rebuild(changed);
+    expect_same_hierarchy(again, AmgHierarchy<double>(CpuBackend{}, changed, keeping_structure(), again));
+    EXPECT_EQ(again.finest_aggregates(), AmgHierarchy<double>(changed, keeping_structure()).finest_aggregates());
+  }
+  const auto A32 = std::make_shared<const CsrMatrix<float>>(cast_values<float>(*A));
+  AmgHierarchy<float> rebuilt32(A32, keeping_structure());
+  rebuilt32.rebuild(rescaled(*A32, 0.3, 1.0));
+  const auto twice = rescaled(*A32, 0.2, 3.0);
+  rebuilt32.rebuild(twice);
+  expect_same_hierarchy(rebuilt32, AmgHierarchy<float>(CpuBackend{}, twice, keeping_structure(), rebuilt32));
+}
+
+TEST(Rebuild, EqualsAFreshSetupOnTheKeptStructureWhenTheStrengthChanges) {
+  // y-links of 0.05 against theta sqrt(a_ii a_jj) = 0.041: strong; the new values raise the diagonal by half
+  // and scale the links by 0.5 to 1.5, so about half of them turn weak.
+  const auto A = shared(anisotropic_2d(60, 0.05));
+  AmgHierarchy<double> rebuilt(A, keeping_structure());
+  const auto changed = restrengthened(*A, 0.5);
+  rebuilt.rebuild(changed);
+  const AmgHierarchy<double> reference(CpuBackend{}, changed, keeping_structure(), rebuilt);  // full products
+  expect_same_hierarchy(rebuilt, reference);
+  // A fresh setup of its own classifies the links anew: a different hierarchy (what rebuild must not be).
+  const AmgHierarchy<double> own(changed, keeping_structure());
+  EXPECT_NE(own.finest_aggregates(), rebuilt.finest_aggregates());
+}
+
+TEST(Rebuild, AnotherPatternOrNoKeptStructureIsAnError) {
+  const auto A = shared(poisson(Stencil::p7, {12, 12, 12}));
+  AmgHierarchy<double> amg(A, keeping_structure());
+  EXPECT_THROW(amg.rebuild(shared(poisson(Stencil::p27, {12, 12, 12}))), InputError);
+  EXPECT_THROW(amg.rebuild(shared(poisson(Stencil::p7, {12, 12, 11}))), InputError);
+  AmgParams plain = keeping_structure();
+  plain.keep_structure = false;
+  AmgHierarchy<double> without(A, plain);
+  EXPECT_FALSE(without.keeps_structure());
+  EXPECT_THROW(without.rebuild(A), InputError);
+  // The hierarchy is left as it was after a refused re-setup.
+  expect_same_hierarchy(amg, AmgHierarchy<double>(A, keeping_structure()));
+}
+
+}  // namespace
+}  // namespace amgsolve

@@ -824,6 +824,8 @@ TEST(SolverSettings, WrongOnesAreNamedInOneLine) {
   EXPECT_NE(message({"solver.precision=quad"}).find("'quad' is not one of"), std::string::npos);
   EXPECT_NE(message({"amg.spgemm=nope"}).find("nope"), std::string::npos);
   EXPECT_NE(message({"amg.coarse_size"}).find("expected key.path=value"), std::string::npos);
+  EXPECT_NE(message({"amg=5"}).find("give the section's keys"), std::string::npos);
+  EXPECT_NE(message({"amg.compare_runs=3"}).find("--compare-spgemm"), std::string::npos);
 }
 
 }  // namespace

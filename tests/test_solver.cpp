@@ -285,6 +285,43 @@ TEST(Library, PreconditionIsTheVcycleOfTheSolve) {
   }
 }
 
+// Solver::rebuild: a re-setup with amg.keep_structure (the solve then equals a fresh solver's on 2 A, whose
+// own setup finds the same aggregates), a full setup otherwise, each said in setup().
+TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
+  const auto A = poisson_3d(16);
+  CsrMatrix<double> doubled = *A;
+  for (double& v : doubled.val) v *= 2;
+  const auto two_A = std::make_shared<const CsrMatrix<double>>(std::move(doubled));
+  const Vector<double> b(A->rows, 1.0);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.amg.keep_structure = true;
+    params.solver.precision = precision;
+    Solver solver(A, params);
+    solver.rebuild(two_A);
+    EXPECT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
+    const Solver fresh(two_A, params);
+    Vector<double> x, y;
+    const SolveResult r = solver.solve(b, x);
+    const SolveResult s = fresh.solve(b, y);
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.history, s.history);
+    EXPECT_EQ(x, y);
+    // Another pattern: a full setup, said so, and a right answer for it.
+    const auto other = poisson_3d(12);
+    solver.rebuild(other);
+    EXPECT_FALSE(solver.setup().reused);
+    EXPECT_NE(solver.setup().rebuild_note.find("pattern"), std::string::npos) << solver.setup().rebuild_note;
+    const Vector<double> b_other(other->rows, 1.0);
+    EXPECT_TRUE(solver.solve(b_other, x).converged);
+    EXPECT_LE(true_relative_residual(*other, b_other, x), 1e-8);
+  }
+  Solver plain(A, Parameters{});
+  plain.rebuild(two_A);
+  EXPECT_FALSE(plain.setup().reused);
+  EXPECT_NE(plain.setup().rebuild_note.find("amg.keep_structure"), std::string::npos);
+}
+
 TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   const auto A = poisson_3d(16);
   const Vector<double> b(A->rows, 1.0);

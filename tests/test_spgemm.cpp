@@ -7,6 +7,7 @@
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
 #include "spgemm/heap.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 #include "spgemm/rmerge_cpu.hpp"
 #include "test_support.hpp"
@@ -426,6 +427,24 @@ TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
   CsrMatrix<double> moved = C;
   moved.col[0] = moved.col[0] == 0 ? 1 : 0;  // same values, different pattern
   EXPECT_FALSE(spgemm_results_agree(moved, C, 1e-12, difference));
+}
+
+// The numeric phase alone, into the pattern of an earlier product: gustavson's values bit for bit on new
+// values, and an error when a product falls outside the pattern.
+TEST(NumericProduct, RefillsAKeptPatternWithGustavsonsValues) {
+  const CsrMatrix<double> A = test::random_sparse(180, 140, 0.05, 31);
+  const CsrMatrix<double> B = test::random_sparse(140, 160, 0.05, 32);
+  CsrMatrix<double> pattern = SpgemmRegistry::instance().get("gustavson").multiply(A, B);
+  CsrMatrix<double> A2 = A, B2 = B;
+  for (double& v : A2.val) v = std::cos(v * 7.0);
+  for (double& v : B2.val) v = 1.0 / (1.5 + v);
+  const CsrMatrix<double> expected = SpgemmRegistry::instance().get("gustavson").multiply(A2, B2);
+  numeric_product(A2, B2, pattern);
+  EXPECT_EQ(pattern.row_ptr, expected.row_ptr);
+  EXPECT_EQ(pattern.col, expected.col);
+  for (std::size_t k = 0; k < expected.val.size(); ++k) ASSERT_EQ(pattern.val[k], expected.val[k]) << k;
+  const CsrMatrix<double> other = test::random_sparse(180, 140, 0.05, 33);  // another pattern of A
+  EXPECT_THROW(numeric_product(other, B2, pattern), Error);
 }
 
 TEST(SpgemmComparison, EveryAvailableBackendAgreesOnARealProduct) {

@@ -51,7 +51,8 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
     if A.format != "csr":
         A = A.tocsr()
     if A.dtype not in dtypes:
-        if not (np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer)):
+        real = np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer) or A.dtype == np.bool_
+        if not real:
             raise InputError(f"{name}: values must be real numbers, got {A.dtype}")
         A = A.astype(np.float64)
     if not A.has_canonical_format:
@@ -61,8 +62,10 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
 
 
 def _arrays(A) -> tuple:
-    return (A.shape[0], A.shape[1], np.ascontiguousarray(A.indptr), np.ascontiguousarray(A.indices),
-            np.ascontiguousarray(A.data))
+    """rows, cols, indptr, indices, data; scipy may keep spare room after the last entry, which is left out."""
+    nnz = int(A.indptr[-1])
+    return (A.shape[0], A.shape[1], np.ascontiguousarray(A.indptr), np.ascontiguousarray(A.indices[:nnz]),
+            np.ascontiguousarray(A.data[:nnz]))
 
 
 class Solver:
@@ -84,6 +87,15 @@ class Solver:
         x, info = self._core.solve(b, tol, maxiter)
         info["levels"] = self.levels
         return x, info
+
+    def rebuild(self, A: Any) -> None:
+        """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
+        amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
+        kept and the rest recomputed, the products by their numeric phase only; otherwise a full setup.
+        solver.setup["reused"] says which, solver.setup["rebuild_note"] why."""
+        A = _csr(A, "A")
+        self._core.rebuild(*_arrays(A))
+        self.shape = A.shape
 
     def aspreconditioner(self) -> spla.LinearOperator:
         """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin."""
@@ -115,14 +127,16 @@ class Solver:
 
 def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
     """C = A @ B with one of amgsolve's SpGEMM backends (amgsolve.spgemm_backends() lists them). float32 when
-    both are float32, else float64. return_info: also a dict with the backend's choice and seconds."""
+    both are float32, else float64 (boolean and integer values are converted); a csr_matrix when both are
+    scipy matrices, else a csr_array. return_info: also a dict with the backend's choice and seconds."""
+    matrices = sp.isspmatrix(A) and sp.isspmatrix(B)
     A, B = _csr(A, "A"), _csr(B, "B")
     single = A.dtype == np.float32 and B.dtype == np.float32
     if not single:
         A, B = (M if M.dtype == np.float64 else M.astype(np.float64) for M in (A, B))
     multiply = _amgsolve.spgemm_float32 if single else _amgsolve.spgemm_float64
     indptr, indices, data, shape, info = multiply(backend, *_arrays(A), *_arrays(B))
-    C = sp.csr_array((data, indices, indptr), shape=shape)
+    C = (sp.csr_matrix if matrices else sp.csr_array)((data, indices, indptr), shape=shape)
     return (C, info) if return_info else C
 
 

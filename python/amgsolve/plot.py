@@ -26,8 +26,15 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only bac
 PHASES = ["strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"]
 
 
-def label_of(path: str) -> str:
-    return os.path.splitext(os.path.basename(path))[0]
+def labels_of(paths: list[str]) -> list[str]:
+    """A label per input, in order: its file name, with its folder where two inputs share a file name, and
+    numbered where that is not enough either (the same file given twice)."""
+    names = [os.path.splitext(os.path.basename(p))[0] for p in paths]
+    labels = [os.path.join(os.path.basename(os.path.dirname(os.path.abspath(p))), n) if names.count(n) > 1 else n
+              for p, n in zip(paths, names)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
+    return labels
 
 
 def read_report(path: str) -> dict:
@@ -216,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", default="plots", help="folder for the PNG files (default: plots)")
     args = parser.parse_args(argv)
     reports, tables = {}, {}
-    for path in args.inputs:
+    for path, label in zip(args.inputs, labels_of(args.inputs)):
         if path.endswith(".csv"):
-            tables[label_of(path)] = read_bench_csv(path)
+            tables[label] = read_bench_csv(path)
         else:
-            reports[label_of(path)] = read_report(path)
+            reports[label] = read_report(path)
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:

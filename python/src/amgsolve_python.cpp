@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -32,7 +33,8 @@ using namespace nb::literals;
 namespace amgsolve {
 namespace {
 
-using AnyArray = nb::ndarray<nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+// Inputs are only read: read-only arrays (a memory map, an array this module returned) are accepted as they are.
+using AnyArray = nb::ndarray<nb::ro, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using DoubleArray = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 template <class T>
@@ -99,7 +101,10 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
   });
   with_values(data, name + ": data", [&](const auto* p) {
     for (std::size_t k = 0; k < nnz; ++k) {
-      if (!std::isfinite(p[k])) throw InputError(name + ": value number " + std::to_string(k) + " is not finite");
+      if (!std::isfinite(p[k])) {
+        const auto row = std::upper_bound(M.row_ptr.begin(), M.row_ptr.end(), static_cast<Offset>(k)) - M.row_ptr.begin() - 1;
+        throw InputError(name + ": entry (" + std::to_string(row) + ", " + std::to_string(M.col[k]) + ") is not finite");
+      }
       M.val[k] = static_cast<V>(p[k]);
     }
   });
@@ -108,9 +113,9 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
   return M;
 }
 
-// A numpy array that owns a moved-in std::vector-like container.
+// A writable numpy array that owns a moved-in std::vector-like container.
 template <class Container>
-nb::ndarray<nb::numpy, const typename Container::value_type, nb::ndim<1>> to_numpy(Container&& values) {
+nb::ndarray<nb::numpy, typename Container::value_type, nb::ndim<1>> to_numpy(Container&& values) {
   auto* owned = new Container(std::move(values));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Container*>(p); });
   return {owned->data(), {owned->size()}, owner};
@@ -177,7 +182,7 @@ class PySolver {
     return nb::make_tuple(to_numpy(std::move(x)), solve_dict(result));
   }
 
-  nb::ndarray<nb::numpy, const double, nb::ndim<1>> precondition(const DoubleArray& r) const {
+  nb::ndarray<nb::numpy, double, nb::ndim<1>> precondition(const DoubleArray& r) const {
     const Vector<double> in(r.data(), r.data() + r.shape(0));
     Vector<double> z;
     {
@@ -186,6 +191,17 @@ class PySolver {
       solver_->precondition(in, z);
     }
     return to_numpy(std::move(z));
+  }
+
+  void rebuild(std::int64_t rows, std::int64_t cols, const AnyArray& indptr, const AnyArray& indices,
+               const AnyArray& data) {
+    auto A = std::make_shared<const CsrMatrix<double>>(
+        csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
+    nb::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(busy_);
+    require_spd_candidate("A", *A);
+    solver_->rebuild(std::move(A));
+    rows_ = solver_->setup().levels.empty() ? rows_ : solver_->setup().levels.front().rows;
   }
 
   nb::dict setup() const {
@@ -198,6 +214,8 @@ class PySolver {
     d["spgemm"] = s.spgemm_backend;
     d["nullspace"] = s.nullspace;
     d["hierarchy_bytes"] = s.hierarchy_bytes;
+    d["reused"] = s.reused;
+    d["rebuild_note"] = s.rebuild_note;
     nb::list levels;
     for (const LevelInfo& l : s.levels) levels.append(level_dict(l));
     d["levels"] = levels;
@@ -257,16 +275,36 @@ std::vector<nb::dict> spgemm_backends() {
   return out;
 }
 
+// A Python exception class deriving from amgsolve.Error and a built-in one, raised for the C++ type E.
+template <class E>
+void register_derived(nb::module_& m, const char* name, nb::handle base, PyObject* builtin) {
+  const std::string qualified = std::string("amgsolve._amgsolve.") + name;
+  nb::object bases = nb::steal(PyTuple_Pack(2, base.ptr(), builtin));
+  PyObject* type = PyErr_NewException(qualified.c_str(), bases.ptr(), nullptr);
+  if (!type) throw nb::python_error();
+  m.attr(name) = nb::handle(type);
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void* payload) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const E& e) {
+          PyErr_SetString(static_cast<PyObject*>(payload), e.what());
+        }
+      },
+      type);
+}
+
 }  // namespace
 }  // namespace amgsolve
 
 NB_MODULE(_amgsolve, m) {
   using namespace amgsolve;
   m.doc() = "amgsolve's C++ core; use the amgsolve package (amgsolve.Solver, amgsolve.spgemm).";
-  // The most recently registered translator is tried first: the general Error goes first.
-  nb::exception<Error>(m, "Error", PyExc_RuntimeError);
-  nb::exception<InputError>(m, "InputError", PyExc_ValueError);
-  nb::exception<NumericalError>(m, "NumericalError", PyExc_ArithmeticError);
+  // amgsolve.Error (a RuntimeError) is the base of InputError (also a ValueError) and NumericalError (also an
+  // ArithmeticError), as in C++. The most recently registered translator is tried first: Error goes first.
+  nb::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  register_derived<InputError>(m, "InputError", error, PyExc_ValueError);
+  register_derived<NumericalError>(m, "NumericalError", error, PyExc_ArithmeticError);
 
   nb::class_<PySolver>(m, "Solver")
       .def(nb::init<std::int64_t, std::int64_t, const AnyArray&, const AnyArray&, const AnyArray&,
@@ -274,6 +312,7 @@ NB_MODULE(_amgsolve, m) {
            "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a)
       .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none())
       .def("precondition", &PySolver::precondition, "r"_a)
+      .def("rebuild", &PySolver::rebuild, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a)
       .def("setup", &PySolver::setup)
       .def_prop_ro("rows", &PySolver::rows);
 

@@ -61,3 +61,9 @@ def test_a_file_that_is_not_a_report_is_named(tmp_path):
     csv.write_text("a,b\n1,2\n")
     with pytest.raises(SystemExit, match="other.csv: not a spgemm-bench CSV"):
         plot.main([str(csv), "-o", str(tmp_path / "plots")])
+
+
+def test_inputs_of_the_same_name_in_other_folders_keep_their_own_labels():
+    labels = plot.labels_of(["a/report.json", "b/report.json", "c/other.json"])
+    assert labels == [os.path.join("a", "report"), os.path.join("b", "report"), "other"]
+    assert len(set(plot.labels_of(["r.json", "r.json"]))) == 2

@@ -1,0 +1,17 @@
+#pragma once
+// The numeric phase of Gustavson's SpGEMM on its own (F. G. Gustavson, ACM TOMS 4(3), 1978: the second of
+// the two passes): C = A * B into a pattern known in advance, C.row_ptr and C.col, kept from an earlier
+// product of matrices with the same patterns. The re-setup of a hierarchy whose values change and whose
+// patterns do not (AmgHierarchy::rebuild) forms its products this way and skips the symbolic work.
+// Each entry sums its products in A's row order, as the row-wise backends do, so the values equal those of
+// `gustavson` on the same operands. Rows are independent: the same result on any thread count.
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// C.row_ptr and C.col give the pattern (C.val is resized and overwritten). Throws Error when a product falls
+// outside the pattern (the operands' patterns are not those the pattern was computed from).
+template <class Value>
+void numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C);
+
+}  // namespace amgsolve
