@@ -42,6 +42,7 @@ struct LevelInfo {
 template <class Value>
 struct LevelStructure {
   Strength strength;
+  Array<std::uint8_t> filtered_rows;  // which rows' weak entries were lumped (filtered_matrix); empty: none weak
   CsrMatrix<Value> T;
   Vector<double> coarse_weights;
   CsrMatrix<Value> ap_pattern;  // row_ptr and col; no values

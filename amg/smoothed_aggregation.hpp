@@ -205,7 +205,17 @@ class SmoothedAggregation {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     const bool has_weak = strength.weak_entries > 0;
-    const Csr filtered = has_weak ? filtered_matrix(backend_, A, strength, weights) : Csr{};
+    Csr filtered;
+    Array<std::uint8_t> filtered_rows;
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if (has_weak) filtered = filtered_matrix(A, strength, weights, &filtered_rows);
+      // Which rows are lumped depends on the values: the kept patterns hold only if none changed.
+      if (kept && kept->p_pattern && filtered_rows != kept->kept->filtered_rows)
+        throw InputError("re-setup: the filtered matrix's pattern changed on level " + std::to_string(info.level) +
+                         " (other rows keep their weak entries)");
+    } else if (has_weak) {
+      filtered = filtered_matrix(backend_, A, strength, weights);
+    }
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
@@ -229,6 +239,7 @@ class SmoothedAggregation {
     if constexpr (std::is_same_v<Backend, CpuBackend>)
       if (params_.keep_structure) {
         step.structure.emplace();
+        step.structure->filtered_rows = std::move(filtered_rows);
         step.structure->coarse_weights = step.coarse_weights;
         step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
         step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);

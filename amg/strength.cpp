@@ -66,7 +66,8 @@ Value diagonal_entry(const CsrMatrix<Value>& A, Index i) {
 }  // namespace
 
 template <class Value>
-CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength, const Vector<double>& weights) {
+CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength, const Vector<double>& weights,
+                                 Array<std::uint8_t>* filtered_rows) {
   // The weak entries of row i lumped along B, and whether the row is filtered at all: lumping keeps A B, but
   // with positive off-diagonals it can shrink the diagonal towards zero or below (and to exactly zero for a
   // row with no strong entry of a singular matrix), and D_f^-1 would blow up the prolongator smoothing;
@@ -78,7 +79,7 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
     return lumped;
   };
   std::vector<Value> lumped(static_cast<std::size_t>(A.rows));
-  std::vector<std::uint8_t> filtered(static_cast<std::size_t>(A.rows));
+  Array<std::uint8_t> filtered(static_cast<std::size_t>(A.rows));
   CsrMatrix<Value> F(A.rows, A.cols);
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
@@ -101,6 +102,7 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
       F.val[out++] = A.val[k] + (filtered[i] && A.col[k] == i ? lumped[i] : Value(0));
     }
   }
+  if (filtered_rows) *filtered_rows = std::move(filtered);
   return F;
 }
 
@@ -108,7 +110,9 @@ template Strength strength_of_connection(const CsrMatrix<double>&, double);
 template Strength strength_of_connection(const CsrMatrix<float>&, double);
 template Strength strength_of_connection(const CsrMatrix<double>&, double, const Vector<double>&);
 template Strength strength_of_connection(const CsrMatrix<float>&, double, const Vector<float>&);
-template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&, const Vector<double>&);
-template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&, const Vector<double>&);
+template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&, const Vector<double>&,
+                                           Array<std::uint8_t>*);
+template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&, const Vector<double>&,
+                                          Array<std::uint8_t>*);
 
 }  // namespace amgsolve

@@ -40,9 +40,11 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
 // B = 1 and A_f keeps A's row sums. weights holds B^2 (amg/tentative_prolongation.hpp) per column (row i's is
 // column i's), empty for B = 1.
 // Rows where lumping would leave less than half of a_ii (possible with positive off-diagonals) keep a_ii.
+// filtered_rows (optional): 1 for each row whose weak entries were lumped, 0 for one that kept them; with
+// the strength, this decides the filtered matrix's pattern (a re-setup checks that it did not change).
 template <class Value>
 CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength,
-                                 const Vector<double>& weights = {});
+                                 const Vector<double>& weights = {}, Array<std::uint8_t>* filtered_rows = nullptr);
 
 // The setup calls them through its backend (amg/smoothed_aggregation.hpp); on the cpu backend they are the
 // functions above, on the cuda backend their device versions (amg/cuda/device_setup.hpp).

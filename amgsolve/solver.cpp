@@ -174,9 +174,14 @@ class SolverOn final : public Solver::Impl {
         return false;
       }
       Timer timer;
+      try {
+        hierarchy_.rebuild(in_cycle_precision<CycleValue>(backend_, backend_.csr(A)));
+      } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
+        why = e.what();
+        return false;
+      }
       cycle_.reset();
       A_csr_ = backend_.csr(A);
-      hierarchy_.rebuild(in_cycle_precision<CycleValue>(backend_, A_csr_));
       finish_setup();
       fill_summary(timer.seconds());
       summary.reused = true;

@@ -24,6 +24,9 @@ class AmgSolver {
   // Solves A x = b from x = 0; `show` prints a line every config print_every iterations (if enabled).
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) = 0;
   virtual Array<Index> finest_aggregates() const = 0;
+  // New values of A on its pattern (problem.steps): Solver::rebuild, with a line saying what it did; `setup`
+  // is refilled.
+  virtual void rebuild(std::shared_ptr<const CsrMatrix<double>> A, SetupRecord& setup) = 0;
 };
 
 }  // namespace amgsolve

@@ -218,6 +218,12 @@ class PrintingSolver final : public AmgSolver {
 
   Array<Index> finest_aggregates() const override { return solver_->finest_aggregates(); }
 
+  void rebuild(std::shared_ptr<const CsrMatrix<double>> A, SetupRecord& setup) override {
+    solver_->rebuild(std::move(A));
+    setup = solver_->setup();
+    progress("  %s %.3f s (%s)\n", setup.reused ? "re-setup" : "setup", setup.seconds, setup.rebuild_note.c_str());
+  }
+
  private:
   const Config& config_;
   std::unique_ptr<Solver> solver_;
@@ -352,26 +358,47 @@ int run(const RunOptions& options) {
   record.tolerance = config.solver.tolerance;
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, compare_spgemm, record);
 
-  Timer timer;
+  // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept.
+  const std::int64_t steps = config.problem.type == ProblemType::poisson ? config.problem.poisson.steps : 1;
+  if (steps > 1) config.amg.keep_structure = true;
+  std::unique_ptr<AmgSolver> solver;
   std::optional<LinearProblem> assembled;
-  collectively([&] {
-    assembled = make_problem(config.problem);
-    require_solvable(config, *assembled);
-  });
-  const LinearProblem& problem = *assembled;
-  record.problem_seconds = timer.seconds();
-  record.problem_description = problem.description;
-  record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
-  describe_matrix(*problem.A, record);
-  progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
-           record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
-
-  const auto solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
-  progress("%s solve to relative residual %.1e:\n",
-           config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-           config.solver.tolerance);
   Vector<double> x;
-  record.solve = solver->solve(problem.b, x, true);
+  for (std::int64_t step = 1; step <= steps; ++step) {
+    ProblemSpec spec = config.problem;
+    if (steps > 1) {
+      spec.poisson.contrast = std::pow(config.problem.poisson.contrast, static_cast<double>(step) / steps);
+      progress("step %lld of %lld: checkerboard contrast %.4g\n", static_cast<long long>(step),
+               static_cast<long long>(steps), spec.poisson.contrast);
+    }
+    Timer timer;
+    collectively([&] {
+      assembled = make_problem(spec);
+      require_solvable(config, *assembled);
+    });
+    const LinearProblem& problem = *assembled;
+    if (step == 1) {
+      record.problem_seconds = timer.seconds();
+      record.problem_description = problem.description;
+      record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
+      describe_matrix(*problem.A, record);
+      progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
+               record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
+      solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
+    } else {
+      solver->rebuild(problem.A, record.setup);
+    }
+    progress("%s solve to relative residual %.1e:\n",
+             config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
+             config.solver.tolerance);
+    record.solve = solver->solve(problem.b, x, true);
+    if (steps > 1) {
+      record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
+                              step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});
+      if (step < steps) print_solve_summary(record.solve);
+    }
+  }
+  const LinearProblem& problem = *assembled;
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 
@@ -383,7 +410,10 @@ int run(const RunOptions& options) {
            format_bytes(record.peak_memory_bytes).c_str());
 
   if (Ranks::prints()) write_outputs(config, record, problem, solver->finest_aggregates(), x);
-  return exit_status(config, {s});
+  std::vector<SolveResult> solves;
+  for (const StepRecord& step : record.steps) solves.push_back(step.solve);
+  if (solves.empty()) solves.push_back(s);
+  return exit_status(config, solves);
 }
 
 }  // namespace amgsolve

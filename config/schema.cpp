@@ -222,6 +222,14 @@ std::vector<KeySpec> poisson_keys() {
                                kMinCoefficient, kMaxCoefficient),
                        kCoefficientRangeReason),
                "poisson"),
+      only_for(bounded(integer("problem.steps", FIELD(problem.poisson.steps),
+                               "Time steps of a changing coefficient: step s of N solves with the checkerboard's "
+                               "contrast raised to s / N (near 1 at first, `contrast` at the end), the matrix on "
+                               "the same pattern, the hierarchy re-set-up at each step with the aggregates kept "
+                               "(amg.keep_structure is implied). Each step's setup and solve go into the report's "
+                               "`steps[]`; the last step's solution is written."),
+                       1, 1000),
+               "poisson"),
       only_for(bounded(integer("problem.cells", FIELD(problem.poisson.cells), "Checkerboard: cells per direction."), 1,
                        1 << 20),
                "poisson"),
@@ -550,6 +558,9 @@ void check_poisson(const KeyReader& r, const PoissonParams& p) {
   const bool face_stencil = p.stencil == Stencil::p5 || p.stencil == Stencil::p7;
   if (p.variable_coefficients() && !face_stencil)
     r.fail_at("problem.stencil", "problem.anisotropy and problem.coefficient need stencil 5pt or 7pt");
+  if (p.steps > 1 && p.coefficient != Coefficient::checkerboard)
+    r.fail_at("problem.steps", "problem.steps needs problem.coefficient: checkerboard (the coefficient that changes "
+                               "from step to step)");
   if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != dims)
     r.fail_at("problem.anisotropy", "problem.anisotropy has " + std::to_string(p.anisotropy.size()) +
                                         " entries but stencil " + to_string(p.stencil) + " needs " +

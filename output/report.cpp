@@ -192,6 +192,18 @@ nlohmann::json report_json(const RunRecord& run) {
     j["sources"] = nlohmann::json::array();
     for (const SourceRecord& s : run.sources) j["sources"].push_back(source_json(s));
   }
+  if (!run.steps.empty()) {
+    j["steps"] = nlohmann::json::array();
+    for (const StepRecord& s : run.steps) {
+      nlohmann::json step = brief_solve_json(s.solve);
+      step["step"] = s.step;
+      step["contrast"] = s.contrast;
+      step["setup_seconds"] = s.setup_seconds;
+      step["reused"] = s.reused;
+      step["setup_note"] = s.setup_note;
+      j["steps"].push_back(std::move(step));
+    }
+  }
   if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
   if (!run.spgemm_comparison.empty()) {
     j["spgemm_comparison"] = nlohmann::json::array();

@@ -37,6 +37,16 @@ struct RankLoad {
   CommunicationStats setup_communication;  // the setup's
 };
 
+// One step of problem.steps: its coefficient, its setup (a re-setup after the first) and its solve.
+struct StepRecord {
+  int step = 0;
+  double contrast = 0.0;
+  double setup_seconds = 0.0;
+  bool reused = false;       // the structure kept (a re-setup), or a full setup
+  std::string setup_note;    // why
+  SolveResult solve;
+};
+
 struct RunRecord {
   std::string config_file;
   std::string problem_description;
@@ -54,6 +64,7 @@ struct RunRecord {
   double tolerance = 0.0;
   SolveResult solve;                   // the solve (for several sources: the first excitation solve)
   std::vector<SourceRecord> sources;   // diffuse-optical problems
+  std::vector<StepRecord> steps;       // problem.steps > 1
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine
   std::string backend = "cpu";  // where the setup and the solve ran (`backend`, resolved)

@@ -45,6 +45,9 @@ struct PoissonParams {
   Coefficient coefficient = Coefficient::constant;
   double contrast = 1e6;           // checkerboard: k in odd cells
   std::int64_t cells = 4;          // checkerboard cells per direction
+  // Time steps of a changing coefficient (the program's problem.steps): step s of steps has the
+  // checkerboard's contrast raised to s / steps, on the same pattern at every step.
+  std::int64_t steps = 1;
   Boundary boundary = Boundary::dirichlet;
   bool variable_coefficients() const { return !anisotropy.empty() || coefficient != Coefficient::constant; }
 };

@@ -954,3 +954,34 @@ TEST(Cli, NeumannPoissonNeedsAManufacturedRightHandSide) {
 
 }  // namespace
 }  // namespace amgsolve
+
+namespace amgsolve {
+namespace {
+
+// problem.steps: one setup, then a re-setup per step on the same pattern, each step in the report.
+TEST(Cli, StepsReSetUpTheHierarchyAndReportEachStep) {
+  ScratchDir dir;
+  const std::string config = std::string(AMGSOLVE_SOURCE_DIR) + "/configs/poisson-steps.yaml";
+  const RunResult r = run(dir, {config, "--quiet", "--report", dir.file("S.json"), "--set", "problem.size=[20,20,20]",
+                                "--set", "problem.steps=3", "--set", "problem.contrast=8"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const json report = read_report(dir.file("S.json"));
+  const json& steps = field(report, "steps");
+  ASSERT_EQ(steps.size(), 3u);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    EXPECT_EQ(steps[s].at("step").get<int>(), static_cast<int>(s) + 1);
+    EXPECT_NEAR(steps[s].at("contrast").get<double>(), std::pow(8.0, (s + 1) / 3.0), 1e-9);
+    EXPECT_EQ(steps[s].at("reused").get<bool>(), s > 0) << steps[s].dump();
+    EXPECT_TRUE(steps[s].at("converged").get<bool>());
+    EXPECT_LE(steps[s].at("relative_residual").get<double>(), 1e-8);
+  }
+  // The report's solve is the last step's.
+  EXPECT_EQ(field(report, "solve.iterations"), steps[2].at("iterations"));
+  // A coefficient that does not change cannot step.
+  const RunResult bad = run(dir, {config, "--quiet", "--set", "problem.coefficient=constant"});
+  EXPECT_EQ(bad.status, kExitError);
+  EXPECT_NE(bad.err.find("problem.steps"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace amgsolve

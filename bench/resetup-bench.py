@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Re-setup against full setup on a coefficient that changes from step to step (issue #31).
+
+A_t = D_t A D_t, with A the 7-point Poisson matrix on N^3 and D_t = diag(1 + 0.4 sin(x_i + t)): a smooth
+coefficient that moves with t, the pattern of A at every step. At each step the same solver is re-set-up
+(Solver.rebuild, amg.keep_structure) and, alternating with it, a fresh solver is built for A_t; both then
+solve A_t x = 1 to 1e-8. The table gives per step the two setups' seconds (the library's own, and the
+wall time of the Python call, which adds copying and checking scipy's arrays), their ratio, and the
+iterations of both solves.
+Run with the project's virtual environment (scripts/python installs the package):
+  .venv/bin/python bench/resetup-bench.py [--size 128] [--steps 5]
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import amgsolve
+
+
+def poisson7(n):
+    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    I = sp.identity(n, format="csr")
+    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(I, I), T)).tocsr()
+
+
+def coefficient_step(A, n, t):
+    x = (np.arange(A.shape[0]) % n) / n * 2 * np.pi
+    d = sp.diags_array(1.0 + 0.4 * np.sin(x + t), format="csr")
+    return (d @ A @ d).tocsr()
+
+
+def timed(call):
+    start = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=5)
+    args = parser.parse_args()
+    n = args.size
+    A = poisson7(n)
+    b = np.ones(A.shape[0])
+    params = {"amg": {"keep_structure": True}, "solver": {"tolerance": 1e-8}}
+    solver = amgsolve.Solver(coefficient_step(A, n, 0.0), **params)
+    print(f"7-point Poisson {n}^3 with a moving coefficient: {A.shape[0]} rows, {A.nnz} nonzeros; "
+          f"setup hierarchy {solver.setup['hierarchy_bytes'] / 2**20:.0f} MiB with the kept structure")
+    print(f"  {'step':>4} {'full s':>8} {'re-setup s':>10} {'ratio':>6} {'full wall':>9} {'re wall':>8} "
+          f"{'it fresh':>8} {'it re':>6}")
+    ratios, wall_ratios = [], []
+    for step in range(1, args.steps + 1):
+        A_t = coefficient_step(A, n, 0.7 * step)
+        fresh, full_wall = timed(lambda: amgsolve.Solver(A_t, **params))
+        _, re_wall = timed(lambda: solver.rebuild(A_t))
+        assert solver.setup["reused"], solver.setup["rebuild_note"]
+        full, re = fresh.setup["seconds"], solver.setup["seconds"]
+        _, fresh_info = fresh.solve(b)
+        _, re_info = solver.solve(b)
+        ratios.append(re / full)
+        wall_ratios.append(re_wall / full_wall)
+        print(f"  {step:4d} {full:8.3f} {re:10.3f} {re / full:6.2f} {full_wall:9.3f} {re_wall:8.3f} "
+              f"{fresh_info['iterations']:8d} {re_info['iterations']:6d}")
+        del fresh
+    print(f"  median re-setup / full setup: {statistics.median(ratios):.2f} (library), "
+          f"{statistics.median(wall_ratios):.2f} (Python call)")
+
+
+if __name__ == "__main__":
+    main()
