@@ -79,16 +79,15 @@ class Hierarchy {
 
   // A fresh setup of A that takes the strength classification and the aggregates (tentative prolongators)
   // of `structure_of`, built with amg.keep_structure; everything else is computed anew, the products by full
-  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure.
-  Hierarchy(const Backend& backend, Shared A, const AmgParams& params, const Hierarchy& structure_of)
-    requires std::is_same_v<Backend, CpuBackend>;
+  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure (cpu backend).
+  Hierarchy(const Backend& backend, Shared A, const AmgParams& params, const Hierarchy& structure_of);
 
   // Re-setup for new values on the same pattern (amg.keep_structure, the cpu backend): the aggregates and
   // tentative prolongators are kept; the filtered matrices, spectral radii, smoothed prolongators, Galerkin
   // products (numeric phase only, into the kept patterns), smoothers and the coarse factorisation are
-  // computed anew. Throws InputError when A's pattern is not the finest matrix's or no structure was kept.
-  void rebuild(Shared A)
-    requires std::is_same_v<Backend, CpuBackend>;
+  // computed anew. Throws InputError when A's pattern is not the finest matrix's, no structure was kept, or
+  // the backend is not the cpu one.
+  void rebuild(Shared A);
   bool keeps_structure() const { return !structure_.empty(); }
 
   std::size_t levels() const { return levels_.size(); }

@@ -128,19 +128,23 @@ class SmoothedAggregation {
   }
 
   // The same with the strength and tentative prolongator of `kept` (cpu backend).
+  // (Written with `if constexpr` rather than a requires-clause: clang 14 instantiates constrained members of
+  // an explicitly instantiated class template.)
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
-                                              const KeptLevel<Value>& kept) const
-    requires std::is_same_v<Backend, CpuBackend>
-  {
-    PhaseClock clock;
-    backend_.require_positive_diagonal(A, info.level);
+                                              const KeptLevel<Value>& kept) const {
     CoarseningStep<Backend, Value> step;
-    step.coarse_weights = kept.kept->coarse_weights;
-    info.aggregates = kept.kept->T.cols;
-    smooth_and_multiply(A, weights, kept.kept->strength, kept.kept->T, info, clock, step, &kept);
-    if (step.structure) {
-      step.structure->strength = kept.kept->strength;
-      step.structure->T = kept.kept->T;
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      PhaseClock clock;
+      backend_.require_positive_diagonal(A, info.level);
+      step.coarse_weights = kept.kept->coarse_weights;
+      info.aggregates = kept.kept->T.cols;
+      smooth_and_multiply(A, weights, kept.kept->strength, kept.kept->T, info, clock, step, &kept);
+      if (step.structure) {
+        step.structure->strength = kept.kept->strength;
+        step.structure->T = kept.kept->T;
+      }
+    } else {
+      throw Error("internal: a kept structure on the " + std::string(to_string(Backend::kind)) + " backend");
     }
     return step;
   }
@@ -185,14 +189,14 @@ class SmoothedAggregation {
   }
 
  private:
-  static KeptLevel<Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only)
-    requires std::is_same_v<Backend, CpuBackend>
-  {
+  static KeptLevel<Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
     KeptLevel<Value> k;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
-    if (numeric_only) {
-      k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
-      k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if (numeric_only) {
+        k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
+        k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
+      }
     }
     return k;
   }
@@ -339,8 +343,9 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
 template <class Backend, class Value>
 Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
                                      const Hierarchy& structure_of)
-  requires std::is_same_v<Backend, CpuBackend>
     : params_(params) {
+  if (!std::is_same_v<Backend, CpuBackend>)
+    throw InputError("a setup with another hierarchy's structure runs on the cpu backend only");
   if (structure_of.structure_.empty())
     throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
@@ -349,21 +354,24 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
 }
 
 template <class Backend, class Value>
-void Hierarchy<Backend, Value>::rebuild(Shared A)
-  requires std::is_same_v<Backend, CpuBackend>
-{
-  if (structure_.empty())
-    throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
-  const Csr& old = *levels_.front().A;
-  if (!A || A->rows != old.rows || A->cols != old.cols || A->row_ptr != old.row_ptr || A->col != old.col)
-    throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is needed)");
-  Hierarchy fresh;
-  fresh.params_ = params_;
-  fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
-  fresh.build_with_structure(Backend{}, std::move(A), *this, true);
-  fresh.params_.keep_structure = true;
-  fresh.structure_ = std::move(structure_);
-  *this = std::move(fresh);
+void Hierarchy<Backend, Value>::rebuild(Shared A) {
+  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+    throw InputError("re-setup runs on the cpu backend only");
+  } else {
+    if (structure_.empty())
+      throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
+    const Csr& old = *levels_.front().A;
+    if (!A || A->rows != old.rows || A->cols != old.cols || A->row_ptr != old.row_ptr || A->col != old.col)
+      throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
+                       "needed)");
+    Hierarchy fresh;
+    fresh.params_ = params_;
+    fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
+    fresh.build_with_structure(Backend{}, std::move(A), *this, true);
+    fresh.params_.keep_structure = true;
+    fresh.structure_ = std::move(structure_);
+    *this = std::move(fresh);
+  }
 }
 
 template <class Backend, class Value>
