@@ -361,7 +361,7 @@ void Hierarchy<Backend, Value>::rebuild(Shared A) {
     if (structure_.empty())
       throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
     const Csr& old = *levels_.front().A;
-    if (!A || A->rows != old.rows || A->cols != old.cols || A->row_ptr != old.row_ptr || A->col != old.col)
+    if (!A || !A->same_pattern(old))
       throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
                        "needed)");
     Hierarchy fresh;

@@ -165,7 +165,7 @@ class SolverOn final : public Solver::Impl {
         why = "amg.keep_structure is off";
         return false;
       }
-      if (A->rows != A_csr_->rows || A->cols != A_csr_->cols || A->row_ptr != A_csr_->row_ptr || A->col != A_csr_->col) {
+      if (!A->same_pattern(*A_csr_)) {
         why = "the matrix's pattern changed";
         return false;
       }

@@ -33,6 +33,11 @@ struct CsrMatrix {
   Offset row_end(Index i) const { return row_ptr[static_cast<std::size_t>(i) + 1]; }
   Index row_length(Index i) const { return static_cast<Index>(row_end(i) - row_begin(i)); }
   bool is_square() const { return rows == cols; }
+  // The same shape and stored positions as M (whatever either's values).
+  template <class Other>
+  bool same_pattern(const Other& M) const {
+    return rows == M.rows && cols == M.cols && row_ptr == M.row_ptr && col == M.col;
+  }
 
   // Bytes held by the three arrays (for memory reports).
   std::uint64_t bytes() const {

@@ -21,8 +21,7 @@ template <class Value>
 bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference, double tolerance,
                           double& difference) {
   difference = 0.0;
-  if (c.rows != reference.rows || c.cols != reference.cols || c.row_ptr != reference.row_ptr ||
-      c.col != reference.col) {
+  if (!c.same_pattern(reference)) {
     difference = INFINITY;
     return false;
   }
