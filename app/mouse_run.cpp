@@ -3,6 +3,8 @@
 // fluorescence emission. Each additional source costs only its solves.
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <numbers>
 
 #include "app/ranks.hpp"
 #include "app/run.hpp"
@@ -29,18 +31,33 @@ std::string describe(const MouseParams& p, const MouseProblem& m) {
   return text;
 }
 
-void print_tissues(const MouseProblem& m) {
-  std::array<std::int64_t, kTissueCount> count{};
-  for (std::int64_t v : m.domain.voxel_of_unknown) ++count[m.phantom.label[v]];
-  const double voxel_volume = std::pow(m.domain.voxel_size, 3);
-  progress("  %-10s %9s %9s %9s %9s %9s %9s\n", "tissue", "voxels", "cm^3", "mua_ex", "musp_ex", "mua_em", "musp_em");
+MouseRecord describe_model(const MouseParams& p, const MouseProblem& m) {
+  MouseRecord r;
+  r.frame = kMouseFrame;
+  r.refractive_index = p.refractive_index;
+  r.reflection = reflection_model_name(p.reflection);
+  r.robin_factor = m.robin;
+  const double h2 = m.domain.voxel_size * m.domain.voxel_size;
+  for (const SkinFace& f : m.excitation.skin) r.skin_area_mm2 += f.area;
+  r.staircase_area_mm2 = h2 * static_cast<double>(m.excitation.skin.size());
+  const std::array<std::int64_t, kTissueCount> count = tissue_voxels(m);
   for (int t = 1; t < kTissueCount; ++t) {
     if (count[t] == 0) continue;
     const auto& o = m.optics[t];
-    progress("  %-10s %9lld %9.3f %9.4f %9.3f %9.4f %9.3f\n", tissue_name(static_cast<Tissue>(t)),
-             static_cast<long long>(count[t]), count[t] * voxel_volume / 1000.0, o[0].mua, o[0].musp, o[1].mua,
-             o[1].musp);
+    r.tissues.push_back({tissue_name(static_cast<Tissue>(t)), count[t],
+                         count[t] * std::pow(m.domain.voxel_size, 3) / 1000.0, {o[0].mua, o[1].mua},
+                         {o[0].musp, o[1].musp}});
   }
+  return r;
+}
+
+void print_model(const MouseRecord& r) {
+  progress("  skin %.0f mm^2 (voxel faces %.0f mm^2, weighted by 1/|n|_1), Robin A = %.4f (n = %g, %s)\n",
+           r.skin_area_mm2, r.staircase_area_mm2, r.robin_factor, r.refractive_index, r.reflection.c_str());
+  progress("  %-10s %9s %9s %9s %9s %9s %9s\n", "tissue", "voxels", "cm^3", "mua_ex", "musp_ex", "mua_em", "musp_em");
+  for (const TissueRecord& t : r.tissues)
+    progress("  %-10s %9lld %9.3f %9.4f %9.3f %9.4f %9.3f\n", t.name.c_str(), static_cast<long long>(t.voxels),
+             t.volume_cm3, t.mua[0], t.musp[0], t.mua[1], t.musp[1]);
 }
 
 // Solves every source against one hierarchy; prints one line per source.
@@ -71,6 +88,66 @@ std::vector<Vector<double>> solve_sources(AmgSolver& solver, const MouseProblem&
   return fluence;
 }
 
+// The exitance at each detector point, per source and band.
+void read_detectors(const MouseProblem& m, const std::vector<Vector<double>>& excitation,
+                    const std::vector<Vector<double>>& emission, std::vector<SourceRecord>& records) {
+  auto exitance = [](const DiffusionOperator& op, std::size_t face, const Vector<double>& phi) {
+    const SkinFace& f = op.skin[face];
+    return f.conductance * phi[f.unknown] / f.area;
+  };
+  const DiffusionOperator& emission_op = m.emission_differs ? m.emission : m.excitation;
+  for (std::size_t s = 0; s < m.sources.size(); ++s)
+    for (const Detector& d : m.detectors) {
+      DetectorReading r{d.point, exitance(m.excitation, d.face, excitation[s]), std::nullopt};
+      if (!emission.empty()) r.emission = exitance(emission_op, d.face, emission[s]);
+      records[s].detectors.push_back(r);
+    }
+}
+
+std::vector<std::int64_t> selected_sources(const Config& config, std::size_t sources) {
+  std::vector<std::int64_t> selected = config.output.vtk_sources;
+  if (selected.empty())
+    for (std::size_t s = 0; s < sources; ++s) selected.push_back(static_cast<std::int64_t>(s + 1));
+  return selected;
+}
+
+// Per selected source: its exitance through every skin face, in each band.
+std::vector<ScalarField> skin_fields(const Config& config, const MouseProblem& m,
+                                     const std::vector<Vector<double>>& excitation,
+                                     const std::vector<Vector<double>>& emission) {
+  std::vector<ScalarField> fields;
+  const DiffusionOperator& emission_op = m.emission_differs ? m.emission : m.excitation;
+  for (std::int64_t s : selected_sources(config, m.sources.size())) {
+    fields.push_back({"excitation_exitance_" + std::to_string(s), m.excitation.exitance(excitation[s - 1])});
+    if (!emission.empty())
+      fields.push_back({"emission_exitance_" + std::to_string(s), emission_op.exitance(emission[s - 1])});
+  }
+  return fields;
+}
+
+// The camera above the back: each voxel column shows its top face; radiance = exitance / pi.
+void write_camera(const Config& config, const MouseProblem& m, const std::vector<ScalarField>& skin) {
+  const std::vector<std::int64_t> top = m.top_faces();
+  PixelGrid grid;
+  grid.size = {m.domain.size[0], m.domain.size[1]};
+  grid.pixel = m.domain.voxel_size;
+  grid.origin = {m.domain.origin[0], m.domain.origin[1], m.domain.origin[2] + m.domain.size[2] * m.domain.voxel_size};
+  auto picture = [&](auto value) {
+    Vector<double> pixels(top.size());
+    for (std::size_t c = 0; c < top.size(); ++c)
+      pixels[c] = top[c] < 0 ? std::numeric_limits<double>::quiet_NaN() : value(static_cast<std::size_t>(top[c]));
+    return pixels;
+  };
+  std::vector<ScalarField> pixels;
+  for (const ScalarField& f : skin) {
+    std::string name = f.name;
+    name.replace(name.find("exitance"), 8, "radiance");
+    pixels.push_back({name, picture([&](std::size_t face) { return f.values[face] / std::numbers::pi; })});
+  }
+  pixels.push_back({"skin_z", picture([&](std::size_t face) { return face_centre(m.domain, m.excitation.skin[face].unknown, 5)[2]; })});
+  write_picture_vti(config.output.camera, grid, pixels, kMouseFrame);
+}
+
 Vector<double> log10_of(const Vector<double>& phi) {
   Vector<double> out(phi.size());
   // Fluence is positive in exact arithmetic; floor at the smallest normal float so log10 stays finite.
@@ -81,10 +158,7 @@ Vector<double> log10_of(const Vector<double>& phi) {
 void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<Index>& aggregates,
                      const std::vector<Vector<double>>& excitation, const std::vector<Vector<double>>& emission) {
   std::vector<ScalarField> scalars;
-  std::vector<std::int64_t> selected = config.output.vtk_sources;
-  if (selected.empty())
-    for (std::size_t s = 0; s < m.sources.size(); ++s) selected.push_back(static_cast<std::int64_t>(s + 1));
-  for (std::int64_t s : selected) {
+  for (std::int64_t s : selected_sources(config, m.sources.size())) {
     const std::string k = std::to_string(s);
     scalars.push_back({"fluence_" + k, excitation[s - 1]});
     scalars.push_back({"log10_fluence_" + k, log10_of(excitation[s - 1])});
@@ -102,7 +176,7 @@ void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<In
   for (Index u = 0; u < m.domain.unknowns(); ++u) tissue[u] = m.phantom.label[m.domain.voxel_of_unknown[u]];
   std::vector<IntegerField> integers = {{"tissue", std::move(tissue)}};
   if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
-  write_voxel_vti(config.output.vtk, m.domain, scalars, integers);
+  write_voxel_vti(config.output.vtk, m.domain, scalars, integers, kMouseFrame);
 }
 
 void check_vtk_sources(const Config& config, std::size_t sources) {
@@ -126,7 +200,8 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s\n",
            record.problem_description.c_str(), record.rows, static_cast<long long>(record.nnz),
            record.problem_seconds);
-  print_tissues(m);
+  record.mouse = describe_model(params, m);
+  print_model(*record.mouse);
 
   std::vector<SourceRecord>& sources = record.sources;
   sources.resize(m.sources.size());
@@ -134,6 +209,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     sources[s].index = static_cast<int>(s + 1);
     sources[s].spot = m.sources[s].spot;
     sources[s].position = m.sources[s].position;
+    sources[s].skin_z = m.sources[s].surface_z;
   }
 
   progress("excitation, %d nm:\n", params.wavelengths[0]);
@@ -161,6 +237,8 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     emission = solve_sources(*emission_solver, m, op, "emission  ", &excitation, sources);
   }
 
+  read_detectors(m, excitation, emission, sources);
+
   std::vector<SolveResult> solves;
   double solve_seconds = 0;
   for (const SourceRecord& s : sources) {
@@ -177,8 +255,19 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   if (!Ranks::prints()) return exit_status(config, solves);  // rank 0 writes
   OutputBatch batch;  // the VTK file and the report, together or not at all
   if (!config.output.vtk.empty()) write_mouse_vtk(config, m, excitation_solver->finest_aggregates(), excitation, emission);
+  if (!config.output.skin.empty() || !config.output.camera.empty()) {
+    const std::vector<ScalarField> skin = skin_fields(config, m, excitation, emission);
+    if (!config.output.skin.empty()) write_skin_vtp(config.output.skin, m.domain, m.excitation.skin, skin, kMouseFrame);
+    if (!config.output.camera.empty()) write_camera(config, m, skin);
+  }
   if (!config.output.report.empty()) write_report(config.output.report, record);
   batch.commit();
+  if (!config.output.skin.empty())
+    progress("skin surface (%zu voxel faces, exitance per source) written to %s\n", m.excitation.skin.size(),
+             config.output.skin.c_str());
+  if (!config.output.camera.empty())
+    progress("camera view from above (%d x %d pixels, radiance per source) written to %s\n", m.domain.size[0],
+             m.domain.size[1], config.output.camera.c_str());
   if (!config.output.vtk.empty())
     progress("VTK image data (voxels of the animal, %zu sources) written to %s\n",
              config.output.vtk_sources.empty() ? m.sources.size() : config.output.vtk_sources.size(),

@@ -33,6 +33,20 @@
 namespace amgsolve {
 namespace {
 
+// The mouse's views of the skin (output.skin, output.camera): VTK files of a given kind.
+void check_mouse_view(const Config& config, const std::string& key, const std::string& path, const char* extension,
+                      const char* what) {
+  if (path.empty()) return;
+  if (config.problem.type != ProblemType::mouse)
+    throw InputError(key + ": only a mouse problem has a skin to write");
+  if (!vtk_available())
+    throw InputError(key + ": built without VTK, so no " + extension + " file can be written (install libvtk9-dev "
+                     "and rebuild, or leave " + key + " empty)");
+  if (std::filesystem::path(path).extension() != extension)
+    throw InputError(key + ": use a " + std::string(extension) + " file name, not " + path);
+  require_writable(path, what);
+}
+
 // Fails fast, before any long computation, on output paths that cannot be written.
 void check_outputs(const Config& config) {
   const OutputParams& out = config.output;
@@ -55,10 +69,14 @@ void check_outputs(const Config& config) {
                        out.vtk);
     require_writable(out.vtk, "VTK file");
   }
+  check_mouse_view(config, "output.skin", out.skin, ".vtp", "skin surface file");
+  check_mouse_view(config, "output.camera", out.camera, ".vti", "camera image file");
   // No output may overwrite an input or another output.
   std::vector<std::pair<std::string, std::string>> outputs;
-  for (const auto& [what, path] : {std::pair{"report file", out.report}, std::pair{"solution file", out.solution},
-                                   std::pair{"SpGEMM comparison file", out.spgemm_csv}, std::pair{"VTK file", out.vtk}})
+  for (const auto& [what, path] :
+       {std::pair{"report file", out.report}, std::pair{"solution file", out.solution},
+        std::pair{"SpGEMM comparison file", out.spgemm_csv}, std::pair{"VTK file", out.vtk},
+        std::pair{"skin surface file", out.skin}, std::pair{"camera image file", out.camera}})
     if (!path.empty()) outputs.emplace_back(what, path);
   std::vector<std::string> inputs = {config.source};
   if (config.problem.type == ProblemType::matrix_market)

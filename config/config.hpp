@@ -17,7 +17,9 @@ struct OutputParams {
   std::string vtk;       // .vti path ("" = none)
   std::string solution;  // Matrix Market solution vector path ("" = none)
   std::string spgemm_csv;  // SpGEMM comparison CSV path ("" = none)
-  std::vector<std::int64_t> vtk_sources;  // mouse: sources (from 1) written to the VTK file; empty: all
+  std::string skin;      // mouse: .vtp of the skin with the exitance ("" = none)
+  std::string camera;    // mouse: .vti of the camera's view from above ("" = none)
+  std::vector<std::int64_t> vtk_sources;  // mouse: sources (from 1) written to the VTK files; empty: all
 };
 
 struct Config {

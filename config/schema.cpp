@@ -330,9 +330,22 @@ std::vector<KeySpec> mouse_keys() {
                               "reflection (1 = index matched)."),
                        1.0, 3.0),
                "mouse"),
+      only_for(choice("problem.reflection", FIELD(problem.mouse.reflection),
+                      {{"exact", ReflectionModel::exact}, {"groenhuis", ReflectionModel::groenhuis}},
+                      "How the Robin factor A follows from the refractive index: `exact` integrates Fresnel's "
+                      "reflectance (Haskell et al. 1994; A = 2.76 at n = 1.37, 1 at n = 1), `groenhuis` uses the "
+                      "polynomial fit of Groenhuis et al. 1983 as many codes do (it fits R_phi, not R_eff: A about "
+                      "10 % higher, 3.05 at n = 1.37)."),
+               "mouse"),
       only_for(list_of(pairs("problem.sources.spots", FIELD(problem.mouse.spots),
-                             "Laser spots [x, y] in mm (x from nose to tail, y to the left, 0 at the trunk's centre "
-                             "line); the beam points down onto the back. Empty: the scan grid."),
+                             "Laser spots [x, y] in mm (x from nose to tail, y to the animal's right, 0 at the trunk's "
+                             "centre line); the beam points down onto the back. Empty: the scan grid."),
+                       0, 4096),
+               "mouse"),
+      only_for(list_of(pairs("problem.detectors", FIELD(problem.mouse.detectors),
+                             "Points [x, y] in mm on the back where the camera's pixel is read: the exitance of "
+                             "excitation and emission light there and their ratio (the normalised Born ratio) per "
+                             "source go into the report's `sources[].detectors`."),
                        0, 4096),
                "mouse"),
       only_for(list_of(bounded(list("problem.sources.scan_grid", FIELD(problem.mouse.scan_grid), KeyKind::integer_list,
@@ -347,7 +360,7 @@ std::vector<KeySpec> mouse_keys() {
                "mouse"),
       only_for(list_of(list("problem.tumour.centre", FIELD(problem.mouse.phantom.tumour_centre), KeyKind::number_list,
                             "Centre of the spherical tumour, mm (the default lies under the back, left of the "
-                            "spine)."),
+                            "spine: y < 0)."),
                        3, 3),
                "mouse"),
       only_for(bounded(number("problem.tumour.radius", FIELD(problem.mouse.phantom.tumour_radius),
@@ -488,6 +501,12 @@ std::vector<KeySpec> output_keys() {
            "(overridden by --vtk); empty: none."),
       file("output.spgemm_csv", FIELD(output.spgemm_csv),
            "CSV file for the SpGEMM comparison table (with amg.compare_spgemm or --compare-spgemm); empty: none."),
+      file("output.skin", FIELD(output.skin),
+           "Mouse: VTK PolyData file (.vtp) of the skin, the voxel faces on the boundary, with the exitance "
+           "(W/mm^2) of excitation and emission light per source in `output.vtk_sources`; empty: none."),
+      file("output.camera", FIELD(output.camera),
+           "Mouse: VTK image (.vti) of what a camera above the back records, an orthographic projection with one "
+           "pixel per voxel column: radiance (exitance / pi) per source in `output.vtk_sources`; empty: none."),
       file("output.solution", FIELD(output.solution),
            "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
       list_of(bounded(list("output.vtk_sources", FIELD(output.vtk_sources), KeyKind::integer_list,

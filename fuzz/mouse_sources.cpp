@@ -14,14 +14,14 @@
 namespace {
 
 struct CoarseMouse {
+  amgsolve::PhantomParams shape;
   amgsolve::Phantom phantom;
   amgsolve::VoxelDomain domain;
   amgsolve::TissueTable optics = amgsolve::default_tissue_table();
 
   CoarseMouse() {
-    amgsolve::PhantomParams p;
-    p.voxel_size = 2.0;  // mm: a few thousand voxels, built in milliseconds
-    phantom = amgsolve::build_mouse_phantom(p);
+    shape.voxel_size = 2.0;  // mm: a few thousand voxels, built in milliseconds
+    phantom = amgsolve::build_mouse_phantom(shape);
     domain = amgsolve::make_voxel_domain(phantom.size, phantom.origin, phantom.voxel_size, [&](std::int64_t v) {
       return phantom.label[v] != static_cast<std::uint8_t>(amgsolve::Tissue::outside);
     });
@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         amgsolve::parse_config("problem:\n  type: mouse\n  sources: " + sources + "\n", "fuzz.yaml");
     const amgsolve::MouseParams& p = config.problem.mouse;
     const auto spots = p.spots.empty() ? amgsolve::back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;
-    (void)amgsolve::place_sources(mouse.domain, mouse.phantom, mouse.optics, spots);
+    (void)amgsolve::place_sources(mouse.domain, mouse.phantom, mouse.shape, mouse.optics, spots);
   } catch (const amgsolve::InputError&) {
     // the expected answer to a bad source list
   }

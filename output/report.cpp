@@ -93,6 +93,7 @@ nlohmann::json source_json(const SourceRecord& s) {
   nlohmann::json j = {{"index", s.index},
                       {"spot", s.spot},
                       {"position", s.position},
+                      {"skin_z", s.skin_z},
                       {"excitation", brief_solve_json(s.excitation)},
                       {"absorbed_power", s.absorbed},
                       {"boundary_outflow", s.outflow}};
@@ -100,7 +101,35 @@ nlohmann::json source_json(const SourceRecord& s) {
     j["emission"] = brief_solve_json(*s.emission);
     j["emission"]["boundary_outflow"] = s.emission_outflow;
   }
+  if (!s.detectors.empty()) {
+    j["detectors"] = nlohmann::json::array();
+    for (const DetectorReading& d : s.detectors) {
+      nlohmann::json reading = {{"point", d.point}, {"excitation_exitance", d.excitation}};
+      if (d.emission) {
+        reading["emission_exitance"] = *d.emission;
+        reading["born_ratio"] = *d.emission / d.excitation;
+      }
+      j["detectors"].push_back(std::move(reading));
+    }
+  }
   return j;
+}
+
+nlohmann::json mouse_json(const MouseRecord& m) {
+  nlohmann::json tissues = nlohmann::json::array();
+  for (const TissueRecord& t : m.tissues)
+    tissues.push_back({{"name", t.name},
+                       {"voxels", t.voxels},
+                       {"volume_cm3", t.volume_cm3},
+                       {"excitation", {{"mua", t.mua[0]}, {"musp", t.musp[0]}}},
+                       {"emission", {{"mua", t.mua[1]}, {"musp", t.musp[1]}}}});
+  return {{"frame", m.frame},
+          {"refractive_index", m.refractive_index},
+          {"reflection", m.reflection},
+          {"robin_factor", m.robin_factor},
+          {"skin_area_mm2", m.skin_area_mm2},
+          {"staircase_area_mm2", m.staircase_area_mm2},
+          {"tissues", std::move(tissues)}};
 }
 
 nlohmann::json communication_json(const CommunicationStats& c) {
@@ -188,6 +217,7 @@ nlohmann::json report_json(const RunRecord& run) {
   }
   if (!run.row_length_histogram.empty()) j["problem"]["row_length_histogram"] = run.row_length_histogram;
   if (run.emission_setup) j["emission_setup"] = setup_json(*run.emission_setup);
+  if (run.mouse) j["problem"]["mouse"] = mouse_json(*run.mouse);
   if (!run.sources.empty()) {
     j["sources"] = nlohmann::json::array();
     for (const SourceRecord& s : run.sources) j["sources"].push_back(source_json(s));

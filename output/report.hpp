@@ -19,15 +19,43 @@ using SetupRecord = SetupSummary;
 
 // One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the
 // power balance of the excitation fluence (absorbed + boundary outflow = source power).
+// The camera's pixel at a detector point on the back, for one source: the exitance (W/mm^2) of each band.
+struct DetectorReading {
+  std::array<double, 2> point{};
+  double excitation = 0.0;
+  std::optional<double> emission;  // with fluorescence; emission / excitation is the normalised Born ratio
+};
+
 struct SourceRecord {
   int index = 0;  // 1-based
   std::array<double, 2> spot{};
   std::array<double, 3> position{};
+  double skin_z = 0.0;  // where the beam enters
   SolveResult excitation;
   double absorbed = 0.0;
   double outflow = 0.0;
   std::optional<SolveResult> emission;
   double emission_outflow = 0.0;  // fluorescence leaving the skin
+  std::vector<DetectorReading> detectors;
+};
+
+// One tissue of the mouse: how much of it there is and its optical properties (1/mm) in each band.
+struct TissueRecord {
+  std::string name;
+  std::int64_t voxels = 0;
+  double volume_cm3 = 0.0;
+  std::array<double, 2> mua{}, musp{};  // excitation, emission
+};
+
+// The mouse model as built: frame, boundary condition and the tissues.
+struct MouseRecord {
+  std::string frame;
+  double refractive_index = 1.0;
+  std::string reflection;     // problem.reflection
+  double robin_factor = 1.0;  // A
+  double skin_area_mm2 = 0.0;       // the true skin area (the boundary faces' weighted areas)
+  double staircase_area_mm2 = 0.0;  // the voxel faces' own area
+  std::vector<TissueRecord> tissues;
 };
 
 // One MPI rank's share of a distributed solve: its rows of the finest level and what it communicated.
@@ -64,6 +92,7 @@ struct RunRecord {
   double tolerance = 0.0;
   SolveResult solve;                   // the solve (for several sources: the first excitation solve)
   std::vector<SourceRecord> sources;   // diffuse-optical problems
+  std::optional<MouseRecord> mouse;
   std::vector<StepRecord> steps;       // problem.steps > 1
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine

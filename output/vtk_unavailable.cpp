@@ -19,7 +19,17 @@ void write_vti(const std::string& path, const Grid&, const std::vector<ScalarFie
 }
 
 void write_voxel_vti(const std::string& path, const VoxelDomain&, const std::vector<ScalarField>&,
-                     const std::vector<IntegerField>&) {
+                     const std::vector<IntegerField>&, const std::string&) {
+  unavailable(path);
+}
+
+void write_skin_vtp(const std::string& path, const VoxelDomain&, const std::vector<SkinFace>&,
+                    const std::vector<ScalarField>&, const std::string&) {
+  unavailable(path);
+}
+
+void write_picture_vti(const std::string& path, const PixelGrid&, const std::vector<ScalarField>&,
+                       const std::string&) {
   unavailable(path);
 }
 

@@ -11,11 +11,18 @@
 #include <vtkNew.h>
 #include <vtkObject.h>
 #include <vtkPointData.h>
+#include <vtkCellArray.h>
+#include <vtkFieldData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkXMLImageDataWriter.h>
+#include <vtkXMLPolyDataWriter.h>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -40,15 +47,16 @@ void add_point_array(vtkImageData* image, const Grid& grid, const std::string& n
   image->GetPointData()->AddArray(array);
 }
 
-// Writes `image` to `path` through a temporary file. VTK's own error output (many coloured lines per
-// failure) is silenced: a failure is reported once, as amgsolve's one-line error.
-void write_image(const std::string& path, vtkImageData* image) {
+// Writes `data` with an XML writer to `path` through a temporary file. VTK's own error output (many
+// coloured lines per failure) is silenced: a failure is reported once, as amgsolve's one-line error.
+template <class Writer>
+void write_xml(const std::string& path, vtkDataObject* data) {
   vtkObject::GlobalWarningDisplayOff();
   vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_OFF);
   AtomicFile target(path);
-  vtkNew<vtkXMLImageDataWriter> writer;
+  vtkNew<Writer> writer;
   writer->SetFileName(target.temp_path().c_str());
-  writer->SetInputData(image);
+  writer->SetInputData(data);
   writer->SetDataModeToAppended();
   writer->EncodeAppendedDataOff();
   writer->SetCompressorTypeToZLib();
@@ -56,6 +64,25 @@ void write_image(const std::string& path, vtkImageData* image) {
   if (writer->Write() != 1)
     throw Error("cannot write VTK file " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
   target.commit();
+}
+
+void write_image(const std::string& path, vtkImageData* image) { write_xml<vtkXMLImageDataWriter>(path, image); }
+
+void add_frame(vtkDataObject* data, const std::string& frame) {
+  if (frame.empty()) return;
+  vtkNew<vtkStringArray> text;
+  text->SetName("coordinate_frame");
+  text->InsertNextValue(frame);
+  data->GetFieldData()->AddArray(text);
+}
+
+template <class Values>
+vtkNew<vtkFloatArray> float_array(const std::string& name, const Values& values) {
+  vtkNew<vtkFloatArray> array;
+  array->SetName(name.c_str());
+  array->SetNumberOfTuples(static_cast<vtkIdType>(values.size()));
+  std::transform(values.begin(), values.end(), array->GetPointer(0), [](double v) { return static_cast<float>(v); });
+  return array;
 }
 
 // One per-unknown field scattered to the voxels of the domain's box.
@@ -82,7 +109,7 @@ void add_voxel_array(vtkImageData* image, const VoxelDomain& domain, const std::
 bool vtk_available() { return true; }
 
 void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const std::vector<ScalarField>& scalars,
-                     const std::vector<IntegerField>& integers) {
+                     const std::vector<IntegerField>& integers, const std::string& frame) {
   vtkNew<vtkImageData> image;
   image->SetDimensions(domain.size[0] + 1, domain.size[1] + 1, domain.size[2] + 1);  // points = voxel corners
   image->SetOrigin(domain.origin[0], domain.origin[1], domain.origin[2]);
@@ -105,6 +132,96 @@ void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const s
   image->GetCellData()->AddArray(mask);
   image->GetCellData()->AddArray(ghost);
   if (!scalars.empty()) image->GetCellData()->SetActiveScalars(scalars.front().name.c_str());
+  add_frame(image, frame);
+  write_image(path, image);
+}
+
+namespace {
+
+// The four corners of a voxel face as indices into the box's lattice of voxel corners.
+std::array<std::int64_t, 4> face_corners(const VoxelDomain& domain, const SkinFace& face) {
+  const std::int64_t v = domain.voxel_of_unknown[face.unknown];
+  std::array<std::int64_t, 3> at = {v % domain.size[0], (v / domain.size[0]) % domain.size[1],
+                                    v / (std::int64_t{domain.size[0]} * domain.size[1])};
+  const auto [axis, step] = kFaceDirections[face.direction];
+  if (step > 0) ++at[axis];
+  const int b = (axis + 1) % 3, c = (axis + 2) % 3;
+  const std::int64_t nx = domain.size[0] + 1, nxy = nx * (domain.size[1] + 1);
+  auto corner = [&](int db, int dc) {
+    std::array<std::int64_t, 3> p = at;
+    p[b] += db;
+    p[c] += dc;
+    return p[0] + nx * p[1] + nxy * p[2];
+  };
+  return {corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)};
+}
+
+}  // namespace
+
+void write_skin_vtp(const std::string& path, const VoxelDomain& domain, const std::vector<SkinFace>& skin,
+                    const std::vector<ScalarField>& per_face, const std::string& frame) {
+  // Corners shared by neighbouring faces become one point.
+  std::vector<std::int64_t> corners;
+  corners.reserve(4 * skin.size());
+  for (const SkinFace& f : skin)
+    for (std::int64_t c : face_corners(domain, f)) corners.push_back(c);
+  std::vector<std::int64_t> unique = corners;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+
+  vtkNew<vtkPoints> points;
+  points->SetDataTypeToDouble();
+  points->SetNumberOfPoints(static_cast<vtkIdType>(unique.size()));
+  const std::int64_t nx = domain.size[0] + 1, nxy = nx * (domain.size[1] + 1);
+  for (std::size_t p = 0; p < unique.size(); ++p) {
+    const std::int64_t c = unique[p];
+    points->SetPoint(static_cast<vtkIdType>(p), domain.origin[0] + (c % nx) * domain.voxel_size,
+                     domain.origin[1] + ((c / nx) % (domain.size[1] + 1)) * domain.voxel_size,
+                     domain.origin[2] + (c / nxy) * domain.voxel_size);
+  }
+  vtkNew<vtkCellArray> quads;
+  for (std::size_t f = 0; f < skin.size(); ++f) {
+    vtkIdType ids[4];
+    for (int k = 0; k < 4; ++k)
+      ids[k] = std::lower_bound(unique.begin(), unique.end(), corners[4 * f + k]) - unique.begin();
+    quads->InsertNextCell(4, ids);
+  }
+  vtkNew<vtkPolyData> surface;
+  surface->SetPoints(points);
+  surface->SetPolys(quads);
+  for (const ScalarField& field : per_face) {
+    if (field.values.size() != skin.size())
+      throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
+                  std::to_string(skin.size()) + " skin faces");
+    surface->GetCellData()->AddArray(float_array(field.name, field.values));
+  }
+  std::vector<double> area(skin.size()), direction(skin.size());
+  for (std::size_t f = 0; f < skin.size(); ++f) {
+    area[f] = skin[f].area;
+    direction[f] = skin[f].direction;
+  }
+  surface->GetCellData()->AddArray(float_array("area", area));
+  surface->GetCellData()->AddArray(float_array("direction", direction));
+  if (!per_face.empty()) surface->GetCellData()->SetActiveScalars(per_face.front().name.c_str());
+  add_frame(surface, frame);
+  write_xml<vtkXMLPolyDataWriter>(path, surface);
+}
+
+void write_picture_vti(const std::string& path, const PixelGrid& grid, const std::vector<ScalarField>& pixels,
+                       const std::string& frame) {
+  vtkNew<vtkImageData> image;
+  image->SetDimensions(grid.size[0] + 1, grid.size[1] + 1, 1);  // points = pixel corners, cells = pixels
+  image->SetOrigin(grid.origin[0], grid.origin[1], grid.origin[2]);
+  image->SetSpacing(grid.pixel, grid.pixel, grid.pixel);
+  const auto count = static_cast<std::size_t>(grid.size[0]) * static_cast<std::size_t>(grid.size[1]);
+  for (const ScalarField& field : pixels) {
+    if (field.values.size() != count)
+      throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
+                  std::to_string(count) + " pixels");
+    image->GetCellData()->AddArray(float_array(field.name, field.values));
+  }
+  if (!pixels.empty()) image->GetCellData()->SetActiveScalars(pixels.front().name.c_str());
+  add_frame(image, frame);
   write_image(path, image);
 }
 

@@ -31,8 +31,25 @@ void write_vti(const std::string& path, const Grid& grid, const std::vector<Scal
 // each field holds one value per unknown and is scattered to its voxel (as float: fluences span many
 // decades but need no more than 7 digits for viewing); voxels outside the domain are blanked
 // (vtkGhostType = HIDDENCELL, so ParaView draws only the animal) and hold NaN, or 0 in integer fields.
-// A `mask` integer field (1 inside) allows a Threshold filter in any VTK reader. Written atomically.
+// A `mask` integer field (1 inside) allows a Threshold filter in any VTK reader. `frame`, when given,
+// says in words what the axes are (field data `coordinate_frame`). Written atomically.
 void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const std::vector<ScalarField>& scalars,
-                     const std::vector<IntegerField>& integers = {});
+                     const std::vector<IntegerField>& integers = {}, const std::string& frame = {});
+
+// The skin as VTK PolyData (.vtp): one quad per boundary face of the domain, with cell data, one value per
+// face (in `skin` order), plus `area` (the true skin area each face stands for, mm^2) and `direction`
+// (0..5: -z, -y, -x, +x, +y, +z). Written atomically.
+void write_skin_vtp(const std::string& path, const VoxelDomain& domain, const std::vector<SkinFace>& skin,
+                    const std::vector<ScalarField>& per_face, const std::string& frame);
+
+// A picture: nx x ny pixels of edge `pixel` (mm) with their lower-left corner at `origin` (x, y) and
+// height z, one value per pixel (x fastest, NaN where nothing is seen) in each field. Written atomically.
+struct PixelGrid {
+  std::array<Index, 2> size{};
+  std::array<double, 3> origin{};
+  double pixel = 1.0;
+};
+void write_picture_vti(const std::string& path, const PixelGrid& grid, const std::vector<ScalarField>& pixels,
+                       const std::string& frame);
 
 }  // namespace amgsolve

@@ -19,18 +19,9 @@ std::int64_t VoxelDomain::voxel_at(const std::array<double, 3>& p) const {
   return ijk[0] + size[0] * (ijk[1] + std::int64_t{size[1]} * ijk[2]);
 }
 
-double robin_factor(double n) {
-  if (!(n >= 1.0)) throw InputError("relative refractive index must be >= 1, got " + std::to_string(n));
-  const double r_eff = -1.440 / (n * n) + 0.710 / n + 0.668 + 0.0636 * n;
-  // At n = 1 the fit gives 0.0016 instead of 0: clamp so that index matching means A = 1.
-  const double r = std::max(r_eff, 0.0);
-  return (1.0 + r) / (1.0 - r);
-}
-
 namespace {
 
-// The six face neighbours of a voxel as (axis, step).
-constexpr std::array<std::array<int, 2>, 6> kFaces = {{{2, -1}, {1, -1}, {0, -1}, {0, 1}, {1, 1}, {2, 1}}};
+constexpr const auto& kFaces = kFaceDirections;
 
 // Neighbour voxel across a face, or -1 beyond the box.
 std::int64_t neighbour(const VoxelDomain& d, std::int64_t v, const std::array<int, 2>& face) {
@@ -48,13 +39,67 @@ Index neighbour_unknown(const VoxelDomain& d, std::int64_t v, const std::array<i
 
 }  // namespace
 
+std::array<double, 3> face_centre(const VoxelDomain& domain, Index unknown, int direction) {
+  std::array<double, 3> c = domain.centre(domain.voxel_of_unknown[unknown]);
+  c[kFaces[direction][0]] += 0.5 * kFaces[direction][1] * domain.voxel_size;
+  return c;
+}
+
+Vector<double> DiffusionOperator::exitance(const Vector<double>& fluence) const {
+  Vector<double> out(skin.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t f = 0; f < skin.size(); ++f) out[f] = skin[f].conductance * fluence[skin[f].unknown] / skin[f].area;
+  return out;
+}
+
+namespace {
+
+// The share of a staircase face in the true skin area: 1 / |n|_1.
+double area_weight(const OutwardNormal& normal, const std::array<double, 3>& at) {
+  if (!normal) return 1.0;
+  const std::array<double, 3> n = normal(at);
+  return 1.0 / (std::abs(n[0]) + std::abs(n[1]) + std::abs(n[2]));
+}
+
+// The boundary faces of every unknown, in order, with their true areas (conductances filled later);
+// first[u] is where unknown u's faces begin.
+struct SkinFaces {
+  std::vector<SkinFace> faces;
+  std::vector<Offset> first;
+};
+
+SkinFaces skin_faces(const VoxelDomain& domain, const OutwardNormal& normal) {
+  const Index n = domain.unknowns();
+  std::vector<Offset> first(static_cast<std::size_t>(n) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (Index u = 0; u < n; ++u) {
+    Offset faces = 0;
+    for (const auto& face : kFaces) faces += neighbour_unknown(domain, domain.voxel_of_unknown[u], face) < 0 ? 1 : 0;
+    first[static_cast<std::size_t>(u) + 1] = faces;
+  }
+  for (std::size_t u = 0; u < static_cast<std::size_t>(n); ++u) first[u + 1] += first[u];
+  std::vector<SkinFace> skin(static_cast<std::size_t>(first.back()));
+  const double h2 = domain.voxel_size * domain.voxel_size;
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (Index u = 0; u < n; ++u) {
+    Offset at = first[u];
+    for (int f = 0; f < 6; ++f)
+      if (neighbour_unknown(domain, domain.voxel_of_unknown[u], kFaces[f]) < 0)
+        skin[at++] = {u, static_cast<std::uint8_t>(f), h2 * area_weight(normal, face_centre(domain, u, f)), 0.0};
+  }
+  return {std::move(skin), std::move(first)};
+}
+
+}  // namespace
+
 DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<double>& mua, const Vector<double>& musp,
-                                     double robin) {
+                                     double robin, const OutwardNormal& normal) {
   const Index n = domain.unknowns();
   if (mua.size() != static_cast<std::size_t>(n) || musp.size() != static_cast<std::size_t>(n))
     throw Error("diffusion_operator: optical properties do not match the unknowns");
   const double h = domain.voxel_size;
   DiffusionOperator op;
+  SkinFaces skin = skin_faces(domain, normal);
   op.absorption.resize(static_cast<std::size_t>(n));
   op.boundary.resize(static_cast<std::size_t>(n));
   CsrMatrix<double>& A = op.A;
@@ -72,14 +117,16 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
     const std::int64_t v = domain.voxel_of_unknown[u];
     const double D = diffusion_coefficient(mua[u], musp[u]);
     double diagonal = h * h * h * mua[u], boundary = 0.0;
-    Offset at = A.row_ptr[u], centre = -1;
+    Offset at = A.row_ptr[u], centre = -1, face = skin.first[u];
     // kFaces is ordered by neighbour index (-z, -y, -x, +x, +y, +z), so columns come out sorted once the
     // centre is slotted in between -x and +x.
     for (std::size_t f = 0; f < kFaces.size(); ++f) {
       if (f == 3) centre = at++;
       const Index w = neighbour_unknown(domain, v, kFaces[f]);
       if (w < 0) {
-        boundary += h * h / (2.0 * robin + h / (2.0 * D));
+        SkinFace& s = skin.faces[face++];
+        s.conductance = h * h / (2.0 * robin * h * h / s.area + h / (2.0 * D));
+        boundary += s.conductance;
         continue;
       }
       const double Dw = diffusion_coefficient(mua[w], musp[w]);
@@ -93,6 +140,7 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
     op.absorption[u] = h * h * h * mua[u];
     op.boundary[u] = boundary;
   }
+  op.skin = std::move(skin.faces);
   return op;
 }
 

@@ -1,5 +1,6 @@
 #include "problems/mouse.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
@@ -87,37 +88,77 @@ std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t 
   return spots;
 }
 
-std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const TissueTable& optics,
-                                       const std::vector<std::array<double, 2>>& spots) {
-  const double h = domain.voxel_size;
+std::vector<std::pair<Index, double>> trilinear_weights(const VoxelDomain& domain, const Point3& p) {
+  std::array<std::int64_t, 3> low{};
+  std::array<double, 3> frac{};
+  for (int d = 0; d < 3; ++d) {
+    const double t = (p[d] - domain.origin[d]) / domain.voxel_size - 0.5;  // in voxel-centre units
+    if (!(t >= -1.0 && t <= domain.size[d])) return {};
+    low[d] = static_cast<std::int64_t>(std::floor(t));
+    frac[d] = t - static_cast<double>(low[d]);
+  }
+  std::vector<std::pair<Index, double>> weights;
+  double total = 0;
+  for (int corner = 0; corner < 8; ++corner) {
+    std::array<std::int64_t, 3> c{};
+    double w = 1;
+    for (int d = 0; d < 3; ++d) {
+      const int up = (corner >> d) & 1;
+      c[d] = low[d] + up;
+      w *= up ? frac[d] : 1.0 - frac[d];
+    }
+    if (w == 0 || c[0] < 0 || c[1] < 0 || c[2] < 0 || c[0] >= domain.size[0] || c[1] >= domain.size[1] ||
+        c[2] >= domain.size[2])
+      continue;
+    const Index u = domain.unknown_of_voxel[c[0] + domain.size[0] * (c[1] + std::int64_t{domain.size[1]} * c[2])];
+    if (u < 0) continue;
+    weights.emplace_back(u, w);
+    total += w;
+  }
+  for (auto& [u, w] : weights) w /= total;
+  std::sort(weights.begin(), weights.end());
+  return weights;
+}
+
+namespace {
+
+// The topmost voxel of the animal in the column through (x, y), or -1.
+std::int64_t top_voxel(const VoxelDomain& domain, double x, double y) {
+  const Point3 top = {x, y, domain.origin[2] + (domain.size[2] - 0.5) * domain.voxel_size};
+  std::int64_t v = domain.voxel_at(top);
+  if (v < 0) return -1;
+  const std::int64_t slice = std::int64_t{domain.size[0]} * domain.size[1];
+  while (v >= 0 && domain.unknown_of_voxel[v] < 0) v -= slice;
+  return v;
+}
+
+}  // namespace
+
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const PhantomParams& shape,
+                                       const TissueTable& optics, const std::vector<std::array<double, 2>>& spots) {
+  const std::vector<Primitive> body = mouse_body(shape);
   std::vector<LightSource> sources;
   for (std::size_t s = 0; s < spots.size(); ++s) {
     const std::string which = "problem.sources: spot " + std::to_string(s + 1) + " at " + format_spot(spots[s]) + " mm";
-    // The column of voxels under the spot, searched from the top for the first one in the animal.
-    const Point3 top = {spots[s][0], spots[s][1], domain.origin[2] + (domain.size[2] - 0.5) * h};
-    const std::int64_t top_voxel = domain.voxel_at(top);
-    if (top_voxel < 0) throw InputError(which + " misses the animal (it is outside the phantom's extent)");
-    const std::int64_t slice = std::int64_t{domain.size[0]} * domain.size[1];
-    std::int64_t v = top_voxel;
-    while (v >= 0 && domain.unknown_of_voxel[v] < 0) v -= slice;
-    if (v < 0) throw InputError(which + " misses the animal (no tissue under it)");
+    const std::optional<double> skin = skin_height(body, spots[s][0], spots[s][1]);
+    const std::int64_t v = top_voxel(domain, spots[s][0], spots[s][1]);
+    if (!skin || v < 0) throw InputError(which + " misses the animal");
     LightSource src;
     src.spot = spots[s];
-    src.surface_z = domain.centre(v)[2] + 0.5 * h;
-    const OpticalProperties skin = optics[static_cast<int>(tissue_of(phantom, v))][0];
-    src.position = {spots[s][0], spots[s][1], src.surface_z - 1.0 / (skin.mua + skin.musp)};
-    const std::int64_t at = domain.voxel_at(src.position);
-    if (at < 0 || domain.unknown_of_voxel[at] < 0)
+    src.surface_z = *skin;
+    const OpticalProperties tissue = optics[static_cast<int>(tissue_of(phantom, v))][0];
+    src.position = {spots[s][0], spots[s][1], src.surface_z - 1.0 / (tissue.mua + tissue.musp)};
+    src.weights = trilinear_weights(domain, src.position);
+    if (!inside_body(body, src.position) || src.weights.empty())
       throw InputError(which + ": the tissue under it is thinner than one transport mean free path");
-    src.unknown = domain.unknown_of_voxel[at];
-    sources.push_back(src);
+    sources.push_back(std::move(src));
   }
   return sources;
 }
 
 Vector<double> MouseProblem::source_rhs(const LightSource& s) const {
   Vector<double> b(static_cast<std::size_t>(domain.unknowns()), 0.0);
-  b[s.unknown] = source_power;
+  for (const auto& [u, w] : s.weights) b[u] = source_power * w;
   return b;
 }
 
@@ -137,6 +178,50 @@ Vector<double> MouseProblem::musp(int band) const {
   return per_unknown(*this, [&](Tissue t) { return optics[static_cast<int>(t)][band].musp; });
 }
 
+std::vector<std::int64_t> MouseProblem::top_faces() const {
+  const std::int64_t columns = std::int64_t{domain.size[0]} * domain.size[1];
+  std::vector<std::int64_t> face(static_cast<std::size_t>(columns), -1);
+  const std::vector<SkinFace>& skin = excitation.skin;
+  constexpr std::uint8_t up = 5;  // +z in kFaceDirections
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < columns; ++c) {
+    for (std::int64_t v = c + (domain.size[2] - 1) * columns; v >= 0; v -= columns) {
+      const Index u = domain.unknown_of_voxel[v];
+      if (u < 0) continue;
+      const auto at = std::lower_bound(skin.begin(), skin.end(), std::pair{u, up}, [](const SkinFace& f, auto key) {
+        return std::pair{f.unknown, f.direction} < key;
+      });
+      face[c] = at - skin.begin();  // the topmost voxel's +z neighbour is air: the face exists
+      break;
+    }
+  }
+  return face;
+}
+
+std::array<std::int64_t, kTissueCount> tissue_voxels(const MouseProblem& m) {
+  std::array<std::int64_t, kTissueCount> count{};
+  for (std::int64_t v : m.domain.voxel_of_unknown) ++count[m.phantom.label[v]];
+  return count;
+}
+
+namespace {
+
+std::vector<Detector> place_detectors(const MouseProblem& m, const std::vector<std::array<double, 2>>& points) {
+  std::vector<Detector> detectors;
+  const std::vector<std::int64_t> top = m.top_faces();
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const std::int64_t v = m.domain.voxel_at({points[k][0], points[k][1], m.domain.origin[2]});
+    const std::int64_t face = v < 0 ? -1 : top[static_cast<std::size_t>(v)];
+    if (face < 0)
+      throw InputError("problem.detectors: point " + std::to_string(k + 1) + " at " + format_spot(points[k]) +
+                       " mm misses the animal");
+    detectors.push_back({points[k], static_cast<std::size_t>(face)});
+  }
+  return detectors;
+}
+
+}  // namespace
+
 MouseProblem make_mouse_problem(const MouseParams& p) {
   check_size(p);
   check_tumour(p.phantom);
@@ -153,18 +238,21 @@ MouseProblem make_mouse_problem(const MouseParams& p) {
   const Phantom& ph = m.phantom;
   m.domain = make_voxel_domain(ph.size, ph.origin, ph.voxel_size,
                                [&](std::int64_t v) { return ph.label[v] != static_cast<std::uint8_t>(Tissue::outside); });
-  const double robin = robin_factor(p.refractive_index);
-  m.excitation = diffusion_operator(m.domain, m.mua(0), m.musp(0), robin);
+  m.robin = robin_factor(p.refractive_index, p.reflection);
+  const std::vector<Primitive> body = mouse_body(p.phantom);
+  const OutwardNormal normal = [&body](const Point3& at) { return skin_normal(body, at); };
+  m.excitation = diffusion_operator(m.domain, m.mua(0), m.musp(0), m.robin, normal);
   if (p.fluorescence) {
     m.emission_differs = false;
     for (int t = 1; t < kTissueCount; ++t)
       m.emission_differs = m.emission_differs || p.optics[t][0].mua != p.optics[t][1].mua ||
                            p.optics[t][0].musp != p.optics[t][1].musp;
-    if (m.emission_differs) m.emission = diffusion_operator(m.domain, m.mua(1), m.musp(1), robin);
+    if (m.emission_differs) m.emission = diffusion_operator(m.domain, m.mua(1), m.musp(1), m.robin, normal);
     m.yield = per_unknown(m, [&](Tissue t) { return t == Tissue::tumour ? p.tumour_yield : p.background_yield; });
   }
   const auto spots = p.spots.empty() ? back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;
-  m.sources = place_sources(m.domain, ph, p.optics, spots);
+  m.sources = place_sources(m.domain, ph, p.phantom, p.optics, spots);
+  m.detectors = place_detectors(m, p.detectors);
   return m;
 }
 

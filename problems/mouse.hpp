@@ -6,8 +6,14 @@
 //
 // Sources: a collimated laser spot at (x, y) on the back, the beam pointing down (-z). Its light is
 // modelled, as usual in the diffusion approximation, by an isotropic point source one transport mean
-// free path 1 / (mu_a + mu_s') below the skin where the beam enters, placed in the voxel that contains
-// that point with power `source_power`.
+// free path 1 / (mu_a + mu_s') below the skin where the beam enters (the analytic skin, not the voxel
+// staircase), with power `source_power` spread over the eight voxels around that point with trilinear
+// weights, so that the source's centre lies exactly there at any voxel size.
+// What a camera sees: the exitance through each skin face (DiffusionOperator::exitance); seen from
+// above, each column of voxels shows the top face of its topmost voxel, with radiance exitance / pi
+// (a Lambertian surface); detectors on the back read the exitance there, and the normalised Born ratio
+// (emission over excitation exitance, Ntziachristos and Weissleder, Opt. Lett. 26 (2001) 893) is what
+// FMT reconstructs from.
 // Fluorescence: the excitation fluence Phi_x of a source drives the emission source
 //   q_m = eta mu_af Phi_x   (per voxel: yield h^3 Phi_x)
 // with the fluorophore's yield (quantum yield times its absorption, 1/mm) in the tumour and in the
@@ -24,10 +30,12 @@ namespace amgsolve {
 struct MouseParams {
   PhantomParams phantom;
   double refractive_index = 1.37;  // of tissue, against air (n = 1)
+  ReflectionModel reflection = ReflectionModel::exact;
   std::array<int, 2> wavelengths = {kExcitationNm, kEmissionNm};  // nm
   TissueTable optics = default_tissue_table();  // at `wavelengths`
   std::vector<std::array<double, 2>> spots;  // laser spots (x, y) in mm; empty: the scan grid
   std::array<std::int64_t, 2> scan_grid = {4, 2};  // spots along x and y over the back
+  std::vector<std::array<double, 2>> detectors;   // points (x, y) on the back where the exitance is read
   double source_power = 1.0;
   bool fluorescence = false;
   double tumour_yield = 0.01;      // eta mu_af in the tumour, 1/mm
@@ -38,7 +46,13 @@ struct LightSource {
   std::array<double, 2> spot{};  // where the beam enters, top view (mm)
   double surface_z = 0;          // skin height at the spot (mm)
   Point3 position{};             // the point source (mm)
-  Index unknown = 0;             // the voxel that carries it
+  std::vector<std::pair<Index, double>> weights;  // unknowns carrying it and their shares (sum 1)
+};
+
+// A point on the back where the camera's pixel is read: the top skin face of the voxel column there.
+struct Detector {
+  std::array<double, 2> point{};
+  std::size_t face = 0;  // index into DiffusionOperator::skin (the same in both bands)
 };
 
 struct MouseProblem {
@@ -48,7 +62,9 @@ struct MouseProblem {
   DiffusionOperator emission;         // A equal to excitation.A when the two bands' properties agree
   bool emission_differs = true;
   std::vector<LightSource> sources;
+  std::vector<Detector> detectors;
   Vector<double> yield;               // per unknown (1/mm)
+  double robin = 1.0;                 // A of the boundary condition
   TissueTable optics;                 // the properties of each tissue and band
   double source_power = 1.0;
   bool fluorescence = true;
@@ -58,15 +74,24 @@ struct MouseProblem {
   // Optical property of the band (0 excitation, 1 emission) per unknown, for output.
   Vector<double> mua(int band) const;
   Vector<double> musp(int band) const;
-
+  // The skin face seen from above in each voxel column (x fastest), or -1 where the column misses the
+  // animal: the camera's pixels.
+  std::vector<std::int64_t> top_faces() const;
 };
+
+// Voxels per tissue inside the animal.
+std::array<std::int64_t, kTissueCount> tissue_voxels(const MouseProblem& m);
 
 // The scan pattern: nx x ny spots over the back of the trunk.
 std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t ny);
 
 // The laser sources of `spots` in the phantom; InputError for a spot that misses the animal.
-std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const TissueTable& optics,
-                                       const std::vector<std::array<double, 2>>& spots);
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const PhantomParams& shape,
+                                       const TissueTable& optics, const std::vector<std::array<double, 2>>& spots);
+
+// The trilinear weights of a point over the centres of the (up to) eight domain voxels around it,
+// renormalised over those inside; empty when none is.
+std::vector<std::pair<Index, double>> trilinear_weights(const VoxelDomain& domain, const Point3& p);
 
 // Checks sizes and memory first (InputError for an empty or too large animal).
 MouseProblem make_mouse_problem(const MouseParams& p);

@@ -554,10 +554,14 @@ TEST(Cli, MouseVoxelSizeGivesAnEnormousAnimal) {
 TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
   ScratchDir dir;
   const std::string cfg = mouse_config(dir,
-                                       "  tumour: {centre: [8, 4, 5], radius: 3}\n"
-                                       "  fluorescence: true\n");
+                                       "  tumour: {centre: [8, -4, 5], radius: 3}\n"
+                                       "  fluorescence: true\n"
+                                       "  detectors: [[8, -4], [0, 0]]\n");
   std::vector<std::string> args = {cfg, "--report", dir.file("R.json")};
   for (std::string& flag : vtk_flag(dir, "m.vti")) args.push_back(std::move(flag));
+  if (vtk_available())
+    for (const std::string& set : {"output.skin=" + dir.file("skin.vtp"), "output.camera=" + dir.file("camera.vti")})
+      args.insert(args.end(), {"--set", set});
   const RunResult r = run(dir, args);
   ASSERT_EQ(r.status, kExitOk) << r.err << r.out;
   const json j = read_report(dir.file("R.json"));
@@ -579,6 +583,39 @@ TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
   EXPECT_EQ(rows, field(j, "problem.rows").get<long long>());
   EXPECT_LE(histogram.size(), 8u);
   EXPECT_EQ(std::filesystem::exists(dir.file("m.vti")), vtk_available());
+  EXPECT_EQ(std::filesystem::exists(dir.file("skin.vtp")), vtk_available());
+  EXPECT_EQ(std::filesystem::exists(dir.file("camera.vti")), vtk_available());
+  // The model as built: the exact Robin factor for n = 1.37, the skin's true area below its staircase's,
+  // the tissue table.
+  EXPECT_NEAR(field(j, "problem.mouse.robin_factor").get<double>(), 2.7586, 1e-4);
+  EXPECT_LT(field(j, "problem.mouse.skin_area_mm2").get<double>(), field(j, "problem.mouse.staircase_area_mm2").get<double>());
+  EXPECT_GE(field(j, "problem.mouse.tissues").size(), 8u);
+  // What the camera reads at the detectors: positive exitances and the normalised Born ratio; above the
+  // tumour (the first detector) the ratio is the larger.
+  for (const json& s : sources) {
+    const json d = s["detectors"];
+    ASSERT_EQ(d.size(), 2u);
+    for (const json& reading : d) {
+      EXPECT_GT(reading["excitation_exitance"].get<double>(), 0.0);
+      EXPECT_DOUBLE_EQ(reading["born_ratio"].get<double>(),
+                       reading["emission_exitance"].get<double>() / reading["excitation_exitance"].get<double>());
+    }
+    EXPECT_GT(d[0]["born_ratio"].get<double>(), d[1]["born_ratio"].get<double>());
+  }
+}
+
+TEST(Cli, MouseDetectorOffTheAnimal) {
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir, "  detectors: [[0, 0], [0, 40]]\n");
+  const RunResult r = run(dir, with_outputs(dir, {cfg}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"problem.detectors", "point 2", "misses the animal"}));
+}
+
+TEST(Cli, SkinOutputNeedsAMouse) {
+  ScratchDir dir;
+  const std::string cfg = write_text(dir, "cfg.yaml", "problem:\n  type: poisson\n  size: [8, 8, 8]\n");
+  const RunResult r = run(dir, with_outputs(dir, {cfg, "--set", "output.skin=" + dir.file("s.vtp")}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"output.skin"}));
 }
 
 TEST(Cli, ListBackends) {

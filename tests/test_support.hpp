@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "amg/hierarchy.hpp"
 #include "amg/vcycle.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "sparse/csr.hpp"
+#include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve::test {
@@ -32,6 +34,18 @@ class CpuVcycle {
   CpuBackend backend_;  // before the cycle, which refers to it
   Vcycle<CpuBackend, V> cycle_;
 };
+
+// x with A x = b by PCG with one V-cycle of a default hierarchy, x0 = 0; expects convergence.
+inline Vector<double> amg_pcg_solve(const CsrMatrix<double>& A, const Vector<double>& b, double tolerance = 1e-10) {
+  const AmgHierarchy<double> amg(std::make_shared<const CsrMatrix<double>>(A), AmgParams{});
+  const CpuVcycle<double> vcycle(amg);
+  SolverParams sp;
+  sp.tolerance = tolerance;
+  Vector<double> x;
+  const SolveResult r = pcg(A, b, x, [&](const Vector<double>& rr, Vector<double>& z) { vcycle.apply(rr, z); }, sp);
+  EXPECT_TRUE(r.converged) << r.relative_residual;
+  return x;
+}
 
 // Random rows x cols matrix with about `density` of the entries set (values in [-1, 1)); rows listed in
 // empty_rows and columns in empty_cols are left empty.

@@ -6,7 +6,11 @@
 #include <vtkImageData.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
+#include <vtkFieldData.h>
+#include <vtkPolyData.h>
+#include <vtkStringArray.h>
 #include <vtkXMLImageDataReader.h>
+#include <vtkXMLPolyDataReader.h>
 
 #include "common/error.hpp"
 #include "output/vtk_writer.hpp"
@@ -105,6 +109,64 @@ TEST(Vtk, VoxelDataIsScatteredToTheDomainAndBlankedOutside) {
       EXPECT_EQ(ghost->GetTuple1(v), 0);
     }
   }
+}
+
+TEST(Vtk, SkinSurfaceHasOneQuadPerBoundaryFaceAndSharedCorners) {
+  test::ScratchDir dir;
+  // Two voxels side by side along x: 10 boundary faces, 12 distinct corners.
+  const VoxelDomain d = make_voxel_domain({2, 1, 1}, {0.0, 0.0, 0.0}, 0.5, [](std::int64_t) { return true; });
+  const DiffusionOperator op = diffusion_operator(d, Vector<double>(2, 0.1), Vector<double>(2, 1.0), 1.0);
+  ASSERT_EQ(op.skin.size(), 10u);
+  Vector<double> per_face(op.skin.size());
+  for (std::size_t f = 0; f < per_face.size(); ++f) per_face[f] = 0.5 + static_cast<double>(f);
+  const std::string path = dir.file("skin.vtp");
+  write_skin_vtp(path, d, op.skin, {{"exitance", per_face}}, "test frame");
+
+  vtkNew<vtkXMLPolyDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkPolyData* surface = reader->GetOutput();
+  ASSERT_EQ(surface->GetNumberOfCells(), 10);
+  EXPECT_EQ(surface->GetNumberOfPoints(), 12);
+  vtkDataArray* exitance = surface->GetCellData()->GetArray("exitance");
+  ASSERT_NE(exitance, nullptr);
+  for (vtkIdType f = 0; f < 10; ++f) {
+    EXPECT_EQ(exitance->GetTuple1(f), per_face[f]);
+    // Each quad lies in the plane of its face: the coordinate along the face's axis is the same at its four
+    // corners, and equals that of the face centre.
+    const auto [axis, step] = kFaceDirections[op.skin[f].direction];
+    const std::array<double, 3> centre = face_centre(d, op.skin[f].unknown, op.skin[f].direction);
+    vtkIdType count = 0;
+    const vtkIdType* ids = nullptr;
+    surface->GetCellPoints(f, count, ids);
+    ASSERT_EQ(count, 4);
+    for (int k = 0; k < 4; ++k) EXPECT_DOUBLE_EQ(surface->GetPoint(ids[k])[axis], centre[axis]);
+  }
+  auto* frame = vtkStringArray::SafeDownCast(surface->GetFieldData()->GetAbstractArray("coordinate_frame"));
+  ASSERT_NE(frame, nullptr);
+  EXPECT_EQ(frame->GetValue(0), "test frame");
+}
+
+TEST(Vtk, PictureHasOneCellPerPixel) {
+  test::ScratchDir dir;
+  PixelGrid grid;
+  grid.size = {3, 2};
+  grid.origin = {-1.0, 2.0, 5.0};
+  grid.pixel = 0.25;
+  Vector<double> radiance = {1, 2, 3, 4, 5, std::nan("")};
+  const std::string path = dir.file("camera.vti");
+  write_picture_vti(path, grid, {{"radiance", radiance}}, "frame");
+  vtkNew<vtkXMLImageDataReader> reader;
+  reader->SetFileName(path.c_str());
+  reader->Update();
+  vtkImageData* image = reader->GetOutput();
+  ASSERT_EQ(image->GetNumberOfCells(), 6);
+  vtkDataArray* values = image->GetCellData()->GetArray("radiance");
+  ASSERT_NE(values, nullptr);
+  for (vtkIdType c = 0; c < 5; ++c) EXPECT_EQ(values->GetTuple1(c), radiance[c]);
+  EXPECT_TRUE(std::isnan(values->GetTuple1(5)));
+  EXPECT_THROW(write_picture_vti(dir.file("bad.vti"), grid, {{"radiance", Vector<double>(5)}}, ""), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad.vti")));
 }
 
 TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
