@@ -510,7 +510,8 @@ std::vector<KeySpec> output_keys() {
       file("output.solution", FIELD(output.solution),
            "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
       list_of(bounded(list("output.vtk_sources", FIELD(output.vtk_sources), KeyKind::integer_list,
-                           "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file; empty: all."),
+                           "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file, and whose "
+                           "exitance into output.skin and output.camera; empty: all."),
                       1, kMaxInt),
               0, 4096),
   };

@@ -107,7 +107,8 @@ nlohmann::json source_json(const SourceRecord& s) {
       nlohmann::json reading = {{"point", d.point}, {"excitation_exitance", d.excitation}};
       if (d.emission) {
         reading["emission_exitance"] = *d.emission;
-        reading["born_ratio"] = *d.emission / d.excitation;
+        // No excitation light there (it underflowed): no ratio, rather than an infinity JSON cannot hold.
+        if (d.excitation > 0) reading["born_ratio"] = *d.emission / d.excitation;
       }
       j["detectors"].push_back(std::move(reading));
     }

@@ -17,8 +17,6 @@ namespace amgsolve {
 // One AMG hierarchy: what was built and what it cost (the library's summary of a setup).
 using SetupRecord = SetupSummary;
 
-// One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the
-// power balance of the excitation fluence (absorbed + boundary outflow = source power).
 // The camera's pixel at a detector point on the back, for one source: the exitance (W/mm^2) of each band.
 struct DetectorReading {
   std::array<double, 2> point{};
@@ -26,6 +24,8 @@ struct DetectorReading {
   std::optional<double> emission;  // with fluorescence; emission / excitation is the normalised Born ratio
 };
 
+// One light source of a diffuse-optical problem: its solves against the set-up hierarchies and the
+// power balance of the excitation fluence (absorbed + boundary outflow = source power).
 struct SourceRecord {
   int index = 0;  // 1-based
   std::array<double, 2> spot{};

@@ -153,7 +153,9 @@ std::array<std::int64_t, 4> face_corners(const VoxelDomain& domain, const SkinFa
     p[c] += dc;
     return p[0] + nx * p[1] + nxy * p[2];
   };
-  return {corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)};
+  // Counter-clockwise seen from outside (axis+1, axis+2, axis is right-handed): VTK's normals point out.
+  if (step > 0) return {corner(0, 0), corner(1, 0), corner(1, 1), corner(0, 1)};
+  return {corner(0, 0), corner(0, 1), corner(1, 1), corner(1, 0)};
 }
 
 }  // namespace

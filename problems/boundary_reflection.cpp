@@ -49,14 +49,20 @@ double integrate(F f, double a, double b, int panels) {
 ReflectionMoments reflection_moments(double n) {
   if (!(n >= 1.0)) throw InputError("relative refractive index must be >= 1, got " + std::to_string(n));
   const double critical = std::asin(1.0 / n);
-  // R_F is smooth below the critical angle but has a square-root corner there: 64 panels put the error
-  // below 1e-9.
-  const int panels = 64;
+  // R_F has a square-root corner at the critical angle: with t = critical (1 - u^2) the integrand is smooth
+  // in u, and 16 panels of the 20-point rule give the moments to about 1e-14.
+  const int panels = 16;
+  auto over_u = [&](auto weight) {
+    return integrate(
+        [&](double u) {
+          const double t = critical * (1.0 - u * u);
+          return weight(t) * fresnel_reflectance(n, t) * 2.0 * critical * u;
+        },
+        0.0, 1.0, panels);
+  };
   ReflectionMoments m;
-  m.r_phi = integrate([&](double t) { return 2.0 * std::sin(t) * std::cos(t) * fresnel_reflectance(n, t); }, 0.0,
-                      critical, panels);
-  m.r_j = integrate([&](double t) { return 3.0 * std::sin(t) * std::pow(std::cos(t), 2) * fresnel_reflectance(n, t); },
-                    0.0, critical, panels);
+  m.r_phi = over_u([](double t) { return 2.0 * std::sin(t) * std::cos(t); });
+  m.r_j = over_u([](double t) { return 3.0 * std::sin(t) * std::pow(std::cos(t), 2); });
   // Beyond the critical angle R_F = 1: int 2 sin cos = cos^2(critical), int 3 sin cos^2 = cos^3(critical).
   const double c = std::cos(critical);
   m.r_phi += c * c;

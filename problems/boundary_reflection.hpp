@@ -28,8 +28,8 @@ enum class ReflectionModel {
 // for the relative index n = n_tissue / n_outside >= 1.
 double fresnel_reflectance(double n, double theta);
 
-// The moments R_phi and R_j above (composite Gauss-Legendre over [0, critical angle], closed form
-// beyond it).
+// The moments R_phi and R_j above (Gauss-Legendre over [0, critical angle] after a substitution that
+// smooths the corner there, closed form beyond it).
 struct ReflectionMoments {
   double r_phi = 0;
   double r_j = 0;

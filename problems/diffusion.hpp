@@ -16,7 +16,7 @@
 // J = 2 D (Phi_centre - Phi_face) / h, so J = Phi_centre / (2A / w + h / (2D)).
 // w is the skin area a voxel face stands for, per unit face area. A smooth surface with outward unit
 // normal n is voxelised into a staircase whose faces add up to |n|_1 = |n_x| + |n_y| + |n_z| times its
-// area (up to sqrt(3), 1.42 on average over a mouse), at every voxel size; counting the loss on every face
+// area (up to sqrt(3), 1.41 on average over the mouse), at every voxel size; counting the loss on every face
 // would overstate it by that factor and never converge to the smooth-boundary solution. With the surface's
 // normal known, w = 1 / |n|_1 counts the true area; without it (a box domain) w = 1.
 //
@@ -67,7 +67,8 @@ struct SkinFace {
 inline constexpr std::array<std::array<int, 2>, 6> kFaceDirections = {
     {{2, -1}, {1, -1}, {0, -1}, {0, 1}, {1, 1}, {2, 1}}};
 
-// The outward unit normal of the true boundary near a point (mm), for the area weights.
+// The outward unit normal of the true boundary near a point (mm), for the area weights. Called from
+// several threads at once: it must only read.
 using OutwardNormal = std::function<std::array<double, 3>(const std::array<double, 3>&)>;
 
 struct DiffusionOperator {

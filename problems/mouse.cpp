@@ -48,6 +48,27 @@ void check_size(const MouseParams& p) {
   require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), "the mouse at " + std::to_string(h) + " mm");
 }
 
+// The tumour replaces the tissue where it grows, but not bone: one reaching into the spine or the skull is
+// refused (sampled on a lattice of a twentieth of its radius).
+void check_tumour_clear_of_bone(const PhantomParams& p) {
+  const double r = p.tumour_radius, step = r / 20;
+  for (const Organ& bone : mouse_organs(p)) {
+    if (bone.tissue != Tissue::bone) continue;
+    for (double x = -r; x <= r; x += step)
+      for (double y = -r; y <= r; y += step)
+        for (double z = -r; z <= r; z += step) {
+          const Point3 q = {p.tumour_centre[0] + x, p.tumour_centre[1] + y, p.tumour_centre[2] + z};
+          if (x * x + y * y + z * z > r * r || !bone.shape.contains(q)) continue;
+          char text[200];
+          std::snprintf(text, sizeof text,
+                        "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm reaches into bone "
+                        "(near [%.1f, %.1f, %.1f] mm)",
+                        p.tumour_centre[0], p.tumour_centre[1], p.tumour_centre[2], r, q[0], q[1], q[2]);
+          throw InputError(text);
+        }
+  }
+}
+
 void check_tumour(const PhantomParams& p) {
   if (p.tumour_radius <= 0) return;
   const std::vector<Primitive> body = mouse_body(p);
@@ -63,6 +84,16 @@ void check_tumour(const PhantomParams& p) {
       throw InputError(text);
     }
   }
+  check_tumour_clear_of_bone(p);
+}
+
+// Detectors off the animal are refused before anything is built.
+void check_detectors(const MouseParams& p) {
+  const std::vector<Primitive> body = mouse_body(p.phantom);
+  for (std::size_t k = 0; k < p.detectors.size(); ++k)
+    if (!skin_height(body, p.detectors[k][0], p.detectors[k][1]))
+      throw InputError("problem.detectors: point " + std::to_string(k + 1) + " at " + format_spot(p.detectors[k]) +
+                       " mm misses the animal");
 }
 
 }  // namespace
@@ -225,6 +256,7 @@ std::vector<Detector> place_detectors(const MouseProblem& m, const std::vector<s
 MouseProblem make_mouse_problem(const MouseParams& p) {
   check_size(p);
   check_tumour(p.phantom);
+  check_detectors(p);
   if (p.fluorescence && p.tumour_yield <= 0 && p.background_yield <= 0)
     throw InputError("problem.fluorophore: fluorescence needs a positive yield in the tumour or the background");
   if (p.fluorescence && p.phantom.tumour_radius <= 0 && p.background_yield <= 0)

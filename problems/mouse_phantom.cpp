@@ -158,6 +158,7 @@ bool inside_body(const std::vector<Primitive>& body, const Point3& p) {
 }
 
 Point3 skin_normal(const std::vector<Primitive>& body, const Point3& p) {
+  if (body.empty()) throw Error("skin_normal: a body without parts");
   const auto nearest = std::min_element(body.begin(), body.end(), [&](const Primitive& a, const Primitive& b) {
     return std::abs(a.distance(p)) < std::abs(b.distance(p));
   });

@@ -554,7 +554,7 @@ TEST(Cli, MouseVoxelSizeGivesAnEnormousAnimal) {
 TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
   ScratchDir dir;
   const std::string cfg = mouse_config(dir,
-                                       "  tumour: {centre: [8, -4, 5], radius: 3}\n"
+                                       "  tumour: {centre: [8, -4, 5], radius: 2.5}\n"
                                        "  fluorescence: true\n"
                                        "  detectors: [[8, -4], [0, 0]]\n");
   std::vector<std::string> args = {cfg, "--report", dir.file("R.json")};

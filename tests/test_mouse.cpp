@@ -316,7 +316,8 @@ TEST(MousePhantom, TheLegsAreJoinedToTheTrunkThroughTissue) {
 }
 
 TEST(MousePhantom, NoOrganCutsThroughBone) {
-  const PhantomParams p = phantom_at(0.1);
+  PhantomParams p = phantom_at(0.1);
+  p.tumour_radius = 2.5;  // the default tumour, under the back left of the spine
   const std::vector<Organ> organs = mouse_organs(p);
   for (const Organ& organ : organs) {
     if (organ.tissue == Tissue::bone) continue;
@@ -325,6 +326,7 @@ TEST(MousePhantom, NoOrganCutsThroughBone) {
       // The brain fills the skull's cavity: it must lie wholly inside the skull. Any other organ must not
       // meet a bone at all.
       const bool cavity = organ.tissue == Tissue::brain;
+      const bool near_skull = bone.shape.centre[0] < -20;
       const Point3 lo = organ.shape.lower(), hi = organ.shape.upper();
       std::int64_t conflicts = 0;
       for (double x = lo[0]; x <= hi[0]; x += 0.1)
@@ -333,8 +335,7 @@ TEST(MousePhantom, NoOrganCutsThroughBone) {
             const Point3 q = {x, y, z};
             if (!organ.shape.contains(q)) continue;
             const bool in_bone = bone.shape.contains(q);
-            const bool near_skull = bone.shape.centre[0] < -20;
-            conflicts += cavity ? (near_skull && !in_bone) : in_bone;
+            conflicts += cavity && near_skull ? !in_bone : in_bone;
           }
       EXPECT_EQ(conflicts, 0) << tissue_name(organ.tissue) << " against the bone at x = " << bone.shape.centre[0];
     }
@@ -357,11 +358,11 @@ Point3 centroid_of(const Phantom& ph, Tissue t) {
 }
 
 TEST(MousePhantom, OrgansSitOnTheirAnatomicalSidesOfARightHandedFrame) {
-  // x to the tail and z dorsal make y the animal's right in a right-handed frame (x cross y = z).
-  const Point3 tail = {1, 0, 0}, right = {0, 1, 0};
-  const Point3 dorsal = {tail[1] * right[2] - tail[2] * right[1], tail[2] * right[0] - tail[0] * right[2],
-                         tail[0] * right[1] - tail[1] * right[0]};
-  EXPECT_EQ(dorsal, (Point3{0, 0, 1}));
+  // x to the tail and z dorsal make y the animal's right in a right-handed frame (x cross y = z); the
+  // phantom's head is at -x and its back at +z.
+  const std::vector<Primitive> body = mouse_body(phantom_at(0.28));
+  EXPECT_LT(body[1].centre[0], body[0].centre[0]);  // the head
+  EXPECT_GT(*skin_height(body, 6.0, 0.0), 0.0);     // the back, above the trunk's centre
   const Phantom ph = build_mouse_phantom(phantom_at(0.28));
   EXPECT_LT(centroid_of(ph, Tissue::heart)[1], -0.5);    // heart: left of the midline
   EXPECT_LT(centroid_of(ph, Tissue::stomach)[1], -3.0);  // stomach: left
@@ -439,8 +440,9 @@ TEST(Mouse, TrilinearWeightsNearTheSkinStayInsideAndSumToOne) {
   const auto weights = trilinear_weights(m.domain, {s.spot[0], s.spot[1], s.surface_z - 0.1});
   ASSERT_FALSE(weights.empty());
   double total = 0;
+  EXPECT_LT(weights.size(), 8u);  // the air above is left out
   for (const auto& [u, w] : weights) {
-    EXPECT_GE(u, 0);
+    EXPECT_LT(u, m.domain.unknowns());
     EXPECT_GT(w, 0.0);
     total += w;
   }
@@ -515,6 +517,17 @@ TEST(Mouse, BadInputIsRejected) {
   p = quick_mouse();
   p.phantom.tumour_radius = 3.0;
   p.phantom.tumour_centre = {0.0, 0.0, 12.0};  // pokes out of the back
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p.phantom.tumour_centre = {8.0, -2.5, 4.5};  // into the spine
+  p.phantom.tumour_radius = 1.5;
+  try {
+    make_mouse_problem(p);
+    ADD_FAILURE() << "a tumour in the spine was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("reaches into bone"), std::string::npos) << e.what();
+  }
+  p = quick_mouse();
+  p.detectors = {{0.0, 0.0}, {0.0, 40.0}};  // the second beside the animal
   EXPECT_THROW(make_mouse_problem(p), InputError);
   EXPECT_FALSE(tissue_from_name("spleen").has_value());
   EXPECT_EQ(tissue_from_name("liver"), Tissue::liver);

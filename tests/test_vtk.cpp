@@ -141,6 +141,16 @@ TEST(Vtk, SkinSurfaceHasOneQuadPerBoundaryFaceAndSharedCorners) {
     surface->GetCellPoints(f, count, ids);
     ASSERT_EQ(count, 4);
     for (int k = 0; k < 4; ++k) EXPECT_DOUBLE_EQ(surface->GetPoint(ids[k])[axis], centre[axis]);
+    // Wound counter-clockwise seen from outside: (p1 - p0) x (p2 - p1) points out of the voxel.
+    double p0[3], p1[3], p2[3];
+    surface->GetPoint(ids[0], p0);
+    surface->GetPoint(ids[1], p1);
+    surface->GetPoint(ids[2], p2);
+    const double e1[3] = {p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]};
+    const double e2[3] = {p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]};
+    const double normal[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                              e1[0] * e2[1] - e1[1] * e2[0]};
+    EXPECT_GT(normal[axis] * step, 0.0) << "face " << f;
   }
   auto* frame = vtkStringArray::SafeDownCast(surface->GetFieldData()->GetAbstractArray("coordinate_frame"));
   ASSERT_NE(frame, nullptr);
