@@ -6,6 +6,7 @@
 
 #include "amg/nullspace.hpp"
 #include "amg/vcycle.hpp"
+#include "amgsolve/iteration_traffic.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
@@ -245,6 +246,8 @@ class SolverOn final : public Solver::Impl {
     summary.grid_complexity = hierarchy_.grid_complexity();
     summary.spgemm_backend = hierarchy_.spgemm_backend();
     summary.hierarchy_bytes = hierarchy_.bytes();
+    summary.model_bytes_per_iteration =
+        model_bytes_per_iteration(summary.levels, hierarchy_.params(), params_, sizeof(CycleValue));
     // The double cycle's finest operator is A_ itself, counted in the cycle's bytes already.
     summary.backend_bytes = cycle_->bytes();
     if constexpr (!std::is_same_v<CycleValue, double>) summary.backend_bytes += backend_.bytes(*A_);

@@ -58,6 +58,8 @@ struct SetupSummary {
   std::string spgemm_backend;
   std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A, where the backend keeps them
   std::uint64_t backend_bytes = 0;    // what the solve holds beyond that (SpMV formats, work vectors)
+  // The least memory traffic of one solver iteration (amgsolve/iteration_traffic.hpp), all ranks together.
+  std::uint64_t model_bytes_per_iteration = 0;
   TransferCounts transfers;           // host <-> device traffic of the setup (the input included)
   // The SpMV format of the solve and why, and what every format would cost on every level
   // (spmv_formats[level], in the order csr, ellpack-r, pjds: the model of sparse/spmv_format.hpp).

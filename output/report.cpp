@@ -75,6 +75,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"spgemm_backend", s.spgemm_backend},
           {"nullspace", s.nullspace},
           {"hierarchy_bytes", s.hierarchy_bytes},
+          {"model_bytes_per_iteration", s.model_bytes_per_iteration},
           {"spmv_format", s.spmv_format},
           {"spmv_format_reason", s.spmv_format_reason},
           {"backend_bytes", s.backend_bytes},

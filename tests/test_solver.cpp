@@ -5,6 +5,7 @@
 #include <Eigen/SparseCholesky>
 
 #include "amg/hierarchy.hpp"
+#include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"
 #include "problems/poisson.hpp"
@@ -340,6 +341,39 @@ TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   EXPECT_GT(configured.iterations, loose.iterations);
   EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{1.5, std::nullopt}), InputError);
   EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{std::nullopt, 0}), InputError);
+}
+
+TEST(IterationTraffic, CountsEveryPassOfTheCycleAndTheOuterIteration) {
+  // Two levels: 1000 rows with 5000 nonzeros and P of 1000 nonzeros onto 100 rows with 900 nonzeros.
+  std::vector<LevelInfo> levels(2);
+  levels[0].rows = 1000;
+  levels[0].nnz = 5000;
+  levels[0].prolongator_product.nnz = 1000;
+  levels[1].rows = 100;
+  levels[1].nnz = 900;
+  AmgParams amg;
+  amg.smoother.type = SmootherType::jacobi;
+  amg.smoother.sweeps = 1;
+  amg.pre_smooth = amg.post_smooth = 1;
+  SolverParams pcg_params;
+  pcg_params.type = SolverType::pcg;
+  // By hand, double (12 bytes per nonzero, 8 per row offset, 8 per vector entry):
+  //   A0 = 5000*12 + 1001*8 = 68008, P = 1000*12 + 1001*8 = 20008, R = 1000*12 + 101*8 = 12808;
+  //   smoothing: one product (the pre-step from zero has none) 68008 + 4*8000 = 100008, and the from-zero
+  //   pass 3*8000 = 24000; residual 68008 + 24000; restriction 12808 + 8000 + 800; prolongation
+  //   20008 + 800 + 16000;
+  //   coarsest: 2*(900*12 + 101*8) + 2*800 = 24816;
+  //   outer PCG: 68008 + 14*8000 = 180008.
+  const std::uint64_t cycle = 100008 + 24000 + 92008 + 21608 + 36808 + 24816;
+  EXPECT_EQ(model_bytes_per_iteration(levels, amg, pcg_params, 8), cycle + 180008);
+  // A float cycle halves the values' bytes in the cycle and converts r and z at the ends.
+  const std::uint64_t in_float = model_bytes_per_iteration(levels, amg, pcg_params, 4);
+  EXPECT_LT(in_float, cycle + 180008);
+  EXPECT_GT(in_float, (cycle + 180008) / 2);
+  // A second pre- and post-smoothing step adds two products of A with their vector passes.
+  amg.pre_smooth = amg.post_smooth = 2;
+  EXPECT_EQ(model_bytes_per_iteration(levels, amg, pcg_params, 8), cycle + 180008 + 2 * 100008);
+  EXPECT_EQ(model_bytes_per_iteration({}, amg, pcg_params, 8), 0u);
 }
 
 }  // namespace

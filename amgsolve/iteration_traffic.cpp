@@ -1,0 +1,61 @@
+// See iteration_traffic.hpp.
+#include "amgsolve/iteration_traffic.hpp"
+
+#include "amg/smoother.hpp"
+
+namespace amgsolve {
+namespace {
+
+// One SpMV's matrix side in CSR: values, column indices, row offsets.
+double csr_bytes(double rows, double nnz, int value_bytes) {
+  return nnz * (value_bytes + sizeof(Index)) + (rows + 1) * sizeof(Offset);
+}
+
+// One level of the V-cycle (not the coarsest), values of s bytes.
+double level_bytes(const LevelInfo& level, const LevelInfo& coarse, const AmgParams& amg, int s) {
+  const double n = level.rows, nc = coarse.rows;
+  const double A = csr_bytes(n, static_cast<double>(level.nnz), s);
+  const double P = csr_bytes(n, static_cast<double>(level.prolongator_product.nnz), s);
+  const double R = csr_bytes(nc, static_cast<double>(level.prolongator_product.nnz), s);
+  // Smoothing: every step multiplies spmvs_per_step times (one fewer in the first step, from x = 0); each
+  // multiplication's update reads x, b, D^-1 and the search direction and writes two vectors.
+  const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
+  SmootherSpec spec;
+  spec.type = amg.smoother.type;
+  spec.sweeps = amg.smoother.sweeps;
+  spec.degree = amg.smoother.degree;
+  const double per_step = spmvs_per_step(spec);
+  const double steps = amg.pre_smooth + amg.post_smooth;
+  const double products = steps * per_step - (amg.pre_smooth > 0 ? 1 : 0);
+  const double vectors_per_product = chebyshev ? 6 : 4;
+  double bytes = products * (A + vectors_per_product * n * s) + (amg.pre_smooth > 0 ? 3 * n * s : 0);
+  bytes += A + 3 * n * s;             // r = b - A x
+  bytes += R + n * s + nc * s;        // b_c = R r
+  bytes += P + nc * s + 2 * n * s;    // x += P x_c
+  return bytes;
+}
+
+}  // namespace
+
+std::uint64_t model_bytes_per_iteration(const std::vector<LevelInfo>& levels, const AmgParams& amg,
+                                        const SolverParams& solver, int cycle_value_bytes) {
+  if (levels.empty()) return 0;
+  const int s = cycle_value_bytes;
+  double bytes = 0;
+  for (std::size_t l = 0; l + 1 < levels.size(); ++l) bytes += level_bytes(levels[l], levels[l + 1], amg, s);
+  // The coarsest: the factor's forward and backward substitutions, counted as two passes over the level's
+  // matrix (its LDL^T factor has about as many entries on the few hundred rows it is used for).
+  const LevelInfo& coarsest = levels.back();
+  bytes += 2 * csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), 8) + 2 * coarsest.rows * 8.0;
+  // The outer iteration in double on the finest level: its product A p, and PCG's vector work (p = z + beta
+  // p, x += alpha p, r -= alpha A p, two dot products and the residual norm: 14 vector passes); the
+  // stationary iteration: r = b - A x and x += z (6 passes). Mixed precision converts r in and z out.
+  const LevelInfo& fine = levels.front();
+  const double n = fine.rows;
+  bytes += csr_bytes(n, static_cast<double>(fine.nnz), 8);
+  bytes += (solver.type == SolverType::pcg ? 14 : 6) * n * 8;
+  if (s != 8) bytes += 2 * n * (8 + s);
+  return static_cast<std::uint64_t>(bytes);
+}
+
+}  // namespace amgsolve
