@@ -302,6 +302,34 @@ TEST_P(GpuSpgemm, MatchesGustavsonInDoubleAndFloat) {
   }
 }
 
+// More rows than 65,535 blocks of 256 threads cover (CUDA's limit on a grid's y and z, and the old limit
+// on x): 2^24 + 12,345 rows, each of A with its diagonal and one cyclic neighbour, so A*A has three
+// entries a row. Every kernel that sizes its grid from the row count must stride over the rest.
+CsrMatrix<double> cyclic_bidiagonal(Index n) {
+  CsrMatrix<double> A(n, n);
+  A.col.resize(2 * static_cast<std::size_t>(n));
+  A.val.resize(A.col.size());
+  for (Index i = 0; i < n; ++i) {
+    const Index next = i + 1 == n ? 0 : i + 1;
+    const std::size_t at = 2 * static_cast<std::size_t>(i);
+    A.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<Offset>(at + 2);
+    A.col[at] = std::min(i, next);  // sorted columns (the last row's neighbour is column 0)
+    A.col[at + 1] = std::max(i, next);
+    A.val[at] = i < next ? 1.0 + i % 7 : 0.5;
+    A.val[at + 1] = i < next ? 0.5 : 1.0 + i % 7;
+  }
+  return A;
+}
+
+TEST_P(GpuSpgemm, GridsBeyond65535BlocksCoverEveryRow) {
+  const SpgemmBackend* gpu = SpgemmRegistry::instance().find(GetParam());
+  if (!gpu) GTEST_SKIP() << "backend " << GetParam() << " not built (configure with -DAMGSOLVE_CUDA=ON)";
+  if (!gpu->available()) GTEST_SKIP() << GetParam() << " unavailable: " << gpu->unavailable_reason();
+  const CsrMatrix<double> A = cyclic_bidiagonal((Index{1} << 24) + 12345);
+  ASSERT_GT(A.rows / 256, 65535);
+  expect_gpu_spgemm_matches_cpu(*gpu, A, A);
+}
+
 INSTANTIATE_TEST_SUITE_P(GpuBackends, GpuSpgemm, ::testing::Values("cusparse", "esc", "rmerge", "bhsparse"),
                          [](const auto& info) { return info.param; });
 
