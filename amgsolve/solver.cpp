@@ -98,6 +98,24 @@ const typename AmgHierarchy<CycleValue>::ProductCallback& product_callback(const
     return callbacks.on_product_float;
 }
 
+#ifdef AMGSOLVE_WITH_MPI
+// amg with its nullspace resolved for a matrix given by rows on the ranks: the row sums are checked where the
+// rows are; only a singular matrix (or one declared so) is gathered once, for resolve_nullspace's
+// connectivity test and its messages, the same on every rank.
+AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, const DistributedMatrix<double>& A) {
+  if (amg.nullspace == NullspaceChoice::none || A.global_rows() == 0) {
+    amg.nullspace = NullspaceChoice::none;
+    return amg;
+  }
+  const double largest = backend.comm().max(largest_relative_row_sum(A.with_global_columns()).relative);
+  if (amg.nullspace == NullspaceChoice::automatic && largest > zero_row_sum_tolerance<double>())
+    amg.nullspace = NullspaceChoice::none;
+  else
+    amg.nullspace = resolve_nullspace(*backend.host_view(A), amg.nullspace);
+  return amg;
+}
+#endif
+
 // The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
 // (the cycle in float inside the double outer iteration).
 template <class Backend, class CycleValue>
@@ -116,6 +134,23 @@ class SolverOn final : public Solver::Impl {
     finish_setup();
     fill_summary(setup_timer_.seconds());
   }
+
+#ifdef AMGSOLVE_WITH_MPI
+  // From this rank's rows; the nullspace (params.amg.nullspace as given) is resolved here, over the ranks.
+  SolverOn(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks)
+    requires std::is_same_v<Backend, MpiBackend>
+      : setup_timer_(),
+        params_(params.solver),
+        rows_(static_cast<Index>(block.global_rows)),
+        A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), block.global_rows,
+                                                                 std::move(block.rows))),
+        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
+                   with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
+                   product_callback<CycleValue>(callbacks)) {
+    finish_setup();
+    fill_summary(setup_timer_.seconds());
+  }
+#endif
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                     const SolveLimits& limits) override {
@@ -268,9 +303,9 @@ class SolverOn final : public Solver::Impl {
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
 };
 
-template <class Backend>
-std::unique_ptr<Solver::Impl> make_solver_on(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
-                                             const SetupCallbacks& callbacks) {
+// A: the whole matrix, or (the mpi backend) this rank's RowBlock.
+template <class Backend, class Input>
+std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if (params.solver.precision == Precision::mixed)
     return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
   return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
@@ -280,17 +315,14 @@ std::unique_ptr<Solver::Impl> make_solver_on(std::shared_ptr<const CsrMatrix<dou
 
 namespace {
 
-std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
-                                        const SetupCallbacks& callbacks) {
-  if (!A) throw InputError("Solver: no matrix");
-  // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
-  // that does not hold, or a singular matrix in disconnected parts, is an error now.
-  Parameters resolved = params;
-  resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
+// The backend the parameters ask for, where this process runs: the mpi backend under several ranks (which
+// distributes the cpu one; SpGEMM backends and backend choices that cannot run there are refused).
+BackendKind chosen_backend(const Parameters& params, bool& distributed) {
+  distributed = false;
 #ifdef AMGSOLVE_WITH_MPI
   register_distributed_spgemm_backends();  // amg.spgemm may name rowwise, summa2d or split3d
-  const bool distributed = params.distribute && running_on_several_ranks();
-  const SpgemmBackend* spgemm = resolved.amg.spgemm.empty() ? nullptr : SpgemmRegistry::instance().find(resolved.amg.spgemm);
+  distributed = params.distribute && running_on_several_ranks();
+  const SpgemmBackend* spgemm = params.amg.spgemm.empty() ? nullptr : SpgemmRegistry::instance().find(params.amg.spgemm);
   if (spgemm && spgemm->collective() && !params.distribute)
     throw InputError("amg.spgemm: " + spgemm->name() + " multiplies over all MPI ranks together, so it needs a "
                      "distributed solve (Parameters::distribute); choose a local SpGEMM backend");
@@ -298,14 +330,26 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   // whether or not a rank sees a GPU.
   const BackendKind kind = distributed && params.backend == BackendChoice::automatic ? BackendKind::cpu
                                                                                      : resolve_backend(params.backend);
-  if (distributed) {
-    if (kind != BackendKind::cpu)
-      throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
-                       "or use backend: cpu on several");
-    return make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
-  }
+  if (distributed && kind != BackendKind::cpu)
+    throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
+                     "or use backend: cpu on several");
+  return kind;
 #else
-  const BackendKind kind = resolve_backend(params.backend);
+  return resolve_backend(params.backend);
+#endif
+}
+
+std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
+                                        const SetupCallbacks& callbacks) {
+  if (!A) throw InputError("Solver: no matrix");
+  // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
+  // that does not hold, or a singular matrix in disconnected parts, is an error now.
+  Parameters resolved = params;
+  resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
+  bool distributed = false;
+  const BackendKind kind = chosen_backend(resolved, distributed);
+#ifdef AMGSOLVE_WITH_MPI
+  if (distributed) return make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
 #endif
   switch (kind) {
     case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
@@ -318,10 +362,40 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   throw Error("internal: no backend for " + std::string(to_string(kind)));
 }
 
+std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks) {
+  bool distributed = false;
+  (void)chosen_backend(params, distributed);
+#ifdef AMGSOLVE_WITH_MPI
+  if (distributed) return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
+#endif
+  if (block.global_rows != block.rows.rows || block.rows.cols != block.rows.rows)
+    throw InputError("Solver: on one process the row block is the whole matrix, but it has " +
+                     std::to_string(block.rows.rows) + " x " + std::to_string(block.rows.cols) + " entries of " +
+                     std::to_string(block.global_rows) + " rows");
+  return make_impl(std::make_shared<const CsrMatrix<double>>(std::move(block.rows)), params, callbacks);
+}
+
 }  // namespace
+
+std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows) {
+#ifdef AMGSOLVE_WITH_MPI
+  if (running_on_several_ranks()) {
+    const Communicator world;
+    const BlockPartition partition(global_rows, world.size());
+    return {partition.begin(world.rank()), partition.end(world.rank())};
+  }
+#endif
+  return {0, global_rows};
+}
 
 Solver::Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
     : impl_(make_impl(std::move(A), params, callbacks)) {
+  impl_->params = params;
+  impl_->callbacks = callbacks;
+}
+
+Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks)
+    : impl_(make_impl(std::move(block), params, callbacks)) {
   impl_->params = params;
   impl_->callbacks = callbacks;
 }

@@ -77,10 +77,27 @@ struct SolveLimits {
   std::optional<int> max_iterations;
 };
 
+// This process's rows of a matrix distributed over the MPI ranks (the input of hypre's ParCSR or PETSc's
+// MPIAIJ): rows [owned_rows(global_rows)) with global column numbers, rows.cols = global_rows. Each rank
+// passes its own block and no rank ever holds the whole matrix. On one process the block is the matrix.
+struct RowBlock {
+  std::int64_t global_rows = 0;
+  CsrMatrix<double> rows;
+};
+
+// The rows [first, last) this process holds of a distributed matrix of global_rows rows: a function of
+// the row count and the number of ranks only (blocks aligned to the exact reductions' blocks, so results
+// do not depend on the rank count); {0, global_rows} on one process.
+std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows);
+
 class Solver {
  public:
   // Builds the hierarchy of A (shared, not copied) on the chosen backend.
   Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
+  // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
+  // whole matrix gives, bit for bit. The vectors of solve() and precondition() stay whole on every rank.
+  // A wrong block (other rows than owned_rows) ends every rank with an error.
+  Solver(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks = {});
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;

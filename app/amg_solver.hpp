@@ -19,6 +19,9 @@ class AmgSolver {
   static std::unique_ptr<AmgSolver> create(const Config& config, std::shared_ptr<const CsrMatrix<double>> A,
                                            bool compare_spgemm, SetupRecord& setup,
                                            std::vector<SpgemmComparisonRow>& comparison);
+  // From this rank's rows of a distributed matrix (collective).
+  static std::unique_ptr<AmgSolver> create(const Config& config, RowBlock block, bool compare_spgemm,
+                                           SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison);
   virtual ~AmgSolver() = default;
 
   // Solves A x = b from x = 0; `show` prints a line every config print_every iterations (if enabled).

@@ -56,6 +56,19 @@ void Ranks::abort_all(int code) {
   std::exit(code);
 }
 
+namespace {
+
+std::int64_t reduce(std::int64_t value, MPI_Op op) {
+  if (Ranks::size() == 1) return value;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, op, MPI_COMM_WORLD);
+  return value;
+}
+
+}  // namespace
+
+std::int64_t Ranks::sum(std::int64_t value) { return reduce(value, MPI_SUM); }
+std::int64_t Ranks::max(std::int64_t value) { return reduce(value, MPI_MAX); }
+
 void collectively(const std::function<void()>& f) {
   if (Ranks::size() == 1) return f();
   std::string message;
@@ -93,6 +106,8 @@ Ranks::Ranks(int&, char**&) {}
 Ranks::~Ranks() = default;
 int Ranks::rank() { return 0; }
 int Ranks::size() { return 1; }
+std::int64_t Ranks::sum(std::int64_t value) { return value; }
+std::int64_t Ranks::max(std::int64_t value) { return value; }
 void Ranks::abort_all(int code) { std::exit(code); }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }

@@ -26,6 +26,9 @@ class Ranks {
   static bool prints() { return rank() == 0; }  // the rank that prints and writes the outputs
   // " on rank N" under several ranks, "" on one process: for messages only one rank can give.
   static std::string where() { return size() > 1 ? " on rank " + std::to_string(rank()) : ""; }
+  // Over every rank (collective); the value itself on one process.
+  static std::int64_t sum(std::int64_t value);
+  static std::int64_t max(std::int64_t value);
   // Ends every rank at once with `code` (an error that other ranks cannot know of).
   [[noreturn]] static void abort_all(int code);
 };

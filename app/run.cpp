@@ -192,8 +192,10 @@ void print_format_costs(const SetupRecord& setup) {
 // summary, and a line per iteration.
 class PrintingSolver final : public AmgSolver {
  public:
-  PrintingSolver(const Config& config, std::shared_ptr<const CsrMatrix<double>> A, bool compare_spgemm,
-                 SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison)
+  // A: the matrix, or this rank's RowBlock of it.
+  template <class Input>
+  PrintingSolver(const Config& config, Input A, bool compare_spgemm, SetupRecord& setup,
+                 std::vector<SpgemmComparisonRow>& comparison)
       : config_(config) {
     const bool mixed = config.solver.precision == Precision::mixed;
     progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
@@ -262,6 +264,28 @@ void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
 
 namespace {
 
+// The same for a matrix whose rows the ranks hold: the counts summed over the ranks (collective).
+void describe_distributed_matrix(const LinearProblem& problem, RunRecord& record) {
+  describe_matrix(*problem.A, record);
+  record.rows = static_cast<Index>(*problem.global_rows);
+  record.nnz = Ranks::sum(record.nnz);
+  // Every rank's histogram as long as the longest, then summed entry by entry.
+  const auto length = static_cast<std::size_t>(Ranks::max(static_cast<std::int64_t>(record.row_length_histogram.size())));
+  record.row_length_histogram.resize(length, 0);
+  for (Offset& count : record.row_length_histogram) count = Ranks::sum(count);
+}
+
+// Whether this run assembles the matrix by rows on each rank: a Poisson problem (its generator makes any
+// rows alone) on several ranks, set up once (problem.steps re-sets up from the whole matrix).
+bool assembled_by_rows(const Config& config, std::int64_t steps) {
+  return Ranks::size() > 1 && config.problem.type == ProblemType::poisson && steps == 1 &&
+         solver_parameters(config).distribute;
+}
+
+}  // namespace
+
+namespace {
+
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
 // here, before the setup (the Solver checks both again, for its library users).
 void require_solvable(const Config& config, const LinearProblem& problem) {
@@ -301,6 +325,11 @@ std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, std::shared_p
                                              bool compare_spgemm, SetupRecord& setup,
                                              std::vector<SpgemmComparisonRow>& comparison) {
   return std::make_unique<PrintingSolver>(config, std::move(A), compare_spgemm, setup, comparison);
+}
+
+std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, RowBlock block, bool compare_spgemm,
+                                             SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison) {
+  return std::make_unique<PrintingSolver>(config, std::move(block), compare_spgemm, setup, comparison);
 }
 
 void print_backends() {
@@ -390,19 +419,37 @@ int run(const RunOptions& options) {
                static_cast<long long>(steps), spec.poisson.contrast);
     }
     Timer timer;
+    const bool by_rows = assembled_by_rows(config, steps);
     collectively([&] {
-      assembled = make_problem(spec);
-      require_solvable(config, *assembled);
+      if (by_rows) {
+        const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
+        const RowRange rows{first, last};
+        assembled = make_problem(spec, &rows);
+      } else {
+        assembled = make_problem(spec);
+        require_solvable(config, *assembled);  // by rows: the Solver decides it over the ranks
+      }
     });
     const LinearProblem& problem = *assembled;
     if (step == 1) {
       record.problem_seconds = timer.seconds();
       record.problem_description = problem.description;
       record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
-      describe_matrix(*problem.A, record);
-      progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s\n", problem.description.c_str(),
-               record.rows, static_cast<long long>(record.nnz), record.problem_seconds);
-      solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
+      record.assembled_by_rows = by_rows;
+      if (by_rows)
+        describe_distributed_matrix(problem, record);
+      else
+        describe_matrix(*problem.A, record);
+      progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
+               record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
+               by_rows ? " (each rank its rows)" : "");
+      if (by_rows) {
+        RowBlock block{*problem.global_rows, *problem.A};
+        assembled->A.reset();  // the block is the rank's only copy of its rows
+        solver = AmgSolver::create(config, std::move(block), compare_spgemm, record.setup, record.spgemm_comparison);
+      } else {
+        solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
+      }
     } else {
       solver->rebuild(problem.A, record.setup);
     }

@@ -82,6 +82,7 @@ struct RunRecord {
   Index rows = 0;
   Offset nnz = 0;
   double problem_seconds = 0.0;
+  bool assembled_by_rows = false;  // each MPI rank assembled only its rows of the matrix
   std::vector<Offset> row_length_histogram;  // rows with 0, 1, 2, ... nonzeros
   SetupRecord setup;
   std::optional<SetupRecord> emission_setup;  // mouse with fluorescence: the emission-band hierarchy

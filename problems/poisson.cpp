@@ -1,5 +1,6 @@
 #include "problems/poisson.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -75,30 +76,33 @@ double cell_coefficient(const PoissonParams& p, const std::array<std::int64_t, 3
   return parity % 2 == 1 ? p.contrast : 1.0;
 }
 
-CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p) {
+// Rows [first, last) of the matrix (global column numbers).
+CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p, Index first, Index last) {
   const auto n = grid_size(p);
   const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
-  const Index rows = static_cast<Index>(poisson_rows(p));
+  const Index rows = last - first, columns = static_cast<Index>(poisson_rows(p));
   const std::array<double, 3> eps = {p.anisotropy.size() > 0 ? p.anisotropy[0] : 1.0,
                                      p.anisotropy.size() > 1 ? p.anisotropy[1] : 1.0,
                                      p.anisotropy.size() > 2 ? p.anisotropy[2] : 1.0};
   auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
     return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
   };
-  CsrMatrix<double> A(rows, rows);
-  for (Index row = 0; row < rows; ++row) {
+  CsrMatrix<double> A(rows, columns);
+  for (Index local = 0; local < rows; ++local) {
+    const std::int64_t row = first + local;
     const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
     Offset count = 0;
     for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
-    A.row_ptr[static_cast<std::size_t>(row) + 1] = A.row_ptr[row] + count;
+    A.row_ptr[static_cast<std::size_t>(local) + 1] = A.row_ptr[local] + count;
   }
   A.col.resize(static_cast<std::size_t>(A.nnz()));
   A.val.resize(static_cast<std::size_t>(A.nnz()));
 #pragma omp parallel for schedule(static)
-  for (Index row = 0; row < rows; ++row) {
+  for (Index local = 0; local < rows; ++local) {
+    const Index row = first + local;
     const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
     const double k = cell_coefficient(p, n, x, y, z);
-    Offset at = A.row_ptr[row], centre = -1;
+    Offset at = A.row_ptr[local], centre = -1;
     double diagonal = 0.0;
     for (const Offset3& o : offsets) {
       if (o.dx == 0 && o.dy == 0 && o.dz == 0) {
@@ -124,14 +128,15 @@ CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p) {
 
 namespace {
 
-// a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann).
-void insulate_boundary(CsrMatrix<double>& A) {
+// a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann). A holds
+// the rows from `first` on.
+void insulate_boundary(CsrMatrix<double>& A, Index first) {
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     double couplings = 0.0;
     Offset diagonal = -1;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      if (A.col[k] == i)
+      if (A.col[k] == first + i)
         diagonal = k;
       else
         couplings += A.val[k];
@@ -140,7 +145,7 @@ void insulate_boundary(CsrMatrix<double>& A) {
   }
 }
 
-CsrMatrix<double> dirichlet_matrix(const PoissonParams& p) {
+CsrMatrix<double> dirichlet_matrix(const PoissonParams& p, Index first, Index last) {
   if (p.variable_coefficients()) {
     if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
       throw InputError(std::string("problem.anisotropy and problem.coefficient need stencil 5pt or 7pt, not ") +
@@ -148,29 +153,31 @@ CsrMatrix<double> dirichlet_matrix(const PoissonParams& p) {
     if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != stencil_dimensions(p.stencil))
       throw InputError("problem.anisotropy has " + std::to_string(p.anisotropy.size()) + " entries but stencil " +
                        to_string(p.stencil) + " is " + std::to_string(stencil_dimensions(p.stencil)) + "D");
-    return variable_coefficient_matrix(p);
+    return variable_coefficient_matrix(p, first, last);
   }
   const auto n = grid_size(p);
   const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
   const double centre = static_cast<double>(offsets.size() - 1);
-  const Index rows = static_cast<Index>(poisson_rows(p));
+  const Index rows = last - first, columns = static_cast<Index>(poisson_rows(p));
   auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
     return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
   };
 
-  CsrMatrix<double> A(rows, rows);
+  CsrMatrix<double> A(rows, columns);
 #pragma omp parallel for schedule(static)
-  for (Index row = 0; row < rows; ++row) {
+  for (Index local = 0; local < rows; ++local) {
+    const std::int64_t row = first + local;
     const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
     Offset count = 0;
     for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
-    A.row_ptr[static_cast<std::size_t>(row) + 1] = count;
+    A.row_ptr[static_cast<std::size_t>(local) + 1] = count;
   }
   allocate_from_row_lengths(A);
 #pragma omp parallel for schedule(static)
-  for (Index row = 0; row < rows; ++row) {
+  for (Index local = 0; local < rows; ++local) {
+    const std::int64_t row = first + local;
     const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
-    Offset k = A.row_ptr[row];
+    Offset k = A.row_ptr[local];
     for (const Offset3& o : offsets) {
       if (!inside(x, y, z, o)) continue;
       A.col[k] = static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
@@ -183,9 +190,32 @@ CsrMatrix<double> dirichlet_matrix(const PoissonParams& p) {
 }  // namespace
 
 CsrMatrix<double> poisson_matrix(const PoissonParams& p) {
-  CsrMatrix<double> A = dirichlet_matrix(p);
-  if (p.boundary == Boundary::neumann) insulate_boundary(A);
+  return poisson_matrix_rows(p, 0, poisson_rows(p));
+}
+
+CsrMatrix<double> poisson_matrix_rows(const PoissonParams& p, std::int64_t first, std::int64_t last) {
+  if (first < 0 || last < first || last > poisson_rows(p))
+    throw Error("poisson_matrix_rows: rows [" + std::to_string(first) + ", " + std::to_string(last) +
+                ") of a matrix of " + std::to_string(poisson_rows(p)));
+  CsrMatrix<double> A = dirichlet_matrix(p, static_cast<Index>(first), static_cast<Index>(last));
+  if (p.boundary == Boundary::neumann) insulate_boundary(A, static_cast<Index>(first));
   return A;
+}
+
+Vector<double> poisson_product(const PoissonParams& p, const Vector<double>& u) {
+  const std::int64_t rows = poisson_rows(p), chunk = std::int64_t{1} << 16;
+  Vector<double> y(static_cast<std::size_t>(rows));
+  for (std::int64_t first = 0; first < rows; first += chunk) {
+    const std::int64_t last = std::min(rows, first + chunk);
+    const CsrMatrix<double> block = poisson_matrix_rows(p, first, last);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < block.rows; ++i) {
+      double sum = 0.0;
+      for (Offset k = block.row_begin(i); k < block.row_end(i); ++k) sum += block.val[k] * u[block.col[k]];
+      y[static_cast<std::size_t>(first + i)] = sum;
+    }
+  }
+  return y;
 }
 
 }  // namespace amgsolve

@@ -62,4 +62,12 @@ Offset poisson_nnz(const PoissonParams& p);
 
 CsrMatrix<double> poisson_matrix(const PoissonParams& p);
 
+// Rows [first, last) of poisson_matrix(p), with the global column numbers: what one MPI rank assembles of a
+// distributed problem (the whole matrix is never built).
+CsrMatrix<double> poisson_matrix_rows(const PoissonParams& p, std::int64_t first, std::int64_t last);
+
+// poisson_matrix(p) * u, assembled and applied a block of rows at a time (a manufactured right-hand side
+// without the whole matrix). The same sums, in the same order, as spmv with the whole matrix.
+Vector<double> poisson_product(const PoissonParams& p, const Vector<double>& u);
+
 }  // namespace amgsolve

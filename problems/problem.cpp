@@ -54,10 +54,16 @@ Vector<double> manufactured_solution(const Grid& g) {
   return u;
 }
 
-LinearProblem make_poisson(const PoissonParams& p) {
+LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   check_poisson_size(p);
   const std::string what = std::string("poisson ") + to_string(p.stencil) + " problem";
-  require_memory(estimated_solve_bytes(poisson_rows(p), poisson_nnz(p)), "the " + what);
+  // A rank that assembles a part holds about that share of the matrix and the hierarchy, and the whole
+  // vectors.
+  const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(poisson_rows(p)) : 1.0;
+  require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(
+                                                        poisson_rows(p), poisson_nnz(p)))) +
+                     (rows ? 4 * 8 * static_cast<std::uint64_t>(poisson_rows(p)) : 0),
+                 "the " + what);
 
   LinearProblem problem;
   Grid grid;
@@ -69,7 +75,12 @@ LinearProblem make_poisson(const PoissonParams& p) {
     grid.origin[d] = grid.spacing[d];
   }
 
-  auto A = std::make_shared<CsrMatrix<double>>(poisson_matrix(p));
+  auto A = std::make_shared<CsrMatrix<double>>(rows ? poisson_matrix_rows(p, rows->first, rows->last)
+                                                    : poisson_matrix(p));
+  if (rows) {
+    problem.global_rows = poisson_rows(p);
+    problem.first_row = rows->first;
+  }
   problem.description = what + " ";
   for (std::size_t d = 0; d < p.size.size(); ++d) {
     if (d > 0) problem.description += 'x';
@@ -93,12 +104,15 @@ LinearProblem make_poisson(const PoissonParams& p) {
   if (p.boundary == Boundary::neumann) problem.description += ", Neumann boundary (singular: constants)";
   if (p.rhs == PoissonRhs::manufactured) {
     problem.exact = manufactured_solution(grid);
-    spmv(*A, *problem.exact, problem.b);
+    if (rows)
+      problem.b = poisson_product(p, *problem.exact);
+    else
+      spmv(*A, *problem.exact, problem.b);
     // Neumann: u* is known up to a constant, and the solver returns the solution of zero mean.
     if (p.boundary == Boundary::neumann) remove_mean(*problem.exact);
     problem.description += ", manufactured solution";
   } else {
-    problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
+    problem.b.assign(static_cast<std::size_t>(poisson_rows(p)), 1.0);
   }
   problem.A = std::move(A);
   problem.grid = grid;
@@ -139,9 +153,9 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
   return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
 }
 
-LinearProblem make_problem(const ProblemSpec& spec) {
+LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows) {
   switch (spec.type) {
-    case ProblemType::poisson: return make_poisson(spec.poisson);
+    case ProblemType::poisson: return make_poisson(spec.poisson, rows);
     case ProblemType::matrix_market: return make_matrix_market(spec.matrix_market);
     case ProblemType::mouse: break;
   }

@@ -28,7 +28,11 @@ struct Grid {
 
 struct LinearProblem {
   std::string description;                     // one line for the log, e.g. "poisson 7pt 128x128x128"
-  std::shared_ptr<const CsrMatrix<double>> A;
+  std::shared_ptr<const CsrMatrix<double>> A;  // the matrix, or with global_rows this rank's rows of it
+  // Set when A holds only rows [first_row, first_row + A->rows) of a global_rows x global_rows matrix (global
+  // column numbers): a distributed problem assembled by each rank. b and exact are whole all the same.
+  std::optional<std::int64_t> global_rows;
+  std::int64_t first_row = 0;
   Vector<double> b;
   std::optional<Vector<double>> exact;         // known solution (manufactured right-hand sides)
   std::optional<Grid> grid;                    // present for grid problems (VTK output)
@@ -47,6 +51,13 @@ struct ProblemSpec {
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
 
-LinearProblem make_problem(const ProblemSpec& spec);
+// Rows [first, last) of the matrix: what one rank of a distributed run assembles.
+struct RowRange {
+  std::int64_t first = 0, last = 0;
+};
+
+// rows: assemble only those rows of the matrix where the problem can (Poisson); others ignore it and
+// build the whole matrix (global_rows stays empty).
+LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows = nullptr);
 
 }  // namespace amgsolve

@@ -24,6 +24,8 @@ assert one["solve"]["history"] == many["solve"]["history"], "residual history"
 table = lambda r: [(l["rows"], l["nnz"], l.get("aggregates"), l.get("rho_dinv_a"), l["smoother"]) for l in r["setup"]["levels"]]
 assert table(one) == table(many), "hierarchy (built on the ranks' rows)"
 assert one["setup"]["operator_complexity"] == many["setup"]["operator_complexity"]
+assert many["problem"]["assembled_by_rows"] == (ranks > 1), "each rank assembles only its rows"
+assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
 for part in ("setup", "solve"):
     per_rank = many[part].get("per_rank", [])
     assert len(per_rank) == (ranks if ranks > 1 else 0), per_rank

@@ -106,6 +106,40 @@ TEST(Poisson, ProblemsTooLargeForMemoryAreRefusedBeforeAllocation) {
 namespace amgsolve {
 namespace {
 
+TEST(Poisson, AnyBlockOfRowsIsThoseRowsOfTheWholeMatrix) {
+  std::vector<PoissonParams> problems(5);
+  problems[0].stencil = Stencil::p7, problems[0].size = {9, 8, 7};
+  problems[1].stencil = Stencil::p27, problems[1].size = {6, 7, 5};
+  problems[2].stencil = Stencil::p9, problems[2].size = {13, 11};
+  problems[3].stencil = Stencil::p5, problems[3].size = {17, 9}, problems[3].coefficient = Coefficient::checkerboard;
+  problems[4].stencil = Stencil::p7, problems[4].size = {8, 8, 9}, problems[4].boundary = Boundary::neumann,
+  problems[4].anisotropy = {1.0, 1e-3, 1.0};
+  for (const PoissonParams& p : problems) {
+    const CsrMatrix<double> whole = poisson_matrix(p);
+    const std::int64_t n = whole.rows;
+    for (const auto& [first, last] : {std::pair<std::int64_t, std::int64_t>{0, n}, {0, 0}, {n / 3, n / 2}, {n - 1, n}, {5, 6}}) {
+      const CsrMatrix<double> block = poisson_matrix_rows(p, first, last);
+      ASSERT_EQ(block.rows, last - first);
+      ASSERT_EQ(block.cols, whole.cols);
+      for (Index i = 0; i < block.rows; ++i) {
+        const Index row = static_cast<Index>(first) + i;
+        ASSERT_EQ(block.row_length(i), whole.row_length(row)) << row;
+        for (Offset k = 0; k < block.row_length(i); ++k) {
+          EXPECT_EQ(block.col[block.row_begin(i) + k], whole.col[whole.row_begin(row) + k]);
+          EXPECT_EQ(block.val[block.row_begin(i) + k], whole.val[whole.row_begin(row) + k]);
+        }
+      }
+    }
+    EXPECT_THROW(poisson_matrix_rows(p, 1, n + 1), Error);
+    // The product a block at a time is the whole matrix's, bit for bit.
+    Vector<double> u(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) u[i] = seeded_uniform(3, static_cast<std::uint64_t>(i)) - 0.5;
+    Vector<double> reference;
+    spmv(whole, u, reference);
+    EXPECT_EQ(poisson_product(p, u), reference);
+  }
+}
+
 TEST(VariableCoefficients, UnitCoefficientsReproduceTheConstantMatrix) {
   for (auto p : {params(Stencil::p5, {9, 7}), params(Stencil::p7, {6, 5, 4})}) {
     const CsrMatrix<double> standard = poisson_matrix(p);

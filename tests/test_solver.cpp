@@ -376,5 +376,27 @@ TEST(IterationTraffic, CountsEveryPassOfTheCycleAndTheOuterIteration) {
   EXPECT_EQ(model_bytes_per_iteration({}, amg, pcg_params, 8), 0u);
 }
 
+TEST(RowBlockInput, OnOneProcessTheBlockIsTheMatrix) {
+  PoissonParams p;
+  p.size = {12, 12, 12};
+  const auto [first, last] = owned_rows(poisson_rows(p));
+  EXPECT_EQ(first, 0);
+  EXPECT_EQ(last, poisson_rows(p));
+  Parameters params;
+  const Solver whole(std::make_shared<const CsrMatrix<double>>(poisson_matrix(p)), params);
+  const Solver block(RowBlock{poisson_rows(p), poisson_matrix_rows(p, first, last)}, params);
+  const Vector<double> b(static_cast<std::size_t>(poisson_rows(p)), 1.0);
+  Vector<double> x_whole, x_block;
+  EXPECT_EQ(whole.solve(b, x_whole).history, block.solve(b, x_block).history);
+  EXPECT_EQ(x_whole, x_block);
+  // Part of the rows, on one process: refused, naming what is missing.
+  try {
+    Solver part(RowBlock{poisson_rows(p), poisson_matrix_rows(p, 0, 100)}, params);
+    ADD_FAILURE() << "a block of 100 rows was taken for the matrix";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("whole matrix"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace amgsolve
