@@ -179,6 +179,16 @@ void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<In
   write_voxel_vti(config.output.vtk, m.domain, scalars, integers, kMouseFrame);
 }
 
+// The hierarchy of one band's operator: from the whole matrix, or this rank's rows of it.
+std::unique_ptr<AmgSolver> operator_solver(const Config& config, const MouseProblem& m, CsrMatrix<double> A,
+                                           bool compare_spgemm, SetupRecord& setup,
+                                           std::vector<SpgemmComparisonRow>& comparison) {
+  if (m.by_rows)
+    return AmgSolver::create(config, RowBlock{m.domain.unknowns(), std::move(A)}, compare_spgemm, setup, comparison);
+  return AmgSolver::create(config, std::make_shared<const CsrMatrix<double>>(std::move(A)), compare_spgemm, setup,
+                           comparison);
+}
+
 void check_vtk_sources(const Config& config, std::size_t sources) {
   for (std::int64_t s : config.output.vtk_sources)
     if (s < 1 || s > static_cast<std::int64_t>(sources))
@@ -191,12 +201,23 @@ void check_vtk_sources(const Config& config, std::size_t sources) {
 int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   const MouseParams& params = config.problem.mouse;
   Timer timer;
-  MouseProblem m = make_mouse_problem(params);
+  // Under several ranks each assembles only its rows of the operators.
+  std::function<RowRange(std::int64_t)> rows_of;
+  if (assembling_by_rows(config))
+    rows_of = [](std::int64_t unknowns) {
+      const auto [first, last] = owned_rows(unknowns);
+      return RowRange{first, last};
+    };
+  MouseProblem m = make_mouse_problem(params, rows_of);
+  record.assembled_by_rows = m.by_rows;
   check_vtk_sources(config, m.sources.size());
   record.problem_seconds = timer.seconds();
   record.problem_type = "mouse";
   record.problem_description = describe(params, m);
-  describe_matrix(m.excitation.A, record);
+  if (m.by_rows)
+    describe_distributed_matrix(m.excitation.A, m.domain.unknowns(), record);
+  else
+    describe_matrix(m.excitation.A, record);
   progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s\n",
            record.problem_description.c_str(), record.rows, static_cast<long long>(record.nnz),
            record.problem_seconds);
@@ -213,9 +234,8 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   }
 
   progress("excitation, %d nm:\n", params.wavelengths[0]);
-  auto A_excitation = std::make_shared<const CsrMatrix<double>>(std::move(m.excitation.A));
   const auto excitation_solver =
-      AmgSolver::create(config, A_excitation, compare_spgemm, record.setup, record.spgemm_comparison);
+      operator_solver(config, m, std::move(m.excitation.A), compare_spgemm, record.setup, record.spgemm_comparison);
   const std::vector<Vector<double>> excitation =
       solve_sources(*excitation_solver, m, m.excitation, "excitation", nullptr, sources);
 
@@ -227,8 +247,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
       progress("emission, %d nm:\n", params.wavelengths[1]);
       record.emission_setup.emplace();
       std::vector<SpgemmComparisonRow> unused;  // the comparison covers the excitation hierarchy
-      own = AmgSolver::create(config, std::make_shared<const CsrMatrix<double>>(std::move(m.emission.A)), false,
-                              *record.emission_setup, unused);
+      own = operator_solver(config, m, std::move(m.emission.A), false, *record.emission_setup, unused);
       emission_solver = own.get();
     } else {
       progress("emission: same optical properties as the excitation, same hierarchy\n");

@@ -262,12 +262,9 @@ void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
   }
 }
 
-namespace {
-
-// The same for a matrix whose rows the ranks hold: the counts summed over the ranks (collective).
-void describe_distributed_matrix(const LinearProblem& problem, RunRecord& record) {
-  describe_matrix(*problem.A, record);
-  record.rows = static_cast<Index>(*problem.global_rows);
+void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t global_rows, RunRecord& record) {
+  describe_matrix(rows, record);
+  record.rows = static_cast<Index>(global_rows);
   record.nnz = Ranks::sum(record.nnz);
   // Every rank's histogram as long as the longest, then summed entry by entry.
   const auto length = static_cast<std::size_t>(Ranks::max(static_cast<std::int64_t>(record.row_length_histogram.size())));
@@ -275,11 +272,14 @@ void describe_distributed_matrix(const LinearProblem& problem, RunRecord& record
   for (Offset& count : record.row_length_histogram) count = Ranks::sum(count);
 }
 
+bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
+
+namespace {
+
 // Whether this run assembles the matrix by rows on each rank: a Poisson problem (its generator makes any
-// rows alone) on several ranks, set up once (problem.steps re-sets up from the whole matrix).
+// rows alone), set up once (problem.steps re-sets up from the whole matrix).
 bool assembled_by_rows(const Config& config, std::int64_t steps) {
-  return Ranks::size() > 1 && config.problem.type == ProblemType::poisson && steps == 1 &&
-         solver_parameters(config).distribute;
+  return assembling_by_rows(config) && config.problem.type == ProblemType::poisson && steps == 1;
 }
 
 }  // namespace
@@ -437,7 +437,7 @@ int run(const RunOptions& options) {
       record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
       record.assembled_by_rows = by_rows;
       if (by_rows)
-        describe_distributed_matrix(problem, record);
+        describe_distributed_matrix(*problem.A, *problem.global_rows, record);
       else
         describe_matrix(*problem.A, record);
       progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),

@@ -8,6 +8,12 @@ namespace amgsolve {
 
 // rows, nnz and the row-length histogram of the system matrix into the record.
 void describe_matrix(const CsrMatrix<double>& A, RunRecord& record);
+// The same for a matrix whose rows the ranks hold (this rank's `rows` of global_rows): the counts summed
+// over the ranks (collective).
+void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t global_rows, RunRecord& record);
+
+// Whether the matrix is assembled by rows on each rank: several ranks and a distributed solve.
+bool assembling_by_rows(const Config& config);
 
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");

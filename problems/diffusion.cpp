@@ -93,7 +93,7 @@ SkinFaces skin_faces(const VoxelDomain& domain, const OutwardNormal& normal) {
 }  // namespace
 
 DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<double>& mua, const Vector<double>& musp,
-                                     double robin, const OutwardNormal& normal) {
+                                     double robin, const OutwardNormal& normal, const RowRange* rows) {
   const Index n = domain.unknowns();
   if (mua.size() != static_cast<std::size_t>(n) || musp.size() != static_cast<std::size_t>(n))
     throw Error("diffusion_operator: optical properties do not match the unknowns");
@@ -102,13 +102,18 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
   SkinFaces skin = skin_faces(domain, normal);
   op.absorption.resize(static_cast<std::size_t>(n));
   op.boundary.resize(static_cast<std::size_t>(n));
+  const RowRange own = rows ? *rows : RowRange{0, n};
+  if (own.first < 0 || own.last < own.first || own.last > n)
+    throw Error("diffusion_operator: rows [" + std::to_string(own.first) + ", " + std::to_string(own.last) +
+                ") of " + std::to_string(n));
   CsrMatrix<double>& A = op.A;
-  A = CsrMatrix<double>(n, n);
+  A = CsrMatrix<double>(static_cast<Index>(own.last - own.first), n);
 #pragma omp parallel for schedule(static)
-  for (Index u = 0; u < n; ++u) {
+  for (Index r = 0; r < A.rows; ++r) {
+    const auto u = static_cast<Index>(own.first + r);
     Offset count = 1;
     for (const auto& face : kFaces) count += neighbour_unknown(domain, domain.voxel_of_unknown[u], face) >= 0 ? 1 : 0;
-    A.row_ptr[static_cast<std::size_t>(u) + 1] = count;
+    A.row_ptr[static_cast<std::size_t>(r) + 1] = count;
   }
   allocate_from_row_lengths(A);
 
@@ -117,7 +122,9 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
     const std::int64_t v = domain.voxel_of_unknown[u];
     const double D = diffusion_coefficient(mua[u], musp[u]);
     double diagonal = h * h * h * mua[u], boundary = 0.0;
-    Offset at = A.row_ptr[u], centre = -1, face = skin.first[u];
+    // Every unknown's boundary conductances (the whole skin); the row itself only when it is ours.
+    const bool mine = own.contains(u);
+    Offset at = mine ? A.row_ptr[u - own.first] : 0, centre = -1, face = skin.first[u];
     // kFaces is ordered by neighbour index (-z, -y, -x, +x, +y, +z), so columns come out sorted once the
     // centre is slotted in between -x and +x.
     for (std::size_t f = 0; f < kFaces.size(); ++f) {
@@ -132,11 +139,14 @@ DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<dou
       const double Dw = diffusion_coefficient(mua[w], musp[w]);
       const double coupling = h * 2.0 * D * Dw / (D + Dw);
       diagonal += coupling;
+      if (!mine) continue;
       A.col[at] = w;
       A.val[at++] = -coupling;
     }
-    A.col[centre] = u;
-    A.val[centre] = diagonal + boundary;
+    if (mine) {
+      A.col[centre] = u;
+      A.val[centre] = diagonal + boundary;
+    }
     op.absorption[u] = h * h * h * mua[u];
     op.boundary[u] = boundary;
   }

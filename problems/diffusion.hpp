@@ -31,6 +31,7 @@
 
 #include "common/error.hpp"
 #include "problems/boundary_reflection.hpp"
+#include "problems/row_range.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -72,7 +73,7 @@ inline constexpr std::array<std::array<int, 2>, 6> kFaceDirections = {
 using OutwardNormal = std::function<std::array<double, 3>(const std::array<double, 3>&)>;
 
 struct DiffusionOperator {
-  CsrMatrix<double> A;
+  CsrMatrix<double> A;        // all rows, or with `rows` given only those (global column numbers)
   Vector<double> absorption;  // h^3 mu_a per unknown (the absorbed power is absorption . Phi)
   Vector<double> boundary;    // summed boundary-face conductances per unknown (outflow = boundary . Phi)
   std::vector<SkinFace> skin;  // every boundary face, by unknown and direction
@@ -86,9 +87,10 @@ struct DiffusionOperator {
 std::array<double, 3> face_centre(const VoxelDomain& domain, Index unknown, int direction);
 
 // mu_a and mu_s' per unknown, in 1/mm, both > 0; robin: robin_factor() of the mismatch; normal: the
-// boundary's outward normal, for the area weights w (empty: w = 1, right for a box).
+// boundary's outward normal, for the area weights w (empty: w = 1, right for a box); rows: assemble only
+// those rows of A (a rank's part of a distributed problem; absorption, boundary and skin stay whole).
 DiffusionOperator diffusion_operator(const VoxelDomain& domain, const Vector<double>& mua, const Vector<double>& musp,
-                                     double robin, const OutwardNormal& normal = {});
+                                     double robin, const OutwardNormal& normal = {}, const RowRange* rows = nullptr);
 
 // The diffusion coefficient D = 1 / (3 (mu_a + mu_s')), mm.
 inline double diffusion_coefficient(double mua, double musp) { return 1.0 / (3.0 * (mua + musp)); }

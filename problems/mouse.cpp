@@ -253,7 +253,7 @@ std::vector<Detector> place_detectors(const MouseProblem& m, const std::vector<s
 
 }  // namespace
 
-MouseProblem make_mouse_problem(const MouseParams& p) {
+MouseProblem make_mouse_problem(const MouseParams& p, const std::function<RowRange(std::int64_t)>& rows_of) {
   check_size(p);
   check_tumour(p.phantom);
   check_detectors(p);
@@ -271,15 +271,18 @@ MouseProblem make_mouse_problem(const MouseParams& p) {
   m.domain = make_voxel_domain(ph.size, ph.origin, ph.voxel_size,
                                [&](std::int64_t v) { return ph.label[v] != static_cast<std::uint8_t>(Tissue::outside); });
   m.robin = robin_factor(p.refractive_index, p.reflection);
+  m.by_rows = static_cast<bool>(rows_of);
+  const RowRange own = rows_of ? rows_of(m.domain.unknowns()) : RowRange{0, m.domain.unknowns()};
+  const RowRange* rows = rows_of ? &own : nullptr;
   const std::vector<Primitive> body = mouse_body(p.phantom);
   const OutwardNormal normal = [&body](const Point3& at) { return skin_normal(body, at); };
-  m.excitation = diffusion_operator(m.domain, m.mua(0), m.musp(0), m.robin, normal);
+  m.excitation = diffusion_operator(m.domain, m.mua(0), m.musp(0), m.robin, normal, rows);
   if (p.fluorescence) {
     m.emission_differs = false;
     for (int t = 1; t < kTissueCount; ++t)
       m.emission_differs = m.emission_differs || p.optics[t][0].mua != p.optics[t][1].mua ||
                            p.optics[t][0].musp != p.optics[t][1].musp;
-    if (m.emission_differs) m.emission = diffusion_operator(m.domain, m.mua(1), m.musp(1), m.robin, normal);
+    if (m.emission_differs) m.emission = diffusion_operator(m.domain, m.mua(1), m.musp(1), m.robin, normal, rows);
     m.yield = per_unknown(m, [&](Tissue t) { return t == Tissue::tumour ? p.tumour_yield : p.background_yield; });
   }
   const auto spots = p.spots.empty() ? back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;

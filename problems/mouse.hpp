@@ -19,6 +19,7 @@
 // with the fluorophore's yield (quantum yield times its absorption, 1/mm) in the tumour and in the
 // background; the emission fluence solves the diffusion equation at the emission wavelength.
 #include <array>
+#include <functional>
 #include <vector>
 
 #include "problems/diffusion.hpp"
@@ -58,7 +59,8 @@ struct Detector {
 struct MouseProblem {
   Phantom phantom;
   VoxelDomain domain;                 // the voxels inside the animal
-  DiffusionOperator excitation;
+  DiffusionOperator excitation;       // with rows_of: only this rank's rows of A
+  bool by_rows = false;
   DiffusionOperator emission;         // A equal to excitation.A when the two bands' properties agree
   bool emission_differs = true;
   std::vector<LightSource> sources;
@@ -93,8 +95,10 @@ std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom&
 // renormalised over those inside; empty when none is.
 std::vector<std::pair<Index, double>> trilinear_weights(const VoxelDomain& domain, const Point3& p);
 
-// Checks sizes and memory first (InputError for an empty or too large animal).
-MouseProblem make_mouse_problem(const MouseParams& p);
+// Checks sizes and memory first (InputError for an empty or too large animal). rows_of: given the number of
+// unknowns, the rows of the operators to assemble (a rank's part of a distributed run); empty: all.
+MouseProblem make_mouse_problem(const MouseParams& p,
+                                const std::function<RowRange(std::int64_t unknowns)>& rows_of = {});
 
 // Upper bound of the voxels inside the animal (sum of the body parts' volumes), before building it.
 double mouse_voxel_estimate(const PhantomParams& p);

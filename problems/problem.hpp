@@ -13,6 +13,7 @@
 #include "problems/matrix_market_problem.hpp"
 #include "problems/mouse.hpp"
 #include "problems/poisson.hpp"
+#include "problems/row_range.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -50,11 +51,6 @@ struct ProblemSpec {
 // Rough peak memory of assembling and solving the problem (matrix, hierarchy, vectors), checked
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
-
-// Rows [first, last) of the matrix: what one rank of a distributed run assembles.
-struct RowRange {
-  std::int64_t first = 0, last = 0;
-};
 
 // rows: assemble only those rows of the matrix where the problem can (Poisson); others ignore it and
 // build the whole matrix (global_rows stays empty).

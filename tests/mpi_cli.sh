@@ -49,6 +49,9 @@ for a, b in zip(one["sources"], many["sources"]):
         assert a[band]["relative_residual"] == b[band]["relative_residual"], band
     assert a["absorbed_power"] == b["absorbed_power"] and a["boundary_outflow"] == b["boundary_outflow"]
 assert one["solve"]["history"] == many["solve"]["history"]
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles only its rows"
+assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
+assert one["problem"]["mouse"] == many["problem"]["mouse"]
 PY
 cmp -s mouse-one.vti mouse-many.vti || fail "the mouse VTK files differ"
 # bcsstk18 (11,948 rows: two reduction blocks, so two ranks hold rows) converges slowly: 40 iterations are

@@ -120,6 +120,39 @@ TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
   }
 }
 
+TEST(Diffusion, AnyBlockOfRowsIsThoseRowsOfTheWholeOperator) {
+  // A ball with random optics, as above; a rank's block of rows of A, the rest of the operator whole.
+  const Index n = 11;
+  const VoxelDomain d = make_voxel_domain({n, n, n}, {0, 0, 0}, 0.5, [&](std::int64_t v) {
+    const double x = v % n - 5.0, y = (v / n) % n - 5.0, z = v / (n * n) - 5.0;
+    return x * x + y * y + z * z <= 25.0;
+  });
+  Vector<double> mua(static_cast<std::size_t>(d.unknowns())), musp(mua.size());
+  for (std::size_t u = 0; u < mua.size(); ++u) {
+    mua[u] = 0.01 + 0.3 * seeded_uniform(4, u);
+    musp[u] = 0.5 + 2.0 * seeded_uniform(5, u);
+  }
+  const DiffusionOperator whole = diffusion_operator(d, mua, musp, robin_factor(1.4));
+  const RowRange rows{d.unknowns() / 3, d.unknowns() / 3 + 97};
+  const DiffusionOperator part = diffusion_operator(d, mua, musp, robin_factor(1.4), {}, &rows);
+  ASSERT_EQ(part.A.rows, 97);
+  EXPECT_EQ(part.A.cols, whole.A.cols);
+  for (Index i = 0; i < part.A.rows; ++i) {
+    const auto row = static_cast<Index>(rows.first + i);
+    ASSERT_EQ(part.A.row_length(i), whole.A.row_length(row));
+    for (Offset k = 0; k < part.A.row_length(i); ++k) {
+      EXPECT_EQ(part.A.col[part.A.row_begin(i) + k], whole.A.col[whole.A.row_begin(row) + k]);
+      EXPECT_EQ(part.A.val[part.A.row_begin(i) + k], whole.A.val[whole.A.row_begin(row) + k]);
+    }
+  }
+  EXPECT_EQ(part.absorption, whole.absorption);
+  EXPECT_EQ(part.boundary, whole.boundary);
+  ASSERT_EQ(part.skin.size(), whole.skin.size());
+  for (std::size_t f = 0; f < whole.skin.size(); ++f) EXPECT_EQ(part.skin[f].conductance, whole.skin[f].conductance);
+  const RowRange beyond{0, d.unknowns() + 1};
+  EXPECT_THROW(diffusion_operator(d, mua, musp, 1.0, {}, &beyond), Error);
+}
+
 TEST(Diffusion, FluenceIsPositiveDecaysAndBalancesTheSourcePower) {
   const Cube c = homogeneous_cube(15.0, 0.5, kMua, kMusp, robin_factor(1.37));
   Vector<double> b(static_cast<std::size_t>(c.domain.unknowns()), 0.0);
