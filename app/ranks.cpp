@@ -1,5 +1,6 @@
 #include "app/ranks.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <mpi.h>
 
 #include "distributed/communicator.hpp"
+#include "distributed/partition.hpp"
 #include "distributed/spgemm/backends.hpp"
 #endif
 
@@ -17,6 +19,8 @@ namespace amgsolve {
 
 #ifdef AMGSOLVE_WITH_MPI
 namespace {
+
+constexpr std::int64_t kMaxMessage = std::int64_t{1} << 30;  // elements per MPI call (counts are ints)
 
 // Whether a launcher started this process as one of a job's ranks (OpenMPI, PMIx, MPICH's hydra). Plain
 // `amgsolve` does not start MPI, so one-process runs never depend on it.
@@ -93,6 +97,73 @@ void collectively(const std::function<void()>& f) {
   throw Error(first_failed == 0 ? message : "rank " + std::to_string(first_failed) + ": " + message);
 }
 
+void broadcast_from_first(Vector<double>& v) {
+  if (Ranks::size() == 1) return;
+  std::int64_t n = static_cast<std::int64_t>(v.size());
+  MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  v.resize(static_cast<std::size_t>(n));
+  for (std::int64_t at = 0; at < n; at += kMaxMessage) {  // MPI counts are ints
+    const int count = static_cast<int>(std::min<std::int64_t>(kMaxMessage, n - at));
+    MPI_Bcast(v.data() + at, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }
+}
+
+namespace {
+
+// Sends (rank 0) or receives a contiguous array in pieces of at most kMaxMessage elements.
+template <class T>
+void send_array(const T* data, std::int64_t count, int to, MPI_Datatype type) {
+  for (std::int64_t at = 0; at < count; at += kMaxMessage)
+    MPI_Send(data + at, static_cast<int>(std::min<std::int64_t>(kMaxMessage, count - at)), type, to, 0, MPI_COMM_WORLD);
+}
+template <class T>
+void receive_array(T* data, std::int64_t count, MPI_Datatype type) {
+  for (std::int64_t at = 0; at < count; at += kMaxMessage)
+    MPI_Recv(data + at, static_cast<int>(std::min<std::int64_t>(kMaxMessage, count - at)), type, 0, 0, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+}
+
+// Rows [first, last) of A, their offsets from 0.
+CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::int64_t last) {
+  CsrMatrix<double> block(static_cast<Index>(last - first), A.cols);
+  const Offset base = A.row_ptr[static_cast<std::size_t>(first)];
+  for (std::int64_t i = first; i < last; ++i)
+    block.row_ptr[static_cast<std::size_t>(i - first) + 1] = A.row_ptr[static_cast<std::size_t>(i) + 1] - base;
+  block.col.assign(A.col.begin() + base, A.col.begin() + A.row_ptr[static_cast<std::size_t>(last)]);
+  block.val.assign(A.val.begin() + base, A.val.begin() + A.row_ptr[static_cast<std::size_t>(last)]);
+  return block;
+}
+
+}  // namespace
+
+CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) {
+  if (Ranks::size() == 1) return whole;
+  std::int64_t shape[2] = {whole.rows, whole.cols};
+  MPI_Bcast(shape, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const BlockPartition partition(shape[0], Ranks::size());
+  if (Ranks::prints()) {
+    for (int r = 1; r < Ranks::size(); ++r) {
+      const CsrMatrix<double> block = rows_of(whole, partition.begin(r), partition.end(r));
+      const std::int64_t nnz = block.nnz();
+      MPI_Send(&nnz, 1, MPI_INT64_T, r, 0, MPI_COMM_WORLD);
+      send_array(block.row_ptr.data(), static_cast<std::int64_t>(block.row_ptr.size()), r, MPI_INT64_T);
+      send_array(block.col.data(), nnz, r, MPI_INT32_T);
+      send_array(block.val.data(), nnz, r, MPI_DOUBLE);
+    }
+    return rows_of(whole, partition.begin(0), partition.end(0));
+  }
+  const int me = Ranks::rank();
+  CsrMatrix<double> block(static_cast<Index>(partition.count(me)), static_cast<Index>(shape[1]));
+  std::int64_t nnz = 0;
+  MPI_Recv(&nnz, 1, MPI_INT64_T, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  block.col.resize(static_cast<std::size_t>(nnz));
+  block.val.resize(static_cast<std::size_t>(nnz));
+  receive_array(block.row_ptr.data(), static_cast<std::int64_t>(block.row_ptr.size()), MPI_INT64_T);
+  receive_array(block.col.data(), nnz, MPI_INT32_T);
+  receive_array(block.val.data(), nnz, MPI_DOUBLE);
+  return block;
+}
+
 std::vector<RankLoad> gather_rank_loads(const RankLoad& mine) {
   if (Ranks::size() == 1) return {};
   std::vector<RankLoad> all(Ranks::prints() ? static_cast<std::size_t>(Ranks::size()) : 0);
@@ -111,6 +182,8 @@ std::int64_t Ranks::max(std::int64_t value) { return value; }
 void Ranks::abort_all(int code) { std::exit(code); }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
+void broadcast_from_first(Vector<double>&) {}
+CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) { return whole; }
 
 #endif
 

@@ -40,4 +40,12 @@ void collectively(const std::function<void()>& f);
 // What each rank held and communicated, on rank 0 (empty elsewhere and on one process).
 std::vector<RankLoad> gather_rank_loads(const RankLoad& mine);
 
+// Rank 0's vector on every rank (collective; v is resized elsewhere).
+void broadcast_from_first(Vector<double>& v);
+
+// Rank 0's whole matrix (`whole`, read on rank 0 only) dealt out in row blocks: every rank receives its
+// rows of the block partition (amgsolve::owned_rows) with global column numbers. Collective. One process:
+// the matrix itself.
+CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole);
+
 }  // namespace amgsolve

@@ -276,10 +276,22 @@ bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solv
 
 namespace {
 
-// Whether this run assembles the matrix by rows on each rank: a Poisson problem (its generator makes any
-// rows alone), set up once (problem.steps re-sets up from the whole matrix).
+// Whether this run spreads the matrix by rows over the ranks: a Poisson problem (its generator makes any
+// rows alone) or a Matrix Market file (read on rank 0, its rows dealt out), set up once (problem.steps
+// re-sets up from the whole matrix).
 bool assembled_by_rows(const Config& config, std::int64_t steps) {
-  return assembling_by_rows(config) && config.problem.type == ProblemType::poisson && steps == 1;
+  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse && steps == 1;
+}
+
+// A Matrix Market problem read on rank 0: every rank takes its rows and the whole right-hand side, and rank
+// 0 lets go of the whole matrix. Collective.
+void deal_out_rows(LinearProblem& problem) {
+  const CsrMatrix<double> nothing;
+  CsrMatrix<double> mine = scatter_rows(Ranks::prints() ? *problem.A : nothing);
+  broadcast_from_first(problem.b);
+  problem.global_rows = Ranks::max(Ranks::prints() ? problem.A->rows : 0);
+  problem.first_row = owned_rows(*problem.global_rows).first;
+  problem.A = std::make_shared<const CsrMatrix<double>>(std::move(mine));
 }
 
 }  // namespace
@@ -421,15 +433,18 @@ int run(const RunOptions& options) {
     Timer timer;
     const bool by_rows = assembled_by_rows(config, steps);
     collectively([&] {
-      if (by_rows) {
+      if (by_rows && spec.type == ProblemType::poisson) {
         const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
         const RowRange rows{first, last};
-        assembled = make_problem(spec, &rows);
+        assembled = make_problem(spec, &rows);  // the Solver decides the nullspace over the ranks
+      } else if (by_rows && !Ranks::prints()) {
+        assembled.emplace();  // rank 0 reads the file
       } else {
         assembled = make_problem(spec);
-        require_solvable(config, *assembled);  // by rows: the Solver decides it over the ranks
+        require_solvable(config, *assembled);
       }
     });
+    if (by_rows && spec.type == ProblemType::matrix_market) deal_out_rows(*assembled);
     const LinearProblem& problem = *assembled;
     if (step == 1) {
       record.problem_seconds = timer.seconds();

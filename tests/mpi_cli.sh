@@ -67,6 +67,8 @@ if [ -f "$matrix" ]; then
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["iterations"] == many["solve"]["iterations"] and one["solve"]["history"] == many["solve"]["history"]
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "rank 0 reads, every rank keeps its rows"
+assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
 PY
 else
   echo "skipping the Matrix Market comparison: $matrix is absent"
