@@ -18,7 +18,8 @@ double level_bytes(const LevelInfo& level, const LevelInfo& coarse, const AmgPar
   const double P = csr_bytes(n, static_cast<double>(level.prolongator_product.nnz), s);
   const double R = csr_bytes(nc, static_cast<double>(level.prolongator_product.nnz), s);
   // Smoothing: every step multiplies spmvs_per_step times (one fewer in the first step, from x = 0); each
-  // multiplication's update reads x, b, D^-1 and the search direction and writes two vectors.
+  // multiplication's update reads x, b, D^-1 and (Chebyshev) the search direction and writes x and
+  // (Chebyshev) the direction; the first step's pass from x = 0 reads b and D^-1 and writes x (and d).
   const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
   SmootherSpec spec;
   spec.type = amg.smoother.type;
@@ -28,7 +29,8 @@ double level_bytes(const LevelInfo& level, const LevelInfo& coarse, const AmgPar
   const double steps = amg.pre_smooth + amg.post_smooth;
   const double products = steps * per_step - (amg.pre_smooth > 0 ? 1 : 0);
   const double vectors_per_product = chebyshev ? 6 : 4;
-  double bytes = products * (A + vectors_per_product * n * s) + (amg.pre_smooth > 0 ? 3 * n * s : 0);
+  const double from_zero = chebyshev ? 4 : 3;
+  double bytes = products * (A + vectors_per_product * n * s) + (amg.pre_smooth > 0 ? from_zero * n * s : 0);
   bytes += A + 3 * n * s;             // r = b - A x
   bytes += R + n * s + nc * s;        // b_c = R r
   bytes += P + nc * s + 2 * n * s;    // x += P x_c
@@ -47,13 +49,14 @@ std::uint64_t model_bytes_per_iteration(const std::vector<LevelInfo>& levels, co
   // matrix (its LDL^T factor has about as many entries on the few hundred rows it is used for).
   const LevelInfo& coarsest = levels.back();
   bytes += 2 * csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), 8) + 2 * coarsest.rows * 8.0;
-  // The outer iteration in double on the finest level: its product A p, and PCG's vector work (p = z + beta
-  // p, x += alpha p, r -= alpha A p, two dot products and the residual norm: 14 vector passes); the
-  // stationary iteration: r = b - A x and x += z (6 passes). Mixed precision converts r in and z out.
+  // The outer iteration in double on the finest level: its product A p, and PCG's vector work as
+  // solver/pcg.hpp does it (p = z + beta p: 3 passes, p^T A p: 2, x += alpha p with r -= alpha A p and
+  // ||r||: 6, r^T z: 2); the stationary iteration: r = b - A x and x += z (7 passes). Mixed precision
+  // converts r in and z out.
   const LevelInfo& fine = levels.front();
   const double n = fine.rows;
   bytes += csr_bytes(n, static_cast<double>(fine.nnz), 8);
-  bytes += (solver.type == SolverType::pcg ? 14 : 6) * n * 8;
+  bytes += (solver.type == SolverType::pcg ? 13 : 7) * n * 8;
   if (s != 8) bytes += 2 * n * (8 + s);
   return static_cast<std::uint64_t>(bytes);
 }

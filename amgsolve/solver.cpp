@@ -2,6 +2,7 @@
 // below it, the setup's hierarchy, the V-cycle and the outer iteration, is written once over that type.
 #include "amgsolve/solver.hpp"
 
+#include <limits>
 #include <type_traits>
 
 #include "amg/nullspace.hpp"
@@ -41,6 +42,7 @@ struct Solver::Impl {
   // The re-setup in place, or false with the reason when only a full setup will do.
   virtual bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) = 0;
   Parameters params;          // as given (rebuild's full setup starts from them again)
+  bool from_rows = false;     // built from RowBlocks: rebuild() cannot take a whole matrix
   SetupCallbacks callbacks;
   SetupSummary summary;
   Array<Index> finest_aggregates;
@@ -107,7 +109,7 @@ AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, cons
     amg.nullspace = NullspaceChoice::none;
     return amg;
   }
-  const double largest = backend.comm().max(largest_relative_row_sum(A.with_global_columns()).relative);
+  const double largest = backend.comm().max(largest_relative_row_sum(A.local()).relative);
   if (amg.nullspace == NullspaceChoice::automatic && largest > zero_row_sum_tolerance<double>())
     amg.nullspace = NullspaceChoice::none;
   else
@@ -362,11 +364,48 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   throw Error("internal: no backend for " + std::string(to_string(kind)));
 }
 
+#ifdef AMGSOLVE_WITH_MPI
+// What is wrong with this rank's block, or "": the shape every rank must agree on.
+std::string block_problem(const RowBlock& block) {
+  if (block.global_rows < 0 || block.global_rows > std::numeric_limits<Index>::max())
+    return "a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
+  if (block.rows.cols != block.global_rows)
+    return "rows of " + std::to_string(block.rows.cols) + " columns for a matrix of " +
+           std::to_string(block.global_rows) + " (columns are global)";
+  const auto [first, last] = owned_rows(block.global_rows);
+  if (block.rows.rows != last - first)
+    return std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " + std::to_string(last) +
+           ") are this rank's (owned_rows)";
+  for (Index c : block.rows.col)
+    if (c < 0 || c >= block.rows.cols) return "a column index " + std::to_string(c) + " outside the matrix";
+  return "";
+}
+
+// Every rank checks its block and all agree on the row count: a bad block on any rank is the same
+// InputError on every rank, before anything else collective.
+void require_agreed_blocks(const RowBlock& block) {
+  std::string problem = block_problem(block);
+  std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
+  MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (problem.empty() && rows[0] != -rows[1]) problem = "the ranks disagree on the matrix's row count";
+  int rank = 0, failing = problem.empty() ? std::numeric_limits<int>::max() : 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (!problem.empty()) failing = rank;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failing == std::numeric_limits<int>::max()) return;
+  throw InputError("Solver: rank " + std::to_string(failing) + "'s row block is wrong" +
+                   (failing == rank ? ": " + problem : ""));
+}
+#endif
+
 std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks) {
   bool distributed = false;
   (void)chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
-  if (distributed) return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
+  if (distributed) {
+    require_agreed_blocks(block);
+    return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
+  }
 #endif
   if (block.global_rows != block.rows.rows || block.rows.cols != block.rows.rows)
     throw InputError("Solver: on one process the row block is the whole matrix, but it has " +
@@ -379,10 +418,12 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
 
 std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows) {
 #ifdef AMGSOLVE_WITH_MPI
-  if (running_on_several_ranks()) {
-    const Communicator world;
-    const BlockPartition partition(global_rows, world.size());
-    return {partition.begin(world.rank()), partition.end(world.rank())};
+  if (running_on_several_ranks()) {  // no collective call: any rank may ask at any time
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const BlockPartition partition(global_rows, ranks);
+    return {partition.begin(rank), partition.end(rank)};
   }
 #endif
   return {0, global_rows};
@@ -398,10 +439,14 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
     : impl_(make_impl(std::move(block), params, callbacks)) {
   impl_->params = params;
   impl_->callbacks = callbacks;
+  impl_->from_rows = true;
 }
 
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   if (!A) throw InputError("Solver::rebuild: no matrix");
+  if (impl_->from_rows)
+    throw InputError("Solver::rebuild: this solver was built from row blocks; build a new Solver from the new "
+                     "blocks");
   std::string why;
   if (impl_->rebuild(A, why)) return;
   const Parameters params = impl_->params;

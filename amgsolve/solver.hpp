@@ -96,7 +96,9 @@ class Solver {
   Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
   // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
   // whole matrix gives, bit for bit. The vectors of solve() and precondition() stay whole on every rank.
-  // A wrong block (other rows than owned_rows) ends every rank with an error.
+  // A wrong block on any rank (other rows than owned_rows, local column numbers, ranks that disagree on
+  // the row count) is an InputError on every rank. A singular matrix is gathered once, for its
+  // connectivity check. rebuild() does not take blocks: build a new Solver.
   Solver(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks = {});
   ~Solver();
   Solver(const Solver&) = delete;

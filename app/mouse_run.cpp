@@ -208,9 +208,13 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
       const auto [first, last] = owned_rows(unknowns);
       return RowRange{first, last};
     };
-  MouseProblem m = make_mouse_problem(params, rows_of);
+  // Each rank checks sizes and memory on its own: an error on one ends every rank (collectively).
+  MouseProblem m;
+  collectively([&] {
+    m = make_mouse_problem(params, rows_of);
+    check_vtk_sources(config, m.sources.size());
+  });
   record.assembled_by_rows = m.by_rows;
-  check_vtk_sources(config, m.sources.size());
   record.problem_seconds = timer.seconds();
   record.problem_type = "mouse";
   record.problem_description = describe(params, m);

@@ -187,6 +187,16 @@ TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
   EXPECT_EQ(D->interior_rows() + static_cast<Index>(neighbours * 32 * 32), D->rows);
 }
 
+// Rows [first, last) of A, as a rank that holds only them would pass them (global column numbers).
+CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::int64_t last) {
+  const auto f = static_cast<Index>(first), l = static_cast<Index>(last);
+  CsrMatrix<double> mine(l - f, A.cols);
+  for (Index i = 0; i < mine.rows; ++i) mine.row_ptr[static_cast<std::size_t>(i) + 1] = A.row_end(f + i) - A.row_begin(f);
+  mine.col.assign(A.col.begin() + A.row_begin(f), A.col.begin() + A.row_begin(l));
+  mine.val.assign(A.val.begin() + A.row_begin(f), A.val.begin() + A.row_begin(l));
+  return mine;
+}
+
 // A whole solve distributed over the ranks equals the single-process solve on the same rank: hierarchy,
 // iteration count, residual history and solution, bit for bit.
 void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std::string& what) {
@@ -214,12 +224,7 @@ void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std:
   }
   // From the rank's rows alone (what a program that never holds the whole matrix passes): the same again.
   const auto [first, last] = owned_rows(A.rows);
-  CsrMatrix<double> mine(static_cast<Index>(last - first), A.cols);
-  for (Index i = 0; i < mine.rows; ++i)
-    mine.row_ptr[static_cast<std::size_t>(i) + 1] = A.row_end(static_cast<Index>(first) + i) - A.row_begin(static_cast<Index>(first));
-  mine.col.assign(A.col.begin() + A.row_begin(static_cast<Index>(first)), A.col.begin() + A.row_begin(static_cast<Index>(last)));
-  mine.val.assign(A.val.begin() + A.row_begin(static_cast<Index>(first)), A.val.begin() + A.row_begin(static_cast<Index>(last)));
-  const Solver by_rows(RowBlock{A.rows, std::move(mine)}, params);
+  const Solver by_rows(RowBlock{A.rows, rows_of(A, first, last)}, params);
   Vector<double> x_by_rows;
   const SolveResult rows_result = by_rows.solve(b, x_by_rows);
   EXPECT_EQ(by_rows.setup().nullspace, together.setup().nullspace);
@@ -243,6 +248,23 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   p = {};
   p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
+}
+
+TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
+  const CsrMatrix<double> A = poisson(Stencil::p7, {12, 12, 12});
+  const auto [first, last] = owned_rows(A.rows);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Rank 0 leaves out its last row (on one process: a block that is not the whole matrix); every rank must
+  // throw, none wait.
+  EXPECT_THROW(Solver(RowBlock{A.rows, rows_of(A, first, last - (rank == 0 ? 1 : 0))}, Parameters{}), InputError);
+  // A column count that is not the matrix's (rows given with another numbering of the columns).
+  CsrMatrix<double> other_columns = rows_of(A, first, last);
+  other_columns.cols = A.rows + 1;
+  EXPECT_THROW(Solver(RowBlock{A.rows, std::move(other_columns)}, Parameters{}), InputError);
+  // A solver from blocks does not re-set up from a whole matrix.
+  Solver solver(RowBlock{A.rows, rows_of(A, first, last)}, Parameters{});
+  EXPECT_THROW(solver.rebuild(std::make_shared<const CsrMatrix<double>>(A)), InputError);
 }
 
 // ---- the distributed setup: the single-process hierarchy, level by level
