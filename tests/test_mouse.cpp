@@ -83,19 +83,32 @@ TEST(Diffusion, MatchesGreensFunctionAndConvergesAtSecondOrder) {
   EXPECT_LT(fine, 0.05);
 }
 
-TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
-  // Heterogeneous: random mu_a, mu_s' per voxel in a ball, so faces see jumps and the boundary is curved.
-  const Index n = 15;
-  const VoxelDomain d = make_voxel_domain({n, n, n}, {0, 0, 0}, 0.5, [&](std::int64_t v) {
-    const double x = v % n - 7.0, y = (v / n) % n - 7.0, z = v / (n * n) - 7.0;
-    return x * x + y * y + z * z <= 49.0;
+// Heterogeneous: random mu_a, mu_s' per voxel of a ball of n^3 voxels, so faces see jumps and the boundary
+// is curved.
+struct RandomBall {
+  VoxelDomain d;
+  Vector<double> mua, musp;
+};
+
+RandomBall random_ball(Index n) {
+  const double r = (n - 1) / 2.0;
+  RandomBall b;
+  b.d = make_voxel_domain({n, n, n}, {0, 0, 0}, 0.5, [&](std::int64_t v) {
+    const double x = v % n - r, y = (v / n) % n - r, z = v / (n * n) - r;
+    return x * x + y * y + z * z <= r * r;
   });
-  Vector<double> mua(static_cast<std::size_t>(d.unknowns())), musp(mua.size());
-  for (std::size_t u = 0; u < mua.size(); ++u) {
-    mua[u] = 0.001 + 0.5 * seeded_uniform(1, u);
-    musp[u] = 0.2 + 3.0 * seeded_uniform(2, u);
+  b.mua.resize(static_cast<std::size_t>(b.d.unknowns()));
+  b.musp.resize(b.mua.size());
+  for (std::size_t u = 0; u < b.mua.size(); ++u) {
+    b.mua[u] = 0.001 + 0.5 * seeded_uniform(1, u);
+    b.musp[u] = 0.2 + 3.0 * seeded_uniform(2, u);
   }
-  const DiffusionOperator op = diffusion_operator(d, mua, musp, robin_factor(1.37));
+  return b;
+}
+
+TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
+  const RandomBall ball = random_ball(15);
+  const DiffusionOperator op = diffusion_operator(ball.d, ball.mua, ball.musp, robin_factor(1.37));
   const CsrMatrix<double>& A = op.A;
   ASSERT_TRUE(is_valid_csr(A));
   EXPECT_LT(largest_asymmetry(A).relative, 1e-15);
@@ -122,16 +135,10 @@ TEST(Diffusion, OperatorIsASymmetricMMatrixWithDominantRows) {
 
 TEST(Diffusion, AnyBlockOfRowsIsThoseRowsOfTheWholeOperator) {
   // A ball with random optics, as above; a rank's block of rows of A, the rest of the operator whole.
-  const Index n = 11;
-  const VoxelDomain d = make_voxel_domain({n, n, n}, {0, 0, 0}, 0.5, [&](std::int64_t v) {
-    const double x = v % n - 5.0, y = (v / n) % n - 5.0, z = v / (n * n) - 5.0;
-    return x * x + y * y + z * z <= 25.0;
-  });
-  Vector<double> mua(static_cast<std::size_t>(d.unknowns())), musp(mua.size());
-  for (std::size_t u = 0; u < mua.size(); ++u) {
-    mua[u] = 0.01 + 0.3 * seeded_uniform(4, u);
-    musp[u] = 0.5 + 2.0 * seeded_uniform(5, u);
-  }
+  const RandomBall ball = random_ball(11);
+  const VoxelDomain& d = ball.d;
+  const Vector<double>& mua = ball.mua;
+  const Vector<double>& musp = ball.musp;
   const DiffusionOperator whole = diffusion_operator(d, mua, musp, robin_factor(1.4));
   const RowRange rows{d.unknowns() / 3, d.unknowns() / 3 + 97};
   const DiffusionOperator part = diffusion_operator(d, mua, musp, robin_factor(1.4), {}, &rows);
