@@ -91,15 +91,10 @@ std::vector<Vector<double>> solve_sources(AmgSolver& solver, const MouseProblem&
 // The exitance at each detector point, per source and band.
 void read_detectors(const MouseProblem& m, const std::vector<Vector<double>>& excitation,
                     const std::vector<Vector<double>>& emission, std::vector<SourceRecord>& records) {
-  auto exitance = [](const DiffusionOperator& op, std::size_t face, const Vector<double>& phi) {
-    const SkinFace& f = op.skin[face];
-    return f.conductance * phi[f.unknown] / f.area;
-  };
-  const DiffusionOperator& emission_op = m.emission_differs ? m.emission : m.excitation;
   for (std::size_t s = 0; s < m.sources.size(); ++s)
     for (const Detector& d : m.detectors) {
-      DetectorReading r{d.point, exitance(m.excitation, d.face, excitation[s]), std::nullopt};
-      if (!emission.empty()) r.emission = exitance(emission_op, d.face, emission[s]);
+      DetectorReading r{d.point, m.excitation.exitance(d.face, excitation[s]), std::nullopt};
+      if (!emission.empty()) r.emission = m.emission_operator().exitance(d.face, emission[s]);
       records[s].detectors.push_back(r);
     }
 }
@@ -116,11 +111,10 @@ std::vector<ScalarField> skin_fields(const Config& config, const MouseProblem& m
                                      const std::vector<Vector<double>>& excitation,
                                      const std::vector<Vector<double>>& emission) {
   std::vector<ScalarField> fields;
-  const DiffusionOperator& emission_op = m.emission_differs ? m.emission : m.excitation;
   for (std::int64_t s : selected_sources(config, m.sources.size())) {
     fields.push_back({"excitation_exitance_" + std::to_string(s), m.excitation.exitance(excitation[s - 1])});
     if (!emission.empty())
-      fields.push_back({"emission_exitance_" + std::to_string(s), emission_op.exitance(emission[s - 1])});
+      fields.push_back({"emission_exitance_" + std::to_string(s), m.emission_operator().exitance(emission[s - 1])});
   }
   return fields;
 }
@@ -256,8 +250,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     } else {
       progress("emission: same optical properties as the excitation, same hierarchy\n");
     }
-    const DiffusionOperator& op = m.emission_differs ? m.emission : m.excitation;
-    emission = solve_sources(*emission_solver, m, op, "emission  ", &excitation, sources);
+    emission = solve_sources(*emission_solver, m, m.emission_operator(), "emission  ", &excitation, sources);
   }
 
   read_detectors(m, excitation, emission, sources);

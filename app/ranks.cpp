@@ -123,17 +123,6 @@ void receive_array(T* data, std::int64_t count, MPI_Datatype type) {
              MPI_STATUS_IGNORE);
 }
 
-// Rows [first, last) of A, their offsets from 0.
-CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::int64_t last) {
-  CsrMatrix<double> block(static_cast<Index>(last - first), A.cols);
-  const Offset base = A.row_ptr[static_cast<std::size_t>(first)];
-  for (std::int64_t i = first; i < last; ++i)
-    block.row_ptr[static_cast<std::size_t>(i - first) + 1] = A.row_ptr[static_cast<std::size_t>(i) + 1] - base;
-  block.col.assign(A.col.begin() + base, A.col.begin() + A.row_ptr[static_cast<std::size_t>(last)]);
-  block.val.assign(A.val.begin() + base, A.val.begin() + A.row_ptr[static_cast<std::size_t>(last)]);
-  return block;
-}
-
 }  // namespace
 
 CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) {
@@ -143,14 +132,15 @@ CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) {
   const BlockPartition partition(shape[0], Ranks::size());
   if (Ranks::prints()) {
     for (int r = 1; r < Ranks::size(); ++r) {
-      const CsrMatrix<double> block = rows_of(whole, partition.begin(r), partition.end(r));
+      const CsrMatrix<double> block =
+          row_block(whole, static_cast<Index>(partition.begin(r)), static_cast<Index>(partition.end(r)));
       const std::int64_t nnz = block.nnz();
       MPI_Send(&nnz, 1, MPI_INT64_T, r, 0, MPI_COMM_WORLD);
       send_array(block.row_ptr.data(), static_cast<std::int64_t>(block.row_ptr.size()), r, MPI_INT64_T);
       send_array(block.col.data(), nnz, r, MPI_INT32_T);
       send_array(block.val.data(), nnz, r, MPI_DOUBLE);
     }
-    return rows_of(whole, partition.begin(0), partition.end(0));
+    return row_block(whole, Index{0}, static_cast<Index>(partition.end(0)));
   }
   const int me = Ranks::rank();
   CsrMatrix<double> block(static_cast<Index>(partition.count(me)), static_cast<Index>(shape[1]));

@@ -294,10 +294,6 @@ void deal_out_rows(LinearProblem& problem) {
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(mine));
 }
 
-}  // namespace
-
-namespace {
-
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
 // here, before the setup (the Solver checks both again, for its library users).
 void require_solvable(const Config& config, const LinearProblem& problem) {

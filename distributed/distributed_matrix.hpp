@@ -67,13 +67,8 @@ class DistributedMatrix {
   // This rank's rows of a matrix every rank holds whole (the input, assembled on every rank). Collective.
   DistributedMatrix(const Communicator& comm, const CsrMatrix<V>& global)
       : comm_(&comm), row_partition_(global.rows, comm.size()), column_partition_(global.cols, comm.size()) {
-    const auto first = static_cast<Index>(row_partition_.begin(comm.rank()));
-    const auto last = static_cast<Index>(row_partition_.end(comm.rank()));
-    CsrMatrix<V> own(last - first, global.cols);
-    for (Index i = first; i < last; ++i) own.row_ptr[i - first + 1] = global.row_end(i) - global.row_begin(first);
-    own.col.assign(global.col.begin() + global.row_begin(first), global.col.begin() + global.row_begin(last));
-    own.val.assign(global.val.begin() + global.row_begin(first), global.val.begin() + global.row_begin(last));
-    build(std::move(own));
+    build(row_block(global, static_cast<Index>(row_partition_.begin(comm.rank())),
+                    static_cast<Index>(row_partition_.end(comm.rank()))));
   }
   // From this rank's rows (its range of BlockPartition(global_rows, ranks)) with global column numbers,
   // rows.cols being the global column count: what the distributed setup's steps produce. Collective.

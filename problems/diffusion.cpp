@@ -48,7 +48,7 @@ std::array<double, 3> face_centre(const VoxelDomain& domain, Index unknown, int 
 Vector<double> DiffusionOperator::exitance(const Vector<double>& fluence) const {
   Vector<double> out(skin.size());
 #pragma omp parallel for schedule(static)
-  for (std::size_t f = 0; f < skin.size(); ++f) out[f] = skin[f].conductance * fluence[skin[f].unknown] / skin[f].area;
+  for (std::size_t f = 0; f < skin.size(); ++f) out[f] = exitance(f, fluence);
   return out;
 }
 

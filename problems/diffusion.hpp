@@ -81,6 +81,9 @@ struct DiffusionOperator {
   // The exitance through each skin face, W per mm^2 of skin: the power leaving through the face over its
   // area. (With no light coming back in, this is the outward partial current's transmitted part.)
   Vector<double> exitance(const Vector<double>& fluence) const;
+  double exitance(std::size_t face, const Vector<double>& fluence) const {
+    return skin[face].conductance * fluence[skin[face].unknown] / skin[face].area;
+  }
 };
 
 // The centre of a voxel face, mm.

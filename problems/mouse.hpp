@@ -71,6 +71,9 @@ struct MouseProblem {
   double source_power = 1.0;
   bool fluorescence = true;
 
+  // The operator of the emission band: its own, or the excitation's where the bands' optics agree.
+  const DiffusionOperator& emission_operator() const { return emission_differs ? emission : excitation; }
+
   Vector<double> source_rhs(const LightSource& s) const;
   Vector<double> emission_rhs(const Vector<double>& excitation_fluence) const;
   // Optical property of the band (0 excitation, 1 emission) per unknown, for output.

@@ -60,6 +60,17 @@ void allocate_from_row_lengths(CsrMatrix<Value>& C) {
   C.val.resize(static_cast<std::size_t>(C.nnz()));
 }
 
+// Rows [first, last) of A as a matrix of their own, with A's columns (a rank's block of a distributed matrix).
+template <class Value>
+CsrMatrix<Value> row_block(const CsrMatrix<Value>& A, Index first, Index last) {
+  CsrMatrix<Value> block(last - first, A.cols);
+  const Offset base = A.row_begin(first), end = A.row_begin(last);
+  for (Index i = first; i < last; ++i) block.row_ptr[static_cast<std::size_t>(i - first) + 1] = A.row_end(i) - base;
+  block.col.assign(A.col.begin() + base, A.col.begin() + end);
+  block.val.assign(A.val.begin() + base, A.val.begin() + end);
+  return block;
+}
+
 // Dense vector type used by solvers and smoothers.
 template <class Value>
 using Vector = Array<Value>;

@@ -189,12 +189,7 @@ TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
 
 // Rows [first, last) of A, as a rank that holds only them would pass them (global column numbers).
 CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::int64_t last) {
-  const auto f = static_cast<Index>(first), l = static_cast<Index>(last);
-  CsrMatrix<double> mine(l - f, A.cols);
-  for (Index i = 0; i < mine.rows; ++i) mine.row_ptr[static_cast<std::size_t>(i) + 1] = A.row_end(f + i) - A.row_begin(f);
-  mine.col.assign(A.col.begin() + A.row_begin(f), A.col.begin() + A.row_begin(l));
-  mine.val.assign(A.val.begin() + A.row_begin(f), A.val.begin() + A.row_begin(l));
-  return mine;
+  return row_block(A, static_cast<Index>(first), static_cast<Index>(last));
 }
 
 // A whole solve distributed over the ranks equals the single-process solve on the same rank: hierarchy,
