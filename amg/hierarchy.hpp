@@ -35,17 +35,30 @@ struct LevelInfo {
   bool coarsest = false;
 };
 
-// What a re-setup keeps of a level (amg.keep_structure, the cpu backend): the strength classification, so
-// that the filtered matrix keeps its pattern; the tentative prolongator and the next level's near-nullspace
-// weights, so that the aggregates stay; and the pattern of A P, the one product the hierarchy does not hold
-// (P's pattern is P's own, P^T (A P)'s the next level's matrix).
-template <class Value>
+// Whether a backend's setup can keep its structure for a re-setup (amg.keep_structure, Hierarchy::rebuild):
+// the cpu backend (the products by their numeric phase into the kept patterns) and the mpi backend (the
+// products by full SpGEMMs on the kept aggregates); not the cuda backend, whose re-setup is a full setup.
+template <class Backend>
+inline constexpr bool kKeepsStructure = Backend::keeps_structure;
+
+// What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
+// filtered matrix keeps its pattern; the tentative prolongator and the next level's near-nullspace weights,
+// so that the aggregates stay; on the cpu backend also which rows were lumped and the pattern of A P, the
+// one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+template <class Backend, class Value>
 struct LevelStructure {
-  Strength strength;
-  Array<std::uint8_t> filtered_rows;  // which rows' weak entries were lumped (filtered_matrix); empty: none weak
-  CsrMatrix<Value> T;
-  Vector<double> coarse_weights;
-  CsrMatrix<Value> ap_pattern;  // row_ptr and col; no values
+  Strength strength;         // this rank's rows' (the mpi backend's local part)
+  Offset weak_entries = 0;   // over all ranks
+  typename Backend::template Csr<Value> T;
+  typename Backend::template Vector<double> coarse_weights;
+  Index aggregates = 0;      // T's columns, over all ranks
+  Array<std::uint8_t> filtered_rows;  // cpu: which rows' weak entries were lumped; empty: none weak
+  CsrMatrix<Value> ap_pattern;        // cpu: row_ptr and col; no values
+
+  std::uint64_t bytes() const {
+    return T.bytes() + ap_pattern.bytes() + filtered_rows.size() + strength.keep.size() +
+           strength.graph.adj.size() * sizeof(Index) + strength.graph.row_ptr.size() * sizeof(Offset);
+  }
 };
 
 template <class Backend, class Value>
@@ -79,15 +92,23 @@ class Hierarchy {
 
   // A fresh setup of A that takes the strength classification and the aggregates (tentative prolongators)
   // of `structure_of`, built with amg.keep_structure; everything else is computed anew, the products by full
-  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure (cpu backend).
+  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure (cpu and mpi
+  // backends).
   Hierarchy(const Backend& backend, Shared A, const AmgParams& params, const Hierarchy& structure_of);
 
-  // Re-setup for new values on the same pattern (amg.keep_structure, the cpu backend): the aggregates and
-  // tentative prolongators are kept; the filtered matrices, spectral radii, smoothed prolongators, Galerkin
-  // products (numeric phase only, into the kept patterns), smoothers and the coarse factorisation are
-  // computed anew. Throws InputError when A's pattern is not the finest matrix's, no structure was kept, or
-  // the backend is not the cpu one.
-  void rebuild(Shared A);
+  // Re-setup for new values on the same pattern (amg.keep_structure, the cpu and mpi backends): the
+  // aggregates and tentative prolongators are kept; the filtered matrices, spectral radii, smoothed
+  // prolongators, Galerkin products, smoothers and the coarse factorisation are computed anew (on the cpu
+  // backend the products by their numeric phase only, into the kept patterns; on the mpi backend by the
+  // distributed SpGEMM, so the result is the cpu re-setup's, bit for bit). Throws InputError when A's
+  // pattern is not the finest matrix's (checked over all ranks), no structure was kept, or the backend
+  // keeps none. Collective on the mpi backend.
+  void rebuild(const Backend& backend, Shared A);
+  void rebuild(Shared A)
+    requires std::is_same_v<Backend, CpuBackend>
+  {
+    rebuild(Backend{}, std::move(A));
+  }
   bool keeps_structure() const { return !structure_.empty(); }
 
   std::size_t levels() const { return levels_.size(); }
@@ -129,9 +150,8 @@ class Hierarchy {
       if (l > 0) total += levels_[l].A->bytes();
       if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
     }
-    for (const LevelStructure<Value>& kept : structure_)
-      total += kept.T.bytes() + kept.ap_pattern.bytes() + kept.strength.keep.size() +
-               (kept.strength.graph.adj.size() * sizeof(Index)) + kept.strength.graph.row_ptr.size() * sizeof(Offset);
+    if constexpr (kKeepsStructure<Backend>)
+      for (const LevelStructure<Backend, Value>& kept : structure_) total += kept.bytes();
     return total;
   }
 
@@ -161,7 +181,7 @@ class Hierarchy {
   std::vector<Level> levels_;
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
-  std::vector<LevelStructure<Value>> structure_;  // per coarsened level, with amg.keep_structure
+  std::vector<LevelStructure<Backend, Value>> structure_;  // per coarsened level, with amg.keep_structure
   std::shared_ptr<const CsrMatrix<Value>> coarsest_host_;
   std::shared_ptr<const SparseLdlt<Value>> coarse_;
   Vector<double> coarse_nullspace_;

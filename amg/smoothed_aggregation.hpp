@@ -55,16 +55,16 @@ struct CoarseningStep {
   typename Backend::template Vector<double> coarse_weights;  // B^2 of the coarse level (tentative_prolongation.hpp)
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
-  std::optional<LevelStructure<Value>> structure;  // with amg.keep_structure (cpu backend)
+  std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
 };
 
 // A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
-// hierarchy's structure; cpu backend): the strength and tentative prolongator are `kept`'s. With the
-// patterns, the products are formed by their numeric phase only: P into p_pattern (the old P), A P into
+// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
+// backend), the products are formed by their numeric phase only: P into p_pattern (the old P), A P into
 // kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's matrix).
-template <class Value>
+template <class Backend, class Value>
 struct KeptLevel {
-  const LevelStructure<Value>* kept = nullptr;
+  const LevelStructure<Backend, Value>* kept = nullptr;
   const CsrMatrix<Value>* p_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
@@ -119,29 +119,35 @@ class SmoothedAggregation {
     Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
     if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
     smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr);
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
+    if constexpr (kKeepsStructure<Backend>)
       if (step.structure) {
-        step.structure->strength = std::move(strength);
+        step.structure->weak_entries = strength.weak_entries;
+        step.structure->strength = std::move(local_strength(strength));
         step.structure->T = std::move(T);
+        step.structure->aggregates = static_cast<Index>(aggregates.count);
       }
     return step;
   }
 
-  // The same with the strength and tentative prolongator of `kept` (cpu backend).
+  // The same with the strength and tentative prolongator of `kept`.
   // (Written with `if constexpr` rather than a requires-clause: clang 14 instantiates constrained members of
   // an explicitly instantiated class template.)
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
-                                              const KeptLevel<Value>& kept) const {
+                                              const KeptLevel<Backend, Value>& kept) const {
     CoarseningStep<Backend, Value> step;
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    if constexpr (kKeepsStructure<Backend>) {
       PhaseClock clock;
       backend_.require_positive_diagonal(A, info.level);
-      step.coarse_weights = kept.kept->coarse_weights;
-      info.aggregates = kept.kept->T.cols;
-      smooth_and_multiply(A, weights, kept.kept->strength, kept.kept->T, info, clock, step, &kept);
+      const LevelStructure<Backend, Value>& structure = *kept.kept;
+      step.coarse_weights = structure.coarse_weights;
+      info.aggregates = structure.aggregates;
+      smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
+                          structure.T, info, clock, step, &kept);
       if (step.structure) {
-        step.structure->strength = kept.kept->strength;
-        step.structure->T = kept.kept->T;
+        step.structure->strength = structure.strength;
+        step.structure->weak_entries = structure.weak_entries;
+        step.structure->T = structure.T;
+        step.structure->aggregates = structure.aggregates;
       }
     } else {
       throw Error("internal: a kept structure on the " + std::string(to_string(Backend::kind)) + " backend");
@@ -164,7 +170,7 @@ class SmoothedAggregation {
       Timer timer;
       const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
       std::optional<CoarseningStep<Backend, Value>> step;
-      if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if constexpr (kKeepsStructure<Backend>) {
         if (kept) {
           if (static_cast<std::size_t>(level) < kept->structure_.size())
             step = coarsen_kept(*level_matrix, weights, info, kept_level(*kept, level, numeric_only));
@@ -189,8 +195,8 @@ class SmoothedAggregation {
   }
 
  private:
-  static KeptLevel<Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
-    KeptLevel<Value> k;
+  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
+    KeptLevel<Backend, Value> k;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (numeric_only) {
@@ -205,7 +211,7 @@ class SmoothedAggregation {
   template <class StrengthOf>
   void smooth_and_multiply(const Csr& A, const Weights& weights, const StrengthOf& strength, const Csr& T,
                            LevelInfo& info, PhaseClock& clock, CoarseningStep<Backend, Value>& step,
-                           const KeptLevel<Value>* kept) const {
+                           const KeptLevel<Backend, Value>* kept) const {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     const bool has_weak = strength.weak_entries > 0;
@@ -240,14 +246,16 @@ class SmoothedAggregation {
     observe(info.level, "rap", *step.R, AP, *step.coarse);
     info.spgemm_seconds =
         info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
+    if constexpr (kKeepsStructure<Backend>)
       if (params_.keep_structure) {
         step.structure.emplace();
-        step.structure->filtered_rows = std::move(filtered_rows);
         step.structure->coarse_weights = step.coarse_weights;
-        step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
-        step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
-        step.structure->ap_pattern.col = std::move(AP.col);
+        if constexpr (std::is_same_v<Backend, CpuBackend>) {  // for the numeric-only products
+          step.structure->filtered_rows = std::move(filtered_rows);
+          step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
+          step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
+          step.structure->ap_pattern.col = std::move(AP.col);
+        }
       }
     clock.lap(t.galerkin);
     // and the level's smoother
@@ -344,8 +352,9 @@ template <class Backend, class Value>
 Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
                                      const Hierarchy& structure_of)
     : params_(params) {
-  if (!std::is_same_v<Backend, CpuBackend>)
-    throw InputError("a setup with another hierarchy's structure runs on the cpu backend only");
+  if (!kKeepsStructure<Backend>)
+    throw InputError(std::string("a setup with another hierarchy's structure does not run on the ") +
+                     to_string(Backend::kind) + " backend");
   if (structure_of.structure_.empty())
     throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
@@ -354,20 +363,20 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
 }
 
 template <class Backend, class Value>
-void Hierarchy<Backend, Value>::rebuild(Shared A) {
-  if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-    throw InputError("re-setup runs on the cpu backend only");
+void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
+  if constexpr (!kKeepsStructure<Backend>) {
+    throw InputError(std::string("re-setup does not run on the ") + to_string(Backend::kind) + " backend");
   } else {
     if (structure_.empty())
       throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
-    const Csr& old = *levels_.front().A;
-    if (!A || !A->same_pattern(old))
+    if (!A) throw InputError("re-setup: no matrix");
+    if (!backend.same_pattern(*A, *levels_.front().A))
       throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
                        "needed)");
     Hierarchy fresh;
     fresh.params_ = params_;
     fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
-    fresh.build_with_structure(Backend{}, std::move(A), *this, true);
+    fresh.build_with_structure(backend, std::move(A), *this, true);
     fresh.params_.keep_structure = true;
     fresh.structure_ = std::move(structure_);
     *this = std::move(fresh);

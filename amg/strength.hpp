@@ -58,4 +58,13 @@ CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, c
   return filtered_matrix(A, strength, weights);
 }
 
+// A re-setup keeps a level's strength (amg/hierarchy.hpp's LevelStructure): the part it stores, and the
+// strength given back to the setup for the level's new matrix (the mpi backend's overloads wrap a rank's part).
+inline Strength& local_strength(Strength& strength) { return strength; }
+template <class Value>
+const Strength& kept_strength(const CpuBackend&, const Strength& kept, Offset /*weak_entries: kept's own*/,
+                              const CsrMatrix<Value>& /*A*/) {
+  return kept;
+}
+
 }  // namespace amgsolve

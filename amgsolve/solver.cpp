@@ -39,8 +39,11 @@ struct Solver::Impl {
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                             const SolveLimits& limits) = 0;
   virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
-  // The re-setup in place, or false with the reason when only a full setup will do.
+  // The re-setup in place, or false with the reason when only a full setup will do: from the whole matrix,
+  // or (a solver built from row blocks) from this rank's rows, checked by require_agreed_blocks. Collective
+  // on the mpi backend.
   virtual bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) = 0;
+  virtual bool rebuild(const RowBlock& block, std::string& why) = 0;
   Parameters params;          // as given (rebuild's full setup starts from them again)
   bool from_rows = false;     // built from RowBlocks: rebuild() cannot take a whole matrix
   SetupCallbacks callbacks;
@@ -116,7 +119,27 @@ AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, cons
     amg.nullspace = resolve_nullspace(*backend.host_view(A), amg.nullspace);
   return amg;
 }
+
+NullspaceChoice resolved_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A,
+                                   NullspaceChoice asked) {
+  AmgParams amg;
+  amg.nullspace = asked;
+  return with_nullspace_on_ranks(amg, backend, A).nullspace;
+}
 #endif
+
+// The nullspace `asked` (amg.nullspace) resolves to for A: what a re-setup's matrix must keep.
+NullspaceChoice resolved_nullspace(const CpuBackend&, const CsrMatrix<double>& A, NullspaceChoice asked) {
+  return resolve_nullspace(A, asked);
+}
+
+// On one process a row block is the whole matrix.
+void require_whole_block(const RowBlock& block) {
+  if (block.global_rows != block.rows.rows || block.rows.cols != block.rows.rows)
+    throw InputError("Solver: on one process the row block is the whole matrix, but it has " +
+                     std::to_string(block.rows.rows) + " x " + std::to_string(block.rows.cols) + " entries of " +
+                     std::to_string(block.global_rows) + " rows");
+}
 
 // The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
 // (the cycle in float inside the double outer iteration).
@@ -195,37 +218,23 @@ class SolverOn final : public Solver::Impl {
   }
 
   bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) override {
-    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-      why = std::string("the re-setup runs on the cpu backend only, this is ") + to_string(Backend::kind);
+    if constexpr (!kKeepsStructure<Backend>) {
+      why = std::string("the re-setup does not run on the ") + to_string(Backend::kind) + " backend";
       return false;
     } else {
-      if (!hierarchy_.keeps_structure()) {
-        why = "amg.keep_structure is off";
-        return false;
-      }
-      if (!A->same_pattern(*A_csr_)) {
-        why = "the matrix's pattern changed";
-        return false;
-      }
-      if (resolve_nullspace(*A, params.amg.nullspace) != hierarchy_.params().nullspace) {
-        why = "the matrix's nullspace changed";
-        return false;
-      }
-      Timer timer;
-      try {
-        hierarchy_.rebuild(in_cycle_precision<CycleValue>(backend_, backend_.csr(A)));
-      } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
-        why = e.what();
-        return false;
-      }
-      cycle_.reset();
-      A_csr_ = backend_.csr(A);
-      finish_setup();
-      fill_summary(timer.seconds());
-      summary.reused = true;
-      summary.rebuild_note = "aggregates and tentative prolongators kept, products by their numeric phase";
-      return true;
+      return rebuild_from(backend_.csr(A), why);
     }
+  }
+
+  bool rebuild(const RowBlock& block, std::string& why) override {
+#ifdef AMGSOLVE_WITH_MPI
+    if constexpr (std::is_same_v<Backend, MpiBackend>)
+      return rebuild_from(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), block.global_rows, block.rows),
+                          why);
+#endif
+    // One process: the block is the whole matrix (make_impl checked that for the first one).
+    require_whole_block(block);
+    return rebuild(std::make_shared<const CsrMatrix<double>>(block.rows), why);
   }
 
   void precondition(const Vector<double>& r, Vector<double>& z) override {
@@ -238,6 +247,43 @@ class SolverOn final : public Solver::Impl {
   }
 
  private:
+  // The re-setup for A_new (on the backend, in double): in place, or false and why.
+  bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, std::string& why) {
+    if constexpr (kKeepsStructure<Backend>) {
+      if (!hierarchy_.keeps_structure()) {
+        why = "amg.keep_structure is off";
+        return false;
+      }
+      if (!backend_.same_pattern(*A_new, *A_csr_)) {
+        why = "the matrix's pattern changed";
+        return false;
+      }
+      if (resolved_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
+        why = "the matrix's nullspace changed";
+        return false;
+      }
+      Timer timer;
+      try {
+        hierarchy_.rebuild(backend_, in_cycle_precision<CycleValue>(backend_, A_new));
+      } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
+        why = e.what();
+        return false;
+      }
+      cycle_.reset();
+      A_csr_ = std::move(A_new);
+      finish_setup();
+      fill_summary(timer.seconds());
+      summary.reused = true;
+      summary.rebuild_note = std::is_same_v<Backend, CpuBackend>
+                                 ? "aggregates and tentative prolongators kept, products by their numeric phase"
+                                 : "aggregates and tentative prolongators kept, products by the distributed SpGEMM";
+      return true;
+    } else {
+      why = "internal: no structure on this backend";
+      return false;
+    }
+  }
+
   // After the hierarchy: A and the levels in the solve's format, the cycle.
   void finish_setup() {
     const SpmvFormat format = choose_format(backend_, hierarchy_, params_.spmv_format, summary);
@@ -407,10 +453,7 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
     return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
   }
 #endif
-  if (block.global_rows != block.rows.rows || block.rows.cols != block.rows.rows)
-    throw InputError("Solver: on one process the row block is the whole matrix, but it has " +
-                     std::to_string(block.rows.rows) + " x " + std::to_string(block.rows.cols) + " entries of " +
-                     std::to_string(block.global_rows) + " rows");
+  require_whole_block(block);
   return make_impl(std::make_shared<const CsrMatrix<double>>(std::move(block.rows)), params, callbacks);
 }
 
@@ -445,15 +488,33 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   if (!A) throw InputError("Solver::rebuild: no matrix");
   if (impl_->from_rows)
-    throw InputError("Solver::rebuild: this solver was built from row blocks; build a new Solver from the new "
-                     "blocks");
+    throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
+                     "block");
   std::string why;
   if (impl_->rebuild(A, why)) return;
-  const Parameters params = impl_->params;
-  const SetupCallbacks callbacks = impl_->callbacks;
-  impl_ = make_impl(std::move(A), params, callbacks);
-  impl_->params = params;
-  impl_->callbacks = callbacks;
+  replace_impl(make_impl(std::move(A), impl_->params, impl_->callbacks), why);
+}
+
+void Solver::rebuild(RowBlock block) {
+  if (!impl_->from_rows)
+    throw InputError("Solver::rebuild: this solver was built from the whole matrix; rebuild it from the whole "
+                     "new matrix");
+  bool distributed = false;
+  (void)chosen_backend(impl_->params, distributed);
+#ifdef AMGSOLVE_WITH_MPI
+  if (distributed) require_agreed_blocks(block);
+#endif
+  std::string why;
+  if (impl_->rebuild(block, why)) return;
+  replace_impl(make_impl(std::move(block), impl_->params, impl_->callbacks), why);
+  impl_->from_rows = true;
+}
+
+// After a full setup in place of a re-setup: the new solver keeps the parameters and callbacks it was given.
+void Solver::replace_impl(std::unique_ptr<Impl> fresh, const std::string& why) {
+  fresh->params = impl_->params;
+  fresh->callbacks = impl_->callbacks;
+  impl_ = std::move(fresh);
   impl_->summary.reused = false;
   impl_->summary.rebuild_note = "a full setup: " + why;
 }

@@ -98,7 +98,7 @@ class Solver {
   // whole matrix gives, bit for bit. The vectors of solve() and precondition() stay whole on every rank.
   // A wrong block on any rank (other rows than owned_rows, local column numbers, ranks that disagree on
   // the row count) is an InputError on every rank. A singular matrix is gathered once, for its
-  // connectivity check. rebuild() does not take blocks: build a new Solver.
+  // connectivity check.
   Solver(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks = {});
   ~Solver();
   Solver(const Solver&) = delete;
@@ -115,12 +115,16 @@ class Solver {
   // rule as solve().
   void precondition(const Vector<double>& r, Vector<double>& z) const;
 
-  // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure on the
-  // cpu backend and A on the pattern of the matrix the solver was built for, the aggregates and tentative
-  // prolongators are kept and the rest is recomputed, the products by their numeric phase only
-  // (Hierarchy::rebuild); otherwise a full setup with the same parameters. setup().reused says which and
-  // setup().rebuild_note why.
+  // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure and A on
+  // the pattern of the matrix the solver was built for, the aggregates and tentative prolongators are kept
+  // and the rest is recomputed (Hierarchy::rebuild: on the cpu backend the products by their numeric phase
+  // only, over MPI ranks by the distributed SpGEMM; the same hierarchy, bit for bit); otherwise (the cuda
+  // backend, a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
+  // which and setup().rebuild_note why. A solver built from row blocks is rebuilt from this rank's new
+  // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
+  // matrix from the whole new matrix.
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
+  void rebuild(RowBlock block);
 
   const SetupSummary& setup() const;
   // The aggregate of every unknown on the finest level (-1: none), for visualisation.
@@ -129,6 +133,7 @@ class Solver {
   struct Impl;
 
  private:
+  void replace_impl(std::unique_ptr<Impl> fresh, const std::string& why);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -30,6 +30,8 @@ class AmgSolver {
   // New values of A on its pattern (problem.steps): Solver::rebuild, with a line saying what it did; `setup`
   // is refilled.
   virtual void rebuild(std::shared_ptr<const CsrMatrix<double>> A, SetupRecord& setup) = 0;
+  // The same from this rank's rows (a solver created from a RowBlock; collective).
+  virtual void rebuild(RowBlock block, SetupRecord& setup) = 0;
 };
 
 }  // namespace amgsolve

@@ -240,11 +240,19 @@ class PrintingSolver final : public AmgSolver {
 
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A, SetupRecord& setup) override {
     solver_->rebuild(std::move(A));
+    report_rebuild(setup);
+  }
+  void rebuild(RowBlock block, SetupRecord& setup) override {
+    solver_->rebuild(std::move(block));
+    report_rebuild(setup);
+  }
+
+ private:
+  void report_rebuild(SetupRecord& setup) const {
     setup = solver_->setup();
     progress("  %s %.3f s (%s)\n", setup.reused ? "re-setup" : "setup", setup.seconds, setup.rebuild_note.c_str());
   }
 
- private:
   const Config& config_;
   std::unique_ptr<Solver> solver_;
 };
@@ -277,10 +285,9 @@ bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solv
 namespace {
 
 // Whether this run spreads the matrix by rows over the ranks: a Poisson problem (its generator makes any
-// rows alone) or a Matrix Market file (read on rank 0, its rows dealt out), set up once (problem.steps
-// re-sets up from the whole matrix).
-bool assembled_by_rows(const Config& config, std::int64_t steps) {
-  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse && steps == 1;
+// rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0, its rows dealt out).
+bool assembled_by_rows(const Config& config) {
+  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse;
 }
 
 // A Matrix Market problem read on rank 0: every rank takes its rows and the whole right-hand side, and rank
@@ -427,7 +434,7 @@ int run(const RunOptions& options) {
                static_cast<long long>(steps), spec.poisson.contrast);
     }
     Timer timer;
-    const bool by_rows = assembled_by_rows(config, steps);
+    const bool by_rows = assembled_by_rows(config);
     collectively([&] {
       if (by_rows && spec.type == ProblemType::poisson) {
         const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
@@ -461,6 +468,10 @@ int run(const RunOptions& options) {
       } else {
         solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
       }
+    } else if (by_rows) {
+      RowBlock block{*problem.global_rows, *problem.A};
+      assembled->A.reset();
+      solver->rebuild(std::move(block), record.setup);
     } else {
       solver->rebuild(problem.A, record.setup);
     }

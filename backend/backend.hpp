@@ -62,7 +62,10 @@ concept BackendFor = requires(const B& b, typename B::template Vector<V>& v, con
 
 // What the algorithms ask of a backend type, for the precisions they use.
 template <class B>
-concept Backend = requires { { B::kind } -> std::convertible_to<BackendKind>; } && BackendFor<B, double> &&
+concept Backend = requires {
+                    { B::kind } -> std::convertible_to<BackendKind>;
+                    { B::keeps_structure } -> std::convertible_to<bool>;
+                  } && BackendFor<B, double> &&
                   BackendFor<B, float> &&
                   requires(const B& b, const typename B::template Vector<double>& d,
                            typename B::template Vector<float>& f) {

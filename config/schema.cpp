@@ -457,8 +457,9 @@ std::vector<KeySpec> amg_keys() {
       flag("amg.keep_structure", FIELD(amg.keep_structure),
            "Keep what a re-setup for new values on the same pattern needs (the library's Solver::rebuild, the "
            "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
-           "The re-setup then keeps the aggregates and recomputes the rest, the products by their numeric phase "
-           "only (cpu backend). Costs about the finest matrix's column indices in memory."),
+           "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
+           "their numeric phase only, over MPI ranks by the distributed SpGEMM (the same hierarchy); on the cuda "
+           "backend a re-setup is a full setup. Costs about the finest matrix's column indices in memory."),
   };
 }
 

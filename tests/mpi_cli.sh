@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file on
-# 1 and N ranks for a Poisson problem, the mouse and a Matrix Market matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
+# 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
 # rank with one error line and exit 1, never a hang (ctest's timeout would catch one).
 #   mpi_cli.sh MPIRUN AMGSOLVE SOURCE_DIR WORK_DIR RANKS
 set -uo pipefail
@@ -33,6 +33,22 @@ for part in ("setup", "solve"):
     assert ranks == 1 or sum(r["halo_bytes"] for r in per_rank) > 0, part + ": nothing sent"
 PY
 cmp -s one.vti many.vti || fail "the VTK files differ"
+
+# Time steps on one pattern: each rank assembles its rows at every step and re-sets up from them (the
+# aggregates kept, the products by the distributed SpGEMM): every step's history is one process's.
+steps=(--set problem.size=[32,32,32] --set problem.steps=3 --quiet)
+"$amgsolve" "$source/configs/poisson-steps.yaml" "${steps[@]}" --report steps-one.json || fail "steps, one process"
+run "$ranks" "$amgsolve" "$source/configs/poisson-steps.yaml" "${steps[@]}" --report steps-many.json ||
+  fail "steps, $ranks ranks"
+python3 - steps-one.json steps-many.json <<'PY' || fail "steps reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert len(one["steps"]) == len(many["steps"]) == 3
+for a, b in zip(one["steps"], many["steps"]):
+    assert a["reused"] == b["reused"] == (a["step"] > 1), (a["setup_note"], b["setup_note"])
+    assert a["iterations"] == b["iterations"] and a["history"] == b["history"], "step %d" % a["step"]
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles only its rows"
+PY
 
 # The mouse (many sources, one hierarchy, fluorescence) and a Matrix Market matrix: the same numbers.
 "$amgsolve" "$source/configs/mouse-quick.yaml" --report mouse-one.json --vtk mouse-one.vti --quiet ||

@@ -192,6 +192,15 @@ CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::i
   return row_block(A, static_cast<Index>(first), static_cast<Index>(last));
 }
 
+// D A D with d_i = 1 + 0.4 sin(i + phase): new values on A's pattern, still symmetric positive definite.
+CsrMatrix<double> rescaled(const CsrMatrix<double>& A, double phase) {
+  CsrMatrix<double> B = A;
+  const auto d = [phase](Index i) { return 1.0 + 0.4 * std::sin(static_cast<double>(i) + phase); };
+  for (Index i = 0; i < B.rows; ++i)
+    for (Offset k = B.row_begin(i); k < B.row_end(i); ++k) B.val[k] *= d(i) * d(B.col[k]);
+  return B;
+}
+
 // A whole solve distributed over the ranks equals the single-process solve on the same rank: hierarchy,
 // iteration count, residual history and solution, bit for bit.
 void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std::string& what) {
@@ -262,6 +271,43 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   EXPECT_THROW(solver.rebuild(std::make_shared<const CsrMatrix<double>>(A)), InputError);
 }
 
+// Solver::rebuild from this rank's new rows: a re-setup whose solve is the single-process re-setup's solve,
+// bit for bit; a block on another pattern is a full setup, said so; a wrong block, an error on every rank.
+TEST(DistributedSolve, ReSetupFromRowBlocksEqualsTheSingleProcessReSetup) {
+  const CsrMatrix<double> A = poisson(Stencil::p7, {32, 30, 28});
+  const CsrMatrix<double> changed = rescaled(A, 1.0);
+  const auto [first, last] = owned_rows(A.rows);
+  Parameters params;
+  params.amg.keep_structure = true;
+  params.distribute = false;
+  Solver alone(std::make_shared<const CsrMatrix<double>>(A), params);
+  alone.rebuild(std::make_shared<const CsrMatrix<double>>(changed));
+  ASSERT_TRUE(alone.setup().reused) << alone.setup().rebuild_note;
+  params.distribute = true;
+  Solver by_rows(RowBlock{A.rows, rows_of(A, first, last)}, params);
+  by_rows.rebuild(RowBlock{A.rows, rows_of(changed, first, last)});
+  EXPECT_TRUE(by_rows.setup().reused) << by_rows.setup().rebuild_note;
+  const Vector<double> b = seeded_vector(A.rows, 5);
+  Vector<double> x_alone, x_by_rows;
+  const SolveResult one = alone.solve(b, x_alone);
+  const SolveResult many = by_rows.solve(b, x_by_rows);
+  EXPECT_TRUE(one.converged);
+  EXPECT_EQ(many.history, one.history);
+  EXPECT_EQ(x_by_rows, x_alone);
+  // Another pattern: a full setup that solves the new matrix.
+  const CsrMatrix<double> other = poisson(Stencil::p27, {32, 30, 28});
+  by_rows.rebuild(RowBlock{other.rows, rows_of(other, first, last)});
+  EXPECT_FALSE(by_rows.setup().reused);
+  EXPECT_NE(by_rows.setup().rebuild_note.find("pattern"), std::string::npos) << by_rows.setup().rebuild_note;
+  EXPECT_TRUE(by_rows.solve(b, x_by_rows).converged);
+  // Rank 0 leaves out a row: the same InputError on every rank, none left waiting.
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  EXPECT_THROW(by_rows.rebuild(RowBlock{A.rows, rows_of(changed, first, last - (rank == 0 ? 1 : 0))}), InputError);
+  // A solver from the whole matrix is not rebuilt from blocks.
+  EXPECT_THROW(alone.rebuild(RowBlock{A.rows, rows_of(changed, first, last)}), InputError);
+}
+
 // ---- the distributed setup: the single-process hierarchy, level by level
 
 // Bit for bit, or (relative > 0) the same pattern and values within `relative` of the largest entry.
@@ -288,13 +334,8 @@ void expect_same_matrix(const CsrMatrix<V>& distributed, const CsrMatrix<V>& alo
 // and so do the level table, the finest aggregates and the coarsest level's nullspace. relative > 0: the
 // products add their terms in another order (summa2d, split3d), the values agree to that.
 template <class V>
-void expect_same_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& params, const std::string& what,
-                           double relative = 0.0) {
-  SCOPED_TRACE(what);
-  const auto A = std::make_shared<const CsrMatrix<V>>(cast_values<V>(A_double));
-  const AmgHierarchy<V> alone(A, params);
-  const MpiBackend mpi;
-  const Hierarchy<MpiBackend, V> together(mpi, mpi.csr(A), params);
+void expect_same_levels(const MpiBackend& mpi, const Hierarchy<MpiBackend, V>& together, const AmgHierarchy<V>& alone,
+                        double relative = 0.0) {
   ASSERT_EQ(together.levels(), alone.levels());
   ASSERT_GE(alone.levels(), 2u);
   for (std::size_t l = 0; l < alone.levels(); ++l) {
@@ -315,6 +356,70 @@ void expect_same_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& p
   }
   EXPECT_EQ(together.finest_aggregates(), alone.finest_aggregates());
   EXPECT_EQ(together.coarse_nullspace(), alone.coarse_nullspace());
+}
+
+template <class V>
+void expect_same_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& params, const std::string& what,
+                           double relative = 0.0) {
+  SCOPED_TRACE(what);
+  const auto A = std::make_shared<const CsrMatrix<V>>(cast_values<V>(A_double));
+  const AmgHierarchy<V> alone(A, params);
+  const MpiBackend mpi;
+  const Hierarchy<MpiBackend, V> together(mpi, mpi.csr(A), params);
+  expect_same_levels(mpi, together, alone, relative);
+}
+
+// New values that change which links are strong: off-diagonal entries scaled by 1 + 0.5 sin(i + j)
+// (symmetric), the diagonal by 1.5 to stay dominant.
+CsrMatrix<double> restrengthened(const CsrMatrix<double>& A) {
+  CsrMatrix<double> B = A;
+  for (Index i = 0; i < B.rows; ++i)
+    for (Offset k = B.row_begin(i); k < B.row_end(i); ++k)
+      B.val[k] *= B.col[k] == i ? 1.5 : 1.0 + 0.5 * std::sin(static_cast<double>(i + B.col[k]));
+  return B;
+}
+
+// A re-setup on the ranks (the aggregates kept, the products by the distributed SpGEMM) is the
+// single-process re-setup (the products by their numeric phase), level by level and bit for bit, twice in a
+// row; a matrix on another pattern is refused on every rank.
+template <class V>
+void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, const std::string& what) {
+  SCOPED_TRACE(what);
+  params.keep_structure = true;
+  const auto on_values = [](const CsrMatrix<double>& M) { return std::make_shared<const CsrMatrix<V>>(cast_values<V>(M)); };
+  AmgHierarchy<V> alone(on_values(A_double), params);
+  const MpiBackend mpi;
+  Hierarchy<MpiBackend, V> together(mpi, mpi.csr(on_values(A_double)), params);
+  for (const CsrMatrix<double>& changed : {rescaled(A_double, 0.3), rescaled(A_double, 2.0), restrengthened(A_double)}) {
+    alone.rebuild(on_values(changed));
+    together.rebuild(mpi, mpi.csr(on_values(changed)));
+    expect_same_levels(mpi, together, alone);
+  }
+  CsrMatrix<double> other = A_double;
+  other.val.pop_back();
+  other.col.pop_back();
+  --other.row_ptr.back();
+  EXPECT_THROW(together.rebuild(mpi, mpi.csr(on_values(other))), InputError);
+}
+
+TEST(DistributedSetup, ReSetupIsTheSingleProcessReSetup) {
+  AmgParams p;
+  p.coarse_size = 100;
+  expect_same_resetup<double>(poisson(Stencil::p7, {30, 28, 26}), p, "7-point, double");
+  expect_same_resetup<float>(poisson(Stencil::p27, {24, 24, 24}), p, "27-point, float");
+  PoissonParams aniso;  // weak couplings: the filtered matrix from the kept strength
+  aniso.stencil = Stencil::p5;
+  aniso.size = {160, 150};
+  aniso.anisotropy = {1.0, 0.05};
+  const CsrMatrix<double> A = poisson_matrix(aniso);
+  expect_same_resetup<double>(A, p, "anisotropic 5-point");
+  // Those last values classify the links anew: a fresh setup of them aggregates otherwise, which the
+  // re-setup, keeping the aggregates, must not.
+  p.keep_structure = true;
+  AmgHierarchy<double> rebuilt(std::make_shared<const CsrMatrix<double>>(A), p);
+  const auto changed = std::make_shared<const CsrMatrix<double>>(restrengthened(A));
+  rebuilt.rebuild(changed);
+  EXPECT_NE(AmgHierarchy<double>(changed, p).finest_aggregates(), rebuilt.finest_aggregates());
 }
 
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {

@@ -27,6 +27,17 @@ struct MpiStrength {
 
 template <class Value>
 MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const DistributedMatrix<Value>& A, double theta);
+// What a re-setup keeps of it (this rank's part) and the strength rebuilt from that for the level's new
+// matrix A, whose pattern, hence halo, is the old one's.
+template <class Value>
+Strength& local_strength(MpiStrength<Value>& strength) {
+  return strength.local;
+}
+template <class Value>
+MpiStrength<Value> kept_strength(const MpiBackend&, const Strength& kept, Offset weak_entries,
+                                 const DistributedMatrix<Value>& A) {
+  return {kept, weak_entries, &A};
+}
 // weights: B^2 of this rank's rows, empty on the finest level.
 template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,

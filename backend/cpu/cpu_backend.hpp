@@ -48,6 +48,7 @@ struct ArrayColumns {
 class CpuBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;
+  static constexpr bool keeps_structure = true;  // a re-setup keeps the aggregates (amg/hierarchy.hpp)
   template <class V>
   using Vector = amgsolve::Vector<V>;
   template <class V>
@@ -252,6 +253,10 @@ class CpuBackend {
         throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
                              " is " + std::to_string(static_cast<double>(d[i])) +
                              ", so the input matrix is not positive definite");
+  }
+  template <class V>
+  bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
+    return A.same_pattern(B);
   }
   template <class V>
   std::vector<FormatCost> format_costs(const Csr<V>& M) const {

@@ -108,6 +108,7 @@ class DeviceMatrix {
 class CudaBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cuda;
+  static constexpr bool keeps_structure = false;  // a re-setup is a full setup (amg/hierarchy.hpp)
   template <class V>
   using Vector = DeviceVector<V>;
   template <class V>

@@ -29,6 +29,7 @@ namespace amgsolve {
 class MpiBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
+  static constexpr bool keeps_structure = true;  // a re-setup keeps the aggregates (amg/hierarchy.hpp)
   template <class V>
   using Vector = amgsolve::Vector<V>;  // this rank's entries
   template <class V>
@@ -210,6 +211,12 @@ class MpiBackend {
   // The first non-positive diagonal entry on any rank, the same error on every rank.
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const;
+  // Whether A and B hold entries at the same places, on every rank. Collective.
+  template <class V>
+  bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
+    const bool mine = A.global_rows() == B.global_rows() && A.local().same_pattern(B.local());
+    return comm_->min(mine ? 1 : 0) == 1;
+  }
   template <class V>
   std::vector<FormatCost> format_costs(const Csr<V>& M) const {
     return spmv_format_costs(M.local());  // this rank's rows (the cpu multiplies CSR anyway)
