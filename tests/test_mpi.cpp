@@ -288,17 +288,13 @@ TEST(DistributedSolve, ReSetupFromRowBlocksEqualsTheSingleProcessReSetup) {
   by_rows.rebuild(RowBlock{A.rows, rows_of(changed, first, last)});
   EXPECT_TRUE(by_rows.setup().reused) << by_rows.setup().rebuild_note;
   const Vector<double> b = seeded_vector(A.rows, 5);
-  Vector<double> x_alone, x_by_rows;
-  const SolveResult one = alone.solve(b, x_alone);
-  const SolveResult many = by_rows.solve(b, x_by_rows);
-  EXPECT_TRUE(one.converged);
-  EXPECT_EQ(many.history, one.history);
-  EXPECT_EQ(x_by_rows, x_alone);
+  test::expect_identical_solves(alone, by_rows, b);
   // Another pattern: a full setup that solves the new matrix.
   const CsrMatrix<double> other = poisson(Stencil::p27, {32, 30, 28});
   by_rows.rebuild(RowBlock{other.rows, rows_of(other, first, last)});
   EXPECT_FALSE(by_rows.setup().reused);
   EXPECT_NE(by_rows.setup().rebuild_note.find("pattern"), std::string::npos) << by_rows.setup().rebuild_note;
+  Vector<double> x_by_rows;
   EXPECT_TRUE(by_rows.solve(b, x_by_rows).converged);
   // Rank 0 leaves out a row: the same InputError on every rank, none left waiting.
   int rank = 0;

@@ -301,19 +301,14 @@ TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
     Solver solver(A, params);
     solver.rebuild(two_A);
     EXPECT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
-    const Solver fresh(two_A, params);
-    Vector<double> x, y;
-    const SolveResult r = solver.solve(b, x);
-    const SolveResult s = fresh.solve(b, y);
-    EXPECT_TRUE(r.converged);
-    EXPECT_EQ(r.history, s.history);
-    EXPECT_EQ(x, y);
+    test::expect_identical_solves(solver, Solver(two_A, params), b);
     // Another pattern: a full setup, said so, and a right answer for it.
     const auto other = poisson_3d(12);
     solver.rebuild(other);
     EXPECT_FALSE(solver.setup().reused);
     EXPECT_NE(solver.setup().rebuild_note.find("pattern"), std::string::npos) << solver.setup().rebuild_note;
     const Vector<double> b_other(other->rows, 1.0);
+    Vector<double> x;
     EXPECT_TRUE(solver.solve(b_other, x).converged);
     EXPECT_LE(true_relative_residual(*other, b_other, x), 1e-8);
   }

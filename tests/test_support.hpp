@@ -49,6 +49,18 @@ inline Vector<double> amg_pcg_solve(const CsrMatrix<double>& A, const Vector<dou
 
 // Random rows x cols matrix with about `density` of the entries set (values in [-1, 1)); rows listed in
 // empty_rows and columns in empty_cols are left empty.
+// Both solvers (anything with solve(b, x)) solve rhs: they converge with the same residual history and
+// the same solution, bit for bit.
+template <class First, class Second>
+void expect_identical_solves(const First& first, const Second& second, const Vector<double>& rhs) {
+  Vector<double> x, y;
+  const auto one = first.solve(rhs, x);
+  const auto two = second.solve(rhs, y);
+  EXPECT_TRUE(one.converged);
+  EXPECT_EQ(one.history, two.history);
+  EXPECT_EQ(x, y);
+}
+
 template <class Value = double>
 CsrMatrix<Value> random_sparse(Index rows, Index cols, double density, std::uint64_t seed,
                                const std::vector<Index>& empty_rows = {}, const std::vector<Index>& empty_cols = {}) {
