@@ -1,12 +1,19 @@
 #include "app/ranks.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/memory.hpp"
+#include "problems/problem.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/matrix_market.hpp"
 #ifdef AMGSOLVE_WITH_MPI
 #include <mpi.h>
 
@@ -16,6 +23,18 @@
 #endif
 
 namespace amgsolve {
+
+namespace {
+
+// One process reads the whole file.
+MatrixRows whole_matrix_market(const std::string& path) {
+  MatrixRows whole;
+  whole.rows = read_matrix_market(path);
+  whole.global_rows = whole.rows.rows;
+  return whole;
+}
+
+}  // namespace
 
 #ifdef AMGSOLVE_WITH_MPI
 namespace {
@@ -108,50 +127,178 @@ void broadcast_from_first(Vector<double>& v) {
   }
 }
 
+
 namespace {
 
-// Sends (rank 0) or receives a contiguous array in pieces of at most kMaxMessage elements.
-template <class T>
-void send_array(const T* data, std::int64_t count, int to, MPI_Datatype type) {
-  for (std::int64_t at = 0; at < count; at += kMaxMessage)
-    MPI_Send(data + at, static_cast<int>(std::min<std::int64_t>(kMaxMessage, count - at)), type, to, 0, MPI_COMM_WORLD);
+constexpr std::size_t kBatchEntries = std::size_t{1} << 22;  // rank 0 deals out 64 MiB of entries at a time
+
+// A matrix entry as MPI moves it: 16 bytes, so that counts are entries (not bytes) and stay ints longer.
+MPI_Datatype triplet_type() {
+  static const MPI_Datatype type = [] {
+    MPI_Datatype t;
+    MPI_Type_contiguous(static_cast<int>(sizeof(Triplet<double>)), MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+  }();
+  return type;
 }
-template <class T>
-void receive_array(T* data, std::int64_t count, MPI_Datatype type) {
-  for (std::int64_t at = 0; at < count; at += kMaxMessage)
-    MPI_Recv(data + at, static_cast<int>(std::min<std::int64_t>(kMaxMessage, count - at)), type, 0, 0, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
+
+int as_count(std::size_t n) {
+  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw Error("more than 2^31 matrix entries in one message of a rank");
+  return static_cast<int>(n);
+}
+
+// Runs f on rank 0 alone; if it throws, every rank throws the same error (an InputError stays one).
+void on_first_rank(const std::function<void()>& f) {
+  int outcome[2] = {0, 0};  // 1: an input error, 2: another error; the message's length
+  std::string message;
+  if (Ranks::prints()) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      message = e.what();
+      outcome[0] = 1;
+    } catch (const std::bad_alloc&) {
+      message = "out of memory on rank 0 (try a smaller problem)";
+      outcome[0] = 2;
+    } catch (const std::exception& e) {
+      message = e.what();
+      outcome[0] = 2;
+    }
+    outcome[1] = static_cast<int>(message.size());
+  }
+  MPI_Bcast(outcome, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  if (outcome[0] == 0) return;
+  message.resize(static_cast<std::size_t>(outcome[1]));
+  MPI_Bcast(message.data(), outcome[1], MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (outcome[0] == 1) throw InputError(message);
+  throw Error(message);
+}
+
+// Entries sent to the ranks that own key(t) (a global row of `partition`) and received from every rank:
+// what this rank receives, in rank order. all_to_all: every rank sends; otherwise rank 0 alone (a scatter).
+template <class Key>
+std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, const BlockPartition& partition,
+                                   Key key, bool all_to_all) {
+  const int ranks = Ranks::size();
+  std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0), send_offsets(send_counts);
+  std::vector<int> owners(entries.size());
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    owners[e] = partition.owner(key(entries[e]));
+    ++send_counts[static_cast<std::size_t>(owners[e])];
+  }
+  for (int r = 1; r < ranks; ++r) send_offsets[r] = send_offsets[r - 1] + send_counts[r - 1];
+  std::vector<Triplet<double>> ordered(entries.size());
+  std::vector<int> next = send_offsets;
+  for (std::size_t e = 0; e < entries.size(); ++e) ordered[static_cast<std::size_t>(next[owners[e]]++)] = entries[e];
+  std::vector<Triplet<double>> received;
+  if (all_to_all) {
+    std::vector<int> receive_counts(send_counts.size()), receive_offsets(send_counts.size(), 0);
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    std::size_t total = 0;
+    for (int r = 0; r < ranks; ++r) {
+      receive_offsets[r] = as_count(total);
+      total += static_cast<std::size_t>(receive_counts[r]);
+    }
+    received.resize(total);
+    MPI_Alltoallv(ordered.data(), send_counts.data(), send_offsets.data(), triplet_type(), received.data(),
+                  receive_counts.data(), receive_offsets.data(), triplet_type(), MPI_COMM_WORLD);
+  } else {
+    int count = 0;
+    MPI_Scatter(send_counts.data(), 1, MPI_INT, &count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    received.resize(static_cast<std::size_t>(count));
+    MPI_Scatterv(ordered.data(), send_counts.data(), send_offsets.data(), triplet_type(), received.data(), count,
+                 triplet_type(), 0, MPI_COMM_WORLD);
+  }
+  return received;
 }
 
 }  // namespace
 
-CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) {
-  if (Ranks::size() == 1) return whole;
-  std::int64_t shape[2] = {whole.rows, whole.cols};
-  MPI_Bcast(shape, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  const BlockPartition partition(shape[0], Ranks::size());
-  if (Ranks::prints()) {
-    for (int r = 1; r < Ranks::size(); ++r) {
-      const CsrMatrix<double> block =
-          row_block(whole, static_cast<Index>(partition.begin(r)), static_cast<Index>(partition.end(r)));
-      const std::int64_t nnz = block.nnz();
-      MPI_Send(&nnz, 1, MPI_INT64_T, r, 0, MPI_COMM_WORLD);
-      send_array(block.row_ptr.data(), static_cast<std::int64_t>(block.row_ptr.size()), r, MPI_INT64_T);
-      send_array(block.col.data(), nnz, r, MPI_INT32_T);
-      send_array(block.val.data(), nnz, r, MPI_DOUBLE);
-    }
-    return row_block(whole, Index{0}, static_cast<Index>(partition.end(0)));
+MatrixRows read_matrix_market_rows(const std::string& path) {
+  if (Ranks::size() == 1) return whole_matrix_market(path);
+  std::unique_ptr<MatrixMarketReader> reader;
+  std::int64_t shape[4] = {0, 0, 0, 0};  // rows, columns, entries stored with mirrors, symmetric storage
+  on_first_rank([&] {
+    reader = std::make_unique<MatrixMarketReader>(path);
+    const MatrixMarketHeader& h = reader->header();
+    shape[0] = h.rows;
+    shape[1] = h.cols;
+    shape[2] = h.symmetry == "general" ? h.entries : 2 * h.entries;
+    shape[3] = h.symmetry == "symmetric" ? 1 : 0;
+  });
+  MPI_Bcast(shape, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const int ranks = Ranks::size();
+  // Each rank's share of the matrix and the setup (the reader's triplets, 16 bytes an entry, on top).
+  collectively([&] {
+    require_memory(estimated_solve_bytes(shape[0] / ranks + 1, shape[2] / ranks + 1) +
+                       16 * static_cast<std::uint64_t>(shape[2] / ranks + 1),
+                   "this rank's rows of the matrix in " + path);
+  });
+  const BlockPartition partition(shape[0], ranks);
+  std::vector<Triplet<double>> mine, batch;
+  for (int more = 1; more;) {
+    batch.clear();
+    on_first_rank([&] { more = reader->next_batch(batch, kBatchEntries) ? 1 : 0; });
+    MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const std::vector<Triplet<double>> part =
+        route(batch, partition, [](const Triplet<double>& t) { return t.row; }, false);
+    mine.insert(mine.end(), part.begin(), part.end());
   }
-  const int me = Ranks::rank();
-  CsrMatrix<double> block(static_cast<Index>(partition.count(me)), static_cast<Index>(shape[1]));
-  std::int64_t nnz = 0;
-  MPI_Recv(&nnz, 1, MPI_INT64_T, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  block.col.resize(static_cast<std::size_t>(nnz));
-  block.val.resize(static_cast<std::size_t>(nnz));
-  receive_array(block.row_ptr.data(), static_cast<std::int64_t>(block.row_ptr.size()), MPI_INT64_T);
-  receive_array(block.col.data(), nnz, MPI_INT32_T);
-  receive_array(block.val.data(), nnz, MPI_DOUBLE);
-  return block;
+  reader.reset();
+  const std::int64_t first = partition.begin(Ranks::rank());
+  for (Triplet<double>& t : mine) t.row = static_cast<Index>(t.row - first);
+  const std::size_t stored = mine.size();
+  MatrixRows result;
+  result.global_rows = shape[0];
+  result.symmetric_storage = shape[3] == 1;
+  result.rows = csr_from_triplets(static_cast<Index>(partition.count(Ranks::rank())), static_cast<Index>(shape[1]),
+                                  std::move(mine));
+  if (Ranks::sum(static_cast<std::size_t>(result.rows.nnz()) != stored ? 1 : 0) > 0)
+    throw InputError(duplicate_entries_message(path));
+  return result;
+}
+
+void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
+  if (Ranks::size() == 1) return require_spd_candidate(name, matrix.rows);
+  const CsrMatrix<double>& rows = matrix.rows;
+  const std::int64_t global_rows = matrix.global_rows;
+  if (rows.cols != global_rows)  // the same on every rank: both come from the header
+    throw InputError(name + ": matrix is " + std::to_string(global_rows) + "x" + std::to_string(rows.cols) +
+                     ", not square");
+  const BlockPartition partition(global_rows, Ranks::size());
+  const std::int64_t first = partition.begin(Ranks::rank());
+  // The first diagonal entry that is not positive, over the ranks: 2 row + (0: zero or missing, 1: other).
+  std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
+  for (Index i = 0; i < rows.rows; ++i) {
+    const auto begin = rows.col.begin() + rows.row_begin(i), end = rows.col.begin() + rows.row_end(i);
+    const auto at = std::lower_bound(begin, end, first + i);
+    const double d = at != end && *at == first + i ? rows.val[static_cast<std::size_t>(at - rows.col.begin())] : 0.0;
+    if (!(d > 0)) {
+      first_bad = 2 * (first + i) + (d == 0 ? 0 : 1);
+      break;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  if (first_bad != std::numeric_limits<std::int64_t>::max())
+    require_positive_diagonal_entry(name, static_cast<Index>(first_bad / 2), first_bad % 2 == 0 ? 0.0 : -1.0);
+  if (matrix.symmetric_storage) return;  // each entry was stored once and mirrored by the reader
+  // Each entry against its mirror: this rank's rows of A^T come from the ranks that hold their columns.
+  std::vector<Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(rows.nnz()));
+  for (Index i = 0; i < rows.rows; ++i)
+    for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k)
+      entries.push_back({rows.col[k], static_cast<Index>(first + i), rows.val[k]});
+  std::vector<Triplet<double>> mirrored =
+      route(entries, partition, [](const Triplet<double>& t) { return t.row; }, true);
+  entries = {};
+  for (Triplet<double>& t : mirrored) t.row = static_cast<Index>(t.row - first);
+  const CsrMatrix<double> transposed = csr_from_triplets(rows.rows, rows.cols, std::move(mirrored));
+  const Asymmetry mine = largest_asymmetry(rows, transposed, static_cast<Index>(first));
+  std::vector<Asymmetry> all(static_cast<std::size_t>(Ranks::size()));
+  MPI_Allgather(&mine, sizeof(Asymmetry), MPI_BYTE, all.data(), sizeof(Asymmetry), MPI_BYTE, MPI_COMM_WORLD);
+  require_symmetry(name, worst_asymmetry(all));
 }
 
 std::vector<RankLoad> gather_rank_loads(const RankLoad& mine) {
@@ -173,7 +320,10 @@ void Ranks::abort_all(int code) { std::exit(code); }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
 void broadcast_from_first(Vector<double>&) {}
-CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole) { return whole; }
+MatrixRows read_matrix_market_rows(const std::string& path) { return whole_matrix_market(path); }
+void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
+  require_spd_candidate(name, matrix.rows);
+}
 
 #endif
 

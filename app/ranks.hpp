@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "output/report.hpp"
+#include "sparse/csr.hpp"
 
 namespace amgsolve {
 
@@ -43,9 +44,18 @@ std::vector<RankLoad> gather_rank_loads(const RankLoad& mine);
 // Rank 0's vector on every rank (collective; v is resized elsewhere).
 void broadcast_from_first(Vector<double>& v);
 
-// Rank 0's whole matrix (`whole`, read on rank 0 only) dealt out in row blocks: every rank receives its
-// rows of the block partition (amgsolve::owned_rows) with global column numbers. Collective. One process:
-// the matrix itself.
-CsrMatrix<double> scatter_rows(const CsrMatrix<double>& whole);
+// A Matrix Market matrix read on rank 0 a batch of entries at a time, each batch dealt out to the ranks that
+// own its rows (the block partition of amgsolve::owned_rows; PETSc's MatLoad does the same), so no rank ever
+// holds more than a batch and its own rows. Errors (the file's, a duplicate entry, too little memory for a
+// rank's share) are the same one line on every rank. Collective. One process: the whole matrix.
+struct MatrixRows {
+  std::int64_t global_rows = 0;
+  bool symmetric_storage = false;  // the file stored one triangle (so the matrix is symmetric)
+  CsrMatrix<double> rows;          // this rank's, with global column numbers
+};
+MatrixRows read_matrix_market_rows(const std::string& path);
+// require_spd_candidate on a matrix spread by rows: the same checks and the same message as for the whole
+// (the first non-positive diagonal entry, the largest asymmetry with its entry). Collective.
+void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix);
 
 }  // namespace amgsolve

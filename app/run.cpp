@@ -285,20 +285,28 @@ bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solv
 namespace {
 
 // Whether this run spreads the matrix by rows over the ranks: a Poisson problem (its generator makes any
-// rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0, its rows dealt out).
+// rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and dealt out as it
+// is read).
 bool assembled_by_rows(const Config& config) {
   return assembling_by_rows(config) && config.problem.type != ProblemType::mouse;
 }
 
-// A Matrix Market problem read on rank 0: every rank takes its rows and the whole right-hand side, and rank
-// 0 lets go of the whole matrix. Collective.
-void deal_out_rows(LinearProblem& problem) {
-  const CsrMatrix<double> nothing;
-  CsrMatrix<double> mine = scatter_rows(Ranks::prints() ? *problem.A : nothing);
+// A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),
+// every rank keeps its rows and the whole right-hand side, read on rank 0. Collective.
+LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
+  if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
+  MatrixRows matrix = read_matrix_market_rows(p.matrix);
+  require_spd_candidate_rows(p.matrix, matrix);
+  LinearProblem problem;
+  problem.description = matrix_market_description(p, matrix.global_rows);
+  collectively([&] {
+    if (Ranks::prints()) problem.b = matrix_market_rhs(p, matrix.global_rows);
+  });
   broadcast_from_first(problem.b);
-  problem.global_rows = Ranks::max(Ranks::prints() ? problem.A->rows : 0);
-  problem.first_row = owned_rows(*problem.global_rows).first;
-  problem.A = std::make_shared<const CsrMatrix<double>>(std::move(mine));
+  problem.global_rows = matrix.global_rows;
+  problem.first_row = owned_rows(matrix.global_rows).first;
+  problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
+  return problem;
 }
 
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
@@ -440,14 +448,14 @@ int run(const RunOptions& options) {
         const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
         const RowRange rows{first, last};
         assembled = make_problem(spec, &rows);  // the Solver decides the nullspace over the ranks
-      } else if (by_rows && !Ranks::prints()) {
-        assembled.emplace();  // rank 0 reads the file
+      } else if (by_rows) {
+        // a Matrix Market file: read by rows below, collectively
       } else {
         assembled = make_problem(spec);
         require_solvable(config, *assembled);
       }
     });
-    if (by_rows && spec.type == ProblemType::matrix_market) deal_out_rows(*assembled);
+    if (by_rows && spec.type == ProblemType::matrix_market) assembled = matrix_market_by_rows(spec.matrix_market);
     const LinearProblem& problem = *assembled;
     if (step == 1) {
       record.problem_seconds = timer.seconds();

@@ -119,6 +119,23 @@ LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   return problem;
 }
 
+}  // namespace
+
+std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t rows) {
+  return "matrix " + p.matrix + " (" + std::to_string(rows) + " rows)";
+}
+
+Vector<double> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
+  if (p.rhs.empty()) return Vector<double>(static_cast<std::size_t>(rows), 1.0);
+  Vector<double> b = read_matrix_market_vector(p.rhs);
+  if (b.size() != static_cast<std::size_t>(rows))
+    throw InputError(p.rhs + ": right-hand side has " + std::to_string(b.size()) + " entries but " + p.matrix +
+                     " has " + std::to_string(rows) + " rows");
+  return b;
+}
+
+namespace {
+
 LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
@@ -130,15 +147,8 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   auto A = std::make_shared<CsrMatrix<double>>(read_matrix_market(p.matrix));
   require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
-  problem.description = "matrix " + p.matrix + " (" + std::to_string(A->rows) + " rows)";
-  if (p.rhs.empty()) {
-    problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
-  } else {
-    problem.b = read_matrix_market_vector(p.rhs);
-    if (problem.b.size() != static_cast<std::size_t>(A->rows))
-      throw InputError(p.rhs + ": right-hand side has " + std::to_string(problem.b.size()) + " entries but " +
-                       p.matrix + " has " + std::to_string(A->rows) + " rows");
-  }
+  problem.description = matrix_market_description(p, A->rows);
+  problem.b = matrix_market_rhs(p, A->rows);
   problem.A = std::move(A);
   return problem;
 }

@@ -52,6 +52,11 @@ struct ProblemSpec {
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
 
+// A Matrix Market problem's description and right-hand side (problem.rhs, or ones) for a matrix of `rows`
+// rows: what make_problem uses, and the program when the ranks read the matrix by rows.
+std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t rows);
+Vector<double> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows);
+
 // rows: assemble only those rows of the matrix where the problem can (Poisson); others ignore it and
 // build the whole matrix (global_rows stays empty).
 LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows = nullptr);

@@ -189,21 +189,61 @@ Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
   return worst;
 }
 
+Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows,
+                            Index first_row) {
+  Asymmetry worst;
+#pragma omp parallel
+  {
+    Asymmetry mine;
+#pragma omp for schedule(static) nowait
+    for (Index i = 0; i < rows.rows; ++i)
+      for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
+        const Index j = rows.col[k];
+        const auto first = transposed_rows.col.begin() + transposed_rows.row_begin(i);
+        const auto last = transposed_rows.col.begin() + transposed_rows.row_end(i);
+        const auto mirror = std::lower_bound(first, last, j);
+        const double vt = mirror != last && *mirror == j ? transposed_rows.val[mirror - transposed_rows.col.begin()] : 0.0;
+        const double va = rows.val[k];
+        const double scale = std::max(std::abs(va), std::abs(vt));
+        double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
+        if (std::isnan(rel)) rel = 1.0;
+        const Asymmetry here{first_row + i, j, rel};
+        if (rel > 0 && worse(here, mine)) mine = here;
+      }
+#pragma omp critical(amgsolve_largest_asymmetry_rows)
+    if (mine.row >= 0 && worse(mine, worst)) worst = mine;
+  }
+  return worst;
+}
+
+Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates) {
+  Asymmetry worst;
+  for (const Asymmetry& a : candidates)
+    if (a.row >= 0 && worse(a, worst)) worst = a;
+  return worst;
+}
+
+void require_positive_diagonal_entry(const std::string& name, Index row, double value) {
+  if (!(value > 0))
+    throw InputError(name + ": diagonal entry " + std::to_string(row + 1) + " is " +
+                     (value == 0 ? std::string("zero or missing") : "negative") +
+                     ", so the matrix is not symmetric positive definite");
+}
+
+void require_symmetry(const std::string& name, const Asymmetry& a) {
+  if (a.relative > 1e-10)
+    throw InputError(name + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
+                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
+                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
+}
+
 void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A) {
   if (!A.is_square())
     throw InputError(name + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
                      ", not square");
   const Vector<double> d = diagonal(A);
-  for (Index i = 0; i < A.rows; ++i)
-    if (!(d[i] > 0))
-      throw InputError(name + ": diagonal entry " + std::to_string(i + 1) + " is " +
-                       (d[i] == 0 ? std::string("zero or missing") : "negative") +
-                       ", so the matrix is not symmetric positive definite");
-  const Asymmetry a = largest_asymmetry(A);
-  if (a.relative > 1e-10)
-    throw InputError(name + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
-                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
-                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
+  for (Index i = 0; i < A.rows; ++i) require_positive_diagonal_entry(name, i, d[i]);
+  require_symmetry(name, largest_asymmetry(A));
 }
 
 #define AMGSOLVE_INSTANTIATE_CSR_OPS(V)                                                          \

@@ -25,38 +25,62 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-// The whole file, uncompressed when it is gzip data (SuiteSparse's .mtx.gz): zlib reads both, plain text
-// as it is.
-std::string read_matrix_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
-  gzFile in = gzopen(path.c_str(), "rb");
-  if (!in) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
-  std::string text;
-  char buffer[1 << 16];
-  int n = 0;
-  while ((n = gzread(in, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
-  // A truncated or corrupt .gz ends the loop like a clean end; gzerror tells them apart.
-  int status = Z_OK;
-  const char* message = gzerror(in, &status);
-  const std::string reason = message ? message : "";
-  gzclose(in);
-  if (n < 0 || status != Z_OK) throw InputError("cannot read Matrix Market file " + path + ": " + reason);
-  return text;
-}
-
-// Line-oriented cursor over the whole file held in memory; every error names path:line.
-class MatrixMarketScanner {
+// A file, uncompressed when it is gzip data (SuiteSparse's .mtx.gz): zlib reads both, plain text as it is.
+class CompressedFile {
  public:
-  // name: the file the text came from, for messages.
-  MatrixMarketScanner(std::string name, std::string_view text) : path_(std::move(name)), text_(text) {
-    // A UTF-8 byte-order mark (some editors write one) is not part of the banner.
-    if (text_.rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
+  explicit CompressedFile(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
+    file_ = gzopen(path.c_str(), "rb");
+    if (!file_) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
+    gzbuffer(file_, 1 << 17);
+  }
+  ~CompressedFile() { gzclose(file_); }
+  CompressedFile(const CompressedFile&) = delete;
+  CompressedFile& operator=(const CompressedFile&) = delete;
+
+  // Appends up to `bytes` more of the text to `text`; false at the end of the file.
+  bool append(std::string& text, std::size_t bytes) {
+    const std::size_t before = text.size();
+    text.resize(before + bytes);
+    const int n = gzread(file_, text.data() + before, static_cast<unsigned>(bytes));
+    text.resize(before + static_cast<std::size_t>(std::max(n, 0)));
+    // A truncated or corrupt .gz ends like a clean end; gzerror tells them apart.
+    int status = Z_OK;
+    const char* message = gzerror(file_, &status);
+    if (n < 0 || status != Z_OK)
+      throw InputError("cannot read Matrix Market file " + path_ + ": " + (message ? message : ""));
+    return n > 0;
   }
 
-  // Entries the rest of the text can hold at most (one takes at least "1 1\n"): what a header may claim
-  // is not reserved beyond that.
-  Offset max_entries_left() const { return static_cast<Offset>((text_.size() - std::min(pos_, text_.size())) / 4 + 1); }
+  // The bytes on disk; for plain text, an upper bound of what the text can hold.
+  std::uintmax_t plain_size() const {
+    std::error_code ec;
+    const std::uintmax_t size = std::filesystem::file_size(path_, ec);
+    return !ec && gzdirect(file_) ? size : std::numeric_limits<std::uintmax_t>::max();
+  }
+
+ private:
+  std::string path_;
+  gzFile file_ = nullptr;
+};
+
+// Line-oriented cursor over text held in memory or read from a file a block at a time (only the unread
+// rest of a block is kept, so a file of any size streams through a few MiB); every error names path:line.
+class MatrixMarketScanner {
+ public:
+  static constexpr std::size_t kBlock = std::size_t{4} << 20;
+
+  // name: the file the text came from, for messages.
+  MatrixMarketScanner(std::string name, std::string_view text) : path_(std::move(name)), text_(text) {}
+  MatrixMarketScanner(std::string name, CompressedFile& file) : path_(std::move(name)), file_(&file) {}
+
+  // Entries the rest of the input can hold at most (one takes at least "1 1\n"): what a header may claim
+  // is not reserved beyond that. Unknown for gzip data (the vectors then grow as they are filled).
+  Offset max_entries_left() const {
+    const std::uintmax_t left = file_ ? file_->plain_size() : text_.size() - std::min(pos_, text_.size());
+    return left == std::numeric_limits<std::uintmax_t>::max() ? Offset{1} << 24 : static_cast<Offset>(left / 4 + 1);
+  }
 
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError(path_ + ":" + std::to_string(line_no_) + ": " + message);
@@ -64,10 +88,14 @@ class MatrixMarketScanner {
 
   // Next line (without the newline); false at end of file.
   bool next_line(std::string_view& line) {
+    std::size_t end = text_.find('\n', pos_);
+    while (end == std::string_view::npos && refill()) end = text_.find('\n', pos_);
     if (pos_ >= text_.size()) return false;
-    const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
-    line = std::string_view(text_).substr(pos_, end - pos_);
+    end = std::min(end, text_.size());
+    line = text_.substr(pos_, end - pos_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A UTF-8 byte-order mark (some editors write one) is not part of the banner.
+    if (line_no_ == 0 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     pos_ = end + 1;
     ++line_no_;
     return true;
@@ -87,7 +115,19 @@ class MatrixMarketScanner {
   long line() const { return line_no_; }
 
  private:
+  // Streamed: drops what was read, appends the next block; false at the end of the file (or in memory).
+  bool refill() {
+    if (!file_) return false;
+    buffer_.erase(0, std::min(pos_, buffer_.size()));
+    pos_ = 0;
+    const bool more = file_->append(buffer_, kBlock);
+    text_ = buffer_;
+    return more;
+  }
+
   std::string path_;
+  CompressedFile* file_ = nullptr;
+  std::string buffer_;  // streamed: the unread rest of the blocks read so far
   std::string_view text_;
   std::size_t pos_ = 0;
   long line_no_ = 0;
@@ -191,66 +231,62 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   scan.fail("expected a numeric value, got '" + token + "'");
 }
 
-}  // namespace
+// The entries of a coordinate matrix after its header, a batch at a time, each checked as it is read.
+class EntryReader {
+ public:
+  EntryReader(MatrixMarketScanner& scan, const MatrixMarketHeader& h, PatternValues pattern)
+      : scan_(scan), h_(h), ones_(h.field == "pattern"), symmetric_(h.symmetry != "general"),
+        mirror_sign_(h.symmetry == "skew-symmetric" ? -1.0 : 1.0) {
+    require_real(h, scan, pattern);
+    if (h.format != "coordinate") scan.fail("dense 'array' format is not supported for matrices");
+  }
 
-MatrixMarketHeader read_matrix_market_header(const std::string& path) {
-  return parse_matrix_market_header(read_matrix_file(path), path);
-}
+  // What the whole matrix will hold at most, as far as the input tells (for a reservation).
+  Offset expected_stored() const {
+    const Offset entries = std::min(h_.entries, scan_.max_entries_left());
+    return symmetric_ ? 2 * entries : entries;
+  }
 
-MatrixMarketHeader parse_matrix_market_header(std::string_view text, const std::string& name) {
-  MatrixMarketScanner scan(name, text);
-  return parse_header(scan);
-}
+  // Appends the next entries until `out` holds at least `limit` (an off-diagonal entry of symmetric storage
+  // adds its mirror too) or all are read; false once all are read and nothing follows them.
+  bool next_batch(std::vector<Triplet<double>>& out, std::size_t limit) {
+    std::string_view line;
+    for (; read_ < h_.entries && out.size() < limit; ++read_) {
+      if (!scan_.next_data_line(line))
+        scan_.fail("file ends after " + std::to_string(read_) + " of " + std::to_string(h_.entries) + " entries");
+      append_entry(line, out);
+    }
+    if (read_ < h_.entries) return true;
+    if (scan_.next_data_line(line)) scan_.fail("more entries than the " + std::to_string(h_.entries) + " announced");
+    return false;
+  }
 
-CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern) {
-  return parse_matrix_market(read_matrix_file(path), path, pattern);
-}
-
-Vector<double> read_matrix_market_vector(const std::string& path) {
-  return parse_matrix_market_vector(read_matrix_file(path), path);
-}
-
-CsrMatrix<double> parse_matrix_market(std::string_view text, const std::string& path, PatternValues pattern) {
-  MatrixMarketScanner scan(path, text);
-  const MatrixMarketHeader h = parse_header(scan);
-  require_real(h, scan, pattern);
-  const bool ones = h.field == "pattern";
-  if (h.format != "coordinate") scan.fail("dense 'array' format is not supported for matrices");
-
-  const bool symmetric = h.symmetry != "general";
-  const double mirror_sign = h.symmetry == "skew-symmetric" ? -1.0 : 1.0;
-  std::vector<Triplet<double>> triplets;
-  const Offset expected = std::min(h.entries, scan.max_entries_left());
-  triplets.reserve(static_cast<std::size_t>(symmetric ? 2 * expected : expected));
-  std::string_view line;
-  for (Offset e = 0; e < h.entries; ++e) {
-    if (!scan.next_data_line(line))
-      scan.fail("file ends after " + std::to_string(e) + " of " + std::to_string(h.entries) + " entries");
+ private:
+  void append_entry(std::string_view line, std::vector<Triplet<double>>& out) {
     Fields fields(line);
     std::int64_t i = 0, j = 0;
-    if (!fields.next(i) || !fields.next(j)) scan.fail("expected 'row column value'");
-    if (i < 1 || i > h.rows) scan.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h.rows));
-    if (j < 1 || j > h.cols)
-      scan.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h.cols));
-    const double v = ones ? 1.0 : parse_value(fields, scan);
+    if (!fields.next(i) || !fields.next(j)) scan_.fail("expected 'row column value'");
+    if (i < 1 || i > h_.rows)
+      scan_.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h_.rows));
+    if (j < 1 || j > h_.cols)
+      scan_.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h_.cols));
+    const double v = ones_ ? 1.0 : parse_value(fields, scan_);
     if (!fields.at_end())
-      scan.fail(ones ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
+      scan_.fail(ones_ ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
     const Index r = static_cast<Index>(i - 1), c = static_cast<Index>(j - 1);
-    if (symmetric && r < c) scan.fail("symmetric file stores an entry above the diagonal");
-    triplets.push_back({r, c, v});
-    if (symmetric && r != c) triplets.push_back({c, r, mirror_sign * v});
+    if (symmetric_ && r < c) scan_.fail("symmetric file stores an entry above the diagonal");
+    out.push_back({r, c, v});
+    if (symmetric_ && r != c) out.push_back({c, r, mirror_sign_ * v});
   }
-  if (scan.next_data_line(line)) scan.fail("more entries than the " + std::to_string(h.entries) + " announced");
 
-  const std::size_t stored = triplets.size();
-  CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets));
-  if (static_cast<std::size_t>(A.nnz()) != stored)
-    throw InputError(path + ": duplicate entries (the same row and column appear more than once)");
-  return A;
-}
+  MatrixMarketScanner& scan_;
+  const MatrixMarketHeader& h_;
+  const bool ones_, symmetric_;
+  const double mirror_sign_;
+  Offset read_ = 0;
+};
 
-Vector<double> parse_matrix_market_vector(std::string_view text, const std::string& path) {
-  MatrixMarketScanner scan(path, text);
+Vector<double> read_vector(MatrixMarketScanner& scan) {
   const MatrixMarketHeader h = parse_header(scan);
   require_real(h, scan);
   if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));
@@ -271,6 +307,75 @@ Vector<double> parse_matrix_market_vector(std::string_view text, const std::stri
   }
   if (scan.next_data_line(line)) scan.fail("more entries than the " + std::to_string(h.entries) + " announced");
   return x;
+}
+
+CsrMatrix<double> read_whole_matrix(MatrixMarketScanner& scan, const std::string& path, PatternValues pattern) {
+  const MatrixMarketHeader h = parse_header(scan);
+  EntryReader entries(scan, h, pattern);
+  std::vector<Triplet<double>> triplets;
+  triplets.reserve(static_cast<std::size_t>(entries.expected_stored()));
+  while (entries.next_batch(triplets, std::numeric_limits<std::size_t>::max())) {
+  }
+  const std::size_t stored = triplets.size();
+  CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets));
+  if (static_cast<std::size_t>(A.nnz()) != stored) throw InputError(duplicate_entries_message(path));
+  return A;
+}
+
+}  // namespace
+
+std::string duplicate_entries_message(const std::string& path) {
+  return path + ": duplicate entries (the same row and column appear more than once)";
+}
+
+struct MatrixMarketReader::State {
+  explicit State(const std::string& path, PatternValues pattern)
+      : file(path), scan(path, file), header(parse_header(scan)), entries(scan, header, pattern) {}
+  CompressedFile file;
+  MatrixMarketScanner scan;
+  MatrixMarketHeader header;
+  EntryReader entries;
+};
+
+MatrixMarketReader::MatrixMarketReader(const std::string& path, PatternValues pattern)
+    : state_(std::make_unique<State>(path, pattern)) {}
+MatrixMarketReader::~MatrixMarketReader() = default;
+const MatrixMarketHeader& MatrixMarketReader::header() const { return state_->header; }
+bool MatrixMarketReader::next_batch(std::vector<Triplet<double>>& out, std::size_t limit) {
+  return state_->entries.next_batch(out, limit);
+}
+
+MatrixMarketHeader read_matrix_market_header(const std::string& path) {
+  CompressedFile file(path);
+  MatrixMarketScanner scan(path, file);
+  return parse_header(scan);
+}
+
+MatrixMarketHeader parse_matrix_market_header(std::string_view text, const std::string& name) {
+  MatrixMarketScanner scan(name, text);
+  return parse_header(scan);
+}
+
+CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern) {
+  CompressedFile file(path);
+  MatrixMarketScanner scan(path, file);
+  return read_whole_matrix(scan, path, pattern);
+}
+
+Vector<double> read_matrix_market_vector(const std::string& path) {
+  CompressedFile file(path);
+  MatrixMarketScanner scan(path, file);
+  return read_vector(scan);
+}
+
+CsrMatrix<double> parse_matrix_market(std::string_view text, const std::string& path, PatternValues pattern) {
+  MatrixMarketScanner scan(path, text);
+  return read_whole_matrix(scan, path, pattern);
+}
+
+Vector<double> parse_matrix_market_vector(std::string_view text, const std::string& path) {
+  MatrixMarketScanner scan(path, text);
+  return read_vector(scan);
 }
 
 namespace {

@@ -1,10 +1,12 @@
 #pragma once
 // Matrix Market (https://math.nist.gov/MatrixMarket/formats.html) reader and writer.
 // Errors name the file and line ("A.mtx:17: column index 9 out of range 1..8") and throw InputError.
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "sparse/csr.hpp"
+#include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
 
@@ -32,6 +34,26 @@ CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues patt
 
 // Reads a vector: an n x 1 array or coordinate matrix (missing coordinate entries are 0).
 Vector<double> read_matrix_market_vector(const std::string& path);
+
+// A matrix's entries a batch at a time, the file streamed through a few MiB of memory (plain or gzip): what
+// reads a matrix too large for one process, dealing each batch out to the ranks that own its rows
+// (app/ranks.cpp). The same checks and messages as read_matrix_market, but for duplicates, which only the
+// assembled rows show (duplicate_entries_message).
+class MatrixMarketReader {
+ public:
+  explicit MatrixMarketReader(const std::string& path, PatternValues pattern = PatternValues::reject);
+  ~MatrixMarketReader();
+  const MatrixMarketHeader& header() const;
+  // Appends entries to `out` until it holds at least `limit` or the file's entries are all read (an
+  // off-diagonal entry of symmetric storage adds its mirror); false once they are all read and nothing
+  // follows them.
+  bool next_batch(std::vector<Triplet<double>>& out, std::size_t limit);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+std::string duplicate_entries_message(const std::string& path);
 
 // The same from text in memory (what the readers do after reading the file, gzip-compressed or not);
 // `name` stands for the file in messages.

@@ -90,6 +90,55 @@ else
   echo "skipping the Matrix Market comparison: $matrix is absent"
 fi
 
+# A Matrix Market file is read on rank 0 and dealt out as it is read; the checks then run on the ranks'
+# rows. A 2D Poisson matrix stored whole (general), 40,000 rows over five reduction blocks, so several
+# ranks hold rows: it solves as on one process, and each broken copy gives one process's error line,
+# exit 1: an asymmetric pair split between two ranks' rows, a duplicate entry, a zero diagonal entry past
+# the first rank, a bad value on the last line.
+python3 - <<'PY'
+n = 200
+entries = []
+for y in range(n):
+    for x in range(n):
+        i = y * n + x + 1
+        entries.append((i, i, 4.0))
+        for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            if 0 <= x + dx < n and 0 <= y + dy < n:
+                entries.append((i, (y + dy) * n + x + dx + 1, -1.0))
+def write(name, rows):
+    with open(name, "w") as f:
+        f.write("%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n" % (n * n, n * n, len(rows)))
+        f.writelines("%d %d %r\n" % e for e in rows)
+write("general.mtx", entries)
+write("asymmetric.mtx", [(i, j, -1.5) if (i, j) == (8101, 8301) else (i, j, v) for i, j, v in entries])
+write("duplicate.mtx", entries + [entries[-1]])
+write("zero-diagonal.mtx", [(i, j, 0.0) if i == j == 20000 else (i, j, v) for i, j, v in entries])
+with open("bad-value.mtx", "w") as f:
+    f.write(open("general.mtx").read().rsplit(" ", 1)[0] + " x\n")
+PY
+printf 'problem:\n  type: matrix_market\n  matrix: general.mtx\n' > general.yaml
+"$amgsolve" general.yaml --report general-one.json --quiet || fail "general storage, one process"
+run "$ranks" "$amgsolve" general.yaml --report general-many.json --quiet || fail "general storage, $ranks ranks"
+python3 - general-one.json general-many.json <<'PY' || fail "general storage reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert one["solve"]["history"] == many["solve"]["history"], "residual history"
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1)
+PY
+for broken in asymmetric duplicate zero-diagonal bad-value; do
+  sed "s/general.mtx/$broken.mtx/" general.yaml > "$broken.yaml"
+  "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>one-err.txt
+  one_status=$?
+  run "$ranks" "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>many-err.txt
+  many_status=$?
+  [ "$one_status" -eq 1 ] && [ "$many_status" -eq 1 ] || fail "$broken: exits $one_status and $many_status, expected 1"
+  [ "$(grep -c '^amgsolve:' many-err.txt)" -eq 1 ] || fail "$broken: not one amgsolve line: $(cat many-err.txt)"
+  [ "$(grep '^amgsolve:' one-err.txt)" = "$(grep '^amgsolve:' many-err.txt)" ] ||
+    fail "$broken: '$(cat one-err.txt)' on one process, '$(cat many-err.txt)' on $ranks"
+  [ "$broken" != asymmetric ] || grep -q 'entries (8101, 8301) and (8301, 8101) differ' one-err.txt ||
+    fail "asymmetric: the pair is not named: $(cat one-err.txt)"
+done
+
 check_error() {  # check_error WHAT EXPECTED-TEXT ARGS...: exit 1 and one amgsolve line naming it
   local what="$1" expected="$2"
   shift 2

@@ -1,9 +1,11 @@
 // Matrix Market reader/writer: round trips, the shared SuiteSparse files, malformed input.
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
 
@@ -164,6 +166,59 @@ TEST(MatrixMarket, TruncatedGzipIsAReadError) {
     FAIL() << "a truncated .gz was read";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cut.mtx.gz"), std::string::npos) << e.what();
+  }
+}
+
+// A file is streamed a few MiB at a time: a matrix whose text spans several blocks (lines cut at every
+// block boundary, plain and gzip) reads as the text parsed whole, an error past the first block names its
+// line, and MatrixMarketReader's batches, put together, are the matrix.
+TEST(MatrixMarket, FilesLargerThanTheReadBlockStreamThrough) {
+  ScratchDir dir;
+  std::vector<Triplet<double>> entries;  // 20,000 rows of 16 hashed columns: about 11 MB of text
+  for (Index i = 0; i < 20000; ++i)
+    for (std::uint64_t k = 0; k < 16; ++k) {
+      const std::uint64_t h = seeded_hash(17, static_cast<std::uint64_t>(i) * 16 + k);
+      entries.push_back({i, static_cast<Index>(h % 20000), seeded_uniform(3, h) - 0.5});
+    }
+  const CsrMatrix<double> A = csr_from_triplets(20000, 20000, std::move(entries));
+  write_matrix_market(dir.file("big.mtx"), A);
+  std::ifstream in(dir.file("big.mtx"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(text.size(), 2u * (std::size_t{4} << 20));
+  write_gzip(dir.file("big.mtx.gz"), text);
+  for (const char* name : {"big.mtx", "big.mtx.gz"}) {
+    const CsrMatrix<double> B = read_matrix_market(dir.file(name));
+    EXPECT_EQ(B.row_ptr, A.row_ptr) << name;
+    EXPECT_EQ(B.col, A.col) << name;
+    EXPECT_EQ(B.val, A.val) << name;
+  }
+  MatrixMarketReader reader(dir.file("big.mtx.gz"));
+  EXPECT_EQ(reader.header().entries, A.nnz());
+  std::vector<Triplet<double>> all, batch;
+  int batches = 0;
+  for (bool more = true; more; ++batches) {
+    batch.clear();
+    more = reader.next_batch(batch, 100000);
+    EXPECT_LE(batch.size(), 100000u);
+    all.insert(all.end(), batch.begin(), batch.end());
+  }
+  EXPECT_GT(batches, 2);
+  const CsrMatrix<double> C = csr_from_triplets(A.rows, A.cols, std::move(all));
+  EXPECT_EQ(C.col, A.col);
+  EXPECT_EQ(C.val, A.val);
+  // A bad value on the last line, in the last block: named by its line number.
+  std::string bad = text;
+  bad.resize(bad.rfind(' ') + 1);
+  bad += "oops\n";
+  const long lines = static_cast<long>(std::count(bad.begin(), bad.end(), '\n'));
+  write_gzip(dir.file("bad.mtx.gz"), bad);
+  try {
+    read_matrix_market(dir.file("bad.mtx.gz"));
+    FAIL() << "the bad value was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.mtx.gz:" + std::to_string(lines) + ": expected a numeric value"),
+              std::string::npos)
+        << e.what();
   }
 }
 
