@@ -58,14 +58,19 @@ std::string number(double v) {
 
 NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice) {
   if (choice == NullspaceChoice::none || A.rows == 0) return NullspaceChoice::none;
-  const RowSum row_sum = largest_relative_row_sum(A);
+  return resolve_nullspace(largest_relative_row_sum(A), [&] { return connected_components(A); }, choice);
+}
+
+NullspaceChoice resolve_nullspace(const RowSum& row_sum, const std::function<Index()>& count_components,
+                                  NullspaceChoice choice) {
+  if (choice == NullspaceChoice::none) return NullspaceChoice::none;
   const bool zero_sums = row_sum.relative <= zero_row_sum_tolerance<double>();
   if (choice == NullspaceChoice::constant && row_sum.relative > 1e-8)
     throw InputError("amg.nullspace is constant, but row " + std::to_string(row_sum.row + 1) +
                      " of the matrix sums to " + number(row_sum.relative) +
                      " of its entries' magnitude: A 1 = 0 does not hold (use auto or none)");
   if (choice == NullspaceChoice::automatic && !zero_sums) return NullspaceChoice::none;
-  const Index parts = connected_components(A);
+  const Index parts = count_components();
   if (parts > 1)
     throw InputError("the matrix's rows sum to zero (a singular matrix with the constant in its nullspace) but its "
                      "graph falls into " + std::to_string(parts) +

@@ -9,6 +9,7 @@
 // `auto` takes the nullspace to be constant when every row sums to zero to rounding, and only then; it
 // needs the matrix's graph to be connected (otherwise each part has its own constant, a nullspace of more
 // than one vector that this does not handle, and the solve refuses it).
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -48,6 +49,11 @@ Index connected_components(const CsrMatrix<double>& A);
 // or a singular matrix whose graph falls apart, is an InputError saying which row or how many parts.
 // Returns none or constant.
 NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice);
+// The same decision from the matrix's largest relative row sum and a count of its graph's connected parts
+// (asked only when needed): what the mpi backend's overload decides from the ranks' rows
+// (amg/mpi/distributed_setup.hpp).
+NullspaceChoice resolve_nullspace(const RowSum& largest_row_sum, const std::function<Index()>& count_components,
+                                  NullspaceChoice choice);
 
 // b's part along the constant, |sum b| / (sqrt(n) ||b||): no x brings the residual of a singular A (A 1 = 0)
 // below it. Above the solve's tolerance that is an InputError saying so (`what` names b's source).

@@ -20,6 +20,7 @@
 #include "backend/cuda/cuda_backend.hpp"
 #endif
 #ifdef AMGSOLVE_WITH_MPI
+#include "amg/mpi/distributed_setup.hpp"
 #include "backend/mpi/mpi_backend.hpp"
 #include "distributed/spgemm/backends.hpp"
 #endif
@@ -104,27 +105,16 @@ const typename AmgHierarchy<CycleValue>::ProductCallback& product_callback(const
 }
 
 #ifdef AMGSOLVE_WITH_MPI
-// amg with its nullspace resolved for a matrix given by rows on the ranks: the row sums are checked where the
-// rows are; only a singular matrix (or one declared so) is gathered once, for resolve_nullspace's
-// connectivity test and its messages, the same on every rank.
+// amg with its nullspace resolved on the ranks' rows (nothing gathered): the same decision and messages
+// as resolve_nullspace on the whole matrix.
 AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, const DistributedMatrix<double>& A) {
-  if (amg.nullspace == NullspaceChoice::none || A.global_rows() == 0) {
-    amg.nullspace = NullspaceChoice::none;
-    return amg;
-  }
-  const double largest = backend.comm().max(largest_relative_row_sum(A.local()).relative);
-  if (amg.nullspace == NullspaceChoice::automatic && largest > zero_row_sum_tolerance<double>())
-    amg.nullspace = NullspaceChoice::none;
-  else
-    amg.nullspace = resolve_nullspace(*backend.host_view(A), amg.nullspace);
+  amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);
   return amg;
 }
 
 NullspaceChoice resolved_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A,
                                    NullspaceChoice asked) {
-  AmgParams amg;
-  amg.nullspace = asked;
-  return with_nullspace_on_ranks(amg, backend, A).nullspace;
+  return resolve_nullspace(backend, A, asked);
 }
 #endif
 

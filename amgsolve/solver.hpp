@@ -97,8 +97,8 @@ class Solver {
   // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
   // whole matrix gives, bit for bit. The vectors of solve() and precondition() stay whole on every rank.
   // A wrong block on any rank (other rows than owned_rows, local column numbers, ranks that disagree on
-  // the row count) is an InputError on every rank. A singular matrix is gathered once, for its
-  // connectivity check.
+  // the row count) is an InputError on every rank. A singular matrix's connectivity is checked on the
+  // ranks' rows too (nothing is gathered).
   Solver(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks = {});
   ~Solver();
   Solver(const Solver&) = delete;

@@ -418,6 +418,64 @@ TEST(DistributedSetup, ReSetupIsTheSingleProcessReSetup) {
   EXPECT_NE(AmgHierarchy<double>(changed, p).finest_aggregates(), rebuilt.finest_aggregates());
 }
 
+// The graph Laplacian (degree on the diagonal, -1 off it) of n nodes with the given undirected edges.
+CsrMatrix<double> graph_laplacian(Index n, const std::vector<std::pair<Index, Index>>& edges) {
+  std::vector<Triplet<double>> t;
+  std::vector<double> degree(static_cast<std::size_t>(n), 0.0);
+  for (const auto& [a, b] : edges) {
+    t.push_back({a, b, -1.0});
+    t.push_back({b, a, -1.0});
+    ++degree[a];
+    ++degree[b];
+  }
+  for (Index i = 0; i < n; ++i) t.push_back({i, i, degree[i]});
+  return csr_from_triplets(n, n, std::move(t));
+}
+
+// The parts of a graph counted on the ranks' rows, nothing gathered, are the one-process count: parts
+// that snake through every rank, parts far apart on two ranks, parts joined only through a third rank's
+// node, parts within one rank, isolated nodes; and
+// a singular matrix in parts is the one-process error on every rank.
+TEST(DistributedSetup, ConnectedPartsAreCountedOnTheRanksRows) {
+  const MpiBackend mpi;
+  const auto expect_same_count = [&](const CsrMatrix<double>& A, const std::string& what) {
+    const auto shared = std::make_shared<const CsrMatrix<double>>(A);
+    EXPECT_EQ(connected_components(mpi, *mpi.csr(shared)), connected_components(A)) << what;
+  };
+  const Index n = 30000;
+  std::vector<std::pair<Index, Index>> interleaved, mirrored, blocks;
+  for (Index i = 0; i + 2 < n; ++i) interleaved.push_back({i, i + 2});  // odd and even: 2 parts, every rank
+  for (Index i = 0; i < n / 2; ++i) mirrored.push_back({i, n - 1 - i});  // groups of 4 at both ends
+  for (Index i = 0; i + 1 < n / 2; i += 2) mirrored.push_back({i, i + 1});
+  for (Index i = 0; i + 1 < n; ++i)
+    if ((i + 1) % 4000 != 0 && i < 28000) blocks.push_back({i, i + 1});  // 7 chains, then isolated nodes
+  expect_same_count(graph_laplacian(n, interleaved), "interleaved chains");
+  expect_same_count(graph_laplacian(n, mirrored), "mirrored pairs");
+  expect_same_count(graph_laplacian(n, blocks), "chains and isolated nodes");
+  // Parts whose smallest row reaches a middle rank's node only through the last rank's: several rounds.
+  std::vector<std::pair<Index, Index>> detours;
+  for (Index i = 0; i < 1000; ++i) {
+    detours.push_back({i, n - 1 - i});
+    detours.push_back({n - 1 - i, n / 2 + i});
+  }
+  expect_same_count(graph_laplacian(n, detours), "detours through the last rank");
+  expect_same_count(poisson(Stencil::p5, {250, 230}, Boundary::neumann), "Neumann 5-point");
+  const CsrMatrix<double> parts = graph_laplacian(n, interleaved);
+  std::string alone, together;
+  try {
+    resolve_nullspace(parts, NullspaceChoice::automatic);
+  } catch (const InputError& e) {
+    alone = e.what();
+  }
+  try {
+    resolve_nullspace(mpi, *mpi.csr(std::make_shared<const CsrMatrix<double>>(parts)), NullspaceChoice::automatic);
+  } catch (const InputError& e) {
+    together = e.what();
+  }
+  EXPECT_NE(alone.find("2 disconnected parts"), std::string::npos) << alone;
+  EXPECT_EQ(together, alone);
+}
+
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {
   AmgParams p;
   p.coarse_size = 100;  // several levels, the coarse ones on the first ranks only

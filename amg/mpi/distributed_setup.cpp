@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <vector>
 
 #include "amg/spectral_radius.hpp"
 #include "amg/tentative_prolongation.hpp"
@@ -130,6 +132,52 @@ RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatr
   const std::int64_t row = comm.min(holds ? A.first_row() + mine.row : kNone);
   if (row == kNone) return {};
   return {static_cast<Index>(row), largest};
+}
+
+Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A) {
+  const CsrMatrix<double>& M = A.local();
+  const Index own = M.rows;  // own columns are [0, own), the ghosts after them
+  std::vector<Index> parent(static_cast<std::size_t>(own));
+  std::iota(parent.begin(), parent.end(), Index{0});
+  const auto find = [&](Index i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (Index i = 0; i < own; ++i)
+    for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
+      if (M.col[k] < own) {
+        const Index a = find(i), b = find(M.col[k]);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);  // a root is its part's smallest row
+      }
+  const auto first = static_cast<Index>(A.first_row());
+  Array<Index> label(static_cast<std::size_t>(M.cols));
+  for (Index i = 0; i < own; ++i) label[i] = first + find(i);
+  std::vector<Index> smallest(static_cast<std::size_t>(own));
+  for (bool changed = true; changed;) {
+    A.fill_ghosts(label);
+    for (Index i = 0; i < own; ++i) smallest[i] = label[i];
+    for (Index i = 0; i < own; ++i)
+      for (Offset k = M.row_begin(i); k < M.row_end(i); ++k) {
+        Index& part = smallest[find(i)];
+        part = std::min(part, label[M.col[k]]);
+      }
+    Index lowered = 0;
+    for (Index i = 0; i < own; ++i)
+      if (smallest[find(i)] < label[i]) {
+        label[i] = smallest[find(i)];
+        ++lowered;
+      }
+    changed = backend.comm().sum(static_cast<std::int64_t>(lowered)) > 0;
+  }
+  std::int64_t parts = 0;  // a part per smallest row: the one labelled with itself
+  for (Index i = 0; i < own; ++i) parts += label[i] == first + i ? 1 : 0;
+  return static_cast<Index>(backend.comm().sum(parts));
+}
+
+NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice) {
+  if (choice == NullspaceChoice::none || A.global_rows() == 0) return NullspaceChoice::none;
+  return resolve_nullspace(largest_relative_row_sum(backend, A), [&] { return connected_components(backend, A); },
+                           choice);
 }
 
 template <class Value>

@@ -58,6 +58,13 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
 
 template <class Value>
 RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatrix<Value>& A);
+// Connected parts of the matrix's graph over all ranks (the pattern taken as symmetric, as the solver needs
+// it): union-find within each rank's rows, then each part's smallest global row spread across the ranks'
+// boundaries until no label changes (a round per rank boundary a part crosses); the count of
+// connected_components on the whole matrix, with nothing gathered. Collective.
+Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A);
+// resolve_nullspace on the ranks' rows: the same decision and messages on every rank. Collective.
+NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice);
 
 template <class Value>
 void scale_and_add_tentative(const MpiBackend& backend, DistributedMatrix<Value>& P, const DistributedMatrix<Value>& A_f,
