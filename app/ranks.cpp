@@ -130,7 +130,7 @@ void broadcast_from_first(Vector<double>& v) {
 
 namespace {
 
-constexpr std::size_t kBatchEntries = std::size_t{1} << 22;  // rank 0 deals out 64 MiB of entries at a time
+constexpr std::size_t kBatchEntries = std::size_t{1} << 20;  // rank 0 deals out 16 MiB of entries at a time
 
 // A matrix entry as MPI moves it: 16 bytes, so that counts are entries (not bytes) and stay ints longer.
 MPI_Datatype triplet_type() {
