@@ -43,8 +43,9 @@ inline constexpr bool kKeepsStructure = Backend::keeps_structure;
 
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
 // filtered matrix keeps its pattern; the tentative prolongator and the next level's near-nullspace weights,
-// so that the aggregates stay; on the cpu backend also which rows were lumped and the pattern of A P, the
-// one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+// so that the aggregates stay; which rows were lumped (a re-setup falls back to a full setup when that
+// changes, on every backend alike); on the cpu backend also the pattern of A P, the one product the
+// hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
 template <class Backend, class Value>
 struct LevelStructure {
   Strength strength;         // this rank's rows' (the mpi backend's local part)
@@ -52,7 +53,7 @@ struct LevelStructure {
   typename Backend::template Csr<Value> T;
   typename Backend::template Vector<double> coarse_weights;
   Index aggregates = 0;      // T's columns, over all ranks
-  Array<std::uint8_t> filtered_rows;  // cpu: which rows' weak entries were lumped; empty: none weak
+  Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
   CsrMatrix<Value> ap_pattern;        // cpu: row_ptr and col; no values
 
   std::uint64_t bytes() const {

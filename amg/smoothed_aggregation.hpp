@@ -65,6 +65,7 @@ struct CoarseningStep {
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
+  bool numeric_only = false;  // a re-setup: the lumped rows must be the kept ones (the products' patterns)
   const CsrMatrix<Value>* p_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
@@ -198,6 +199,7 @@ class SmoothedAggregation {
   static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
     KeptLevel<Backend, Value> k;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
+    k.numeric_only = numeric_only;
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (numeric_only) {
         k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
@@ -217,10 +219,11 @@ class SmoothedAggregation {
     const bool has_weak = strength.weak_entries > 0;
     Csr filtered;
     Array<std::uint8_t> filtered_rows;
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
-      if (has_weak) filtered = filtered_matrix(A, strength, weights, &filtered_rows);
-      // Which rows are lumped depends on the values: the kept patterns hold only if none changed.
-      if (kept && kept->p_pattern && filtered_rows != kept->kept->filtered_rows)
+    if constexpr (kKeepsStructure<Backend>) {
+      if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows);
+      // Which rows are lumped depends on the values: a re-setup keeps the patterns only if none changed (on
+      // every rank alike, so that the ranks fall back to a full setup where one process does).
+      if (kept && kept->numeric_only && !backend_.everywhere(filtered_rows == kept->kept->filtered_rows))
         throw InputError("re-setup: the filtered matrix's pattern changed on level " + std::to_string(info.level) +
                          " (other rows keep their weak entries)");
     } else if (has_weak) {
@@ -250,8 +253,8 @@ class SmoothedAggregation {
       if (params_.keep_structure) {
         step.structure.emplace();
         step.structure->coarse_weights = step.coarse_weights;
+        step.structure->filtered_rows = std::move(filtered_rows);
         if constexpr (std::is_same_v<Backend, CpuBackend>) {  // for the numeric-only products
-          step.structure->filtered_rows = std::move(filtered_rows);
           step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
           step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
           step.structure->ap_pattern.col = std::move(AP.col);

@@ -54,8 +54,8 @@ Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, do
 }
 template <class Value>
 CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, const Strength& strength,
-                                 const Vector<double>& weights) {
-  return filtered_matrix(A, strength, weights);
+                                 const Vector<double>& weights, Array<std::uint8_t>* filtered_rows = nullptr) {
+  return filtered_matrix(A, strength, weights, filtered_rows);
 }
 
 // A re-setup keeps a level's strength (amg/hierarchy.hpp's LevelStructure): the part it stores, and the

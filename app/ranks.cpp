@@ -143,12 +143,6 @@ MPI_Datatype triplet_type() {
   return type;
 }
 
-int as_count(std::size_t n) {
-  if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw Error("more than 2^31 matrix entries in one message of a rank");
-  return static_cast<int>(n);
-}
-
 // Runs f on rank 0 alone; if it throws, every rank throws the same error (an InputError stays one).
 void on_first_rank(const std::function<void()>& f) {
   int outcome[2] = {0, 0};  // 1: an input error, 2: another error; the message's length
@@ -182,6 +176,9 @@ template <class Key>
 std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, const BlockPartition& partition,
                                    Key key, bool all_to_all) {
   const int ranks = Ranks::size();
+  // MPI counts are ints: more than that on any rank is the same error on every rank, before any exchange.
+  if (Ranks::max(entries.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ? 1 : 0) > 0)
+    throw Error("a rank would send more than 2^31 matrix entries at once: use more ranks");
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0), send_offsets(send_counts);
   std::vector<int> owners(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) {
@@ -197,10 +194,10 @@ std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, 
     std::vector<int> receive_counts(send_counts.size()), receive_offsets(send_counts.size(), 0);
     MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
     std::size_t total = 0;
-    for (int r = 0; r < ranks; ++r) {
-      receive_offsets[r] = as_count(total);
-      total += static_cast<std::size_t>(receive_counts[r]);
-    }
+    for (int r = 0; r < ranks; ++r) total += static_cast<std::size_t>(receive_counts[r]);
+    if (Ranks::max(total > static_cast<std::size_t>(std::numeric_limits<int>::max()) ? 1 : 0) > 0)
+      throw Error("a rank would receive more than 2^31 matrix entries at once: use more ranks");
+    for (int r = 1; r < ranks; ++r) receive_offsets[r] = receive_offsets[r - 1] + receive_counts[r - 1];
     received.resize(total);
     MPI_Alltoallv(ordered.data(), send_counts.data(), send_offsets.data(), triplet_type(), received.data(),
                   receive_counts.data(), receive_offsets.data(), triplet_type(), MPI_COMM_WORLD);

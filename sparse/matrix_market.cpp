@@ -76,10 +76,11 @@ class MatrixMarketScanner {
   MatrixMarketScanner(std::string name, CompressedFile& file) : path_(std::move(name)), file_(&file) {}
 
   // Entries the rest of the input can hold at most (one takes at least "1 1\n"): what a header may claim
-  // is not reserved beyond that. Unknown for gzip data (the vectors then grow as they are filled).
+  // is not reserved beyond that. 0 for gzip data, whose size is unknown (the vectors then grow as they are
+  // filled).
   Offset max_entries_left() const {
     const std::uintmax_t left = file_ ? file_->plain_size() : text_.size() - std::min(pos_, text_.size());
-    return left == std::numeric_limits<std::uintmax_t>::max() ? Offset{1} << 24 : static_cast<Offset>(left / 4 + 1);
+    return left == std::numeric_limits<std::uintmax_t>::max() ? 0 : static_cast<Offset>(left / 4 + 1);
   }
 
   [[noreturn]] void fail(const std::string& message) const {
@@ -89,7 +90,11 @@ class MatrixMarketScanner {
   // Next line (without the newline); false at end of file.
   bool next_line(std::string_view& line) {
     std::size_t end = text_.find('\n', pos_);
-    while (end == std::string_view::npos && refill()) end = text_.find('\n', pos_);
+    while (end == std::string_view::npos) {  // a line longer than what is read so far: read on, past it
+      const std::size_t searched = text_.size() - pos_;
+      if (!refill()) break;
+      end = text_.find('\n', pos_ + searched);
+    }
     if (pos_ >= text_.size()) return false;
     end = std::min(end, text_.size());
     line = text_.substr(pos_, end - pos_);

@@ -1,12 +1,15 @@
 #include "amg/mpi/distributed_setup.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 #include <vector>
 
 #include "amg/spectral_radius.hpp"
 #include "amg/tentative_prolongation.hpp"
+#include "common/error.hpp"
 #include "common/hash.hpp"
 
 namespace amgsolve {
@@ -60,9 +63,10 @@ MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const Distr
 
 template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
-                                         const MpiStrength<Value>& strength, const Vector<double>& weights) {
+                                         const MpiStrength<Value>& strength, const Vector<double>& weights,
+                                         Array<std::uint8_t>* filtered_rows) {
   const Vector<double> column_weights = unit_weights(backend.comm(), weights) ? Vector<double>{} : A.with_ghosts(weights);
-  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights);
+  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows);
   return DistributedMatrix<Value>(backend.comm(), A.global_rows(), A.with_global_columns(F));
 }
 
@@ -134,6 +138,32 @@ RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatr
   return {static_cast<Index>(row), largest};
 }
 
+namespace {
+
+// Every rank's `mine`, in rank order, on every rank. Collective; beyond MPI's int counts, the same error on
+// every rank.
+std::vector<Index> gathered_on_every_rank(const Communicator& comm, const std::vector<Index>& mine) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(comm.size()));
+  const auto count = static_cast<std::int64_t>(mine.size());
+  MPI_Allgather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm.get());
+  std::vector<int> sizes(counts.size()), offsets(counts.size(), 0);
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (total > std::numeric_limits<int>::max()) break;
+    offsets[r] = static_cast<int>(total);
+    sizes[r] = static_cast<int>(std::min<std::int64_t>(counts[r], std::numeric_limits<int>::max()));
+    total += counts[r];
+  }
+  if (total > std::numeric_limits<int>::max())
+    throw Error("the links between the ranks' parts of the matrix's graph exceed MPI's int counts");
+  std::vector<Index> all(static_cast<std::size_t>(total));
+  MPI_Allgatherv(mine.data(), static_cast<int>(count), MPI_INT32_T, all.data(), sizes.data(), offsets.data(),
+                 MPI_INT32_T, comm.get());
+  return all;
+}
+
+}  // namespace
+
 Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A) {
   const CsrMatrix<double>& M = A.local();
   const Index own = M.rows;  // own columns are [0, own), the ghosts after them
@@ -143,35 +173,47 @@ Index connected_components(const MpiBackend& backend, const DistributedMatrix<do
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
   };
+  std::int64_t local_parts = own;
   for (Index i = 0; i < own; ++i)
     for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
       if (M.col[k] < own) {
         const Index a = find(i), b = find(M.col[k]);
-        if (a != b) parent[std::max(a, b)] = std::min(a, b);  // a root is its part's smallest row
+        if (a == b) continue;
+        parent[std::max(a, b)] = std::min(a, b);  // a root is its part's smallest row
+        --local_parts;
       }
+  // Each local part named by its smallest global row, the ghosts' by their owners' names.
   const auto first = static_cast<Index>(A.first_row());
-  Array<Index> label(static_cast<std::size_t>(M.cols));
-  for (Index i = 0; i < own; ++i) label[i] = first + find(i);
-  std::vector<Index> smallest(static_cast<std::size_t>(own));
-  for (bool changed = true; changed;) {
-    A.fill_ghosts(label);
-    for (Index i = 0; i < own; ++i) smallest[i] = label[i];
-    for (Index i = 0; i < own; ++i)
-      for (Offset k = M.row_begin(i); k < M.row_end(i); ++k) {
-        Index& part = smallest[find(i)];
-        part = std::min(part, label[M.col[k]]);
+  Array<Index> part(static_cast<std::size_t>(M.cols));
+  for (Index i = 0; i < own; ++i) part[i] = first + find(i);
+  A.fill_ghosts(part);
+  // The links between parts across rank boundaries, every rank's on every rank (a stored entry on either
+  // side links them, as in the one-process union-find), then joined by a union-find of their own.
+  std::vector<Index> links;
+  for (Index i = 0; i < own; ++i)
+    for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
+      if (M.col[k] >= own) {
+        links.push_back(std::min(part[i], part[M.col[k]]));
+        links.push_back(std::max(part[i], part[M.col[k]]));
       }
-    Index lowered = 0;
-    for (Index i = 0; i < own; ++i)
-      if (smallest[find(i)] < label[i]) {
-        label[i] = smallest[find(i)];
-        ++lowered;
-      }
-    changed = backend.comm().sum(static_cast<std::int64_t>(lowered)) > 0;
+  const std::vector<Index> all = gathered_on_every_rank(backend.comm(), links);
+  std::unordered_map<Index, Index> joined;  // part -> parent part
+  const auto root = [&](Index p) {
+    auto at = joined.try_emplace(p, p).first;
+    while (at->second != p) {
+      p = at->second;
+      at = joined.find(p);
+    }
+    return p;
+  };
+  std::int64_t merges = 0;
+  for (std::size_t e = 0; e + 1 < all.size(); e += 2) {
+    const Index a = root(all[e]), b = root(all[e + 1]);
+    if (a == b) continue;
+    joined[std::max(a, b)] = std::min(a, b);
+    ++merges;
   }
-  std::int64_t parts = 0;  // a part per smallest row: the one labelled with itself
-  for (Index i = 0; i < own; ++i) parts += label[i] == first + i ? 1 : 0;
-  return static_cast<Index>(backend.comm().sum(parts));
+  return static_cast<Index>(backend.comm().sum(local_parts) - merges);
 }
 
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice) {
@@ -236,7 +278,7 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
 #define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \
   template MpiStrength<V> strength_of_connection(const MpiBackend&, const DistributedMatrix<V>&, double);             \
   template DistributedMatrix<V> filtered_matrix(const MpiBackend&, const DistributedMatrix<V>&, const MpiStrength<V>&, \
-                                                const Vector<double>&);                                               \
+                                                const Vector<double>&, Array<std::uint8_t>*);                         \
   template Aggregates mis2_aggregation(const MpiBackend&, const MpiStrength<V>&, std::uint64_t);                      \
   template DistributedMatrix<V> tentative_prolongation(const MpiBackend&, const Aggregates&, const Vector<double>&,    \
                                                        Vector<double>&);                                              \

@@ -38,10 +38,12 @@ MpiStrength<Value> kept_strength(const MpiBackend&, const Strength& kept, Offset
                                  const DistributedMatrix<Value>& A) {
   return {kept, weak_entries, &A};
 }
-// weights: B^2 of this rank's rows, empty on the finest level.
+// weights: B^2 of this rank's rows, empty on the finest level; filtered_rows: which of this rank's rows
+// lumped weak entries (what a re-setup compares, as on one process).
 template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
-                                         const MpiStrength<Value>& strength, const Vector<double>& weights);
+                                         const MpiStrength<Value>& strength, const Vector<double>& weights,
+                                         Array<std::uint8_t>* filtered_rows = nullptr);
 
 // The aggregates of this rank's nodes (ids global, count over all ranks).
 template <class Value>
@@ -58,10 +60,10 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
 
 template <class Value>
 RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatrix<Value>& A);
-// Connected parts of the matrix's graph over all ranks (the pattern taken as symmetric, as the solver needs
-// it): union-find within each rank's rows, then each part's smallest global row spread across the ranks'
-// boundaries until no label changes (a round per rank boundary a part crosses); the count of
-// connected_components on the whole matrix, with nothing gathered. Collective.
+// Connected parts of the matrix's graph over all ranks: union-find within each rank's rows, then the links
+// between those parts across rank boundaries gathered on every rank (about the halo's size, not the
+// matrix's) and joined by a union-find of their own; the count of connected_components on the whole
+// matrix, for any pattern. Collective.
 Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A);
 // resolve_nullspace on the ranks' rows: the same decision and messages on every rank. Collective.
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice);

@@ -258,6 +258,8 @@ class CpuBackend {
   bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
     return A.same_pattern(B);
   }
+  // Whether `mine` holds on every rank (here: the one process).
+  bool everywhere(bool mine) const { return mine; }
   template <class V>
   std::vector<FormatCost> format_costs(const Csr<V>& M) const {
     return spmv_format_costs(M);

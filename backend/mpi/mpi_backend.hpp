@@ -211,11 +211,15 @@ class MpiBackend {
   // The first non-positive diagonal entry on any rank, the same error on every rank.
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const;
+  // Whether `mine` holds on every rank. Collective.
+  bool everywhere(bool mine) const { return comm_->min(mine ? 1 : 0) == 1; }
   // Whether A and B hold entries at the same places, on every rank. Collective.
   template <class V>
   bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
-    const bool mine = A.global_rows() == B.global_rows() && A.local().same_pattern(B.local());
-    return comm_->min(mine ? 1 : 0) == 1;
+    // Local column numbers name the ghosts by their place in each matrix's own ghost list: compare those too.
+    const bool mine = A.global_rows() == B.global_rows() && A.local().same_pattern(B.local()) &&
+                      A.ghost_columns() == B.ghost_columns();
+    return everywhere(mine);
   }
   template <class V>
   std::vector<FormatCost> format_costs(const Csr<V>& M) const {
