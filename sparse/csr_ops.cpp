@@ -155,32 +155,31 @@ bool worse(const Asymmetry& a, const Asymmetry& b) {
   return a.row < b.row || (a.row == b.row && a.col < b.col);
 }
 
-}  // namespace
-
+// Stored value at (row, column) of M (rows sorted), 0 where nothing is stored.
 template <class Value>
-Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
+double stored_or_zero(const CsrMatrix<Value>& M, Index row, Index column) {
+  const auto first = M.col.begin() + M.row_begin(row), last = M.col.begin() + M.row_end(row);
+  const auto at = std::lower_bound(first, last, column);
+  return at != last && *at == column ? static_cast<double>(M.val[static_cast<std::size_t>(at - M.col.begin())]) : 0.0;
+}
+
+// The worst asymmetry over the entries of `rows` (row i numbered first_row + i), each against
+// mirror(i, j), the value its mirror has (0 where missing).
+template <class Value, class Mirror>
+Asymmetry worst_over_entries(const CsrMatrix<Value>& rows, Index first_row, const Mirror& mirror) {
   Asymmetry worst;
-  if (!A.is_square()) {
-    worst.relative = 1.0;
-    return worst;
-  }
-  // Each entry (i, j) against its mirror (j, i), found by binary search in the sorted row j (a zero when it is
-  // missing): an entry present on one side only is found from that side. No transpose is formed.
 #pragma omp parallel
   {
     Asymmetry mine;
 #pragma omp for schedule(static) nowait
-    for (Index i = 0; i < A.rows; ++i)
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-        const Index j = A.col[k];
-        const auto first = A.col.begin() + A.row_begin(j), last = A.col.begin() + A.row_end(j);
-        const auto mirror = std::lower_bound(first, last, i);
-        const double va = static_cast<double>(A.val[k]);
-        const double vt = mirror != last && *mirror == i ? static_cast<double>(A.val[mirror - A.col.begin()]) : 0.0;
+    for (Index i = 0; i < rows.rows; ++i)
+      for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
+        const double va = static_cast<double>(rows.val[k]);
+        const double vt = mirror(i, rows.col[k]);
         const double scale = std::max(std::abs(va), std::abs(vt));
         double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
         if (std::isnan(rel)) rel = 1.0;
-        const Asymmetry here{i, j, rel};
+        const Asymmetry here{first_row + i, rows.col[k], rel};
         if (rel > 0 && worse(here, mine)) mine = here;
       }
 #pragma omp critical(amgsolve_largest_asymmetry)
@@ -189,31 +188,19 @@ Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
   return worst;
 }
 
+}  // namespace
+
+template <class Value>
+Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
+  if (!A.is_square()) return Asymmetry{-1, -1, 1.0};
+  // Each entry (i, j) against its mirror (j, i), found by binary search in the sorted row j (a zero when it is
+  // missing): an entry present on one side only is found from that side. No transpose is formed.
+  return worst_over_entries(A, 0, [&](Index i, Index j) { return stored_or_zero(A, j, i); });
+}
+
 Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows,
                             Index first_row) {
-  Asymmetry worst;
-#pragma omp parallel
-  {
-    Asymmetry mine;
-#pragma omp for schedule(static) nowait
-    for (Index i = 0; i < rows.rows; ++i)
-      for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
-        const Index j = rows.col[k];
-        const auto first = transposed_rows.col.begin() + transposed_rows.row_begin(i);
-        const auto last = transposed_rows.col.begin() + transposed_rows.row_end(i);
-        const auto mirror = std::lower_bound(first, last, j);
-        const double vt = mirror != last && *mirror == j ? transposed_rows.val[mirror - transposed_rows.col.begin()] : 0.0;
-        const double va = rows.val[k];
-        const double scale = std::max(std::abs(va), std::abs(vt));
-        double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
-        if (std::isnan(rel)) rel = 1.0;
-        const Asymmetry here{first_row + i, j, rel};
-        if (rel > 0 && worse(here, mine)) mine = here;
-      }
-#pragma omp critical(amgsolve_largest_asymmetry_rows)
-    if (mine.row >= 0 && worse(mine, worst)) worst = mine;
-  }
-  return worst;
+  return worst_over_entries(rows, first_row, [&](Index i, Index j) { return stored_or_zero(transposed_rows, i, j); });
 }
 
 Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates) {
