@@ -49,6 +49,10 @@ Index connected_components(const CsrMatrix<double>& A);
 // or a singular matrix whose graph falls apart, is an InputError saying which row or how many parts.
 // Returns none or constant.
 NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice);
+// Through a backend (the mpi one's in amg/mpi/distributed_setup.hpp).
+inline NullspaceChoice resolve_nullspace(const CpuBackend&, const CsrMatrix<double>& A, NullspaceChoice choice) {
+  return resolve_nullspace(A, choice);
+}
 // The same decision from the matrix's largest relative row sum and a count of its graph's connected parts
 // (asked only when needed): what the mpi backend's overload decides from the ranks' rows
 // (amg/mpi/distributed_setup.hpp).

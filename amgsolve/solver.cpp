@@ -112,16 +112,7 @@ AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, cons
   return amg;
 }
 
-NullspaceChoice resolved_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A,
-                                   NullspaceChoice asked) {
-  return resolve_nullspace(backend, A, asked);
-}
 #endif
-
-// The nullspace `asked` (amg.nullspace) resolves to for A: what a re-setup's matrix must keep.
-NullspaceChoice resolved_nullspace(const CpuBackend&, const CsrMatrix<double>& A, NullspaceChoice asked) {
-  return resolve_nullspace(A, asked);
-}
 
 // On one process a row block is the whole matrix.
 void require_whole_block(const RowBlock& block) {
@@ -248,7 +239,7 @@ class SolverOn final : public Solver::Impl {
         why = "the matrix's pattern changed";
         return false;
       }
-      if (resolved_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
+      if (resolve_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
         why = "the matrix's nullspace changed";
         return false;
       }

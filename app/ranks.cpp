@@ -127,7 +127,6 @@ void broadcast_from_first(Vector<double>& v) {
   }
 }
 
-
 namespace {
 
 constexpr std::size_t kBatchEntries = std::size_t{1} << 20;  // rank 0 deals out 16 MiB of entries at a time
@@ -170,11 +169,10 @@ void on_first_rank(const std::function<void()>& f) {
   throw Error(message);
 }
 
-// Entries sent to the ranks that own key(t) (a global row of `partition`) and received from every rank:
+// Entries sent to the ranks that own their rows (global rows of `partition`) and received from every rank:
 // what this rank receives, in rank order. all_to_all: every rank sends; otherwise rank 0 alone (a scatter).
-template <class Key>
 std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, const BlockPartition& partition,
-                                   Key key, bool all_to_all) {
+                                   bool all_to_all) {
   const int ranks = Ranks::size();
   // MPI counts are ints: more than that on any rank is the same error on every rank, before any exchange.
   if (Ranks::max(entries.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ? 1 : 0) > 0)
@@ -182,7 +180,7 @@ std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, 
   std::vector<int> send_counts(static_cast<std::size_t>(ranks), 0), send_offsets(send_counts);
   std::vector<int> owners(entries.size());
   for (std::size_t e = 0; e < entries.size(); ++e) {
-    owners[e] = partition.owner(key(entries[e]));
+    owners[e] = partition.owner(entries[e].row);
     ++send_counts[static_cast<std::size_t>(owners[e])];
   }
   for (int r = 1; r < ranks; ++r) send_offsets[r] = send_offsets[r - 1] + send_counts[r - 1];
@@ -239,8 +237,7 @@ MatrixRows read_matrix_market_rows(const std::string& path) {
     batch.clear();
     on_first_rank([&] { more = reader->next_batch(batch, kBatchEntries) ? 1 : 0; });
     MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    const std::vector<Triplet<double>> part =
-        route(batch, partition, [](const Triplet<double>& t) { return t.row; }, false);
+    const std::vector<Triplet<double>> part = route(batch, partition, false);
     mine.insert(mine.end(), part.begin(), part.end());
   }
   reader.reset();
@@ -268,15 +265,12 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
   const std::int64_t first = partition.begin(Ranks::rank());
   // The first diagonal entry that is not positive, over the ranks: 2 row + (0: zero or missing, 1: other).
   std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
-  for (Index i = 0; i < rows.rows; ++i) {
-    const auto begin = rows.col.begin() + rows.row_begin(i), end = rows.col.begin() + rows.row_end(i);
-    const auto at = std::lower_bound(begin, end, first + i);
-    const double d = at != end && *at == first + i ? rows.val[static_cast<std::size_t>(at - rows.col.begin())] : 0.0;
-    if (!(d > 0)) {
-      first_bad = 2 * (first + i) + (d == 0 ? 0 : 1);
+  const Vector<double> d = diagonal(rows, static_cast<Index>(first));
+  for (Index i = 0; i < rows.rows; ++i)
+    if (!(d[i] > 0)) {
+      first_bad = 2 * (first + i) + (d[i] == 0 ? 0 : 1);
       break;
     }
-  }
   MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
   if (first_bad != std::numeric_limits<std::int64_t>::max())
     require_positive_diagonal_entry(name, static_cast<Index>(first_bad / 2), first_bad % 2 == 0 ? 0.0 : -1.0);
@@ -287,8 +281,7 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
   for (Index i = 0; i < rows.rows; ++i)
     for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k)
       entries.push_back({rows.col[k], static_cast<Index>(first + i), rows.val[k]});
-  std::vector<Triplet<double>> mirrored =
-      route(entries, partition, [](const Triplet<double>& t) { return t.row; }, true);
+  std::vector<Triplet<double>> mirrored = route(entries, partition, true);
   entries = {};
   for (Triplet<double>& t : mirrored) t.row = static_cast<Index>(t.row - first);
   const CsrMatrix<double> transposed = csr_from_triplets(rows.rows, rows.cols, std::move(mirrored));

@@ -118,17 +118,35 @@ void residual(const CsrMatrix<Value>& A, const Vector<Value>& x, const Vector<Va
   }
 }
 
+namespace {
+
+// Stored value at (row, column) of M (rows sorted), 0 where nothing is stored.
+template <class Value>
+double stored_or_zero(const CsrMatrix<Value>& M, Index row, Index column) {
+  const auto first = M.col.begin() + M.row_begin(row), last = M.col.begin() + M.row_end(row);
+  const auto at = std::lower_bound(first, last, column);
+  return at != last && *at == column ? static_cast<double>(M.val[static_cast<std::size_t>(at - M.col.begin())]) : 0.0;
+}
+
+// Entry (i, first_row + i) of M's rows i < count, in M's precision.
+template <class Value>
+Vector<Value> diagonal_of_rows(const CsrMatrix<Value>& M, Index first_row, Index count) {
+  Vector<Value> d(static_cast<std::size_t>(count), Value(0));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < count; ++i) d[i] = static_cast<Value>(stored_or_zero(M, i, first_row + i));
+  return d;
+}
+
+}  // namespace
+
 template <class Value>
 Vector<Value> diagonal(const CsrMatrix<Value>& A) {
-  Vector<Value> d(static_cast<std::size_t>(std::min(A.rows, A.cols)), Value(0));
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < static_cast<Index>(d.size()); ++i) {
-    const auto first = A.col.begin() + A.row_begin(i);
-    const auto last = A.col.begin() + A.row_end(i);
-    const auto it = std::lower_bound(first, last, i);
-    if (it != last && *it == i) d[i] = A.val[static_cast<std::size_t>(it - A.col.begin())];
-  }
-  return d;
+  return diagonal_of_rows(A, 0, std::min(A.rows, A.cols));
+}
+
+template <class Value>
+Vector<Value> diagonal(const CsrMatrix<Value>& rows, Index first_row) {
+  return diagonal_of_rows(rows, first_row, rows.rows);
 }
 
 template <class Value>
@@ -153,14 +171,6 @@ namespace {
 bool worse(const Asymmetry& a, const Asymmetry& b) {
   if (a.relative != b.relative) return a.relative > b.relative;
   return a.row < b.row || (a.row == b.row && a.col < b.col);
-}
-
-// Stored value at (row, column) of M (rows sorted), 0 where nothing is stored.
-template <class Value>
-double stored_or_zero(const CsrMatrix<Value>& M, Index row, Index column) {
-  const auto first = M.col.begin() + M.row_begin(row), last = M.col.begin() + M.row_end(row);
-  const auto at = std::lower_bound(first, last, column);
-  return at != last && *at == column ? static_cast<double>(M.val[static_cast<std::size_t>(at - M.col.begin())]) : 0.0;
 }
 
 // The worst asymmetry over the entries of `rows` (row i numbered first_row + i), each against
@@ -239,6 +249,7 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A) 
   template void spmv(const CsrMatrix<V>&, const Vector<V>&, Vector<V>&);                         \
   template void residual(const CsrMatrix<V>&, const Vector<V>&, const Vector<V>&, Vector<V>&);   \
   template Vector<V> diagonal(const CsrMatrix<V>&);                                              \
+  template Vector<V> diagonal(const CsrMatrix<V>&, Index);                                       \
   template bool is_valid_csr(const CsrMatrix<V>&);                                               \
   template Asymmetry largest_asymmetry(const CsrMatrix<V>&);
 AMGSOLVE_INSTANTIATE_CSR_OPS(double)

@@ -34,6 +34,10 @@ void residual(const CsrMatrix<Value>& A, const Vector<Value>& x, const Vector<Va
 // The main diagonal (zero where a row has no diagonal entry).
 template <class Value>
 Vector<Value> diagonal(const CsrMatrix<Value>& A);
+// The diagonal of a block of rows [first_row, first_row + rows.rows) of a larger matrix, columns numbered
+// globally: entry (i, first_row + i) of each row (zero where missing).
+template <class Value>
+Vector<Value> diagonal(const CsrMatrix<Value>& rows, Index first_row);
 
 // Converts the value type (e.g. double -> float for a mixed-precision cycle).
 template <class To, class From>
