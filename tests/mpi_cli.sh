@@ -1,20 +1,40 @@
 #!/usr/bin/env bash
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file on
-# 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every
-# rank with one error line and exit 1, never a hang (ctest's timeout would catch one).
-#   mpi_cli.sh MPIRUN AMGSOLVE SOURCE_DIR WORK_DIR RANKS
+# 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market matrix, only rank 0
+# writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
+# exit 1, never a hang (ctest's timeout would catch one). The one-process runs are made once, by the
+# `reference` mode (the ctest fixture MpiCli.OneProcess), and compared with by every rank count:
+#   mpi_cli.sh reference AMGSOLVE SOURCE_DIR REFERENCE_DIR
+#   mpi_cli.sh ranks MPIRUN AMGSOLVE SOURCE_DIR REFERENCE_DIR WORK_DIR RANKS
 set -uo pipefail
-mpirun="$1" amgsolve="$2" source="$3" work="$4" ranks="$5"
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+mode="$1"
+case "$mode" in
+  reference) mpirun="" amgsolve="$2" source="$3" reference="$4" work="$4" ranks=1 ;;
+  ranks) mpirun="$2" amgsolve="$3" source="$4" reference="$5" work="$6" ranks="$7" ;;
+  *) echo "mpi_cli.sh: unknown mode '$mode'" >&2; exit 2 ;;
+esac
+rm -rf "$work" && mkdir -p "$work" || exit 1
+# The inputs and the one-process outputs lie in the reference folder; a rank count's runs read from there
+# (relative paths, so that the error lines name the files as one process does) and write into its own.
+cd "$reference" || exit 1
+if [ "$mode" = ranks ]; then
+  for f in one.json steps-one.json mouse-one.json general-one.json; do
+    [ -f "$f" ] || { echo "FAIL: $reference/$f is missing: run the fixture MpiCli.OneProcess first"; exit 1; }
+  done
+fi
 run() { "$mpirun" -np "$1" --oversubscribe --bind-to none "${@:2}"; }
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
+one() { [ "$mode" = reference ]; }  # the one-process half of each comparison
+many() { [ "$mode" = ranks ]; }     # the rank count's half and the comparison
 
 config="$source/configs/poisson-jump2d.yaml"
-"$amgsolve" "$config" --set problem.size=[300,260] --report one.json --vtk one.vti --quiet || fail "one process"
-run "$ranks" "$amgsolve" "$config" --set problem.size=[300,260] --report many.json --vtk many.vti --quiet ||
-  fail "$ranks ranks"
-python3 - one.json many.json "$ranks" <<'PY' || fail "reports differ"
+if one; then
+  "$amgsolve" "$config" --set problem.size=[300,260] --report one.json --vtk one.vti --quiet || fail "one process"
+else
+  run "$ranks" "$amgsolve" "$config" --set problem.size=[300,260] --report "$work/many.json" --vtk "$work/many.vti" \
+    --quiet || fail "$ranks ranks"
+  python3 - one.json "$work/many.json" "$ranks" <<'PY' || fail "reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 ranks = int(sys.argv[3])
@@ -32,15 +52,17 @@ for part in ("setup", "solve"):
     assert sum(r["rows"] for r in per_rank) == (many["problem"]["rows"] if ranks > 1 else 0)
     assert ranks == 1 or sum(r["halo_bytes"] for r in per_rank) > 0, part + ": nothing sent"
 PY
-cmp -s one.vti many.vti || fail "the VTK files differ"
+  cmp -s one.vti "$work/many.vti" || fail "the VTK files differ"
+fi
 
 # Time steps on one pattern: each rank assembles its rows at every step and re-sets up from them (the
 # aggregates kept, the products by the distributed SpGEMM): every step's history is one process's.
-steps=(--set problem.size=[32,32,32] --set problem.steps=3 --quiet)
-"$amgsolve" "$source/configs/poisson-steps.yaml" "${steps[@]}" --report steps-one.json || fail "steps, one process"
-run "$ranks" "$amgsolve" "$source/configs/poisson-steps.yaml" "${steps[@]}" --report steps-many.json ||
-  fail "steps, $ranks ranks"
-python3 - steps-one.json steps-many.json <<'PY' || fail "steps reports differ"
+steps=("$source/configs/poisson-steps.yaml" --set problem.size=[32,32,32] --set problem.steps=3 --quiet)
+if one; then
+  "$amgsolve" "${steps[@]}" --report steps-one.json || fail "steps, one process"
+else
+  run "$ranks" "$amgsolve" "${steps[@]}" --report "$work/steps-many.json" || fail "steps, $ranks ranks"
+  python3 - steps-one.json "$work/steps-many.json" <<'PY' || fail "steps reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert len(one["steps"]) == len(many["steps"]) == 3
@@ -49,13 +71,16 @@ for a, b in zip(one["steps"], many["steps"]):
     assert a["iterations"] == b["iterations"] and a["history"] == b["history"], "step %d" % a["step"]
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles only its rows"
 PY
+fi
 
 # The mouse (many sources, one hierarchy, fluorescence) and a Matrix Market matrix: the same numbers.
-"$amgsolve" "$source/configs/mouse-quick.yaml" --report mouse-one.json --vtk mouse-one.vti --quiet ||
-  fail "mouse, one process"
-run "$ranks" "$amgsolve" "$source/configs/mouse-quick.yaml" --report mouse-many.json --vtk mouse-many.vti --quiet ||
-  fail "mouse, $ranks ranks"
-python3 - mouse-one.json mouse-many.json <<'PY' || fail "mouse reports differ"
+mouse="$source/configs/mouse-quick.yaml"
+if one; then
+  "$amgsolve" "$mouse" --report mouse-one.json --vtk mouse-one.vti --quiet || fail "mouse, one process"
+else
+  run "$ranks" "$amgsolve" "$mouse" --report "$work/mouse-many.json" --vtk "$work/mouse-many.vti" --quiet ||
+    fail "mouse, $ranks ranks"
+  python3 - mouse-one.json "$work/mouse-many.json" <<'PY' || fail "mouse reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert len(one["sources"]) == len(many["sources"]) > 1
@@ -69,25 +94,29 @@ assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank a
 assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
 assert one["problem"]["mouse"] == many["problem"]["mouse"]
 PY
-cmp -s mouse-one.vti mouse-many.vti || fail "the mouse VTK files differ"
+  cmp -s mouse-one.vti "$work/mouse-many.vti" || fail "the mouse VTK files differ"
+fi
+
 # bcsstk18 (11,948 rows: two reduction blocks, so two ranks hold rows) converges slowly: 40 iterations are
 # compared, and both runs end with exit 3 (not converged), their outputs written.
 matrix="${AMGSOLVE_MATRICES:-$source/../shared/matrices}/bcsstk18.mtx"
-if [ -f "$matrix" ]; then
+if [ ! -f "$matrix" ]; then
+  echo "skipping the Matrix Market comparison: $matrix is absent"
+elif one; then
   printf 'problem:\n  type: matrix_market\n  matrix: %s\n' "$matrix" > market.yaml
   "$amgsolve" market.yaml --set solver.max_iterations=40 --report market-one.json --quiet 2>/dev/null
   [ $? -eq 3 ] || fail "Matrix Market, one process: expected exit 3"
-  run "$ranks" "$amgsolve" market.yaml --set solver.max_iterations=40 --report market-many.json --quiet 2>/dev/null
+else
+  run "$ranks" "$amgsolve" market.yaml --set solver.max_iterations=40 --report "$work/market-many.json" --quiet \
+    2>/dev/null
   [ $? -eq 3 ] || fail "Matrix Market, $ranks ranks: expected exit 3"
-  python3 - market-one.json market-many.json <<'PY' || fail "Matrix Market reports differ"
+  python3 - market-one.json "$work/market-many.json" <<'PY' || fail "Matrix Market reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["iterations"] == many["solve"]["iterations"] and one["solve"]["history"] == many["solve"]["history"]
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "rank 0 reads, every rank keeps its rows"
 assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
 PY
-else
-  echo "skipping the Matrix Market comparison: $matrix is absent"
 fi
 
 # A Matrix Market file is read on rank 0 and dealt out as it is read; the checks then run on the ranks'
@@ -95,7 +124,9 @@ fi
 # ranks hold rows: it solves as on one process, and each broken copy gives one process's error line,
 # exit 1: an asymmetric pair split between two ranks' rows, a duplicate entry, a zero diagonal entry past
 # the first rank, a bad value on the last line.
-python3 - <<'PY'
+broken_files=(asymmetric duplicate zero-diagonal bad-value)
+if one; then
+  python3 - <<'PY'
 n = 200
 entries = []
 for y in range(n):
@@ -116,41 +147,49 @@ write("zero-diagonal.mtx", [(i, j, 0.0) if i == j == 20000 else (i, j, v) for i,
 with open("bad-value.mtx", "w") as f:
     f.write(open("general.mtx").read().rsplit(" ", 1)[0] + " x\n")
 PY
-printf 'problem:\n  type: matrix_market\n  matrix: general.mtx\n' > general.yaml
-"$amgsolve" general.yaml --report general-one.json --quiet || fail "general storage, one process"
-run "$ranks" "$amgsolve" general.yaml --report general-many.json --quiet || fail "general storage, $ranks ranks"
-python3 - general-one.json general-many.json <<'PY' || fail "general storage reports differ"
+  printf 'problem:\n  type: matrix_market\n  matrix: general.mtx\n' > general.yaml
+  "$amgsolve" general.yaml --report general-one.json --quiet || fail "general storage, one process"
+  for broken in "${broken_files[@]}"; do
+    sed "s/general.mtx/$broken.mtx/" general.yaml > "$broken.yaml"
+    "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>"$broken-err.txt"
+    status=$?
+    [ "$status" -eq 1 ] || fail "$broken: exit $status on one process, expected 1"
+    [ "$broken" != asymmetric ] || grep -q 'entries (8101, 8301) and (8301, 8101) differ' "$broken-err.txt" ||
+      fail "asymmetric: the pair is not named: $(cat "$broken-err.txt")"
+  done
+else
+  run "$ranks" "$amgsolve" general.yaml --report "$work/general-many.json" --quiet || fail "general storage, $ranks ranks"
+  python3 - general-one.json "$work/general-many.json" <<'PY' || fail "general storage reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["history"] == many["solve"]["history"], "residual history"
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1)
 PY
-for broken in asymmetric duplicate zero-diagonal bad-value; do
-  sed "s/general.mtx/$broken.mtx/" general.yaml > "$broken.yaml"
-  "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>one-err.txt
-  one_status=$?
-  run "$ranks" "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>many-err.txt
-  many_status=$?
-  [ "$one_status" -eq 1 ] && [ "$many_status" -eq 1 ] || fail "$broken: exits $one_status and $many_status, expected 1"
-  [ "$(grep -c '^amgsolve:' many-err.txt)" -eq 1 ] || fail "$broken: not one amgsolve line: $(cat many-err.txt)"
-  [ "$(grep '^amgsolve:' one-err.txt)" = "$(grep '^amgsolve:' many-err.txt)" ] ||
-    fail "$broken: '$(cat one-err.txt)' on one process, '$(cat many-err.txt)' on $ranks"
-  [ "$broken" != asymmetric ] || grep -q 'entries (8101, 8301) and (8301, 8101) differ' one-err.txt ||
-    fail "asymmetric: the pair is not named: $(cat one-err.txt)"
-done
+  for broken in "${broken_files[@]}"; do
+    run "$ranks" "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>"$work/$broken-err.txt"
+    status=$?
+    [ "$status" -eq 1 ] || fail "$broken: exit $status on $ranks ranks, expected 1"
+    [ "$(grep -c '^amgsolve:' "$work/$broken-err.txt")" -eq 1 ] ||
+      fail "$broken: not one amgsolve line: $(cat "$work/$broken-err.txt")"
+    [ "$(grep '^amgsolve:' "$broken-err.txt")" = "$(grep '^amgsolve:' "$work/$broken-err.txt")" ] ||
+      fail "$broken: '$(cat "$broken-err.txt")' on one process, '$(cat "$work/$broken-err.txt")' on $ranks"
+  done
+fi
 
 check_error() {  # check_error WHAT EXPECTED-TEXT ARGS...: exit 1 and one amgsolve line naming it
   local what="$1" expected="$2"
   shift 2
-  run "$ranks" "$amgsolve" "$@" >out.txt 2>err.txt
+  run "$ranks" "$amgsolve" "$@" >"$work/out.txt" 2>"$work/err.txt"
   local status=$?
   [ "$status" -eq 1 ] || fail "$what: exit $status, expected 1"
-  [ "$(grep -c '^amgsolve:' err.txt)" -eq 1 ] || fail "$what: not one amgsolve line: $(cat err.txt)"
-  grep -q "$expected" err.txt || fail "$what: '$expected' not in: $(cat err.txt)"
+  [ "$(grep -c '^amgsolve:' "$work/err.txt")" -eq 1 ] || fail "$what: not one amgsolve line: $(cat "$work/err.txt")"
+  grep -q "$expected" "$work/err.txt" || fail "$what: '$expected' not in: $(cat "$work/err.txt")"
 }
-check_error "missing config" "cannot read config file" "$work/missing.yaml"
-check_error "bad value" "solver.tolerance" "$config" --set solver.tolerance=abc
-check_error "unwritable report (checked on rank 0 only)" "report file" "$config" --report /proc/amgsolve.json \
-  --vtk left.vti
-[ ! -e left.vti ] || fail "an output was left behind"
+if many; then
+  check_error "missing config" "cannot read config file" "$work/missing.yaml"
+  check_error "bad value" "solver.tolerance" "$config" --set solver.tolerance=abc
+  check_error "unwritable report (checked on rank 0 only)" "report file" "$config" --report /proc/amgsolve.json \
+    --vtk "$work/left.vti"
+  [ ! -e "$work/left.vti" ] || fail "an output was left behind"
+fi
 exit $failed
