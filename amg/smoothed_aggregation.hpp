@@ -273,10 +273,7 @@ class SmoothedAggregation {
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (pattern) {
         Timer timer;
-        Csr C(pattern->rows, pattern->cols);
-        C.row_ptr = pattern->row_ptr;
-        C.col = pattern->col;
-        numeric_product(X, Y, C);
+        Csr C = numeric_product(X, Y, *pattern, &stats.multiplications);
         stats.numeric_seconds = timer.seconds();
         stats.nnz = C.nnz();
         stats.choice = "numeric phase into the kept pattern";

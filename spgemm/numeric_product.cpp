@@ -1,52 +1,91 @@
 // See numeric_product.hpp.
 #include "spgemm/numeric_product.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "common/error.hpp"
 
 namespace amgsolve {
+namespace {
 
+// Row i of C = A B into its columns cols[0..length): accumulate A(i,k) B(k,:) in the dense `accumulator`
+// at the columns that `slot` marks, and clear both for the next row. Returns false when a product falls
+// outside the marked columns. The next rows of B are asked for while this one is added (as gustavson does).
 template <class Value>
-void numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
-  if (A.cols != B.rows || C.rows != A.rows || C.cols != B.cols)
-    throw Error("numeric product: shapes " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " * " +
-                std::to_string(B.rows) + "x" + std::to_string(B.cols) + " do not give the pattern's " +
-                std::to_string(C.rows) + "x" + std::to_string(C.cols));
-  C.val.resize(C.col.size());
-  bool outside = false;
-#pragma omp parallel reduction(|| : outside)
-  {
-    // A dense accumulator over B's columns; `slot` marks the columns of the current row's pattern.
-    std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
-    std::vector<std::uint8_t> slot(static_cast<std::size_t>(B.cols), 0);
-#pragma omp for schedule(dynamic, 256)
-    for (Index i = 0; i < A.rows; ++i) {
-      for (Offset c = C.row_begin(i); c < C.row_end(i); ++c) {
-        accumulator[C.col[c]] = Value(0);
-        slot[C.col[c]] = 1;
-      }
-      for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
-        const Index k = A.col[ka];
-        const Value a = A.val[ka];
-        for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
-          const Index j = B.col[kb];
-          outside = outside || !slot[j];
-          accumulator[j] += a * B.val[kb];
-        }
-      }
-      for (Offset c = C.row_begin(i); c < C.row_end(i); ++c) {
-        C.val[c] = accumulator[C.col[c]];
-        slot[C.col[c]] = 0;
-      }
-    }
-    // A column outside the pattern was accumulated and never cleared: the result is void anyway.
+bool fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, const Index* __restrict cols,
+              Offset length, Value* __restrict values, Value* __restrict accumulator, std::uint8_t* __restrict slot) {
+  const Offset* __restrict b_begin = B.row_ptr.data();
+  const Index* __restrict b_col = B.col.data();
+  const Value* __restrict b_val = B.val.data();
+  for (Offset c = 0; c < length; ++c) {
+    accumulator[cols[c]] = Value(0);
+    slot[cols[c]] = 1;
   }
-  if (outside) throw Error("numeric product: a product falls outside the kept pattern (the operands' patterns changed)");
+  std::uint8_t inside = 1;
+  const Offset ka_end = A.row_end(i);
+  for (Offset ka = A.row_begin(i); ka < ka_end; ++ka) {
+    if (ka + 2 < ka_end) {
+      __builtin_prefetch(b_col + b_begin[A.col[ka + 2]]);
+      __builtin_prefetch(b_val + b_begin[A.col[ka + 2]]);
+    }
+    const Index k = A.col[ka];
+    const Value a = A.val[ka];
+    for (Offset kb = b_begin[k]; kb < b_begin[k + 1]; ++kb) {
+      const Index j = b_col[kb];
+      inside &= slot[j];
+      accumulator[j] += a * b_val[kb];
+    }
+  }
+  for (Offset c = 0; c < length; ++c) {
+    values[c] = accumulator[cols[c]];
+    slot[cols[c]] = 0;
+  }
+  return inside != 0;
 }
 
-template void numeric_product(const CsrMatrix<double>&, const CsrMatrix<double>&, CsrMatrix<double>&);
-template void numeric_product(const CsrMatrix<float>&, const CsrMatrix<float>&, CsrMatrix<float>&);
+}  // namespace
+
+template <class Value>
+CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const CsrMatrix<Value>& pattern,
+                                 Offset* multiplications) {
+  if (A.cols != B.rows || pattern.rows != A.rows || pattern.cols != B.cols)
+    throw Error("numeric product: shapes " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " * " +
+                std::to_string(B.rows) + "x" + std::to_string(B.cols) + " do not give the pattern's " +
+                std::to_string(pattern.rows) + "x" + std::to_string(pattern.cols));
+  CsrMatrix<Value> C(pattern.rows, pattern.cols);
+  C.row_ptr.resize(pattern.row_ptr.size());
+  C.col.resize(pattern.col.size());
+  C.val.resize(pattern.col.size());
+  bool outside = false;
+  Offset products = 0;
+#pragma omp parallel reduction(|| : outside) reduction(+ : products)
+  {
+    // A dense accumulator over B's columns; `slot` marks the columns of the current row's pattern (a column
+    // outside them is accumulated and never cleared: the result is void anyway).
+    std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
+    std::vector<std::uint8_t> slot(static_cast<std::size_t>(B.cols), 0);
+#pragma omp for schedule(static)
+    for (std::size_t r = 0; r < pattern.row_ptr.size(); ++r) C.row_ptr[r] = pattern.row_ptr[r];
+#pragma omp for schedule(dynamic, 256)
+    for (Index i = 0; i < A.rows; ++i) {
+      const Offset begin = pattern.row_begin(i), length = pattern.row_end(i) - begin;
+      std::copy_n(pattern.col.data() + begin, length, C.col.data() + begin);
+      outside = !fill_row(A, B, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
+                          slot.data()) || outside;
+      if (multiplications)
+        for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) products += B.row_length(A.col[ka]);
+    }
+  }
+  if (outside) throw Error("numeric product: a product falls outside the kept pattern (the operands' patterns changed)");
+  if (multiplications) *multiplications = products;
+  return C;
+}
+
+template CsrMatrix<double> numeric_product(const CsrMatrix<double>&, const CsrMatrix<double>&, const CsrMatrix<double>&,
+                                           Offset*);
+template CsrMatrix<float> numeric_product(const CsrMatrix<float>&, const CsrMatrix<float>&, const CsrMatrix<float>&,
+                                          Offset*);
 
 }  // namespace amgsolve

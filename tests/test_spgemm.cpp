@@ -439,10 +439,14 @@ TEST(NumericProduct, RefillsAKeptPatternWithGustavsonsValues) {
   for (double& v : A2.val) v = std::cos(v * 7.0);
   for (double& v : B2.val) v = 1.0 / (1.5 + v);
   const CsrMatrix<double> expected = SpgemmRegistry::instance().get("gustavson").multiply(A2, B2);
-  numeric_product(A2, B2, pattern);
-  EXPECT_EQ(pattern.row_ptr, expected.row_ptr);
-  EXPECT_EQ(pattern.col, expected.col);
-  for (std::size_t k = 0; k < expected.val.size(); ++k) ASSERT_EQ(pattern.val[k], expected.val[k]) << k;
+  Offset multiplications = 0;
+  const CsrMatrix<double> C = numeric_product(A2, B2, pattern, &multiplications);
+  EXPECT_EQ(C.row_ptr, expected.row_ptr);
+  EXPECT_EQ(C.col, expected.col);
+  for (std::size_t k = 0; k < expected.val.size(); ++k) ASSERT_EQ(C.val[k], expected.val[k]) << k;
+  Offset products = 0;  // every (i, k, j) with A(i,k) and B(k,j) stored
+  for (Offset ka = 0; ka < A.nnz(); ++ka) products += B.row_length(A.col[ka]);
+  EXPECT_EQ(multiplications, products);
   const CsrMatrix<double> other = test::random_sparse(180, 140, 0.05, 33);  // another pattern of A
   EXPECT_THROW(numeric_product(other, B2, pattern), Error);
 }
