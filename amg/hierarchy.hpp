@@ -100,8 +100,9 @@ class Hierarchy {
   // Re-setup for new values on the same pattern (amg.keep_structure, the cpu and mpi backends): the
   // aggregates and tentative prolongators are kept; the filtered matrices, spectral radii, smoothed
   // prolongators, Galerkin products, smoothers and the coarse factorisation are computed anew (on the cpu
-  // backend the products by their numeric phase only, into the kept patterns; on the mpi backend by the
-  // distributed SpGEMM, so the result is the cpu re-setup's, bit for bit). Throws InputError when A's
+  // backend the products by their numeric phase only, into the kept patterns, down to a level whose filtered
+  // matrix lumps other rows than before, from which on by the SpGEMM: products_renewed_from(); on the mpi
+  // backend by the distributed SpGEMM, so the result is the cpu re-setup's, bit for bit). Throws InputError when A's
   // pattern is not the finest matrix's (checked over all ranks), no structure was kept, or the backend
   // keeps none. Collective on the mpi backend.
   void rebuild(const Backend& backend, Shared A);
@@ -111,6 +112,10 @@ class Hierarchy {
     rebuild(Backend{}, std::move(A));
   }
   bool keeps_structure() const { return !structure_.empty(); }
+  // After a re-setup: the first level whose filtered matrix lumped other rows than before, so that its
+  // products and every coarser level's were formed by the SpGEMM rather than into the kept patterns (the
+  // aggregates are kept on every level all the same); -1 when the kept patterns held throughout.
+  int products_renewed_from() const { return products_renewed_from_; }
 
   std::size_t levels() const { return levels_.size(); }
   const Csr& matrix(std::size_t level) const { return *levels_[level].A; }
@@ -183,6 +188,15 @@ class Hierarchy {
   std::vector<LevelInfo> info_;
   Array<Index> finest_aggregates_;
   std::vector<LevelStructure<Backend, Value>> structure_;  // per coarsened level, with amg.keep_structure
+  // The last re-setup's first level whose products had new patterns (-1: none), and, while it runs, the new
+  // filtered rows and A P patterns of such levels (merged into structure_ by rebuild).
+  int products_renewed_from_ = -1;
+  struct RenewedLevel {
+    std::size_t level;
+    bool strength;  // the strength renewed too (the level's matrix had another pattern)
+    LevelStructure<Backend, Value> structure;
+  };
+  std::vector<RenewedLevel> renewed_patterns_;
   std::shared_ptr<const CsrMatrix<Value>> coarsest_host_;
   std::shared_ptr<const SparseLdlt<Value>> coarse_;
   Vector<double> coarse_nullspace_;

@@ -56,6 +56,10 @@ struct CoarseningStep {
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
   std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
+  // A re-setup's level whose filtered matrix lumps other rows than the kept one: its products were formed
+  // by the SpGEMM (not into the kept patterns), and `structure` holds its new filtered rows and A P pattern.
+  bool patterns_renewed = false;
+  bool strength_renewed = false;  // and its strength too, for a level matrix on another pattern
 };
 
 // A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
@@ -65,7 +69,8 @@ struct CoarseningStep {
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
-  bool numeric_only = false;  // a re-setup: the lumped rows must be the kept ones (the products' patterns)
+  const typename Backend::template Csr<Value>* matrix = nullptr;  // the kept hierarchy's matrix of the level
+  bool numeric_only = false;  // a re-setup whose kept product patterns still hold on this level
   const CsrMatrix<Value>* p_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
@@ -130,7 +135,9 @@ class SmoothedAggregation {
     return step;
   }
 
-  // The same with the strength and tentative prolongator of `kept`.
+  // The same with the aggregates and tentative prolongator of `kept`, and its strength where A has the pattern
+  // it was computed on; where A's pattern is another (a coarse level below one whose products changed their
+  // patterns), the strength of A itself decides which couplings the filtered matrix lumps.
   // (Written with `if constexpr` rather than a requires-clause: clang 14 instantiates constrained members of
   // an explicitly instantiated class template.)
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
@@ -142,11 +149,23 @@ class SmoothedAggregation {
       const LevelStructure<Backend, Value>& structure = *kept.kept;
       step.coarse_weights = structure.coarse_weights;
       info.aggregates = structure.aggregates;
-      smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
-                          structure.T, info, clock, step, &kept);
-      if (step.structure) {
-        step.structure->strength = structure.strength;
-        step.structure->weak_entries = structure.weak_entries;
+      // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
+      if (kept.numeric_only || backend_.same_pattern(A, *kept.matrix)) {
+        smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
+                            structure.T, info, clock, step, &kept);
+        if (step.structure && params_.keep_structure) {
+          step.structure->strength = structure.strength;
+          step.structure->weak_entries = structure.weak_entries;
+        }
+      } else {
+        auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+        clock.lap(info.phases.strength);
+        step.patterns_renewed = step.strength_renewed = true;
+        smooth_and_multiply(A, weights, strength, structure.T, info, clock, step, &kept);
+        step.structure->weak_entries = strength.weak_entries;
+        step.structure->strength = std::move(local_strength(strength));
+      }
+      if (step.structure && params_.keep_structure) {
         step.structure->T = structure.T;
         step.structure->aggregates = structure.aggregates;
       }
@@ -163,6 +182,7 @@ class SmoothedAggregation {
              const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
     Weights weights;  // the finest level's: empty, all 1
+    bool patterns_hold = numeric_only;  // until a level's filtered matrix lumps other rows
     for (int level = 0;; ++level) {
       LevelInfo info;
       info.level = level;
@@ -174,7 +194,7 @@ class SmoothedAggregation {
       if constexpr (kKeepsStructure<Backend>) {
         if (kept) {
           if (static_cast<std::size_t>(level) < kept->structure_.size())
-            step = coarsen_kept(*level_matrix, weights, info, kept_level(*kept, level, numeric_only));
+            step = coarsen_kept(*level_matrix, weights, info, kept_level(*kept, level, patterns_hold));
         } else if (!small_enough) {
           step = coarsen(*level_matrix, weights, info);
         }
@@ -187,6 +207,10 @@ class SmoothedAggregation {
         return;
       }
       info.seconds = timer.seconds();
+      if (step->patterns_renewed && patterns_hold) {
+        patterns_hold = false;  // this level's products have new patterns, so have all coarser ones
+        hierarchy.products_renewed_from_ = level;
+      }
       Shared coarse = step->coarse;
       weights = std::move(step->coarse_weights);
       hierarchy.add_level(std::move(level_matrix), std::move(*step), info);
@@ -199,6 +223,7 @@ class SmoothedAggregation {
   static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
     KeptLevel<Backend, Value> k;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
+    k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
     k.numeric_only = numeric_only;
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (numeric_only) {
@@ -221,11 +246,13 @@ class SmoothedAggregation {
     Array<std::uint8_t> filtered_rows;
     if constexpr (kKeepsStructure<Backend>) {
       if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows);
-      // Which rows are lumped depends on the values: a re-setup keeps the patterns only if none changed (on
-      // every rank alike, so that the ranks fall back to a full setup where one process does).
+      // Which rows are lumped depends on the values: where other rows are lumped than before, A_f T, A P and
+      // so every coarser level's products have other patterns, and are formed by the SpGEMM from here on
+      // (the aggregates still kept). The values are the same either way: the numeric phase sums as gustavson.
+      // (Decided on every rank alike.)
       if (kept && kept->numeric_only && !backend_.everywhere(filtered_rows == kept->kept->filtered_rows))
-        throw InputError("re-setup: the filtered matrix's pattern changed on level " + std::to_string(info.level) +
-                         " (other rows keep their weak entries)");
+        step.patterns_renewed = true;
+      if (step.patterns_renewed) kept = nullptr;
     } else if (has_weak) {
       filtered = filtered_matrix(backend_, A, strength, weights);
     }
@@ -250,7 +277,7 @@ class SmoothedAggregation {
     info.spgemm_seconds =
         info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
     if constexpr (kKeepsStructure<Backend>)
-      if (params_.keep_structure) {
+      if (params_.keep_structure || step.patterns_renewed) {
         step.structure.emplace();
         step.structure->coarse_weights = step.coarse_weights;
         step.structure->filtered_rows = std::move(filtered_rows);
@@ -379,6 +406,16 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
     fresh.build_with_structure(backend, std::move(A), *this, true);
     fresh.params_.keep_structure = true;
     fresh.structure_ = std::move(structure_);
+    for (RenewedLevel& renewed : fresh.renewed_patterns_) {
+      LevelStructure<Backend, Value>& level = fresh.structure_[renewed.level];
+      level.filtered_rows = std::move(renewed.structure.filtered_rows);
+      level.ap_pattern = std::move(renewed.structure.ap_pattern);
+      if (renewed.strength) {
+        level.strength = std::move(renewed.structure.strength);
+        level.weak_entries = renewed.structure.weak_entries;
+      }
+    }
+    fresh.renewed_patterns_.clear();
     *this = std::move(fresh);
   }
 }
@@ -395,7 +432,12 @@ void Hierarchy<Backend, Value>::build_with_structure(const Backend& backend, Sha
 
 template <class Backend, class Value>
 void Hierarchy<Backend, Value>::add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info) {
-  if (step.structure) structure_.push_back(std::move(*step.structure));
+  if (step.structure) {
+    if (params_.keep_structure)
+      structure_.push_back(std::move(*step.structure));
+    else  // a re-setup's level with new product patterns (SmoothedAggregation::smooth_and_multiply)
+      renewed_patterns_.push_back({levels_.size(), step.strength_renewed, std::move(*step.structure)});
+  }
   if (levels_.empty()) finest_aggregates_ = std::move(step.aggregates);
   levels_.push_back(Level{std::move(A), std::move(step.P), std::move(step.R), step.smoother});
   info_.push_back(info);

@@ -258,6 +258,9 @@ class SolverOn final : public Solver::Impl {
       summary.rebuild_note = std::is_same_v<Backend, CpuBackend>
                                  ? "aggregates and tentative prolongators kept, products by their numeric phase"
                                  : "aggregates and tentative prolongators kept, products by the distributed SpGEMM";
+      if (const int level = hierarchy_.products_renewed_from(); level >= 0 && std::is_same_v<Backend, CpuBackend>)
+        summary.rebuild_note += " (from level " + std::to_string(level) +
+                                " by the SpGEMM: its filtered matrix lumps other rows than before)";
       return true;
     } else {
       why = "internal: no structure on this backend";

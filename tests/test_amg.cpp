@@ -528,6 +528,32 @@ TEST(Rebuild, EqualsAFreshSetupOnTheKeptStructureWhenTheStrengthChanges) {
   EXPECT_NE(own.finest_aggregates(), rebuilt.finest_aggregates());
 }
 
+// Values that make other rows lump their weak entries (test::relumped): those rows' filtered matrix, so every
+// product from that level down, has another pattern. The re-setup keeps the aggregates, forms those products
+// by the SpGEMM and keeps their new patterns, into which the next re-setup of such values goes again.
+TEST(Rebuild, WhereOtherRowsAreLumpedTheProductsAreFormedAnewOnTheKeptAggregates) {
+  PoissonParams aniso;
+  aniso.stencil = Stencil::p5;
+  aniso.size = {100, 90};
+  aniso.anisotropy = {1.0, 0.05};
+  const CsrMatrix<double> A = poisson_matrix(aniso);
+  AmgHierarchy<double> rebuilt(shared(A), keeping_structure());
+  const Array<Index> aggregates = rebuilt.finest_aggregates();
+  const CsrMatrix<double> moved = test::relumped(A);
+  CsrMatrix<double> doubled = moved;  // the same rows lumped
+  for (double& v : doubled.val) v *= 2;
+  const std::pair<const CsrMatrix<double>*, bool> steps[] = {{&moved, true}, {&doubled, false}, {&A, true}};
+  for (const auto& [values, renews] : steps) {
+    const auto changed = shared(*values);
+    rebuilt.rebuild(changed);
+    EXPECT_EQ(rebuilt.products_renewed_from() >= 0, renews) << rebuilt.products_renewed_from();
+    expect_same_hierarchy(rebuilt, AmgHierarchy<double>(CpuBackend{}, changed, keeping_structure(), rebuilt));
+    EXPECT_EQ(rebuilt.finest_aggregates(), aggregates);
+  }
+  // Back on the first values: the first setup's hierarchy, bit for bit.
+  expect_same_hierarchy(rebuilt, AmgHierarchy<double>(shared(A), keeping_structure()));
+}
+
 TEST(Rebuild, AnotherPatternOrNoKeptStructureIsAnError) {
   const auto A = shared(poisson(Stencil::p7, {12, 12, 12}));
   AmgHierarchy<double> amg(A, keeping_structure());

@@ -95,6 +95,25 @@ Eigen::SparseMatrix<double> to_eigen(const CsrMatrix<Value>& A) {
   return M;
 }
 
+// New values that change which rows lump their weak entries (amg/strength.cpp): the small couplings among
+// the upper half's rows 25 times larger, the diagonal raised by as much, so that lumping them would take
+// more than half of it and those rows keep them instead.
+inline CsrMatrix<double> relumped(const CsrMatrix<double>& A) {
+  CsrMatrix<double> B = A;
+  const Index half = A.rows / 2;
+  std::vector<double> raise(static_cast<std::size_t>(A.rows), 0.0);
+  for (Index i = half; i < B.rows; ++i)
+    for (Offset k = B.row_begin(i); k < B.row_end(i); ++k)
+      if (B.col[k] != i && B.col[k] >= half && std::abs(B.val[k]) < 0.1) {
+        raise[i] += 24 * std::abs(B.val[k]);
+        B.val[k] *= 25;
+      }
+  for (Index i = 0; i < B.rows; ++i)
+    for (Offset k = B.row_begin(i); k < B.row_end(i); ++k)
+      if (B.col[k] == i) B.val[k] += raise[i];
+  return B;
+}
+
 inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
   std::vector<Triplet<double>> t;
   for (int k = 0; k < M.outerSize(); ++k)
