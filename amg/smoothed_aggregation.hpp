@@ -56,8 +56,9 @@ struct CoarseningStep {
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
   std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
-  // A re-setup's level whose filtered matrix lumps other rows than the kept one: its products were formed
-  // by the SpGEMM (not into the kept patterns), and `structure` holds its new filtered rows and A P pattern.
+  // A re-setup's level whose filtered matrix lumps other rows than the kept one, or any level below such a
+  // one: its products were formed by the SpGEMM (not into the kept patterns), and `structure` holds its new
+  // filtered rows and A P pattern.
   bool patterns_renewed = false;
   bool strength_renewed = false;  // and its strength too, for a level matrix on another pattern
 };
@@ -71,6 +72,7 @@ struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
   const typename Backend::template Csr<Value>* matrix = nullptr;  // the kept hierarchy's matrix of the level
   bool numeric_only = false;  // a re-setup whose kept product patterns still hold on this level
+  bool renewing = false;      // a re-setup below a level whose products changed their patterns: so do these
   const CsrMatrix<Value>* p_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
@@ -149,6 +151,7 @@ class SmoothedAggregation {
       const LevelStructure<Backend, Value>& structure = *kept.kept;
       step.coarse_weights = structure.coarse_weights;
       info.aggregates = structure.aggregates;
+      step.patterns_renewed = kept.renewing;
       // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
       if (kept.numeric_only || backend_.same_pattern(A, *kept.matrix)) {
         smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
@@ -194,7 +197,8 @@ class SmoothedAggregation {
       if constexpr (kKeepsStructure<Backend>) {
         if (kept) {
           if (static_cast<std::size_t>(level) < kept->structure_.size())
-            step = coarsen_kept(*level_matrix, weights, info, kept_level(*kept, level, patterns_hold));
+            step = coarsen_kept(*level_matrix, weights, info,
+                                kept_level(*kept, level, patterns_hold, numeric_only && !patterns_hold));
         } else if (!small_enough) {
           step = coarsen(*level_matrix, weights, info);
         }
@@ -220,8 +224,10 @@ class SmoothedAggregation {
   }
 
  private:
-  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only) {
+  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only,
+                                              bool renewing) {
     KeptLevel<Backend, Value> k;
+    k.renewing = renewing;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
     k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
     k.numeric_only = numeric_only;
