@@ -64,7 +64,8 @@ def main():
         if reused:
             ratios.append(re / full)
             wall_ratios.append(re_wall / full_wall)
-        note = "" if reused else f"  ({solver.setup['rebuild_note']})"
+        # A full setup says why; a re-setup whose products left the kept patterns from some level says where.
+        note = f"  ({solver.setup['rebuild_note']})" if not reused or "level" in solver.setup["rebuild_note"] else ""
         print(f"  {step:4d} {full:8.3f} {re:10.3f} {re / full:6.2f} {full_wall:9.3f} {re_wall:8.3f} "
               f"{fresh_info['iterations']:8d} {re_info['iterations']:6d}{note}")
         del fresh
