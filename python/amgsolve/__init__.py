@@ -91,8 +91,9 @@ class Solver:
     def rebuild(self, A: Any) -> None:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
         amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
-        kept and the rest recomputed, the products by their numeric phase only; otherwise a full setup.
-        solver.setup["reused"] says which, solver.setup["rebuild_note"] why."""
+        kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
+        whose filtered matrix lumps other rows than before); otherwise a full setup. solver.setup["reused"]
+        says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew)."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
         self.shape = A.shape
