@@ -156,10 +156,6 @@ class SmoothedAggregation {
       if (kept.numeric_only || backend_.same_pattern(A, *kept.matrix)) {
         smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
                             structure.T, info, clock, step, &kept);
-        if (step.structure && params_.keep_structure) {
-          step.structure->strength = structure.strength;
-          step.structure->weak_entries = structure.weak_entries;
-        }
       } else {
         auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
         clock.lap(info.phases.strength);
@@ -169,6 +165,10 @@ class SmoothedAggregation {
         step.structure->strength = std::move(local_strength(strength));
       }
       if (step.structure && params_.keep_structure) {
+        if (!step.strength_renewed) {
+          step.structure->strength = structure.strength;
+          step.structure->weak_entries = structure.weak_entries;
+        }
         step.structure->T = structure.T;
         step.structure->aggregates = structure.aggregates;
       }

@@ -11,11 +11,13 @@ namespace amgsolve {
 namespace {
 
 // Row i of C = A B into its columns cols[0..length): accumulate A(i,k) B(k,:) in the dense `accumulator`
-// at the columns that `slot` marks, and clear both for the next row. Returns false when a product falls
-// outside the marked columns. The next rows of B are asked for while this one is added (as gustavson does).
+// at the columns that `slot` marks, and clear both for the next row. Returns the row's multiplications;
+// `inside` becomes false when a product falls outside the marked columns. The next rows of B are asked for
+// while this one is added (as gustavson does).
 template <class Value>
-bool fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, const Index* __restrict cols,
-              Offset length, Value* __restrict values, Value* __restrict accumulator, std::uint8_t* __restrict slot) {
+Offset fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, const Index* __restrict cols,
+                Offset length, Value* __restrict values, Value* __restrict accumulator, std::uint8_t* __restrict slot,
+                bool& inside) {
   const Offset* __restrict b_begin = B.row_ptr.data();
   const Index* __restrict b_col = B.col.data();
   const Value* __restrict b_val = B.val.data();
@@ -23,7 +25,8 @@ bool fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, con
     accumulator[cols[c]] = Value(0);
     slot[cols[c]] = 1;
   }
-  std::uint8_t inside = 1;
+  std::uint8_t marked = 1;
+  Offset products = 0;
   const Offset ka_end = A.row_end(i);
   for (Offset ka = A.row_begin(i); ka < ka_end; ++ka) {
     if (ka + 2 < ka_end) {
@@ -32,9 +35,10 @@ bool fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, con
     }
     const Index k = A.col[ka];
     const Value a = A.val[ka];
+    products += b_begin[k + 1] - b_begin[k];
     for (Offset kb = b_begin[k]; kb < b_begin[k + 1]; ++kb) {
       const Index j = b_col[kb];
-      inside &= slot[j];
+      marked &= slot[j];
       accumulator[j] += a * b_val[kb];
     }
   }
@@ -42,7 +46,8 @@ bool fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, con
     values[c] = accumulator[cols[c]];
     slot[cols[c]] = 0;
   }
-  return inside != 0;
+  inside = inside && marked != 0;
+  return products;
 }
 
 }  // namespace
@@ -58,9 +63,9 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
   C.row_ptr.resize(pattern.row_ptr.size());
   C.col.resize(pattern.col.size());
   C.val.resize(pattern.col.size());
-  bool outside = false;
+  bool inside = true;
   Offset products = 0;
-#pragma omp parallel reduction(|| : outside) reduction(+ : products)
+#pragma omp parallel reduction(&& : inside) reduction(+ : products)
   {
     // A dense accumulator over B's columns; `slot` marks the columns of the current row's pattern (a column
     // outside them is accumulated and never cleared: the result is void anyway).
@@ -72,13 +77,11 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
     for (Index i = 0; i < A.rows; ++i) {
       const Offset begin = pattern.row_begin(i), length = pattern.row_end(i) - begin;
       std::copy_n(pattern.col.data() + begin, length, C.col.data() + begin);
-      outside = !fill_row(A, B, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
-                          slot.data()) || outside;
-      if (multiplications)
-        for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) products += B.row_length(A.col[ka]);
+      products += fill_row(A, B, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
+                           slot.data(), inside);
     }
   }
-  if (outside) throw Error("numeric product: a product falls outside the kept pattern (the operands' patterns changed)");
+  if (!inside) throw Error("numeric product: a product falls outside the kept pattern (the operands' patterns changed)");
   if (multiplications) *multiplications = products;
   return C;
 }
