@@ -491,9 +491,7 @@ TEST(Rebuild, NewValuesWithTheSameAggregatesGiveTheFreshHierarchyBitForBit) {
   // the same aggregates on every level and must equal the re-setup to the last bit.
   const auto A = shared(poisson(Stencil::p7, {22, 20, 18}));
   AmgHierarchy<double> rebuilt(A, keeping_structure());
-  CsrMatrix<double> twice_A = *A;
-  for (double& v : twice_A.val) v *= 2;
-  const auto two_A = std::make_shared<const CsrMatrix<double>>(std::move(twice_A));
+  const auto two_A = shared(test::scaled(*A, 2.0));
   rebuilt.rebuild(two_A);
   expect_same_hierarchy(rebuilt, AmgHierarchy<double>(two_A, keeping_structure()));
   EXPECT_TRUE(rebuilt.keeps_structure());
@@ -540,8 +538,7 @@ TEST(Rebuild, WhereOtherRowsAreLumpedTheProductsAreFormedAnewOnTheKeptAggregates
   AmgHierarchy<double> rebuilt(shared(A), keeping_structure());
   const Array<Index> aggregates = rebuilt.finest_aggregates();
   const CsrMatrix<double> moved = test::relumped(A);
-  CsrMatrix<double> doubled = moved;  // the same rows lumped
-  for (double& v : doubled.val) v *= 2;
+  const CsrMatrix<double> doubled = test::scaled(moved, 2.0);  // the same rows lumped
   const std::pair<const CsrMatrix<double>*, bool> steps[] = {{&moved, true}, {&doubled, false}, {&A, true}};
   for (const auto& [values, renews] : steps) {
     const auto changed = shared(*values);

@@ -394,9 +394,7 @@ void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, co
   // Where the lumped rows change, the products are formed by the SpGEMM from that level on, on one process
   // as on the ranks; then, twice the same values, into the renewed patterns again.
   const CsrMatrix<double> moved = test::relumped(A_double);
-  CsrMatrix<double> doubled = moved;  // the same rows lumped
-  for (double& v : doubled.val) v *= 2;
-  for (const CsrMatrix<double>& changed : {moved, doubled}) {
+  for (const CsrMatrix<double>& changed : {moved, test::scaled(moved, 2.0)}) {  // the latter: the same rows lumped
     alone.rebuild(on_values(changed));
     together.rebuild(mpi, mpi.csr(on_values(changed)));
     expect_same_levels(mpi, together, alone);

@@ -95,6 +95,12 @@ Eigen::SparseMatrix<double> to_eigen(const CsrMatrix<Value>& A) {
   return M;
 }
 
+// c A: every stored value times c (exact for a power of two: D^-1 A and the strength stay as they were).
+inline CsrMatrix<double> scaled(CsrMatrix<double> A, double c) {
+  for (double& v : A.val) v *= c;
+  return A;
+}
+
 // New values that change which rows lump their weak entries (amg/strength.cpp): the small couplings among
 // the upper half's rows 25 times larger, the diagonal raised by as much, so that lumping them would take
 // more than half of it and those rows keep them instead.
