@@ -55,6 +55,20 @@ void BM_Spmv(benchmark::State& state) {
 }
 BENCHMARK(BM_Spmv)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_Strength(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(strength_of_connection(*fixture().A, 0.02).graph.nodes);
+}
+BENCHMARK(BM_Strength)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The independent set alone (the aggregates' passes are the rest of BM_Mis2Aggregation); its rounds as a counter.
+void BM_Mis2Set(benchmark::State& state) {
+  const StrengthGraph g = strength_of_connection(*fixture().A, 0.02).graph;
+  int rounds = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(mis2(g, 1, &rounds).data());
+  state.counters["rounds"] = rounds;
+}
+BENCHMARK(BM_Mis2Set)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_Mis2Aggregation(benchmark::State& state) {
   const StrengthGraph g = strength_of_connection(*fixture().A, 0.02).graph;
   for (auto _ : state) benchmark::DoNotOptimize(mis2_aggregation(g, 1).count);

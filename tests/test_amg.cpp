@@ -4,9 +4,11 @@
 
 #include <Eigen/Eigenvalues>
 #include <numbers>
+#include <numeric>
 #include <queue>
 
 #include "amg/galerkin.hpp"
+#include "common/hash.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
@@ -173,6 +175,36 @@ TEST_P(Mis2Test, IdenticalForAnyThreadCount) {
   }
   omp_set_num_threads(2);
   EXPECT_NE(mis2_aggregation(g, 4).id, one.id) << "the seed should matter";
+}
+
+// The greedy MIS-2 of the priorities the header states (the random part of the tuple: the low 30 bits of
+// seeded_hash(seed, i), ties to the larger index): nodes in decreasing priority, each taken when no node
+// taken before lies within distance 2.
+Array<std::uint8_t> greedy_mis2(const StrengthGraph& g, std::uint64_t seed) {
+  std::vector<Index> order(static_cast<std::size_t>(g.nodes));
+  std::iota(order.begin(), order.end(), Index{0});
+  const auto priority = [&](Index i) { return std::pair{seeded_hash(seed, static_cast<std::uint64_t>(i)) & 0x3fffffffULL, i}; };
+  std::sort(order.begin(), order.end(), [&](Index a, Index b) { return priority(a) > priority(b); });
+  Array<std::uint8_t> taken(static_cast<std::size_t>(g.nodes), 0);
+  for (const Index i : order) {
+    if (g.degree(i) == 0) continue;
+    const std::vector<int> d = bfs(g, i, 2);
+    bool free = true;
+    for (Index v = 0; v < g.nodes && free; ++v) free = !(taken[v] && d[v] <= 2);
+    taken[i] = free;
+  }
+  return taken;
+}
+
+TEST_P(Mis2Test, IsTheGreedySetOfThePrioritiesAndTheDistributedRoundsFindItToo) {
+  const StrengthGraph g = strength_of_connection(matrix(), 0.02).graph;
+  for (std::uint64_t seed : {1, 42, 1234567}) {
+    int rounds = 0, synchronous_rounds = 0;
+    const Array<std::uint8_t> set = mis2(g, seed, &rounds);
+    EXPECT_EQ(set, greedy_mis2(g, seed)) << "seed " << seed;
+    EXPECT_EQ(mis2(g, seed, &synchronous_rounds, test::OneRankLayout{}), set) << "seed " << seed;
+    EXPECT_LT(rounds, synchronous_rounds) << "the one-process rounds let the neighbours of new members leave at once";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, Mis2Test, ::testing::Values(0, 1, 2));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "amg/hierarchy.hpp"
+#include "amg/mis2_aggregation.hpp"
 #include "amg/vcycle.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
@@ -22,6 +23,12 @@
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve::test {
+
+// A graph that calls itself distributed over one rank: mis2 and mis2_aggregation then take the synchronous
+// rounds of the distributed case (a node learns of a new member within distance 2 in the next round).
+struct OneRankLayout : GraphLayout {
+  bool distributed() const override { return true; }
+};
 
 // One V-cycle of a hierarchy on the cpu backend, as a preconditioner: vcycle.apply(r, z).
 template <class V>
