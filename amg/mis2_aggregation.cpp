@@ -120,10 +120,12 @@ Array<Tuple> mis2_one_process(const StrengthGraph& g, std::uint64_t seed, int* r
   Array<Tuple> max1(static_cast<std::size_t>(g.nodes));
   Array<std::uint8_t> joins;
   Array<Index> joined;
+  const std::int64_t average_degree = g.nodes > 0 ? g.row_ptr.back() / g.nodes : 0;
   int round = 0;
   while (!undecided.empty()) {
     ++round;
-    const bool many = static_cast<std::int64_t>(undecided.size()) * 32 >= g.nodes;
+    // A walk reads about degree^2 tuples per undecided node, the sweep degree per node of the graph.
+    const bool many = static_cast<std::int64_t>(undecided.size()) * (4 * average_degree + 8) >= g.nodes;
     if (many) propagate_max(g, tuple, max1);
     const auto count = static_cast<std::int64_t>(undecided.size());
     joins.assign(undecided.size(), 0);
