@@ -1,8 +1,6 @@
 #include "amg/mis2_aggregation.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <numeric>
 
 #include "common/error.hpp"
 #include "common/hash.hpp"
@@ -34,8 +32,8 @@ void propagate_max(const StrengthGraph& g, const Array<Tuple>& in, Array<Tuple>&
 
 // The same on the rows a later step can read, those undecided or next to an undecided node (ghosts' states
 // are this round's), dropping the others from `live` for good: a state only leaves undecided, so a row
-// that is not live never becomes live again (the distributed sweeps, where the 2-hop walk of one process
-// cannot reach the ghosts' neighbours).
+// that is not live never becomes live again (the distributed sweeps, where the 2-hop walk below cannot
+// reach the ghosts' neighbours).
 void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& in, Array<Index>& live, Array<Tuple>& out) {
   Array<std::uint8_t> keep(live.size());
 #pragma omp parallel for schedule(static)
@@ -57,106 +55,39 @@ void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& in, Array<In
   live.resize(kept);
 }
 
-// Maximum tuple within distance 2 of every undecided own node of a distributed graph (other entries of max2 are
-// left stale); tuple's ghosts are filled. Two sweeps, the first one's ghosts filled in between.
-void distance2_max(const StrengthGraph& g, const Array<Tuple>& tuple, const GraphLayout& layout, Array<Index>& live,
-                   Array<Tuple>& max1, Array<Tuple>& max2) {
-  propagate_max_live(g, tuple, live, max1);
-  layout.fill_ghosts(max1);
+// Maximum tuple within distance 2 of every undecided node (other entries of max2 are left stale); tuple's
+// ghosts are filled. While many nodes are undecided, two sweeps over the whole graph are cheapest (with the
+// first sweep's ghosts filled in between); once few are left, walking the 2-hop neighbourhood of just those
+// nodes is (deg^2 per node instead of 2 deg per node), where the whole graph is here.
+void distance2_max(const StrengthGraph& g, const Array<Tuple>& tuple, std::int64_t undecided, const GraphLayout& layout,
+                   Array<Index>& live, Array<Tuple>& max1, Array<Tuple>& max2) {
+  const bool few = !layout.distributed() && undecided * 8 < g.nodes;
+  if (layout.distributed()) {
+    propagate_max_live(g, tuple, live, max1);
+    layout.fill_ghosts(max1);
+  } else if (!few) {
+    propagate_max(g, tuple, max1);
+  }
 #pragma omp parallel for schedule(dynamic, 1024)
   for (Index i = 0; i < g.nodes; ++i) {
     if (state_of(tuple[i]) != kUndecided) continue;
-    Tuple m = max1[i];
-    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) m = std::max(m, max1[g.adj[k]]);
+    Tuple m = few ? tuple[i] : max1[i];
+    for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
+      const Index j = g.adj[k];
+      if (!few) {
+        m = std::max(m, max1[j]);
+        continue;
+      }
+      m = std::max(m, tuple[j]);
+      for (Offset l = g.row_ptr[j]; l < g.row_ptr[j + 1]; ++l) m = std::max(m, tuple[g.adj[l]]);
+    }
     max2[i] = m;
   }
 }
 
-// The largest tuple within distance 2 of node i: from the first sweep's maxima max1 (while many nodes are
-// undecided, one sweep over the whole graph costs less than the walks), or by walking i's 2-hop
-// neighbourhood (deg^2 reads for each node, cheaper once few are undecided).
-Tuple distance2_max_of(const StrengthGraph& g, const Array<Tuple>& tuple, const Array<Tuple>* max1, Index i) {
-  Tuple m = max1 ? (*max1)[i] : tuple[i];
-  for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
-    const Index j = g.adj[k];
-    if (max1) {
-      m = std::max(m, (*max1)[j]);
-      continue;
-    }
-    m = std::max(m, tuple[j]);
-    for (Offset l = g.row_ptr[j]; l < g.row_ptr[j + 1]; ++l) m = std::max(m, tuple[g.adj[l]]);
-  }
-  return m;
-}
+}  // namespace
 
-// Marks node j out if it is undecided. Several threads may mark the same node: they write the same value.
-void leave(Array<Tuple>& tuple, Index j) {
-  std::atomic_ref<Tuple> t(tuple[static_cast<std::size_t>(j)]);
-  const Tuple now = t.load(std::memory_order_relaxed);
-  if (state_of(now) == kUndecided) t.store(with_state(now, kOut), std::memory_order_relaxed);
-}
-
-// The entries of `list` whose node is still undecided, in their order.
-void keep_undecided(const Array<Tuple>& tuple, Array<Index>& list) {
-  std::size_t kept = 0;
-  for (const Index i : list)
-    if (state_of(tuple[i]) == kUndecided) list[kept++] = i;
-  list.resize(kept);
-}
-
-// MIS-2 in one process. Each round, the undecided nodes that are the largest tuple within distance 2 join;
-// the nodes within distance 2 of them leave at once (a walk from each new member, few of them), where the
-// synchronous rounds of the distributed case learn it from the next round's maxima. Either way a node
-// joins exactly when no larger node within distance 2 joined: the set is the greedy one of the tuples'
-// order, the same as the distributed rounds find, in about half the rounds, each over the undecided nodes
-// only.
-Array<Tuple> mis2_one_process(const StrengthGraph& g, std::uint64_t seed, int* rounds) {
-  Array<Tuple> tuple(static_cast<std::size_t>(g.nodes));
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < g.nodes; ++i) tuple[i] = make_tuple(g.degree(i) == 0 ? kOut : kUndecided, seed, i);
-  Array<Index> undecided(static_cast<std::size_t>(g.nodes));
-  std::iota(undecided.begin(), undecided.end(), Index{0});
-  keep_undecided(tuple, undecided);
-  Array<Tuple> max1(static_cast<std::size_t>(g.nodes));
-  Array<std::uint8_t> joins;
-  Array<Index> joined;
-  const std::int64_t average_degree = g.nodes > 0 ? g.row_ptr.back() / g.nodes : 0;
-  int round = 0;
-  while (!undecided.empty()) {
-    ++round;
-    // A walk reads about degree^2 tuples per undecided node, the sweep degree per node of the graph.
-    const bool many = static_cast<std::int64_t>(undecided.size()) * (4 * average_degree + 8) >= g.nodes;
-    if (many) propagate_max(g, tuple, max1);
-    const auto count = static_cast<std::int64_t>(undecided.size());
-    joins.assign(undecided.size(), 0);
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (std::int64_t n = 0; n < count; ++n) {
-      const Index i = undecided[n];
-      joins[n] = distance2_max_of(g, tuple, many ? &max1 : nullptr, i) == tuple[i];
-    }
-    joined.clear();
-    for (std::int64_t n = 0; n < count; ++n)
-      if (joins[n]) {
-        tuple[undecided[n]] = with_state(tuple[undecided[n]], kIn);
-        joined.push_back(undecided[n]);
-      }
-#pragma omp parallel for schedule(dynamic, 256)
-    for (std::int64_t n = 0; n < static_cast<std::int64_t>(joined.size()); ++n) {
-      const Index root = joined[n];
-      for (Offset k = g.row_ptr[root]; k < g.row_ptr[root + 1]; ++k) {
-        const Index j = g.adj[k];
-        leave(tuple, j);
-        for (Offset l = g.row_ptr[j]; l < g.row_ptr[j + 1]; ++l) leave(tuple, g.adj[l]);
-      }
-    }
-    keep_undecided(tuple, undecided);
-  }
-  if (rounds) *rounds = round;
-  return tuple;
-}
-
-// The distributed rounds: synchronous, ghosts exchanged between the sweeps.
-Array<Tuple> mis2_distributed(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
+Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
   const auto with_ghosts = static_cast<std::size_t>(g.nodes) + static_cast<std::size_t>(layout.ghosts());
   Array<Tuple> tuple(with_ghosts);
   const std::int64_t first = layout.first_node();
@@ -169,13 +100,14 @@ Array<Tuple> mis2_distributed(const StrengthGraph& g, std::uint64_t seed, int* r
   }
 
   Array<Tuple> max1(with_ghosts), max2(static_cast<std::size_t>(g.nodes));
-  Array<Index> live(static_cast<std::size_t>(g.nodes));  // the rows the sweeps still read (propagate_max_live)
-  std::iota(live.begin(), live.end(), Index{0});
+  Array<Index> live;  // the distributed sweeps' rows (propagate_max_live)
+  if (layout.distributed())
+    for (Index i = 0; i < g.nodes; ++i) live.push_back(i);
   int round = 0;
-  while (layout.sum(undecided) > 0) {
+  for (std::int64_t everywhere = layout.sum(undecided); everywhere > 0; everywhere = layout.sum(undecided)) {
     ++round;
     layout.fill_ghosts(tuple);
-    distance2_max(g, tuple, layout, live, max1, max2);
+    distance2_max(g, tuple, everywhere, layout, live, max1, max2);
     undecided = 0;
 #pragma omp parallel for schedule(static) reduction(+ : undecided)
     for (Index i = 0; i < g.nodes; ++i) {
@@ -190,14 +122,7 @@ Array<Tuple> mis2_distributed(const StrengthGraph& g, std::uint64_t seed, int* r
     }
   }
   if (rounds) *rounds = round;
-  return tuple;
-}
 
-}  // namespace
-
-Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
-  const Array<Tuple> tuple =
-      layout.distributed() ? mis2_distributed(g, seed, rounds, layout) : mis2_one_process(g, seed, rounds);
   Array<std::uint8_t> in_set(static_cast<std::size_t>(g.nodes));
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) in_set[i] = state_of(tuple[i]) == kIn ? 1 : 0;

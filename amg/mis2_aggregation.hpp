@@ -10,10 +10,9 @@
 // each round takes the maximum tuple over the distance-2 neighbourhood (two max-propagation sweeps);
 // an undecided node that is its own distance-2 maximum joins the set, one that sees an IN node within
 // distance 2 leaves it. Rounds are synchronous (double-buffered) and the random part is a seeded hash
-// of the node index, so the set depends only on the graph and the seed, not on the thread count: it is
-// the greedy MIS-2 of the tuples' order (a node joins exactly when no larger node within distance 2
-// joined). In one process the nodes within distance 2 of a new member leave in the round it joins (a
-// walk from each new member), which finds the same set in about half the rounds.
+// of the node index, so the set depends only on the graph and the seed, not on the thread count. On a
+// symmetric graph it is the greedy MIS-2 of the tuples' order (a node joins exactly when no larger node
+// within distance 2 joined).
 //
 // Aggregates: every root (MIS-2 node) with its strong neighbours forms one aggregate (roots are at
 // distance >= 3, so no node neighbours two roots); the remaining nodes are at distance 2 from a root

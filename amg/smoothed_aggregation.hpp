@@ -67,12 +67,18 @@ struct CoarseningStep {
 // hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
 // backend), the products are formed by their numeric phase only: P into p_pattern (the old P), A P into
 // kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's matrix).
+// How a kept level's products are formed.
+enum class KeptProducts {
+  by_spgemm,     // a setup with another hierarchy's structure: by the SpGEMM
+  numeric_only,  // a re-setup whose kept product patterns still hold on this level: into them
+  renewed,       // a re-setup below a level whose products changed their patterns: by the SpGEMM, as these change
+};
+
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
   const typename Backend::template Csr<Value>* matrix = nullptr;  // the kept hierarchy's matrix of the level
-  bool numeric_only = false;  // a re-setup whose kept product patterns still hold on this level
-  bool renewing = false;      // a re-setup below a level whose products changed their patterns: so do these
+  KeptProducts products = KeptProducts::by_spgemm;
   const CsrMatrix<Value>* p_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
@@ -151,9 +157,9 @@ class SmoothedAggregation {
       const LevelStructure<Backend, Value>& structure = *kept.kept;
       step.coarse_weights = structure.coarse_weights;
       info.aggregates = structure.aggregates;
-      step.patterns_renewed = kept.renewing;
+      step.patterns_renewed = kept.products == KeptProducts::renewed;
       // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
-      if (kept.numeric_only || backend_.same_pattern(A, *kept.matrix)) {
+      if (kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix)) {
         smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
                             structure.T, info, clock, step, &kept);
       } else {
@@ -178,7 +184,7 @@ class SmoothedAggregation {
     return step;
   }
 
-  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
+  // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
   // With `kept` (cpu backend): as many levels as it has, each with its structure; numeric_only: the
   // products into its patterns as well.
   void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level,
@@ -198,7 +204,10 @@ class SmoothedAggregation {
         if (kept) {
           if (static_cast<std::size_t>(level) < kept->structure_.size())
             step = coarsen_kept(*level_matrix, weights, info,
-                                kept_level(*kept, level, patterns_hold, numeric_only && !patterns_hold));
+                                kept_level(*kept, level,
+                                           !numeric_only ? KeptProducts::by_spgemm
+                                           : patterns_hold ? KeptProducts::numeric_only
+                                                           : KeptProducts::renewed));
         } else if (!small_enough) {
           step = coarsen(*level_matrix, weights, info);
         }
@@ -224,15 +233,14 @@ class SmoothedAggregation {
   }
 
  private:
-  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, bool numeric_only,
-                                              bool renewing) {
+  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level,
+                                              KeptProducts products) {
     KeptLevel<Backend, Value> k;
-    k.renewing = renewing;
+    k.products = products;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
     k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
-    k.numeric_only = numeric_only;
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
-      if (numeric_only) {
+      if (products == KeptProducts::numeric_only) {
         k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
         k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
       }
@@ -256,7 +264,8 @@ class SmoothedAggregation {
       // so every coarser level's products have other patterns, and are formed by the SpGEMM from here on
       // (the aggregates still kept). The values are the same either way: the numeric phase sums as gustavson.
       // (Decided on every rank alike.)
-      if (kept && kept->numeric_only && !backend_.everywhere(filtered_rows == kept->kept->filtered_rows))
+      if (kept && kept->products == KeptProducts::numeric_only &&
+          !backend_.everywhere(filtered_rows == kept->kept->filtered_rows))
         step.patterns_renewed = true;
       if (step.patterns_renewed) kept = nullptr;
     } else if (has_weak) {

@@ -196,6 +196,7 @@ Array<std::uint8_t> greedy_mis2(const StrengthGraph& g, std::uint64_t seed) {
   return taken;
 }
 
+// One process walks the 2-hop neighbourhoods of the last undecided nodes; the distributed rounds sweep.
 TEST_P(Mis2Test, IsTheGreedySetOfThePrioritiesAndTheDistributedRoundsFindItToo) {
   const StrengthGraph g = strength_of_connection(matrix(), 0.02).graph;
   for (std::uint64_t seed : {1, 42, 1234567}) {
@@ -203,11 +204,23 @@ TEST_P(Mis2Test, IsTheGreedySetOfThePrioritiesAndTheDistributedRoundsFindItToo) 
     const Array<std::uint8_t> set = mis2(g, seed, &rounds);
     EXPECT_EQ(set, greedy_mis2(g, seed)) << "seed " << seed;
     EXPECT_EQ(mis2(g, seed, &synchronous_rounds, test::OneRankLayout{}), set) << "seed " << seed;
-    EXPECT_LT(rounds, synchronous_rounds) << "the one-process rounds let the neighbours of new members leave at once";
+    EXPECT_EQ(rounds, synchronous_rounds) << "seed " << seed;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, Mis2Test, ::testing::Values(0, 1, 2));
+
+// A strength graph can be directed (a non-symmetric matrix; a coarse matrix whose rounding differs between
+// a_ij and a_ji right at the threshold): there the set is no longer the greedy one, but the rounds still end
+// and one process finds the set that the distributed rounds (and the GPU) find. (A walk from each new member
+// along its out-edges, to let its neighbours leave at once, found another set here and could stall.)
+TEST(Mis2, DirectedGraphsGiveTheDistributedRoundsSetInOneProcess) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    const CsrMatrix<double> A = test::random_sparse(300, 300, 0.004 * static_cast<double>(1 + seed % 4), seed);
+    const StrengthGraph g = strength_of_connection(A, 0.1).graph;
+    EXPECT_EQ(mis2(g, seed), mis2(g, seed, nullptr, test::OneRankLayout{})) << "seed " << seed;
+  }
+}
 
 TEST(TentativeProlongation, ColumnsAreOrthonormalAndSpanTheConstant) {
   const CsrMatrix<double> A = poisson(Stencil::p5, {23, 17});

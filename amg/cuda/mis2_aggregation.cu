@@ -5,9 +5,7 @@
 // A. Azad et al., "Exploiting multiple levels of parallelism in sparse matrix-matrix multiplication",
 // SIAM J. Sci. Comput. 38(6), 2016, section 5.3, Algorithm 3.
 //
-// The result is the CPU's bit for bit: the set is the greedy MIS-2 of the tuples' order however the rounds
-// are organised (amg/mis2_aggregation.hpp), and the rounds here are the CPU's synchronous rounds (those of
-// its distributed case; one CPU process lets the neighbours of new members leave at once, in fewer rounds):
+// The result is the CPU's bit for bit, because every step computes the same function of the same data:
 //  - tuples: (state, seeded_hash(seed, i) & 0x3fffffff, i) packed into 64 bits as on the CPU, with the one
 //    seeded_hash of common/hash.hpp (constexpr, compiled for the device with --expt-relaxed-constexpr,
 //    see amg/CMakeLists.txt); isolated nodes start OUT, all others UNDECIDED;
@@ -19,8 +17,7 @@
 //    does not depend on thread scheduling. The CPU's late-round shortcut (walking the 2-hop neighbourhood
 //    of the few undecided nodes directly) takes the maximum over the same set {i} u N(i) u N(N(i)), so
 //    the CPU result does not depend on it and the GPU does not need it;
-//  - rounds run until no node is undecided (a count after each round), so the round count matches the
-//    CPU's synchronous rounds too;
+//  - rounds run until no node is undecided (a count after each round), so the round count matches too;
 //  - roots are numbered in index order: an exclusive scan of the root flags gives root i the number of
 //    roots before it, the CPU's sequential counter;
 //  - pass 1: a non-root joins the aggregate of its FIRST root neighbour in adjacency order (the CPU's
