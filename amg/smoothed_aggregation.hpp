@@ -63,10 +63,6 @@ struct CoarseningStep {
   bool strength_renewed = false;  // and its strength too, for a level matrix on another pattern
 };
 
-// A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
-// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
-// backend), the products are formed by their numeric phase only: P into p_pattern (the old P), A P into
-// kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's matrix).
 // How a kept level's products are formed.
 enum class KeptProducts {
   by_spgemm,     // a setup with another hierarchy's structure: by the SpGEMM
@@ -74,6 +70,11 @@ enum class KeptProducts {
   renewed,       // a re-setup below a level whose products changed their patterns: by the SpGEMM, as these change
 };
 
+// A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
+// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
+// backend, KeptProducts::numeric_only), the products are formed by their numeric phase only: P into
+// p_pattern (the old P), A P into kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's
+// matrix).
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;

@@ -8,13 +8,13 @@
 #include <queue>
 
 #include "amg/galerkin.hpp"
-#include "common/hash.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
+#include "common/hash.hpp"
 #include "problems/poisson.hpp"
 #include "solver/pcg.hpp"
 #include "spgemm/registry.hpp"
