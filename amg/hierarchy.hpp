@@ -2,11 +2,13 @@
 // The AMG hierarchy: the levels smoothed aggregation built (amg/smoothed_aggregation.hpp) and what each cost.
 // It stores them; the V-cycle (amg/vcycle.hpp) applies them on a backend.
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
+#include "amg/cuda/cuda_strength.hpp"
 #include "amg/params.hpp"
 #include "amg/strength.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -35,30 +37,45 @@ struct LevelInfo {
   bool coarsest = false;
 };
 
-// Whether a backend's setup can keep its structure for a re-setup (amg.keep_structure, Hierarchy::rebuild):
-// the cpu backend (the products by their numeric phase into the kept patterns) and the mpi backend (the
-// products by full SpGEMMs on the kept aggregates); not the cuda backend, whose re-setup is a full setup.
+// Whether a re-setup on the backend follows the kept product patterns by recording which rows each level's
+// filtered matrix lumped (the cpu and mpi backends: while those rows stay the same, so do the patterns). The
+// cuda backend records none (it would be a copy of a flag per row to the host): it compares each level's
+// matrix with the kept one instead (same_pattern), and forms every product by the SpGEMM.
 template <class Backend>
-inline constexpr bool kKeepsStructure = Backend::keeps_structure;
+inline constexpr bool kRecordsLumpedRows = Backend::kind != BackendKind::cuda;
+
+// The strength classification a level keeps: the host's (amg/strength.hpp; over MPI a rank's rows') or, on
+// the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes gives its memory.
+template <class Backend>
+struct KeptStrength {
+  using type = Strength;
+};
+template <>
+struct KeptStrength<CudaBackend> {
+  using type = CudaStrength;
+};
+inline std::uint64_t strength_bytes(const Strength& strength) {
+  return strength.keep.size() + strength.graph.adj.size() * sizeof(Index) +
+         strength.graph.row_ptr.size() * sizeof(Offset);
+}
 
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
-// filtered matrix keeps its pattern; the tentative prolongator and the next level's near-nullspace weights,
-// so that the aggregates stay; which rows were lumped (a re-setup falls back to a full setup when that
-// changes, on every backend alike); on the cpu backend also the pattern of A P, the one product the
-// hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+// filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
+// near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
+// changes, the products have new patterns from that level on); on the cpu backend also the pattern of A P,
+// the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
 template <class Backend, class Value>
 struct LevelStructure {
-  Strength strength;         // this rank's rows' (the mpi backend's local part)
+  typename KeptStrength<Backend>::type strength;  // this rank's rows' (the mpi backend's local part)
   Offset weak_entries = 0;   // over all ranks
-  typename Backend::template Csr<Value> T;
+  std::shared_ptr<const typename Backend::template Csr<Value>> T;
   typename Backend::template Vector<double> coarse_weights;
   Index aggregates = 0;      // T's columns, over all ranks
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
   CsrMatrix<Value> ap_pattern;        // cpu: row_ptr and col; no values
 
   std::uint64_t bytes() const {
-    return T.bytes() + ap_pattern.bytes() + filtered_rows.size() + strength.keep.size() +
-           strength.graph.adj.size() * sizeof(Index) + strength.graph.row_ptr.size() * sizeof(Offset);
+    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength);
   }
 };
 
@@ -93,18 +110,18 @@ class Hierarchy {
 
   // A fresh setup of A that takes the strength classification and the aggregates (tentative prolongators)
   // of `structure_of`, built with amg.keep_structure; everything else is computed anew, the products by full
-  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure (cpu and mpi
-  // backends).
+  // SpGEMMs. What rebuild() must equal, and a setup for matrices that share a structure.
   Hierarchy(const Backend& backend, Shared A, const AmgParams& params, const Hierarchy& structure_of);
 
-  // Re-setup for new values on the same pattern (amg.keep_structure, the cpu and mpi backends): the
-  // aggregates and tentative prolongators are kept; the filtered matrices, spectral radii, smoothed
-  // prolongators, Galerkin products, smoothers and the coarse factorisation are computed anew (on the cpu
-  // backend the products by their numeric phase only, into the kept patterns, down to a level whose filtered
-  // matrix lumps other rows than before, from which on by the SpGEMM: products_renewed_from(); on the mpi
-  // backend by the distributed SpGEMM, so the result is the cpu re-setup's, bit for bit). Throws InputError when A's
-  // pattern is not the finest matrix's (checked over all ranks), no structure was kept, or the backend
-  // keeps none. Collective on the mpi backend.
+  // Re-setup for new values on the same pattern (amg.keep_structure): the aggregates and tentative
+  // prolongators are kept; the filtered matrices, spectral radii, smoothed prolongators, Galerkin products,
+  // smoothers and the coarse factorisation are computed anew. On the cpu backend the products by their
+  // numeric phase only, into the kept patterns, down to a level whose filtered matrix lumps other rows than
+  // before, from which on by the SpGEMM (products_renewed_from()); on the mpi backend by the distributed
+  // SpGEMM, so the result is the cpu re-setup's, bit for bit; on the cuda backend by its SpGEMM, each level's
+  // strength kept where its matrix has the kept pattern (the cpu re-setup's decisions; on the device, so
+  // nothing but A goes up). Throws InputError when A's pattern is not the finest matrix's (checked over all
+  // ranks) or no structure was kept. Collective on the mpi backend.
   void rebuild(const Backend& backend, Shared A);
   void rebuild(Shared A)
     requires std::is_same_v<Backend, CpuBackend>
@@ -156,8 +173,7 @@ class Hierarchy {
       if (l > 0) total += levels_[l].A->bytes();
       if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
     }
-    if constexpr (kKeepsStructure<Backend>)
-      for (const LevelStructure<Backend, Value>& kept : structure_) total += kept.bytes();
+    for (const LevelStructure<Backend, Value>& kept : structure_) total += kept.bytes();
     return total;
   }
 

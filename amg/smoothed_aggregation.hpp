@@ -134,60 +134,53 @@ class SmoothedAggregation {
     Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
     if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
     smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr);
-    if constexpr (kKeepsStructure<Backend>)
-      if (step.structure) {
-        step.structure->weak_entries = strength.weak_entries;
-        step.structure->strength = std::move(local_strength(strength));
-        step.structure->T = std::move(T);
-        step.structure->aggregates = static_cast<Index>(aggregates.count);
-      }
+    if (step.structure) {
+      step.structure->weak_entries = strength.weak_entries;
+      step.structure->strength = std::move(local_strength(strength));
+      step.structure->T = std::make_shared<const Csr>(std::move(T));
+      step.structure->aggregates = static_cast<Index>(aggregates.count);
+    }
     return step;
   }
 
   // The same with the aggregates and tentative prolongator of `kept`, and its strength where A has the pattern
   // it was computed on; where A's pattern is another (a coarse level below one whose products changed their
   // patterns), the strength of A itself decides which couplings the filtered matrix lumps.
-  // (Written with `if constexpr` rather than a requires-clause: clang 14 instantiates constrained members of
-  // an explicitly instantiated class template.)
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
                                               const KeptLevel<Backend, Value>& kept) const {
     CoarseningStep<Backend, Value> step;
-    if constexpr (kKeepsStructure<Backend>) {
-      PhaseClock clock;
-      backend_.require_positive_diagonal(A, info.level);
-      const LevelStructure<Backend, Value>& structure = *kept.kept;
-      step.coarse_weights = structure.coarse_weights;
-      info.aggregates = structure.aggregates;
-      step.patterns_renewed = kept.products == KeptProducts::renewed;
-      // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
-      if (kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix)) {
-        smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
-                            structure.T, info, clock, step, &kept);
-      } else {
-        auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
-        clock.lap(info.phases.strength);
-        step.patterns_renewed = step.strength_renewed = true;
-        smooth_and_multiply(A, weights, strength, structure.T, info, clock, step, &kept);
-        step.structure->weak_entries = strength.weak_entries;
-        step.structure->strength = std::move(local_strength(strength));
-      }
-      if (step.structure && params_.keep_structure) {
-        if (!step.strength_renewed) {
-          step.structure->strength = structure.strength;
-          step.structure->weak_entries = structure.weak_entries;
-        }
-        step.structure->T = structure.T;
-        step.structure->aggregates = structure.aggregates;
-      }
+    PhaseClock clock;
+    backend_.require_positive_diagonal(A, info.level);
+    const LevelStructure<Backend, Value>& structure = *kept.kept;
+    backend_.copy(structure.coarse_weights, step.coarse_weights);
+    info.aggregates = structure.aggregates;
+    step.patterns_renewed = kept.products == KeptProducts::renewed;
+    // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
+    if (kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix)) {
+      smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
+                          *structure.T, info, clock, step, &kept);
     } else {
-      throw Error("internal: a kept structure on the " + std::string(to_string(Backend::kind)) + " backend");
+      auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+      clock.lap(info.phases.strength);
+      step.patterns_renewed = step.strength_renewed = true;
+      smooth_and_multiply(A, weights, strength, *structure.T, info, clock, step, &kept);
+      step.structure->weak_entries = strength.weak_entries;
+      step.structure->strength = std::move(local_strength(strength));
+    }
+    if (step.structure && params_.keep_structure) {
+      if (!step.strength_renewed) {
+        step.structure->strength = structure.strength;
+        step.structure->weak_entries = structure.weak_entries;
+      }
+      step.structure->T = structure.T;
+      step.structure->aggregates = structure.aggregates;
     }
     return step;
   }
 
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
-  // With `kept` (cpu backend): as many levels as it has, each with its structure; numeric_only: the
-  // products into its patterns as well.
+  // With `kept`: as many levels as it has, each with its structure; numeric_only (a re-setup): the products
+  // into its patterns as well, where the backend has them (the cpu backend's numeric phase).
   void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level,
              const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
@@ -201,17 +194,13 @@ class SmoothedAggregation {
       Timer timer;
       const bool small_enough = info.rows <= params_.coarse_size || level + 1 >= params_.max_levels;
       std::optional<CoarseningStep<Backend, Value>> step;
-      if constexpr (kKeepsStructure<Backend>) {
-        if (kept) {
-          if (static_cast<std::size_t>(level) < kept->structure_.size())
-            step = coarsen_kept(*level_matrix, weights, info,
-                                kept_level(*kept, level,
-                                           !numeric_only ? KeptProducts::by_spgemm
-                                           : patterns_hold ? KeptProducts::numeric_only
-                                                           : KeptProducts::renewed));
-        } else if (!small_enough) {
-          step = coarsen(*level_matrix, weights, info);
-        }
+      if (kept) {
+        if (static_cast<std::size_t>(level) < kept->structure_.size())
+          step = coarsen_kept(*level_matrix, weights, info,
+                              kept_level(*kept, level,
+                                         !numeric_only ? KeptProducts::by_spgemm
+                                         : patterns_hold ? KeptProducts::numeric_only
+                                                         : KeptProducts::renewed));
       } else if (!small_enough) {
         step = coarsen(*level_matrix, weights, info);
       }
@@ -259,7 +248,7 @@ class SmoothedAggregation {
     const bool has_weak = strength.weak_entries > 0;
     Csr filtered;
     Array<std::uint8_t> filtered_rows;
-    if constexpr (kKeepsStructure<Backend>) {
+    if constexpr (kRecordsLumpedRows<Backend>) {
       if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows);
       // Which rows are lumped depends on the values: where other rows are lumped than before, A_f T, A P and
       // so every coarser level's products have other patterns, and are formed by the SpGEMM from here on
@@ -292,17 +281,16 @@ class SmoothedAggregation {
     observe(info.level, "rap", *step.R, AP, *step.coarse);
     info.spgemm_seconds =
         info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
-    if constexpr (kKeepsStructure<Backend>)
-      if (params_.keep_structure || step.patterns_renewed) {
-        step.structure.emplace();
-        step.structure->coarse_weights = step.coarse_weights;
-        step.structure->filtered_rows = std::move(filtered_rows);
-        if constexpr (std::is_same_v<Backend, CpuBackend>) {  // for the numeric-only products
-          step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
-          step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
-          step.structure->ap_pattern.col = std::move(AP.col);
-        }
+    if (params_.keep_structure || step.patterns_renewed) {
+      step.structure.emplace();
+      backend_.copy(step.coarse_weights, step.structure->coarse_weights);
+      step.structure->filtered_rows = std::move(filtered_rows);
+      if constexpr (std::is_same_v<Backend, CpuBackend>) {  // for the numeric-only products
+        step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
+        step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
+        step.structure->ap_pattern.col = std::move(AP.col);
       }
+    }
     clock.lap(t.galerkin);
     // and the level's smoother
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
@@ -395,9 +383,6 @@ template <class Backend, class Value>
 Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
                                      const Hierarchy& structure_of)
     : params_(params) {
-  if (!kKeepsStructure<Backend>)
-    throw InputError(std::string("a setup with another hierarchy's structure does not run on the ") +
-                     to_string(Backend::kind) + " backend");
   if (structure_of.structure_.empty())
     throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
@@ -407,33 +392,30 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
 
 template <class Backend, class Value>
 void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
-  if constexpr (!kKeepsStructure<Backend>) {
-    throw InputError(std::string("re-setup does not run on the ") + to_string(Backend::kind) + " backend");
-  } else {
-    if (structure_.empty())
-      throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
-    if (!A) throw InputError("re-setup: no matrix");
-    if (!backend.same_pattern(*A, *levels_.front().A))
-      throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
-                       "needed)");
-    Hierarchy fresh;
-    fresh.params_ = params_;
-    fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
-    fresh.build_with_structure(backend, std::move(A), *this, true);
-    fresh.params_.keep_structure = true;
-    fresh.structure_ = std::move(structure_);
-    for (RenewedLevel& renewed : fresh.renewed_patterns_) {
-      LevelStructure<Backend, Value>& level = fresh.structure_[renewed.level];
-      level.filtered_rows = std::move(renewed.structure.filtered_rows);
-      level.ap_pattern = std::move(renewed.structure.ap_pattern);
-      if (renewed.strength) {
-        level.strength = std::move(renewed.structure.strength);
-        level.weak_entries = renewed.structure.weak_entries;
-      }
+  if (structure_.empty()) throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
+  if (!A) throw InputError("re-setup: no matrix");
+  if (!backend.same_pattern(*A, *levels_.front().A))
+    throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
+                     "needed)");
+  Hierarchy fresh;
+  fresh.params_ = params_;
+  fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
+  // Into the kept product patterns level by level where the backend records the lumped rows that decide them;
+  // otherwise each level's matrix is compared with the kept one (kRecordsLumpedRows).
+  fresh.build_with_structure(backend, std::move(A), *this, kRecordsLumpedRows<Backend>);
+  fresh.params_.keep_structure = true;
+  fresh.structure_ = std::move(structure_);
+  for (RenewedLevel& renewed : fresh.renewed_patterns_) {
+    LevelStructure<Backend, Value>& level = fresh.structure_[renewed.level];
+    level.filtered_rows = std::move(renewed.structure.filtered_rows);
+    level.ap_pattern = std::move(renewed.structure.ap_pattern);
+    if (renewed.strength) {
+      level.strength = std::move(renewed.structure.strength);
+      level.weak_entries = renewed.structure.weak_entries;
     }
-    fresh.renewed_patterns_.clear();
-    *this = std::move(fresh);
   }
+  fresh.renewed_patterns_.clear();
+  *this = std::move(fresh);
 }
 
 template <class Backend, class Value>

@@ -199,12 +199,7 @@ class SolverOn final : public Solver::Impl {
   }
 
   bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) override {
-    if constexpr (!kKeepsStructure<Backend>) {
-      why = std::string("the re-setup does not run on the ") + to_string(Backend::kind) + " backend";
-      return false;
-    } else {
-      return rebuild_from(backend_.csr(A), why);
-    }
+    return rebuild_from(backend_.csr(A), why);
   }
 
   bool rebuild(const RowBlock& block, std::string& why) override {
@@ -230,41 +225,46 @@ class SolverOn final : public Solver::Impl {
  private:
   // The re-setup for A_new (on the backend, in double): in place, or false and why.
   bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, std::string& why) {
-    if constexpr (kKeepsStructure<Backend>) {
-      if (!hierarchy_.keeps_structure()) {
-        why = "amg.keep_structure is off";
-        return false;
-      }
-      if (!backend_.same_pattern(*A_new, *A_csr_)) {
-        why = "the matrix's pattern changed";
-        return false;
-      }
-      if (resolve_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
-        why = "the matrix's nullspace changed";
-        return false;
-      }
-      Timer timer;
-      try {
-        hierarchy_.rebuild(backend_, in_cycle_precision<CycleValue>(backend_, A_new));
-      } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
-        why = e.what();
-        return false;
-      }
-      cycle_.reset();
-      A_csr_ = std::move(A_new);
-      finish_setup();
-      fill_summary(timer.seconds());
-      summary.reused = true;
-      summary.rebuild_note = std::is_same_v<Backend, CpuBackend>
-                                 ? "aggregates and tentative prolongators kept, products by their numeric phase"
-                                 : "aggregates and tentative prolongators kept, products by the distributed SpGEMM";
-      if (const int level = hierarchy_.products_renewed_from(); level >= 0 && std::is_same_v<Backend, CpuBackend>)
-        summary.rebuild_note += " (from level " + std::to_string(level) +
-                                " by the SpGEMM: its filtered matrix lumps other rows than before)";
-      return true;
-    } else {
-      why = "internal: no structure on this backend";
+    if (!hierarchy_.keeps_structure()) {
+      why = "amg.keep_structure is off";
       return false;
+    }
+    if (!backend_.same_pattern(*A_new, *A_csr_)) {
+      why = "the matrix's pattern changed";
+      return false;
+    }
+    if (resolve_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
+      why = "the matrix's nullspace changed";
+      return false;
+    }
+    Timer timer;
+    try {
+      hierarchy_.rebuild(backend_, in_cycle_precision<CycleValue>(backend_, A_new));
+    } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
+      why = e.what();
+      return false;
+    }
+    cycle_.reset();
+    A_csr_ = std::move(A_new);
+    finish_setup();
+    fill_summary(timer.seconds());
+    summary.reused = true;
+    summary.rebuild_note = how_products_were_formed();
+    return true;
+  }
+
+  // For setup().rebuild_note: what a re-setup kept, and how it formed the products.
+  std::string how_products_were_formed() const {
+    const std::string kept = "aggregates and tentative prolongators kept, products by ";
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      const int level = hierarchy_.products_renewed_from();
+      if (level < 0) return kept + "their numeric phase";
+      return kept + "their numeric phase (from level " + std::to_string(level) +
+             " by the SpGEMM: its filtered matrix lumps other rows than before)";
+    } else if constexpr (Backend::kind == BackendKind::cuda) {
+      return kept + "the GPU SpGEMM " + hierarchy_.params().spgemm;
+    } else {
+      return kept + "the distributed SpGEMM";
     }
   }
 

@@ -64,7 +64,6 @@ concept BackendFor = requires(const B& b, typename B::template Vector<V>& v, con
 template <class B>
 concept Backend = requires {
                     { B::kind } -> std::convertible_to<BackendKind>;
-                    { B::keeps_structure } -> std::convertible_to<bool>;
                   } && BackendFor<B, double> &&
                   BackendFor<B, float> &&
                   requires(const B& b, const typename B::template Vector<double>& d,

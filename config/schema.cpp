@@ -459,8 +459,8 @@ std::vector<KeySpec> amg_keys() {
            "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
            "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
            "their numeric phase only (by the SpGEMM from a level whose filtered matrix lumps other rows than "
-           "before), over MPI ranks by the distributed SpGEMM (the same hierarchy); on the cuda "
-           "backend a re-setup is a full setup. Costs about the finest matrix's column indices in memory."),
+           "before), over MPI ranks by the distributed SpGEMM (the same hierarchy), on the cuda backend by its "
+           "SpGEMM on the device. Costs about the finest matrix's column indices in memory."),
   };
 }
 

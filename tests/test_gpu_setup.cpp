@@ -380,5 +380,82 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfASingularMatrix) {
 #endif
 }
 
+#ifdef AMGSOLVE_WITH_CUDA
+// Two hierarchies on the device, bit for bit: every level's operator and prolongator, and the smoothers.
+void expect_identical_on_device(const CudaBackend& cuda, const Hierarchy<CudaBackend, double>& a,
+                                const Hierarchy<CudaBackend, double>& b) {
+  ASSERT_EQ(a.levels(), b.levels());
+  for (std::size_t l = 0; l < a.levels(); ++l) {
+    SCOPED_TRACE("level " + std::to_string(l));
+    const auto same = [&](const DeviceCsrMatrix<double>& x, const DeviceCsrMatrix<double>& y) {
+      const auto hx = cuda.host_view(x), hy = cuda.host_view(y);
+      EXPECT_EQ(hx->row_ptr, hy->row_ptr);
+      EXPECT_EQ(hx->col, hy->col);
+      EXPECT_EQ(hx->val, hy->val);
+    };
+    same(a.matrix(l), b.matrix(l));
+    if (l + 1 == a.levels()) break;
+    same(a.prolongator(l), b.prolongator(l));
+    EXPECT_EQ(a.smoother(l).upper, b.smoother(l).upper);
+    EXPECT_EQ(a.smoother(l).lower, b.smoother(l).lower);
+  }
+  EXPECT_EQ(a.finest_aggregates(), b.finest_aggregates());
+}
+#endif
+
+// The re-setup on the device (amg.keep_structure, Hierarchy::rebuild): an anisotropic operator, so that levels
+// lump weak entries, re-set-up with values that make other rows lump theirs (the products from there on have
+// other patterns), with those doubled (the same patterns), then with its own values again. Each time it
+// keeps the aggregates, equals a fresh setup on the device with the kept structure bit for bit and the cpu
+// re-setup to rounding, and sends nothing up but the new matrix.
+TEST(GpuSetup, CudaReSetupKeepsTheAggregatesAndEqualsTheCpuReSetup) {
+#ifndef AMGSOLVE_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  PoissonParams aniso;
+  aniso.stencil = Stencil::p5;
+  aniso.size = {100, 90};
+  aniso.anisotropy = {1.0, 0.05};
+  const CsrMatrix<double> A = poisson_matrix(aniso);
+  AmgParams params;
+  params.keep_structure = true;
+  params.coarse_size = 100;
+  params.spgemm = "gustavson";
+  AmgHierarchy<double> cpu(std::make_shared<const CsrMatrix<double>>(A), params);
+  const CudaBackend cuda;
+  params.spgemm = "esc";
+  Hierarchy<CudaBackend, double> gpu(cuda, cuda.csr(std::make_shared<const CsrMatrix<double>>(A)), params);
+  const Array<Index> aggregates = gpu.finest_aggregates();
+  ASSERT_EQ(aggregates, cpu.finest_aggregates());
+  const CsrMatrix<double> moved = test::relumped(A);
+  const CsrMatrix<double> doubled = test::scaled(moved, 2.0);  // the same rows lumped as `moved`
+  const std::pair<const CsrMatrix<double>*, bool> steps[] = {{&moved, true}, {&doubled, false}, {&A, true}};
+  for (const auto& [values, renews] : steps) {
+    const auto changed = std::make_shared<const CsrMatrix<double>>(*values);
+    cpu.rebuild(changed);
+    ASSERT_EQ(cpu.products_renewed_from() >= 0, renews);  // so the device saw other patterns too
+    const auto on_device = cuda.csr(changed);
+    const TransferCounts before = cuda.transfers();
+    gpu.rebuild(cuda, on_device);
+    const TransferCounts after = cuda.transfers();
+    EXPECT_EQ(after.to_device, before.to_device);
+    // As a full setup's (CudaBackendBuildsTheCpuHierarchyOfPoissonSmall), plus two pattern checks a level.
+    const std::uint64_t per_level = 18 + 2 * (1 + 2 * static_cast<std::uint64_t>(params.lanczos_steps));
+    EXPECT_LE(after.messages - before.messages, per_level * gpu.levels());
+    EXPECT_EQ(gpu.finest_aggregates(), aggregates);
+    expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
+    expect_identical_on_device(cuda, gpu, Hierarchy<CudaBackend, double>(cuda, on_device, params, gpu));
+  }
+  // Another pattern is refused, and the hierarchy stays as it was.
+  PoissonParams other = aniso;
+  other.size = {100, 89};
+  EXPECT_THROW(gpu.rebuild(cuda, cuda.csr(std::make_shared<const CsrMatrix<double>>(poisson_matrix(other)))),
+               InputError);
+  expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
+#endif
+}
+
 }  // namespace
 }  // namespace amgsolve

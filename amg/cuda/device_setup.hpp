@@ -7,20 +7,14 @@
 #include <cstdint>
 #include <memory>
 
+#include "amg/cuda/cuda_strength.hpp"
 #include "amg/nullspace.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
-struct DeviceStrength;    // amg/cuda/setup.cuh
-struct DeviceAggregates;
-
-// The strength graph and kept entries of a level, on the device.
-struct CudaStrength {
-  std::shared_ptr<const DeviceStrength> device;
-  Offset weak_entries = 0;
-};
+struct DeviceAggregates;  // amg/cuda/setup.cuh
 
 // The aggregates of a level, on the device.
 struct CudaAggregates {
@@ -47,6 +41,8 @@ DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend& backend, const 
 // The row with the largest |sum_j a_ij| / sum_j |a_ij| (amg/nullspace.hpp).
 template <class Value>
 RowSum largest_relative_row_sum(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
+// amg.nullspace for a matrix on the device (a re-setup's check), as resolve_nullspace decides on the host.
+NullspaceChoice resolve_nullspace(const CudaBackend& backend, const DeviceCsrMatrix<double>& A, NullspaceChoice choice);
 
 template <class Value>
 void scale_and_add_tentative(const CudaBackend& backend, DeviceCsrMatrix<Value>& P, const DeviceCsrMatrix<Value>& A_f,

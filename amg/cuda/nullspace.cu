@@ -59,4 +59,10 @@ RowSum largest_relative_row_sum(const CudaBackend& backend, const DeviceCsrMatri
 template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatrix<double>&);
 template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatrix<float>&);
 
+NullspaceChoice resolve_nullspace(const CudaBackend& backend, const DeviceCsrMatrix<double>& A, NullspaceChoice choice) {
+  // The graph's parts are counted on the host, and only for a matrix whose rows sum to zero.
+  return resolve_nullspace(largest_relative_row_sum(backend, A),
+                           [&] { return connected_components(*backend.host_view(A)); }, choice);
+}
+
 }  // namespace amgsolve

@@ -208,6 +208,12 @@ CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<Va
   });
 }
 
+std::uint64_t strength_bytes(const CudaStrength& strength) {
+  if (!strength.device) return 0;
+  const DeviceStrength& s = *strength.device;
+  return s.keep.size() + s.graph.adj.size() * sizeof(Index) + s.graph.row_ptr.size() * sizeof(Offset);
+}
+
 template <class Value>
 DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M,
                                        const CudaStrength& strength, const DeviceVector<double>& weights) {

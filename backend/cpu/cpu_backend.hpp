@@ -48,7 +48,6 @@ struct ArrayColumns {
 class CpuBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;
-  static constexpr bool keeps_structure = true;  // a re-setup keeps the aggregates (amg/hierarchy.hpp)
   template <class V>
   using Vector = amgsolve::Vector<V>;
   template <class V>

@@ -108,7 +108,6 @@ class DeviceMatrix {
 class CudaBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cuda;
-  static constexpr bool keeps_structure = false;  // a re-setup is a full setup (amg/hierarchy.hpp)
   template <class V>
   using Vector = DeviceVector<V>;
   template <class V>
@@ -230,6 +229,10 @@ class CudaBackend {
   DeviceCsrMatrix<V> transpose(const DeviceCsrMatrix<V>& M) const;
   template <class V>
   void require_positive_diagonal(const DeviceCsrMatrix<V>& A, int level) const;
+  // Whether A and B have the same rows, columns and entries' positions (a re-setup's check), compared on the
+  // device: two flags come back.
+  template <class V>
+  bool same_pattern(const DeviceCsrMatrix<V>& A, const DeviceCsrMatrix<V>& B) const;
   template <class V>
   DeviceVector<V> smoother_diagonal(const DeviceCsrMatrix<V>& A, double numerator) const;
   // What each SpMV format would cost for M (sparse/spmv_format.hpp), from its row lengths on the device.

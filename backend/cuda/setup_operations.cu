@@ -3,6 +3,7 @@
 // result of a few numbers (a diagonal check, the format costs), each counted in transfers().
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
+#include <thrust/equal.h>
 #include <thrust/execution_policy.h>
 #include <thrust/extrema.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -194,6 +195,20 @@ void CudaBackend::require_positive_diagonal(const DeviceCsrMatrix<V>& M, int lev
 }
 
 template <class V>
+bool CudaBackend::same_pattern(const DeviceCsrMatrix<V>& M, const DeviceCsrMatrix<V>& N) const {
+  const DeviceCsr<V>& A = M.arrays();
+  const DeviceCsr<V>& B = N.arrays();
+  if (A.rows != B.rows || A.cols != B.cols || A.nnz() != B.nnz() || A.row_ptr.size() != B.row_ptr.size()) return false;
+  return rethrow_as_error("comparing two patterns on the GPU", [&] {
+    const auto policy = thrust::cuda::par.on(context_->stream());
+    count_to_host(sizeof(bool));
+    if (!thrust::equal(policy, A.row_ptr.begin(), A.row_ptr.end(), B.row_ptr.begin())) return false;
+    count_to_host(sizeof(bool));
+    return thrust::equal(policy, A.col.begin(), A.col.end(), B.col.begin());
+  });
+}
+
+template <class V>
 DeviceVector<V> CudaBackend::smoother_diagonal(const DeviceCsrMatrix<V>& M, double numerator) const {
   const DeviceCsr<V>& A = M.arrays();
   DeviceVector<V> out(static_cast<std::size_t>(A.rows));
@@ -235,6 +250,7 @@ std::vector<FormatCost> CudaBackend::format_costs(const DeviceCsrMatrix<V>& M) c
                                                     const DeviceCsrMatrix<V>&, SpgemmStats*) const;                  \
   template DeviceCsrMatrix<V> CudaBackend::transpose(const DeviceCsrMatrix<V>&) const;                               \
   template void CudaBackend::require_positive_diagonal(const DeviceCsrMatrix<V>&, int) const;                        \
+  template bool CudaBackend::same_pattern(const DeviceCsrMatrix<V>&, const DeviceCsrMatrix<V>&) const;              \
   template DeviceVector<V> CudaBackend::smoother_diagonal(const DeviceCsrMatrix<V>&, double) const;                  \
   template std::vector<FormatCost> CudaBackend::format_costs(const DeviceCsrMatrix<V>&) const;
 AMGSOLVE_CUDA_SETUP_INSTANTIATE(double)

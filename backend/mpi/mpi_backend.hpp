@@ -29,7 +29,6 @@ namespace amgsolve {
 class MpiBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
-  static constexpr bool keeps_structure = true;  // a re-setup keeps the aggregates (amg/hierarchy.hpp)
   template <class V>
   using Vector = amgsolve::Vector<V>;  // this rank's entries
   template <class V>
