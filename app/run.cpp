@@ -327,6 +327,19 @@ void print_solve_summary(const SolveResult& s, const char* what) {
            s.seconds);
 }
 
+namespace {
+// Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
+std::string why_not_converged(const SolveResult& s) {
+  if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
+  // x = 0 has relative residual 1: ending above it, CG has been driven by a component of b that A cannot
+  // produce (a singular A whose nullspace is not the constants, which amg.nullspace: auto does not detect).
+  if (s.relative_residual > 1)
+    return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
+           "outside its range";
+  return "";
+}
+}  // namespace
+
 int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
   int failed = 0;
   const SolveResult* first = nullptr;
@@ -340,7 +353,7 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
     std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
                config.source.c_str(), failed > 1 ? (std::to_string(failed) + " solves").c_str() : "solve",
                first->iterations, first->relative_residual, config.solver.tolerance,
-               first->stagnated ? ": the true residual stagnates, the tolerance is below the attainable accuracy" : "");
+               why_not_converged(*first).c_str());
   return kExitNotConverged;
 }
 

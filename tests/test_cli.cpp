@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -856,6 +857,32 @@ TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
   EXPECT_EQ(field(report, "solve.iterations").get<int>(), 1);
   EXPECT_EQ(field(report, "solve.history").size(), 2u);
   EXPECT_GT(field(report, "solve.relative_residual").get<double>(), 1e-14);
+}
+
+// D L D for the 1D Neumann Laplacian L and D = diag(1 + i / n): singular, its nullspace D^-1 1 is not the
+// constants (amg.nullspace: auto keeps `none`), and b = 1 is not in its range. CG cannot converge; the
+// one-line error says why it did not, rather than only that.
+TEST(Cli, ASingularMatrixWithBOutsideItsRangeIsNamedAsTheLikelyCause) {
+  const Index n = 20000;
+  std::string mtx = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
+                    std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
+  const auto d = [&](Index i) { return 1.0 + static_cast<double>(i) / n; };
+  char line[96];
+  for (Index i = 0; i < n; ++i) {
+    const double links = (i > 0 ? 1 : 0) + (i + 1 < n ? 1 : 0);
+    std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, i + 1, links * d(i) * d(i));
+    mtx += line;
+    if (i > 0) {
+      std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, i, -d(i) * d(i - 1));
+      mtx += line;
+    }
+  }
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir, mtx, {"--quiet", "--set", "solver.max_iterations=200"});
+  EXPECT_EQ(r.status, kExitNotConverged) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("singular"), std::string::npos) << r.err;
+  EXPECT_GT(field(read_report(dir.file("R.json")), "solve.relative_residual").get<double>(), 1.0);
 }
 
 TEST(Cli, MatrixMarketProblemConvergesAndWritesTheSolution) {
