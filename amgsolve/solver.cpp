@@ -268,8 +268,10 @@ class SolverOn final : public Solver::Impl {
     }
   }
 
-  // After the hierarchy: A and the levels in the solve's format, the cycle.
+  // After the hierarchy: A and the levels in the solve's format, the cycle; over MPI ranks, the halo mode.
   void finish_setup() {
+    if constexpr (requires { backend_.set_halo_mode(HaloMode::overlap); })
+      backend_.set_halo_mode(params_.halo_exchange);
     const SpmvFormat format = choose_format(backend_, hierarchy_, params_.spmv_format, summary);
     A_ = backend_.matrix(A_csr_, format);
     std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
@@ -321,6 +323,7 @@ class SolverOn final : public Solver::Impl {
     summary.transfers = backend_.transfers();
     summary.local_rows = A_->rows;
     if constexpr (requires { backend_.comm(); }) summary.ranks = backend_.comm().size();
+    if constexpr (requires { backend_.halo_mode(); }) summary.halo_exchange = backend_.halo_mode();
     summary.communication = communication();
   }
 

@@ -50,6 +50,7 @@ struct SetupSummary {
   int ranks = 1;  // MPI ranks the setup and the solve are distributed over
   Index local_rows = 0;  // this rank's rows of the finest level
   CommunicationStats communication;  // what this rank's setup sent and waited for (several ranks)
+  HaloMode halo_exchange = HaloMode::overlap;  // how the solve's products meet their halo (several ranks)
   std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
   std::vector<LevelInfo> levels;
   double seconds = 0.0;

@@ -400,9 +400,10 @@ void record_rank_loads(const SolveResult& s, RunRecord& record) {
     halo_wait = std::max(halo_wait, r.communication.halo_wait_seconds);
     reduction_wait = std::max(reduction_wait, r.communication.reduction_seconds);
   }
-  progress("ranks: %d, rows per rank %d to %d; the setup sent %s; the solve's halo exchanges sent %s in %llu messages, "
-           "%llu global sums; waiting at most %.3f s for halos, %.3f s for sums\n",
-           record.ranks, least, most, format_bytes(setup_bytes).c_str(), format_bytes(bytes).c_str(),
+  progress("ranks: %d, rows per rank %d to %d; the setup sent %s; the solve's halo exchanges (%s) sent %s in %llu "
+           "messages, %llu global sums; waiting at most %.3f s for halos, %.3f s for sums\n",
+           record.ranks, least, most, format_bytes(setup_bytes).c_str(), to_string(record.setup.halo_exchange),
+           format_bytes(bytes).c_str(),
            static_cast<unsigned long long>(messages),
            static_cast<unsigned long long>(s.communication.reductions), halo_wait, reduction_wait);
 }

@@ -45,6 +45,14 @@ struct CommunicationStats {
   }
 };
 
+// How a distributed product meets its halo exchange (Kreutzer et al. 2011, section 5; solver.halo_exchange):
+// naive overlap computes the rows that read no ghost while the messages travel; vector mode waits for them
+// first, then computes every row; task mode gives the communication a thread of its own, which waits for
+// the messages (driving MPI's progress) while the other threads compute those rows, then joins them. Every
+// mode computes each row as the others do, so their products are the same bit for bit.
+enum class HaloMode { overlap, vector, task };
+const char* to_string(HaloMode mode);  // the solver.halo_exchange key's value
+
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
 enum class BackendKind { cpu, cuda };
 // What a user asks for: one of them, or `auto`: cuda when a GPU can be used, else cpu.

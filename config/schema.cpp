@@ -483,6 +483,13 @@ std::vector<KeySpec> solver_keys() {
              "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
              "footprint of every format on every level is printed and reported either way; the cpu backend "
              "always uses CSR."),
+      choice("solver.halo_exchange", FIELD(solver.halo_exchange),
+             {{"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}},
+             "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "
+             "section 5): `overlap` computes the rows that need no other rank's values while the messages "
+             "travel; `vector` waits for the messages first; `task` has one thread of each rank wait for them "
+             "(driving MPI's progress) while the rank's other threads compute, then join in (with one thread a "
+             "rank it is `overlap`). The result is the same bit for bit; one process ignores it."),
       bounded(number("solver.tolerance", FIELD(solver.tolerance),
                      "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
               0.0, 1.0, true),

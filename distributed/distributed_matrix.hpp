@@ -9,6 +9,8 @@
 // bit for bit. The rows with no ghost column (interior) are computed while the halo exchange is in flight,
 // the others (boundary) after it (Kreutzer et al. 2011, section 5, naive overlap, by row rather than by
 // column, which would change the order of each boundary row's sum).
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "common/parallel.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/halo.hpp"
 #include "distributed/partition.hpp"
@@ -32,10 +35,9 @@ struct GhostedColumns {
   V operator()(Index j) const { return j < own_columns ? own[j] : ghost[j - own_columns]; }
 };
 
-// How a product meets its halo exchange (Kreutzer et al. 2011, section 5): overlap computes the interior
-// rows while the messages travel; vector mode waits for them first, then computes every row (the
-// baseline the overlap is measured against, bench/mpi_spmv.cpp).
-enum class HaloMode { overlap, vector };
+// Interior rows a task-mode thread takes at a time (dynamic scheduling, so that the communication thread
+// takes what is left when its wait ends).
+inline constexpr Index kTaskModeRows = 4096;
 
 // The position of a global column among the sorted ghosts: a table over their span when it is not much
 // larger than their count (a product's columns, the planes next to a rank's block), a binary search otherwise.
@@ -125,17 +127,22 @@ class DistributedMatrix {
            sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
   }
 
-  // kernel(rows, columns) on the interior rows while x's halo is exchanged, then on the boundary rows;
-  // columns reads x and the ghosts (GhostedColumns).
+  // kernel(rows, columns) on the interior rows and, once x's halo has arrived, on the boundary rows, the
+  // exchange met as `mode` says (common/device.hpp; task mode needs a second thread, else it is naive
+  // overlap); columns reads x and the ghosts (GhostedColumns). The kernel computes each of its rows on its
+  // own (it writes row i's outputs only): in task mode several threads call it at once, on different rows.
   template <class Kernel>
-  void with_halo(const Vector<V>& x, Kernel&& kernel) const {
+  void with_halo(const Vector<V>& x, HaloMode mode, Kernel&& kernel) const {
     halo_.begin(*comm_, x, ghost_, send_buffer_, requests_);
-    if (mode_ == HaloMode::vector) halo_.end(*comm_, requests_);
-    kernel(RowList{interior_.data(), static_cast<Index>(interior_.size())}, columns(x));
-    if (mode_ == HaloMode::overlap) halo_.end(*comm_, requests_);
+    if (mode == HaloMode::task && max_threads() > 1) {
+      interior_beside_the_exchange(x, kernel);
+    } else {
+      if (mode == HaloMode::vector) halo_.end(*comm_, requests_);
+      kernel(RowList{interior_.data(), static_cast<Index>(interior_.size())}, columns(x));
+      if (mode != HaloMode::vector) halo_.end(*comm_, requests_);
+    }
     kernel(RowList{boundary_.data(), static_cast<Index>(boundary_.size())}, columns(x));
   }
-  void set_halo_mode(HaloMode mode) const { mode_ = mode; }
 
   // A vector indexed by local column: the owners' entries of `own` (this rank's entries, one per own
   // column), the ghosts' after them. Collective: what the setup's steps read across rank boundaries.
@@ -158,6 +165,24 @@ class DistributedMatrix {
 
  private:
   GhostedColumns<V> columns(const Vector<V>& x) const { return {x.data(), ghost_.data(), local_.cols - halo_.ghosts()}; }
+
+  // Task mode: the team's first thread (the one that called MPI_Init_thread, as MPI_THREAD_FUNNELED asks)
+  // completes the exchange, the others take the interior rows a block at a time, and the first joins them
+  // when its wait is over. The kernel's own parallel loop runs in one thread here (nested).
+  template <class Kernel>
+  void interior_beside_the_exchange(const Vector<V>& x, Kernel& kernel) const {
+    const auto interior = static_cast<Index>(interior_.size());
+    const Index blocks = (interior + kTaskModeRows - 1) / kTaskModeRows;
+#pragma omp parallel
+    {
+      if (omp_get_thread_num() == 0) halo_.end(*comm_, requests_);
+#pragma omp for schedule(dynamic, 1) nowait
+      for (Index b = 0; b < blocks; ++b) {
+        const Index first = b * kTaskModeRows;
+        kernel(RowList{interior_.data() + first, std::min(kTaskModeRows, interior - first)}, columns(x));
+      }
+    }
+  }
 
   // ghosts_: the columns not in is_own, sorted and unique; by marks over their span when it is not much
   // larger than the entries (one pass), else by sorting the entries.
@@ -217,7 +242,6 @@ class DistributedMatrix {
   HaloPlan halo_;
   mutable Vector<V> ghost_, send_buffer_;
   mutable std::vector<MPI_Request> requests_;
-  mutable HaloMode mode_ = HaloMode::overlap;
 };
 
 }  // namespace amgsolve

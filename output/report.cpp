@@ -78,6 +78,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"model_bytes_per_iteration", s.model_bytes_per_iteration},
           {"spmv_format", s.spmv_format},
           {"spmv_format_reason", s.spmv_format_reason},
+          {"halo_exchange", to_string(s.halo_exchange)},
           {"backend_bytes", s.backend_bytes},
           {"transfers", transfers_json(s.transfers)}};
 }

@@ -23,6 +23,9 @@ struct SolverParams {
   // Storage of every level's operator on the cuda backend; the cpu backend uses CSR (its OpenMP CSR SpMV is
   // faster on a CPU than the GPU formats, Kreutzer et al. 2012 section IV.A).
   SpmvFormat spmv_format = SpmvFormat::automatic;
+  // Over MPI ranks: how each product meets its halo exchange (common/device.hpp). Naive overlap by default:
+  // task mode pays where MPI makes no progress on its own and the ranks have threads to spare.
+  HaloMode halo_exchange = HaloMode::overlap;
 };
 
 struct SolveResult {

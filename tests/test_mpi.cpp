@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amg/hierarchy.hpp"
@@ -21,6 +24,7 @@
 #include "spgemm/registry.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "common/parallel.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
 #include "sparse/csr_ops.hpp"
@@ -131,46 +135,66 @@ TEST_F(Distributed, ReductionsEqualTheSingleProcessOnes) {
   }
 }
 
+// OpenMP threads for a scope (the tests run with one a rank; task mode needs more).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int threads) : before_(max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedThreads() { omp_set_num_threads(before_); }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int before_;
+};
+
+// In each of Kreutzer et al.'s halo modes; task mode with three threads, so that two compute beside the one
+// that waits for the messages.
 TEST_F(Distributed, ProductsAndSmoothersEqualTheSingleProcessOnes) {
-  for (const NamedMatrix& m : test_matrices()) {
-    SCOPED_TRACE(m.name);
-    const CsrMatrix<double>& A = *m.A;
-    const auto D = mpi.matrix(m.A, SpmvFormat::csr);
-    ASSERT_EQ(mpi.comm().sum(std::int64_t{D->rows}), A.rows);
-    const Vector<double> x = seeded_vector(A.cols, 4), b = seeded_vector(A.rows, 5);
-    const Vector<double> x_local = mpi.upload(x), b_local = mpi.upload(b);
+  const std::pair<HaloMode, const char*> modes[] = {
+      {HaloMode::overlap, "naive overlap"}, {HaloMode::vector, "vector mode"}, {HaloMode::task, "task mode"}};
+  for (const auto& [mode, mode_name] : modes) {
+    for (const NamedMatrix& m : test_matrices()) {
+      SCOPED_TRACE(std::string(mode_name) + ", " + m.name);
+      const ScopedThreads threads(mode == HaloMode::task ? 3 : max_threads());
+      const CsrMatrix<double>& A = *m.A;
+      mpi.set_halo_mode(mode);
+      const auto D = mpi.matrix(m.A, SpmvFormat::csr);
+      ASSERT_EQ(mpi.comm().sum(std::int64_t{D->rows}), A.rows);
+      const Vector<double> x = seeded_vector(A.cols, 4), b = seeded_vector(A.rows, 5);
+      const Vector<double> x_local = mpi.upload(x), b_local = mpi.upload(b);
 
-    Vector<double> y, y_local;
-    cpu.spmv(A, x, y);
-    mpi.spmv(*D, x_local, y_local);
-    EXPECT_EQ(gathered(y_local), y) << "spmv";
+      Vector<double> y, y_local;
+      cpu.spmv(A, x, y);
+      mpi.spmv(*D, x_local, y_local);
+      EXPECT_EQ(gathered(y_local), y) << "spmv";
 
-    Vector<double> z = b, z_local = b_local;
-    cpu.spmv_add(A, x, z);
-    mpi.spmv_add(*D, x_local, z_local);
-    EXPECT_EQ(gathered(z_local), z) << "spmv_add";
+      Vector<double> z = b, z_local = b_local;
+      cpu.spmv_add(A, x, z);
+      mpi.spmv_add(*D, x_local, z_local);
+      EXPECT_EQ(gathered(z_local), z) << "spmv_add";
 
-    if (A.rows != A.cols) continue;  // the rest needs a square matrix
-    Vector<double> r, r_local;
-    cpu.residual(A, x, b, r);
-    mpi.residual(*D, x_local, b_local, r_local);
-    EXPECT_EQ(gathered(r_local), r) << "residual";
+      if (A.rows != A.cols) continue;  // the rest needs a square matrix
+      Vector<double> r, r_local;
+      cpu.residual(A, x, b, r);
+      mpi.residual(*D, x_local, b_local, r_local);
+      EXPECT_EQ(gathered(r_local), r) << "residual";
 
-    Vector<double> q, q_local;
-    EXPECT_EQ(mpi.spmv_dot(*D, x_local, q_local), cpu.spmv_dot(A, x, q)) << "spmv_dot";
+      Vector<double> q, q_local;
+      EXPECT_EQ(mpi.spmv_dot(*D, x_local, q_local), cpu.spmv_dot(A, x, q)) << "spmv_dot";
 
-    const Vector<double> dinv = seeded_vector(A.rows, 6);
-    const Vector<double> dinv_local = mpi.upload(dinv);
-    Vector<double> next, next_local;
-    cpu.jacobi_sweep(A, dinv, b, x, next);
-    mpi.jacobi_sweep(*D, dinv_local, b_local, x_local, next_local);
-    EXPECT_EQ(gathered(next_local), next) << "jacobi_sweep";
+      const Vector<double> dinv = seeded_vector(A.rows, 6);
+      const Vector<double> dinv_local = mpi.upload(dinv);
+      Vector<double> next, next_local;
+      cpu.jacobi_sweep(A, dinv, b, x, next);
+      mpi.jacobi_sweep(*D, dinv_local, b_local, x_local, next_local);
+      EXPECT_EQ(gathered(next_local), next) << "jacobi_sweep";
 
-    Vector<double> d = seeded_vector(A.rows, 7), d_local = mpi.upload(d);
-    cpu.chebyshev_step(A, dinv, b, 0.25, 0.75, d, x, next);
-    mpi.chebyshev_step(*D, dinv_local, b_local, 0.25, 0.75, d_local, x_local, next_local);
-    EXPECT_EQ(gathered(next_local), next) << "chebyshev_step x";
-    EXPECT_EQ(gathered(d_local), d) << "chebyshev_step d";
+      Vector<double> d = seeded_vector(A.rows, 7), d_local = mpi.upload(d);
+      cpu.chebyshev_step(A, dinv, b, 0.25, 0.75, d, x, next);
+      mpi.chebyshev_step(*D, dinv_local, b_local, 0.25, 0.75, d_local, x_local, next_local);
+      EXPECT_EQ(gathered(next_local), next) << "chebyshev_step x";
+      EXPECT_EQ(gathered(d_local), d) << "chebyshev_step d";
+    }
   }
 }
 
@@ -252,6 +276,17 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   p = {};
   p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
+  // solver.halo_exchange: the same histories in vector and task mode (two threads a rank for task mode).
+  p = {};
+  p.solver.halo_exchange = HaloMode::vector;
+  expect_same_solve(poisson(Stencil::p7, {30, 30, 30}), p, "7-point 30^3, vector mode");
+  const ScopedThreads threads(2);
+  p.solver.halo_exchange = HaloMode::task;
+  expect_same_solve(poisson(Stencil::p7, {30, 30, 30}), p, "7-point 30^3, task mode");
+  const Solver task_mode(std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {8, 8, 8})), p);
+  if (running_on_several_ranks()) {
+    EXPECT_EQ(task_mode.setup().halo_exchange, HaloMode::task);
+  }
 }
 
 TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {

@@ -149,16 +149,20 @@ class MpiBackend {
   template <class V>
   void spmv(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
     y.resize(static_cast<std::size_t>(A.rows));
-    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.spmv_rows(A.local(), rows, columns, y); });
+    A.with_halo(x, halo_mode_,
+                [&](const RowList& rows, const auto& columns) { local_.spmv_rows(A.local(), rows, columns, y); });
   }
   template <class V>
   void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
-    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.spmv_add_rows(A.local(), rows, columns, y); });
+    A.with_halo(x, halo_mode_,
+                [&](const RowList& rows, const auto& columns) { local_.spmv_add_rows(A.local(), rows, columns, y); });
   }
   template <class V>
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
     r.resize(static_cast<std::size_t>(A.rows));
-    A.with_halo(x, [&](const RowList& rows, const auto& columns) { local_.residual_rows(A.local(), rows, columns, b, r); });
+    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
+      local_.residual_rows(A.local(), rows, columns, b, r);
+    });
   }
   // q = A p; returns p^T q (the cpu backend's fused pass forms the same products).
   template <class V>
@@ -181,7 +185,7 @@ class MpiBackend {
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     x_next.resize(x.size());
-    A.with_halo(x, [&](const RowList& rows, const auto& columns) {
+    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
       local_.jacobi_sweep_rows(A.local(), rows, columns, scaled_dinv, b, x, x_next);
     });
   }
@@ -193,7 +197,7 @@ class MpiBackend {
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
     x_next.resize(x.size());
-    A.with_halo(x, [&](const RowList& rows, const auto& columns) {
+    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
       local_.chebyshev_step_rows(A.local(), rows, columns, dinv, b, a, c, d, x, x_next);
     });
   }
@@ -225,9 +229,14 @@ class MpiBackend {
     return spmv_format_costs(M.local());  // this rank's rows (the cpu multiplies CSR anyway)
   }
 
+  // How the products meet their halo exchange (solver.halo_exchange): naive overlap unless set.
+  void set_halo_mode(HaloMode mode) { halo_mode_ = mode; }
+  HaloMode halo_mode() const { return halo_mode_; }
+
  private:
   CpuBackend local_;
   std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
+  HaloMode halo_mode_ = HaloMode::overlap;
 };
 
 }  // namespace amgsolve
