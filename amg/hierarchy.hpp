@@ -45,7 +45,7 @@ template <class Backend>
 inline constexpr bool kRecordsLumpedRows = Backend::kind != BackendKind::cuda;
 
 // The strength classification a level keeps: the host's (amg/strength.hpp; over MPI a rank's rows') or, on
-// the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes gives its memory.
+// the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes, beside each, gives its memory.
 template <class Backend>
 struct KeptStrength {
   using type = Strength;
@@ -54,10 +54,6 @@ template <>
 struct KeptStrength<CudaBackend> {
   using type = CudaStrength;
 };
-inline std::uint64_t strength_bytes(const Strength& strength) {
-  return strength.keep.size() + strength.graph.adj.size() * sizeof(Index) +
-         strength.graph.row_ptr.size() * sizeof(Offset);
-}
 
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
 // filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's

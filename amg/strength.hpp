@@ -58,9 +58,14 @@ CsrMatrix<Value> filtered_matrix(const CpuBackend&, const CsrMatrix<Value>& A, c
   return filtered_matrix(A, strength, weights, filtered_rows);
 }
 
-// A re-setup keeps a level's strength (amg/hierarchy.hpp's LevelStructure): the part it stores, and the
-// strength given back to the setup for the level's new matrix (the mpi backend's overloads wrap a rank's part).
+// A re-setup keeps a level's strength (amg/hierarchy.hpp's LevelStructure): the part it stores, its memory,
+// and the strength given back to the setup for the level's new matrix (the mpi backend's overloads wrap a
+// rank's part).
 inline Strength& local_strength(Strength& strength) { return strength; }
+inline std::uint64_t strength_bytes(const Strength& strength) {
+  return strength.keep.size() + strength.graph.adj.size() * sizeof(Index) +
+         strength.graph.row_ptr.size() * sizeof(Offset);
+}
 template <class Value>
 const Strength& kept_strength(const CpuBackend&, const Strength& kept, Offset /*weak_entries: kept's own*/,
                               const CsrMatrix<Value>& /*A*/) {

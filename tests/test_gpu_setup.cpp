@@ -387,15 +387,9 @@ void expect_identical_on_device(const CudaBackend& cuda, const Hierarchy<CudaBac
   ASSERT_EQ(a.levels(), b.levels());
   for (std::size_t l = 0; l < a.levels(); ++l) {
     SCOPED_TRACE("level " + std::to_string(l));
-    const auto same = [&](const DeviceCsrMatrix<double>& x, const DeviceCsrMatrix<double>& y) {
-      const auto hx = cuda.host_view(x), hy = cuda.host_view(y);
-      EXPECT_EQ(hx->row_ptr, hy->row_ptr);
-      EXPECT_EQ(hx->col, hy->col);
-      EXPECT_EQ(hx->val, hy->val);
-    };
-    same(a.matrix(l), b.matrix(l));
+    expect_same_matrix(*cuda.host_view(a.matrix(l)), *cuda.host_view(b.matrix(l)));
     if (l + 1 == a.levels()) break;
-    same(a.prolongator(l), b.prolongator(l));
+    expect_same_matrix(*cuda.host_view(a.prolongator(l)), *cuda.host_view(b.prolongator(l)));
     EXPECT_EQ(a.smoother(l).upper, b.smoother(l).upper);
     EXPECT_EQ(a.smoother(l).lower, b.smoother(l).lower);
   }
