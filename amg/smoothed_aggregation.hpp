@@ -72,15 +72,14 @@ enum class KeptProducts {
 
 // A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
 // hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
-// backend, KeptProducts::numeric_only), the products are formed by their numeric phase only: P into
-// p_pattern (the old P), A P into kept's A P pattern, P^T (A P) into coarse_pattern (the old next level's
-// matrix).
+// backend, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase only: A P
+// into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level's matrix).
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
   const typename Backend::template Csr<Value>* matrix = nullptr;  // the kept hierarchy's matrix of the level
   KeptProducts products = KeptProducts::by_spgemm;
-  const CsrMatrix<Value>* p_pattern = nullptr;
+  const CsrMatrix<Value>* ap_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
 };
 
@@ -231,7 +230,7 @@ class SmoothedAggregation {
     k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (products == KeptProducts::numeric_only) {
-        k.p_pattern = kept.levels_[static_cast<std::size_t>(level)].P.get();
+        k.ap_pattern = &k.kept->ap_pattern;
         k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
       }
     }
@@ -267,15 +266,13 @@ class SmoothedAggregation {
     const double rho_f = spectral_radius(A_f, level_seed);
     info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
     clock.lap(t.eigenvalues);
-    Csr P = product(A_f, T, kept ? kept->p_pattern : nullptr, info.prolongator_product);
-    observe(info.level, "prolongator", A_f, T, P);
-    scale_and_add_tentative(backend_, P, A_f, T, params_.prolongator_damping / rho_f);
-    step.P = std::make_shared<const Csr>(std::move(P));
+    step.P = std::make_shared<const Csr>(
+        smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level, info.prolongator_product));
     clock.lap(t.prolongator);
     step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
     clock.lap(t.transpose);
     // 5. coarse operator
-    Csr AP = product(A, *step.P, kept && kept->p_pattern ? &kept->kept->ap_pattern : nullptr, info.ap_product);
+    Csr AP = product(A, *step.P, kept ? kept->ap_pattern : nullptr, info.ap_product);
     observe(info.level, "ap", A, *step.P, AP);
     step.coarse = std::make_shared<const Csr>(product(*step.R, AP, kept ? kept->coarse_pattern : nullptr, info.rap_product));
     observe(info.level, "rap", *step.R, AP, *step.coarse);
@@ -297,6 +294,20 @@ class SmoothedAggregation {
     step.smoother = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
+  }
+
+  // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass (T has one entry per row), on the
+  // others the SpGEMM A_f T, then scaled. The callback still sees the product A_f T.
+  Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, SpgemmStats& stats) const {
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
+      return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
+    } else {
+      Csr P = product(A_f, T, nullptr, stats);
+      observe(level, "prolongator", A_f, T, P);
+      scale_and_add_tentative(backend_, P, A_f, T, omega);
+      return P;
+    }
   }
 
   // X Y by the SpGEMM backend, or (cpu backend, a kept pattern) by the numeric phase into that pattern.

@@ -387,8 +387,9 @@ std::vector<KeySpec> mouse_keys() {
 std::vector<KeySpec> amg_keys() {
   return {
       text("amg.spgemm", FIELD(amg.spgemm),
-           "SpGEMM backend for the prolongator smoothing A_f T and the Galerkin product P^T (A P), one of the "
-           "chosen `backend`'s (`amgsolve --list-backends`); empty: the backend's default, `gustavson` on cpu, "
+           "SpGEMM backend for the Galerkin product P^T (A P) and, except on cpu, the prolongator smoothing "
+           "A_f T (the cpu backend gathers that one in one pass: T has one entry per row), one of the chosen "
+           "`backend`'s (`amgsolve --list-backends`); empty: the backend's default, `gustavson` on cpu, "
            "`cusparse` on cuda."),
       flag("amg.compare_spgemm", FIELD(compare_spgemm),
            "Also run every available SpGEMM backend on every product of the setup and print and report the "

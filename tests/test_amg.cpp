@@ -8,6 +8,7 @@
 #include <queue>
 
 #include "amg/galerkin.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
@@ -245,6 +246,79 @@ TEST(SmoothedProlongation, EqualsDenseJacobiSmoothingOfT) {
   const Eigen::MatrixXd expected =
       (Eigen::MatrixXd::Identity(A.rows, A.rows) - omega * Dinv * Ad) * test::to_dense(T);
   EXPECT_LE((test::to_dense(P) - expected).cwiseAbs().maxCoeff(), 1e-14);
+}
+
+// A's pattern with symmetric off-diagonal weights -|hash| in (-1, -0.05] and a diagonal 1.01 times the row's
+// sum of their magnitudes: an SPD matrix whose couplings are strong and weak at random.
+CsrMatrix<double> randomly_weighted(CsrMatrix<double> A, std::uint64_t seed) {
+  for (Index i = 0; i < A.rows; ++i) {
+    double sum = 0.0;
+    Offset diagonal = -1;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const Index j = A.col[k];
+      if (j == i) {
+        diagonal = k;
+        continue;
+      }
+      const std::uint64_t edge = static_cast<std::uint64_t>(std::min(i, j)) * A.rows + std::max(i, j);
+      A.val[k] = -(0.05 + 0.95 * seeded_uniform(seed, edge));
+      sum -= A.val[k];
+    }
+    A.val[diagonal] = 1.01 * sum;
+  }
+  return A;
+}
+
+// T with the entry of every `stride`-th row removed: nodes in no aggregate, as amg.nullspace: none leaves them.
+CsrMatrix<double> without_some_entries(const CsrMatrix<double>& T, Index stride) {
+  std::vector<Triplet<double>> kept;
+  for (Index k = 0; k < T.rows; ++k)
+    if (k % stride != 0)
+      for (Offset t = T.row_begin(k); t < T.row_end(k); ++t) kept.push_back({k, T.col[t], T.val[t]});
+  return csr_from_triplets(T.rows, T.cols, kept);
+}
+
+template <class Value>
+void expect_same_bits(const CsrMatrix<Value>& a, const CsrMatrix<Value>& b) {
+  ASSERT_TRUE(a.same_pattern(b));
+  for (std::size_t k = 0; k < a.val.size(); ++k) ASSERT_EQ(a.val[k], b.val[k]) << "entry " << k;
+}
+
+TEST(SmoothedProlongation, GatheredInOnePassEqualsTheSpgemmAndTheScalingBitForBit) {
+  // The cpu setup's one-pass prolongator against the SpGEMM A_f T then scale_and_add_tentative, which the
+  // other backends use: on a filtered matrix (weak couplings lumped), with nodes in no aggregate, in double
+  // and in float, on 1 and 3 threads.
+  const CsrMatrix<double> A = randomly_weighted(poisson(Stencil::p9, {24, 19}), 4);
+  const Strength strength = strength_of_connection(A, 0.25);
+  ASSERT_GT(strength.weak_entries, 0) << "the test needs a filtered matrix that differs from A";
+  const CsrMatrix<double> A_f = filtered_matrix(A, strength, {});
+  const CsrMatrix<double> full = tentative_prolongation<double>(mis2_aggregation(strength.graph, 3));
+  ASSERT_GT(full.cols, 5);
+  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
+  for (const CsrMatrix<double>& T : {full, without_some_entries(full, 7)}) {
+    for (int threads : {1, 3}) {
+      omp_set_num_threads(threads);
+      SpgemmStats stats;
+      const CsrMatrix<double> P = smoothed_prolongator(CpuBackend{}, A_f, T, 0.61, &stats);
+      expect_same_bits(P, smoothed_prolongation(A_f, T, 0.61, gustavson));
+      EXPECT_EQ(stats.nnz, P.nnz());
+      EXPECT_EQ(stats.multiplications, [&] {  // the entries a_ik whose row k of T has its entry
+        Offset n = 0;
+        for (Index k : A_f.col) n += T.row_length(k);
+        return n;
+      }());
+      const CsrMatrix<float> A_f32 = cast_values<float>(A_f), T32 = cast_values<float>(T);
+      expect_same_bits(smoothed_prolongator(CpuBackend{}, A_f32, T32, 0.61),
+                       smoothed_prolongation(A_f32, T32, 0.61, gustavson));
+    }
+  }
+  omp_set_num_threads(2);
+}
+
+TEST(SmoothedProlongation, GatheringRefusesATentativeProlongatorWithTwoEntriesInARow) {
+  const CsrMatrix<double> A = poisson(Stencil::p5, {6, 5});
+  const CsrMatrix<double> T = csr_from_triplets<double>(A.rows, 2, {{0, 0, 0.5}, {0, 1, 0.5}, {1, 1, 1.0}});
+  EXPECT_THROW(smoothed_prolongator(CpuBackend{}, A, T, 0.5), Error);
 }
 
 TEST(Galerkin, MatchesEigenTripleProduct) {
