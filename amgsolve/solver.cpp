@@ -68,16 +68,33 @@ std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
 }
 
 // Every format's cost on every level, and the format the solve uses: the configured or modelled one on a
-// device, CSR on the CPU.
+// device; on the CPU, CSR where it is asked for, else the sliced ELLPACK copy on the levels where it pays.
 template <class Backend, class CycleValue>
 SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleValue>& amg, SpmvFormat requested,
                          SetupSummary& summary) {
   summary.spmv_formats.clear();
   for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(backend.format_costs(amg.matrix(l)));
   const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
-  if (Backend::kind == BackendKind::cpu) {
+  if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    const std::string model = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
+    std::string sliced;
+    if (requested != SpmvFormat::csr)
+      for (std::size_t l = 0; l < amg.levels(); ++l)
+        if (Backend::sliced_ellpack_pays(amg.matrix(l))) sliced += (sliced.empty() ? "" : ", ") + std::to_string(l);
+    if (sliced.empty()) {
+      summary.spmv_format = "csr";
+      summary.spmv_format_reason = std::string(requested == SpmvFormat::csr ? "requested" : "no level's padding is small "
+                                               "enough for the sliced ELLPACK, or the CPU lacks AVX-512/AVX2") + " (" + model + ")";
+      return SpmvFormat::csr;
+    }
+    summary.spmv_format = "sliced-ellpack";
+    summary.spmv_format_reason = "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) "
+                                 "the operators whose padding is at most 10%, here the matrices of levels " + sliced +
+                                 ", the others in CSR (" + model + ")";
+    return SpmvFormat::automatic;
+  } else if (Backend::kind == BackendKind::cpu) {  // the mpi backend's ranks
     summary.spmv_format = "csr";
-    summary.spmv_format_reason = "the cpu backend uses CSR (the GPU formats' model would pick " +
+    summary.spmv_format_reason = "the mpi backend's ranks multiply in CSR (the GPU formats' model would pick " +
                                  format_name(choice.format) + ": " + choice.reason + ")";
     return SpmvFormat::csr;
   }
@@ -273,9 +290,15 @@ class SolverOn final : public Solver::Impl {
     if constexpr (requires { backend_.set_halo_mode(HaloMode::overlap); })
       backend_.set_halo_mode(params_.halo_exchange);
     const SpmvFormat format = choose_format(backend_, hierarchy_, params_.spmv_format, summary);
-    A_ = backend_.matrix(A_csr_, format);
     std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
-    if constexpr (std::is_same_v<CycleValue, double>) fine = A_;  // one copy for PCG and the cycle
+    if constexpr (std::is_same_v<CycleValue, double>) {
+      A_ = backend_.matrix(A_csr_, format);
+      fine = A_;  // one copy for PCG and the cycle
+    } else {
+      // The outer iteration multiplies by the double A once per iteration, the float cycle several times by
+      // its own copy: a second layout of A would cost its memory for little.
+      A_ = backend_.matrix(A_csr_, Backend::kind == BackendKind::cpu ? SpmvFormat::csr : format);
+    }
     cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
     finest_aggregates = hierarchy_.finest_aggregates();
   }

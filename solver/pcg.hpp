@@ -158,14 +158,14 @@ template <class V>
 SolveResult pcg(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
                 const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
                 const IterationCallback& on_iteration = {}) {
-  return pcg<CpuBackend, V>(CpuBackend{}, A, b, x, M, params, on_iteration);
+  return pcg<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
 }
 
 template <class V>
 SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
                                  const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
                                  const IterationCallback& on_iteration = {}) {
-  return stationary_iteration<CpuBackend, V>(CpuBackend{}, A, b, x, M, params, on_iteration);
+  return stationary_iteration<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
 }
 
 }  // namespace amgsolve

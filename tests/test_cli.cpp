@@ -18,6 +18,7 @@
 #include "output/vtk_writer.hpp"
 #include "sparse/matrix_market.hpp"
 #include "common/device.hpp"
+#include "sparse/sliced_ellpack.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -286,7 +287,7 @@ TEST(Cli, AutoBackendWithoutAGpuRunsOnTheCpu) {
   ASSERT_EQ(r.status, kExitOk) << r.err;
   const json report = read_report(dir.file("R.json"));
   EXPECT_EQ(field(report, "backend").get<std::string>(), "cpu");
-  EXPECT_EQ(field(report, "setup.spmv_format").get<std::string>(), "csr");
+  EXPECT_EQ(field(report, "setup.spmv_format").get<std::string>(), sliced_ellpack_vector_units() ? "sliced-ellpack" : "csr");
   const json levels = field(report, "setup.levels");
   for (const json& level : levels) {
     ASSERT_EQ(level.at("spmv_formats").size(), 3u);

@@ -1,10 +1,15 @@
 // ELLPACK-R and pJDS (the GPU SpMV formats) on the CPU: conversions round-trip, SpMV equals CSR SpMV,
 // and the padding has the size the paper's construction implies.
+#include <optional>
 #include <set>
 
+#include <omp.h>
+
+#include "backend/cpu/cpu_backend.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/ellpack_r.hpp"
 #include "sparse/pjds.hpp"
+#include "sparse/sliced_ellpack.hpp"
 #include "sparse/spmv_format.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
@@ -117,6 +122,114 @@ TEST(Pjds, ConstantRowLengthNeedsNoPadding) {
   const CsrMatrix<double> A = csr_from_triplets(n, n, t);
   EXPECT_EQ(static_cast<Offset>(pjds_from_csr(A).val.size()), A.nnz());
   EXPECT_EQ(static_cast<Offset>(ellpack_r_from_csr(A).val.size()), A.nnz());
+}
+
+// ---- the cpu backend's sliced ELLPACK (sparse/sliced_ellpack.hpp)
+
+TEST(SlicedEllpack, EveryEntryWhereTheLayoutSaysAndPaddingThatAddsNothing) {
+  for (const CsrMatrix<double>& A : inputs()) {
+    SCOPED_TRACE(std::to_string(A.rows) + " rows");
+    const SlicedEllpack<double> S = sliced_ellpack_from_csr(A);
+    constexpr Index C = SlicedEllpack<double>::kChunk;
+    ASSERT_EQ(S.chunks(), (A.rows + C - 1) / C);
+    Offset padding = 0;
+    for (Index c = 0; c < S.chunks(); ++c) {
+      Index longest = 0;
+      for (Index i = c * C; i < std::min(A.rows, (c + 1) * C); ++i) longest = std::max(longest, A.row_length(i));
+      ASSERT_EQ(S.width(c), longest) << "chunk " << c;
+      for (Index r = 0; r < C; ++r) {
+        const Index i = c * C + r;
+        for (Index j = 0; j < S.width(c); ++j) {
+          const Offset e = S.chunk_start[c] + C * j + r;
+          if (i < A.rows && j < A.row_length(i)) {
+            EXPECT_EQ(S.col[e], A.col[A.row_begin(i) + j]);
+            EXPECT_EQ(S.val[e], A.val[A.row_begin(i) + j]);
+          } else {
+            ++padding;
+            EXPECT_EQ(S.val[e], 0.0);
+            EXPECT_TRUE(S.col[e] >= 0 && S.col[e] < A.cols);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(static_cast<Offset>(S.val.size()), A.nnz() + padding);
+    if (A.nnz() > 0) EXPECT_DOUBLE_EQ(sliced_ellpack_padding(A), static_cast<double>(padding) / A.nnz());
+  }
+}
+
+// Every product of the cpu backend on the sliced copy against the same on the CSR: the same bits.
+template <class V>
+void expect_sliced_products_equal_csr(const CsrMatrix<V>& A) {
+  const CpuBackend cpu;
+  const CpuMatrix<V> csr = CpuMatrix<V>::view(A);
+  CpuMatrix<V> sliced = csr;
+  sliced.sliced = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(A));
+  const auto vector = [](Index n, std::uint64_t seed) {
+    Vector<V> v(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i) v[i] = static_cast<V>(seeded_uniform(seed, i) - 0.5);
+    return v;
+  };
+  const Vector<V> x = vector(A.cols, 1), b = vector(A.rows, 2), dinv = vector(A.rows, 3);
+  const auto both = [&](const char* what, auto&& pass) {
+    Vector<V> from_csr = vector(A.rows, 4), from_sliced = from_csr;
+    pass(csr, from_csr);
+    pass(sliced, from_sliced);
+    EXPECT_EQ(from_sliced, from_csr) << what;
+  };
+  both("spmv", [&](const CpuMatrix<V>& M, Vector<V>& y) { cpu.spmv(M, x, y); });
+  both("spmv_add", [&](const CpuMatrix<V>& M, Vector<V>& y) { cpu.spmv_add(M, x, y); });
+  if (!A.is_square()) return;
+  both("residual", [&](const CpuMatrix<V>& M, Vector<V>& r) { cpu.residual(M, x, b, r); });
+  both("jacobi_sweep", [&](const CpuMatrix<V>& M, Vector<V>& next) { cpu.jacobi_sweep(M, dinv, b, x, next); });
+  for (const V a : {V(0), V(0.25)}) {
+    both("chebyshev_step d", [&](const CpuMatrix<V>& M, Vector<V>& d) {
+      Vector<V> next;
+      cpu.chebyshev_step(M, dinv, b, a, V(0.75), d, x, next);
+    });
+    both("chebyshev_step x", [&](const CpuMatrix<V>& M, Vector<V>& next) {
+      Vector<V> d = vector(A.rows, 5);
+      cpu.chebyshev_step(M, dinv, b, a, V(0.75), d, x, next);
+    });
+  }
+  Vector<V> q_csr, q_sliced;
+  EXPECT_EQ(cpu.spmv_dot(sliced, x, q_sliced), cpu.spmv_dot(csr, x, q_csr)) << "spmv_dot";
+  EXPECT_EQ(q_sliced, q_csr) << "spmv_dot q";
+}
+
+TEST(SlicedEllpack, EveryProductEqualsTheCsrOneBitForBit) {
+  // Rows not a multiple of the chunk, empty rows, a full row, an empty matrix; double (AVX-512) and float
+  // (AVX2), the vector kernels and the scalar loop, 1 and 3 threads.
+  std::vector<CsrMatrix<double>> matrices = inputs();
+  matrices.push_back(test::random_sparse(37, 53, 0.1, 11));  // rectangular, as P and R are
+  for (const bool scalar : {false, true}) {
+    std::optional<ScalarSlicedEllpackKernels> only_scalar;
+    if (scalar) only_scalar.emplace();
+    for (const int threads : {1, 3}) {
+      omp_set_num_threads(threads);
+      for (const CsrMatrix<double>& A : matrices) {
+        SCOPED_TRACE(std::to_string(A.rows) + " x " + std::to_string(A.cols) + (scalar ? ", scalar" : ", vector") +
+                     ", " + std::to_string(threads) + " threads");
+        expect_sliced_products_equal_csr(A);
+        expect_sliced_products_equal_csr(cast_values<float>(A));
+      }
+    }
+  }
+  omp_set_num_threads(2);
+  if (!sliced_ellpack_vector_units()) GTEST_SKIP() << "this CPU lacks AVX-512F or AVX2: only the scalar loop ran";
+}
+
+TEST(SlicedEllpack, TheSolveUsesItWhereThePaddingIsSmallAndCsrWhenAskedFor) {
+  const CpuBackend cpu;
+  PoissonParams p;
+  p.size = {20, 20, 20};
+  const auto poisson = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
+  EXPECT_LE(sliced_ellpack_padding(*poisson), CpuBackend::kSlicedEllpackPadding);
+  EXPECT_EQ(cpu.matrix(poisson, SpmvFormat::automatic)->sliced != nullptr, sliced_ellpack_vector_units());
+  EXPECT_EQ(cpu.matrix(poisson, SpmvFormat::csr)->sliced, nullptr);
+  // One long row in each chunk: about 4 times the entries stored.
+  const auto irregular_rows = std::make_shared<const CsrMatrix<double>>(irregular(157, 3));
+  EXPECT_GT(sliced_ellpack_padding(*irregular_rows), CpuBackend::kSlicedEllpackPadding);
+  EXPECT_EQ(cpu.matrix(irregular_rows, SpmvFormat::automatic)->sliced, nullptr);
 }
 
 // ---- footprint and traffic model (sparse/spmv_format.hpp)

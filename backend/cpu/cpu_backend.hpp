@@ -3,6 +3,7 @@
 // every part shares (no copy: a hierarchy's matrices are used where they are), and its kernels are the
 // loops below. Every reduction is a deterministic_sum (fixed blocks added in order), so results are
 // bit-identical on any number of threads. backend/backend.hpp lists what a backend provides.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
+#include "sparse/sliced_ellpack.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
 #include "spgemm/spgemm.hpp"
@@ -45,13 +47,28 @@ struct ArrayColumns {
   V operator()(Index j) const { return x[j]; }
 };
 
+// What the cpu backend's solve multiplies: the hierarchy's CSR (shared, not copied) and, where it pays, a
+// sliced ELLPACK copy (sparse/sliced_ellpack.hpp) that the products read instead; either way each row's sum
+// is formed in the same order, so the results are the same bits.
+template <class V>
+struct CpuMatrix {
+  std::shared_ptr<const CsrMatrix<V>> csr;
+  std::shared_ptr<const SlicedEllpack<V>> sliced;  // null: the products read csr
+  Index rows = 0, cols = 0;
+
+  // A's products in CSR, A not copied (it must outlive the view).
+  static CpuMatrix view(const CsrMatrix<V>& A) {
+    return CpuMatrix{std::shared_ptr<const CsrMatrix<V>>(std::shared_ptr<void>(), &A), nullptr, A.rows, A.cols};
+  }
+};
+
 class CpuBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;
   template <class V>
   using Vector = amgsolve::Vector<V>;
   template <class V>
-  using Matrix = CsrMatrix<V>;  // what the solve multiplies
+  using Matrix = CpuMatrix<V>;  // what the solve multiplies
   template <class V>
   using Csr = CsrMatrix<V>;     // what the setup builds: the same CSR
 
@@ -83,9 +100,24 @@ class CpuBackend {
   std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const {
     return std::shared_ptr<const CsrMatrix<V>>(&M, [](const CsrMatrix<V>*) {});
   }
+  // M for the solve: with `csr` as given, otherwise with a sliced ELLPACK copy where that pays.
   template <class V>
-  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat) const {
-    return M;  // the CPU always multiplies in CSR (solver.spmv_format is the GPU's)
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
+    auto m = std::make_shared<Matrix<V>>();
+    m->rows = M->rows;
+    m->cols = M->cols;
+    if (format != SpmvFormat::csr && sliced_ellpack_pays(*M))
+      m->sliced = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(*M));
+    m->csr = std::move(M);
+    return m;
+  }
+  // The sliced ELLPACK layout is faster than CSR where the CPU has the vector units and the padding adds at
+  // most kSlicedEllpackPadding of the entries (measured in docs/BENCHMARKS.md).
+  static constexpr double kSlicedEllpackPadding = 0.1;
+  template <class V>
+  static bool sliced_ellpack_pays(const CsrMatrix<V>& M) {
+    return M.rows >= SlicedEllpack<V>::kChunk && sliced_ellpack_vector_units() &&
+           sliced_ellpack_padding(M) <= kSlicedEllpackPadding;
   }
   // The matrix in another precision (the mixed-precision hierarchy).
   template <class To, class From>
@@ -101,8 +133,8 @@ class CpuBackend {
     host = from;
   }
   template <class V>
-  std::uint64_t bytes(const Matrix<V>&) const {
-    return 0;  // held by the hierarchy, counted there
+  std::uint64_t bytes(const Matrix<V>& A) const {
+    return A.sliced ? A.sliced->bytes() : 0;  // the CSR is the hierarchy's, counted there
   }
 
   // ---- vectors
@@ -176,17 +208,19 @@ class CpuBackend {
 
   template <class V>
   void spmv(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
-    amgsolve::spmv(A, x, y);
+    y.resize(static_cast<std::size_t>(A.rows));
+    for_each_row_sum<false>(A, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] = s; });
   }
   // y += A x
   template <class V>
   void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
-    spmv_add_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, y);
+    for_each_row_sum<false>(A, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] += s; });
   }
   // r = b - A x
   template <class V>
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
-    amgsolve::residual(A, x, b, r);
+    r.resize(static_cast<std::size_t>(A.rows));
+    for_each_row_sum<true>(A, x, b.data(), [&](Index i, V s) { r[i] = s; });
   }
 
   // ---- the products on a set of rows, reading x through `x` (ArrayColumns, or the distributed layer's
@@ -281,10 +315,13 @@ class CpuBackend {
   template <class V>
   double spmv_dot(const Matrix<V>& A, const Vector<V>& p, Vector<V>& q) const {
     q.resize(static_cast<std::size_t>(A.rows));
+    if (A.sliced) {  // the product in its layout, then the same blocked sum of p_i q_i
+      spmv(A, p, q);
+      return deterministic_sum<double>(A.rows, [&](std::int64_t i) { return double(p[i]) * double(q[i]); });
+    }
+    const CsrMatrix<V>& M = *A.csr;
     return deterministic_sum<double>(A.rows, [&](std::int64_t i) {
-      V s = 0;
-      for (Offset e = A.row_begin(static_cast<Index>(i)); e < A.row_end(static_cast<Index>(i)); ++e)
-        s += A.val[e] * p[A.col[e]];
+      const V s = row_product(M, static_cast<Index>(i), ArrayColumns<V>{p.data()});
       q[i] = s;
       return double(p[i]) * double(s);
     });
@@ -316,7 +353,7 @@ class CpuBackend {
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     x_next.resize(x.size());
-    jacobi_sweep_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, scaled_dinv, b, x, x_next);
+    for_each_row_sum<true>(A, x, b.data(), [&](Index i, V r) { x_next[i] = x[i] + scaled_dinv[i] * r; });
   }
   // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
   template <class V>
@@ -332,10 +369,42 @@ class CpuBackend {
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
     x_next.resize(x.size());
-    chebyshev_step_rows(A, AllRows{A.rows}, ArrayColumns<V>{x.data()}, dinv, b, a, c, d, x, x_next);
+    const bool keep = a != V(0);
+    for_each_row_sum<true>(A, x, b.data(), [&](Index i, V r) {
+      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * r;
+      x_next[i] = x[i] + d[i];
+    });
   }
 
  private:
+  // then(i, s) for every row i of A, s = b_i - sum_j a_ij x_j (kResidual) or sum_j a_ij x_j, formed in the
+  // row's order from the sliced ELLPACK copy or the CSR: the sums of a block of rows first, then `then` on
+  // them (so `then` is compiled as the CSR kernels' code is, whatever vector units the sums use).
+  template <bool kResidual, class V, class Then>
+  static void for_each_row_sum(const Matrix<V>& A, const Vector<V>& x, const V* b, Then&& then) {
+    if (!A.sliced) {
+      const CsrMatrix<V>& M = *A.csr;
+      const ArrayColumns<V> columns{x.data()};
+      for_each_row(AllRows{A.rows}, [&](Index i) {
+        then(i, kResidual ? row_residual(M, i, b[i], columns) : row_product(M, i, columns));
+      });
+      return;
+    }
+    constexpr Index kChunksPerBlock = 32;
+    constexpr Index kChunk = SlicedEllpack<V>::kChunk;
+    const SlicedEllpack<V>& S = *A.sliced;
+    const Index blocks = (S.chunks() + kChunksPerBlock - 1) / kChunksPerBlock;
+#pragma omp parallel for schedule(static)
+    for (Index block = 0; block < blocks; ++block) {
+      alignas(64) V sums[kChunksPerBlock * kChunk];
+      const Index first_chunk = block * kChunksPerBlock;
+      const Index count = std::min(kChunksPerBlock, S.chunks() - first_chunk);
+      sliced_ellpack_sums<kResidual>(S, first_chunk, count, x.data(), b, sums);
+      const Index first_row = first_chunk * kChunk, last_row = std::min(A.rows, (first_chunk + count) * kChunk);
+      for (Index i = first_row; i < last_row; ++i) then(i, sums[i - first_row]);
+    }
+  }
+
   // sum_k a_ik x_k and b_i - sum_k a_ik x_k, in the row's order (the order every backend's CSR kernel uses).
   template <class V, class X>
   static V row_product(const CsrMatrix<V>& A, Index i, const X& x) {

@@ -1,0 +1,168 @@
+// See sliced_ellpack.hpp.
+#include "sparse/sliced_ellpack.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace amgsolve {
+namespace {
+
+constexpr Index kChunk = SlicedEllpack<double>::kChunk;
+
+Index chunk_count(Index rows) { return (rows + kChunk - 1) / kChunk; }
+
+template <class Value>
+Index longest_row_of_chunk(const CsrMatrix<Value>& A, Index chunk) {
+  Index longest = 0;
+  for (Index i = chunk * kChunk; i < std::min(A.rows, (chunk + 1) * kChunk); ++i)
+    longest = std::max(longest, A.row_length(i));
+  return longest;
+}
+
+std::atomic<int> scalar_requests{0};
+
+// ---- one chunk's sums: the scalar loop and the vector ones compute the same products and add them in the
+// same order (no fused multiply-add: the CSR kernels round the product before the sum)
+
+template <bool kResidual, class Value>
+void chunk_sums_scalar(const SlicedEllpack<Value>& S, Index c, const Value* x, const Value* b, Value* s) {
+  const Index first = c * kChunk;
+  for (Index r = 0; r < kChunk; ++r) s[r] = kResidual && first + r < S.rows ? b[first + r] : Value(0);
+  const Offset start = S.chunk_start[c];
+  for (Index j = 0; j < S.width(c); ++j)
+    for (Index r = 0; r < kChunk; ++r) {
+      const Offset e = start + static_cast<Offset>(kChunk) * j + r;
+      const Value product = S.val[e] * x[S.col[e]];
+      s[r] = kResidual ? s[r] - product : s[r] + product;
+    }
+}
+
+#if defined(__x86_64__)
+template <bool kResidual>
+__attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<double>& S, Index c, const double* x,
+                                                          const double* b, double* s) {
+  __m512d sum = kResidual ? _mm512_loadu_pd(b + static_cast<std::size_t>(c) * kChunk) : _mm512_setzero_pd();
+  const Index* col = S.col.data() + S.chunk_start[c];
+  const double* val = S.val.data() + S.chunk_start[c];
+  for (Index j = 0; j < S.width(c); ++j) {
+    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
+    const __m512d product = _mm512_mul_pd(_mm512_loadu_pd(val + kChunk * j), _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff, columns, x, 8));
+    sum = kResidual ? _mm512_sub_pd(sum, product) : _mm512_add_pd(sum, product);
+  }
+  _mm512_storeu_pd(s, sum);
+}
+
+template <bool kResidual>
+__attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float>& S, Index c, const float* x,
+                                                       const float* b, float* s) {
+  __m256 sum = kResidual ? _mm256_loadu_ps(b + static_cast<std::size_t>(c) * kChunk) : _mm256_setzero_ps();
+  const Index* col = S.col.data() + S.chunk_start[c];
+  const float* val = S.val.data() + S.chunk_start[c];
+  for (Index j = 0; j < S.width(c); ++j) {
+    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
+    const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, columns, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4));
+    sum = kResidual ? _mm256_sub_ps(sum, product) : _mm256_add_ps(sum, product);
+  }
+  _mm256_storeu_ps(s, sum);
+}
+#endif
+
+bool vector_units_for(double) {
+#if defined(__x86_64__)
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+#else
+  return false;
+#endif
+}
+bool vector_units_for(float) {
+#if defined(__x86_64__)
+  static const bool available = __builtin_cpu_supports("avx2");
+  return available;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+template <class Value>
+SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A) {
+  SlicedEllpack<Value> S;
+  S.rows = A.rows;
+  S.cols = A.cols;
+  const Index chunks = chunk_count(A.rows);
+  S.chunk_start.resize(static_cast<std::size_t>(chunks) + 1);
+  S.chunk_start[0] = 0;
+#pragma omp parallel for schedule(static)
+  for (Index c = 0; c < chunks; ++c) S.chunk_start[c + 1] = static_cast<Offset>(kChunk) * longest_row_of_chunk(A, c);
+  for (Index c = 0; c < chunks; ++c) S.chunk_start[c + 1] += S.chunk_start[c];
+  S.col.resize(static_cast<std::size_t>(S.chunk_start.back()));
+  S.val.resize(static_cast<std::size_t>(S.chunk_start.back()));
+#pragma omp parallel for schedule(static)
+  for (Index c = 0; c < chunks; ++c) {
+    const Index width = S.width(c);
+    Index filler = 0;  // a column of the chunk, for the padding
+    for (Index i = c * kChunk; i < std::min(A.rows, (c + 1) * kChunk); ++i)
+      if (A.row_length(i) > 0) filler = A.col[A.row_begin(i)];
+    for (Index r = 0; r < kChunk; ++r) {
+      const Index i = c * kChunk + r;
+      const Index length = i < A.rows ? A.row_length(i) : 0;
+      for (Index j = 0; j < width; ++j) {
+        const std::size_t e = static_cast<std::size_t>(S.chunk_start[c] + static_cast<Offset>(kChunk) * j + r);
+        S.col[e] = j < length ? A.col[A.row_begin(i) + j] : filler;
+        S.val[e] = j < length ? A.val[A.row_begin(i) + j] : Value(0);
+      }
+    }
+  }
+  return S;
+}
+
+template <class Value>
+double sliced_ellpack_padding(const CsrMatrix<Value>& A) {
+  if (A.nnz() == 0) return 0.0;
+  Offset slots = 0;
+#pragma omp parallel for schedule(static) reduction(+ : slots)
+  for (Index c = 0; c < chunk_count(A.rows); ++c) slots += static_cast<Offset>(kChunk) * longest_row_of_chunk(A, c);
+  return static_cast<double>(slots) / static_cast<double>(A.nnz()) - 1.0;
+}
+
+bool sliced_ellpack_vector_units() { return vector_units_for(double{}) && vector_units_for(float{}); }
+
+ScalarSlicedEllpackKernels::ScalarSlicedEllpackKernels() { ++scalar_requests; }
+ScalarSlicedEllpackKernels::~ScalarSlicedEllpackKernels() { --scalar_requests; }
+
+template <bool kResidual, class Value>
+void sliced_ellpack_sums(const SlicedEllpack<Value>& S, Index first_chunk, Index count, const Value* x,
+                         const Value* b, Value* sums) {
+  const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
+#if defined(__x86_64__)
+  if (vector_units_for(Value{}) && scalar_requests.load(std::memory_order_relaxed) == 0) {
+    for (Index c = first_chunk; c < first_chunk + count; ++c) {
+      Value* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
+      if (c < full_chunks)
+        chunk_sums_vector<kResidual>(S, c, x, b, s);
+      else
+        chunk_sums_scalar<kResidual>(S, c, x, b, s);
+    }
+    return;
+  }
+#endif
+  for (Index c = first_chunk; c < first_chunk + count; ++c)
+    chunk_sums_scalar<kResidual>(S, c, x, b, sums + static_cast<std::size_t>(c - first_chunk) * kChunk);
+}
+
+#define AMGSOLVE_SLICED_ELLPACK(V)                                                                      \
+  template SlicedEllpack<V> sliced_ellpack_from_csr(const CsrMatrix<V>&);                              \
+  template double sliced_ellpack_padding(const CsrMatrix<V>&);                                         \
+  template void sliced_ellpack_sums<true, V>(const SlicedEllpack<V>&, Index, Index, const V*, const V*, V*); \
+  template void sliced_ellpack_sums<false, V>(const SlicedEllpack<V>&, Index, Index, const V*, const V*, V*);
+AMGSOLVE_SLICED_ELLPACK(double)
+AMGSOLVE_SLICED_ELLPACK(float)
+#undef AMGSOLVE_SLICED_ELLPACK
+
+}  // namespace amgsolve

@@ -1,0 +1,66 @@
+#pragma once
+// Sliced ELLPACK for the CPU's SIMD units: the padded blocks of pJDS (M. Kreutzer et al., "Sparse
+// matrix-vector multiplication on GPGPU clusters: a new storage format and a scalable implementation",
+// IPDPSW 2012, ../shared/papers/pjds-kreutzer-2011.txt, section II: rows in blocks of b_r, each block
+// padded to its longest row and stored column by column) with blocks of kChunk = 8 rows, one AVX-512
+// register of doubles or one AVX2 register of floats, and without pJDS's sort by row length (sigma = 1 in
+// the SELL-C-sigma terms of Kreutzer et al., SIAM J. Sci. Comput. 36(5), 2014). Without the sort the rows
+// keep their order, and each row's entries keep theirs, so a row's sum is formed exactly as the CSR
+// kernels form it (the same products, added in the same order): the results are the same bits.
+//
+// A CSR kernel forms one row's sum at a time, an instruction chain per row that one core cannot keep
+// ahead of memory; here the 8 rows of a chunk are summed side by side, entry j of all 8 in one gather,
+// multiply and add (docs/BENCHMARKS.md has the measurements). The cpu backend multiplies in this layout
+// where the padding costs little (sliced_ellpack_padding) and the CPU has the vector units.
+#include <cstdint>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+template <class Value>
+struct SlicedEllpack {
+  static constexpr Index kChunk = 8;
+  Index rows = 0, cols = 0;
+  // chunks() + 1 offsets into col and val; entry j of row kChunk c + r is at chunk_start[c] + kChunk j + r.
+  Array<Offset> chunk_start;
+  Array<Index> col;   // padding entries repeat a column of their chunk (never out of range)
+  Array<Value> val;   // padding entries are 0
+
+  Index chunks() const { return static_cast<Index>(chunk_start.size()) - 1; }
+  Index width(Index chunk) const {
+    return static_cast<Index>((chunk_start[chunk + 1] - chunk_start[chunk]) / kChunk);
+  }
+  std::uint64_t bytes() const {
+    return chunk_start.size() * sizeof(Offset) + col.size() * sizeof(Index) + val.size() * sizeof(Value);
+  }
+};
+
+template <class Value>
+SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A);
+
+// The stored entries (padding included) over A's nonzeros, minus 1, without building the layout.
+template <class Value>
+double sliced_ellpack_padding(const CsrMatrix<Value>& A);
+
+// Whether this CPU has the vector units the kernels below use (AVX-512F for double, AVX2 for float); without
+// them they run a scalar loop over the same layout (the same results, not faster than CSR).
+bool sliced_ellpack_vector_units();
+
+// For tests: the scalar loop even where the vector units exist, while an object lives.
+class ScalarSlicedEllpackKernels {
+ public:
+  ScalarSlicedEllpackKernels();
+  ~ScalarSlicedEllpackKernels();
+  ScalarSlicedEllpackKernels(const ScalarSlicedEllpackKernels&) = delete;
+  ScalarSlicedEllpackKernels& operator=(const ScalarSlicedEllpackKernels&) = delete;
+};
+
+// The row sums of chunks [first_chunk, first_chunk + count) into sums[kChunk * (c - first_chunk) + r]
+// (rows past the matrix's end get 0 or b's padding: they are not rows): with kResidual, b_i - sum_j a_ij x_j
+// (b read for the matrix's rows only); otherwise sum_j a_ij x_j. One thread; the caller splits the chunks.
+template <bool kResidual, class Value>
+void sliced_ellpack_sums(const SlicedEllpack<Value>& S, Index first_chunk, Index count, const Value* x,
+                         const Value* b, Value* sums);
+
+}  // namespace amgsolve
