@@ -48,9 +48,14 @@ __attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<do
   __m512d sum = kResidual ? _mm512_loadu_pd(b + static_cast<std::size_t>(c) * kChunk) : _mm512_setzero_pd();
   const Index* col = S.col.data() + S.chunk_start[c];
   const double* val = S.val.data() + S.chunk_start[c];
+  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (Index j = 0; j < S.width(c); ++j) {
     const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
-    const __m512d product = _mm512_mul_pd(_mm512_loadu_pd(val + kChunk * j), _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff, columns, x, 8));
+    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
+    const __m512d xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
+                           ? _mm512_loadu_pd(x + col[kChunk * j])
+                           : _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff, columns, x, 8);
+    const __m512d product = _mm512_mul_pd(_mm512_loadu_pd(val + kChunk * j), xs);
     sum = kResidual ? _mm512_sub_pd(sum, product) : _mm512_add_pd(sum, product);
   }
   _mm512_storeu_pd(s, sum);
@@ -62,9 +67,15 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
   __m256 sum = kResidual ? _mm256_loadu_ps(b + static_cast<std::size_t>(c) * kChunk) : _mm256_setzero_ps();
   const Index* col = S.col.data() + S.chunk_start[c];
   const float* val = S.val.data() + S.chunk_start[c];
+  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (Index j = 0; j < S.width(c); ++j) {
     const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
-    const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, columns, _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4));
+    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
+    const __m256 xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
+                          ? _mm256_loadu_ps(x + col[kChunk * j])
+                          : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, columns,
+                                                     _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4);
+    const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), xs);
     sum = kResidual ? _mm256_sub_ps(sum, product) : _mm256_add_ps(sum, product);
   }
   _mm256_storeu_ps(s, sum);

@@ -153,7 +153,9 @@ TEST(SlicedEllpack, EveryEntryWhereTheLayoutSaysAndPaddingThatAddsNothing) {
       }
     }
     EXPECT_EQ(static_cast<Offset>(S.val.size()), A.nnz() + padding);
-    if (A.nnz() > 0) EXPECT_DOUBLE_EQ(sliced_ellpack_padding(A), static_cast<double>(padding) / A.nnz());
+    if (A.nnz() > 0) {
+      EXPECT_DOUBLE_EQ(sliced_ellpack_padding(A), static_cast<double>(padding) / A.nnz());
+    }
   }
 }
 
