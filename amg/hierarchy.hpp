@@ -84,6 +84,9 @@ class SmoothedAggregation;
 // restriction R = P^T (the backend's CSR) and smoother parameters, and the coarsest level's factorisation
 // (on the host). Built by smoothed aggregation (amg/smoothed_aggregation.hpp, which defines the
 // constructor); it only stores the levels, and the V-cycle (amg/vcycle.hpp) applies them.
+// A level's three operators (Hierarchy::release).
+enum class LevelOperator { matrix, prolongator, restriction };
+
 template <class Backend, class Value>
 class Hierarchy {
  public:
@@ -131,13 +134,20 @@ class Hierarchy {
   int products_renewed_from() const { return products_renewed_from_; }
 
   std::size_t levels() const { return levels_.size(); }
-  const Csr& matrix(std::size_t level) const { return *levels_[level].A; }
+  const Csr& matrix(std::size_t level) const { return or_empty(levels_[level].A); }
   // P and R = P^T of a level (empty on the coarsest).
   const Csr& prolongator(std::size_t level) const { return or_empty(levels_[level].P); }
   const Csr& restriction(std::size_t level) const { return or_empty(levels_[level].R); }
   const Shared& shared_matrix(std::size_t level) const { return levels_[level].A; }
   const Shared& shared_prolongator(std::size_t level) const { return levels_[level].P; }
   const Shared& shared_restriction(std::size_t level) const { return levels_[level].R; }
+  // The solve holds one of a level's operators in a layout of its own (the cpu backend's sliced ELLPACK):
+  // the hierarchy lets go of its copy, so that it is not held twice (matrix(), prolongator() or
+  // restriction() is empty after). A re-setup needs the level matrices (amg.keep_structure), not P or R.
+  void release(std::size_t level, LevelOperator which) {
+    Level& l = levels_[level];
+    (which == LevelOperator::matrix ? l.A : which == LevelOperator::prolongator ? l.P : l.R).reset();
+  }
   // The smoother of a level (not the coarsest): its polynomial, for the cycle to apply.
   const SmootherSpec& smoother(std::size_t level) const { return levels_[level].smoother; }
   // The coarsest level on the host, and its sparse LDL^T (the pseudo-inverse for a singular matrix).
@@ -166,8 +176,9 @@ class Hierarchy {
   std::uint64_t bytes() const {  // memory held by the hierarchy beyond the fine matrix (this rank's)
     std::uint64_t total = 0;
     for (std::size_t l = 0; l < levels_.size(); ++l) {
-      if (l > 0) total += levels_[l].A->bytes();
-      if (levels_[l].P) total += levels_[l].P->bytes() + levels_[l].R->bytes();
+      if (l > 0 && levels_[l].A) total += levels_[l].A->bytes();
+      if (levels_[l].P) total += levels_[l].P->bytes();
+      if (levels_[l].R) total += levels_[l].R->bytes();
     }
     for (const LevelStructure<Backend, Value>& kept : structure_) total += kept.bytes();
     return total;

@@ -9,6 +9,7 @@
 // preconditioner. The levels come from the backend's Hierarchy; the backend multiplies them where they are
 // (the cpu backend shares the hierarchy's CSR matrices, the cuda backend converts them on the device to
 // `format`, the mpi backend keeps each rank's rows).
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,8 +28,12 @@ class Vcycle {
 
   // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
   // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
+  // on_built: called with each operator of a level (but the coarsest) once the cycle holds it and no longer
+  // reads the hierarchy's (so the caller may let the hierarchy release it).
+  using OperatorBuilt = std::function<void(std::size_t level, LevelOperator which, const Mat& built)>;
+
   Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
-         std::shared_ptr<const Mat> fine = nullptr)
+         std::shared_ptr<const Mat> fine = nullptr, const OperatorBuilt& on_built = {})
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;
     levels_.resize(hierarchy.levels());  // not resized again: the smoothers refer to the levels' matrices
@@ -36,14 +41,17 @@ class Vcycle {
       Level& level = levels_[l];
       level.A = l == 0 && fine ? fine : backend.matrix(hierarchy.shared_matrix(l), format);
       if (l == coarsest) break;
-      level.P = backend.matrix(hierarchy.shared_prolongator(l), format);
-      level.R = backend.matrix(hierarchy.shared_restriction(l), format);
+      level.P = transfer_matrix(backend, hierarchy.shared_prolongator(l), format);
+      if (on_built) on_built(l, LevelOperator::prolongator, *level.P);
+      level.R = transfer_matrix(backend, hierarchy.shared_restriction(l), format);
+      if (on_built) on_built(l, LevelOperator::restriction, *level.R);
       const SmootherSpec& spec = hierarchy.smoother(l);
       Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
       if (spec.type == SmootherType::jacobi)
         level.smoother = std::make_unique<JacobiSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
       else
         level.smoother = std::make_unique<ChebyshevSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
+      if (on_built) on_built(l, LevelOperator::matrix, *level.A);
     }
     coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
         backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
@@ -69,6 +77,16 @@ class Vcycle {
   }
 
  private:
+  // P or R for the cycle: in a layout of the backend's that may replace the hierarchy's (transfer_matrix,
+  // the cpu backend's), else as the level matrices are.
+  template <class Shared>
+  static std::shared_ptr<const Mat> transfer_matrix(const Backend& backend, const Shared& M, SpmvFormat format) {
+    if constexpr (requires { backend.transfer_matrix(M, format); })
+      return backend.transfer_matrix(M, format);
+    else
+      return backend.matrix(M, format);
+  }
+
   struct Level {
     std::shared_ptr<const Mat> A, P, R;
     std::unique_ptr<Smoother<Backend, V>> smoother;

@@ -77,10 +77,16 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
   const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
   if constexpr (std::is_same_v<Backend, CpuBackend>) {
     const std::string model = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
-    std::string sliced;
+    std::string sliced, transfers;
+    const auto add = [](std::string& list, std::size_t level) { list += (list.empty() ? "" : ", ") + std::to_string(level); };
     if (requested != SpmvFormat::csr)
-      for (std::size_t l = 0; l < amg.levels(); ++l)
-        if (Backend::sliced_ellpack_pays(amg.matrix(l))) sliced += (sliced.empty() ? "" : ", ") + std::to_string(l);
+      for (std::size_t l = 0; l < amg.levels(); ++l) {
+        if (Backend::sliced_ellpack_pays(amg.matrix(l))) add(sliced, l);
+        if (l + 1 < amg.levels() && Backend::sliced_ellpack_pays(amg.prolongator(l), Backend::kSlicedTransferPadding) &&
+            Backend::sliced_ellpack_pays(amg.restriction(l), Backend::kSlicedTransferPadding))
+          add(transfers, l);
+      }
+    if (sliced.empty() && !transfers.empty()) sliced = "none";
     if (sliced.empty()) {
       summary.spmv_format = "csr";
       summary.spmv_format_reason = std::string(requested == SpmvFormat::csr ? "requested" : "no level's padding is small "
@@ -88,9 +94,11 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
       return SpmvFormat::csr;
     }
     summary.spmv_format = "sliced-ellpack";
-    summary.spmv_format_reason = "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) "
-                                 "the operators whose padding is at most 10%, here the matrices of levels " + sliced +
-                                 ", the others in CSR (" + model + ")";
+    summary.spmv_format_reason =
+        "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) the level matrices "
+        "whose padding is at most 10% (levels " + sliced + ") and the P and R whose padding is at most 50% (levels " +
+        (transfers.empty() ? std::string("none") : transfers) + ", copies that replace the hierarchy's), the others in CSR (" +
+        model + ")";
     return SpmvFormat::automatic;
   } else if (Backend::kind == BackendKind::cpu) {  // the mpi backend's ranks
     summary.spmv_format = "csr";
@@ -299,7 +307,15 @@ class SolverOn final : public Solver::Impl {
       // its own copy: a second layout of A would cost its memory for little.
       A_ = backend_.matrix(A_csr_, Backend::kind == BackendKind::cpu ? SpmvFormat::csr : format);
     }
-    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine);
+    // The cpu backend's sliced copy of an operator replaces the hierarchy's CSR, let go of as soon as the
+    // cycle has it: every P and R, and the level matrices unless a re-setup will need them.
+    typename Vcycle<Backend, CycleValue>::OperatorBuilt release;
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      release = [this](std::size_t level, LevelOperator which, const auto& built) {
+        if (built.sliced && (which != LevelOperator::matrix || !hierarchy_.keeps_structure()))
+          hierarchy_.release(level, which);
+      };
+    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine, release);
     finest_aggregates = hierarchy_.finest_aggregates();
   }
 

@@ -47,12 +47,12 @@ struct ArrayColumns {
   V operator()(Index j) const { return x[j]; }
 };
 
-// What the cpu backend's solve multiplies: the hierarchy's CSR (shared, not copied) and, where it pays, a
-// sliced ELLPACK copy (sparse/sliced_ellpack.hpp) that the products read instead; either way each row's sum
-// is formed in the same order, so the results are the same bits.
+// What the cpu backend's solve multiplies: the hierarchy's CSR (shared, not copied) or, where it pays, a
+// sliced ELLPACK copy (sparse/sliced_ellpack.hpp); either way each row's sum is formed in the same order, so
+// the results are the same bits.
 template <class V>
 struct CpuMatrix {
-  std::shared_ptr<const CsrMatrix<V>> csr;
+  std::shared_ptr<const CsrMatrix<V>> csr;         // null when sliced is set
   std::shared_ptr<const SlicedEllpack<V>> sliced;  // null: the products read csr
   Index rows = 0, cols = 0;
 
@@ -100,24 +100,27 @@ class CpuBackend {
   std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const {
     return std::shared_ptr<const CsrMatrix<V>>(&M, [](const CsrMatrix<V>*) {});
   }
-  // M for the solve: with `csr` as given, otherwise with a sliced ELLPACK copy where that pays.
+  // M for the solve: with `csr` as given, otherwise as a sliced ELLPACK copy where that pays.
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
-    auto m = std::make_shared<Matrix<V>>();
-    m->rows = M->rows;
-    m->cols = M->cols;
-    if (format != SpmvFormat::csr && sliced_ellpack_pays(*M))
-      m->sliced = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(*M));
-    m->csr = std::move(M);
-    return m;
+    return for_the_solve(std::move(M), format, kSlicedEllpackPadding);
+  }
+  // A level's P or R, which the hierarchy lets go of once the cycle holds them in sliced ELLPACK
+  // (Hierarchy::release_transfer_operators): the copy replaces the CSR instead of doubling it, so more
+  // padding pays.
+  template <class V>
+  std::shared_ptr<const Matrix<V>> transfer_matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
+    return for_the_solve(std::move(M), format, kSlicedTransferPadding);
   }
   // The sliced ELLPACK layout is faster than CSR where the CPU has the vector units and the padding adds at
-  // most kSlicedEllpackPadding of the entries (measured in docs/BENCHMARKS.md).
+  // most these fractions of the entries: a copy kept beside the hierarchy's CSR, and one that replaces it
+  // (measured in docs/BENCHMARKS.md).
   static constexpr double kSlicedEllpackPadding = 0.1;
+  static constexpr double kSlicedTransferPadding = 0.5;
   template <class V>
-  static bool sliced_ellpack_pays(const CsrMatrix<V>& M) {
+  static bool sliced_ellpack_pays(const CsrMatrix<V>& M, double padding_limit = kSlicedEllpackPadding) {
     return M.rows >= SlicedEllpack<V>::kChunk && sliced_ellpack_vector_units() &&
-           sliced_ellpack_padding(M) <= kSlicedEllpackPadding;
+           sliced_ellpack_padding(M) <= padding_limit;
   }
   // The matrix in another precision (the mixed-precision hierarchy).
   template <class To, class From>
@@ -377,6 +380,19 @@ class CpuBackend {
   }
 
  private:
+  template <class V>
+  static std::shared_ptr<const Matrix<V>> for_the_solve(std::shared_ptr<const Csr<V>> M, SpmvFormat format,
+                                                        double padding_limit) {
+    auto m = std::make_shared<Matrix<V>>();
+    m->rows = M->rows;
+    m->cols = M->cols;
+    if (format != SpmvFormat::csr && sliced_ellpack_pays(*M, padding_limit))
+      m->sliced = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(*M));
+    else
+      m->csr = std::move(M);
+    return m;
+  }
+
   // then(i, s) for every row i of A, s = b_i - sum_j a_ij x_j (kResidual) or sum_j a_ij x_j, formed in the
   // row's order from the sliced ELLPACK copy or the CSR: the sums of a block of rows first, then `then` on
   // them (so `then` is compiled as the CSR kernels' code is, whatever vector units the sums use).
