@@ -484,8 +484,8 @@ std::vector<KeySpec> solver_keys() {
              "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
              "footprint of every format on every level is printed and reported either way. The cpu backend "
              "multiplies in CSR with `csr`; with any other value, in its sliced ELLPACK (blocks of 8 rows summed "
-             "side by side with AVX-512/AVX2, the same results) the operators whose padding is at most 10%, and "
-             "in CSR the rest."),
+             "side by side with AVX-512/AVX2, the same results) the level matrices whose padding is at most 10% "
+             "and the P and R whose padding is at most 50% (their CSR released), and in CSR the rest."),
       choice("solver.halo_exchange", FIELD(solver.halo_exchange),
              {{"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}},
              "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "
