@@ -76,30 +76,10 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
   for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(backend.format_costs(amg.matrix(l)));
   const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
   if constexpr (std::is_same_v<Backend, CpuBackend>) {
-    const std::string model = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
-    std::string sliced, transfers;
-    const auto add = [](std::string& list, std::size_t level) { list += (list.empty() ? "" : ", ") + std::to_string(level); };
-    if (requested != SpmvFormat::csr)
-      for (std::size_t l = 0; l < amg.levels(); ++l) {
-        if (Backend::sliced_ellpack_pays(amg.matrix(l))) add(sliced, l);
-        if (l + 1 < amg.levels() && Backend::sliced_ellpack_pays(amg.prolongator(l), Backend::kSlicedTransferPadding) &&
-            Backend::sliced_ellpack_pays(amg.restriction(l), Backend::kSlicedTransferPadding))
-          add(transfers, l);
-      }
-    if (sliced.empty() && !transfers.empty()) sliced = "none";
-    if (sliced.empty()) {
-      summary.spmv_format = "csr";
-      summary.spmv_format_reason = std::string(requested == SpmvFormat::csr ? "requested" : "no level's padding is small "
-                                               "enough for the sliced ELLPACK, or the CPU lacks AVX-512/AVX2") + " (" + model + ")";
-      return SpmvFormat::csr;
-    }
-    summary.spmv_format = "sliced-ellpack";
-    summary.spmv_format_reason =
-        "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) the level matrices "
-        "whose padding is at most 10% (levels " + sliced + ") and the P and R whose padding is at most 50% (levels " +
-        (transfers.empty() ? std::string("none") : transfers) + ", copies that replace the hierarchy's), the others in CSR (" +
-        model + ")";
-    return SpmvFormat::automatic;
+    // Which operators take the sliced ELLPACK layout is decided as the cycle builds them, and said then
+    // (SlicedOperators::describe); here what the GPU formats' model would pick.
+    summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
+    return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   } else if (Backend::kind == BackendKind::cpu) {  // the mpi backend's ranks
     summary.spmv_format = "csr";
     summary.spmv_format_reason = "the mpi backend's ranks multiply in CSR (the GPU formats' model would pick " +
@@ -146,6 +126,40 @@ void require_whole_block(const RowBlock& block) {
                      std::to_string(block.rows.rows) + " x " + std::to_string(block.rows.cols) + " entries of " +
                      std::to_string(block.global_rows) + " rows");
 }
+
+// The levels whose operators the cpu backend's cycle holds in sliced ELLPACK, as it builds them; then what
+// setup().spmv_format says of them.
+class SlicedOperators {
+ public:
+  void add(std::size_t level, LevelOperator which) {
+    std::string& list = which == LevelOperator::matrix        ? matrices_
+                        : which == LevelOperator::prolongator ? prolongators_
+                                                              : restrictions_;
+    list += (list.empty() ? "" : ", ") + std::to_string(level);
+  }
+  // summary.spmv_format_reason holds the GPU formats' model's choice (choose_format); it is kept in brackets.
+  void describe(SpmvFormat requested, SetupSummary& summary) const {
+    const std::string model = " (" + summary.spmv_format_reason + ")";
+    if (matrices_.empty() && prolongators_.empty() && restrictions_.empty()) {
+      summary.spmv_format = "csr";
+      summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
+                                                                 : std::string("no operator's padding is small enough "
+                                                                               "for the sliced ELLPACK, or the CPU "
+                                                                               "lacks AVX-512/AVX2")) + model;
+      return;
+    }
+    const auto levels = [](const std::string& list) { return list.empty() ? std::string("none") : list; };
+    summary.spmv_format = "sliced-ellpack";
+    summary.spmv_format_reason =
+        "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) the level matrices "
+        "whose padding is at most 10% (levels " + levels(matrices_) + ") and the P and R whose padding is at most "
+        "50% (P of levels " + levels(prolongators_) + ", R of levels " + levels(restrictions_) +
+        ": copies that replace the hierarchy's), the others in CSR" + model;
+  }
+
+ private:
+  std::string matrices_, prolongators_, restrictions_;
+};
 
 // The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
 // (the cycle in float inside the double outer iteration).
@@ -310,12 +324,15 @@ class SolverOn final : public Solver::Impl {
     // The cpu backend's sliced copy of an operator replaces the hierarchy's CSR, let go of as soon as the
     // cycle has it: every P and R, and the level matrices unless a re-setup will need them.
     typename Vcycle<Backend, CycleValue>::OperatorBuilt release;
+    SlicedOperators sliced;
     if constexpr (std::is_same_v<Backend, CpuBackend>)
-      release = [this](std::size_t level, LevelOperator which, const auto& built) {
-        if (built.sliced && (which != LevelOperator::matrix || !hierarchy_.keeps_structure()))
-          hierarchy_.release(level, which);
+      release = [this, &sliced](std::size_t level, LevelOperator which, const auto& built) {
+        if (!built.sliced) return;
+        sliced.add(level, which);
+        if (which != LevelOperator::matrix || !hierarchy_.keeps_structure()) hierarchy_.release(level, which);
       };
     cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine, release);
+    if constexpr (std::is_same_v<Backend, CpuBackend>) sliced.describe(params_.spmv_format, summary);
     finest_aggregates = hierarchy_.finest_aggregates();
   }
 

@@ -106,8 +106,7 @@ class CpuBackend {
     return for_the_solve(std::move(M), format, kSlicedEllpackPadding);
   }
   // A level's P or R, which the hierarchy lets go of once the cycle holds them in sliced ELLPACK
-  // (Hierarchy::release_transfer_operators): the copy replaces the CSR instead of doubling it, so more
-  // padding pays.
+  // (Hierarchy::release): the copy replaces the CSR instead of doubling it, so more padding pays.
   template <class V>
   std::shared_ptr<const Matrix<V>> transfer_matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
     return for_the_solve(std::move(M), format, kSlicedTransferPadding);
@@ -117,11 +116,6 @@ class CpuBackend {
   // (measured in docs/BENCHMARKS.md).
   static constexpr double kSlicedEllpackPadding = 0.1;
   static constexpr double kSlicedTransferPadding = 0.5;
-  template <class V>
-  static bool sliced_ellpack_pays(const CsrMatrix<V>& M, double padding_limit = kSlicedEllpackPadding) {
-    return M.rows >= SlicedEllpack<V>::kChunk && sliced_ellpack_vector_units() &&
-           sliced_ellpack_padding(M) <= padding_limit;
-  }
   // The matrix in another precision (the mixed-precision hierarchy).
   template <class To, class From>
   std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
@@ -231,32 +225,28 @@ class CpuBackend {
 
   template <class V, class Rows, class X>
   void spmv_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
-    for_each_row(rows, [&](Index i) { y[i] = row_product(A, i, x); });
+    for_each_csr_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] = s; });
   }
   template <class V, class Rows, class X>
   void spmv_add_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
-    for_each_row(rows, [&](Index i) { y[i] += row_product(A, i, x); });
+    for_each_csr_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] += s; });
   }
   template <class V, class Rows, class X>
   void residual_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& b, Vector<V>& r) const {
-    for_each_row(rows, [&](Index i) { r[i] = row_residual(A, i, b[i], x); });
+    for_each_csr_row_sum<true>(A, rows, x, b.data(), [&](Index i, V s) { r[i] = s; });
   }
   // x_next = x + D_w (b - A x) on the rows; x_local holds the rows' own x.
   template <class V, class Rows, class X>
   void jacobi_sweep_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& scaled_dinv,
                          const Vector<V>& b, const Vector<V>& x_local, Vector<V>& x_next) const {
-    for_each_row(rows, [&](Index i) { x_next[i] = x_local[i] + scaled_dinv[i] * row_residual(A, i, b[i], x); });
+    for_each_csr_row_sum<true>(A, rows, x, b.data(), jacobi_update(scaled_dinv, x_local, x_next));
   }
   // d = a d + c D^-1 (b - A x), x_next = x + d on the rows (a = 0: the old d is not read).
   template <class V, class Rows, class X>
   void chebyshev_step_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& dinv,
                            const Vector<V>& b, V a, V c, Vector<V>& d, const Vector<V>& x_local,
                            Vector<V>& x_next) const {
-    const bool keep = a != V(0);
-    for_each_row(rows, [&](Index i) {
-      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * row_residual(A, i, b[i], x);
-      x_next[i] = x_local[i] + d[i];
-    });
+    for_each_csr_row_sum<true>(A, rows, x, b.data(), chebyshev_update(a, c, dinv, d, x_local, x_next));
   }
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/, per method)
@@ -356,7 +346,7 @@ class CpuBackend {
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     x_next.resize(x.size());
-    for_each_row_sum<true>(A, x, b.data(), [&](Index i, V r) { x_next[i] = x[i] + scaled_dinv[i] * r; });
+    for_each_row_sum<true>(A, x, b.data(), jacobi_update(scaled_dinv, x, x_next));
   }
   // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
   template <class V>
@@ -372,11 +362,7 @@ class CpuBackend {
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
     x_next.resize(x.size());
-    const bool keep = a != V(0);
-    for_each_row_sum<true>(A, x, b.data(), [&](Index i, V r) {
-      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * r;
-      x_next[i] = x[i] + d[i];
-    });
+    for_each_row_sum<true>(A, x, b.data(), chebyshev_update(a, c, dinv, d, x, x_next));
   }
 
  private:
@@ -386,7 +372,8 @@ class CpuBackend {
     auto m = std::make_shared<Matrix<V>>();
     m->rows = M->rows;
     m->cols = M->cols;
-    if (format != SpmvFormat::csr && sliced_ellpack_pays(*M, padding_limit))
+    if (format != SpmvFormat::csr && M->rows >= SlicedEllpack<V>::kChunk && sliced_ellpack_vector_units() &&
+        sliced_ellpack_padding(*M) <= padding_limit)
       m->sliced = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(*M));
     else
       m->csr = std::move(M);
@@ -399,11 +386,7 @@ class CpuBackend {
   template <bool kResidual, class V, class Then>
   static void for_each_row_sum(const Matrix<V>& A, const Vector<V>& x, const V* b, Then&& then) {
     if (!A.sliced) {
-      const CsrMatrix<V>& M = *A.csr;
-      const ArrayColumns<V> columns{x.data()};
-      for_each_row(AllRows{A.rows}, [&](Index i) {
-        then(i, kResidual ? row_residual(M, i, b[i], columns) : row_product(M, i, columns));
-      });
+      for_each_csr_row_sum<kResidual>(*A.csr, AllRows{A.rows}, ArrayColumns<V>{x.data()}, b, then);
       return;
     }
     constexpr Index kChunksPerBlock = 32;
@@ -419,6 +402,28 @@ class CpuBackend {
       const Index first_row = first_chunk * kChunk, last_row = std::min(A.rows, (first_chunk + count) * kChunk);
       for (Index i = first_row; i < last_row; ++i) then(i, sums[i - first_row]);
     }
+  }
+
+  // The same on the rows of a CSR matrix, reading x through `x`.
+  template <bool kResidual, class V, class Rows, class X, class Then>
+  static void for_each_csr_row_sum(const CsrMatrix<V>& A, const Rows& rows, const X& x, const V* b, Then&& then) {
+    for_each_row(rows, [&](Index i) { then(i, kResidual ? row_residual(A, i, b[i], x) : row_product(A, i, x)); });
+  }
+
+  // The smoothers' updates of row i from its residual r, one formula for the whole matrix and for a set of
+  // rows (the distributed layer's), so both give the same bits.
+  template <class V>
+  static auto jacobi_update(const Vector<V>& scaled_dinv, const Vector<V>& x_local, Vector<V>& x_next) {
+    return [&scaled_dinv, &x_local, &x_next](Index i, V r) { x_next[i] = x_local[i] + scaled_dinv[i] * r; };
+  }
+  template <class V>
+  static auto chebyshev_update(V a, V c, const Vector<V>& dinv, Vector<V>& d, const Vector<V>& x_local,
+                               Vector<V>& x_next) {
+    const bool keep = a != V(0);
+    return [=, &dinv, &d, &x_local, &x_next](Index i, V r) {
+      d[i] = (keep ? a * d[i] : V(0)) + c * dinv[i] * r;
+      x_next[i] = x_local[i] + d[i];
+    };
   }
 
   // sum_k a_ik x_k and b_i - sum_k a_ik x_k, in the row's order (the order every backend's CSR kernel uses).
