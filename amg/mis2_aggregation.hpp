@@ -41,7 +41,6 @@ struct Aggregates {
 class GraphLayout {
  public:
   virtual ~GraphLayout() = default;
-  virtual bool distributed() const { return false; }
   virtual std::int64_t first_node() const { return 0; }  // the global number of own node 0
   virtual Index ghosts() const { return 0; }
   // values[nodes + k] <- the owner's values[] of ghost k (values holds nodes + ghosts entries).

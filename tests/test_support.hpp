@@ -24,12 +24,6 @@
 
 namespace amgsolve::test {
 
-// A graph that calls itself distributed over one rank: mis2 and mis2_aggregation then take the synchronous
-// rounds of the distributed case (a node learns of a new member within distance 2 in the next round).
-struct OneRankLayout : GraphLayout {
-  bool distributed() const override { return true; }
-};
-
 // One V-cycle of a hierarchy on the cpu backend, as a preconditioner: vcycle.apply(r, z).
 template <class V>
 class CpuVcycle {

@@ -14,9 +14,9 @@
 //    CPU's decision: IN if max2 is the node's own tuple, OUT if max2 is IN, else undecided (kernel 2).
 //    Kernel 2 reads only max1, a complete snapshot of the round's start written by kernel 1, and writes
 //    only its own node's tuple, so a round is synchronous (double-buffered through max1) and its outcome
-//    does not depend on thread scheduling. The CPU's late-round shortcut (walking the 2-hop neighbourhood
-//    of the few undecided nodes directly) takes the maximum over the same set {i} u N(i) u N(N(i)), so
-//    the CPU result does not depend on it and the GPU does not need it;
+//    does not depend on thread scheduling. The CPU visits only the rows that can still change (a row
+//    whose closed neighbourhood is decided keeps its max1 for good), which takes the same maxima, so the
+//    GPU, sweeping every row, finds the same set;
 //  - rounds run until no node is undecided (a count after each round), so the round count matches too;
 //  - roots are numbered in index order: an exclusive scan of the root flags gives root i the number of
 //    roots before it, the CPU's sequential counter;

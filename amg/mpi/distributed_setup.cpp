@@ -20,7 +20,6 @@ namespace {
 class RankLayout : public GraphLayout {
  public:
   RankLayout(const Communicator& comm, std::int64_t first) : comm_(comm), first_(first) {}
-  bool distributed() const override { return true; }
   std::int64_t first_node() const override { return first_; }
   std::int64_t sum(std::int64_t count) const override { return comm_.sum(count); }
   std::int64_t sum_before(std::int64_t count) const override { return comm_.sum_before(count); }
