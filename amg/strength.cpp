@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
@@ -15,35 +16,46 @@ template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const Vector<Value>& d) {
   Strength s;
   s.keep.resize(static_cast<std::size_t>(A.nnz()));
-  Array<Offset> degree(static_cast<std::size_t>(A.rows) + 1, 0);
-  const double theta2 = theta * theta;
-  Offset weak = 0;
-#pragma omp parallel for schedule(static) reduction(+ : weak)
-  for (Index i = 0; i < A.rows; ++i) {
-    Offset strong = 0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      const Index j = A.col[k];
-      const double a = static_cast<double>(A.val[k]);
-      const bool is_strong = j != i && a != 0.0 && a * a >= theta2 * std::abs(double(d[i]) * double(d[j]));
-      s.keep[k] = (j == i || is_strong) ? 1 : 0;
-      strong += is_strong ? 1 : 0;
-      weak += (j != i && !is_strong) ? 1 : 0;
-    }
-    degree[static_cast<std::size_t>(i) + 1] = strong;
-  }
-  s.weak_entries = weak;
-  for (Index i = 0; i < A.rows; ++i) degree[i + 1] += degree[i];
-
   StrengthGraph& g = s.graph;
   g.nodes = A.rows;
-  g.row_ptr = std::move(degree);
-  g.adj.resize(static_cast<std::size_t>(g.row_ptr.back()));
-#pragma omp parallel for schedule(static)
-  for (Index i = 0; i < A.rows; ++i) {
-    Offset out = g.row_ptr[i];
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (s.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
+  g.row_ptr.resize(static_cast<std::size_t>(A.rows) + 1);
+  g.row_ptr[0] = 0;
+  const double theta2 = theta * theta;
+  // One region: each thread classifies a block of rows, the blocks' strong counts give every thread where its
+  // rows' adjacency starts, and each thread writes its rows' adjacency and offsets (no serial scan of the rows).
+  std::vector<Offset> block_start(static_cast<std::size_t>(max_threads()) + 1, 0);
+  Offset weak = 0;
+#pragma omp parallel reduction(+ : weak)
+  {
+    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+    const auto begin = static_cast<Index>(std::int64_t{A.rows} * t / threads);
+    const auto end = static_cast<Index>(std::int64_t{A.rows} * (t + 1) / threads);
+    Offset strong_in_block = 0;
+    for (Index i = begin; i < end; ++i) {
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+        const Index j = A.col[k];
+        const double a = static_cast<double>(A.val[k]);
+        const bool is_strong = j != i && a != 0.0 && a * a >= theta2 * std::abs(double(d[i]) * double(d[j]));
+        s.keep[k] = (j == i || is_strong) ? 1 : 0;
+        strong_in_block += is_strong ? 1 : 0;
+        weak += (j != i && !is_strong) ? 1 : 0;
+      }
+    }
+    block_start[static_cast<std::size_t>(t) + 1] = strong_in_block;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int u = 0; u < threads; ++u) block_start[u + 1] += block_start[u];
+      g.adj.resize(static_cast<std::size_t>(block_start[threads]));
+    }
+    Offset out = block_start[t];
+    for (Index i = begin; i < end; ++i) {
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+        if (s.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
+      g.row_ptr[i + 1] = out;
+    }
   }
+  s.weak_entries = weak;
   return s;
 }
 

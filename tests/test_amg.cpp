@@ -316,6 +316,42 @@ CsrMatrix<double> randomly_weighted(CsrMatrix<double> A, std::uint64_t seed) {
   return A;
 }
 
+// Every entry against the definition (|a_ij| >= theta sqrt(|a_ii a_jj|), from dense copies), the graph the
+// strong entries in row order, and the same on 1, 2 and 3 threads (each thread writes its block of rows).
+TEST(Strength, EveryEntryAsDefinedOnAnyThreadCount) {
+  const CsrMatrix<double> A = randomly_weighted(poisson(Stencil::p27, {9, 8, 7}), 3);
+  const Eigen::MatrixXd dense = test::to_dense(A);
+  const double theta = 0.04;  // |a_ij| / sqrt(a_ii a_jj) spreads over about 0.004 .. 0.08 here
+  omp_set_num_threads(1);
+  const Strength one = strength_of_connection(A, theta);
+  Offset weak = 0;
+  for (Index i = 0; i < A.rows; ++i) {
+    std::vector<Index> strong;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const Index j = A.col[k];
+      const bool is_strong = j != i && std::abs(dense(i, j)) >= theta * std::sqrt(std::abs(dense(i, i) * dense(j, j)));
+      if (is_strong) strong.push_back(j);
+      weak += j != i && !is_strong ? 1 : 0;
+      EXPECT_EQ(one.keep[k], j == i || is_strong ? 1 : 0) << "entry (" << i << ", " << j << ")";
+    }
+    EXPECT_EQ(std::vector<Index>(one.graph.adj.begin() + one.graph.row_ptr[i],
+                                 one.graph.adj.begin() + one.graph.row_ptr[i + 1]),
+              strong)
+        << "row " << i;
+  }
+  EXPECT_EQ(one.weak_entries, weak);
+  EXPECT_GT(weak, 0);
+  EXPECT_LT(weak, A.nnz() - A.rows);
+  for (int threads : {2, 3}) {
+    omp_set_num_threads(threads);
+    const Strength many = strength_of_connection(A, theta);
+    EXPECT_EQ(many.keep, one.keep) << threads << " threads";
+    EXPECT_EQ(many.graph.row_ptr, one.graph.row_ptr) << threads << " threads";
+    EXPECT_EQ(many.graph.adj, one.graph.adj) << threads << " threads";
+  }
+  omp_set_num_threads(2);
+}
+
 // T with the entry of every `stride`-th row removed: nodes in no aggregate, as amg.nullspace: none leaves them.
 CsrMatrix<double> without_some_entries(const CsrMatrix<double>& T, Index stride) {
   std::vector<Triplet<double>> kept;
