@@ -48,29 +48,27 @@ Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed) {
   return v;
 }
 
-void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, const Vector<double>& scale,
-                     Vector<double>& v, Vector<double>& u) {
+void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, Vector<double>& v) {
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {
-    v[i] = src[i] / divisor;
-    u[i] = scale[i] * v[i];
-  }
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] = src[i] / divisor;
 }
 
 template <class Value>
-double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale,
-                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
-                       Vector<double>& w) {
-  return lanczos_product_partial(A, scale, u, beta, v_prev, v, w).value();
+double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale, double beta,
+                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
+  return lanczos_product_partial(A, scale, v, beta, v_prev, v, w).value();
 }
 
 template <class Value>
-ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale, const Vector<double>& u,
-                                 double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
+ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
+                                 const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
+                                 const Vector<double>& v, Vector<double>& w) {
   return deterministic_partial_sum(A.rows, [&](std::int64_t i) {
     double s = 0.0;
-    for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k)
-      s += double(A.val[k]) * u[A.col[k]];
+    for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k) {
+      const Index j = A.col[k];
+      s += double(A.val[k]) * (scale[j] * v_columns[j]);
+    }
     w[i] = scale[i] * s - beta * v_prev[i];
     return w[i] * v[i];
   });
@@ -112,9 +110,8 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
   template Vector<double> inverse_sqrt(const Vector<V>&, std::int64_t);                                              \
   template ExactSum lanczos_product_partial(const CsrMatrix<V>&, const Vector<double>&, const Vector<double>&, double,  \
                                             const Vector<double>&, const Vector<double>&, Vector<double>&);           \
-  template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&,                     \
-                                  const Vector<double>&, double, const Vector<double>&, const Vector<double>&,       \
-                                  Vector<double>&);                                                                  \
+  template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&, double,             \
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&);                    \
   template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<V>&, int, std::uint64_t);                            \
   template double gershgorin_bound_dinv_a(const CsrMatrix<V>&);
 AMGSOLVE_SPECTRAL_RADIUS(double)

@@ -6,7 +6,7 @@
 // vector is a seeded hash and all reductions are deterministic.
 //
 // The recurrence is written once over a backend (the setup's, amg/smoothed_aggregation.hpp); each step is
-// two passes, the backend's lanczos_product and lanczos_orthogonalize (the cpu backend's below, the cuda
+// three passes, the backend's lanczos_product, lanczos_orthogonalize and lanczos_rescale (the cpu backend's below, the cuda
 // backend's in amg/cuda/device_setup.hpp), and the Ritz value comes from the small tridiagonal matrix on
 // the host.
 #include <algorithm>
@@ -27,7 +27,8 @@ double largest_ritz_value(const std::vector<double>& alpha, const std::vector<do
 
 // ---- the cpu backend's passes (double vectors, A in its own precision)
 
-// 1 / sqrt(a_ii) per row; NumericalError for a non-positive diagonal entry.
+// 1 / sqrt(a_ii) per row; NumericalError for a non-positive diagonal entry. (The mpi backend's has the ghost
+// columns' entries after the own rows': lanczos_product reads it by A's column.)
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& A);
 // The same from the diagonal entries d, the error naming row first_row + i + 1 (a rank's rows start there).
@@ -35,21 +36,21 @@ template <class Value>
 Vector<double> inverse_sqrt(const Vector<Value>& d, std::int64_t first_row);
 // seeded_uniform(seed, i) - 0.5 per row: the start vector.
 Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed);
-// v = src / divisor, u = scale v (src may be v itself).
-void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, const Vector<double>& scale,
-                     Vector<double>& v, Vector<double>& u);
-// w = scale (A u) - beta v_prev, i.e. S v - beta v_prev; returns w^T v.
+// v = src / divisor (src may be v itself).
+void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, Vector<double>& v);
+// w = scale (A (scale v)) - beta v_prev, i.e. S v - beta v_prev; returns w^T v. The product reads scale_j v_j
+// by column instead of a stored D^-1/2 v: one vector less written and read per step, the same bits.
 template <class Value>
-double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale,
-                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
-                       Vector<double>& w);
+double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale, double beta,
+                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
 // w -= alpha v; returns w^T w.
 double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w);
-// The two passes' sums before rounding, what a rank contributes (amg/mpi/distributed_setup.cpp): u is read by
-// A's column (a rank's own columns first, its ghosts after them).
+// The two passes' sums before rounding, what a rank contributes (amg/mpi/distributed_setup.cpp): scale and
+// v_columns are read by A's column (a rank's own columns first, its ghosts after them), v by row.
 template <class Value>
-ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale, const Vector<double>& u,
-                                 double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
+ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
+                                 const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
+                                 const Vector<double>& v, Vector<double>& w);
 ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w);
 
 // Gershgorin's bound max_i sum_j |a_ij| / a_ii: an upper bound of rho(D^-1 A), exact in the limit for
@@ -71,17 +72,15 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   if (everywhere == 0) return 0.0;
   using Vec = typename Backend::template Vector<double>;
   const Vec scale = inverse_sqrt_diagonal(backend, A);
-  Vec v = seeded_vector(backend, n, seed), v_prev, w, u;
+  Vec v = seeded_vector(backend, n, seed), v_prev, w;
   backend.zero(v_prev, n);
   backend.resize(w, n);
-  backend.resize(u, n);
-  // v = v / ||v||, and u = D^-1/2 v, the vector S v multiplies; each step's last pass computes the next.
-  lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), scale, v, u);
+  lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), v);  // v = v / ||v||
   std::vector<double> alpha, beta;
   double beta_prev = 0.0;
   for (int j = 0; j < std::min<std::int64_t>(steps, everywhere); ++j) {
     // w = S v - beta_{j-1} v_{j-1}, alpha = w^T v, w -= alpha v, beta = ||w||.
-    const double a = lanczos_product(backend, A, scale, u, beta_prev, v_prev, v, w);
+    const double a = lanczos_product(backend, A, scale, beta_prev, v_prev, v, w);
     alpha.push_back(a);
     const double b = std::sqrt(lanczos_orthogonalize(backend, a, v, w));
     if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
@@ -89,7 +88,7 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
     beta.push_back(b);
     beta_prev = b;
     v_prev.swap(v);
-    lanczos_rescale(backend, w, b, scale, v, u);
+    lanczos_rescale(backend, w, b, v);
   }
   return largest_ritz_value(alpha, beta);
 }

@@ -55,12 +55,11 @@ double gershgorin_bound_dinv_a(const CudaBackend& backend, const DeviceCsrMatrix
 template <class Value>
 DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
 DeviceVector<double> seeded_vector(const CudaBackend& backend, Index n, std::uint64_t seed);
-void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src, double divisor,
-                     const DeviceVector<double>& scale, DeviceVector<double>& v, DeviceVector<double>& u);
+void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src, double divisor, DeviceVector<double>& v);
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, const DeviceVector<double>& scale,
-                       const DeviceVector<double>& u, double beta, const DeviceVector<double>& v_prev,
-                       const DeviceVector<double>& v, DeviceVector<double>& w);
+                       double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
+                       DeviceVector<double>& w);
 double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const DeviceVector<double>& v,
                              DeviceVector<double>& w);
 

@@ -51,33 +51,29 @@ struct SeededEntry {
   __device__ void operator()(Index i) const { v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5; }
 };
 
-struct Rescale {  // v = src / divisor, u = scale v
+struct Rescale {  // v = src / divisor
   const double* src;
   double divisor;
-  const double* scale;
   double* v;
-  double* u;
-  __device__ void operator()(Index i) const {
-    const double vi = src[i] / divisor;
-    v[i] = vi;
-    u[i] = scale[i] * vi;
-  }
+  __device__ void operator()(Index i) const { v[i] = src[i] / divisor; }
 };
 
 template <class Value>
-struct LanczosProduct {  // w = scale (A u) - beta v_prev, summing w^T v
+struct LanczosProduct {  // w = scale (A (scale v)) - beta v_prev, summing w^T v
   const Offset* row_ptr;
   const Index* col;
   const Value* val;
   const double* scale;
-  const double* u;
   double beta;
   const double* v_prev;
   const double* v;
   double* w;
   __device__ double operator()(Index i) const {
     double s = 0.0;
-    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) s += double(val[k]) * u[col[k]];
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const Index j = col[k];
+      s += double(val[k]) * (scale[j] * v[j]);
+    }
     const double wi = scale[i] * s - beta * v_prev[i];
     w[i] = wi;
     return wi * v[i];
@@ -131,20 +127,18 @@ DeviceVector<double> seeded_vector(const CudaBackend& backend, Index n, std::uin
   return v;
 }
 
-void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src, double divisor,
-                     const DeviceVector<double>& scale, DeviceVector<double>& v, DeviceVector<double>& u) {
-  device::for_each_row(static_cast<Index>(v.size()), Rescale{src.data(), divisor, scale.data(), v.data(), u.data()},
-                       backend.context().stream());
+void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src, double divisor, DeviceVector<double>& v) {
+  device::for_each_row(static_cast<Index>(v.size()), Rescale{src.data(), divisor, v.data()}, backend.context().stream());
 }
 
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M, const DeviceVector<double>& scale,
-                       const DeviceVector<double>& u, double beta, const DeviceVector<double>& v_prev,
-                       const DeviceVector<double>& v, DeviceVector<double>& w) {
+                       double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
+                       DeviceVector<double>& w) {
   const DeviceCsr<Value>& A = M.arrays();
   device::sum_rows(A.rows,
-                   LanczosProduct<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), scale.data(), u.data(),
-                                         beta, v_prev.data(), v.data(), w.data()},
+                   LanczosProduct<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), scale.data(), beta,
+                                         v_prev.data(), v.data(), w.data()},
                    StoreTotal{backend.result_slot()}, backend.context().reduction(), backend.context().stream());
   return backend.read_result();
 }
@@ -159,9 +153,8 @@ double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const Dev
 #define AMGSOLVE_CUDA_SPECTRAL_RADIUS(V)                                                                             \
   template double gershgorin_bound_dinv_a(const CudaBackend&, const DeviceCsrMatrix<V>&);                            \
   template DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend&, const DeviceCsrMatrix<V>&);                \
-  template double lanczos_product(const CudaBackend&, const DeviceCsrMatrix<V>&, const DeviceVector<double>&,        \
-                                  const DeviceVector<double>&, double, const DeviceVector<double>&,                  \
-                                  const DeviceVector<double>&, DeviceVector<double>&);
+  template double lanczos_product(const CudaBackend&, const DeviceCsrMatrix<V>&, const DeviceVector<double>&, double, \
+                                  const DeviceVector<double>&, const DeviceVector<double>&, DeviceVector<double>&);
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(double)
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(float)
 #undef AMGSOLVE_CUDA_SPECTRAL_RADIUS

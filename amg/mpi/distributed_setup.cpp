@@ -248,7 +248,7 @@ double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatri
 
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<Value>& A) {
-  return inverse_sqrt(A.diagonal(), A.first_row());
+  return A.with_ghosts(inverse_sqrt(A.diagonal(), A.first_row()));  // the ghost columns' too, once
 }
 
 Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t seed) {
@@ -258,16 +258,14 @@ Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t s
   return v;
 }
 
-void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, const Vector<double>& scale,
-                     Vector<double>& v, Vector<double>& u) {
-  lanczos_rescale(backend.local(), src, divisor, scale, v, u);
+void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, Vector<double>& v) {
+  lanczos_rescale(backend.local(), src, divisor, v);
 }
 
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
-                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
-                       Vector<double>& w) {
-  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(u), beta, v_prev, v, w));
+                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
+  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(v), beta, v_prev, v, w));
 }
 
 double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w) {
@@ -286,9 +284,8 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
                                         const DistributedMatrix<V>&, double);                                         \
   template double gershgorin_bound_dinv_a(const MpiBackend&, const DistributedMatrix<V>&);                            \
   template Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<V>&);                      \
-  template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&,              \
-                                  const Vector<double>&, double, const Vector<double>&, const Vector<double>&,        \
-                                  Vector<double>&);
+  template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&, double,      \
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&);
 AMGSOLVE_DISTRIBUTED_SETUP(double)
 AMGSOLVE_DISTRIBUTED_SETUP(float)
 #undef AMGSOLVE_DISTRIBUTED_SETUP

@@ -79,12 +79,10 @@ template <class Value>
 Vector<double> inverse_sqrt_diagonal(const MpiBackend& backend, const DistributedMatrix<Value>& A);
 // Hashed from the global row numbers: the single-process start vector's entries.
 Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t seed);
-void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, const Vector<double>& scale,
-                     Vector<double>& v, Vector<double>& u);
+void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, Vector<double>& v);
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
-                       const Vector<double>& u, double beta, const Vector<double>& v_prev, const Vector<double>& v,
-                       Vector<double>& w);
+                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
 double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w);
 
 }  // namespace amgsolve
