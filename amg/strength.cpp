@@ -21,15 +21,23 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
   g.row_ptr.resize(static_cast<std::size_t>(A.rows) + 1);
   g.row_ptr[0] = 0;
   const double theta2 = theta * theta;
-  // One region: each thread classifies a block of rows, the blocks' strong counts give every thread where its
-  // rows' adjacency starts, and each thread writes its rows' adjacency and offsets (no serial scan of the rows).
+  // Each thread classifies a block of rows and counts its strong entries; the blocks' counts then place every
+  // block's adjacency, which the same thread writes with its rows' offsets (no serial scan of the rows). The
+  // adjacency is allocated between the two regions, on this thread: glibc gives memory allocated on another
+  // thread from another arena, where the later setup's arrays would not reuse it once freed.
   std::vector<Offset> block_start(static_cast<std::size_t>(max_threads()) + 1, 0);
+  int team = 1;
+  const auto block_rows = [&](int block) {
+    return std::pair{static_cast<Index>(std::int64_t{A.rows} * block / team),
+                     static_cast<Index>(std::int64_t{A.rows} * (block + 1) / team)};
+  };
   Offset weak = 0;
 #pragma omp parallel reduction(+ : weak)
   {
-    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-    const auto begin = static_cast<Index>(std::int64_t{A.rows} * t / threads);
-    const auto end = static_cast<Index>(std::int64_t{A.rows} * (t + 1) / threads);
+#pragma omp single
+    team = omp_get_num_threads();
+    const int t = omp_get_thread_num();
+    const auto [begin, end] = block_rows(t);
     Offset strong_in_block = 0;
     for (Index i = begin; i < end; ++i) {
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
@@ -42,13 +50,13 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
       }
     }
     block_start[static_cast<std::size_t>(t) + 1] = strong_in_block;
-#pragma omp barrier
-#pragma omp single
-    {
-      for (int u = 0; u < threads; ++u) block_start[u + 1] += block_start[u];
-      g.adj.resize(static_cast<std::size_t>(block_start[threads]));
-    }
-    Offset out = block_start[t];
+  }
+  for (int b = 0; b < team; ++b) block_start[b + 1] += block_start[b];
+  g.adj.resize(static_cast<std::size_t>(block_start[team]));
+#pragma omp parallel num_threads(team)
+  for (int block = omp_get_thread_num(); block < team; block += omp_get_num_threads()) {
+    const auto [begin, end] = block_rows(block);
+    Offset out = block_start[block];
     for (Index i = begin; i < end; ++i) {
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
         if (s.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
