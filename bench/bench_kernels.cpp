@@ -88,6 +88,12 @@ BENCHMARK(BM_ChebyshevStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The diagonal's entries, looked up in every row: the setup takes them several times per level.
+void BM_Diagonal(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(diagonal(*fixture().A).data());
+}
+BENCHMARK(BM_Diagonal)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_Strength(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(strength_of_connection(*fixture().A, 0.02).graph.nodes);
 }

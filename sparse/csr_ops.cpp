@@ -128,12 +128,23 @@ double stored_or_zero(const CsrMatrix<Value>& M, Index row, Index column) {
   return at != last && *at == column ? static_cast<double>(M.val[static_cast<std::size_t>(at - M.col.begin())]) : 0.0;
 }
 
-// Entry (i, first_row + i) of M's rows i < count, in M's precision.
+// Entry (i, first_row + i) of M's rows i < count, in M's precision. Rows of up to kScannedRow entries are
+// scanned without a branch per entry (a binary search mispredicts about twice a row on stencil rows).
 template <class Value>
 Vector<Value> diagonal_of_rows(const CsrMatrix<Value>& M, Index first_row, Index count) {
-  Vector<Value> d(static_cast<std::size_t>(count), Value(0));
+  constexpr Offset kScannedRow = 32;
+  Vector<Value> d(static_cast<std::size_t>(count));
 #pragma omp parallel for schedule(static)
-  for (Index i = 0; i < count; ++i) d[i] = static_cast<Value>(stored_or_zero(M, i, first_row + i));
+  for (Index i = 0; i < count; ++i) {
+    const Offset begin = M.row_begin(i), end = M.row_end(i);
+    if (end - begin > kScannedRow) {
+      d[i] = static_cast<Value>(stored_or_zero(M, i, first_row + i));
+      continue;
+    }
+    Offset at = -1;
+    for (Offset k = begin; k < end; ++k) at = M.col[k] == first_row + i ? k : at;
+    d[i] = at >= 0 ? M.val[at] : Value(0);
+  }
   return d;
 }
 

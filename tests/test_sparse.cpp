@@ -56,6 +56,29 @@ TEST(Csr, DiagonalIsZeroWhereMissing) {
   EXPECT_EQ(diagonal(A), (Vector<double>{2.0, 0.0, -3.0}));
 }
 
+// Short rows are scanned, long ones searched: both against the dense matrix, with diagonal entries missing
+// here and there, and a block of rows whose diagonal lies first_row columns further right (a rank's rows).
+TEST(Csr, DiagonalEqualsTheDenseOnesInShortAndLongRows) {
+  for (const double density : {0.01, 0.3}) {  // about 2 and 60 entries a row
+    const CsrMatrix<double> A = test::random_sparse(200, 200, density, 17);
+    const Eigen::MatrixXd dense = test::to_dense(A);
+    const Vector<double> d = diagonal(A);
+    Index missing = 0;
+    for (Index i = 0; i < A.rows; ++i) {
+      EXPECT_EQ(d[i], dense(i, i)) << "row " << i << ", density " << density;
+      missing += dense(i, i) == 0.0 ? 1 : 0;
+    }
+    EXPECT_GT(missing, 0) << "density " << density;
+    CsrMatrix<double> rows(50, A.cols);  // rows 100..149 of A
+    rows.row_ptr.assign(A.row_ptr.begin() + 100, A.row_ptr.begin() + 151);
+    for (auto& offset : rows.row_ptr) offset -= A.row_ptr[100];
+    rows.col.assign(A.col.begin() + A.row_ptr[100], A.col.begin() + A.row_ptr[150]);
+    rows.val.assign(A.val.begin() + A.row_ptr[100], A.val.begin() + A.row_ptr[150]);
+    const Vector<double> block = diagonal(rows, 100);
+    for (Index i = 0; i < 50; ++i) EXPECT_EQ(block[i], dense(100 + i, 100 + i)) << "row " << 100 + i;
+  }
+}
+
 TEST(Csr, LargestAsymmetryFindsTheEntry) {
   CsrMatrix<double> A = csr_from_triplets<double>(3, 3, {{0, 0, 2}, {0, 1, -1}, {1, 0, -1}, {1, 1, 2}, {2, 1, 0.5}});
   const Asymmetry a = largest_asymmetry(A);
