@@ -60,7 +60,14 @@ TEST(Csr, DiagonalIsZeroWhereMissing) {
 // here and there, and a block of rows whose diagonal lies first_row columns further right (a rank's rows).
 TEST(Csr, DiagonalEqualsTheDenseOnesInShortAndLongRows) {
   for (const double density : {0.01, 0.3}) {  // about 2 and 60 entries a row
-    const CsrMatrix<double> A = test::random_sparse(200, 200, density, 17);
+    const CsrMatrix<double> random = test::random_sparse(200, 200, density, 17);
+    std::vector<Triplet<double>> t;  // its off-diagonal entries, and a diagonal but in every seventh row
+    for (Index i = 0; i < random.rows; ++i) {
+      for (Offset k = random.row_begin(i); k < random.row_end(i); ++k)
+        if (random.col[k] != i) t.push_back({i, random.col[k], random.val[k]});
+      if (i % 7 != 0) t.push_back({i, i, 1.0 + i});
+    }
+    const CsrMatrix<double> A = csr_from_triplets<double>(200, 200, t);
     const Eigen::MatrixXd dense = test::to_dense(A);
     const Vector<double> d = diagonal(A);
     Index missing = 0;
