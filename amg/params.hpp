@@ -55,9 +55,11 @@ struct AmgParams {
   // exact (2 against 1.9997 on 7-point Poisson). Lanczos is sharper where the bound is loose (rows with
   // large positive off-diagonals) and costs lanczos_steps matrix-vector products per level.
   SpectralRadius spectral_radius = SpectralRadius::lanczos;
-  // Lanczos steps used to estimate rho(D^-1 A) on each level. 8 give 0.966 rho on 7-point Poisson 128^3
-  // (12 give 0.984) at two thirds of the cost; the Chebyshev bound is capped by Gershgorin's anyway.
-  int lanczos_steps = 8;
+  // Lanczos steps used to estimate rho(D^-1 A) on each level. 6 give 0.944 rho on 7-point Poisson 128^3
+  // (8 give 0.966, 12 0.984) at half the cost of 12; the Chebyshev bound is capped by Gershgorin's anyway.
+  // Iterations with 6 against 8 (docs/BENCHMARKS.md, "Lanczos steps"): the same or fewer on every shipped
+  // config and 12 of 13 SPD matrices of ../shared, one more on one (bcsstk21, 72 against 71).
+  int lanczos_steps = 6;
   // A singular matrix's nullspace: zero row sums are exact for Neumann and graph Laplacians and never
   // hold for a nonsingular M-matrix (its boundary rows have positive sums), so detecting them is safe.
   NullspaceChoice nullspace = NullspaceChoice::automatic;
