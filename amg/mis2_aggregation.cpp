@@ -23,40 +23,37 @@ constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
 constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
 
 // Calls visit(entry) for every entry of `list` in parallel and keeps, in order, the entries for which it
-// returns true; `spare` is scratch (swapped with the list). Each thread compacts its static block in place,
-// then the blocks are copied together, so the list comes out the same for any thread count.
+// returns true. Each thread compacts its static block in place; then the blocks are moved down in order, each
+// onto space that earlier blocks have left (so the list comes out the same for any thread count).
 template <class Visit>
-void visit_and_compact(Array<Index>& list, Array<Index>& spare, Visit&& visit) {
+void visit_and_compact(Array<Index>& list, Visit&& visit) {
   const auto n = static_cast<std::int64_t>(list.size());
-  if (spare.size() < list.size()) spare.resize(list.size());
-  std::vector<std::int64_t> offset(static_cast<std::size_t>(max_threads()) + 1, 0);
-  std::int64_t total = 0;
+  std::vector<std::int64_t> block_begin(static_cast<std::size_t>(max_threads()) + 1, n), kept(block_begin.size(), 0);
+  int team = 1;
 #pragma omp parallel
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+    if (t == 0) team = threads;
     const std::int64_t begin = n * t / threads, end = n * (t + 1) / threads;
     std::int64_t out = begin;
     for (std::int64_t e = begin; e < end; ++e)
       if (visit(list[e])) list[out++] = list[e];
-    offset[t + 1] = out - begin;
-#pragma omp barrier
-#pragma omp single
-    {
-      for (int u = 0; u < threads; ++u) offset[u + 1] += offset[u];
-      total = offset[threads];
-    }
-    std::copy(list.begin() + begin, list.begin() + out, spare.begin() + offset[t]);
+    block_begin[t] = begin;
+    kept[t] = out - begin;
   }
-  spare.resize(static_cast<std::size_t>(total));
-  list.swap(spare);
+  std::int64_t total = kept[0];
+  for (int t = 1; t < team; ++t) {
+    std::copy(list.begin() + block_begin[t], list.begin() + block_begin[t] + kept[t], list.begin() + total);
+    total += kept[t];
+  }
+  list.resize(static_cast<std::size_t>(total));
 }
 
 // One round's maximum over the closed neighbourhood, max1[i] = max(tuple[i], tuple[j] for neighbours j), on
 // the rows still live: those undecided or next to an undecided node (ghosts' states are this round's). The
 // others drop out of `live` for good: states only leave undecided, so such a row's maximum is final.
-void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& tuple, Array<Index>& live, Array<Index>& spare,
-                        Array<Tuple>& max1) {
-  visit_and_compact(live, spare, [&](Index i) {
+void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& tuple, Array<Index>& live, Array<Tuple>& max1) {
+  visit_and_compact(live, [&](Index i) {
     Tuple m = tuple[i];
     bool near_undecided = state_of(m) == kUndecided;
     for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
@@ -72,9 +69,8 @@ void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& tuple, Array
 // Each undecided node takes the maximum of max1 over its closed neighbourhood (the maximum tuple within
 // distance 2) and joins the set if that is its own tuple, or leaves if it is a member's; the others stay in
 // `undecided`. Reads max1 and writes only the node's own tuple, so the round stays synchronous.
-void decide(const StrengthGraph& g, const Array<Tuple>& max1, Array<Index>& undecided, Array<Index>& spare,
-            Array<Tuple>& tuple) {
-  visit_and_compact(undecided, spare, [&](Index i) {
+void decide(const StrengthGraph& g, const Array<Tuple>& max1, Array<Index>& undecided, Array<Tuple>& tuple) {
+  visit_and_compact(undecided, [&](Index i) {
     Tuple m = max1[i];
     for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) m = std::max(m, max1[g.adj[k]]);
     if (m == tuple[i]) {
@@ -102,8 +98,7 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   // Each round's work is on these lists only: the nodes still undecided and the rows whose maximum one of
   // them may read. Both shrink fast (on 7-point Poisson 128^3 a quarter of the nodes is undecided after two
   // of 14 rounds, 1% after six), where sweeping every row each round cost twice as much.
-  Array<Index> live(static_cast<std::size_t>(g.nodes)), undecided(static_cast<std::size_t>(g.nodes)),
-      spare(static_cast<std::size_t>(g.nodes));
+  Array<Index> live(static_cast<std::size_t>(g.nodes)), undecided(static_cast<std::size_t>(g.nodes));
   std::iota(live.begin(), live.end(), Index{0});
   undecided.resize(static_cast<std::size_t>(
       std::copy_if(live.begin(), live.end(), undecided.begin(), [&](Index i) { return g.degree(i) > 0; }) -
@@ -115,9 +110,9 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
        everywhere = layout.sum(static_cast<std::int64_t>(undecided.size()))) {
     ++round;
     layout.fill_ghosts(tuple);
-    propagate_max_live(g, tuple, live, spare, max1);
+    propagate_max_live(g, tuple, live, max1);
     layout.fill_ghosts(max1);
-    decide(g, max1, undecided, spare, tuple);
+    decide(g, max1, undecided, tuple);
   }
   if (rounds) *rounds = round;
 
