@@ -43,7 +43,8 @@ void visit_and_compact(Array<Index>& list, Visit&& visit) {
   }
   std::int64_t total = kept[0];
   for (int t = 1; t < team; ++t) {
-    std::copy(list.begin() + block_begin[t], list.begin() + block_begin[t] + kept[t], list.begin() + total);
+    if (total < block_begin[t])  // else the block is where it belongs (std::copy must not start on its source)
+      std::copy(list.begin() + block_begin[t], list.begin() + block_begin[t] + kept[t], list.begin() + total);
     total += kept[t];
   }
   list.resize(static_cast<std::size_t>(total));
@@ -96,8 +97,8 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
     tuple[i] = make_tuple(g.degree(i) == 0 ? kOut : kUndecided, seed, first + i);
 
   // Each round's work is on these lists only: the nodes still undecided and the rows whose maximum one of
-  // them may read. Both shrink fast (on 7-point Poisson 128^3 a quarter of the nodes is undecided after two
-  // of 14 rounds, 1% after six), where sweeping every row each round cost twice as much.
+  // them may read. Both shrink within a few rounds, so a round costs far less than a sweep of every row
+  // (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists").
   Array<Index> live(static_cast<std::size_t>(g.nodes)), undecided(static_cast<std::size_t>(g.nodes));
   std::iota(live.begin(), live.end(), Index{0});
   undecided.resize(static_cast<std::size_t>(
