@@ -34,7 +34,7 @@ void visit_and_compact(Array<Index>& list, Visit&& visit) {
   {
     const int t = omp_get_thread_num(), threads = omp_get_num_threads();
     if (t == 0) team = threads;
-    const std::int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    const auto [begin, end] = static_block(n, t, threads);
     std::int64_t out = begin;
     for (std::int64_t e = begin; e < end; ++e)
       if (visit(list[e])) list[out++] = list[e];

@@ -28,8 +28,8 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
   std::vector<Offset> block_start(static_cast<std::size_t>(max_threads()) + 1, 0);
   int team = 1;
   const auto block_rows = [&](int block) {
-    return std::pair{static_cast<Index>(std::int64_t{A.rows} * block / team),
-                     static_cast<Index>(std::int64_t{A.rows} * (block + 1) / team)};
+    const auto [begin, end] = static_block(A.rows, block, team);
+    return std::pair{static_cast<Index>(begin), static_cast<Index>(end)};
   };
   Offset weak = 0;
 #pragma omp parallel reduction(+ : weak)

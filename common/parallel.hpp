@@ -44,6 +44,15 @@ Real deterministic_sum(std::int64_t n, F&& f) {
   return static_cast<Real>(deterministic_partial_sum(n, std::forward<F>(f)).value());
 }
 
+// Part `block` of [0, n) cut into `blocks` contiguous parts of nearly equal size (OpenMP's static schedule
+// with one part per thread, where a loop needs to know its part: to count, then write, what it produced).
+struct BlockRange {
+  std::int64_t begin, end;
+};
+inline BlockRange static_block(std::int64_t n, int block, int blocks) {
+  return {n * block / blocks, n * (block + 1) / blocks};
+}
+
 // Exclusive prefix sum in place: a[i] <- a[0] + ... + a[i-1]; returns the total.
 template <class T>
 T exclusive_scan_inplace(std::vector<T>& a) {

@@ -55,8 +55,8 @@ CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
       cursor.assign(static_cast<std::size_t>(team) * ncols, 0);
     }
     const int t = omp_get_thread_num();
-    const Index begin = static_cast<Index>(static_cast<std::int64_t>(A.rows) * t / team);
-    const Index end = static_cast<Index>(static_cast<std::int64_t>(A.rows) * (t + 1) / team);
+    const auto [first_row, end_row] = static_block(A.rows, t, team);
+    const auto begin = static_cast<Index>(first_row), end = static_cast<Index>(end_row);
     Offset* count = cursor.data() + static_cast<std::size_t>(t) * ncols;
     for (Offset k = A.row_begin(begin); k < A.row_begin(end); ++k) ++count[A.col[k]];
 #pragma omp barrier
