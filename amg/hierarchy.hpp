@@ -120,7 +120,9 @@ class Hierarchy {
   // SpGEMM, so the result is the cpu re-setup's, bit for bit; on the cuda backend by its SpGEMM, each level's
   // strength kept where its matrix has the kept pattern (the cpu re-setup's decisions; on the device, so
   // nothing but A goes up). Throws InputError when A's pattern is not the finest matrix's (checked over all
-  // ranks) or no structure was kept. Collective on the mpi backend.
+  // ranks) or no structure was kept, and leaves the hierarchy as it was. The old P and R are let go of
+  // first (so the new ones take their memory): values the re-setup fails on (not positive definite, NaN)
+  // throw and leave an empty hierarchy (no levels). Collective on the mpi backend.
   void rebuild(const Backend& backend, Shared A);
   void rebuild(Shared A)
     requires std::is_same_v<Backend, CpuBackend>

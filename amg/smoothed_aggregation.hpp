@@ -408,12 +408,23 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
   if (!backend.same_pattern(*A, *levels_.front().A))
     throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
                      "needed)");
+  // The re-setup reads the kept structure and level matrices, never the old P and R: they go first, so that
+  // the new ones take their memory.
+  for (Level& level : levels_) {
+    level.P.reset();
+    level.R.reset();
+  }
   Hierarchy fresh;
   fresh.params_ = params_;
   fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
-  // Into the kept product patterns level by level where the backend records the lumped rows that decide them;
-  // otherwise each level's matrix is compared with the kept one (kRecordsLumpedRows).
-  fresh.build_with_structure(backend, std::move(A), *this, kRecordsLumpedRows<Backend>);
+  try {
+    // Into the kept product patterns level by level where the backend records the lumped rows that decide
+    // them; otherwise each level's matrix is compared with the kept one (kRecordsLumpedRows).
+    fresh.build_with_structure(backend, std::move(A), *this, kRecordsLumpedRows<Backend>);
+  } catch (...) {
+    *this = Hierarchy();  // without P and R the old levels are no hierarchy
+    throw;
+  }
   fresh.params_.keep_structure = true;
   fresh.structure_ = std::move(structure_);
   for (RenewedLevel& renewed : fresh.renewed_patterns_) {

@@ -40,6 +40,8 @@ struct Solver::Impl {
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                             const SolveLimits& limits) = 0;
   virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
+  // False after a re-setup failed on its values (and the full setup after it too): its levels are gone.
+  virtual bool has_hierarchy() const = 0;
   // The re-setup in place, or false with the reason when only a full setup will do: from the whole matrix,
   // or (a solver built from row blocks) from this rank's rows, checked by require_agreed_blocks. Collective
   // on the mpi backend.
@@ -252,6 +254,8 @@ class SolverOn final : public Solver::Impl {
     return rebuild(std::make_shared<const CsrMatrix<double>>(block.rows), why);
   }
 
+  bool has_hierarchy() const override { return cycle_ != nullptr; }
+
   void precondition(const Vector<double>& r, Vector<double>& z) override {
     require_rows(r, "preconditioned vector");
     const Vec<double> r_on = backend_.upload(r);
@@ -264,6 +268,10 @@ class SolverOn final : public Solver::Impl {
  private:
   // The re-setup for A_new (on the backend, in double): in place, or false and why.
   bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, std::string& why) {
+    if (!has_hierarchy()) {
+      why = "the last re-setup failed";
+      return false;
+    }
     if (!hierarchy_.keeps_structure()) {
       why = "amg.keep_structure is off";
       return false;
@@ -277,13 +285,16 @@ class SolverOn final : public Solver::Impl {
       return false;
     }
     Timer timer;
+    // The solve's copies of the operators (the cycle's sliced ones, A's) are made anew after the re-setup: let
+    // go of them first, so that the re-setup's arrays take their memory instead of fresh pages beside them.
+    cycle_.reset();
+    A_.reset();
     try {
       hierarchy_.rebuild(backend_, in_cycle_precision<CycleValue>(backend_, A_new));
-    } catch (const Error& e) {  // a kept pattern no longer holds: the hierarchy is as it was
+    } catch (const Error& e) {  // the values failed (or a kept pattern no longer held): no hierarchy is left
       why = e.what();
       return false;
     }
-    cycle_.reset();
     A_csr_ = std::move(A_new);
     finish_setup();
     fill_summary(timer.seconds());
@@ -535,6 +546,7 @@ void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
                      "block");
   std::string why;
   if (impl_->rebuild(A, why)) return;
+  note_failed_resetup(why);
   replace_impl(make_impl(std::move(A), impl_->params, impl_->callbacks), why);
 }
 
@@ -549,8 +561,15 @@ void Solver::rebuild(RowBlock block) {
 #endif
   std::string why;
   if (impl_->rebuild(block, why)) return;
+  note_failed_resetup(why);
   replace_impl(make_impl(std::move(block), impl_->params, impl_->callbacks), why);
   impl_->from_rows = true;
+}
+
+// A re-setup that failed on the new values has let go of the levels: should the full setup tried next fail
+// too, solve() says why.
+void Solver::note_failed_resetup(const std::string& why) {
+  if (!impl_->has_hierarchy()) impl_->summary.rebuild_note = why;
 }
 
 // After a full setup in place of a re-setup: the new solver keeps the parameters and callbacks it was given.
@@ -564,12 +583,22 @@ void Solver::replace_impl(std::unique_ptr<Impl> fresh, const std::string& why) {
 
 Solver::~Solver() = default;
 
+void Solver::require_hierarchy() const {
+  if (!impl_->has_hierarchy())
+    throw InputError("the solver has no hierarchy: its last rebuild failed (" + impl_->summary.rebuild_note +
+                     "); rebuild it from a valid matrix");
+}
+
 SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                           const SolveLimits& limits) const {
+  require_hierarchy();
   return impl_->solve(b, x, on_iteration, limits);
 }
 
-void Solver::precondition(const Vector<double>& r, Vector<double>& z) const { impl_->precondition(r, z); }
+void Solver::precondition(const Vector<double>& r, Vector<double>& z) const {
+  require_hierarchy();
+  impl_->precondition(r, z);
+}
 
 const SetupSummary& Solver::setup() const { return impl_->summary; }
 

@@ -119,11 +119,15 @@ class Solver {
   // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure and A on
   // the pattern of the matrix the solver was built for, the aggregates and tentative prolongators are kept
   // and the rest is recomputed (Hierarchy::rebuild: on the cpu backend the products by their numeric phase
-  // only, over MPI ranks by the distributed SpGEMM; the same hierarchy, bit for bit); otherwise (the cuda
-  // backend, a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
+  // only, over MPI ranks by the distributed SpGEMM, on the cuda backend by its SpGEMM; the same hierarchy, bit
+  // for bit); otherwise (a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
   // which and setup().rebuild_note why. A solver built from row blocks is rebuilt from this rank's new
   // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
   // matrix from the whole new matrix.
+  // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made, so that
+  // it needs no more memory than the first setup. Values it fails on (not positive definite, NaN) throw, as
+  // a full setup would, and leave no hierarchy: solve() and precondition() then throw until a rebuild
+  // succeeds.
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
   void rebuild(RowBlock block);
 
@@ -135,6 +139,8 @@ class Solver {
 
  private:
   void replace_impl(std::unique_ptr<Impl> fresh, const std::string& why);
+  void note_failed_resetup(const std::string& why);
+  void require_hierarchy() const;
   std::unique_ptr<Impl> impl_;
 };
 

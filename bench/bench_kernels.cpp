@@ -9,6 +9,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"
+#include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/vcycle.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -17,8 +18,10 @@
 #include "sparse/csr_ops.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/bitonic_sort.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 #include "common/hash.hpp"
+#include "common/memory.hpp"
 
 namespace amgsolve {
 namespace {
@@ -88,6 +91,15 @@ BENCHMARK(BM_ChebyshevStep)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The spectral-radius estimate of D^-1 A (amg/spectral_radius.hpp) as the setup runs it: 6 Lanczos steps on
+// the finest matrix in float (the mixed precision's setup) with double vectors.
+void BM_LanczosEstimate(benchmark::State& state) {
+  const CsrMatrix<float> A = cast_values<float>(*fixture().A);
+  for (auto _ : state) benchmark::DoNotOptimize(lanczos_max_eigenvalue_dinv_a(A, 6, 1));
+  state.SetBytesProcessed(state.iterations() * 6 * static_cast<std::int64_t>(A.bytes() + 7 * 8 * A.rows));
+}
+BENCHMARK(BM_LanczosEstimate)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The diagonal's entries, looked up in every row: the setup takes them several times per level.
 void BM_Diagonal(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(diagonal(*fixture().A).data());
@@ -124,6 +136,26 @@ void BM_SpgemmRAP(benchmark::State& state, const SpgemmBackend* backend) {
   const CsrMatrix<double> AP = backend->multiply(*fixture().A, fixture().P);
   for (auto _ : state) benchmark::DoNotOptimize(backend->multiply(fixture().R, AP).nnz());
 }
+
+// The same products by their numeric phase alone, into the patterns that gustavson found (a re-setup's
+// Galerkin products, spgemm/numeric_product.hpp); multiplications per second as a counter.
+void BM_NumericAP(benchmark::State& state) {
+  const CsrMatrix<double> pattern = SpgemmRegistry::instance().get("gustavson").multiply(*fixture().A, fixture().P);
+  Offset products = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(numeric_product(*fixture().A, fixture().P, pattern, &products).nnz());
+  state.counters["products"] = benchmark::Counter(static_cast<double>(products) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_NumericAP)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_NumericRAP(benchmark::State& state) {
+  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
+  const CsrMatrix<double> AP = gustavson.multiply(*fixture().A, fixture().P);
+  const CsrMatrix<double> pattern = gustavson.multiply(fixture().R, AP);
+  Offset products = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(numeric_product(fixture().R, AP, pattern, &products).nnz());
+  state.counters["products"] = benchmark::Counter(static_cast<double>(products) * state.iterations(), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_NumericRAP)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Setup(benchmark::State& state) {
   for (auto _ : state) {
@@ -223,6 +255,7 @@ BENCHMARK(BM_RegisterAccumulatorTwo)->ArgsProduct({{24, 28, 48, 57, 64}, {10, 25
 }  // namespace amgsolve
 
 int main(int argc, char** argv) {
+  amgsolve::keep_freed_memory();  // as amgsolve does: repetitions reuse the pages earlier ones freed
   for (const amgsolve::SpgemmBackend* b : amgsolve::SpgemmRegistry::instance().all()) {
     if (!b->available()) continue;
     benchmark::RegisterBenchmark(("BM_SpgemmAP/" + b->name()).c_str(), amgsolve::BM_SpgemmAP, b)

@@ -767,5 +767,19 @@ TEST(Rebuild, AnotherPatternOrNoKeptStructureIsAnError) {
   expect_same_hierarchy(amg, AmgHierarchy<double>(A, keeping_structure()));
 }
 
+// Values the re-setup fails on (a diagonal entry that is not positive) throw as a full setup would, and leave
+// no levels: the old P and R were let go of before the new ones were made.
+TEST(Rebuild, ValuesItFailsOnLeaveAnEmptyHierarchy) {
+  const auto A = shared(poisson(Stencil::p7, {12, 12, 12}));
+  AmgHierarchy<double> amg(A, keeping_structure());
+  CsrMatrix<double> negative = *A;
+  for (Offset k = negative.row_begin(30); k < negative.row_end(30); ++k)
+    if (negative.col[k] == 30) negative.val[k] = 0.0;
+  EXPECT_THROW(amg.rebuild(shared(negative)), NumericalError);
+  EXPECT_EQ(amg.levels(), 0u);
+  EXPECT_FALSE(amg.keeps_structure());
+  EXPECT_THROW(amg.rebuild(A), InputError);  // nothing kept to re-set-up from
+}
+
 }  // namespace
 }  // namespace amgsolve

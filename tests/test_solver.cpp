@@ -341,6 +341,37 @@ TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
   EXPECT_NE(plain.setup().rebuild_note.find("amg.keep_structure"), std::string::npos);
 }
 
+// A re-setup lets go of the old levels as it makes the new ones, so values it fails on (here a negative
+// diagonal entry) leave no hierarchy: the error is the full setup's, solve() and precondition() then say that
+// the last rebuild failed, and a rebuild on valid values sets the solver up anew.
+TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
+  const auto A = poisson_3d(12);
+  CsrMatrix<double> negative = *A;
+  for (Offset k = negative.row_begin(7); k < negative.row_end(7); ++k)
+    if (negative.col[k] == 7) negative.val[k] = -1.0;
+  const auto broken = std::make_shared<const CsrMatrix<double>>(std::move(negative));
+  const Vector<double> b(A->rows, 1.0);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.amg.keep_structure = true;
+    params.solver.precision = precision;
+    Solver solver(A, params);
+    EXPECT_THROW(solver.rebuild(broken), NumericalError);
+    Vector<double> x;
+    try {
+      solver.solve(b, x);
+      ADD_FAILURE() << "a solve without a hierarchy";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("last rebuild failed"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("diagonal entry 8"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(solver.precondition(b, x), InputError);
+    solver.rebuild(A);
+    EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
+    test::expect_identical_solves(solver, Solver(A, params), b);
+  }
+}
+
 TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   const auto A = poisson_3d(16);
   const Vector<double> b(A->rows, 1.0);

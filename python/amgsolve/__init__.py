@@ -93,7 +93,9 @@ class Solver:
         amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
         kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
         whose filtered matrix lumps other rows than before); otherwise a full setup. solver.setup["reused"]
-        says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew)."""
+        says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
+        The old levels are let go of as the new ones are made (no more memory than the first setup): values
+        the re-setup fails on raise NumericalError and leave no hierarchy until a rebuild succeeds."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
         self.shape = A.shape
