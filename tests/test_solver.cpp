@@ -309,6 +309,14 @@ TEST(Library, SlicedEllpackAndCsrSolveAlike) {
   }
 }
 
+// Parameters for a solver that can be re-set-up (amg.keep_structure), its cycle in `precision`.
+Parameters keeping_structure(Precision precision) {
+  Parameters params;
+  params.amg.keep_structure = true;
+  params.solver.precision = precision;
+  return params;
+}
+
 // Solver::rebuild: a re-setup with amg.keep_structure (the solve then equals a fresh solver's on 2 A, whose
 // own setup finds the same aggregates), a full setup otherwise, each said in setup().
 TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
@@ -318,9 +326,7 @@ TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
   const auto two_A = std::make_shared<const CsrMatrix<double>>(std::move(doubled));
   const Vector<double> b(A->rows, 1.0);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
-    Parameters params;
-    params.amg.keep_structure = true;
-    params.solver.precision = precision;
+    const Parameters params = keeping_structure(precision);
     Solver solver(A, params);
     solver.rebuild(two_A);
     EXPECT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
@@ -352,9 +358,7 @@ TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
   const auto broken = std::make_shared<const CsrMatrix<double>>(std::move(negative));
   const Vector<double> b(A->rows, 1.0);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
-    Parameters params;
-    params.amg.keep_structure = true;
-    params.solver.precision = precision;
+    const Parameters params = keeping_structure(precision);
     Solver solver(A, params);
     EXPECT_THROW(solver.rebuild(broken), NumericalError);
     Vector<double> x;
