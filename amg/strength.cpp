@@ -7,6 +7,37 @@
 
 namespace amgsolve {
 
+namespace {
+
+// The adjacency of rows [begin, end) from slot `out` on, where every off-diagonal entry is strong.
+template <class Value>
+void strong_neighbours_of_all(const CsrMatrix<Value>& A, Index begin, Index end, Offset out, StrengthGraph& g) {
+  for (Index i = begin; i < end; ++i) {
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (A.col[k] != i) g.adj[out++] = A.col[k];
+    g.row_ptr[i + 1] = out;
+  }
+}
+
+// The same where some are weak (`keep`): strong and weak entries alternate unpredictably, so rather than
+// branch on each, every column is written where the next strong one goes and the cursor moves past strong
+// ones only. Slots from `last` on are the next block's: those writes go to a spare instead.
+template <class Value>
+void strong_neighbours_by_keep(const CsrMatrix<Value>& A, const Array<std::uint8_t>& keep, Index begin, Index end,
+                               Offset out, Offset last, StrengthGraph& g) {
+  Index spare = 0;
+  for (Index i = begin; i < end; ++i) {
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const Index j = A.col[k];
+      *(out < last ? &g.adj[out] : &spare) = j;
+      out += keep[k] & (j != i);
+    }
+    g.row_ptr[i + 1] = out;
+  }
+}
+
+}  // namespace
+
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {
   return strength_of_connection(A, theta, diagonal(A));
@@ -26,43 +57,49 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
   // adjacency is allocated between the two regions, on this thread: glibc gives memory allocated on another
   // thread from another arena, where the later setup's arrays would not reuse it once freed.
   std::vector<Offset> block_start(static_cast<std::size_t>(max_threads()) + 1, 0);
+  std::vector<Offset> block_weak(static_cast<std::size_t>(max_threads()), 0);
   int team = 1;
   const auto block_rows = [&](int block) {
     const auto [begin, end] = static_block(A.rows, block, team);
     return std::pair{static_cast<Index>(begin), static_cast<Index>(end)};
   };
-  Offset weak = 0;
-#pragma omp parallel reduction(+ : weak)
+#pragma omp parallel
   {
 #pragma omp single
     team = omp_get_num_threads();
     const int t = omp_get_thread_num();
     const auto [begin, end] = block_rows(t);
-    Offset strong_in_block = 0;
+    Offset strong_in_block = 0, weak_in_block = 0;
     for (Index i = begin; i < end; ++i) {
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
         const Index j = A.col[k];
+        if (j == i) {
+          s.keep[k] = 1;
+          continue;
+        }
+        // Bitwise, not short-circuit: on coarse levels strong and weak entries alternate unpredictably.
         const double a = static_cast<double>(A.val[k]);
-        const bool is_strong = j != i && a != 0.0 && a * a >= theta2 * std::abs(double(d[i]) * double(d[j]));
-        s.keep[k] = (j == i || is_strong) ? 1 : 0;
-        strong_in_block += is_strong ? 1 : 0;
-        weak += (j != i && !is_strong) ? 1 : 0;
+        const bool is_strong = (a != 0.0) & (a * a >= theta2 * std::abs(double(d[i]) * double(d[j])));
+        s.keep[k] = is_strong;
+        strong_in_block += is_strong;
+        weak_in_block += !is_strong;
       }
     }
     block_start[static_cast<std::size_t>(t) + 1] = strong_in_block;
+    block_weak[static_cast<std::size_t>(t)] = weak_in_block;
   }
   for (int b = 0; b < team; ++b) block_start[b + 1] += block_start[b];
   g.adj.resize(static_cast<std::size_t>(block_start[team]));
 #pragma omp parallel num_threads(team)
   for (int block = omp_get_thread_num(); block < team; block += omp_get_num_threads()) {
     const auto [begin, end] = block_rows(block);
-    Offset out = block_start[block];
-    for (Index i = begin; i < end; ++i) {
-      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-        if (s.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
-      g.row_ptr[i + 1] = out;
-    }
+    if (block_weak[block] == 0)
+      strong_neighbours_of_all(A, begin, end, block_start[block], g);
+    else
+      strong_neighbours_by_keep(A, s.keep, begin, end, block_start[block], block_start[block + 1], g);
   }
+  Offset weak = 0;
+  for (int b = 0; b < team; ++b) weak += block_weak[b];
   s.weak_entries = weak;
   return s;
 }
@@ -92,10 +129,16 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
   // with positive off-diagonals it can shrink the diagonal towards zero or below (and to exactly zero for a
   // row with no strong entry of a singular matrix), and D_f^-1 would blow up the prolongator smoothing;
   // such rows keep their weak entries instead, which keeps A B too.
+  // Without weights by a select rather than a branch: on coarse levels strong and weak entries alternate
+  // unpredictably (adding +0 for a strong one leaves the sum as it is).
   const auto lumped_weak = [&](Index i) {
     Value lumped = 0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (!strength.keep[k]) lumped += weights.empty() ? A.val[k] : A.val[k] * nullspace_ratio<Value>(weights, A.col[k], i);
+    if (weights.empty()) {
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) lumped += strength.keep[k] ? Value(0) : A.val[k];
+    } else {
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+        if (!strength.keep[k]) lumped += A.val[k] * nullspace_ratio<Value>(weights, A.col[k], i);
+    }
     return lumped;
   };
   std::vector<Value> lumped(static_cast<std::size_t>(A.rows));
@@ -113,13 +156,20 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
   for (Index i = 0; i < A.rows; ++i) F.row_ptr[i + 1] += F.row_ptr[i];
   F.col.resize(static_cast<std::size_t>(F.nnz()));
   F.val.resize(static_cast<std::size_t>(F.nnz()));
+  // Each entry written where the next kept one goes, the cursor moved past kept ones only (no branch on the
+  // classification); the row's last writes beyond its end go to a spare (the next row may be another thread's).
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     Offset out = F.row_ptr[i];
+    const Offset end = F.row_ptr[i + 1];
+    const std::uint8_t keeps_all = filtered[i] ? 0 : 1;
+    Index spare_col = 0;
+    Value spare_val = 0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      if (filtered[i] && !strength.keep[k]) continue;
-      F.col[out] = A.col[k];
-      F.val[out++] = A.val[k] + (filtered[i] && A.col[k] == i ? lumped[i] : Value(0));
+      const bool inside = out < end;
+      *(inside ? &F.col[out] : &spare_col) = A.col[k];
+      *(inside ? &F.val[out] : &spare_val) = A.val[k] + (filtered[i] && A.col[k] == i ? lumped[i] : Value(0));
+      out += keeps_all | strength.keep[k];
     }
   }
   if (filtered_rows) *filtered_rows = std::move(filtered);

@@ -111,6 +111,31 @@ void BM_Strength(benchmark::State& state) {
 }
 BENCHMARK(BM_Strength)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same on the next level's matrix P^T A P (rows of about 30 entries, some of them weak).
+const CsrMatrix<double>& coarse_matrix() {
+  static const CsrMatrix<double> Ac = [] {
+    const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
+    return gustavson.multiply(fixture().R, gustavson.multiply(*fixture().A, fixture().P));
+  }();
+  return Ac;
+}
+void BM_StrengthCoarse(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(strength_of_connection(coarse_matrix(), 0.02).graph.nodes);
+  state.counters["nnz"] = static_cast<double>(coarse_matrix().nnz());
+}
+BENCHMARK(BM_StrengthCoarse)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The filtered matrix (weak entries lumped into the diagonal) of that level, as its prolongator smoothing takes it.
+void BM_FilteredCoarse(benchmark::State& state) {
+  const Strength strength = strength_of_connection(coarse_matrix(), 0.02);
+  for (auto _ : state) benchmark::DoNotOptimize(filtered_matrix(coarse_matrix(), strength, Vector<double>{}).nnz());
+  state.counters["weak"] = static_cast<double>(strength.weak_entries);
+}
+BENCHMARK(BM_FilteredCoarse)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_DiagonalCoarse(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(diagonal(coarse_matrix()).data());
+}
+BENCHMARK(BM_DiagonalCoarse)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The independent set alone (the aggregates' passes are the rest of BM_Mis2Aggregation); its rounds as a counter.
 void BM_Mis2Set(benchmark::State& state) {
   const StrengthGraph g = strength_of_connection(*fixture().A, 0.02).graph;

@@ -53,6 +53,16 @@ inline BlockRange static_block(std::int64_t n, int block, int blocks) {
   return {n * block / blocks, n * (block + 1) / blocks};
 }
 
+// to = from, converted to To element by element, written by all threads: a large copy's fresh pages are
+// faulted in on every core (a serial copy takes them all on one).
+template <class To, class From, class ToAllocator, class FromAllocator>
+void parallel_convert(const std::vector<From, FromAllocator>& from, std::vector<To, ToAllocator>& to) {
+  to.resize(from.size());
+  const auto n = static_cast<std::int64_t>(from.size());
+#pragma omp parallel for schedule(static) if (n > kReductionBlock)
+  for (std::int64_t i = 0; i < n; ++i) to[static_cast<std::size_t>(i)] = static_cast<To>(from[static_cast<std::size_t>(i)]);
+}
+
 // Exclusive prefix sum in place: a[i] <- a[0] + ... + a[i-1]; returns the total.
 template <class T>
 T exclusive_scan_inplace(std::vector<T>& a) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parallel.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -45,9 +46,9 @@ CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
   CsrMatrix<To> B;
   B.rows = A.rows;
   B.cols = A.cols;
-  B.row_ptr = A.row_ptr;
-  B.col = A.col;
-  B.val.assign(A.val.begin(), A.val.end());
+  parallel_convert(A.row_ptr, B.row_ptr);
+  parallel_convert(A.col, B.col);
+  parallel_convert(A.val, B.val);
   return B;
 }
 

@@ -151,9 +151,7 @@ class CpuBackend {
   // to = from in another precision (the mixed-precision cycle's input and output).
   template <class To, class From>
   void convert(const Vector<From>& from, Vector<To>& to) const {
-    to.resize(from.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(from.size()); ++i) to[i] = static_cast<To>(from[i]);
+    parallel_convert(from, to);
   }
   template <class V>
   double dot(const Vector<V>& a, const Vector<V>& b) const {
