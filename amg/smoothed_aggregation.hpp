@@ -24,6 +24,7 @@
 // stays where the backend keeps its data. The result is a Hierarchy<Backend, Value>, which only stores
 // the levels.
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,7 +133,15 @@ class SmoothedAggregation {
     CoarseningStep<Backend, Value> step;
     Csr T = tentative_prolongation<Value>(backend_, aggregates, weights, step.coarse_weights);
     if (info.level == 0) step.aggregates = aggregate_ids(backend_, aggregates);
-    smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr);
+    // Without a kept structure the strength, the aggregates and T are done with once P is built: let go of
+    // them before the Galerkin products, the setup's high-water mark (fewer fresh pages, a lower peak).
+    const auto release_done = [&] {
+      if (params_.keep_structure) return;
+      strength = decltype(strength){};
+      aggregates = decltype(aggregates){};
+      T = Csr{};
+    };
+    smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr, release_done);
     if (step.structure) {
       step.structure->weak_entries = strength.weak_entries;
       step.structure->strength = std::move(local_strength(strength));
@@ -238,10 +247,13 @@ class SmoothedAggregation {
   }
 
   // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T.
+  // `prolongator_built` is called once P is: the caller may let go of what only P needed (the filtered
+  // matrix goes then too).
   template <class StrengthOf>
   void smooth_and_multiply(const Csr& A, const Weights& weights, const StrengthOf& strength, const Csr& T,
                            LevelInfo& info, PhaseClock& clock, CoarseningStep<Backend, Value>& step,
-                           const KeptLevel<Backend, Value>* kept) const {
+                           const KeptLevel<Backend, Value>* kept,
+                           const std::function<void()>& prolongator_built = {}) const {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     const bool has_weak = strength.weak_entries > 0;
@@ -268,6 +280,8 @@ class SmoothedAggregation {
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(
         smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level, info.prolongator_product));
+    filtered = Csr{};
+    if (prolongator_built) prolongator_built();
     clock.lap(t.prolongator);
     step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
     clock.lap(t.transpose);
