@@ -272,11 +272,14 @@ class CpuBackend {
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const {
     const Vector<V> d = diagonal(A);
-    for (Index i = 0; i < A.rows; ++i)
-      if (!(d[i] > 0))
-        throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
-                             " is " + std::to_string(static_cast<double>(d[i])) +
-                             ", so the input matrix is not positive definite");
+    Index i = A.rows;  // the first row whose diagonal entry is not positive (or NaN)
+#pragma omp parallel for schedule(static) reduction(min : i) if (A.rows > kReductionBlock)
+    for (Index r = 0; r < A.rows; ++r)
+      if (!(d[r] > 0)) i = std::min(i, r);
+    if (i < A.rows)
+      throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
+                           " is " + std::to_string(static_cast<double>(d[i])) +
+                           ", so the input matrix is not positive definite");
   }
   template <class V>
   bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
