@@ -63,11 +63,17 @@ template <class Value>
 ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
                                  const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
                                  const Vector<double>& v, Vector<double>& w) {
+  // u = D^-1/2 v over the columns first, so that the rows gather one vector rather than two: on coarse levels,
+  // whose columns scatter, the gathers are what the product waits for (BENCHMARKS: 30 -> 21 ms an estimate
+  // on poisson.yaml's level 1). The products are the same, so are the bits.
+  Vector<double> u(v_columns.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(u.size()); ++j) u[j] = scale[j] * v_columns[j];
   return deterministic_partial_sum(A.rows, [&](std::int64_t i) {
     double s = 0.0;
     for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k) {
       const Index j = A.col[k];
-      s += double(A.val[k]) * (scale[j] * v_columns[j]);
+      s += double(A.val[k]) * u[j];
     }
     w[i] = scale[i] * s - beta * v_prev[i];
     return w[i] * v[i];

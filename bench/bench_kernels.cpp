@@ -100,6 +100,15 @@ void BM_LanczosEstimate(benchmark::State& state) {
 }
 BENCHMARK(BM_LanczosEstimate)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same on the next level's matrix (coarse_matrix() below: rows of about 32 entries).
+const CsrMatrix<double>& coarse_matrix();
+void BM_LanczosEstimateCoarse(benchmark::State& state) {
+  const CsrMatrix<float> A = cast_values<float>(coarse_matrix());
+  for (auto _ : state) benchmark::DoNotOptimize(lanczos_max_eigenvalue_dinv_a(A, 6, 1));
+  state.SetBytesProcessed(state.iterations() * 6 * static_cast<std::int64_t>(A.bytes() + 7 * 8 * A.rows));
+}
+BENCHMARK(BM_LanczosEstimateCoarse)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The diagonal's entries, looked up in every row: the setup takes them several times per level.
 void BM_Diagonal(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(diagonal(*fixture().A).data());
