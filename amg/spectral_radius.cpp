@@ -55,25 +55,24 @@ void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double diviso
 
 template <class Value>
 double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale, double beta,
-                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
-  return lanczos_product_partial(A, scale, v, beta, v_prev, v, w).value();
+                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
+                       Vector<double>& scaled) {
+  return lanczos_product_partial(A, scale, v, beta, v_prev, v, w, scaled).value();
 }
 
 template <class Value>
 ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
                                  const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
-                                 const Vector<double>& v, Vector<double>& w) {
-  // u = D^-1/2 v over the columns first, so that the rows gather one vector rather than two: on coarse levels,
-  // whose columns scatter, the gathers are what the product waits for (BENCHMARKS: 30 -> 21 ms an estimate
-  // on poisson.yaml's level 1). The products are the same, so are the bits.
-  Vector<double> u(v_columns.size());
+                                 const Vector<double>& v, Vector<double>& w, Vector<double>& scaled) {
+  // D^-1/2 v over the columns first (BENCHMARKS: 30 -> 21 ms an estimate on poisson.yaml's level 1).
+  scaled.resize(v_columns.size());
 #pragma omp parallel for schedule(static)
-  for (std::int64_t j = 0; j < static_cast<std::int64_t>(u.size()); ++j) u[j] = scale[j] * v_columns[j];
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(scaled.size()); ++j) scaled[j] = scale[j] * v_columns[j];
   return deterministic_partial_sum(A.rows, [&](std::int64_t i) {
     double s = 0.0;
     for (Offset k = A.row_begin(static_cast<Index>(i)); k < A.row_end(static_cast<Index>(i)); ++k) {
       const Index j = A.col[k];
-      s += double(A.val[k]) * u[j];
+      s += double(A.val[k]) * scaled[j];
     }
     w[i] = scale[i] * s - beta * v_prev[i];
     return w[i] * v[i];
@@ -115,9 +114,10 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
   template Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<V>&);                             \
   template Vector<double> inverse_sqrt(const Vector<V>&, std::int64_t);                                              \
   template ExactSum lanczos_product_partial(const CsrMatrix<V>&, const Vector<double>&, const Vector<double>&, double,  \
-                                            const Vector<double>&, const Vector<double>&, Vector<double>&);           \
+                                            const Vector<double>&, const Vector<double>&, Vector<double>&,            \
+                                            Vector<double>&);                                                        \
   template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&, double,             \
-                                  const Vector<double>&, const Vector<double>&, Vector<double>&);                    \
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&);   \
   template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<V>&, int, std::uint64_t);                            \
   template double gershgorin_bound_dinv_a(const CsrMatrix<V>&);
 AMGSOLVE_SPECTRAL_RADIUS(double)

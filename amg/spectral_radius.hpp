@@ -38,11 +38,14 @@ Vector<double> inverse_sqrt(const Vector<Value>& d, std::int64_t first_row);
 Vector<double> seeded_vector(const CpuBackend&, Index n, std::uint64_t seed);
 // v = src / divisor (src may be v itself).
 void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double divisor, Vector<double>& v);
-// w = scale (A (scale v)) - beta v_prev, i.e. S v - beta v_prev; returns w^T v. The product reads scale_j v_j
-// by column instead of a stored D^-1/2 v: one vector less written and read per step, the same bits.
+// w = scale (A (scale v)) - beta v_prev, i.e. S v - beta v_prev; returns w^T v. `scaled` is the product's
+// scratch, kept across the steps: D^-1/2 v is formed there first, so that the rows gather one vector rather
+// than two (on coarse levels, whose columns scatter, the gathers are what the product waits for); the
+// products, so the bits, are the same.
 template <class Value>
 double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale, double beta,
-                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
+                       const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
+                       Vector<double>& scaled);
 // w -= alpha v; returns w^T w.
 double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w);
 // The two passes' sums before rounding, what a rank contributes (amg/mpi/distributed_setup.cpp): scale and
@@ -50,7 +53,7 @@ double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<doubl
 template <class Value>
 ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
                                  const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
-                                 const Vector<double>& v, Vector<double>& w);
+                                 const Vector<double>& v, Vector<double>& w, Vector<double>& scaled);
 ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w);
 
 // Gershgorin's bound max_i sum_j |a_ij| / a_ii: an upper bound of rho(D^-1 A), exact in the limit for
@@ -72,7 +75,7 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   if (everywhere == 0) return 0.0;
   using Vec = typename Backend::template Vector<double>;
   const Vec scale = inverse_sqrt_diagonal(backend, A);
-  Vec v = seeded_vector(backend, n, seed), v_prev, w;
+  Vec v = seeded_vector(backend, n, seed), v_prev, w, scaled;
   backend.zero(v_prev, n);
   backend.resize(w, n);
   lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), v);  // v = v / ||v||
@@ -80,7 +83,7 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   double beta_prev = 0.0;
   for (int j = 0; j < std::min<std::int64_t>(steps, everywhere); ++j) {
     // w = S v - beta_{j-1} v_{j-1}, alpha = w^T v, w -= alpha v, beta = ||w||.
-    const double a = lanczos_product(backend, A, scale, beta_prev, v_prev, v, w);
+    const double a = lanczos_product(backend, A, scale, beta_prev, v_prev, v, w, scaled);
     alpha.push_back(a);
     const double b = std::sqrt(lanczos_orthogonalize(backend, a, v, w));
     if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");

@@ -59,7 +59,7 @@ void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, const DeviceVector<double>& scale,
                        double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
-                       DeviceVector<double>& w);
+                       DeviceVector<double>& w, DeviceVector<double>& scaled);
 double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const DeviceVector<double>& v,
                              DeviceVector<double>& w);
 

@@ -131,10 +131,11 @@ void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src
   device::for_each_row(static_cast<Index>(v.size()), Rescale{src.data(), divisor, v.data()}, backend.context().stream());
 }
 
+// The cpu's scratch for D^-1/2 v is not used here: each thread gathers its row's scale_j v_j itself.
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M, const DeviceVector<double>& scale,
                        double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
-                       DeviceVector<double>& w) {
+                       DeviceVector<double>& w, DeviceVector<double>& /*scaled*/) {
   const DeviceCsr<Value>& A = M.arrays();
   device::sum_rows(A.rows,
                    LanczosProduct<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), scale.data(), beta,
@@ -154,7 +155,8 @@ double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const Dev
   template double gershgorin_bound_dinv_a(const CudaBackend&, const DeviceCsrMatrix<V>&);                            \
   template DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend&, const DeviceCsrMatrix<V>&);                \
   template double lanczos_product(const CudaBackend&, const DeviceCsrMatrix<V>&, const DeviceVector<double>&, double, \
-                                  const DeviceVector<double>&, const DeviceVector<double>&, DeviceVector<double>&);
+                                  const DeviceVector<double>&, const DeviceVector<double>&, DeviceVector<double>&,  \
+                                  DeviceVector<double>&);
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(double)
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(float)
 #undef AMGSOLVE_CUDA_SPECTRAL_RADIUS

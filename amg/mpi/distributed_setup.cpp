@@ -264,8 +264,9 @@ void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, doubl
 
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
-                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
-  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(v), beta, v_prev, v, w));
+                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
+                       Vector<double>& scaled) {
+  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(v), beta, v_prev, v, w, scaled));
 }
 
 double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w) {
@@ -285,7 +286,7 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
   template double gershgorin_bound_dinv_a(const MpiBackend&, const DistributedMatrix<V>&);                            \
   template Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<V>&);                      \
   template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&, double,      \
-                                  const Vector<double>&, const Vector<double>&, Vector<double>&);
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&);
 AMGSOLVE_DISTRIBUTED_SETUP(double)
 AMGSOLVE_DISTRIBUTED_SETUP(float)
 #undef AMGSOLVE_DISTRIBUTED_SETUP

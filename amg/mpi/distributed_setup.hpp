@@ -82,7 +82,8 @@ Vector<double> seeded_vector(const MpiBackend& backend, Index n, std::uint64_t s
 void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, double divisor, Vector<double>& v);
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
-                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w);
+                       double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
+                       Vector<double>& scaled);
 double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w);
 
 }  // namespace amgsolve
