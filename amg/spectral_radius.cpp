@@ -31,10 +31,11 @@ Vector<double> inverse_sqrt_diagonal(const CpuBackend&, const CsrMatrix<Value>& 
 
 template <class Value>
 Vector<double> inverse_sqrt(const Vector<Value>& d, std::int64_t first_row) {
-  for (std::size_t i = 0; i < d.size(); ++i)
-    if (!(d[i] > 0))
-      throw NumericalError("diagonal entry of row " + std::to_string(first_row + static_cast<std::int64_t>(i) + 1) +
-                           " is not positive: the matrix is not positive definite");
+  const auto n = static_cast<std::int64_t>(d.size());
+  const std::int64_t i = first_index_where(n, [&](std::int64_t r) { return !(d[r] > 0); });
+  if (i < n)
+    throw NumericalError("diagonal entry of row " + std::to_string(first_row + i + 1) +
+                         " is not positive: the matrix is not positive definite");
   Vector<double> scale(d.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(d.size()); ++i) scale[i] = 1.0 / std::sqrt(static_cast<double>(d[i]));

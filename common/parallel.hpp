@@ -53,6 +53,17 @@ inline BlockRange static_block(std::int64_t n, int block, int blocks) {
   return {n * block / blocks, n * (block + 1) / blocks};
 }
 
+// The smallest i in [0, n) for which bad(i) holds, or n if none does: all threads search, and the answer is
+// the same on any thread count (a check that names the first row it fails on).
+template <class Bad>
+std::int64_t first_index_where(std::int64_t n, Bad&& bad) {
+  std::int64_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (n > kReductionBlock)
+  for (std::int64_t i = 0; i < n; ++i)
+    if (bad(i)) first = std::min(first, i);
+  return first;
+}
+
 // to = from, converted to To element by element, written by all threads: a large copy's fresh pages are
 // faulted in on every core (a serial copy takes them all on one).
 template <class To, class From, class ToAllocator, class FromAllocator>

@@ -137,5 +137,23 @@ TEST(BlockPartition, RangesCoverTheRowsAndStartOnBlocks) {
   }
 }
 
+// first_index_where names the first failing row of a check: the smallest index where the predicate holds,
+// as a serial scan finds it, on any thread count (bad entries in several threads' parts, and none at all).
+TEST(FirstIndexWhere, IsTheSerialScansAnswerOnAnyThreadCount) {
+  const std::int64_t n = 5 * kReductionBlock + 17;
+  for (const std::vector<std::int64_t>& bad : std::vector<std::vector<std::int64_t>>{
+           {}, {n - 1}, {3 * kReductionBlock + 5, n - 2}, {2 * kReductionBlock, 4 * kReductionBlock, 7}}) {
+    std::vector<char> is_bad(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i : bad) is_bad[static_cast<std::size_t>(i)] = 1;
+    const std::int64_t serial = std::find(is_bad.begin(), is_bad.end(), 1) - is_bad.begin();
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      EXPECT_EQ(first_index_where(n, [&](std::int64_t i) { return is_bad[static_cast<std::size_t>(i)] != 0; }), serial)
+          << threads << " threads";
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
 }  // namespace
 }  // namespace amgsolve

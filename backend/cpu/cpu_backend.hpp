@@ -272,10 +272,7 @@ class CpuBackend {
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const {
     const Vector<V> d = diagonal(A);
-    Index i = A.rows;  // the first row whose diagonal entry is not positive (or NaN)
-#pragma omp parallel for schedule(static) reduction(min : i) if (A.rows > kReductionBlock)
-    for (Index r = 0; r < A.rows; ++r)
-      if (!(d[r] > 0)) i = std::min(i, r);
+    const auto i = static_cast<Index>(first_index_where(A.rows, [&](std::int64_t r) { return !(d[r] > 0); }));
     if (i < A.rows)
       throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
                            " is " + std::to_string(static_cast<double>(d[i])) +

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "distributed/spgemm/backends.hpp"
 #include "distributed/spgemm/blocks.hpp"
 
@@ -75,9 +76,8 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
 template <class V>
 void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
   const Vector<V> d = A.diagonal();
-  Index first_bad = -1;
-  for (Index i = 0; i < A.rows && first_bad < 0; ++i)
-    if (!(d[i] > 0)) first_bad = i;
+  const std::int64_t found = first_index_where(A.rows, [&](std::int64_t i) { return !(d[i] > 0); });
+  const Index first_bad = found < A.rows ? static_cast<Index>(found) : -1;
   constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
   const std::int64_t row = comm_->min(first_bad < 0 ? kNone : A.first_row() + first_bad);
   if (row == kNone) return;
