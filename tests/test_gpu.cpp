@@ -1,6 +1,8 @@
 // GPU kernels against their CPU references: every kernel of the cuda backend against the cpu backend's loop
 // on the same input, and the GPU SpGEMM backends against gustavson. Every test skips, saying why, without a
 // CUDA device; the checks that need no device (a clear error instead of a crash) run everywhere.
+#include <limits>
+
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/device.hpp"
 #include "problems/poisson.hpp"
@@ -92,7 +94,11 @@ void expect_products_match(const CudaBackend& cuda, const CsrMatrix<V>& A, doubl
     EXPECT_GT(cuda.bytes(*M), 0u);
     const DeviceVector<V> x_d = cuda.upload(x), b_d = cuda.upload(b), dinv_d = cuda.upload(dinv);
     Vector<V> y, r, q, next, d;
-    DeviceVector<V> y_d, r_d, q_d, next_d, d_d;
+    // The outputs start as NaN, not as fresh (often zeroed) device memory: a kernel that reads its output
+    // before writing it (cuSPARSE with beta = 0, a fused epilogue) shows here.
+    const Vector<V> nans(rows, std::numeric_limits<V>::quiet_NaN());
+    DeviceVector<V> y_d = cuda.upload(nans), r_d = cuda.upload(nans), q_d = cuda.upload(nans),
+                    next_d = cuda.upload(nans), d_d;
 
     cpu.spmv(C, x, y);
     cuda.spmv(*M, x_d, y_d);

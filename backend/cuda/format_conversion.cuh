@@ -7,6 +7,10 @@
 //   pjds       rows sorted by length, longest first, stably (thrust::stable_sort_by_key), so equal lengths keep
 //              their order as on the CPU; element j of sorted row i at col_start[j] + i, where column j
 //              holds the blocks of 32 sorted rows whose first row is longer than j.
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
 #include <thrust/extrema.h>
@@ -17,6 +21,7 @@
 #include <thrust/transform.h>
 
 #include "backend/cuda/vector_kernels.cuh"
+#include "common/error.hpp"
 #include "common/cuda/device_array.cuh"
 #include "sparse/cuda/device_csr.cuh"
 
@@ -25,8 +30,10 @@ namespace amgsolve::device {
 inline constexpr Index kFormatBlockRows = 32;  // the warp: ELLPACK-R's padding, pJDS's blocks
 
 inline Index padded_rows_for(Index rows) {
-  return static_cast<Index>((static_cast<std::int64_t>(rows) + kFormatBlockRows - 1) / kFormatBlockRows *
-                            kFormatBlockRows);
+  const std::int64_t padded = (static_cast<std::int64_t>(rows) + kFormatBlockRows - 1) / kFormatBlockRows * kFormatBlockRows;
+  if (padded > std::numeric_limits<Index>::max())
+    throw InputError("a matrix of " + std::to_string(rows) + " rows is too large for the GPU's ELLPACK-R and pJDS formats (32-bit rows)");
+  return static_cast<Index>(padded);
 }
 
 struct RowLengths {  // length[i] = row_ptr[i + 1] - row_ptr[i] (0 past the rows)

@@ -77,7 +77,8 @@ struct GroupMaximum {  // the longest of rows [g * group, (g + 1) * group)
   Index rows, group;
   __device__ std::uint64_t operator()(Index g) const {
     Index most = 0;
-    const Index first = g * group, last = min(first + group, rows);
+    const Index first = g * group;
+    const auto last = static_cast<Index>(min(static_cast<std::int64_t>(first) + group, static_cast<std::int64_t>(rows)));
     for (Index i = first; i < last; ++i) most = max(most, length[i]);
     return static_cast<std::uint64_t>(most);
   }
@@ -85,7 +86,7 @@ struct GroupMaximum {  // the longest of rows [g * group, (g + 1) * group)
 
 // Sum over the aligned groups of `group` rows of their longest row.
 std::uint64_t sum_of_group_maxima(const DeviceArray<Index>& length, Index rows, Index group, cudaStream_t stream) {
-  const Index groups = (rows + group - 1) / group;
+  const auto groups = static_cast<Index>((static_cast<std::int64_t>(rows) + group - 1) / group);
   return thrust::transform_reduce(thrust::cuda::par.on(stream), thrust::counting_iterator<Index>(0),
                                   thrust::counting_iterator<Index>(groups), GroupMaximum{raw_data(length), rows, group},
                                   std::uint64_t{0}, thrust::plus<std::uint64_t>());
@@ -169,8 +170,8 @@ DeviceCsrMatrix<V> CudaBackend::transpose(const DeviceCsrMatrix<V>& M) const {
     T.rows = A.cols;
     T.cols = A.rows;
     T.row_ptr = DeviceArray<Offset>(static_cast<std::size_t>(A.cols) + 1);
-    thrust::lower_bound(policy, col.begin(), col.end(), thrust::counting_iterator<Index>(0),
-                        thrust::counting_iterator<Index>(A.cols + 1), T.row_ptr.begin());
+    thrust::lower_bound(policy, col.begin(), col.end(), thrust::counting_iterator<std::int64_t>(0),
+                        thrust::counting_iterator<std::int64_t>(std::int64_t{A.cols} + 1), T.row_ptr.begin());
     T.col = std::move(row);
     T.val = std::move(val);
     return DeviceCsrMatrix<V>(std::move(T));

@@ -61,6 +61,7 @@ __device__ void finish_reduction(double value, ReductionScratch scratch, const F
   }
   __syncthreads();
   if (!last_block) return;
+  __threadfence();  // the other blocks' partials, published before their counts, are read after ours
   double total = 0.0;
   for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) total += __ldcg(scratch.partials + b);
   total = block_sum(total);
