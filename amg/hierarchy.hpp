@@ -80,13 +80,13 @@ struct CoarseningStep;
 template <class Backend, class Value>
 class SmoothedAggregation;
 
+// A level's three operators (Hierarchy::release).
+enum class LevelOperator { matrix, prolongator, restriction };
+
 // The levels of a smoothed-aggregation hierarchy on a backend: each level's operator, prolongator P,
 // restriction R = P^T (the backend's CSR) and smoother parameters, and the coarsest level's factorisation
 // (on the host). Built by smoothed aggregation (amg/smoothed_aggregation.hpp, which defines the
 // constructor); it only stores the levels, and the V-cycle (amg/vcycle.hpp) applies them.
-// A level's three operators (Hierarchy::release).
-enum class LevelOperator { matrix, prolongator, restriction };
-
 template <class Backend, class Value>
 class Hierarchy {
  public:

@@ -8,6 +8,10 @@
 
 namespace amgsolve {
 
+// Sparse LDL^T fill grows superlinearly (for 3D grids about n^(4/3) with good orderings, more with AMD);
+// beyond this size the "coarse" solve would dominate time and memory, so it is refused with advice.
+inline constexpr Index kMaxDirectRows = 50000;
+
 enum class SmootherType { jacobi, chebyshev };
 
 // How rho(D^-1 A) is estimated on each level, for the prolongator weight and the smoother's interval.

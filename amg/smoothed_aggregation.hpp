@@ -45,10 +45,6 @@
 
 namespace amgsolve {
 
-// Sparse LDL^T fill grows superlinearly (for 3D grids about n^(4/3) with good orderings, more with AMD);
-// beyond this size the "coarse" solve would dominate time and memory, so it is refused with advice.
-inline constexpr Index kMaxDirectRows = 50000;
-
 // What coarsening one level produces: the transfer operators, the coarse operator and the level's smoother.
 template <class Backend, class Value>
 struct CoarseningStep {

@@ -153,9 +153,11 @@ class SlicedOperators {
     const auto levels = [](const std::string& list) { return list.empty() ? std::string("none") : list; };
     summary.spmv_format = "sliced-ellpack";
     summary.spmv_format_reason =
-        "the cpu backend multiplies in sliced ELLPACK (blocks of 8 rows summed side by side) the level matrices "
-        "whose padding is at most 10% (levels " + levels(matrices_) + ") and the P and R whose padding is at most "
-        "50% (P of levels " + levels(prolongators_) + ", R of levels " + levels(restrictions_) +
+        "the cpu backend multiplies in sliced ELLPACK (blocks of " + std::to_string(SlicedEllpack<double>::kChunk) +
+        " rows summed side by side) the level matrices whose padding is at most " +
+        padding_percent(kSlicedPaddingBesideCsr) + " (levels " + levels(matrices_) +
+        ") and the P and R whose padding is at most " + padding_percent(kSlicedPaddingReplacingCsr) +
+        " (P of levels " + levels(prolongators_) + ", R of levels " + levels(restrictions_) +
         ": copies that replace the hierarchy's), the others in CSR" + model;
   }
 
@@ -203,13 +205,13 @@ class SolverOn final : public Solver::Impl {
                     const SolveLimits& limits) override {
     // Before anything collective: a wrong size on one rank must not leave the others waiting.
     require_rows(b, "right-hand side");
-    SolverParams params = params_;
-    if (limits.tolerance) params.tolerance = *limits.tolerance;
-    if (limits.max_iterations) params.max_iterations = *limits.max_iterations;
-    if (!(params.tolerance > 0 && params.tolerance < 1))
-      throw InputError("tolerance must be > 0 and < 1, got " + std::to_string(params.tolerance));
-    if (params.max_iterations < 1)
-      throw InputError("max_iterations must be at least 1, got " + std::to_string(params.max_iterations));
+    SolverParams effective = params_;  // this solve's limits over the solver's
+    if (limits.tolerance) effective.tolerance = *limits.tolerance;
+    if (limits.max_iterations) effective.max_iterations = *limits.max_iterations;
+    if (!(effective.tolerance > 0 && effective.tolerance < 1))
+      throw InputError("tolerance must be > 0 and < 1, got " + std::to_string(effective.tolerance));
+    if (effective.max_iterations < 1)
+      throw InputError("max_iterations must be at least 1, got " + std::to_string(effective.max_iterations));
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
@@ -218,7 +220,7 @@ class SolverOn final : public Solver::Impl {
     if (singular) {
       // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
       // the tolerance) is removed so that the iteration sees a consistent system.
-      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), params.tolerance,
+      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), effective.tolerance,
                              "the right-hand side");
       backend_.remove_mean(b_on);
     }
@@ -227,9 +229,9 @@ class SolverOn final : public Solver::Impl {
     const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
       apply_cycle(r, z);
     };
-    SolveResult result = params.type == SolverType::pcg
-                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params, on_iteration)
-                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, params,
+    SolveResult result = effective.type == SolverType::pcg
+                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration)
+                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective,
                                                                       on_iteration);
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);

@@ -5,9 +5,8 @@
 // serial memset over memory that is overwritten right after, and it takes the page faults of fresh
 // memory on one thread. This allocator default-initialises instead, so resize(n) leaves trivial
 // elements uninitialised (write before you read, or use assign / the fill constructor), and the first
-// touch happens in the parallel loops that fill the arrays. Measured on 7-point Poisson 128^3 with
-// 2 threads: Gustavson A*A symbolic + numeric 0.4-1.2 s this way against 0.5-2.9 s with the memory
-// populated up front (MADV_POPULATE_WRITE), 3 runs each on a noisy virtual machine.
+// touch happens in the parallel loops that fill the arrays, by all threads (populating the memory up
+// front was slower: docs/BENCHMARKS.md).
 // Blocks are 64-byte aligned (cache lines, AVX-512 vectors), by hand: each comes from plain malloc with
 // room to align it, and the malloc'd address is kept just below the aligned one. With aligned operator
 // new, glibc 2.36 (Debian 12) asked for each block plus its alignment and left the small pieces it cut

@@ -19,9 +19,8 @@ std::string format_bytes(std::uint64_t bytes);
 // glibc's malloc then serves large blocks from its heap rather than from fresh mmap()s and no longer
 // trims the heap's top (the mallopt settings MPI libraries make for the same reason). An AMG setup
 // frees and allocates hundreds of megabytes of temporaries; fresh memory costs a page fault per 4 KiB
-// on first touch, which on this project's VMs is about 2 us a page. Measured (configs/poisson.yaml,
-// 2 threads): setup 1.63-1.73 s -> 1.47 s, peak memory +14 MiB. The price: the resident size does not
-// drop after a phase frees its memory. Call it first thing in main(); false where it is not available
+// on first touch, which on this project's VMs is about 2 us a page (the setup's gain: docs/BENCHMARKS.md).
+// The price: the resident size does not drop after a phase frees its memory. Call it first thing in main(); false where it is not available
 // (other C libraries), which changes only speed.
 bool keep_freed_memory();
 

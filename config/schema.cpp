@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "problems/tissue_optics.hpp"
+#include "sparse/sliced_ellpack.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -402,7 +403,7 @@ std::vector<KeySpec> amg_keys() {
       retired("amg.device", "backend"),
       bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
-                      "Cholesky (LDL^T), which is refused above 50000 rows."),
+                      "Cholesky (LDL^T), which is refused above " + std::to_string(kMaxDirectRows) + " rows."),
               1, kMaxInt),
       bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels."), 1, 100),
       bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
@@ -483,9 +484,12 @@ std::vector<KeySpec> solver_keys() {
              "Storage of the operators on the cuda backend: `csr` (cuSPARSE SpMV), `ellpack-r`, `pjds` (Kreutzer "
              "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
              "footprint of every format on every level is printed and reported either way. The cpu backend "
-             "multiplies in CSR with `csr`; with any other value, in its sliced ELLPACK (blocks of 8 rows summed "
-             "side by side with AVX-512/AVX2, the same results) the level matrices whose padding is at most 10% "
-             "and the P and R whose padding is at most 50% (their CSR released), and in CSR the rest."),
+             "multiplies in CSR with `csr`; with any other value, in its sliced ELLPACK (blocks of " +
+                 std::to_string(SlicedEllpack<double>::kChunk) +
+                 " rows summed side by side with AVX-512/AVX2, the same results) the level matrices whose padding "
+                 "is at most " + padding_percent(kSlicedPaddingBesideCsr) +
+                 " and the P and R whose padding is at most " + padding_percent(kSlicedPaddingReplacingCsr) +
+                 " (their CSR released), and in CSR the rest."),
       choice("solver.halo_exchange", FIELD(solver.halo_exchange),
              {{"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}},
              "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "

@@ -15,10 +15,20 @@
 // multiplies in this layout where the padding costs little (sliced_ellpack_padding) and the CPU has the
 // vector units.
 #include <cstdint>
+#include <string>
 
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
+
+// The most padding, as a fraction of the entries, at which the cpu backend multiplies a matrix in this
+// layout: a copy kept beside the hierarchy's CSR, and one that replaces it (measured in docs/BENCHMARKS.md).
+inline constexpr double kSlicedPaddingBesideCsr = 0.1;
+inline constexpr double kSlicedPaddingReplacingCsr = 0.5;
+// "10%" for 0.1: the limits above as the messages and the configuration reference give them.
+inline std::string padding_percent(double fraction) {
+  return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "%";
+}
 
 template <class Value>
 struct SlicedEllpack {

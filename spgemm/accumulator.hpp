@@ -69,9 +69,7 @@ bool bit_listing_kernel_available();
 // How much room the caller's buffer has past the n columns list_marked_columns writes: none, or
 // kListPadding entries, which lets the AVX-512 kernel store whole registers. Loads of the list that
 // follow (the accumulator's gather) are then forwarded from those stores; after masked stores they wait
-// until the stores reach the cache (3 ns per list in a microbenchmark on this project's Xeon VM).
-// Measured with gustavson (2 threads, 47 small suite matrices, alternating binaries against Eigen):
-// 2.35x -> 2.44x in geometric mean. Whole-register stores in the sorting network measured no better.
+// until the stores reach the cache (docs/BENCHMARKS.md, "Gustavson and the shared kernels: design choices measured").
 enum class ListRoom { exact, padded };
 inline constexpr std::size_t kListPadding = 16;
 
@@ -87,8 +85,7 @@ Index list_marked_columns(const Index* marker, Index stamp, Index first, Index w
 // nonzero sum must be stamped. The AVX-512 kernel reads the 16 sums of a block with hits at once,
 // compresses the listed ones into vals and stores zeros over the block, so no sum is loaded through a
 // listed column (those loads waited on the scan's stores). ListRoom::padded: cols and vals both have
-// kListPadding entries of room. Measured in gustavson (2 threads, 1001 runs): bcsstk22's A^2 10.2 ->
-// 8.3 us, west0067's 5.6 -> 3.7 us.
+// kListPadding entries of room.
 template <class Value>
 Index list_marked_entries(const Index* marker, Index stamp, Index first, Index window, Value* sums, Index* cols,
                           Value* vals, bool allow_vector = true, ListRoom room = ListRoom::exact);

@@ -401,11 +401,10 @@ template <int R>
 // is lane l + 1's; no two adjacent bits), the common case of few repeats: each pair's first lane adds its
 // second's value, and the lanes that do not continue a column are compressed into C. Returns the entries
 // written. Beside sum_runs_in_registers it skips widening the columns and comparing them per value
-// register and a second step: uniform set, 2^20 columns (80% of the fine chunks repeat a column, nearly
-// always as one pair), 2 threads: numeric phase 0.181 -> 0.172 s (docs/BENCHMARKS.md, session 15).
+// register and a second step (at 2^20 columns most fine chunks repeat a column, nearly always as one pair).
 // Inlined, unlike sum_runs_in_registers: at such sizes it is the common path, not the rare one. It
 // writes each register's heads as it sums them: all sums first and then write_heads (as
-// sum_runs_in_registers) held twice the registers and was 3-5% slower at 2^20 and 2^22.
+// sum_runs_in_registers) would hold twice the registers (docs/BENCHMARKS.md, "Gustavson and the shared kernels: design choices measured").
 template <int R>
 [[gnu::always_inline]] inline std::int32_t sum_pairs_in_registers(const __m512i (&v)[R], std::size_t n,
                                                                   std::uint64_t same_as_next,

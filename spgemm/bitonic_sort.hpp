@@ -61,10 +61,8 @@ void sum_sorted_runs(const Key* keys, std::size_t n, int position_bits, const Co
 // vector loads, masked stores into scalar loads.) Where the columns are below 2^10, the keys are
 // narrowed to 16 bits for the network (32 to a register: 64 products in two registers, half the
 // instructions), and two chunks can be summed at once (accumulate_two_in_registers): a network's stages
-// each wait on the last, so one chunk leaves most of the core idle and two overlap. BM_RegisterAccumulator
-// and BM_RegisterAccumulatorTwo (bench/bench_kernels.cpp), 1024 chunks of 57 products in 1024 columns:
-// 97 us with 32-bit keys one chunk at a time, 90 us with 16-bit keys, 76 us with 16-bit keys two at a
-// time; 24 products: 38 us, 34 us two at a time (32-bit keys).
+// each wait on the last, so one chunk leaves most of the core idle and two overlap (BM_RegisterAccumulator
+// and BM_RegisterAccumulatorTwo in bench/bench_kernels.cpp; the numbers in docs/BENCHMARKS.md).
 inline constexpr std::size_t kRegisterAccumulatorMax = 64;
 inline constexpr int kRegisterAccumulatorColumnBits = 25;  // columns below 2^25 (they share a key with positions)
 

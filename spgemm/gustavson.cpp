@@ -9,8 +9,10 @@
 // the row's column window: spgemm/accumulator.hpp), and write the row. Rows whose products crowd into a
 // narrow column window skip the "is this column new" test altogether (accumulate_products<false>), and
 // groups of 2 or 3 rows of A with the same columns (finite-element node unknowns) are computed together.
-// Rows are independent, so the result is the same for any thread count. This is the simple baseline
-// the tuned backends are measured against.
+// Rows are independent, so the result is the same for any thread count. It is the cpu backends' default
+// (the fastest on the AMG products); the tests' oracle is the untuned textbook version in tests/. The
+// thresholds below say why they are where they are; the numbers are in docs/BENCHMARKS.md ("Gustavson and
+// the shared kernels: design choices measured").
 // Small products (at most kSerialMultiplications) run on one thread in one pass, the output grown row by
 // row into space for every product: waking the other threads costs more than such a product (tens of
 // microseconds on the 2-core VM, milliseconds when its cores are busy), and the symbolic pass doubles
@@ -33,7 +35,7 @@ namespace {
 class Gustavson : public SpgemmBackendFor<Gustavson> {
  public:
   std::string name() const override { return "gustavson"; }
-  std::string description() const override { return "OpenMP row-wise Gustavson, dense accumulator (baseline)"; }
+  std::string description() const override { return "OpenMP row-wise Gustavson, dense accumulator (the cpu default)"; }
   BackendKind runs_on() const override { return BackendKind::cpu; }
 
   template <class Value>
@@ -74,18 +76,16 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // Rows per dynamic chunk: kRowChunk, or fewer so that a matrix with few rows still gives every thread
   // several chunks.
   static Index row_chunk(Index rows) { return std::clamp<Index>(rows / (8 * max_threads()), 1, kRowChunk); }
-  // 10 to 50 microseconds of work on one core. Measured on the suite's small matrices (2 threads,
-  // alternating binaries against Eigen in the same runs): 2^14 instead of 2^16 made them 6% faster in
-  // geometric mean (the power-network matrices' 2^14..2^16 products 1.4-1.6x), 2^12 no better than 2^14.
+  // 10 to 50 microseconds of work on one core, less than waking the other threads costs; 2^16 made the
+  // small real matrices' products slower, 2^12 no faster.
   static constexpr Offset kSerialMultiplications = Offset{1} << 14;
   // Products up to kOnePassMultiplications skip the symbolic pass; larger ones (up to
   // kLargeOnePassMultiplications) only when they merge many products per entry (compression at least
   // kOnePassCompression): one pass writes C's entries twice (buffer, then C) into fresh pages, two passes
-  // read every product twice. Measured with 2 threads on the Galerkin products of 7-point Poisson 128^3:
-  // A*P (compression 3, 50 M multiplications) 13% slower in one pass, P^T*(AP) (compression 10) 21%
-  // faster. In spgemm-bench, whose repeated runs reuse the pages of the first, one pass up to 2^24, and
-  // up to 2^26 from compression 2.5, measured faster (A*P 1.15x); in amgsolve, which computes each
-  // product once, that A*P took 0.61 s instead of 0.30 s and the peak memory grew by 150 MiB.
+  // read every product twice: one pass pays where each entry merges many products (the Galerkin product
+  // P^T (AP)), not where it merges few (A P). Fresh pages decide it: a benchmark that repeats a product
+  // reuses the first run's pages and favours one pass far beyond what a program computing each product
+  // once sees.
   static constexpr Offset kOnePassMultiplications = Offset{1} << 22;
   static constexpr Offset kLargeOnePassMultiplications = Offset{1} << 26;  // buffers of at most 768 MiB
   static constexpr double kOnePassCompression = 4.0;
@@ -102,10 +102,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
 
   // Multiplications per distinct column over rows spread evenly over all of A, as many as hold about
   // kSampledProducts products (at most 256), counted with markers: O(products), so the estimate costs
-  // little next to the product. (Sorting the first rows' columns until 2^16 products instead cost the
-  // suite's finite-element products (4.6-19 M multiplications, compression 11-19, one pass) a quarter of
-  // their time, and read only the top of A: memplus and email-Enron came out at 4.0 and 2.7 instead of
-  // 1.9 and 1.7. Measured on s1rmq4m1, s1rmt3m1, s3rmt3m3, bcsstk13, bcsstk16 and bcsstk17: 1.1-1.7x.)
+  // little next to the product. (Sorting the first rows' columns instead cost finite-element products a
+  // quarter of their time, and read only the top of A, whose rows need not be typical.)
   template <class Value>
   static double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications) {
     if (A.rows == 0) return 1.0;
@@ -136,9 +134,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
 
   // B's rows that a row of A selects lie anywhere in B (the fine nodes of an aggregate and their
   // neighbours, in P^T (AP)): the row kPrefetchDistance entries ahead is asked for while this one is
-  // accumulated, so its cache misses overlap the work instead of following it. Measured on the Galerkin
-  // chain of 7-point Poisson 128^3 (2 threads, alternating binaries): level 1's P^T (AP) 20% faster,
-  // the finest A*P about 10%, the rest within noise; a third cache line per row was no better.
+  // accumulated, so its cache misses overlap the work instead of following it (a third cache line per row
+  // gained nothing more).
   static constexpr Offset kPrefetchDistance = 2;
   template <class Value>
   static void prefetch_row(const CsrMatrix<Value>& B, Index k) {
@@ -172,10 +169,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // without looking at the markers: every product is added into the accumulator (kept zero outside the
   // current row) and stamps its column, and the stamped columns are listed by the AVX-512 scan of the
   // window (about 0.1 ns a column). That saves a load per product and the branch on "is this column
-  // new", which mispredicts about once per new column. Measured on the 47 small suite matrices against
-  // Eigen (2 threads, alternating runs, freed memory kept): 2.18x with no row unchecked, 2.33x at 2 and 4
-  // columns per product, 2.38x at 8 and 16, 2.29x at 32, 2.03x for every row; the Galerkin chain of
-  // 7-point Poisson 128^3 within noise.
+  // new", which mispredicts about once per new column. Past the threshold the scan of the wider window
+  // costs more than the branches it saves.
   static constexpr double kWindowPerProduct = 8.0;
   static bool unchecked_accumulation_pays(const RowReach& reach) {
     return has_vector_kernels &&
@@ -190,7 +185,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   static Index accumulate_products(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i,
                                    Index* __restrict marker, Value* __restrict accumulator, Index* __restrict cols) {
     // Local restrict pointers: the stores into the accumulator cannot alias B, so B's arrays stay in
-    // registers instead of being reloaded after every store (measured: 4% on the small suite matrices).
+    // registers instead of being reloaded after every store.
     const Offset* __restrict b_begin = B.row_ptr.data();
     const Index* __restrict b_col = B.col.data();
     const Value* __restrict b_val = B.val.data();
@@ -248,7 +243,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // accumulator to vals (R rows back to back), leaving it zero. Returns the length of each row. A single
   // row moves its sums out in the same scan (list_marked_entries) when it was accumulated unchecked (a
   // narrow window) or its columns fill at least 4 in 16 of the window; sparser windows measured faster
-  // with the separate gather (power networks: 494_bus 15% slower fused).
+  // with the separate gather (the power networks' rows).
   template <int R, ListRoom kRoom, class Value>
   static Index list_row(Index* __restrict marker, Index i, Index first, Index window, Index appended,
                         Value* __restrict accumulator, Index* __restrict cols, Value* __restrict vals) {
@@ -328,7 +323,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
   // sampled groups share their columns; otherwise 1. Matrices without node blocks then cost nothing more
   // per row. 2 unknowns per node give 2; 3 (3-D elasticity) and 6 (shells) give 3: with pairs alone, a
   // third of the rows of a 3-unknown matrix were left out (pairs straddling two nodes). The sample is
-  // small because products of 10 us notice it (256 groups: 1 us).
+  // small because products of 10 us notice its cost.
   static constexpr Index kSampledGroups = 64;
   template <class Value>
   static int group_size(const CsrMatrix<Value>& A) {
@@ -402,8 +397,8 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
       lengths[0] = accumulate_row_of_single_entries<kRoom>(A, B, g, ws.marker.data(), ws.sums.data(), cols, vals);
       return lengths[0];
     }
-    // No node blocks: the common case, inlined into the loops over rows as it was before groups (products
-    // of 0.3 ms without groups were 3-9% slower with every row going through the group code).
+    // No node blocks: the common case, inlined into the loops over rows as it was before groups (every
+    // row through the group code slowed small products down).
     lengths[0] = accumulate_rows<1, kRoom>(A, B, g, ws.marker.data(), ws.sums.data(), cols, vals);
     return lengths[0];
   }

@@ -114,8 +114,8 @@ class CpuBackend {
   // The sliced ELLPACK layout is faster than CSR where the CPU has the vector units and the padding adds at
   // most these fractions of the entries: a copy kept beside the hierarchy's CSR, and one that replaces it
   // (measured in docs/BENCHMARKS.md).
-  static constexpr double kSlicedEllpackPadding = 0.1;
-  static constexpr double kSlicedTransferPadding = 0.5;
+  static constexpr double kSlicedEllpackPadding = kSlicedPaddingBesideCsr;
+  static constexpr double kSlicedTransferPadding = kSlicedPaddingReplacingCsr;
   // The matrix in another precision (the mixed-precision hierarchy).
   template <class To, class From>
   std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
