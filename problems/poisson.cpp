@@ -67,66 +67,97 @@ Offset poisson_nnz(const PoissonParams& p) {
   return total;
 }
 
+namespace {
+
+// The grid of a Poisson problem as its assembly walks it: row r is the point (x, y, z) with
+// r = x + nx (y + ny z), and the neighbour at offset o is inside the grid or across a face.
+struct StencilGrid {
+  std::array<std::int64_t, 3> n;
+  std::vector<Offset3> offsets;  // the stencil's, centre included, in the order of their columns
+
+  explicit StencilGrid(const PoissonParams& p) : n(grid_size(p)), offsets(stencil_offsets(p.stencil)) {}
+  std::array<std::int64_t, 3> point(std::int64_t row) const { return {row % n[0], (row / n[0]) % n[1], row / (n[0] * n[1])}; }
+  bool inside(const std::array<std::int64_t, 3>& q, const Offset3& o) const {
+    return q[0] + o.dx >= 0 && q[0] + o.dx < n[0] && q[1] + o.dy >= 0 && q[1] + o.dy < n[1] && q[2] + o.dz >= 0 &&
+           q[2] + o.dz < n[2];
+  }
+  Index column(std::int64_t row, const Offset3& o) const {
+    return static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
+  }
+};
+
+bool is_centre(const Offset3& o) { return o.dx == 0 && o.dy == 0 && o.dz == 0; }
+
+// Rows [first, last) with room for one entry per neighbour inside the grid (the centre included), the
+// global column count as their width; the caller fills col and val row by row in the offsets' order.
+CsrMatrix<double> stencil_rows(const StencilGrid& grid, Index first, Index last, Index columns) {
+  CsrMatrix<double> A(last - first, columns);
+#pragma omp parallel for schedule(static)
+  for (Index local = 0; local < A.rows; ++local) {
+    const auto q = grid.point(first + local);
+    Offset count = 0;
+    for (const Offset3& o : grid.offsets) count += grid.inside(q, o) ? 1 : 0;
+    A.row_ptr[static_cast<std::size_t>(local) + 1] = count;
+  }
+  allocate_from_row_lengths(A);
+  return A;
+}
+
+// The stencil options that a variable coefficient needs (5- or 7-point, one anisotropy per dimension).
+void require_variable_coefficient_stencil(const PoissonParams& p) {
+  if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
+    throw InputError(std::string("problem.anisotropy and problem.coefficient need stencil 5pt or 7pt, not ") +
+                     to_string(p.stencil));
+  if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != stencil_dimensions(p.stencil))
+    throw InputError("problem.anisotropy has " + std::to_string(p.anisotropy.size()) + " entries but stencil " +
+                     to_string(p.stencil) + " is " + std::to_string(stencil_dimensions(p.stencil)) + "D");
+}
+
 // Diffusion coefficient k of the cell of unknown (x, y, z).
-double cell_coefficient(const PoissonParams& p, const std::array<std::int64_t, 3>& n, std::int64_t x, std::int64_t y,
-                        std::int64_t z) {
+double cell_coefficient(const PoissonParams& p, const std::array<std::int64_t, 3>& n, const std::array<std::int64_t, 3>& q) {
   if (p.coefficient == Coefficient::constant) return 1.0;
   auto cell = [&](std::int64_t i, std::int64_t size) { return (i * p.cells) / size; };
-  const std::int64_t parity = cell(x, n[0]) + cell(y, n[1]) + cell(z, n[2]);
+  const std::int64_t parity = cell(q[0], n[0]) + cell(q[1], n[1]) + cell(q[2], n[2]);
   return parity % 2 == 1 ? p.contrast : 1.0;
 }
 
-// Rows [first, last) of the matrix (global column numbers).
+// Rows [first, last) of the variable-coefficient matrix (global column numbers): harmonic means of the
+// cells' coefficients on the faces, each direction scaled by its anisotropy, the Dirichlet faces on the
+// diagonal with the cell's own coefficient.
 CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p, Index first, Index last) {
-  const auto n = grid_size(p);
-  const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
-  const Index rows = last - first, columns = static_cast<Index>(poisson_rows(p));
+  const StencilGrid grid(p);
   const std::array<double, 3> eps = {p.anisotropy.size() > 0 ? p.anisotropy[0] : 1.0,
                                      p.anisotropy.size() > 1 ? p.anisotropy[1] : 1.0,
                                      p.anisotropy.size() > 2 ? p.anisotropy[2] : 1.0};
-  auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
-    return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
-  };
-  CsrMatrix<double> A(rows, columns);
-  for (Index local = 0; local < rows; ++local) {
-    const std::int64_t row = first + local;
-    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
-    Offset count = 0;
-    for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
-    A.row_ptr[static_cast<std::size_t>(local) + 1] = A.row_ptr[local] + count;
-  }
-  A.col.resize(static_cast<std::size_t>(A.nnz()));
-  A.val.resize(static_cast<std::size_t>(A.nnz()));
+  CsrMatrix<double> A = stencil_rows(grid, first, last, static_cast<Index>(poisson_rows(p)));
 #pragma omp parallel for schedule(static)
-  for (Index local = 0; local < rows; ++local) {
+  for (Index local = 0; local < A.rows; ++local) {
     const Index row = first + local;
-    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
-    const double k = cell_coefficient(p, n, x, y, z);
+    const auto q = grid.point(row);
+    const double k = cell_coefficient(p, grid.n, q);
     Offset at = A.row_ptr[local], centre = -1;
     double diagonal = 0.0;
-    for (const Offset3& o : offsets) {
-      if (o.dx == 0 && o.dy == 0 && o.dz == 0) {
+    for (const Offset3& o : grid.offsets) {
+      if (is_centre(o)) {
         centre = at;
         A.col[at++] = row;
         continue;
       }
       const double e = eps[o.dx != 0 ? 0 : o.dy != 0 ? 1 : 2];
-      if (!inside(x, y, z, o)) {  // Dirichlet face: the cell's own coefficient
+      if (!grid.inside(q, o)) {  // Dirichlet face: the cell's own coefficient
         diagonal += e * k;
         continue;
       }
-      const double kn = cell_coefficient(p, n, x + o.dx, y + o.dy, z + o.dz);
+      const double kn = cell_coefficient(p, grid.n, {q[0] + o.dx, q[1] + o.dy, q[2] + o.dz});
       const double coupling = e * 2.0 * k * kn / (k + kn);
       diagonal += coupling;
-      A.col[at] = static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
+      A.col[at] = grid.column(row, o);
       A.val[at++] = -coupling;
     }
     A.val[centre] = diagonal;
   }
   return A;
 }
-
-namespace {
 
 // a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann). A holds
 // the rows from `first` on.
@@ -147,41 +178,21 @@ void insulate_boundary(CsrMatrix<double>& A, Index first) {
 
 CsrMatrix<double> dirichlet_matrix(const PoissonParams& p, Index first, Index last) {
   if (p.variable_coefficients()) {
-    if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
-      throw InputError(std::string("problem.anisotropy and problem.coefficient need stencil 5pt or 7pt, not ") +
-                       to_string(p.stencil));
-    if (!p.anisotropy.empty() && static_cast<int>(p.anisotropy.size()) != stencil_dimensions(p.stencil))
-      throw InputError("problem.anisotropy has " + std::to_string(p.anisotropy.size()) + " entries but stencil " +
-                       to_string(p.stencil) + " is " + std::to_string(stencil_dimensions(p.stencil)) + "D");
+    require_variable_coefficient_stencil(p);
     return variable_coefficient_matrix(p, first, last);
   }
-  const auto n = grid_size(p);
-  const std::vector<Offset3> offsets = stencil_offsets(p.stencil);
-  const double centre = static_cast<double>(offsets.size() - 1);
-  const Index rows = last - first, columns = static_cast<Index>(poisson_rows(p));
-  auto inside = [&](std::int64_t x, std::int64_t y, std::int64_t z, const Offset3& o) {
-    return x + o.dx >= 0 && x + o.dx < n[0] && y + o.dy >= 0 && y + o.dy < n[1] && z + o.dz >= 0 && z + o.dz < n[2];
-  };
-
-  CsrMatrix<double> A(rows, columns);
+  const StencilGrid grid(p);
+  const double centre = static_cast<double>(grid.offsets.size() - 1);
+  CsrMatrix<double> A = stencil_rows(grid, first, last, static_cast<Index>(poisson_rows(p)));
 #pragma omp parallel for schedule(static)
-  for (Index local = 0; local < rows; ++local) {
+  for (Index local = 0; local < A.rows; ++local) {
     const std::int64_t row = first + local;
-    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
-    Offset count = 0;
-    for (const Offset3& o : offsets) count += inside(x, y, z, o) ? 1 : 0;
-    A.row_ptr[static_cast<std::size_t>(local) + 1] = count;
-  }
-  allocate_from_row_lengths(A);
-#pragma omp parallel for schedule(static)
-  for (Index local = 0; local < rows; ++local) {
-    const std::int64_t row = first + local;
-    const std::int64_t x = row % n[0], y = (row / n[0]) % n[1], z = row / (n[0] * n[1]);
+    const auto q = grid.point(row);
     Offset k = A.row_ptr[local];
-    for (const Offset3& o : offsets) {
-      if (!inside(x, y, z, o)) continue;
-      A.col[k] = static_cast<Index>(row + o.dx + n[0] * (o.dy + n[1] * o.dz));
-      A.val[k++] = (o.dx == 0 && o.dy == 0 && o.dz == 0) ? centre : -1.0;
+    for (const Offset3& o : grid.offsets) {
+      if (!grid.inside(q, o)) continue;
+      A.col[k] = grid.column(row, o);
+      A.val[k++] = is_centre(o) ? centre : -1.0;
     }
   }
   return A;
