@@ -379,6 +379,8 @@ void print_backends() {
   std::printf("GPU: %s\n", gpu.usable() ? gpu.name.c_str() : gpu.unavailable_reason.c_str());
 }
 
+namespace {
+
 // The line that says how the work is spread: threads, and ranks under mpirun.
 std::string parallelism(int threads) {
   const int ranks = Ranks::size();
@@ -408,14 +410,12 @@ void record_rank_loads(const SolveResult& s, RunRecord& record) {
            static_cast<unsigned long long>(s.communication.reductions), halo_wait, reduction_wait);
 }
 
-int run(const RunOptions& options) {
-  set_quiet(options.quiet || !Ranks::prints());
-  if (options.threads > 0) omp_set_num_threads(options.threads);
-
+// The configuration with the command line's overrides, validated as it is read: keys, values, the backend
+// (resolved here, once) and its SpGEMM backend. Every rank reads it; rank 0 writes the outputs, so it checks
+// them.
+Config load_run_config(const RunOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
-  // Validated as it is read: keys, values, the backend (resolved here, once) and its SpGEMM backend. Every
-  // rank reads the config; rank 0 writes the outputs, so it checks them.
   Config config;
   collectively([&] {
     config = load_config(options.config, overrides);
@@ -426,8 +426,11 @@ int run(const RunOptions& options) {
   // Under several ranks `auto` is the cpu on every rank (amgsolve::Solver does the same): the cuda backend
   // is not distributed yet.
   if (Ranks::size() > 1 && config.backend_choice == BackendChoice::automatic) config.backend = BackendKind::cpu;
-  const bool compare_spgemm = config.compare_spgemm;
+  return config;
+}
 
+// The report's header (config, threads, ranks, backend, solver), and the run's first line.
+RunRecord start_record(const Config& config) {
   RunRecord record;
   record.config_file = config.source;
   record.threads = max_threads();
@@ -436,78 +439,70 @@ int run(const RunOptions& options) {
   progress("amgsolve %s  (backend %s%s, %s)\n", config.source.c_str(), record.backend.c_str(),
            config.backend == BackendKind::cuda ? (": " + gpu_status().name).c_str() : "",
            parallelism(record.threads).c_str());
-
   record.solver_type = config.solver.type == SolverType::pcg ? "pcg" : "amg";
   record.precision = config.solver.precision == Precision::mixed ? "mixed" : "double";
   record.tolerance = config.solver.tolerance;
-  if (config.problem.type == ProblemType::mouse) return run_mouse(config, compare_spgemm, record);
+  return record;
+}
 
-  // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept.
-  const std::int64_t steps = config.problem.type == ProblemType::poisson ? config.problem.poisson.steps : 1;
-  if (steps > 1) config.amg.keep_structure = true;
-  std::unique_ptr<AmgSolver> solver;
+// One step's problem: the whole matrix on every rank, or (by_rows) each rank's rows of it.
+LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows) {
+  if (by_rows && spec.type == ProblemType::matrix_market)
+    return matrix_market_by_rows(spec.matrix_market);  // read on rank 0 and dealt out, collectively
   std::optional<LinearProblem> assembled;
-  Vector<double> x;
-  for (std::int64_t step = 1; step <= steps; ++step) {
-    ProblemSpec spec = config.problem;
-    if (steps > 1) {
-      spec.poisson.contrast = std::pow(config.problem.poisson.contrast, static_cast<double>(step) / steps);
-      progress("step %lld of %lld: checkerboard contrast %.4g\n", static_cast<long long>(step),
-               static_cast<long long>(steps), spec.poisson.contrast);
-    }
-    Timer timer;
-    const bool by_rows = assembled_by_rows(config);
-    collectively([&] {
-      if (by_rows && spec.type == ProblemType::poisson) {
-        const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
-        const RowRange rows{first, last};
-        assembled = make_problem(spec, &rows);  // the Solver decides the nullspace over the ranks
-      } else if (by_rows) {
-        // a Matrix Market file: read by rows below, collectively
-      } else {
-        assembled = make_problem(spec);
-        require_solvable(config, *assembled);
-      }
-    });
-    if (by_rows && spec.type == ProblemType::matrix_market) assembled = matrix_market_by_rows(spec.matrix_market);
-    const LinearProblem& problem = *assembled;
-    if (step == 1) {
-      record.problem_seconds = timer.seconds();
-      record.problem_description = problem.description;
-      record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
-      record.assembled_by_rows = by_rows;
-      if (by_rows)
-        describe_distributed_matrix(*problem.A, *problem.global_rows, record);
-      else
-        describe_matrix(*problem.A, record);
-      progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
-               record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
-               by_rows ? " (each rank its rows)" : "");
-      if (by_rows) {
-        RowBlock block{*problem.global_rows, *problem.A};
-        assembled->A.reset();  // the block is the rank's only copy of its rows
-        solver = AmgSolver::create(config, std::move(block), compare_spgemm, record.setup, record.spgemm_comparison);
-      } else {
-        solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
-      }
-    } else if (by_rows) {
-      RowBlock block{*problem.global_rows, *problem.A};
-      assembled->A.reset();
-      solver->rebuild(std::move(block), record.setup);
+  collectively([&] {
+    if (by_rows) {
+      const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
+      const RowRange rows{first, last};
+      assembled = make_problem(spec, &rows);  // the Solver decides the nullspace over the ranks
     } else {
-      solver->rebuild(problem.A, record.setup);
+      assembled = make_problem(spec);
+      require_solvable(config, *assembled);
     }
-    progress("%s solve to relative residual %.1e:\n",
-             config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-             config.solver.tolerance);
-    record.solve = solver->solve(problem.b, x, true);
-    if (steps > 1) {
-      record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
-                              step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});
-      if (step < steps) print_solve_summary(record.solve);
-    }
-  }
-  const LinearProblem& problem = *assembled;
+  });
+  return std::move(*assembled);
+}
+
+// The first step's problem in the report and on the console.
+void describe_problem(const Config& config, const LinearProblem& problem, bool by_rows, double seconds,
+                      RunRecord& record) {
+  record.problem_seconds = seconds;
+  record.problem_description = problem.description;
+  record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
+  record.assembled_by_rows = by_rows;
+  if (by_rows)
+    describe_distributed_matrix(*problem.A, *problem.global_rows, record);
+  else
+    describe_matrix(*problem.A, record);
+  progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
+           record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
+           by_rows ? " (each rank its rows)" : "");
+}
+
+// This rank's rows as the solver takes them; the block becomes the rank's only copy of its rows.
+RowBlock take_rows(LinearProblem& problem) {
+  RowBlock block{*problem.global_rows, *problem.A};
+  problem.A.reset();
+  return block;
+}
+
+// The first step sets up the solver, each later one re-sets it up for its values (the aggregates kept).
+void set_up_or_rebuild(const Config& config, LinearProblem& problem, bool by_rows, std::unique_ptr<AmgSolver>& solver,
+                       RunRecord& record) {
+  const bool compare_spgemm = config.compare_spgemm;
+  if (!solver && by_rows)
+    solver = AmgSolver::create(config, take_rows(problem), compare_spgemm, record.setup, record.spgemm_comparison);
+  else if (!solver)
+    solver = AmgSolver::create(config, problem.A, compare_spgemm, record.setup, record.spgemm_comparison);
+  else if (by_rows)
+    solver->rebuild(take_rows(problem), record.setup);
+  else
+    solver->rebuild(problem.A, record.setup);
+}
+
+// After the last step: the error against an exact solution, the summary lines, the outputs, the exit status.
+int finish_run(const Config& config, const LinearProblem& problem, const AmgSolver& solver, const Vector<double>& x,
+               RunRecord& record) {
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 
@@ -518,11 +513,51 @@ int run(const RunOptions& options) {
   progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
            format_bytes(record.peak_memory_bytes).c_str());
 
-  if (Ranks::prints()) write_outputs(config, record, problem, solver->finest_aggregates(), x);
+  if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), x);
   std::vector<SolveResult> solves;
   for (const StepRecord& step : record.steps) solves.push_back(step.solve);
   if (solves.empty()) solves.push_back(s);
   return exit_status(config, solves);
+}
+
+}  // namespace
+
+int run(const RunOptions& options) {
+  set_quiet(options.quiet || !Ranks::prints());
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  Config config = load_run_config(options);
+  RunRecord record = start_record(config);
+  if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);
+
+  // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept.
+  const std::int64_t steps = config.problem.type == ProblemType::poisson ? config.problem.poisson.steps : 1;
+  if (steps > 1) config.amg.keep_structure = true;
+  const bool by_rows = assembled_by_rows(config);
+  std::unique_ptr<AmgSolver> solver;
+  LinearProblem problem;
+  Vector<double> x;
+  for (std::int64_t step = 1; step <= steps; ++step) {
+    ProblemSpec spec = config.problem;
+    if (steps > 1) {
+      spec.poisson.contrast = std::pow(config.problem.poisson.contrast, static_cast<double>(step) / steps);
+      progress("step %lld of %lld: checkerboard contrast %.4g\n", static_cast<long long>(step),
+               static_cast<long long>(steps), spec.poisson.contrast);
+    }
+    Timer timer;
+    problem = assemble_step(config, spec, by_rows);
+    if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
+    set_up_or_rebuild(config, problem, by_rows, solver, record);
+    progress("%s solve to relative residual %.1e:\n",
+             config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
+             config.solver.tolerance);
+    record.solve = solver->solve(problem.b, x, true);
+    if (steps > 1) {
+      record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
+                              step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});
+      if (step < steps) print_solve_summary(record.solve);
+    }
+  }
+  return finish_run(config, problem, *solver, x, record);
 }
 
 }  // namespace amgsolve
