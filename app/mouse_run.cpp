@@ -190,19 +190,17 @@ void check_vtk_sources(const Config& config, std::size_t sources) {
                        std::to_string(sources) + " sources, numbered from 1)");
 }
 
-}  // namespace
-
-int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
+// The phantom and its operators (each rank its rows under several ranks), described in the report and on
+// the console. Each rank checks sizes and memory on its own: an error on one ends every rank (collectively).
+MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
   const MouseParams& params = config.problem.mouse;
   Timer timer;
-  // Under several ranks each assembles only its rows of the operators.
   std::function<RowRange(std::int64_t)> rows_of;
   if (assembling_by_rows(config))
     rows_of = [](std::int64_t unknowns) {
       const auto [first, last] = owned_rows(unknowns);
       return RowRange{first, last};
     };
-  // Each rank checks sizes and memory on its own: an error on one ends every rank (collectively).
   MouseProblem m;
   collectively([&] {
     m = make_mouse_problem(params, rows_of);
@@ -221,17 +219,81 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
            record.problem_seconds);
   record.mouse = describe_model(params, m);
   print_model(*record.mouse);
+  return m;
+}
 
-  std::vector<SourceRecord>& sources = record.sources;
-  sources.resize(m.sources.size());
+// One record per laser source, its solves filled in later.
+std::vector<SourceRecord> source_records(const MouseProblem& m) {
+  std::vector<SourceRecord> sources(m.sources.size());
   for (std::size_t s = 0; s < m.sources.size(); ++s) {
     sources[s].index = static_cast<int>(s + 1);
     sources[s].spot = m.sources[s].spot;
     sources[s].position = m.sources[s].position;
     sources[s].skin_z = m.sources[s].surface_z;
   }
+  return sources;
+}
 
-  progress("excitation, %d nm:\n", params.wavelengths[0]);
+// Every solve of the run, excitation and emission by source, with the summary line.
+std::vector<SolveResult> summarise_solves(RunRecord& record) {
+  std::vector<SolveResult> solves;
+  double solve_seconds = 0;
+  for (const SourceRecord& s : record.sources) {
+    solves.push_back(s.excitation);
+    if (s.emission) solves.push_back(*s.emission);
+  }
+  for (const SolveResult& s : solves) solve_seconds += s.seconds;
+  record.solve = record.sources.front().excitation;
+  record.peak_memory_bytes = peak_resident_bytes();
+  const double setup = record.setup.seconds + (record.emission_setup ? record.emission_setup->seconds : 0.0);
+  progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
+           solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
+  return solves;
+}
+
+// Rank 0's outputs (the VTK image, the skin, the camera, the report): together or not at all, each named
+// once they are all written.
+void write_mouse_outputs(const Config& config, const MouseProblem& m, const Array<Index>& aggregates,
+                         const std::vector<Vector<double>>& excitation, const std::vector<Vector<double>>& emission,
+                         const RunRecord& record) {
+  const OutputParams& out = config.output;
+  std::vector<std::string> written;
+  OutputBatch batch;
+  if (!out.vtk.empty()) {
+    write_mouse_vtk(config, m, aggregates, excitation, emission);
+    written.push_back("VTK image data (voxels of the animal, " +
+                      std::to_string(out.vtk_sources.empty() ? m.sources.size() : out.vtk_sources.size()) +
+                      " sources) written to " + out.vtk);
+  }
+  if (!out.skin.empty() || !out.camera.empty()) {
+    const std::vector<ScalarField> skin = skin_fields(config, m, excitation, emission);
+    if (!out.skin.empty()) {
+      write_skin_vtp(out.skin, m.domain, m.excitation.skin, skin, kMouseFrame);
+      written.push_back("skin surface (" + std::to_string(m.excitation.skin.size()) +
+                        " voxel faces, exitance per source) written to " + out.skin);
+    }
+    if (!out.camera.empty()) {
+      write_camera(config, m, skin);
+      written.push_back("camera view from above (" + std::to_string(m.domain.size[0]) + " x " +
+                        std::to_string(m.domain.size[1]) + " pixels, radiance per source) written to " + out.camera);
+    }
+  }
+  if (!out.report.empty()) {
+    write_report(out.report, record);
+    written.push_back("report written to " + out.report);
+  }
+  batch.commit();
+  for (const std::string& line : written) progress("%s\n", line.c_str());
+}
+
+}  // namespace
+
+int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
+  MouseProblem m = assemble_mouse(config, record);
+  std::vector<SourceRecord>& sources = record.sources;
+  sources = source_records(m);
+
+  progress("excitation, %d nm:\n", config.problem.mouse.wavelengths[0]);
   const auto excitation_solver =
       operator_solver(config, m, std::move(m.excitation.A), compare_spgemm, record.setup, record.spgemm_comparison);
   const std::vector<Vector<double>> excitation =
@@ -242,7 +304,7 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     AmgSolver* emission_solver = excitation_solver.get();
     std::unique_ptr<AmgSolver> own;
     if (m.emission_differs) {
-      progress("emission, %d nm:\n", params.wavelengths[1]);
+      progress("emission, %d nm:\n", config.problem.mouse.wavelengths[1]);
       record.emission_setup.emplace();
       std::vector<SpgemmComparisonRow> unused;  // the comparison covers the excitation hierarchy
       own = operator_solver(config, m, std::move(m.emission.A), false, *record.emission_setup, unused);
@@ -254,41 +316,9 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   }
 
   read_detectors(m, excitation, emission, sources);
-
-  std::vector<SolveResult> solves;
-  double solve_seconds = 0;
-  for (const SourceRecord& s : sources) {
-    solves.push_back(s.excitation);
-    if (s.emission) solves.push_back(*s.emission);
-  }
-  for (const SolveResult& s : solves) solve_seconds += s.seconds;
-  record.solve = sources.front().excitation;
-  record.peak_memory_bytes = peak_resident_bytes();
-  const double setup = record.setup.seconds + (record.emission_setup ? record.emission_setup->seconds : 0.0);
-  progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
-           solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
-
-  if (!Ranks::prints()) return exit_status(config, solves);  // rank 0 writes
-  OutputBatch batch;  // the VTK file and the report, together or not at all
-  if (!config.output.vtk.empty()) write_mouse_vtk(config, m, excitation_solver->finest_aggregates(), excitation, emission);
-  if (!config.output.skin.empty() || !config.output.camera.empty()) {
-    const std::vector<ScalarField> skin = skin_fields(config, m, excitation, emission);
-    if (!config.output.skin.empty()) write_skin_vtp(config.output.skin, m.domain, m.excitation.skin, skin, kMouseFrame);
-    if (!config.output.camera.empty()) write_camera(config, m, skin);
-  }
-  if (!config.output.report.empty()) write_report(config.output.report, record);
-  batch.commit();
-  if (!config.output.skin.empty())
-    progress("skin surface (%zu voxel faces, exitance per source) written to %s\n", m.excitation.skin.size(),
-             config.output.skin.c_str());
-  if (!config.output.camera.empty())
-    progress("camera view from above (%d x %d pixels, radiance per source) written to %s\n", m.domain.size[0],
-             m.domain.size[1], config.output.camera.c_str());
-  if (!config.output.vtk.empty())
-    progress("VTK image data (voxels of the animal, %zu sources) written to %s\n",
-             config.output.vtk_sources.empty() ? m.sources.size() : config.output.vtk_sources.size(),
-             config.output.vtk.c_str());
-  if (!config.output.report.empty()) progress("report written to %s\n", config.output.report.c_str());
+  const std::vector<SolveResult> solves = summarise_solves(record);
+  if (Ranks::prints())  // rank 0 writes
+    write_mouse_outputs(config, m, excitation_solver->finest_aggregates(), excitation, emission, record);
   return exit_status(config, solves);
 }
 
