@@ -390,8 +390,9 @@ std::vector<KeySpec> amg_keys() {
       text("amg.spgemm", FIELD(amg.spgemm),
            "SpGEMM backend for the Galerkin product P^T (A P) and, except on cpu, the prolongator smoothing "
            "A_f T (the cpu backend gathers that one in one pass: T has one entry per row), one of the chosen "
-           "`backend`'s (`amgsolve --list-backends`); empty: the backend's default, `gustavson` on cpu, "
-           "`cusparse` on cuda."),
+           "`backend`'s (`amgsolve --list-backends`); empty: the backend's default, `" +
+               std::string(default_spgemm_backend(BackendKind::cpu)) + "` on cpu, `" +
+               default_spgemm_backend(BackendKind::cuda) + "` on cuda."),
       flag("amg.compare_spgemm", FIELD(compare_spgemm),
            "Also run every available SpGEMM backend on every product of the setup and print and report the "
            "comparison (as `--compare-spgemm` does); the hierarchy is still amg.spgemm's."),
