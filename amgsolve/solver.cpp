@@ -69,6 +69,10 @@ std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
   return spmvs;
 }
 
+// A backend over MPI ranks (backend/mpi/): it has a communicator.
+template <class Backend>
+constexpr bool kDistributed = requires(const Backend& b) { b.comm(); };
+
 // Every format's cost on every level, and the format the solve uses: the configured or modelled one on a
 // device; on the CPU, CSR where it is asked for, else the sliced ELLPACK copy on the levels where it pays.
 template <class Backend, class CycleValue>
@@ -82,7 +86,7 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
     // (SlicedOperators::describe); here what the GPU formats' model would pick.
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
-  } else if (Backend::kind == BackendKind::cpu) {  // the mpi backend's ranks
+  } else if constexpr (kDistributed<Backend>) {
     summary.spmv_format = "csr";
     summary.spmv_format_reason = "the mpi backend's ranks multiply in CSR (the GPU formats' model would pick " +
                                  format_name(choice.format) + ": " + choice.reason + ")";
@@ -369,7 +373,7 @@ class SolverOn final : public Solver::Impl {
   }
 
   CommunicationStats communication() const {
-    if constexpr (requires { backend_.comm(); })
+    if constexpr (kDistributed<Backend>)
       return backend_.comm().stats();
     else
       return {};
@@ -391,7 +395,7 @@ class SolverOn final : public Solver::Impl {
     if constexpr (!std::is_same_v<CycleValue, double>) summary.backend_bytes += backend_.bytes(*A_);
     summary.transfers = backend_.transfers();
     summary.local_rows = A_->rows;
-    if constexpr (requires { backend_.comm(); }) summary.ranks = backend_.comm().size();
+    if constexpr (kDistributed<Backend>) summary.ranks = backend_.comm().size();
     if constexpr (requires { backend_.halo_mode(); }) summary.halo_exchange = backend_.halo_mode();
     summary.communication = communication();
   }
