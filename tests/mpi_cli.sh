@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file (where
-# the build has VTK) on 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market matrix, only rank 0
-# writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
+# the build has VTK) on 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market
+# matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
 # exit 1, never a hang (ctest's timeout would catch one). The one-process runs are made once, by the
 # `reference` mode (the ctest fixture MpiCli.OneProcess), and compared with by every rank count:
 #   mpi_cli.sh reference AMGSOLVE SOURCE_DIR REFERENCE_DIR

@@ -225,12 +225,12 @@ TEST(SlicedEllpack, TheSolveUsesItWhereThePaddingIsSmallAndCsrWhenAskedFor) {
   PoissonParams p;
   p.size = {20, 20, 20};
   const auto poisson = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
-  EXPECT_LE(sliced_ellpack_padding(*poisson), CpuBackend::kSlicedEllpackPadding);
+  EXPECT_LE(sliced_ellpack_padding(*poisson), kSlicedPaddingBesideCsr);
   EXPECT_EQ(cpu.matrix(poisson, SpmvFormat::automatic)->sliced != nullptr, sliced_ellpack_vector_units());
   EXPECT_EQ(cpu.matrix(poisson, SpmvFormat::csr)->sliced, nullptr);
   // One long row in each chunk: about 4 times the entries stored.
   const auto irregular_rows = std::make_shared<const CsrMatrix<double>>(irregular(157, 3));
-  EXPECT_GT(sliced_ellpack_padding(*irregular_rows), CpuBackend::kSlicedEllpackPadding);
+  EXPECT_GT(sliced_ellpack_padding(*irregular_rows), kSlicedPaddingBesideCsr);
   EXPECT_EQ(cpu.matrix(irregular_rows, SpmvFormat::automatic)->sliced, nullptr);
 }
 

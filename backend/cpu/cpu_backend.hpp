@@ -103,19 +103,14 @@ class CpuBackend {
   // M for the solve: with `csr` as given, otherwise as a sliced ELLPACK copy where that pays.
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
-    return for_the_solve(std::move(M), format, kSlicedEllpackPadding);
+    return for_the_solve(std::move(M), format, kSlicedPaddingBesideCsr);
   }
   // A level's P or R, which the hierarchy lets go of once the cycle holds them in sliced ELLPACK
   // (Hierarchy::release): the copy replaces the CSR instead of doubling it, so more padding pays.
   template <class V>
   std::shared_ptr<const Matrix<V>> transfer_matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
-    return for_the_solve(std::move(M), format, kSlicedTransferPadding);
+    return for_the_solve(std::move(M), format, kSlicedPaddingReplacingCsr);
   }
-  // The sliced ELLPACK layout is faster than CSR where the CPU has the vector units and the padding adds at
-  // most these fractions of the entries: a copy kept beside the hierarchy's CSR, and one that replaces it
-  // (measured in docs/BENCHMARKS.md).
-  static constexpr double kSlicedEllpackPadding = kSlicedPaddingBesideCsr;
-  static constexpr double kSlicedTransferPadding = kSlicedPaddingReplacingCsr;
   // The matrix in another precision (the mixed-precision hierarchy).
   template <class To, class From>
   std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
