@@ -4,7 +4,7 @@ same problem (build/bench/hypre-poisson), in the same run.
 
 For every size and layout R ranks x T threads, the two programs alternate N times; the table gives the
 medians (setup, solve, total), amgsolve's total as a ratio of hypre's, and each program's parallel
-efficiency against its own run on the fewest ranks of the table (strong scaling: T_min * R_min / (T_R * R),
+efficiency against its own run on the fewest ranks that finished (strong scaling: T_min * R_min / (T_R * R),
 for the setup and the solve), for docs/BENCHMARKS.md. hypre-poisson is built when libhypre-dev is installed
 (Debian); without it only amgsolve runs. Each run has a time limit (--timeout); one that exceeds it is
 reported and the table goes on.
