@@ -37,6 +37,7 @@
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
+#include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/timer.hpp"
@@ -233,7 +234,7 @@ class SmoothedAggregation {
     k.products = products;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
     k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    if constexpr (kHostCsr<Backend>) {
       if (products == KeptProducts::numeric_only) {
         k.ap_pattern = &k.kept->ap_pattern;
         k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
@@ -292,7 +293,7 @@ class SmoothedAggregation {
       step.structure.emplace();
       backend_.copy(step.coarse_weights, step.structure->coarse_weights);
       step.structure->filtered_rows = std::move(filtered_rows);
-      if constexpr (std::is_same_v<Backend, CpuBackend>) {  // for the numeric-only products
+      if constexpr (kHostCsr<Backend>) {  // for the numeric-only products
         step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
         step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
         step.structure->ap_pattern.col = std::move(AP.col);
@@ -309,7 +310,7 @@ class SmoothedAggregation {
   // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass (T has one entry per row), on the
   // others the SpGEMM A_f T, then scaled. The callback still sees the product A_f T.
   Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, SpgemmStats& stats) const {
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    if constexpr (kHostCsr<Backend>) {
       if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
       return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
     } else {
@@ -322,7 +323,7 @@ class SmoothedAggregation {
 
   // X Y by the SpGEMM backend, or (cpu backend, a kept pattern) by the numeric phase into that pattern.
   Csr product(const Csr& X, const Csr& Y, const CsrMatrix<Value>* pattern, SpgemmStats& stats) const {
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    if constexpr (kHostCsr<Backend>) {
       if (pattern) {
         Timer timer;
         Csr C = numeric_product(X, Y, *pattern, &stats.multiplications);

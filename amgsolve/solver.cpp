@@ -81,7 +81,7 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
   summary.spmv_formats.clear();
   for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(backend.format_costs(amg.matrix(l)));
   const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
-  if constexpr (std::is_same_v<Backend, CpuBackend>) {
+  if constexpr (kHostCsr<Backend>) {
     // Which operators take the sliced ELLPACK layout is decided as the cycle builds them, and said then
     // (SlicedOperators::describe); here what the GPU formats' model would pick.
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
@@ -312,15 +312,15 @@ class SolverOn final : public Solver::Impl {
   // For setup().rebuild_note: what a re-setup kept, and how it formed the products.
   std::string how_products_were_formed() const {
     const std::string kept = "aggregates and tentative prolongators kept, products by ";
-    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    if constexpr (kHostCsr<Backend>) {
       const int level = hierarchy_.products_renewed_from();
       if (level < 0) return kept + "their numeric phase";
       return kept + "their numeric phase (from level " + std::to_string(level) +
              " by the SpGEMM: its filtered matrix lumps other rows than before)";
-    } else if constexpr (Backend::kind == BackendKind::cuda) {
-      return kept + "the GPU SpGEMM " + hierarchy_.params().spgemm;
-    } else {
+    } else if constexpr (kDistributed<Backend>) {
       return kept + "the distributed SpGEMM";
+    } else {
+      return kept + "the " + to_string(Backend::kind) + " backend's SpGEMM " + hierarchy_.params().spgemm;
     }
   }
 
@@ -342,14 +342,14 @@ class SolverOn final : public Solver::Impl {
     // cycle has it: every P and R, and the level matrices unless a re-setup will need them.
     typename Vcycle<Backend, CycleValue>::OperatorBuilt release;
     SlicedOperators sliced;
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
+    if constexpr (kHostCsr<Backend>)
       release = [this, &sliced](std::size_t level, LevelOperator which, const auto& built) {
         if (!built.sliced) return;
         sliced.add(level, which);
         if (which != LevelOperator::matrix || !hierarchy_.keeps_structure()) hierarchy_.release(level, which);
       };
     cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine, release);
-    if constexpr (std::is_same_v<Backend, CpuBackend>) sliced.describe(params_.spmv_format, summary);
+    if constexpr (kHostCsr<Backend>) sliced.describe(params_.spmv_format, summary);
     finest_aggregates = hierarchy_.finest_aggregates();
   }
 

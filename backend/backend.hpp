@@ -15,6 +15,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "common/device.hpp"
 #include "sparse/csr.hpp"
@@ -70,5 +71,12 @@ concept Backend = requires {
                            typename B::template Vector<float>& f) {
                     b.convert(d, f);  // the mixed-precision cycle's input and output
                   };
+
+// Whether the matrices a backend's setup builds are the host's CsrMatrix on one process (the cpu backend,
+// not the mpi one's distributed blocks or the device's). What needs a whole matrix in host memory exists
+// only there: the numeric-only products into kept patterns, the one-pass smoothed prolongator, the solve's
+// sliced ELLPACK copies. Code over a backend asks this, never which backend type it runs on.
+template <class B>
+inline constexpr bool kHostCsr = std::is_same_v<typename B::template Csr<double>, CsrMatrix<double>>;
 
 }  // namespace amgsolve
