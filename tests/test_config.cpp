@@ -235,7 +235,7 @@ TEST(Config, MatrixMarketProblem) {
 }
 
 TEST(Config, ShippedConfigsLoad) {
-  const std::string dir = std::string(AMGSOLVE_SOURCE_DIR) + "/configs";
+  const std::string dir = test::source_dir() + "/configs";
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".yaml") continue;
@@ -633,7 +633,7 @@ TEST(Config, LoadAppliesOverrides) {
 // ---------------------------------------------------------------- docs/CONFIG.md
 
 TEST(Config, ReferenceDocumentIsUpToDate) {
-  const std::string path = std::string(AMGSOLVE_SOURCE_DIR) + "/docs/CONFIG.md";
+  const std::string path = test::source_dir() + "/docs/CONFIG.md";
   const std::string expected = config_reference_markdown();
   const std::string regenerate = "regenerate with `build/app/amgsolve --config-reference > docs/CONFIG.md`";
   ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path << " is missing; " << regenerate;

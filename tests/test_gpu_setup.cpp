@@ -321,7 +321,7 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfPoissonSmall) {
 #ifndef AMGSOLVE_WITH_CUDA
   GTEST_SKIP() << "built without CUDA";
 #else
-  const Config config = load_config(std::string(AMGSOLVE_SOURCE_DIR) + "/configs/poisson-small.yaml");
+  const Config config = load_config(test::source_dir() + "/configs/poisson-small.yaml");
   const auto A = make_problem(config.problem).A;
   const GpuStatus status = gpu_status();
   if (!status.usable()) {

@@ -129,6 +129,16 @@ inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
   return csr_from_triplets(static_cast<Index>(M.rows()), static_cast<Index>(M.cols()), std::move(t));
 }
 
+// The source tree (configs/, docs/): where the build found it, or $AMGSOLVE_SOURCE where the binaries run in
+// another copy of it (the GPU machine's prebuilt binaries, scripts/device-prebuild). For the test programs
+// that amgsolve_test builds (they are told AMGSOLVE_SOURCE_DIR).
+#ifdef AMGSOLVE_SOURCE_DIR
+inline std::string source_dir() {
+  if (const char* env = std::getenv("AMGSOLVE_SOURCE")) return env;
+  return AMGSOLVE_SOURCE_DIR;
+}
+#endif
+
 // ../shared/matrices (or $AMGSOLVE_MATRICES), or "" when absent.
 inline std::string matrices_dir() {
   if (const char* env = std::getenv("AMGSOLVE_MATRICES")) return env;
