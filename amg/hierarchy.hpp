@@ -129,6 +129,9 @@ class Hierarchy {
   {
     rebuild(Backend{}, std::move(A));
   }
+  // No levels: what a failed re-setup leaves (its old levels are no hierarchy), and what a solver whose
+  // rebuild failed holds until the next one succeeds.
+  void clear() { *this = Hierarchy(); }
   bool keeps_structure() const { return !structure_.empty(); }
   // After a re-setup: the first level whose filtered matrix lumped other rows than before, so that its
   // products and every coarser level's were formed by the SpGEMM rather than into the kept patterns (the

@@ -433,7 +433,7 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
     // them; otherwise each level's matrix is compared with the kept one (kRecordsLumpedRows).
     fresh.build_with_structure(backend, std::move(A), *this, kRecordsLumpedRows<Backend>);
   } catch (...) {
-    *this = Hierarchy();  // without P and R the old levels are no hierarchy
+    clear();  // without P and R the old levels are no hierarchy
     throw;
   }
   fresh.params_.keep_structure = true;

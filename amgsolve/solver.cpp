@@ -40,8 +40,9 @@ struct Solver::Impl {
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                             const SolveLimits& limits) = 0;
   virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
-  // False after a re-setup failed on its values (and the full setup after it too): its levels are gone.
+  // False after a rebuild failed (a re-setup on its values, or the full setup in its place): no levels.
   virtual bool has_hierarchy() const = 0;
+  virtual void drop_hierarchy() = 0;
   // The re-setup in place, or false with the reason when only a full setup will do: from the whole matrix,
   // or (a solver built from row blocks) from this rank's rows, checked by require_agreed_blocks. Collective
   // on the mpi backend.
@@ -261,6 +262,13 @@ class SolverOn final : public Solver::Impl {
   }
 
   bool has_hierarchy() const override { return cycle_ != nullptr; }
+  void drop_hierarchy() override {
+    cycle_.reset();
+    A_.reset();
+    hierarchy_.clear();
+    // Nor do the old levels' figures describe anything: the summary keeps what the solver is, not what it built.
+    summary = SetupSummary{.backend = summary.backend, .ranks = summary.ranks};
+  }
 
   void precondition(const Vector<double>& r, Vector<double>& z) override {
     require_rows(r, "preconditioned vector");
@@ -299,6 +307,7 @@ class SolverOn final : public Solver::Impl {
       hierarchy_.rebuild(backend_, in_cycle_precision<CycleValue>(backend_, A_new));
     } catch (const Error& e) {  // the values failed (or a kept pattern no longer held): no hierarchy is left
       why = e.what();
+      drop_hierarchy();
       return false;
     }
     A_csr_ = std::move(A_new);
@@ -553,7 +562,7 @@ void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   std::string why;
   if (impl_->rebuild(A, why)) return;
   note_failed_resetup(why);
-  replace_impl(make_impl(std::move(A), impl_->params, impl_->callbacks), why);
+  full_setup_in_place([&] { return make_impl(std::move(A), impl_->params, impl_->callbacks); }, why);
 }
 
 void Solver::rebuild(RowBlock block) {
@@ -568,7 +577,7 @@ void Solver::rebuild(RowBlock block) {
   std::string why;
   if (impl_->rebuild(block, why)) return;
   note_failed_resetup(why);
-  replace_impl(make_impl(std::move(block), impl_->params, impl_->callbacks), why);
+  full_setup_in_place([&] { return make_impl(std::move(block), impl_->params, impl_->callbacks); }, why);
   impl_->from_rows = true;
 }
 
@@ -576,6 +585,22 @@ void Solver::rebuild(RowBlock block) {
 // too, solve() says why.
 void Solver::note_failed_resetup(const std::string& why) {
   if (!impl_->has_hierarchy()) impl_->summary.rebuild_note = why;
+}
+
+// A full setup in place of a re-setup. Should it fail too, the old levels go all the same: a solver whose
+// rebuild threw never solves with the matrix it had before (solve() says why instead).
+void Solver::full_setup_in_place(const std::function<std::unique_ptr<Impl>()>& make, const std::string& why) {
+  std::unique_ptr<Impl> fresh;
+  try {
+    fresh = make();
+  } catch (const Error& e) {
+    if (impl_->has_hierarchy()) {
+      impl_->drop_hierarchy();
+      impl_->summary.rebuild_note = e.what();
+    }
+    throw;
+  }
+  replace_impl(std::move(fresh), why);
 }
 
 // After a full setup in place of a re-setup: the new solver keeps the parameters and callbacks it was given.

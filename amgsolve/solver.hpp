@@ -126,8 +126,9 @@ class Solver {
   // matrix from the whole new matrix.
   // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made, so that
   // it needs no more memory than the first setup. Values it fails on (not positive definite, NaN) throw, as
-  // a full setup would, and leave no hierarchy: solve() and precondition() then throw until a rebuild
-  // succeeds.
+  // a full setup would, and leave no hierarchy; so does a full setup in its place that fails (a solver
+  // never goes on with the matrix it had before a rebuild that threw): solve() and precondition() then
+  // throw until a rebuild succeeds, and setup() lists no levels.
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
   void rebuild(RowBlock block);
 
@@ -138,6 +139,7 @@ class Solver {
   struct Impl;
 
  private:
+  void full_setup_in_place(const std::function<std::unique_ptr<Impl>()>& make, const std::string& why);
   void replace_impl(std::unique_ptr<Impl> fresh, const std::string& why);
   void note_failed_resetup(const std::string& why);
   void require_hierarchy() const;

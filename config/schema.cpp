@@ -164,10 +164,14 @@ KeySpec retired(std::string path, std::string replacement) {
 
 // ---- modifiers
 
-KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max, bool min_exclusive = false) {
+// Which ends of a key's range are excluded: a tolerance is > 0 and < 1, a size >= 1.
+enum class Excluded { none, min, both };
+
+KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max, Excluded excluded = Excluded::none) {
   k.min = min;
   k.max = max;
-  k.min_exclusive = min_exclusive;
+  k.min_exclusive = excluded != Excluded::none;
+  k.max_exclusive = excluded == Excluded::both;
   return k;
 }
 KeySpec because(KeySpec k, std::string reason) {
@@ -290,7 +294,7 @@ std::vector<KeySpec> tissue_keys() {
         const std::vector<double> values = r.number_list(path);
         for (int band = 0; band < 2; ++band) c.problem.mouse.optics[t][band].*member = values[band];
       };
-      keys.push_back(only_for(list_of(bounded(std::move(k), 0.0, p.max, true), 2, 2), "mouse"));
+      keys.push_back(only_for(list_of(bounded(std::move(k), 0.0, p.max, Excluded::min), 2, 2), "mouse"));
     }
   }
   return keys;
@@ -319,7 +323,7 @@ std::vector<KeySpec> mouse_keys() {
       only_for(bounded(number("problem.voxel_size", FIELD(problem.mouse.phantom.voxel_size),
                               "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale "
                               "of mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
-                       0.0, 10.0, true),
+                       0.0, 10.0, Excluded::min),
                "mouse"),
       wavelengths_key(),
       only_for(flag("problem.limbs", FIELD(problem.mouse.phantom.limbs), "Include the four legs."), "mouse"),
@@ -357,7 +361,7 @@ std::vector<KeySpec> mouse_keys() {
                "mouse"),
       only_for(bounded(number("problem.sources.power", FIELD(problem.mouse.source_power),
                               "Power of each source (the fluence scales with it)."),
-                       0.0, std::nullopt, true),
+                       0.0, std::nullopt, Excluded::min),
                "mouse"),
       only_for(list_of(list("problem.tumour.centre", FIELD(problem.mouse.phantom.tumour_centre), KeyKind::number_list,
                             "Centre of the spherical tumour, mm (the default lies under the back, left of the "
@@ -419,7 +423,7 @@ std::vector<KeySpec> amg_keys() {
       bounded(number("amg.prolongator_damping", FIELD(amg.prolongator_damping),
                      "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
                      "classical smoothed-aggregation choice."),
-              0.0, 2.0, true),
+              0.0, 2.0, Excluded::min),
       choice("amg.nullspace", FIELD(amg.nullspace),
              {{"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none},
               {"constant", NullspaceChoice::constant}},
@@ -443,7 +447,7 @@ std::vector<KeySpec> amg_keys() {
               1, 20),
       bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),
                      "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A."),
-              1.0, std::nullopt, true),
+              1.0, std::nullopt, Excluded::min),
       bounded(number("amg.smoother.eigenvalue_safety", FIELD(amg.smoother.eigenvalue_safety),
                      "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound."),
               1.0, 2.0),
@@ -500,7 +504,7 @@ std::vector<KeySpec> solver_keys() {
              "rank it is `overlap`). The result is the same bit for bit; one process ignores it."),
       bounded(number("solver.tolerance", FIELD(solver.tolerance),
                      "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
-              0.0, 1.0, true),
+              0.0, 1.0, Excluded::both),
       bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
                       "Iteration limit; reaching it without convergence exits with status 3."),
               1, kMaxInt),
@@ -583,7 +587,7 @@ std::string describe_type(const KeySpec& k) {
     out << ", " << (k.min ? (k.min_exclusive ? "> " : ">= ") : "");
     if (k.min) out << *k.min;
     if (k.min && k.max) out << ", ";
-    if (k.max) out << "<= " << *k.max;
+    if (k.max) out << (k.max_exclusive ? "< " : "<= ") << *k.max;
   }
   return out.str();
 }

@@ -46,6 +46,7 @@ struct KeySpec {
   std::optional<double> min;  // bounds for numbers and list entries
   std::optional<double> max;
   bool min_exclusive = false;
+  bool max_exclusive = false;
   std::string bounds_reason;  // why the bounds are what they are, when that is not obvious (for messages)
   std::size_t list_min = 0, list_max = 0;  // entry count for lists
   std::string problem_type;   // non-empty: the key exists only for this problem.type

@@ -424,8 +424,16 @@ TEST(Config, OtherOutOfRangeValues) {
   EXPECT_TRUE(Contains(parse_error("solver:\n  tolerance: 1.5\n"), "solver.tolerance"));
 }
 
+// The solver stops at ||r|| <= tolerance ||b||, and x starts at zero: a tolerance of 1 would return x = 0
+// unsolved, so 1 is refused with the other end (the solver's own check, reached from the library, agrees).
+TEST(Config, ToleranceIsBelowOne) {
+  const std::string e = parse_error("solver:\n  tolerance: 1\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "> 0 and < 1"));
+  EXPECT_NO_THROW((void)parse_config("solver:\n  tolerance: 0.999\n", "cfg.yaml"));
+}
+
 TEST(Config, InclusiveBoundsAreAccepted) {
-  EXPECT_NO_THROW((void)parse_config("solver:\n  tolerance: 1\n", "cfg.yaml"));
   EXPECT_NO_THROW((void)parse_config("amg:\n  strength_threshold: 0\n", "cfg.yaml"));
   EXPECT_NO_THROW((void)parse_config("amg:\n  strength_threshold: 1\n", "cfg.yaml"));
   EXPECT_NO_THROW((void)parse_config("amg:\n  coarse_size: 1\n  max_levels: 100\n", "cfg.yaml"));

@@ -361,6 +361,9 @@ TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
     const Parameters params = keeping_structure(precision);
     Solver solver(A, params);
     EXPECT_THROW(solver.rebuild(broken), NumericalError);
+    EXPECT_TRUE(solver.setup().levels.empty()) << "the old levels' table outlived them";
+    EXPECT_EQ(solver.setup().operator_complexity, 0.0);
+    EXPECT_NE(solver.setup().rebuild_note.find("diagonal entry 8"), std::string::npos) << solver.setup().rebuild_note;
     Vector<double> x;
     try {
       solver.solve(b, x);
@@ -374,6 +377,30 @@ TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
     EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
     test::expect_identical_solves(solver, Solver(A, params), b);
   }
+}
+
+// Without amg.keep_structure a rebuild is a full setup; when that fails, the old hierarchy goes too, so that
+// a caller who goes on after the exception is never served the matrix of before.
+TEST(Library, AFailedFullSetupInARebuildLeavesNoHierarchyEither) {
+  const auto A = poisson_3d(12);
+  CsrMatrix<double> negative = *A;
+  for (Offset k = negative.row_begin(7); k < negative.row_end(7); ++k)
+    if (negative.col[k] == 7) negative.val[k] = -1.0;
+  const auto broken = std::make_shared<const CsrMatrix<double>>(std::move(negative));
+  const Vector<double> b(A->rows, 1.0);
+  Solver solver(A, Parameters{});
+  EXPECT_THROW(solver.rebuild(broken), NumericalError);
+  EXPECT_TRUE(solver.setup().levels.empty());
+  Vector<double> x;
+  try {
+    solver.solve(b, x);
+    ADD_FAILURE() << "a solve with the hierarchy of the matrix before the failed rebuild";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("last rebuild failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("diagonal entry 8"), std::string::npos) << e.what();
+  }
+  solver.rebuild(A);
+  test::expect_identical_solves(solver, Solver(A, Parameters{}), b);
 }
 
 TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {

@@ -13,6 +13,7 @@ a config file is, and a wrong one raises amgsolve.InputError (a ValueError) with
 from __future__ import annotations
 
 import json
+import operator
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,26 @@ def _arrays(A) -> tuple:
             np.ascontiguousarray(A.data[:nnz]))
 
 
+def _vector(v: Any, name: str) -> np.ndarray:
+    """v as a contiguous float64 vector; complex values are refused rather than cut to their real part."""
+    v = np.asarray(v)
+    if np.iscomplexobj(v):
+        raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
+    return np.ascontiguousarray(v, dtype=np.float64).ravel()
+
+
+def _count(value: Any, name: str) -> int | None:
+    """A whole number given as an int, a numpy integer or an integral float (50.0); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        value = int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InputError(f"{name} must be a whole number, got {value!r}") from None
+
+
 class Solver:
     """The AMG hierarchy of a symmetric positive definite matrix and its outer iteration (PCG by default).
 
@@ -83,8 +104,9 @@ class Solver:
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None) -> tuple[np.ndarray, dict]:
         """x with A x = b from x = 0, and the statistics: converged, iterations, relative_residual, residuals
         (the relative residual before the first iteration and after each), seconds, convergence_factor, levels."""
-        b = np.ascontiguousarray(b, dtype=np.float64).ravel()
-        x, info = self._core.solve(b, tol, maxiter)
+        b = _vector(b, "b")
+        tol = None if tol is None else float(tol)
+        x, info = self._core.solve(b, tol, _count(maxiter, "maxiter"))
         info["levels"] = self.levels
         return x, info
 
@@ -94,8 +116,10 @@ class Solver:
         kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
         whose filtered matrix lumps other rows than before); otherwise a full setup. solver.setup["reused"]
         says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
-        The old levels are let go of as the new ones are made (no more memory than the first setup): values
-        the re-setup fails on raise NumericalError and leave no hierarchy until a rebuild succeeds."""
+        The old levels are let go of as the new ones are made (no more memory than the first setup). A matrix
+        refused before any work (not square, not symmetric, not finite: InputError) leaves the hierarchy as it
+        was; a setup that fails on the values (not positive definite: NumericalError) leaves none, and
+        solve() raises until a rebuild succeeds (solver.setup then lists no levels)."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
         self.shape = A.shape
@@ -104,7 +128,7 @@ class Solver:
         """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin."""
 
         def matvec(r: np.ndarray) -> np.ndarray:
-            return self._core.precondition(np.ascontiguousarray(r, dtype=np.float64).ravel())
+            return self._core.precondition(_vector(r, "r"))
 
         return spla.LinearOperator(self.shape, matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
@@ -120,6 +144,8 @@ class Solver:
 
     def __repr__(self) -> str:
         s = self.setup
+        if not s["levels"]:
+            return f"amgsolve.Solver: no hierarchy on {s['backend']} (its last rebuild failed: {s['rebuild_note']})"
         lines = [f"amgsolve.Solver: {len(s['levels'])} levels on {s['backend']}, operator complexity "
                  f"{s['operator_complexity']:.3f}, grid complexity {s['grid_complexity']:.3f}, setup "
                  f"{s['seconds']:.3f} s",

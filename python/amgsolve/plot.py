@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
 
 PHASES = ["strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"]
+COARSE_FACTOR = "coarse factor"  # the coarsest level's only phase
 
 
 def labels_of(paths: list[str]) -> list[str]:
@@ -114,6 +115,13 @@ def plot_levels(reports: dict[str, dict], out: str) -> str:
     return save(fig, out, "levels.png")
 
 
+def phase_seconds(level: dict, phase: str) -> float:
+    """A level's seconds in a phase; the coarsest level has no phases, only its factorisation's seconds."""
+    if level.get("coarsest"):
+        return level.get("seconds", 0.0) if phase == COARSE_FACTOR else 0.0
+    return level.get("phases", {}).get(phase, 0.0)
+
+
 def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / len(reports)
@@ -122,8 +130,8 @@ def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
         levels = report["setup"]["levels"]
         x = [l["level"] + (i - (len(reports) - 1) / 2) * width for l in levels]
         bottom = [0.0] * len(levels)
-        for p, phase in enumerate(PHASES):
-            seconds = [l.get("phases", {}).get(phase, 0.0) for l in levels]
+        for p, phase in enumerate(PHASES + [COARSE_FACTOR]):
+            seconds = [phase_seconds(l, phase) for l in levels]
             ax.bar(x, seconds, width, bottom=bottom, color=colours[p % len(colours)],
                    label=phase if i == 0 else None, edgecolor="white", linewidth=0.5,
                    hatch=["", "//", "..", "xx"][i % 4])

@@ -298,3 +298,34 @@ def test_rebuild_keeps_the_structure_and_solves_like_a_fresh_setup():
     assert not solver.setup["reused"] and "pattern" in solver.setup["rebuild_note"]
     x, info = solver.solve(np.ones(B.shape[0]))
     assert info["converged"] and relative_residual(B, x, np.ones(B.shape[0])) <= 1e-8
+
+
+def test_a_refused_rebuild_keeps_the_hierarchy_and_a_breakdown_leaves_none():
+    A = poisson(10)
+    b = np.ones(A.shape[0])
+    solver = amgsolve.Solver(A, amg={"keep_structure": True})
+    _, before = solver.solve(b)
+    lopsided = A.tolil()
+    lopsided[0, 1] = -0.5  # no longer symmetric: refused before any work
+    with pytest.raises(amgsolve.InputError, match="symmetric"):
+        solver.rebuild(lopsided.tocsr())
+    _, after = solver.solve(b)
+    assert after["residuals"] == before["residuals"] and len(solver.levels) == len(before["levels"])
+    indefinite = (A - 5.5 * sp.identity(A.shape[0], format="csr")).tocsr()  # diagonal 0.5, indefinite
+    with pytest.raises(amgsolve.NumericalError):
+        solver.rebuild(indefinite)
+    assert solver.levels == [] and "no hierarchy" in repr(solver)
+    with pytest.raises(amgsolve.InputError, match="last rebuild failed"):
+        solver.solve(b)
+    solver.rebuild(A)
+    np.testing.assert_array_equal(solver.solve(b)[0], amgsolve.Solver(A, amg={"keep_structure": True}).solve(b)[0])
+
+
+def test_vectors_and_counts_are_checked_in_one_line():
+    solver = amgsolve.Solver(poisson(6))
+    b = np.ones(216)
+    with pytest.raises(amgsolve.InputError, match="b: values must be real"):
+        solver.solve(b + 1j)
+    assert solver.solve(b, maxiter=50.0)[1]["converged"]
+    with pytest.raises(amgsolve.InputError, match="maxiter must be a whole number, got 2.5"):
+        solver.solve(b, maxiter=2.5)

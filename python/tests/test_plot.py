@@ -50,6 +50,13 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
     assert curves[0][1] == first["history"] and len(first["history"]) == first["iterations"] + 1
     single = plot.convergence_curves(json.loads(double.read_text()))
     assert len(single) == 1 and single[0][1][-1] <= 1e-8
+    # The setup bars stack each level's phases (timed within the level's seconds), and the coarsest level's
+    # factorisation, which has no phases, as a bar of its own.
+    levels = json.loads(double.read_text())["setup"]["levels"]
+    for level in levels:
+        stacked = sum(plot.phase_seconds(level, phase) for phase in plot.PHASES + [plot.COARSE_FACTOR])
+        assert 0 < stacked <= level["seconds"] * (1 + 1e-9), level["level"]
+    assert levels[-1]["coarsest"] and plot.phase_seconds(levels[-1], plot.COARSE_FACTOR) == levels[-1]["seconds"]
 
 
 def test_a_file_that_is_not_a_report_is_named(tmp_path):
