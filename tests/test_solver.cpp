@@ -347,32 +347,44 @@ TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
   EXPECT_NE(plain.setup().rebuild_note.find("amg.keep_structure"), std::string::npos);
 }
 
+// A on the same pattern with a_rr = -1: a setup fails on it (row r + 1 named, counted from 1).
+std::shared_ptr<const CsrMatrix<double>> with_negative_diagonal(const CsrMatrix<double>& A, Index r) {
+  CsrMatrix<double> negative = A;
+  for (Offset k = negative.row_begin(r); k < negative.row_end(r); ++k)
+    if (negative.col[k] == r) negative.val[k] = -1.0;
+  return std::make_shared<const CsrMatrix<double>>(std::move(negative));
+}
+
+// solver.rebuild(broken) fails with `why`; the solver then has no levels, and its solve and preconditioner
+// refuse to run, saying why, rather than serve the matrix of before.
+void expect_no_hierarchy_after_rebuild(Solver& solver, const std::shared_ptr<const CsrMatrix<double>>& broken,
+                                       const std::string& why, const Vector<double>& b) {
+  EXPECT_THROW(solver.rebuild(broken), NumericalError);
+  EXPECT_TRUE(solver.setup().levels.empty()) << "the old levels' table outlived them";
+  EXPECT_EQ(solver.setup().operator_complexity, 0.0);
+  EXPECT_NE(solver.setup().rebuild_note.find(why), std::string::npos) << solver.setup().rebuild_note;
+  Vector<double> x;
+  try {
+    solver.solve(b, x);
+    ADD_FAILURE() << "a solve without a hierarchy";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("last rebuild failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(solver.precondition(b, x), InputError);
+}
+
 // A re-setup lets go of the old levels as it makes the new ones, so values it fails on (here a negative
 // diagonal entry) leave no hierarchy: the error is the full setup's, solve() and precondition() then say that
 // the last rebuild failed, and a rebuild on valid values sets the solver up anew.
 TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
   const auto A = poisson_3d(12);
-  CsrMatrix<double> negative = *A;
-  for (Offset k = negative.row_begin(7); k < negative.row_end(7); ++k)
-    if (negative.col[k] == 7) negative.val[k] = -1.0;
-  const auto broken = std::make_shared<const CsrMatrix<double>>(std::move(negative));
+  const auto broken = with_negative_diagonal(*A, 7);
   const Vector<double> b(A->rows, 1.0);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
     const Parameters params = keeping_structure(precision);
     Solver solver(A, params);
-    EXPECT_THROW(solver.rebuild(broken), NumericalError);
-    EXPECT_TRUE(solver.setup().levels.empty()) << "the old levels' table outlived them";
-    EXPECT_EQ(solver.setup().operator_complexity, 0.0);
-    EXPECT_NE(solver.setup().rebuild_note.find("diagonal entry 8"), std::string::npos) << solver.setup().rebuild_note;
-    Vector<double> x;
-    try {
-      solver.solve(b, x);
-      ADD_FAILURE() << "a solve without a hierarchy";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("last rebuild failed"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("diagonal entry 8"), std::string::npos) << e.what();
-    }
-    EXPECT_THROW(solver.precondition(b, x), InputError);
+    expect_no_hierarchy_after_rebuild(solver, broken, "diagonal entry 8", b);
     solver.rebuild(A);
     EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
     test::expect_identical_solves(solver, Solver(A, params), b);
@@ -383,22 +395,10 @@ TEST(Library, RebuildOnValuesThatFailLeavesNoHierarchyUntilTheNextRebuild) {
 // a caller who goes on after the exception is never served the matrix of before.
 TEST(Library, AFailedFullSetupInARebuildLeavesNoHierarchyEither) {
   const auto A = poisson_3d(12);
-  CsrMatrix<double> negative = *A;
-  for (Offset k = negative.row_begin(7); k < negative.row_end(7); ++k)
-    if (negative.col[k] == 7) negative.val[k] = -1.0;
-  const auto broken = std::make_shared<const CsrMatrix<double>>(std::move(negative));
+  const auto broken = with_negative_diagonal(*A, 7);
   const Vector<double> b(A->rows, 1.0);
   Solver solver(A, Parameters{});
-  EXPECT_THROW(solver.rebuild(broken), NumericalError);
-  EXPECT_TRUE(solver.setup().levels.empty());
-  Vector<double> x;
-  try {
-    solver.solve(b, x);
-    ADD_FAILURE() << "a solve with the hierarchy of the matrix before the failed rebuild";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("last rebuild failed"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("diagonal entry 8"), std::string::npos) << e.what();
-  }
+  expect_no_hierarchy_after_rebuild(solver, broken, "diagonal entry 8", b);
   solver.rebuild(A);
   test::expect_identical_solves(solver, Solver(A, Parameters{}), b);
 }
