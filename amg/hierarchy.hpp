@@ -60,18 +60,32 @@ struct KeptStrength<CudaBackend> {
 // near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
 // changes, the products have new patterns from that level on); on the cpu backend also the pattern of A P,
 // the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+//
+// A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
+// matrix has the first setup's pattern, and one computed anew from the matrix where it has another (a coarse
+// level below one whose products changed their patterns). Then `strength` is that newest one, and the first
+// setup's is kept beside it with its pattern, so that a matrix back on the first pattern gets it back: the
+// hierarchy does not depend on the re-setups that came before.
 template <class Backend, class Value>
 struct LevelStructure {
-  typename KeptStrength<Backend>::type strength;  // this rank's rows' (the mpi backend's local part)
+  using Strength = typename KeptStrength<Backend>::type;
+  using Csr = typename Backend::template Csr<Value>;
+  Strength strength;         // this rank's rows' (the mpi backend's local part)
   Offset weak_entries = 0;   // over all ranks
-  std::shared_ptr<const typename Backend::template Csr<Value>> T;
+  std::shared_ptr<const Csr> T;
   typename Backend::template Vector<double> coarse_weights;
   Index aggregates = 0;      // T's columns, over all ranks
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
   CsrMatrix<Value> ap_pattern;        // cpu: row_ptr and col; no values
+  // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
+  // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
+  std::shared_ptr<const Strength> first_strength;
+  Offset first_weak_entries = 0;
+  std::shared_ptr<const Csr> first_pattern;
 
   std::uint64_t bytes() const {
-    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength);
+    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
+           (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
   }
 };
 
@@ -115,8 +129,10 @@ class Hierarchy {
   // Re-setup for new values on the same pattern (amg.keep_structure): the aggregates and tentative
   // prolongators are kept; the filtered matrices, spectral radii, smoothed prolongators, Galerkin products,
   // smoothers and the coarse factorisation are computed anew. On the cpu backend the products by their
-  // numeric phase only, into the kept patterns, down to a level whose filtered matrix lumps other rows than
-  // before, from which on by the SpGEMM (products_renewed_from()); on the mpi backend by the distributed
+  // numeric phase only, into the kept patterns, down to a level whose filtered matrix has another pattern
+  // than before (other rows lumped, or another strength on a level matrix of another pattern), from which on
+  // by the SpGEMM (products_renewed_from()); each level's strength the one a setup on the kept aggregates
+  // would use (LevelStructure); on the mpi backend by the distributed
   // SpGEMM, so the result is the cpu re-setup's, bit for bit; on the cuda backend by its SpGEMM, each level's
   // strength kept where its matrix has the kept pattern (the cpu re-setup's decisions; on the device, so
   // nothing but A goes up). Throws InputError when A's pattern is not the finest matrix's (checked over all
@@ -221,7 +237,7 @@ class Hierarchy {
   int products_renewed_from_ = -1;
   struct RenewedLevel {
     std::size_t level;
-    bool strength;  // the strength renewed too (the level's matrix had another pattern)
+    bool strength;  // its strength record changed too (the level's matrix had another pattern than the kept one)
     LevelStructure<Backend, Value> structure;
   };
   std::vector<RenewedLevel> renewed_patterns_;

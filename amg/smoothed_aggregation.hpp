@@ -54,7 +54,7 @@ struct CoarseningStep {
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
   std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
-  // A re-setup's level whose filtered matrix lumps other rows than the kept one, or any level below such a
+  // A re-setup's level whose filtered matrix has another pattern than the kept one, or any level below such a
   // one: its products were formed by the SpGEMM (not into the kept patterns), and `structure` holds its new
   // filtered rows and A P pattern.
   bool patterns_renewed = false;
@@ -75,7 +75,7 @@ enum class KeptProducts {
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
-  const typename Backend::template Csr<Value>* matrix = nullptr;  // the kept hierarchy's matrix of the level
+  std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
   KeptProducts products = KeptProducts::by_spgemm;
   const CsrMatrix<Value>* ap_pattern = nullptr;
   const CsrMatrix<Value>* coarse_pattern = nullptr;
@@ -107,6 +107,7 @@ class SmoothedAggregation {
       : backend_(backend), params_(params), spgemm_(spgemm), on_product_(std::move(on_product)) {}
 
   using Weights = typename Backend::template Vector<double>;
+  using LevelStrength = typename KeptStrength<Backend>::type;
 
   // Steps 1-5 for level `info.level` with matrix A and its near-nullspace weights (empty on the finest
   // level); empty when aggregation no longer pays. Fills the level's statistics (aggregates, rho, phase
@@ -148,9 +149,8 @@ class SmoothedAggregation {
     return step;
   }
 
-  // The same with the aggregates and tentative prolongator of `kept`, and its strength where A has the pattern
-  // it was computed on; where A's pattern is another (a coarse level below one whose products changed their
-  // patterns), the strength of A itself decides which couplings the filtered matrix lumps.
+  // The same with the aggregates and tentative prolongator of `kept`, and the strength a setup on them would
+  // use (LevelStructure): the first setup's where A has the pattern it was computed on, else A's own.
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
                                               const KeptLevel<Backend, Value>& kept) const {
     CoarseningStep<Backend, Value> step;
@@ -160,27 +160,66 @@ class SmoothedAggregation {
     backend_.copy(structure.coarse_weights, step.coarse_weights);
     info.aggregates = structure.aggregates;
     step.patterns_renewed = kept.products == KeptProducts::renewed;
-    // Within a re-setup whose patterns still hold, A's pattern is the kept one by construction.
-    if (kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix)) {
-      smooth_and_multiply(A, weights, kept_strength(backend_, structure.strength, structure.weak_entries, A),
+    if (on_first_pattern(A, kept)) {
+      // Back on the first pattern after a re-setup on another: the first strength again.
+      const bool back = structure.first_pattern != nullptr;
+      smooth_and_multiply(A, weights,
+                          kept_strength(backend_, back ? *structure.first_strength : structure.strength,
+                                        back ? structure.first_weak_entries : structure.weak_entries, A),
                           *structure.T, info, clock, step, &kept);
+      step.strength_renewed = back;
+      if (step.structure && (back || params_.keep_structure)) {
+        step.structure->strength = back ? *structure.first_strength : structure.strength;
+        step.structure->weak_entries = back ? structure.first_weak_entries : structure.weak_entries;
+      }
     } else {
       auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
       clock.lap(info.phases.strength);
-      step.patterns_renewed = step.strength_renewed = true;
+      // The kept product patterns hold only for the kept classification (and then the same lumped rows).
+      if constexpr (kRecordsLumpedRows<Backend>) {
+        if (!(kept.products == KeptProducts::numeric_only &&
+              backend_.everywhere(local_strength(strength).keep == structure.strength.keep)))
+          step.patterns_renewed = true;
+      } else {
+        step.patterns_renewed = true;
+      }
+      step.strength_renewed = true;
       smooth_and_multiply(A, weights, strength, *structure.T, info, clock, step, &kept);
-      step.structure->weak_entries = strength.weak_entries;
-      step.structure->strength = std::move(local_strength(strength));
+      if (step.structure) {
+        step.structure->weak_entries = strength.weak_entries;
+        step.structure->strength = std::move(local_strength(strength));
+        const bool first_kept = structure.first_pattern != nullptr;
+        step.structure->first_strength =
+            first_kept ? structure.first_strength : std::make_shared<const LevelStrength>(structure.strength);
+        step.structure->first_weak_entries = first_kept ? structure.first_weak_entries : structure.weak_entries;
+        step.structure->first_pattern = first_kept ? structure.first_pattern : pattern_record(kept.matrix);
+      }
     }
     if (step.structure && params_.keep_structure) {
-      if (!step.strength_renewed) {
-        step.structure->strength = structure.strength;
-        step.structure->weak_entries = structure.weak_entries;
-      }
       step.structure->T = structure.T;
       step.structure->aggregates = structure.aggregates;
     }
     return step;
+  }
+
+  // Whether A has the pattern the level's first setup classified. Within a re-setup whose patterns still
+  // hold, A has the kept matrix's pattern by construction.
+  bool on_first_pattern(const Csr& A, const KeptLevel<Backend, Value>& kept) const {
+    if (kept.kept->first_pattern) return backend_.same_pattern(A, *kept.kept->first_pattern);
+    return kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix);
+  }
+
+  // What a LevelStructure keeps of a level matrix's pattern for a later same_pattern: on the host its row_ptr
+  // and col (no values); on the other backends the matrix itself, held rather than copied.
+  static std::shared_ptr<const Csr> pattern_record(const Shared& A) {
+    if constexpr (kHostCsr<Backend>) {
+      auto pattern = std::make_shared<Csr>(A->rows, A->cols);
+      pattern->row_ptr = A->row_ptr;
+      pattern->col = A->col;
+      return pattern;
+    } else {
+      return A;
+    }
   }
 
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
@@ -190,7 +229,7 @@ class SmoothedAggregation {
              const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
     Weights weights;  // the finest level's: empty, all 1
-    bool patterns_hold = numeric_only;  // until a level's filtered matrix lumps other rows
+    bool patterns_hold = numeric_only;  // until a level's filtered matrix has another pattern
     for (int level = 0;; ++level) {
       LevelInfo info;
       info.level = level;
@@ -233,7 +272,7 @@ class SmoothedAggregation {
     KeptLevel<Backend, Value> k;
     k.products = products;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
-    k.matrix = kept.levels_[static_cast<std::size_t>(level)].A.get();
+    k.matrix = kept.levels_[static_cast<std::size_t>(level)].A;
     if constexpr (kHostCsr<Backend>) {
       if (products == KeptProducts::numeric_only) {
         k.ap_pattern = &k.kept->ap_pattern;
@@ -445,6 +484,9 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
     if (renewed.strength) {
       level.strength = std::move(renewed.structure.strength);
       level.weak_entries = renewed.structure.weak_entries;
+      level.first_strength = std::move(renewed.structure.first_strength);
+      level.first_weak_entries = renewed.structure.first_weak_entries;
+      level.first_pattern = std::move(renewed.structure.first_pattern);
     }
   }
   fresh.renewed_patterns_.clear();

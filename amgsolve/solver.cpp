@@ -2,6 +2,8 @@
 // below it, the setup's hierarchy, the V-cycle and the outer iteration, is written once over that type.
 #include "amgsolve/solver.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -220,7 +222,11 @@ class SolverOn final : public Solver::Impl {
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
-    Vec<double> b_on = backend_.upload(b);
+    // The solve runs on b / 2^e, with 2^e about b's largest entry, and scales x back: PCG's norms and dot
+    // products then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300).
+    // Powers of two scale exactly, so the iterates are those of b itself, bit for bit, wherever those exist.
+    const int exponent = scale_exponent(b);
+    Vec<double> b_on = exponent == 0 ? backend_.upload(b) : backend_.upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
     if (singular) {
       // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
@@ -240,6 +246,7 @@ class SolverOn final : public Solver::Impl {
                                                                       on_iteration);
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
+    if (exponent != 0) x = scaled(x, exponent);
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
     result.communication = communication() - communicated_before;
@@ -267,16 +274,21 @@ class SolverOn final : public Solver::Impl {
     A_.reset();
     hierarchy_.clear();
     // Nor do the old levels' figures describe anything: the summary keeps what the solver is, not what it built.
-    summary = SetupSummary{.backend = summary.backend, .ranks = summary.ranks};
+    SetupSummary empty;
+    empty.backend = summary.backend;
+    empty.ranks = summary.ranks;
+    summary = std::move(empty);
   }
 
   void precondition(const Vector<double>& r, Vector<double>& z) override {
     require_rows(r, "preconditioned vector");
-    const Vec<double> r_on = backend_.upload(r);
+    const int exponent = scale_exponent(r);  // the cycle is linear: as in solve(), so that float holds r
+    const Vec<double> r_on = exponent == 0 ? backend_.upload(r) : backend_.upload(scaled(r, -exponent));
     Vec<double> z_on;
     backend_.zero(z_on, A_->rows);
     apply_cycle(r_on, z_on);
     backend_.download(z_on, z);
+    if (exponent != 0) z = scaled(z, exponent);
   }
 
  private:
@@ -325,7 +337,7 @@ class SolverOn final : public Solver::Impl {
       const int level = hierarchy_.products_renewed_from();
       if (level < 0) return kept + "their numeric phase";
       return kept + "their numeric phase (from level " + std::to_string(level) +
-             " by the SpGEMM: its filtered matrix lumps other rows than before)";
+             " by the SpGEMM: its filtered matrix has another pattern than before)";
     } else if constexpr (kDistributed<Backend>) {
       return kept + "the distributed SpGEMM";
     } else {
@@ -375,6 +387,25 @@ class SolverOn final : public Solver::Impl {
     if (hierarchy_.singular()) backend_.remove_mean(z);
   }
 
+  // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
+  // refuses as it is).
+  static int scale_exponent(const Vector<double>& b) {
+    double largest = 0;
+    for (const double v : b) {
+      if (!std::isfinite(v)) return 0;
+      largest = std::max(largest, std::abs(v));
+    }
+    return largest > 0 ? std::ilogb(largest) : 0;
+  }
+
+  static Vector<double> scaled(const Vector<double>& v, int exponent) {
+    Vector<double> out(v.size());
+    const auto n = static_cast<std::int64_t>(v.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) out[i] = std::ldexp(v[i], exponent);
+    return out;
+  }
+
   void require_rows(const Vector<double>& v, const std::string& what) const {
     if (v.size() != static_cast<std::size_t>(rows_))
       throw InputError(what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) +
@@ -420,9 +451,28 @@ class SolverOn final : public Solver::Impl {
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
 };
 
+// Where A has an entry that float cannot hold (solver.precision: mixed sets up and cycles in float): beyond
+// its range, or a diagonal entry below its normal numbers (rows would lose their scale). "" when none.
+std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0) {
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const double magnitude = std::abs(A.val[k]);
+      const bool too_small = A.col[k] == first_row + i && magnitude < std::numeric_limits<float>::min();
+      if (magnitude > std::numeric_limits<float>::max() || too_small)
+        return "entry (" + std::to_string(first_row + i) + ", " + std::to_string(A.col[k]) + ") = " +
+               pcg_detail::format_number(A.val[k]) + " does not fit in float (normal magnitudes 1.2e-38 to 3.4e+38), " +
+               "which solver.precision: mixed sets up and cycles in; use solver.precision: double";
+    }
+  return "";
+}
+
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
 template <class Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
+  if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>) {
+    if (params.solver.precision == Precision::mixed)
+      if (const std::string problem = float_range_problem(*A); !problem.empty()) throw InputError(problem);
+  }
   if (params.solver.precision == Precision::mixed)
     return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
   return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
@@ -481,7 +531,7 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 
 #ifdef AMGSOLVE_WITH_MPI
 // What is wrong with this rank's block, or "": the shape every rank must agree on.
-std::string block_problem(const RowBlock& block) {
+std::string block_problem(const RowBlock& block, Precision precision) {
   if (block.global_rows < 0 || block.global_rows > std::numeric_limits<Index>::max())
     return "a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
   if (block.rows.cols != block.global_rows)
@@ -493,13 +543,14 @@ std::string block_problem(const RowBlock& block) {
            ") are this rank's (owned_rows)";
   for (Index c : block.rows.col)
     if (c < 0 || c >= block.rows.cols) return "a column index " + std::to_string(c) + " outside the matrix";
+  if (precision == Precision::mixed) return float_range_problem(block.rows, static_cast<Index>(first));
   return "";
 }
 
 // Every rank checks its block and all agree on the row count: a bad block on any rank is the same
 // InputError on every rank, before anything else collective.
-void require_agreed_blocks(const RowBlock& block) {
-  std::string problem = block_problem(block);
+void require_agreed_blocks(const RowBlock& block, Precision precision) {
+  std::string problem = block_problem(block, precision);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && rows[0] != -rows[1]) problem = "the ranks disagree on the matrix's row count";
@@ -518,7 +569,7 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
   (void)chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) {
-    require_agreed_blocks(block);
+    require_agreed_blocks(block, params.solver.precision);
     return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
   }
 #endif
@@ -572,7 +623,7 @@ void Solver::rebuild(RowBlock block) {
   bool distributed = false;
   (void)chosen_backend(impl_->params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
-  if (distributed) require_agreed_blocks(block);
+  if (distributed) require_agreed_blocks(block, impl_->params.solver.precision);
 #endif
   std::string why;
   if (impl_->rebuild(block, why)) return;

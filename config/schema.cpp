@@ -465,8 +465,8 @@ std::vector<KeySpec> amg_keys() {
            "Keep what a re-setup for new values on the same pattern needs (the library's Solver::rebuild, the "
            "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
            "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
-           "their numeric phase only (by the SpGEMM from a level whose filtered matrix lumps other rows than "
-           "before), over MPI ranks by the distributed SpGEMM (the same hierarchy), on the cuda backend by its "
+           "their numeric phase only (by the SpGEMM from a level whose filtered matrix has another pattern "
+           "than before), over MPI ranks by the distributed SpGEMM (the same hierarchy), on the cuda backend by its "
            "SpGEMM on the device. Costs about the finest matrix's column indices in memory."),
   };
 }
@@ -659,6 +659,13 @@ void check_config(const KeyReader& r, Config& c) {
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);
+  if (c.amg.pre_smooth == 0 && c.amg.post_smooth == 0) {
+    const bool post_given = r.is_set("amg.smoother.post_steps");
+    const std::string key = post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps";
+    r.fail_at(key, key + " is 0 and so is " + (post_given ? "amg.smoother.pre_steps" : "amg.smoother.post_steps") +
+                       ": a V-cycle that never smooths corrects only in the coarse space, which is no "
+                       "preconditioner (give one of them at least 1)");
+  }
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
 }

@@ -8,7 +8,9 @@
 // Breakdown is an error, not a wrong answer: p^T A p <= 0 means A is not positive definite, and
 // r^T M^-1 r <= 0 that the preconditioner is not; NaN or infinity anywhere stops the solve. The backends'
 // dot products are deterministic, so iteration counts do not depend on the thread count.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -55,6 +57,12 @@ bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
   return true;
 }
 
+// No relative residual below this is attainable in double precision (the true residual b - A x is formed
+// with an error of about eps |A| |x|); the recurrence's residual, which keeps falling, is checked against the
+// true one from here on even for a smaller tolerance, which then stagnates, instead of being followed into
+// underflow (a p^T A p of 0 that would read as a breakdown).
+inline constexpr double kUnattainableResidual = 1e-3 * std::numeric_limits<double>::epsilon();
+
 // The end both iterations share: the counts, the final residual, and the time since `timer` started.
 inline void finish(SolveResult& result, int iterations, double relres, double tolerance, const Timer& timer) {
   result.iterations = iterations;
@@ -85,6 +93,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
   double relres = result.history.back();
   int k = 0;
   double last_restart_residual = INFINITY;
+  const double check_below = std::max(params.tolerance, kUnattainableResidual);
   while (relres > params.tolerance && k < params.max_iterations) {
     ++k;
     const double pq = be.spmv_dot(A, p, q);
@@ -93,7 +102,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     relres = std::sqrt(be.cg_update(alpha, p, q, x, r)) / bnorm;
     require_finite(relres, "the residual", k);
     bool restart = false;
-    if (relres <= params.tolerance) {
+    if (relres <= check_below) {
       // The recurrence r -= alpha q drifts from b - A x on ill-conditioned systems (e.g. coefficient
       // jumps of 1e6): check the true residual, and if it is not yet small enough restart from it
       // (residual replacement) rather than report a residual the solution does not have.

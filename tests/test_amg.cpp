@@ -753,6 +753,29 @@ TEST(Rebuild, WhereOtherRowsAreLumpedTheProductsAreFormedAnewOnTheKeptAggregates
   expect_same_hierarchy(rebuilt, AmgHierarchy<double>(shared(A), keeping_structure()));
 }
 
+// Anisotropy along x, then along y, then none, then along x again, on one pattern: the strong links move, so
+// the coarse levels' patterns change and their strength is computed anew. Each re-setup must be the setup on
+// the first hierarchy's aggregates (not on a strength a re-setup before it computed), and the last the first.
+TEST(Rebuild, TheHierarchyDoesNotDependOnTheReSetupsBeforeIt) {
+  const auto anisotropic = [](double x, double y) {
+    PoissonParams p;
+    p.stencil = Stencil::p5;
+    p.size = {40, 40};
+    p.anisotropy = {x, y};
+    return shared(poisson_matrix(p));
+  };
+  const auto first = anisotropic(1.0, 1e-3);
+  const AmgHierarchy<double> first_setup(first, keeping_structure());
+  AmgHierarchy<double> rebuilt(first, keeping_structure());
+  for (const auto& values : {anisotropic(1e-3, 1.0), anisotropic(1.0, 1.0), first}) {
+    rebuilt.rebuild(values);
+    ASSERT_NO_FATAL_FAILURE(
+        expect_same_hierarchy(rebuilt, AmgHierarchy<double>(CpuBackend{}, values, keeping_structure(), first_setup)));
+  }
+  EXPECT_GE(rebuilt.products_renewed_from(), 0);  // the last re-setup formed products anew
+  expect_same_hierarchy(rebuilt, first_setup);
+}
+
 TEST(Rebuild, AnotherPatternOrNoKeptStructureIsAnError) {
   const auto A = shared(poisson(Stencil::p7, {12, 12, 12}));
   AmgHierarchy<double> amg(A, keeping_structure());

@@ -423,6 +423,63 @@ TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{std::nullopt, 0}), InputError);
 }
 
+// b scaled by powers of two far outside the usual range (2^-600 = 2.4e-181, 2^900 = 8.5e270, and 2^-120 =
+// 7.5e-37, whose entries' squares underflow in float): the solve works on b's scale and gives the scaled
+// solution of b itself, with the same residual history bit for bit, in double and in the mixed cycle
+// (before, a tiny b read as b = 0 and a huge one as NaN). A tolerance no arithmetic reaches stagnates.
+TEST(Library, RightHandSidesOfAnyScaleGiveTheScaledSolution) {
+  const auto A = poisson_3d(12);
+  Vector<double> b(A->rows);
+  for (Index i = 0; i < A->rows; ++i) b[i] = 1.0 + 0.5 * std::sin(0.3 * i);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.solver.precision = precision;
+    const Solver solver(A, params);
+    Vector<double> x;
+    const SolveResult reference = solver.solve(b, x);
+    ASSERT_TRUE(reference.converged);
+    for (const int exponent : {-600, -120, 900}) {
+      Vector<double> scaled_b(b.size()), scaled_x;
+      for (std::size_t i = 0; i < b.size(); ++i) scaled_b[i] = std::ldexp(b[i], exponent);
+      const SolveResult r = solver.solve(scaled_b, scaled_x);
+      EXPECT_EQ(r.history, reference.history) << "2^" << exponent;
+      ASSERT_EQ(scaled_x.size(), x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(scaled_x[i], std::ldexp(x[i], exponent)) << "2^" << exponent;
+    }
+    Vector<double> tiny_b(b.size()), tiny_x;  // not a power of two: the solution to the tolerance
+    for (std::size_t i = 0; i < b.size(); ++i) tiny_b[i] = b[i] * 1e-170;
+    const SolveResult tiny = solver.solve(tiny_b, tiny_x);
+    EXPECT_TRUE(tiny.converged);
+    EXPECT_GT(tiny.iterations, 0);
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(tiny_x[i] / 1e-170, x[i], 1e-6 * std::abs(x[i]));
+    const SolveResult unattainable = solver.solve(b, x, {}, SolveLimits{1e-200, std::nullopt});
+    EXPECT_FALSE(unattainable.converged);
+    EXPECT_TRUE(unattainable.stagnated);
+    EXPECT_LT(unattainable.iterations, params.solver.max_iterations);
+    EXPECT_LT(true_relative_residual(*A, b, x), 1e-12);
+  }
+}
+
+// solver.precision: mixed sets up and cycles in float: a matrix float cannot hold is refused in one line.
+TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
+  const auto A = poisson_3d(6);
+  Parameters params;
+  params.solver.precision = Precision::mixed;
+  for (const double scale : {1e300, 1e-300}) {
+    auto scaled = std::make_shared<CsrMatrix<double>>(*A);
+    for (double& v : scaled->val) v *= scale;
+    try {
+      const Solver solver(scaled, params);
+      ADD_FAILURE() << "a matrix scaled by " << scale << " was taken in float";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("does not fit in float"), std::string::npos) << e.what();
+    }
+    params.solver.precision = Precision::double_precision;
+    EXPECT_NO_THROW(Solver(scaled, params));
+    params.solver.precision = Precision::mixed;
+  }
+}
+
 TEST(IterationTraffic, CountsEveryPassOfTheCycleAndTheOuterIteration) {
   // Two levels: 1000 rows with 5000 nonzeros and P of 1000 nonzeros onto 100 rows with 900 nonzeros.
   std::vector<LevelInfo> levels(2);

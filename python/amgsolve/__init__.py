@@ -106,15 +106,13 @@ class Solver:
         (the relative residual before the first iteration and after each), seconds, convergence_factor, levels."""
         b = _vector(b, "b")
         tol = None if tol is None else float(tol)
-        x, info = self._core.solve(b, tol, _count(maxiter, "maxiter"))
-        info["levels"] = self.levels
-        return x, info
+        return self._core.solve(b, tol, _count(maxiter, "maxiter"))
 
     def rebuild(self, A: Any) -> None:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
         amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
         kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
-        whose filtered matrix lumps other rows than before); otherwise a full setup. solver.setup["reused"]
+        whose filtered matrix has another pattern than before); otherwise a full setup. solver.setup["reused"]
         says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
         The old levels are let go of as the new ones are made (no more memory than the first setup). A matrix
         refused before any work (not square, not symmetric, not finite: InputError) leaves the hierarchy as it
