@@ -10,6 +10,7 @@
 #include "app/ranks.hpp"
 #include "app/run.hpp"
 #include "app/version.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
 #include "config/schema.hpp"
@@ -25,11 +26,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", amgsolve::version_text());
   app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
   app.add_option("--set", options.overrides, "Override a config key, e.g. --set problem.size=[64,64,64]")
-      ->type_name("KEY=VALUE");
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
   app.add_option("--report", options.report, "Write the JSON report here (overrides output.report)");
   app.add_option("--vtk", options.vtk, "Write the solution as VTK image data (.vti) here (overrides output.vtk)");
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
-      ->check(CLI::Range(1, 4096));
+      ->check(CLI::Range(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
   app.add_flag("--compare-spgemm", options.compare_spgemm,
                "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
       return amgsolve::kExitOk;
     }
     if (options.config.empty()) {
-      std::fprintf(stderr, "amgsolve: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
+      std::fprintf(stderr, "amgsolve: error: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
       return amgsolve::kExitError;
     }
     return amgsolve::run(options);

@@ -2,6 +2,7 @@
 
 #include "app/ranks.hpp"
 #include "app/run_support.hpp"
+#include "app/version.hpp"
 
 #include <omp.h>
 
@@ -16,6 +17,7 @@
 #include "amgsolve/solver.hpp"
 #include "common/atomic_file.hpp"
 #include "common/device.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
@@ -44,34 +46,13 @@ void check_mouse_view(const Config& config, const std::string& key, const std::s
                      "and rebuild, or leave " + key + " empty)");
   if (std::filesystem::path(path).extension() != extension)
     throw InputError(key + ": use a " + std::string(extension) + " file name, not " + path);
-  require_writable(path, what);
+  require_writable(path, what, kVtkSignature);
 }
 
 // Fails fast, before any long computation, on output paths that cannot be written.
 void check_outputs(const Config& config) {
   const OutputParams& out = config.output;
-  if (!out.report.empty()) require_writable(out.report, "report file");
-  if (!out.solution.empty()) {
-    if (config.problem.type == ProblemType::mouse)
-      throw InputError("output.solution: a mouse problem has one fluence per source; use output.vtk");
-    require_writable(out.solution, "solution file");
-  }
-  if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file");
-  if (!out.vtk.empty()) {
-    if (!vtk_available())
-      throw InputError("output.vtk: built without VTK, so no .vti file can be written (install libvtk9-dev and "
-                       "rebuild, or leave output.vtk and --vtk empty)");
-    if (config.problem.type == ProblemType::matrix_market)
-      throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
-                       "(use output.solution to save the solution vector)");
-    if (std::filesystem::path(out.vtk).extension() != ".vti")
-      throw InputError("output.vtk: grid problems are written as VTK image data; use a .vti file name, not " +
-                       out.vtk);
-    require_writable(out.vtk, "VTK file");
-  }
-  check_mouse_view(config, "output.skin", out.skin, ".vtp", "skin surface file");
-  check_mouse_view(config, "output.camera", out.camera, ".vti", "camera image file");
-  // No output may overwrite an input or another output.
+  // No output may overwrite an input or another output (said first: more to the point than "not ours").
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const auto& [what, path] :
        {std::pair{"report file", out.report}, std::pair{"solution file", out.solution},
@@ -82,6 +63,27 @@ void check_outputs(const Config& config) {
   if (config.problem.type == ProblemType::matrix_market)
     inputs.insert(inputs.end(), {config.problem.matrix_market.matrix, config.problem.matrix_market.rhs});
   require_distinct_outputs(outputs, inputs);
+  if (!out.report.empty()) require_writable(out.report, "report file", kReportSignature);
+  if (!out.solution.empty()) {
+    if (config.problem.type == ProblemType::mouse)
+      throw InputError("output.solution: a mouse problem has one fluence per source; use output.vtk");
+    require_writable(out.solution, "solution file", kSolutionSignature);
+  }
+  if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file", kSpgemmCsvSignature);
+  if (!out.vtk.empty()) {
+    if (!vtk_available())
+      throw InputError("output.vtk: built without VTK, so no .vti file can be written (install libvtk9-dev and "
+                       "rebuild, or leave output.vtk and --vtk empty)");
+    if (config.problem.type == ProblemType::matrix_market)
+      throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
+                       "(use output.solution to save the solution vector)");
+    if (std::filesystem::path(out.vtk).extension() != ".vti")
+      throw InputError("output.vtk: grid problems are written as VTK image data; use a .vti file name, not " +
+                       out.vtk);
+    require_writable(out.vtk, "VTK file", kVtkSignature);
+  }
+  check_mouse_view(config, "output.skin", out.skin, ".vtp", "skin surface file");
+  check_mouse_view(config, "output.camera", out.camera, ".vti", "camera image file");
 }
 
 void print_level(const LevelInfo& l, const std::string& backend) {
@@ -432,6 +434,7 @@ Config load_run_config(const RunOptions& options) {
 // The report's header (config, threads, ranks, backend, solver), and the run's first line.
 RunRecord start_record(const Config& config) {
   RunRecord record;
+  record.program = version_text().substr(0, version_text().find('\n'));
   record.config_file = config.source;
   record.threads = max_threads();
   record.ranks = Ranks::size();
@@ -524,7 +527,10 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 
 int run(const RunOptions& options) {
   set_quiet(options.quiet || !Ranks::prints());
-  if (options.threads > 0) omp_set_num_threads(options.threads);
+  if (options.threads > 0)
+    omp_set_num_threads(options.threads);
+  else
+    require_supported_thread_count();
   Config config = load_run_config(options);
   RunRecord record = start_record(config);
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);

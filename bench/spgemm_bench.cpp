@@ -321,7 +321,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     if (threads > 0) omp_set_num_threads(threads);
-    if (!csv.empty()) require_writable(csv, "CSV file");  // now, not after the measurements
+    if (!csv.empty()) require_writable(csv, "CSV file", "matrix,backend,median_seconds,");  // now, not after the measurements
     std::vector<const SpgemmBackend*> backends;
     for (const SpgemmBackend* b : SpgemmRegistry::instance().all())
       if (b->available() && (backend_names.empty() || std::count(backend_names.begin(), backend_names.end(), b->name())))

@@ -45,6 +45,9 @@ fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.
 // (whose write errors are reported). The temporary file is gone afterwards either way.
 void place(const std::string& temp, const std::string& target, bool through, const std::string& shown) {
   if (!through) {
+    std::error_code ec;
+    const fs::perms old = fs::status(target, ec).permissions();
+    if (!ec && old != fs::perms::unknown) fs::permissions(temp, old, ec);  // best effort: the data matters more
     if (std::rename(temp.c_str(), target.c_str()) == 0) return;
     const std::string reason = std::strerror(errno);
     std::remove(temp.c_str());
@@ -116,7 +119,33 @@ void OutputBatch::commit() {
   }
 }
 
-void require_writable(const std::string& path, const std::string& what) {
+// Whether the file's first kSignatureBytes hold `signature`.
+bool carries_signature(const fs::path& file, std::string_view signature) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) return false;
+  std::string head(kSignatureBytes, '\0');
+  head.resize(std::fread(head.data(), 1, head.size(), f));
+  std::fclose(f);
+  return head.find(signature) != std::string::npos;
+}
+
+// An existing regular file an output would replace must be ours: writable, and marked as our output of the
+// kind (where the kind has a mark).
+void require_ours(const fs::path& target, const std::string& path, const std::string& what,
+                  std::string_view signature) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(target, ec);
+  if (ec || !fs::is_regular_file(status)) return;
+  constexpr fs::perms writable = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
+  if ((status.permissions() & writable) == fs::perms::none)
+    throw InputError(what + " " + path + " exists and is read-only: not replaced (make it writable, or choose "
+                     "another name)");
+  if (!signature.empty() && fs::file_size(target, ec) > 0 && !carries_signature(target, signature))
+    throw InputError(what + " " + path + " exists and is not an amgsolve " + what + ": not replaced (remove it, "
+                     "or choose another name)");
+}
+
+void require_writable(const std::string& path, const std::string& what, std::string_view signature) {
   const fs::path target = follow_links(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw InputError(what + " " + path + " is a directory");
@@ -136,6 +165,7 @@ void require_writable(const std::string& path, const std::string& what) {
   }
   ::close(fd);
   ::unlink(probe.c_str());
+  require_ours(target, path, what, signature);
 }
 
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,

@@ -6,11 +6,14 @@
 //   * a device or a FIFO (/dev/null, /dev/full, a pipe) is written through: the data goes to a temporary
 //     file in the system's temporary folder and commit() copies it into the device, reporting its write
 //     errors (ENOSPC on /dev/full), since renaming over it would replace the special file with a regular one;
-//   * a directory is refused.
+//   * a directory is refused;
+//   * a regular file that is replaced keeps its permissions.
 // While an OutputBatch is open, commit() only stages the file: the batch's commit() renames them all at the
 // end of a run, and a batch that ends without committing removes them all, so a run that fails while
 // writing its last output leaves none of its outputs behind.
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,9 +67,12 @@ class OutputBatch {
 };
 
 // Throws InputError if `path` cannot be written: a missing directory, a directory that takes no new file
-// (no permission, a read-only file system, /proc), a directory as the path, a device that is not writable.
+// (no permission, a read-only file system, /proc), a directory as the path, a device that is not writable;
+// or if it would replace a file that is not ours: a read-only one, or (with `signature`, the text each
+// amgsolve output of its kind starts with, within its first kSignatureBytes) a non-empty file without it.
 // Called before long computations so that a bad output path fails in a second, not after the solve.
-void require_writable(const std::string& path, const std::string& what);
+void require_writable(const std::string& path, const std::string& what, std::string_view signature = {});
+inline constexpr std::size_t kSignatureBytes = 4096;
 
 // Throws InputError if two of `outputs` ((what, path) pairs) are the same file, or one of them is one of
 // `inputs` (the files the run reads). Devices such as /dev/null may be given to several outputs.

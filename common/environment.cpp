@@ -1,5 +1,7 @@
 #include "common/environment.hpp"
 
+#include <omp.h>
+
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,13 @@ std::optional<long long> integer_from_environment(const char* name, long long mi
     throw InputError(std::string(name) + "='" + text + "' is not a whole number from " + std::to_string(min) +
                      " to " + std::to_string(max));
   return value;
+}
+
+void require_supported_thread_count() {
+  const int threads = omp_get_max_threads();  // reads the setting; starts no thread
+  if (threads > kMaxThreads)
+    throw InputError("OMP_NUM_THREADS asks for " + std::to_string(threads) + " threads; amgsolve runs on at most " +
+                     std::to_string(kMaxThreads) + " (set it lower, or give the thread count: --threads N)");
 }
 
 }  // namespace amgsolve

@@ -9,4 +9,12 @@ namespace amgsolve {
 // its text and the allowed range when it is not a whole decimal integer in [min, max].
 std::optional<long long> integer_from_environment(const char* name, long long min, long long max);
 
+// The most OpenMP threads amgsolve runs on (--threads' bound): far more only fail inside the OpenMP runtime
+// (OMP_NUM_THREADS=100000 crashes it at the first parallel region).
+inline constexpr int kMaxThreads = 4096;
+
+// Throws InputError when OpenMP would start more than kMaxThreads threads (OMP_NUM_THREADS): called before
+// the first parallel region.
+void require_supported_thread_count();
+
 }  // namespace amgsolve

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "common/error.hpp"
 #include "config/schema.hpp"
@@ -126,14 +128,28 @@ class Document {
     YAML::Node value;
     try {
       value = YAML::Load(assignment.substr(eq + 1));
+      require_one_value(assignment.substr(eq + 1));
     } catch (const YAML::Exception& e) {
       throw InputError(override_label_ + " " + assignment + ": malformed YAML value: " + e.msg);
+    } catch (const InputError& e) {
+      throw InputError(override_label_ + " " + assignment + ": " + e.what());
     }
     const std::vector<std::string> parts = split_path(path);
     if (path.back() == '.' || std::find(parts.begin(), parts.end(), std::string()) != parts.end())
       throw InputError(override_label_ + " " + assignment + ": '" + path + "' has an empty key name");
     set_path(root_, parts, 0, value, path, override_label_);
     overridden_.insert(path);
+  }
+
+  // yaml-cpp reads the first value of "[8,8,8] junk", "[8,8,8],[4,4,4]" or a second document and drops the
+  // rest: a --set value must be one value. Inside a list of its own, a flow value with more after it is a
+  // parse error or a second entry.
+  static void require_one_value(const std::string& text) {
+    if (text.find("\n---") != std::string::npos || text.find("\n...") != std::string::npos || text.rfind("---", 0) == 0)
+      throw InputError("one value only, not several YAML documents");
+    const std::size_t first = text.find_first_not_of(" \t");
+    if (first == std::string::npos || (text[first] != '[' && text[first] != '{')) return;
+    if (YAML::Load("[" + text + "\n]").size() != 1) throw InputError("one value only, not a list of them");
   }
 
   // "file:line: " for a value, or "--set key: " for an overridden one.
@@ -148,6 +164,8 @@ class Document {
     if (mark.is_null() || mark.line < 0) return name_ + ": ";
     return name_ + ":" + std::to_string(mark.line + 1) + ": ";
   }
+
+  const std::string& override_label() const { return override_label_; }
 
   // Whether --set gave the key (or a section above it).
   bool overridden(const std::string& path) const {
@@ -260,6 +278,20 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
   }
 }
 
+// An integer written in decimal: yaml-cpp would read 010 as 8 (octal) and 0x10 as 16, which nobody writing
+// a grid size means.
+bool decimal_integer(const YAML::Node& node, std::int64_t& v) {
+  if (!node.IsScalar()) return false;
+  const std::string& s = node.Scalar();
+  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);  // from_chars takes '-' only
+  const char* end = s.data() + s.size();
+  const char* first_digit = begin + (begin < end && *begin == '-' ? 1 : 0);
+  if (first_digit == end || (*first_digit == '0' && end - first_digit > 1)) return false;
+  if (begin != s.data() && first_digit != begin) return false;  // "+-5"
+  const auto [stop, error] = std::from_chars(begin, end, v);
+  return error == std::errc() && stop == end;
+}
+
 // KeyReader over the YAML document.
 class Reader final : public KeyReader {
  public:
@@ -268,8 +300,7 @@ class Reader final : public KeyReader {
   std::int64_t integer(const std::string& path) const override {
     const auto [node, spec] = value(path);
     std::int64_t v = 0;
-    if (!node.IsScalar() || !YAML::convert<std::int64_t>::decode(node, v))
-      fail(path, node, "must be an integer, got " + show(node));
+    if (!decimal_integer(node, v)) fail(path, node, "must be a decimal integer, got " + show(node));
     check_bounds(path, node, *spec, static_cast<double>(v));
     return v;
   }
@@ -319,6 +350,8 @@ class Reader final : public KeyReader {
   }
 
   [[noreturn]] void fail_at(const std::string& path, const std::string& message) const override {
+    // These messages begin with their key: after "--set KEY: " it would be said twice.
+    if (doc_.overridden(path) && message.rfind(path, 0) == 0) throw InputError(doc_.override_label() + " " + message);
     throw InputError(doc_.where(path, doc_.find(path)) + message);
   }
 
@@ -352,7 +385,12 @@ class Reader final : public KeyReader {
     std::vector<T> out;
     for (const YAML::Node& entry : node) {
       T v{};
-      if (!entry.IsScalar() || !YAML::convert<T>::decode(entry, v) || !std::isfinite(static_cast<double>(v)))
+      bool read = false;
+      if constexpr (std::is_integral_v<T>)
+        read = decimal_integer(entry, v);
+      else
+        read = entry.IsScalar() && YAML::convert<T>::decode(entry, v) && std::isfinite(v);
+      if (!read)
         fail(path, entry, "entries must be " + example.substr(0, example.find(' ')) + ", got " + show(entry));
       check_bounds(path, entry, *spec, static_cast<double>(v));
       out.push_back(v);

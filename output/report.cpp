@@ -184,6 +184,7 @@ nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
 
 nlohmann::json report_json(const RunRecord& run) {
   nlohmann::json j = {
+      {"amgsolve", run.program},
       {"config", run.config_file},
       {"problem",
        {{"description", run.problem_description},

@@ -76,6 +76,7 @@ struct StepRecord {
 };
 
 struct RunRecord {
+  std::string program;  // amgsolve's version and commit (--version's first line)
   std::string config_file;
   std::string problem_description;
   std::string problem_type;
@@ -105,6 +106,11 @@ struct RunRecord {
 };
 
 nlohmann::json report_json(const RunRecord& run);
+
+// What a report and a comparison CSV written by amgsolve start with (the report's first key, "amgsolve", holds
+// the program's version): require_writable replaces no file without it.
+inline constexpr const char* kReportSignature = "\"amgsolve\":";
+inline constexpr const char* kSpgemmCsvSignature = "level,product,backend,seconds,";
 
 // Written atomically: the file appears complete or not at all.
 void write_report(const std::string& path, const RunRecord& run);

@@ -54,6 +54,10 @@ void write_xml(const std::string& path, vtkDataObject* data) {
   vtkObject::GlobalWarningDisplayOff();
   vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_OFF);
   AtomicFile target(path);
+  vtkNew<vtkStringArray> mark;  // kVtkSignature
+  mark->SetName("amgsolve");
+  mark->InsertNextValue("written by amgsolve");
+  data->GetFieldData()->AddArray(mark);
   vtkNew<Writer> writer;
   writer->SetFileName(target.temp_path().c_str());
   writer->SetInputData(data);

@@ -65,7 +65,8 @@ Vector<double> parse_matrix_market_vector(std::string_view text, const std::stri
 // Writes A as "coordinate real general" (or the lower triangle as "symmetric" when asked).
 void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric = false);
 
-// Writes x as an n x 1 "array real general" file.
+// Writes x as an n x 1 "array real general" file, with the comment kSolutionSignature below the banner.
+inline constexpr const char* kSolutionSignature = "\n% written by amgsolve";
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x);
 
 }  // namespace amgsolve

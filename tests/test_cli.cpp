@@ -56,9 +56,11 @@ std::string quote(const std::string& s) {
 
 // Runs amgsolve with `args` in `dir` (so stray relative outputs would land there), capturing stdout and
 // stderr through files that are removed again before returning.
-RunResult run(const ScratchDir& dir, const std::vector<std::string>& args) {
+// `environment`: VAR=VALUE settings for this run.
+RunResult run(const ScratchDir& dir, const std::vector<std::string>& args, const std::string& environment = "") {
   const std::string out_path = dir.file(".stdout"), err_path = dir.file(".stderr");
-  std::string command = "cd " + quote(dir.path().string()) + " && " + quote(AMGSOLVE_BINARY);
+  std::string command = "cd " + quote(dir.path().string()) + " && " + (environment.empty() ? "" : "env " + environment + " ") +
+                        quote(AMGSOLVE_BINARY);
   for (const std::string& a : args) command.append(" ").append(quote(a));
   command += " </dev/null >" + quote(out_path) + " 2>" + quote(err_path);
   const int raw = std::system(command.c_str());
@@ -319,6 +321,49 @@ TEST(Cli, OutputOntoTheConfigOrAnotherOutputIsRefused) {
   r = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "output.solution=" + dir.file("R.json")});
   EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"same file"}));
   EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+}
+
+// An output replaces only a file amgsolve wrote (or an empty one): another program's report, solution or VTK
+// file, or a read-only one, is named and left as it was, before any work.
+TEST(Cli, AnOutputNeverReplacesAFileThatIsNotOurs) {
+  ScratchDir dir;
+  const std::string notes = write_text(dir, "notes.json", "{\"mine\": true}\n");
+  RunResult r = run(dir, {kSmallConfig, "--report", notes});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.json"}, {"notes.json", "not an amgsolve report file"}));
+  EXPECT_EQ(read_text(notes), "{\"mine\": true}\n");
+  const std::string vector = write_text(dir, "x.mtx", array_vector({1, 2, 3}));
+  r = run(dir, {kSmallConfig, "--set", "output.solution=" + vector});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.json", "x.mtx"}, {"x.mtx", "not an amgsolve solution file"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+  // Its own outputs it replaces, run after run, and the permissions they were given stay.
+  const std::string report = dir.file("R.json"), solution = dir.file("x2.mtx");
+  for (int round = 0; round < 2; ++round) {
+    r = run(dir, {kSmallConfig, "--quiet", "--report", report, "--set", "output.solution=" + solution});
+    ASSERT_EQ(r.status, kExitOk) << r.err;
+    if (round == 0) std::filesystem::permissions(report, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  }
+  EXPECT_EQ(std::filesystem::status(report).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(report, std::filesystem::perms::owner_read);
+  r = run(dir, {kSmallConfig, "--report", report});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.json", "x.mtx", "R.json", "x2.mtx"}, {"R.json", "read-only"}));
+}
+
+// --set takes one KEY=VALUE: a config named after it is still the config.
+TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {"--set", "amg.coarse_size=12", kSmallConfig, "--quiet", "--report", dir.file("R.json")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(json::parse(read_text(dir.file("R.json")))["setup"]["levels"].back()["rows"].get<int>() <= 12, true);
+}
+
+// More threads than OpenMP can start crashed inside its runtime: refused in one line (--threads still rules).
+TEST(Cli, ThreadCountBeyondTheLimitIsRefused) {
+  ScratchDir dir;
+  RunResult r = run(dir, {kSmallConfig, "--quiet"}, "OMP_NUM_THREADS=100000");
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"OMP_NUM_THREADS", "4096"}));
+  r = run(dir, {kSmallConfig, "--quiet", "--threads", "2"}, "OMP_NUM_THREADS=100000");
+  EXPECT_EQ(r.status, kExitOk) << r.err;
 }
 
 // A report onto a device is written into it: /dev/null stays /dev/null.

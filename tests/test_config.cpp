@@ -597,6 +597,37 @@ TEST(Config, OverrideWithMalformedValue) {
   EXPECT_TRUE(Contains(e, "malformed YAML"));
 }
 
+// yaml-cpp reads the first value of these and drops the rest; a --set value is one value.
+TEST(Config, OverrideWithMoreThanOneValue) {
+  for (const char* value : {"problem.size=[8,8,8] junk", "problem.size=[8,8,8],[4,4,4]", "problem.size=[8,8,8]\n---\nx",
+                            "amg.smoother={pre_steps: 2} post_steps"}) {
+    const std::string e = parse_error("", {value});
+    EXPECT_TRUE(Contains(e, "--set")) << value;
+  }
+  EXPECT_EQ(parse_config("", "cfg.yaml", {"problem.size=[ 8, 8, 8 ]  "}).problem.poisson.size,
+            (std::vector<std::int64_t>{8, 8, 8}));
+}
+
+// Integers are read in decimal: yaml-cpp would read 010 as 8 and 0x10 as 16.
+TEST(Config, IntegersAreDecimal) {
+  for (const char* text : {"010", "0x10", "+-5", "08"}) {
+    const std::string e = parse_error(std::string("amg:\n  coarse_size: ") + text + "\n");
+    EXPECT_TRUE(Contains(e, "cfg.yaml:2:")) << text;
+    EXPECT_TRUE(Contains(e, "decimal integer")) << text;
+  }
+  EXPECT_TRUE(Contains(parse_error("", {"problem.size=[010,8,8]"}), "problem.size"));
+  EXPECT_EQ(parse_config("amg:\n  coarse_size: +12\n", "cfg.yaml").amg.coarse_size, 12);
+  EXPECT_EQ(parse_config("amg:\n  coarse_size: 0\n", "cfg.yaml", {"amg.coarse_size=40"}).amg.coarse_size, 40);
+}
+
+// A V-cycle that never smooths is no preconditioner: refused, naming the keys.
+TEST(Config, SomeSmoothingIsRequired) {
+  const std::string e = parse_error("amg:\n  smoother:\n    pre_steps: 0\n", {"amg.smoother.post_steps=0"});
+  EXPECT_TRUE(Contains(e, "--set amg.smoother.post_steps is 0 and so is amg.smoother.pre_steps"));
+  EXPECT_TRUE(LacksText(e, "post_steps: amg.smoother"));  // the key is said once
+  EXPECT_EQ(parse_config("amg:\n  smoother:\n    pre_steps: 0\n", "cfg.yaml").amg.post_smooth, 1);
+}
+
 TEST(Config, OverrideThroughAScalar) {
   const std::string e = parse_error("amg:\n  coarse_size: 10\n", {"amg.coarse_size.x=1"});
   EXPECT_TRUE(Contains(e, "--set"));

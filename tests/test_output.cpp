@@ -128,6 +128,35 @@ TEST(AtomicFile, RequireWritableTriesTheDirectory) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "the probe file is removed";
 }
 
+// An output replaces only its own kind of file: one amgsolve wrote (its signature within the first bytes), an
+// empty one, or a new one; never a read-only file or another program's. A file it replaces keeps its mode.
+TEST(AtomicFile, AnOutputReplacesOnlyWhatIsOurs) {
+  test::ScratchDir dir;
+  const std::string signature = "\"amgsolve\":";
+  const std::string ours = dir.file("ours.json"), theirs = dir.file("theirs.json"), empty = dir.file("empty.json");
+  write_through(ours, "{\n  \"amgsolve\": \"amgsolve 0.1.0\",\n  \"x\": 1\n}\n");
+  write_through(theirs, "{\"results\": [1, 2, 3]}\n");
+  write_through(empty, "");
+  EXPECT_NO_THROW(require_writable(ours, "report file", signature));
+  EXPECT_NO_THROW(require_writable(empty, "report file", signature));
+  EXPECT_NO_THROW(require_writable(dir.file("new.json"), "report file", signature));
+  EXPECT_NO_THROW(require_writable(theirs, "report file"));  // a kind without a signature
+  try {
+    require_writable(theirs, "report file", signature);
+    ADD_FAILURE() << "another program's file would be replaced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("theirs.json exists and is not an amgsolve report file"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(::chmod(ours.c_str(), 0444), 0);
+  EXPECT_THROW(require_writable(ours, "report file", signature), InputError);
+  ASSERT_EQ(::chmod(ours.c_str(), 0640), 0);
+  write_through(ours, "{\n  \"amgsolve\": \"again\"\n}\n");
+  struct stat after {};
+  ASSERT_EQ(::stat(ours.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 0777, 0640u) << "the replaced file keeps its permissions";
+}
+
 TEST(AtomicFile, OutputsMustNotBeInputsOrEachOther) {
   test::ScratchDir dir;
   write_through(dir.file("config.yaml"), "problem:\n");
