@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "amgsolve/solver.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "config/config.hpp"
 #include "config/solver_parameters.hpp"
@@ -156,11 +157,18 @@ nb::dict solve_dict(const SolveResult& r) {
   return d;
 }
 
+nb::list level_list(const std::vector<LevelInfo>& levels) {
+  nb::list list;
+  for (const LevelInfo& l : levels) list.append(level_dict(l));
+  return list;
+}
+
 // The hierarchy and the solver of one matrix.
 class PySolver {
  public:
   PySolver(std::int64_t rows, std::int64_t cols, const AnyArray& indptr, const AnyArray& indices, const AnyArray& data,
            const std::vector<std::string>& settings) {
+    require_supported_thread_count();
     const Parameters params = solver_parameters(parse_solver_settings(settings, "parameter"));
     auto A = std::make_shared<const CsrMatrix<double>>(
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
@@ -174,12 +182,16 @@ class PySolver {
     const Vector<double> rhs(b.data(), b.data() + b.shape(0));
     Vector<double> x;
     SolveResult result;
+    std::vector<LevelInfo> levels;  // the hierarchy this solve used (another thread may rebuild it after)
     {
       nb::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(busy_);
       result = solver_->solve(rhs, x, {}, SolveLimits{tolerance, max_iterations});
+      levels = solver_->setup().levels;
     }
-    return nb::make_tuple(to_numpy(std::move(x)), solve_dict(result));
+    nb::dict info = solve_dict(result);
+    info["levels"] = level_list(levels);
+    return nb::make_tuple(to_numpy(std::move(x)), info);
   }
 
   nb::ndarray<nb::numpy, double, nb::ndim<1>> precondition(const DoubleArray& r) const {
@@ -205,7 +217,12 @@ class PySolver {
   }
 
   nb::dict setup() const {
-    const SetupSummary& s = solver_->setup();
+    SetupSummary s;  // a copy, taken in turn: a rebuild in another thread replaces the summary and its levels
+    {
+      nb::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(busy_);
+      s = solver_->setup();
+    }
     nb::dict d;
     d["backend"] = std::string(to_string(s.backend));
     d["seconds"] = s.seconds;
@@ -216,9 +233,7 @@ class PySolver {
     d["hierarchy_bytes"] = s.hierarchy_bytes;
     d["reused"] = s.reused;
     d["rebuild_note"] = s.rebuild_note;
-    nb::list levels;
-    for (const LevelInfo& l : s.levels) levels.append(level_dict(l));
-    d["levels"] = levels;
+    d["levels"] = level_list(s.levels);
     return d;
   }
 
@@ -236,6 +251,7 @@ template <class V>
 nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t a_cols, const AnyArray& a_indptr,
                    const AnyArray& a_indices, const AnyArray& a_data, std::int64_t b_rows, std::int64_t b_cols,
                    const AnyArray& b_indptr, const AnyArray& b_indices, const AnyArray& b_data) {
+  require_supported_thread_count();
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(backend);
   if (spgemm.collective())
     throw InputError("spgemm backend " + backend + " multiplies over MPI ranks; the Python package runs on one process");
