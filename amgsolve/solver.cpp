@@ -645,10 +645,8 @@ void Solver::full_setup_in_place(const std::function<std::unique_ptr<Impl>()>& m
   try {
     fresh = make();
   } catch (const Error& e) {
-    if (impl_->has_hierarchy()) {
-      impl_->drop_hierarchy();
-      impl_->summary.rebuild_note = e.what();
-    }
+    if (impl_->has_hierarchy()) impl_->drop_hierarchy();
+    impl_->summary.rebuild_note = e.what();  // the error raised, not the failed re-setup's before it
     throw;
   }
   replace_impl(std::move(fresh), why);

@@ -258,6 +258,7 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
   if (Ranks::size() == 1) return require_spd_candidate(name, matrix.rows);
   const CsrMatrix<double>& rows = matrix.rows;
   const std::int64_t global_rows = matrix.global_rows;
+  if (global_rows == 0) throw InputError(name + ": the matrix is empty (0 rows): nothing to solve");
   if (rows.cols != global_rows)  // the same on every rank: both come from the header
     throw InputError(name + ": matrix is " + std::to_string(global_rows) + "x" + std::to_string(rows.cols) +
                      ", not square");

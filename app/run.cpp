@@ -67,6 +67,9 @@ void check_outputs(const Config& config) {
   if (!out.solution.empty()) {
     if (config.problem.type == ProblemType::mouse)
       throw InputError("output.solution: a mouse problem has one fluence per source; use output.vtk");
+    if (std::filesystem::path(out.solution).extension() == ".gz")
+      throw InputError("output.solution: " + out.solution + " would not be compressed: the solution is written as "
+                       "plain Matrix Market text (name it .mtx)");
     require_writable(out.solution, "solution file", kSolutionSignature);
   }
   if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file", kSpgemmCsvSignature);

@@ -323,7 +323,7 @@ std::vector<KeySpec> mouse_keys() {
       only_for(bounded(number("problem.voxel_size", FIELD(problem.mouse.phantom.voxel_size),
                               "Voxel edge in mm. 0.28 gives about 0.9 million voxels inside the animal (the scale "
                               "of mouse280 in Gremse et al. 2015), 0.56 about 110 thousand."),
-                       0.0, 10.0, Excluded::min),
+                       0.0, 2.0, Excluded::min),  // coarser resolves too few voxels (problems/mouse.cpp)
                "mouse"),
       wavelengths_key(),
       only_for(flag("problem.limbs", FIELD(problem.mouse.phantom.limbs), "Include the four legs."), "mouse"),

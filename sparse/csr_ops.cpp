@@ -249,6 +249,7 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A) 
   if (!A.is_square())
     throw InputError(name + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
                      ", not square");
+  if (A.rows == 0) throw InputError(name + ": the matrix is empty (0 rows): nothing to solve");
   const Vector<double> d = diagonal(A);
   for (Index i = 0; i < A.rows; ++i) require_positive_diagonal_entry(name, i, d[i]);
   require_symmetry(name, largest_asymmetry(A));

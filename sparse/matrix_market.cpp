@@ -31,6 +31,10 @@ class CompressedFile {
   explicit CompressedFile(const std::string& path) : path_(path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
+    // A device never ends (/dev/zero, /dev/urandom); a pipe does, and is read.
+    const auto type = std::filesystem::status(path, ec).type();
+    if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block)
+      throw InputError("Matrix Market file " + path + " is a device, not a file");
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
     gzbuffer(file_, 1 << 17);

@@ -30,15 +30,22 @@ __version__ = "0.1.0"
 def _settings(params: dict[str, Any]) -> list[str]:
     """The parameters as the program's --set assignments ("amg.coarse_size=500"), values in JSON (valid YAML)."""
     out: list[str] = []
+    given: set[str] = set()
 
     def add(prefix: str, value: Any) -> None:
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:
             for key, inner in value.items():
                 add(f"{prefix}.{key}", inner)
-        else:
-            if isinstance(value, np.generic):
-                value = value.item()
+            return
+        if prefix in given:  # amg={"coarse_size": 9} and **{"amg.coarse_size": 10}: which one is meant?
+            raise InputError(f"parameter {prefix} is given twice")
+        given.add(prefix)
+        if isinstance(value, np.generic):
+            value = value.item()
+        try:
             out.append(f"{prefix}={json.dumps(value)}")
+        except TypeError:
+            raise InputError(f"parameter {prefix}: {value!r} is not a number, string, bool, list or dict") from None
 
     for key, value in params.items():
         add(key, value)
@@ -48,7 +55,11 @@ def _settings(params: dict[str, Any]) -> list[str]:
 def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | sp.csr_matrix:
     """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
     if not sp.issparse(A):
-        A = sp.csr_array(np.asarray(A))
+        dense = np.asarray(A)
+        if dense.ndim != 2 or dense.dtype == object:
+            raise InputError(f"{name}: a matrix is needed (scipy.sparse or a 2-D array), got {type(A).__name__}"
+                             f"{f' of shape {dense.shape}' if dense.dtype != object else ''}")
+        A = sp.csr_array(dense)
     if A.format != "csr":
         A = A.tocsr()
     if A.dtype not in dtypes:
@@ -71,9 +82,13 @@ def _arrays(A) -> tuple:
 
 def _vector(v: Any, name: str) -> np.ndarray:
     """v as a contiguous float64 vector; complex values are refused rather than cut to their real part."""
+    if sp.issparse(v):
+        v = v.toarray()
     v = np.asarray(v)
     if np.iscomplexobj(v):
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
+    if v.dtype == object or v.ndim == 0 or (v.ndim == 2 and 1 not in v.shape) or v.ndim > 2:
+        raise InputError(f"{name}: one vector is needed (shape (n,) or (n, 1)), got {type(v).__name__} of shape {v.shape}")
     return np.ascontiguousarray(v, dtype=np.float64).ravel()
 
 
@@ -84,9 +99,22 @@ def _count(value: Any, name: str) -> int | None:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         value = int(value)
     try:
-        return operator.index(value)
+        value = operator.index(value)
     except TypeError:
         raise InputError(f"{name} must be a whole number, got {value!r}") from None
+    if not 1 <= value <= 2**31 - 1:
+        raise InputError(f"{name} must be from 1 to 2147483647, got {value}")
+    return value
+
+
+def _number(value: Any, name: str) -> float | None:
+    """A real number; None stays None."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
 class Solver:
@@ -104,9 +132,7 @@ class Solver:
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None) -> tuple[np.ndarray, dict]:
         """x with A x = b from x = 0, and the statistics: converged, iterations, relative_residual, residuals
         (the relative residual before the first iteration and after each), seconds, convergence_factor, levels."""
-        b = _vector(b, "b")
-        tol = None if tol is None else float(tol)
-        return self._core.solve(b, tol, _count(maxiter, "maxiter"))
+        return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"))
 
     def rebuild(self, A: Any) -> None:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
@@ -156,6 +182,8 @@ def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
     """C = A @ B with one of amgsolve's SpGEMM backends (amgsolve.spgemm_backends() lists them). float32 when
     both are float32, else float64 (boolean and integer values are converted); a csr_matrix when both are
     scipy matrices, else a csr_array. return_info: also a dict with the backend's choice and seconds."""
+    if not isinstance(backend, str):
+        raise InputError(f"backend must be a SpGEMM backend's name (amgsolve.spgemm_backends()), got {backend!r}")
     matrices = sp.isspmatrix(A) and sp.isspmatrix(B)
     A, B = _csr(A, "A"), _csr(B, "B")
     single = A.dtype == np.float32 and B.dtype == np.float32

@@ -329,3 +329,65 @@ def test_vectors_and_counts_are_checked_in_one_line():
     assert solver.solve(b, maxiter=50.0)[1]["converged"]
     with pytest.raises(amgsolve.InputError, match="maxiter must be a whole number, got 2.5"):
         solver.solve(b, maxiter=2.5)
+
+
+def test_every_malformed_argument_is_one_input_error():
+    A = poisson(6)
+    solver = amgsolve.Solver(A)
+    b = np.ones(A.shape[0])
+    cases = [
+        (lambda: amgsolve.Solver(None), "A: a matrix is needed"),
+        (lambda: amgsolve.Solver(np.ones(5)), r"A: a matrix is needed .* shape \(5,\)"),
+        (lambda: amgsolve.Solver(sp.csr_array((0, 0))), "empty"),
+        (lambda: amgsolve.Solver(A, amg={"coarse_size": 9}, **{"amg.coarse_size": 10}), "amg.coarse_size is given twice"),
+        (lambda: amgsolve.Solver(A, amg={"coarse_size": {1, 2}}), "amg.coarse_size"),
+        (lambda: amgsolve.Solver(A, amg={"coarse_size": {}}), "amg.coarse_size"),
+        (lambda: solver.solve(np.ones((A.shape[0], 2))), "one vector"),
+        (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
+        (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
+        (lambda: solver.solve(b, tol="small"), "tol must be a number"),
+        (lambda: amgsolve.spgemm(A, A, backend=None), "backend must be a SpGEMM backend's name"),
+    ]
+    for call, message in cases:
+        with pytest.raises(amgsolve.InputError, match=message):
+            call()
+    x_sparse_b, _ = solver.solve(sp.csr_array(b.reshape(-1, 1)))  # a sparse column is a vector too
+    np.testing.assert_array_equal(x_sparse_b, solver.solve(b)[0])
+
+
+def test_the_levels_of_a_solve_are_those_it_used_while_another_thread_rebuilds():
+    # Each rebuild (a full setup) lets go of the levels and makes new ones; setup() and solve() read them in
+    # turn with it (before, setup() read them unguarded while a rebuild freed them).
+    A = poisson(14)
+    solver = amgsolve.Solver(A)
+    rows = [l["rows"] for l in solver.levels]
+    b = np.ones(A.shape[0])
+    stop = threading.Event()
+
+    def rebuild():
+        while not stop.is_set():
+            solver.rebuild(A)
+
+    worker = threading.Thread(target=rebuild)
+    worker.start()
+    try:
+        for _ in range(20):
+            _, info = solver.solve(b)
+            assert info["converged"] and [l["rows"] for l in info["levels"]] == rows
+            assert [l["rows"] for l in solver.setup["levels"]] == rows
+    finally:
+        stop.set()
+        worker.join()
+
+
+def test_right_hand_sides_far_from_one_are_solved_on_their_own_scale():
+    A = poisson(8)
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal(A.shape[0])
+    for precision in ("double", "mixed"):
+        solver = amgsolve.Solver(A, solver={"precision": precision})
+        x, info = solver.solve(b)
+        for scale in (2.0**-600, 2.0**-130, 2.0**900):
+            xs, infos = solver.solve(b * scale)
+            assert infos["residuals"] == info["residuals"]
+            np.testing.assert_array_equal(xs, x * scale)
