@@ -169,9 +169,12 @@ class Hierarchy {
     Level& l = levels_[level];
     (which == LevelOperator::matrix ? l.A : which == LevelOperator::prolongator ? l.P : l.R).reset();
   }
-  // The smoother of a level (not the coarsest): its polynomial, for the cycle to apply.
+  // The smoother of a level (the coarsest's where it is smoothed): its polynomial, for the cycle to apply.
   const SmootherSpec& smoother(std::size_t level) const { return levels_[level].smoother; }
-  // The coarsest level on the host, and its sparse LDL^T (the pseudo-inverse for a singular matrix).
+  // Whether the coarsest level is smoothed (kCoarsestSmoothingSteps of its smoother) rather than solved.
+  bool coarsest_smoothed() const { return !levels_.empty() && !coarse_; }
+  // The coarsest level on the host, and its sparse LDL^T (the pseudo-inverse for a singular matrix); both
+  // empty where the coarsest level is smoothed.
   const std::shared_ptr<const CsrMatrix<Value>>& coarsest_on_host() const { return coarsest_host_; }
   const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
   // A singular matrix (amg.nullspace resolved to constant): the coarsest level's nullspace vector B.
@@ -224,6 +227,7 @@ class Hierarchy {
   // Builds into this (empty) hierarchy with the structure of `kept` (numeric_only: into the patterns of
   // `kept`'s products too). Defined with the constructors in smoothed_aggregation.hpp.
   void build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept, bool numeric_only);
+  void add_smoothed_coarsest(Shared A, const SmootherSpec& smoother, const LevelInfo& info);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
                     std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace, const LevelInfo& info);
 

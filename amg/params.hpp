@@ -9,8 +9,13 @@
 namespace amgsolve {
 
 // Sparse LDL^T fill grows superlinearly (for 3D grids about n^(4/3) with good orderings, more with AMD);
-// beyond this size the "coarse" solve would dominate time and memory, so it is refused with advice.
+// beyond this size the "coarse" solve would dominate time and memory. A coarsest level larger than this
+// (coarsening stopped early: no strong couplings, aggregation that no longer pays, amg.max_levels) is not
+// factorised but smoothed: kCoarsestSmoothingSteps steps of its smoother from zero, a polynomial in D^-1 A
+// that keeps the cycle symmetric. Such a level is one smoothing converges on fast where coarsening stops
+// for want of strong couplings (nearly diagonal: a mass matrix plus a small time step's stiffness).
 inline constexpr Index kMaxDirectRows = 50000;
+inline constexpr int kCoarsestSmoothingSteps = 8;
 
 enum class SmootherType { jacobi, chebyshev };
 

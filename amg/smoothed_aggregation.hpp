@@ -391,11 +391,7 @@ class SmoothedAggregation {
   // B = sqrt(weights) (amg/tentative_prolongation.hpp), its pseudo-inverse.
   void add_coarsest(Shared A, const Weights& weights, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
                     const Timer& timer) const {
-    if (info.rows > kMaxDirectRows)
-      throw NumericalError("coarsening stopped at level " + std::to_string(info.level) + " with " +
-                           std::to_string(info.rows) + " rows, too many for the direct coarse solve (limit " +
-                           std::to_string(kMaxDirectRows) +
-                           "): lower amg.strength_threshold or amg.coarse_size, or raise amg.max_levels");
+    if (info.rows > kMaxDirectRows) return add_smoothed_coarsest(std::move(A), hierarchy, info, timer);
     std::shared_ptr<const CsrMatrix<Value>> on_host;
     if constexpr (std::is_same_v<Csr, CsrMatrix<Value>>)
       on_host = A;  // it is on the host already
@@ -414,6 +410,21 @@ class SmoothedAggregation {
     info.smoother = nullspace.empty() ? "direct sparse LDL^T" : "direct sparse LDL^T, pseudo-inverse on the range";
     info.seconds = timer.seconds();
     hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), std::move(nullspace), info);
+  }
+
+  // A coarsest level too large to factorise (amg/params.hpp): its smoother, as any level's, applied
+  // kCoarsestSmoothingSteps times by the cycle.
+  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer) const {
+    backend_.require_positive_diagonal(*A, info.level);
+    info.rho = spectral_radius(*A, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
+    const SmootherSpec spec =
+        smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, *A) : 0.0);
+    info.coarsest = true;
+    info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": over " +
+                    std::to_string(kMaxDirectRows) + " rows, too many to factorise";
+    info.seconds = timer.seconds();
+    hierarchy.add_smoothed_coarsest(std::move(A), spec, info);
   }
 
   const Backend& backend_;
@@ -513,6 +524,12 @@ void Hierarchy<Backend, Value>::add_level(Shared A, CoarseningStep<Backend, Valu
   }
   if (levels_.empty()) finest_aggregates_ = std::move(step.aggregates);
   levels_.push_back(Level{std::move(A), std::move(step.P), std::move(step.R), step.smoother});
+  info_.push_back(info);
+}
+
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::add_smoothed_coarsest(Shared A, const SmootherSpec& smoother, const LevelInfo& info) {
+  levels_.push_back(Level{std::move(A), {}, {}, smoother});
   info_.push_back(info);
 }
 

@@ -2,7 +2,8 @@
 // The AMG V-cycle (e.g. Trottenberg, Oosterlee & Schueller, "Multigrid", 2001, section 2.4; for smoothed
 // aggregation Vanek, Mandel & Brezina 1996), written once over a backend: on level l, from x = 0,
 //   pre_smooth steps (the first from x = 0; none: x = 0),
-//   r = b - A x,  b_{l+1} = R r,  x_{l+1} = cycle(l + 1)  (the coarsest: the direct solve),
+//   r = b - A x,  b_{l+1} = R r,  x_{l+1} = cycle(l + 1)  (the coarsest: the direct solve, or where it is
+//                                                          too large, kCoarsestSmoothingSteps smoothing steps),
 //   x += P x_{l+1},
 //   post_smooth steps.
 // With equal pre- and post-smoothing and symmetric smoothers it is a symmetric positive definite
@@ -45,16 +46,14 @@ class Vcycle {
       if (on_built) on_built(l, LevelOperator::prolongator, *level.P);
       level.R = transfer_matrix(backend, hierarchy.shared_restriction(l), format);
       if (on_built) on_built(l, LevelOperator::restriction, *level.R);
-      const SmootherSpec& spec = hierarchy.smoother(l);
-      Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
-      if (spec.type == SmootherType::jacobi)
-        level.smoother = std::make_unique<JacobiSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
-      else
-        level.smoother = std::make_unique<ChebyshevSmoother<Backend, V>>(backend, *level.A, spec, std::move(diagonal));
+      level.smoother = make_smoother(backend, hierarchy, l, *level.A);
       if (on_built) on_built(l, LevelOperator::matrix, *level.A);
     }
-    coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
-        backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
+    if (hierarchy.coarsest_smoothed())
+      levels_[coarsest].smoother = make_smoother(backend, hierarchy, coarsest, *levels_[coarsest].A);
+    else
+      coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
+          backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
   }
 
   // x = M^-1 b: one V-cycle from a zero initial guess.
@@ -67,7 +66,7 @@ class Vcycle {
 
   // Memory the cycle holds on its backend beyond the hierarchy (device copies, work vectors).
   std::uint64_t bytes() const {
-    std::uint64_t total = coarse_->bytes();
+    std::uint64_t total = coarse_ ? coarse_->bytes() : 0;
     for (const Level& level : levels_) {
       for (const auto& M : {level.A, level.P, level.R})
         if (M) total += backend_.bytes(*M);
@@ -87,6 +86,16 @@ class Vcycle {
       return backend.matrix(M, format);
   }
 
+  static std::unique_ptr<Smoother<Backend, V>> make_smoother(const Backend& backend,
+                                                             const Hierarchy<Backend, V>& hierarchy, std::size_t l,
+                                                             const Mat& A) {
+    const SmootherSpec& spec = hierarchy.smoother(l);
+    Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
+    if (spec.type == SmootherType::jacobi)
+      return std::make_unique<JacobiSmoother<Backend, V>>(backend, A, spec, std::move(diagonal));
+    return std::make_unique<ChebyshevSmoother<Backend, V>>(backend, A, spec, std::move(diagonal));
+  }
+
   struct Level {
     std::shared_ptr<const Mat> A, P, R;
     std::unique_ptr<Smoother<Backend, V>> smoother;
@@ -100,7 +109,10 @@ class Vcycle {
     const Index n = level.A->rows;
     backend_.resize(level.x, n);
     if (l + 1 == levels_.size()) {
-      coarse_->solve(b, level.x);
+      if (coarse_)
+        coarse_->solve(b, level.x);
+      else
+        for (int s = 0; s < kCoarsestSmoothingSteps; ++s) level.smoother->smooth(b, level.x, s == 0);
       return;
     }
     for (int s = 0; s < pre_smooth_; ++s) level.smoother->smooth(b, level.x, s == 0);

@@ -11,26 +11,29 @@ double csr_bytes(double rows, double nnz, int value_bytes) {
   return nnz * (value_bytes + sizeof(Index)) + (rows + 1) * sizeof(Offset);
 }
 
+// `steps` smoothing steps on a level of n rows whose matrix A takes A_bytes, the first from x = 0 where
+// `from_zero`: every step multiplies spmvs_per_step times (one fewer in the first step, from x = 0); each
+// multiplication's update reads x, b, D^-1 and (Chebyshev) the search direction and writes x and
+// (Chebyshev) the direction; the first step's pass from x = 0 reads b and D^-1 and writes x (and d).
+double smoothing_bytes(const AmgParams& amg, int steps, bool from_zero, double A_bytes, double n, int s) {
+  const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
+  SmootherSpec spec;
+  spec.type = amg.smoother.type;
+  spec.sweeps = amg.smoother.sweeps;
+  spec.degree = amg.smoother.degree;
+  const double products = steps * spmvs_per_step(spec) - (from_zero ? 1 : 0);
+  const double vectors_per_product = chebyshev ? 6 : 4;
+  const double first_pass = from_zero ? (chebyshev ? 4 : 3) * n * s : 0;
+  return products * (A_bytes + vectors_per_product * n * s) + first_pass;
+}
+
 // One level of the V-cycle (not the coarsest), values of s bytes.
 double level_bytes(const LevelInfo& level, const LevelInfo& coarse, const AmgParams& amg, int s) {
   const double n = level.rows, nc = coarse.rows;
   const double A = csr_bytes(n, static_cast<double>(level.nnz), s);
   const double P = csr_bytes(n, static_cast<double>(level.prolongator_product.nnz), s);
   const double R = csr_bytes(nc, static_cast<double>(level.prolongator_product.nnz), s);
-  // Smoothing: every step multiplies spmvs_per_step times (one fewer in the first step, from x = 0); each
-  // multiplication's update reads x, b, D^-1 and (Chebyshev) the search direction and writes x and
-  // (Chebyshev) the direction; the first step's pass from x = 0 reads b and D^-1 and writes x (and d).
-  const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
-  SmootherSpec spec;
-  spec.type = amg.smoother.type;
-  spec.sweeps = amg.smoother.sweeps;
-  spec.degree = amg.smoother.degree;
-  const double per_step = spmvs_per_step(spec);
-  const double steps = amg.pre_smooth + amg.post_smooth;
-  const double products = steps * per_step - (amg.pre_smooth > 0 ? 1 : 0);
-  const double vectors_per_product = chebyshev ? 6 : 4;
-  const double from_zero = chebyshev ? 4 : 3;
-  double bytes = products * (A + vectors_per_product * n * s) + (amg.pre_smooth > 0 ? from_zero * n * s : 0);
+  double bytes = smoothing_bytes(amg, amg.pre_smooth + amg.post_smooth, amg.pre_smooth > 0, A, n, s);
   bytes += A + 3 * n * s;             // r = b - A x
   bytes += R + n * s + nc * s;        // b_c = R r
   bytes += P + nc * s + 2 * n * s;    // x += P x_c
@@ -47,8 +50,13 @@ std::uint64_t model_bytes_per_iteration(const std::vector<LevelInfo>& levels, co
   for (std::size_t l = 0; l + 1 < levels.size(); ++l) bytes += level_bytes(levels[l], levels[l + 1], amg, s);
   // The coarsest: the factor's forward and backward substitutions, counted as two passes over the level's
   // matrix (its LDL^T factor has about as many entries on the few hundred rows it is used for).
+  // A coarsest level too large to factorise is smoothed instead (amg/params.hpp).
   const LevelInfo& coarsest = levels.back();
-  bytes += 2 * csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), 8) + 2 * coarsest.rows * 8.0;
+  if (coarsest.rows > kMaxDirectRows)
+    bytes += smoothing_bytes(amg, kCoarsestSmoothingSteps, true,
+                             csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), s), coarsest.rows, s);
+  else
+    bytes += 2 * csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), 8) + 2 * coarsest.rows * 8.0;
   // The outer iteration in double on the finest level: its product A p, and PCG's vector work as
   // solver/pcg.hpp does it (p = z + beta p: 3 passes, p^T A p: 2, x += alpha p with r -= alpha A p and
   // ||r||: 6, r^T z: 2); the stationary iteration: r = b - A x and x += z (7 passes). Mixed precision

@@ -59,7 +59,8 @@ struct Solver::Impl {
 
 namespace {
 
-// SpMVs a V-cycle makes on each level (smoothing and the residual; none on the coarsest, solved directly),
+// SpMVs a V-cycle makes on each level (smoothing and the residual; on the coarsest its smoothing steps where
+// it is smoothed, none where it is solved directly),
 // the weights of the formats' cost model.
 template <class Backend, class CycleValue>
 std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
@@ -67,7 +68,10 @@ std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
   std::vector<int> spmvs;
   for (std::size_t l = 0; l < amg.levels(); ++l) {
     const bool coarsest = l + 1 == amg.levels();
-    spmvs.push_back(coarsest ? 0 : spmvs_per_step(amg.smoother(l)) * (p.pre_smooth + p.post_smooth) + 1);
+    if (coarsest)
+      spmvs.push_back(amg.coarsest_smoothed() ? spmvs_per_step(amg.smoother(l)) * kCoarsestSmoothingSteps : 0);
+    else
+      spmvs.push_back(spmvs_per_step(amg.smoother(l)) * (p.pre_smooth + p.post_smooth) + 1);
   }
   return spmvs;
 }

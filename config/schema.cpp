@@ -408,7 +408,9 @@ std::vector<KeySpec> amg_keys() {
       retired("amg.device", "backend"),
       bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
-                      "Cholesky (LDL^T), which is refused above " + std::to_string(kMaxDirectRows) + " rows."),
+                      "Cholesky (LDL^T); a coarsest level of more than " + std::to_string(kMaxDirectRows) + " rows (where "
+                      "coarsening stopped early: no strong couplings, aggregation that no longer pays, amg.max_levels) "
+                      "is smoothed instead, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother."),
               1, kMaxInt),
       bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels."), 1, 100),
       bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),

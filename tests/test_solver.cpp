@@ -485,6 +485,39 @@ TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
   }
 }
 
+// Where coarsening stops with a level too large to factorise (here at once: a diagonal matrix, and a mass
+// matrix plus a small time step's stiffness, whose couplings are all weak), that level is smoothed instead
+// of refused: PCG reaches the tolerance (checked by Eigen), in double and in the mixed cycle.
+TEST(Library, ACoarsestLevelTooLargeToFactoriseIsSmoothed) {
+  const Index n = kMaxDirectRows + 10000;
+  CsrMatrix<double> diagonal(n, n);
+  for (Index i = 0; i < n; ++i) diagonal.row_ptr[i + 1] = i + 1;
+  diagonal.col.resize(n);
+  diagonal.val.resize(n);
+  for (Index i = 0; i < n; ++i) diagonal.col[i] = i, diagonal.val[i] = 1.0 + std::fmod(0.37 * i, 2.0);
+  CsrMatrix<double> stepped = *poisson_3d(40);  // 64,000 rows: I + 1e-3 K
+  for (Index i = 0; i < stepped.rows; ++i)
+    for (Offset k = stepped.row_begin(i); k < stepped.row_end(i); ++k)
+      stepped.val[k] = (stepped.col[k] == i ? 1.0 : 0.0) + 1e-3 * stepped.val[k];
+  for (const auto& A : {std::make_shared<const CsrMatrix<double>>(std::move(diagonal)),
+                        std::make_shared<const CsrMatrix<double>>(std::move(stepped))})
+    for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+      Parameters params;
+      params.solver.tolerance = 1e-10;
+      params.solver.precision = precision;
+      const Solver solver(A, params);
+      ASSERT_EQ(solver.setup().levels.size(), 1u);
+      EXPECT_NE(solver.setup().levels.back().smoother.find("too many to factorise"), std::string::npos)
+          << solver.setup().levels.back().smoother;
+      Vector<double> b(A->rows), x;
+      for (Index i = 0; i < A->rows; ++i) b[i] = std::sin(0.01 * i) + 0.5;
+      const SolveResult r = solver.solve(b, x);
+      EXPECT_TRUE(r.converged) << r.relative_residual;
+      EXPECT_LT(r.iterations, 20);
+      EXPECT_LE(true_relative_residual(*A, b, x), 1e-10);
+    }
+}
+
 TEST(IterationTraffic, CountsEveryPassOfTheCycleAndTheOuterIteration) {
   // Two levels: 1000 rows with 5000 nonzeros and P of 1000 nonzeros onto 100 rows with 900 nonzeros.
   std::vector<LevelInfo> levels(2);
