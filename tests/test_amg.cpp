@@ -604,17 +604,29 @@ TEST(Hierarchy, EveryBackendBuildsTheSameHierarchy) {
 namespace amgsolve {
 namespace {
 
-TEST(Hierarchy, RefusesAHugeCoarsestLevelWithAdvice) {
-  // theta = 1 makes every link weak: nothing aggregates and the 64^3 matrix would become the "coarse" one.
-  const auto A = shared(poisson(Stencil::p7, {64, 64, 64}));
+TEST(Hierarchy, ACoarsestLevelTooLargeToFactoriseIsSmoothed) {
+  // theta = 1 makes every link weak: nothing aggregates and the matrix itself becomes the coarsest level,
+  // factorised up to kMaxDirectRows rows (20^3), smoothed beyond (38^3 = 54,872) with the level's own
+  // smoother, whose interval is the one any level's estimate gives.
   AmgParams params;
   params.strength_threshold = 1.0;
-  try {
-    AmgHierarchy<double> amg(A, params);
-    FAIL() << "no error";
-  } catch (const NumericalError& e) {
-    EXPECT_NE(std::string(e.what()).find("amg.strength_threshold"), std::string::npos) << e.what();
-  }
+  const AmgHierarchy<double> small(shared(poisson(Stencil::p7, {20, 20, 20})), params);
+  ASSERT_EQ(small.levels(), 1u);
+  EXPECT_FALSE(small.coarsest_smoothed());
+  EXPECT_TRUE(small.coarse_factor());
+  const auto A = shared(poisson(Stencil::p7, {38, 38, 38}));
+  const AmgHierarchy<double> large(A, params);
+  ASSERT_EQ(large.levels(), 1u);
+  EXPECT_TRUE(large.coarsest_smoothed());
+  EXPECT_FALSE(large.coarse_factor());
+  EXPECT_FALSE(large.coarsest_on_host());
+  const double rho = large.info().back().rho;  // of D^-1 A, below 2 for the 7-point Laplacian
+  EXPECT_GT(rho, 1.5);
+  EXPECT_LE(rho, 2.0);
+  const SmootherSpec expected = chebyshev_spec(params.smoother, rho, gershgorin_bound_dinv_a(*A));
+  EXPECT_EQ(large.smoother(0).type, SmootherType::chebyshev);
+  EXPECT_EQ(large.smoother(0).upper, expected.upper);
+  EXPECT_EQ(large.smoother(0).lower, expected.lower);
 }
 
 }  // namespace
