@@ -22,9 +22,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+# Written into every PNG's metadata ("Software"): a file without it is not replaced (see check_replaceable).
+SIGNATURE = "amgsolve.plot"
+HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--", "||", "**", "OO", "//..", "xx..", "\\\\.."]
 PHASES = ["strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"]
-COARSE_FACTOR = "coarse factor"  # the coarsest level's only phase
+COARSE_FACTOR = "coarsest level"  # its only phase: the factorisation, or the smoother of a level too large for it
 
 
 def labels_of(paths: list[str]) -> list[str]:
@@ -38,25 +42,64 @@ def labels_of(paths: list[str]) -> list[str]:
     return labels
 
 
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def report_problem(report) -> str | None:
+    """What keeps `report` from being plotted (the field at fault), or None."""
+    if not isinstance(report, dict) or not isinstance(report.get("setup"), dict) or \
+            not isinstance(report.get("solve"), dict):
+        return "not an amgsolve report (no 'setup' and 'solve')"
+    levels = report["setup"].get("levels")
+    if not isinstance(levels, list):
+        return "setup.levels is not a list"
+    for i, level in enumerate(levels):
+        if not isinstance(level, dict) or not all(is_number(level.get(k)) for k in ("level", "rows", "nnz")):
+            return f"setup.levels[{i}] lacks a number 'level', 'rows' or 'nnz'"
+        if not isinstance(level.get("phases", {}), dict):
+            return f"setup.levels[{i}].phases is not a map"
+    histories = [("solve.history", report["solve"].get("history", []))]
+    sources = report.get("sources", [])
+    if not isinstance(sources, list) or not all(isinstance(s, dict) for s in sources):
+        return "sources is not a list of maps"
+    for s in sources:
+        histories += [(f"sources[{s.get('index')}].{band}.history", (s.get(band) or {}).get("history", []))
+                      for band in ("excitation", "emission")]
+    for name, history in histories:
+        if not isinstance(history, list) or not all(is_number(v) for v in history):
+            return f"{name} is not a list of numbers"
+    comparison = report.get("spgemm_comparison", [])
+    if not isinstance(comparison, list) or not all(isinstance(r, dict) for r in comparison):
+        return "spgemm_comparison is not a list of maps"
+    return None
+
+
 def read_report(path: str) -> dict:
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             report = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:  # ValueError: malformed JSON or not UTF-8
         raise SystemExit(f"plot: {path}: cannot read a JSON report ({e})")
-    if not isinstance(report, dict) or "setup" not in report or "solve" not in report:
-        raise SystemExit(f"plot: {path}: not an amgsolve report (no 'setup' and 'solve')")
+    problem = report_problem(report)
+    if problem:
+        raise SystemExit(f"plot: {path}: {problem}")
     return report
 
 
 def read_bench_csv(path: str) -> list[dict]:
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-    except OSError as e:
+    except (OSError, ValueError, csv.Error) as e:
         raise SystemExit(f"plot: {path}: cannot read ({e})")
     if not rows or not {"matrix", "backend", "median_seconds"} <= set(rows[0]):
         raise SystemExit(f"plot: {path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
+    for line, row in enumerate(rows, start=2):
+        try:
+            float(row["median_seconds"])
+        except (TypeError, ValueError):
+            raise SystemExit(f"plot: {path}:{line}: median_seconds {row['median_seconds']!r} is not a number")
     return rows
 
 
@@ -105,6 +148,7 @@ def plot_levels(reports: dict[str, dict], out: str) -> str:
         rows_ax.bar(x, [l["rows"] for l in levels], width, label=label)
         nnz_ax.bar(x, [l["nnz"] for l in levels], width, label=label)
     for ax, what in ((rows_ax, "rows"), (nnz_ax, "nonzeros")):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_yscale("log")
         ax.set_xlabel("level")
         ax.set_ylabel(what)
@@ -134,8 +178,9 @@ def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
             seconds = [phase_seconds(l, phase) for l in levels]
             ax.bar(x, seconds, width, bottom=bottom, color=colours[p % len(colours)],
                    label=phase if i == 0 else None, edgecolor="white", linewidth=0.5,
-                   hatch=["", "//", "..", "xx"][i % 4])
+                   hatch=HATCHES[i % len(HATCHES)])
             bottom = [b + s for b, s in zip(bottom, seconds)]
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("level" + ("  (groups: " + ", ".join(reports) + ")" if len(reports) > 1 else ""))
     ax.set_ylabel("seconds")
     ax.set_title("Setup time per phase and level")
@@ -214,10 +259,24 @@ def plot_spgemm_bench(tables: dict[str, list[dict]], out: str) -> str | None:
                              "spgemm_bench.png")
 
 
+def check_replaceable(path: str) -> None:
+    """A PNG a plot would replace must be one of ours (SIGNATURE in its metadata) or empty."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise SystemExit(f"plot: cannot check {path} ({e})")
+    if head and SIGNATURE.encode() not in head:
+        raise SystemExit(f"plot: {path} exists and is not a plot of amgsolve's: not replaced (remove it, or "
+                         f"write elsewhere with -o)")
+
+
 def save(fig, out: str, name: str) -> str:
     path = os.path.join(out, name)
     try:
-        fig.savefig(path, dpi=120)
+        fig.savefig(path, dpi=120, metadata={"Software": SIGNATURE})
     except OSError as e:
         raise SystemExit(f"plot: cannot write {path} ({e})")
     finally:
@@ -240,6 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         raise SystemExit(f"plot: cannot create the folder {args.output} ({e})")
+    names = (["convergence.png", "levels.png", "setup_phases.png", "spgemm_comparison.png"] if reports else []) + \
+        (["spgemm_bench.png"] if tables else [])
+    for name in names:  # all before any is written
+        check_replaceable(os.path.join(args.output, name))
     written = []
     if reports:
         written += [plot_convergence(reports, args.output), plot_levels(reports, args.output),

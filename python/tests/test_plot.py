@@ -74,3 +74,51 @@ def test_inputs_of_the_same_name_in_other_folders_keep_their_own_labels():
     labels = plot.labels_of(["a/report.json", "b/report.json", "c/other.json"])
     assert labels == [os.path.join("a", "report"), os.path.join("b", "report"), "other"]
     assert len(set(plot.labels_of(["r.json", "r.json"]))) == 2
+
+
+def minimal_report(**changes):
+    report = {"setup": {"levels": [{"level": 0, "rows": 100, "nnz": 500, "seconds": 0.1,
+                                    "phases": {"strength": 0.01}},
+                                   {"level": 1, "rows": 10, "nnz": 50, "seconds": 0.01, "coarsest": True}]},
+              "solve": {"history": [1.0, 0.1, 0.001], "tolerance": 0.01}}
+    report.update(changes)
+    return report
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe not text", "cannot read a JSON report"),
+    (json.dumps(minimal_report(setup={"levels": 5})).encode(), "setup.levels is not a list"),
+    (json.dumps(minimal_report(setup={"levels": [{"level": 0, "rows": "many", "nnz": 1}]})).encode(),
+     r"setup.levels\[0\] lacks a number"),
+    (json.dumps(minimal_report(solve={"history": [1.0, "x"]})).encode(), "solve.history is not a list of numbers"),
+    (json.dumps(minimal_report(sources=[{"index": 3, "excitation": {"history": None}}])).encode(),
+     r"sources\[3\].excitation.history"),
+])
+def test_a_malformed_report_is_one_line_naming_the_field(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    with pytest.raises(SystemExit, match=f"plot: .*bad.json: .*{message}"):
+        plot.main([str(bad), "-o", str(tmp_path / "plots")])
+    assert not (tmp_path / "plots" / "levels.png").exists()
+
+
+def test_a_malformed_csv_is_one_line_naming_the_line(tmp_path):
+    csv = tmp_path / "bench.csv"
+    csv.write_text("matrix,backend,median_seconds\nA,gustavson,0.5\nA,hash,fast\n")
+    with pytest.raises(SystemExit, match=r"plot: .*bench.csv:3: median_seconds 'fast' is not a number"):
+        plot.main([str(csv), "-o", str(tmp_path / "plots")])
+    csv.write_bytes(b"matrix,backend,median_seconds\n\xff\xfe,x,1\n")
+    with pytest.raises(SystemExit, match="bench.csv: cannot read"):
+        plot.main([str(csv), "-o", str(tmp_path / "plots")])
+
+
+def test_plots_replace_their_own_pngs_and_no_one_elses(tmp_path):
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps(minimal_report()))
+    out = tmp_path / "plots"
+    assert plot.main([str(report), str(report), str(report), str(report), str(report), "-o", str(out)]) == 0
+    assert plot.main([str(report), "-o", str(out)]) == 0  # its own files: replaced
+    (out / "levels.png").write_bytes(b"\x89PNG\r\n\x1a\n someone else's picture")
+    with pytest.raises(SystemExit, match="levels.png exists and is not a plot of amgsolve's"):
+        plot.main([str(report), "-o", str(out)])
+    assert (out / "levels.png").read_bytes().endswith(b"someone else's picture")
