@@ -149,7 +149,7 @@ class Hierarchy {
   // rebuild failed holds until the next one succeeds.
   void clear() { *this = Hierarchy(); }
   bool keeps_structure() const { return !structure_.empty(); }
-  // After a re-setup: the first level whose filtered matrix lumped other rows than before, so that its
+  // After a re-setup: the first level whose filtered matrix had another pattern than before, so that its
   // products and every coarser level's were formed by the SpGEMM rather than into the kept patterns (the
   // aggregates are kept on every level all the same); -1 when the kept patterns held throughout.
   int products_renewed_from() const { return products_renewed_from_; }

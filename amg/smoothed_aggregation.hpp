@@ -161,8 +161,10 @@ class SmoothedAggregation {
     info.aggregates = structure.aggregates;
     step.patterns_renewed = kept.products == KeptProducts::renewed;
     if (on_first_pattern(A, kept)) {
-      // Back on the first pattern after a re-setup on another: the first strength again.
+      // Back on the first pattern after a re-setup on another: the first strength again, and the level's
+      // record (a renewed one, on every backend) says so, so that the re-setup lets go of the first copy.
       const bool back = structure.first_pattern != nullptr;
+      if (back) step.patterns_renewed = true;
       smooth_and_multiply(A, weights,
                           kept_strength(backend_, back ? *structure.first_strength : structure.strength,
                                         back ? structure.first_weak_entries : structure.weak_entries, A),

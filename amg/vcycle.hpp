@@ -29,8 +29,9 @@ class Vcycle {
 
   // fine: level 0's operator on the backend when the caller already has it there (the outer iteration's
   // matrix, in the same precision), so that it is held once; nullptr: the cycle gets its own.
-  // on_built: called with each operator of a level (but the coarsest) once the cycle holds it and no longer
-  // reads the hierarchy's (so the caller may let the hierarchy release it).
+  // on_built: called with each operator of a level once the cycle holds it and no longer reads the
+  // hierarchy's (so the caller may let the hierarchy release it); on the coarsest level only where it is
+  // smoothed (the direct solve keeps the hierarchy's).
   using OperatorBuilt = std::function<void(std::size_t level, LevelOperator which, const Mat& built)>;
 
   Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
@@ -49,9 +50,10 @@ class Vcycle {
       level.smoother = make_smoother(backend, hierarchy, l, *level.A);
       if (on_built) on_built(l, LevelOperator::matrix, *level.A);
     }
-    if (hierarchy.coarsest_smoothed())
+    if (hierarchy.coarsest_smoothed()) {
       levels_[coarsest].smoother = make_smoother(backend, hierarchy, coarsest, *levels_[coarsest].A);
-    else
+      if (on_built) on_built(coarsest, LevelOperator::matrix, *levels_[coarsest].A);
+    } else
       coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
           backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
   }

@@ -250,7 +250,7 @@ class SolverOn final : public Solver::Impl {
                                                                       on_iteration);
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
-    if (exponent != 0) x = scaled(x, exponent);
+    if (exponent != 0) x = scaled_back(x, exponent, "solution");
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
     result.communication = communication() - communicated_before;
@@ -292,7 +292,7 @@ class SolverOn final : public Solver::Impl {
     backend_.zero(z_on, A_->rows);
     apply_cycle(r_on, z_on);
     backend_.download(z_on, z);
-    if (exponent != 0) z = scaled(z, exponent);
+    if (exponent != 0) z = scaled_back(z, exponent, "preconditioned vector");
   }
 
  private:
@@ -407,6 +407,21 @@ class SolverOn final : public Solver::Impl {
     const auto n = static_cast<std::int64_t>(v.size());
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) out[i] = std::ldexp(v[i], exponent);
+    return out;
+  }
+
+  // y 2^e, the result of the scaled solve on b's scale: an error where it leaves double's range, since no
+  // residual of the returned vector would then be what the iteration reached.
+  static Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what) {
+    Vector<double> out = scaled(y, exponent);
+    double largest = 0;
+    for (const double v : out) largest = std::max(largest, std::abs(v));  // NaN-free: y was checked finite
+    if (!std::isfinite(largest))
+      throw NumericalError(std::string("the ") + what + " overflows double (entries beyond 1.8e+308): scale the "
+                           "right-hand side down");
+    if (largest > 0 && largest < std::numeric_limits<double>::min())
+      throw NumericalError(std::string("the ") + what + " underflows double (every entry below 2.2e-308, where "
+                           "digits are lost): scale the right-hand side up");
     return out;
   }
 
@@ -611,6 +626,8 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   if (!A) throw InputError("Solver::rebuild: no matrix");
+  if (impl_->params.solver.precision == Precision::mixed)  // refused before any work: the hierarchy stays
+    if (const std::string problem = float_range_problem(*A); !problem.empty()) throw InputError(problem);
   if (impl_->from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
                      "block");
@@ -629,6 +646,8 @@ void Solver::rebuild(RowBlock block) {
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) require_agreed_blocks(block, impl_->params.solver.precision);
 #endif
+  if (!distributed && impl_->params.solver.precision == Precision::mixed)
+    if (const std::string problem = float_range_problem(block.rows); !problem.empty()) throw InputError(problem);
   std::string why;
   if (impl_->rebuild(block, why)) return;
   note_failed_resetup(why);

@@ -37,7 +37,19 @@ int main(int argc, char** argv) {
                "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
   app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
   app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {  // one line, as every other error (CLI11 prints two)
+    std::fprintf(stderr, "amgsolve: error: %s (the arguments are one config file and options; one KEY=VALUE per "
+                 "--set; see --help)\n", e.what());
+    return amgsolve::kExitError;
+  }
 
   try {
     if (list_backends) {

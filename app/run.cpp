@@ -533,7 +533,7 @@ int run(const RunOptions& options) {
   if (options.threads > 0)
     omp_set_num_threads(options.threads);
   else
-    require_supported_thread_count();
+    require_supported_thread_count("give the thread count: --threads N");
   Config config = load_run_config(options);
   RunRecord record = start_record(config);
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);

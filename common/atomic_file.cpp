@@ -140,9 +140,12 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
   if ((status.permissions() & writable) == fs::perms::none)
     throw InputError(what + " " + path + " exists and is read-only: not replaced (make it writable, or choose "
                      "another name)");
+  std::string mark(signature);  // as it reads in a message: one line
+  mark.erase(std::remove(mark.begin(), mark.end(), '\n'), mark.end());
   if (!signature.empty() && fs::file_size(target, ec) > 0 && !carries_signature(target, signature))
-    throw InputError(what + " " + path + " exists and is not an amgsolve " + what + ": not replaced (remove it, "
-                     "or choose another name)");
+    throw InputError(what + " " + path + " exists and is not an amgsolve " + what + " (it lacks the mark " +
+                     mark + " that amgsolve writes in it): not replaced (remove it, or choose " +
+                     "another name)");
 }
 
 void require_writable(const std::string& path, const std::string& what, std::string_view signature) {

@@ -23,11 +23,12 @@ std::optional<long long> integer_from_environment(const char* name, long long mi
   return value;
 }
 
-void require_supported_thread_count() {
+void require_supported_thread_count(const std::string& alternative) {
   const int threads = omp_get_max_threads();  // reads the setting; starts no thread
   if (threads > kMaxThreads)
     throw InputError("OMP_NUM_THREADS asks for " + std::to_string(threads) + " threads; amgsolve runs on at most " +
-                     std::to_string(kMaxThreads) + " (set it lower, or give the thread count: --threads N)");
+                     std::to_string(kMaxThreads) + " (set it lower" + (alternative.empty() ? "" : ", or " + alternative) +
+                     ")");
 }
 
 }  // namespace amgsolve

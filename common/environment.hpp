@@ -2,6 +2,7 @@
 // Integer settings read from environment variables (algorithm parameters of registered backends, which
 // are built once per process, before any configuration is read).
 #include <optional>
+#include <string>
 
 namespace amgsolve {
 
@@ -14,7 +15,7 @@ std::optional<long long> integer_from_environment(const char* name, long long mi
 inline constexpr int kMaxThreads = 4096;
 
 // Throws InputError when OpenMP would start more than kMaxThreads threads (OMP_NUM_THREADS): called before
-// the first parallel region.
-void require_supported_thread_count();
+// the first parallel region. `alternative`: another way to give the count, for the message ("" if none).
+void require_supported_thread_count(const std::string& alternative = "");
 
 }  // namespace amgsolve

@@ -280,7 +280,10 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
 
 // An integer written in decimal: yaml-cpp would read 010 as 8 (octal) and 0x10 as 16, which nobody writing
 // a grid size means.
-bool decimal_integer(const YAML::Node& node, std::int64_t& v) {
+// beyond: set for digits that are a decimal integer too large for 64 bits (+1 or -1, its sign), which the
+// bounds then refuse by name.
+bool decimal_integer(const YAML::Node& node, std::int64_t& v, int& beyond) {
+  beyond = 0;
   if (!node.IsScalar()) return false;
   const std::string& s = node.Scalar();
   const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);  // from_chars takes '-' only
@@ -289,6 +292,10 @@ bool decimal_integer(const YAML::Node& node, std::int64_t& v) {
   if (first_digit == end || (*first_digit == '0' && end - first_digit > 1)) return false;
   if (begin != s.data() && first_digit != begin) return false;  // "+-5"
   const auto [stop, error] = std::from_chars(begin, end, v);
+  if (error == std::errc::result_out_of_range && stop == end) {
+    beyond = *begin == '-' ? -1 : 1;
+    return true;
+  }
   return error == std::errc() && stop == end;
 }
 
@@ -300,7 +307,12 @@ class Reader final : public KeyReader {
   std::int64_t integer(const std::string& path) const override {
     const auto [node, spec] = value(path);
     std::int64_t v = 0;
-    if (!decimal_integer(node, v)) fail(path, node, "must be a decimal integer, got " + show(node));
+    int beyond = 0;
+    if (!decimal_integer(node, v, beyond)) fail(path, node, "must be a decimal integer, got " + show(node));
+    if (beyond != 0) {
+      check_bounds(path, node, *spec, beyond * HUGE_VAL);
+      fail(path, node, "does not fit in 64 bits, got " + show(node));
+    }
     check_bounds(path, node, *spec, static_cast<double>(v));
     return v;
   }
@@ -386,10 +398,16 @@ class Reader final : public KeyReader {
     for (const YAML::Node& entry : node) {
       T v{};
       bool read = false;
-      if constexpr (std::is_integral_v<T>)
-        read = decimal_integer(entry, v);
-      else
+      if constexpr (std::is_integral_v<T>) {
+        int beyond = 0;
+        read = decimal_integer(entry, v, beyond);
+        if (read && beyond != 0) {
+          check_bounds(path, entry, *spec, beyond * HUGE_VAL);
+          fail(path, entry, "entries must fit in 64 bits, got " + show(entry));
+        }
+      } else {
         read = entry.IsScalar() && YAML::convert<T>::decode(entry, v) && std::isfinite(v);
+      }
       if (!read)
         fail(path, entry, "entries must be " + example.substr(0, example.find(' ')) + ", got " + show(entry));
       check_bounds(path, entry, *spec, static_cast<double>(v));
@@ -428,6 +446,7 @@ class Reader final : public KeyReader {
   }
 
   [[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& message) const {
+    if (doc_.overridden(path)) throw InputError(doc_.override_label() + " " + path + ": " + message);
     throw InputError(doc_.where(path, node) + path + " " + message);
   }
 

@@ -349,12 +349,14 @@ TEST(Cli, AnOutputNeverReplacesAFileThatIsNotOurs) {
   EXPECT_TRUE(FailedCleanly(r, dir, {"notes.json", "x.mtx", "R.json", "x2.mtx"}, {"R.json", "read-only"}));
 }
 
-// --set takes one KEY=VALUE: a config named after it is still the config.
+// --set takes one KEY=VALUE: a config named after it is still the config, and a stray argument is one line.
 TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   ScratchDir dir;
   const RunResult r = run(dir, {"--set", "amg.coarse_size=12", kSmallConfig, "--quiet", "--report", dir.file("R.json")});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_EQ(json::parse(read_text(dir.file("R.json")))["setup"]["levels"].back()["rows"].get<int>() <= 12, true);
+  const RunResult stray = run(dir, {"--set", "amg.coarse_size=12", "amg.seed=3", kSmallConfig, "--quiet"});
+  EXPECT_TRUE(FailedCleanly(stray, dir, {"R.json"}, {"one KEY=VALUE per --set"}));
 }
 
 // More threads than OpenMP can start crashed inside its runtime: refused in one line (--threads still rules).

@@ -616,6 +616,10 @@ TEST(Config, IntegersAreDecimal) {
     EXPECT_TRUE(Contains(e, "decimal integer")) << text;
   }
   EXPECT_TRUE(Contains(parse_error("", {"problem.size=[010,8,8]"}), "problem.size"));
+  // Digits too many for 64 bits are out of range, not "not decimal"; a --set key is named once.
+  const std::string huge = parse_error("", {"amg.coarse_size=18446744073709551616"});
+  EXPECT_TRUE(Contains(huge, "--set amg.coarse_size: must be >= 1 and <= 2147483647, got '18446744073709551616'"));
+  EXPECT_TRUE(Contains(parse_error("", {"problem.size=[99999999999999999999,8,8]"}), "<="));
   EXPECT_EQ(parse_config("amg:\n  coarse_size: +12\n", "cfg.yaml").amg.coarse_size, 12);
   EXPECT_EQ(parse_config("amg:\n  coarse_size: 0\n", "cfg.yaml", {"amg.coarse_size=40"}).amg.coarse_size, 40);
 }

@@ -457,6 +457,9 @@ TEST(Library, RightHandSidesOfAnyScaleGiveTheScaledSolution) {
     EXPECT_TRUE(tiny.converged);
     EXPECT_GT(tiny.iterations, 0);
     for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(tiny_x[i] / 1e-170, x[i], 1e-6 * std::abs(x[i]));
+    // A solution beyond double's range is an error, not a converged vector of infinities.
+    Vector<double> huge_b(b.size(), 1e308), huge_x;
+    EXPECT_THROW(solver.solve(huge_b, huge_x), NumericalError);
     const SolveResult unattainable = solver.solve(b, x, {}, SolveLimits{1e-200, std::nullopt});
     EXPECT_FALSE(unattainable.converged);
     EXPECT_TRUE(unattainable.stagnated);
@@ -479,6 +482,11 @@ TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("does not fit in float"), std::string::npos) << e.what();
     }
+    // Refused by a rebuild before any work: the hierarchy of before stays and solves on.
+    Solver solver(A, params);
+    EXPECT_THROW(solver.rebuild(scaled), InputError);
+    Vector<double> x;
+    EXPECT_TRUE(solver.solve(Vector<double>(A->rows, 1.0), x).converged);
     params.solver.precision = Precision::double_precision;
     EXPECT_NO_THROW(Solver(scaled, params));
     params.solver.precision = Precision::mixed;

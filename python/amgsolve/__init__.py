@@ -33,7 +33,7 @@ def _settings(params: dict[str, Any]) -> list[str]:
     given: set[str] = set()
 
     def add(prefix: str, value: Any) -> None:
-        if isinstance(value, dict) and value:
+        if isinstance(value, dict) and (value or "." not in prefix):  # amg={}: no amg parameter
             for key, inner in value.items():
                 add(f"{prefix}.{key}", inner)
             return
@@ -56,9 +56,9 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
     """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
     if not sp.issparse(A):
         dense = np.asarray(A)
-        if dense.ndim != 2 or dense.dtype == object:
+        if dense.ndim != 2 or dense.dtype.kind not in "biuf":
             raise InputError(f"{name}: a matrix is needed (scipy.sparse or a 2-D array), got {type(A).__name__}"
-                             f"{f' of shape {dense.shape}' if dense.dtype != object else ''}")
+                             f"{f' of {dense.dtype} values, shape {dense.shape}' if dense.dtype != object else ''}")
         A = sp.csr_array(dense)
     if A.format != "csr":
         A = A.tocsr()
@@ -96,6 +96,8 @@ def _count(value: Any, name: str) -> int | None:
     """A whole number given as an int, a numpy integer or an integral float (50.0); None stays None."""
     if value is None:
         return None
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be a whole number, got {value!r}")
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         value = int(value)
     try:

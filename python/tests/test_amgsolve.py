@@ -345,12 +345,16 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: solver.solve(np.ones((A.shape[0], 2))), "one vector"),
         (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
+        (lambda: solver.solve(b, maxiter=True), "maxiter must be a whole number"),
+        (lambda: amgsolve.Solver(np.array([["a", "b"], ["c", "d"]])), "A: a matrix is needed"),
         (lambda: solver.solve(b, tol="small"), "tol must be a number"),
         (lambda: amgsolve.spgemm(A, A, backend=None), "backend must be a SpGEMM backend's name"),
     ]
     for call, message in cases:
         with pytest.raises(amgsolve.InputError, match=message):
             call()
+    rows = [l["rows"] for l in amgsolve.Solver(A, amg={}, solver={}).levels]  # empty sections: no parameter
+    assert rows == [l["rows"] for l in solver.levels]
     x_sparse_b, _ = solver.solve(sp.csr_array(b.reshape(-1, 1)))  # a sparse column is a vector too
     np.testing.assert_array_equal(x_sparse_b, solver.solve(b)[0])
 
