@@ -28,8 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--set", options.overrides, "Override a config key, e.g. --set problem.size=[64,64,64]")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
-  app.add_option("--report", options.report, "Write the JSON report here (overrides output.report)");
-  app.add_option("--vtk", options.vtk, "Write the solution as VTK image data (.vti) here (overrides output.vtk)");
+  app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)");
+  app.add_option("--vtk", options.vtk,
+                 "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)");
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");

@@ -424,8 +424,8 @@ Config load_run_config(const RunOptions& options) {
   Config config;
   collectively([&] {
     config = load_config(options.config, overrides);
-    if (!options.report.empty()) config.output.report = options.report;
-    if (!options.vtk.empty()) config.output.vtk = options.vtk;
+    if (options.report) config.output.report = *options.report;
+    if (options.vtk) config.output.vtk = *options.vtk;
     if (Ranks::prints()) check_outputs(config);
   });
   // Under several ranks `auto` is the cpu on every rank (amgsolve::Solver does the same): the cuda backend

@@ -1,6 +1,7 @@
 #pragma once
 // The amgsolve application: config -> problem -> hierarchy -> solve -> report/VTK, with the progress
 // output a person watches. main.cpp only parses the command line.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,8 @@ namespace amgsolve {
 struct RunOptions {
   std::string config;
   std::vector<std::string> overrides;  // --set key.path=value
-  std::string report;                  // --report (overrides output.report)
-  std::string vtk;                     // --vtk (overrides output.vtk)
+  std::optional<std::string> report;   // --report (overrides output.report; '' writes none)
+  std::optional<std::string> vtk;      // --vtk (overrides output.vtk; '' writes none)
   int threads = 0;                     // --threads (0: OpenMP default)
   bool compare_spgemm = false;         // --compare-spgemm (same as amg.spgemm: compare)
   bool quiet = false;

@@ -518,10 +518,12 @@ std::vector<KeySpec> solver_keys() {
 
 std::vector<KeySpec> output_keys() {
   return {
-      file("output.report", FIELD(output.report), "JSON report file (overridden by --report); empty: none."),
+      file("output.report", FIELD(output.report), "JSON report file (overridden by --report; `--report ''` writes none); empty: none. Output paths, "
+           "unlike input files, are relative to the working directory (where the command runs). An existing file "
+           "is replaced only if amgsolve wrote it (or it is empty)."),
       file("output.vtk", FIELD(output.vtk),
            "VTK image data file (.vti) with solution, right-hand side and finest aggregates, for grid problems "
-           "(overridden by --vtk); empty: none."),
+           "(overridden by --vtk; `--vtk ''` writes none); empty: none."),
       file("output.spgemm_csv", FIELD(output.spgemm_csv),
            "CSV file for the SpGEMM comparison table (with amg.compare_spgemm or --compare-spgemm); empty: none."),
       file("output.skin", FIELD(output.skin),

@@ -359,6 +359,19 @@ TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   EXPECT_TRUE(FailedCleanly(stray, dir, {"R.json"}, {"one KEY=VALUE per --set"}));
 }
 
+// --report '' writes no report where the config asks for one (and --report FILE replaces the config's).
+TEST(Cli, EmptyReportOptionWritesNone) {
+  ScratchDir dir;
+  const std::string cfg =
+      write_text(dir, "cfg.yaml", read_text(kSmallConfig) + "\noutput:\n  report: " + dir.file("config.json") + "\n");
+  RunResult r = run(dir, {cfg, "--quiet", "--report", ""});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"cfg.yaml"}));
+  r = run(dir, {cfg, "--quiet"});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"cfg.yaml", "config.json"}));
+}
+
 // More threads than OpenMP can start crashed inside its runtime: refused in one line (--threads still rules).
 TEST(Cli, ThreadCountBeyondTheLimitIsRefused) {
   ScratchDir dir;
@@ -930,10 +943,10 @@ TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
 // one-line error says why it did not, rather than only that.
 TEST(Cli, ASingularMatrixWithBOutsideItsRangeIsNamedAsTheLikelyCause) {
   const Index n = 20000;
-  std::string mtx = "%%MatrixMarket matrix coordinate real symmetric\n" + std::to_string(n) + " " +
-                    std::to_string(n) + " " + std::to_string(2 * n - 1) + "\n";
-  const auto d = [&](Index i) { return 1.0 + static_cast<double>(i) / n; };
   char line[96];
+  std::snprintf(line, sizeof line, "%%%%MatrixMarket matrix coordinate real symmetric\n%d %d %d\n", n, n, 2 * n - 1);
+  std::string mtx = line;
+  const auto d = [&](Index i) { return 1.0 + static_cast<double>(i) / n; };
   for (Index i = 0; i < n; ++i) {
     const double links = (i > 0 ? 1 : 0) + (i + 1 < n ? 1 : 0);
     std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, i + 1, links * d(i) * d(i));
