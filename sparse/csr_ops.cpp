@@ -1,6 +1,7 @@
 #include "sparse/csr_ops.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -231,28 +232,37 @@ Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates) {
   return worst;
 }
 
-void require_positive_diagonal_entry(const std::string& name, Index row, double value) {
+namespace {
+
+// Indices counted from 1 need no word; from 0 (a scipy matrix) it is said.
+std::string counted_from(int first_index) { return first_index == 1 ? "" : " (indices counted from 0)"; }
+
+}  // namespace
+
+void require_positive_diagonal_entry(const std::string& name, Index row, double value, int first_index) {
   if (!(value > 0))
-    throw InputError(name + ": diagonal entry " + std::to_string(row + 1) + " is " +
-                     (value == 0 ? std::string("zero or missing") : "negative") +
+    throw InputError(name + ": diagonal entry " + std::to_string(row + first_index) + " is " +
+                     (value == 0 ? std::string("zero or missing") : "negative") + counted_from(first_index) +
                      ", so the matrix is not symmetric positive definite");
 }
 
-void require_symmetry(const std::string& name, const Asymmetry& a) {
-  if (a.relative > 1e-10)
-    throw InputError(name + ": matrix is not symmetric: entries (" + std::to_string(a.row + 1) + ", " +
-                     std::to_string(a.col + 1) + ") and (" + std::to_string(a.col + 1) + ", " +
-                     std::to_string(a.row + 1) + ") differ (relative difference " + std::to_string(a.relative) + ")");
+void require_symmetry(const std::string& name, const Asymmetry& a, int first_index) {
+  if (a.relative <= 1e-10) return;
+  const std::string i = std::to_string(a.row + first_index), j = std::to_string(a.col + first_index);
+  char difference[32];
+  std::snprintf(difference, sizeof difference, "%.3g", a.relative);
+  throw InputError(name + ": matrix is not symmetric: entries (" + i + ", " + j + ") and (" + j + ", " + i +
+                   ") differ (relative difference " + difference + ")" + counted_from(first_index));
 }
 
-void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A) {
+void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, int first_index) {
   if (!A.is_square())
     throw InputError(name + ": matrix is " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
                      ", not square");
   if (A.rows == 0) throw InputError(name + ": the matrix is empty (0 rows): nothing to solve");
   const Vector<double> d = diagonal(A);
-  for (Index i = 0; i < A.rows; ++i) require_positive_diagonal_entry(name, i, d[i]);
-  require_symmetry(name, largest_asymmetry(A));
+  for (Index i = 0; i < A.rows; ++i) require_positive_diagonal_entry(name, i, d[i], first_index);
+  require_symmetry(name, largest_asymmetry(A), first_index);
 }
 
 #define AMGSOLVE_INSTANTIATE_CSR_OPS(V)                                                          \

@@ -68,8 +68,9 @@ template <class Value>
 Asymmetry largest_asymmetry(const CsrMatrix<Value>& A);
 
 // What symmetric positive definiteness needs and costs little to check: square, every diagonal entry
-// positive, symmetric to 1e-10 relative. Throws InputError "name: ..." naming the entry that fails.
-void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A);
+// positive, symmetric to 1e-10 relative. Throws InputError "name: ..." naming the entry that fails, its
+// indices counted from `first_index`: 1 as in a Matrix Market file, 0 for a scipy matrix (then said so).
+void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, int first_index = 1);
 
 // The same checks a piece at a time, for a matrix whose rows are spread over processes: the largest
 // asymmetry of rows [first_row, first_row + rows.rows) (global columns) against those rows of A^T (the
@@ -77,7 +78,7 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A);
 // the two messages: a diagonal entry (row: global, 0-based) that is not positive, an asymmetry over 1e-10.
 Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows, Index first_row);
 Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates);
-void require_positive_diagonal_entry(const std::string& name, Index row, double value);
-void require_symmetry(const std::string& name, const Asymmetry& a);
+void require_positive_diagonal_entry(const std::string& name, Index row, double value, int first_index = 1);
+void require_symmetry(const std::string& name, const Asymmetry& a, int first_index = 1);
 
 }  // namespace amgsolve

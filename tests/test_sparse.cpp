@@ -6,7 +6,9 @@
 #include <limits>
 
 #include "common/allocator.hpp"
+#include "common/error.hpp"
 #include "common/memory.hpp"
+#include "sparse/csr_ops.hpp"
 
 #include "test_support.hpp"
 
@@ -93,6 +95,24 @@ TEST(Csr, LargestAsymmetryFindsTheEntry) {
   EXPECT_TRUE((a.row == 1 && a.col == 2) || (a.row == 2 && a.col == 1));
   const CsrMatrix<double> S = csr_from_triplets<double>(2, 2, {{0, 0, 2}, {0, 1, -1}, {1, 0, -1}, {1, 1, 2}});
   EXPECT_EQ(largest_asymmetry(S).relative, 0.0);
+}
+
+// The messages name the entry in the file's numbering (from 1) or scipy's (from 0, said so), and a small
+// difference in digits that show it (1e-08, not 0.000000).
+TEST(Csr, SpdCandidateMessagesNameTheEntryAndTheDifference) {
+  const CsrMatrix<double> A =
+      csr_from_triplets<double>(2, 2, {{0, 0, 2}, {0, 1, -1}, {1, 0, -1.00000001}, {1, 1, 2}});
+  const auto message = [&](int first_index) {
+    try {
+      require_spd_candidate("A", A, first_index);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(message(1), "A: matrix is not symmetric: entries (1, 2) and (2, 1) differ (relative difference 1e-08)");
+  EXPECT_EQ(message(0), "A: matrix is not symmetric: entries (0, 1) and (1, 0) differ (relative difference 1e-08) "
+                        "(indices counted from 0)");
 }
 
 // Against a dense scan of every pair, on a nearly symmetric random matrix with a few perturbed and one-sided

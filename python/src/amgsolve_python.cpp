@@ -104,7 +104,7 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
     for (std::size_t k = 0; k < nnz; ++k) {
       if (!std::isfinite(p[k])) {
         const auto row = std::upper_bound(M.row_ptr.begin(), M.row_ptr.end(), static_cast<Offset>(k)) - M.row_ptr.begin() - 1;
-        throw InputError(name + ": entry (" + std::to_string(row) + ", " + std::to_string(M.col[k]) + ") is not finite");
+        throw InputError(name + ": entry (" + std::to_string(row) + ", " + std::to_string(M.col[k]) + ") is not finite (indices counted from 0)");
       }
       M.val[k] = static_cast<V>(p[k]);
     }
@@ -174,7 +174,7 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
     nb::gil_scoped_release unlocked;
-    require_spd_candidate("A", *A);
+    require_spd_candidate("A", *A, 0);  // scipy counts from 0
     solver_ = std::make_unique<Solver>(std::move(A), params);
   }
 
@@ -211,7 +211,7 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     nb::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
-    require_spd_candidate("A", *A);
+    require_spd_candidate("A", *A, 0);  // scipy counts from 0
     solver_->rebuild(std::move(A));
     rows_ = solver_->setup().levels.empty() ? rows_ : solver_->setup().levels.front().rows;
   }

@@ -155,6 +155,12 @@ def test_bad_matrices_and_vectors_are_refused_with_the_reason():
     for message, M in cases.items():
         with pytest.raises(amgsolve.InputError, match=message):
             amgsolve.Solver(M)
+    # scipy's indices, counted from 0, and said to be
+    with pytest.raises(amgsolve.InputError, match=r"entries \(0, 1\) and \(1, 0\) differ \(relative difference [0-9.]+\) "
+                                                  r"\(indices counted from 0\)"):
+        amgsolve.Solver(cases["not symmetric"])
+    with pytest.raises(amgsolve.InputError, match=r"diagonal entry 2 is zero or missing \(indices counted from 0\)"):
+        amgsolve.Solver(cases["zero or missing"])
     with pytest.raises(amgsolve.InputError, match="values must be real"):
         amgsolve.Solver(poisson(4).astype(np.complex128))
     solver = amgsolve.Solver(poisson(6))
