@@ -220,7 +220,7 @@ class SolverOn final : public Solver::Impl {
     if (limits.tolerance) effective.tolerance = *limits.tolerance;
     if (limits.max_iterations) effective.max_iterations = *limits.max_iterations;
     if (!(effective.tolerance > 0 && effective.tolerance < 1))
-      throw InputError("tolerance must be > 0 and < 1, got " + std::to_string(effective.tolerance));
+      throw InputError("tolerance must be > 0 and < 1, got " + format_number(effective.tolerance));
     if (effective.max_iterations < 1)
       throw InputError("max_iterations must be at least 1, got " + std::to_string(effective.max_iterations));
     Timer timer;
@@ -479,7 +479,7 @@ std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0)
       const bool too_small = A.col[k] == first_row + i && magnitude < std::numeric_limits<float>::min();
       if (magnitude > std::numeric_limits<float>::max() || too_small)
         return "entry (" + std::to_string(first_row + i) + ", " + std::to_string(A.col[k]) + ") = " +
-               pcg_detail::format_number(A.val[k]) + " does not fit in float (normal magnitudes 1.2e-38 to 3.4e+38), " +
+               format_number(A.val[k]) + " does not fit in float (normal magnitudes 1.2e-38 to 3.4e+38), " +
                "which solver.precision: mixed sets up and cycles in; use solver.precision: double";
     }
   return "";

@@ -119,7 +119,7 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
              static_cast<double>(r.stats.extra_bytes) / (1 << 20), comparison_note(r).c_str());
     std::string phases;  // a distributed backend's phases: slowest rank's seconds, bytes all ranks sent
     for (const SpgemmPhase& p : r.stats.phases)
-      phases += "  " + p.name + " " + std::to_string(p.seconds).substr(0, 6) + " s " + format_bytes(p.bytes);
+      phases += "  " + p.name + " " + format_number(p.seconds) + " s " + format_bytes(p.bytes);
     if (!phases.empty()) progress("  %30s%s\n", "", phases.c_str());
   }
 }

@@ -202,7 +202,7 @@ std::array<Index, 3> phantom_box(const PhantomParams& p) {
   std::array<Index, 3> size{};
   for (int d = 0; d < 3; ++d) {
     const double n = std::ceil((hi[d] - lo[d]) / p.voxel_size) + 2;  // one voxel of air on each side
-    if (n > 2147483647.0) throw InputError("problem.voxel_size " + std::to_string(p.voxel_size) + " mm is too small");
+    if (n > 2147483647.0) throw InputError("problem.voxel_size " + format_number(p.voxel_size) + " mm is too small");
     size[d] = static_cast<Index>(n);
   }
   return size;

@@ -1,7 +1,5 @@
 #include "solver/pcg.hpp"
 
-#include <sstream>
-
 namespace amgsolve {
 
 double SolveResult::convergence_factor() const {
@@ -10,13 +8,6 @@ double SolveResult::convergence_factor() const {
 }
 
 namespace pcg_detail {
-
-std::string format_number(double v) {
-  std::ostringstream out;
-  out.precision(3);
-  out << v;
-  return out.str();
-}
 
 void require_finite(double value, const char* what, int iteration) {
   if (!std::isfinite(value))

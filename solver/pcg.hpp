@@ -29,7 +29,6 @@ using BackendPreconditioner =
 
 namespace pcg_detail {
 
-std::string format_number(double v);
 void require_finite(double value, const char* what, int iteration);
 void require_positive(double value, const char* what, const char* meaning, int iteration);
 

@@ -270,7 +270,7 @@ class CpuBackend {
     const auto i = static_cast<Index>(first_index_where(A.rows, [&](std::int64_t r) { return !(d[r] > 0); }));
     if (i < A.rows)
       throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
-                           " is " + std::to_string(static_cast<double>(d[i])) +
+                           " is " + format_number(static_cast<double>(d[i])) +
                            ", so the input matrix is not positive definite");
   }
   template <class V>

@@ -192,7 +192,7 @@ void CudaBackend::require_positive_diagonal(const DeviceCsrMatrix<V>& M, int lev
   if (row == INT_MAX) return;
   for_each_row(1, StoreDiagonal<V>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), row, device_result_}, stream);
   throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(row + 1) + " is " +
-                       std::to_string(read_result()) + ", so the input matrix is not positive definite");
+                       format_number(read_result()) + ", so the input matrix is not positive definite");
 }
 
 template <class V>

@@ -86,7 +86,7 @@ void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
   double value = mine ? static_cast<double>(d[first_bad]) : 0.0;
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_SUM, comm_->get());
   throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(row + 1) + " is " +
-                       std::to_string(value) + ", so the input matrix is not positive definite");
+                       format_number(value) + ", so the input matrix is not positive definite");
 }
 
 #define AMGSOLVE_MPI_BACKEND(V)                                                                                    \
