@@ -249,6 +249,11 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
                        (prefix.empty() ? std::string() : " (in section '" + prefix + "')"));
     const std::string name = it->first.as<std::string>();
     const std::string path = prefix.empty() ? name : prefix + "." + name;
+    // "solver.max_iterations": 1 in a file would name a key the schema knows, but the document is read as
+    // nested sections, so its value would be ignored: the file nests, as --set's dotted paths do for it.
+    if (name.find('.') != std::string::npos)
+      throw InputError(doc.where(path, it->first) + "key '" + name + "' has a dot: write it as nested sections (" +
+                       name.substr(0, name.find('.')) + ": {" + name.substr(name.find('.') + 1) + ": ...})");
     if (const auto first = seen.find(name); first != seen.end()) {
       const int line = first->second.Mark().line + 1;
       throw InputError(doc.where(path, it->first) + "'" + path + "' is given twice (first on line " +

@@ -125,13 +125,23 @@ std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t 
   return "matrix " + p.matrix + " (" + std::to_string(rows) + " rows)";
 }
 
+namespace {
+
+// The right-hand side file's size against the matrix's, from its header: before its entries are read (or
+// the matrix's, where the header of both comes first), so that a wrong or enormous size costs nothing.
+void require_rhs_rows(const MatrixMarketParams& p, std::int64_t rows) {
+  const MatrixMarketHeader header = read_matrix_market_header(p.rhs);
+  if (header.rows != rows)
+    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.rows) + " entries but " + p.matrix +
+                     " has " + std::to_string(rows) + " rows");
+}
+
+}  // namespace
+
 Vector<double> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
   if (p.rhs.empty()) return Vector<double>(static_cast<std::size_t>(rows), 1.0);
-  Vector<double> b = read_matrix_market_vector(p.rhs);
-  if (b.size() != static_cast<std::size_t>(rows))
-    throw InputError(p.rhs + ": right-hand side has " + std::to_string(b.size()) + " entries but " + p.matrix +
-                     " has " + std::to_string(rows) + " rows");
-  return b;
+  require_rhs_rows(p, rows);
+  return read_matrix_market_vector(p.rhs);
 }
 
 namespace {
@@ -139,6 +149,7 @@ namespace {
 LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
+  if (!p.rhs.empty()) require_rhs_rows(p, header.rows);
   const Offset nnz = header.symmetry == "general" ? header.entries : 2 * header.entries;
   // The triplets of the reader (16 bytes per entry) come on top of the solve.
   require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz),

@@ -300,6 +300,7 @@ Vector<double> read_vector(MatrixMarketScanner& scan) {
   require_real(h, scan);
   if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));
   Vector<double> x(static_cast<std::size_t>(h.rows), 0.0);
+  Array<std::uint8_t> given(h.format == "coordinate" ? static_cast<std::size_t>(h.rows) : 0, 0);
   std::string_view line;
   for (Offset e = 0; e < h.entries; ++e) {
     if (!scan.next_data_line(line))
@@ -310,6 +311,7 @@ Vector<double> read_vector(MatrixMarketScanner& scan) {
       if (!fields.next(i) || !fields.next(j)) scan.fail("expected 'row column value'");
       if (i < 1 || i > h.rows) scan.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h.rows));
       if (j != 1) scan.fail("column index must be 1 in a vector");
+      if (given[static_cast<std::size_t>(i - 1)]++) scan.fail("row " + std::to_string(i) + " is given twice");
     }
     x[static_cast<std::size_t>(i - 1)] = parse_value(fields, scan);
     if (!fields.at_end()) scan.fail("unexpected text after the value");

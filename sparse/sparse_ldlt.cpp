@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
@@ -18,12 +19,16 @@ namespace {
                        " rows) is singular or not positive definite: the input matrix is not SPD");
 }
 
-// A singular matrix factorises with a last pivot of rounding size, ~eps ||A||, not zero: pivots that small
-// against the largest mean singular, not positive definite. (An SPD coarse matrix of a coefficient contrast
-// of 1e10, the largest the config accepts, keeps its pivots some 1e-10 apart.)
-bool positive_pivots(const Eigen::VectorXd& pivots) {
-  if (pivots.size() == 0) return true;
-  return pivots.minCoeff() > 1e3 * std::numeric_limits<double>::epsilon() * pivots.cwiseAbs().maxCoeff();
+// A singular matrix factorises with a last pivot of rounding size, not zero: a pivot that small against
+// its own row's diagonal entry (in the factor's ordering) means singular, not positive definite. Against
+// its own diagonal, so that the test does not change under a diagonal scaling D A D, which leaves a valid
+// matrix SPD however far apart D spreads the pivots (1e-13 against 1 is an SPD diag(1, 1e-13)). (Pivots of
+// an SPD coarse matrix of a coefficient contrast of 1e10, the largest the config accepts, stay some 1e-10
+// of their diagonal entries.)
+bool positive_pivots(const Eigen::VectorXd& pivots, const Eigen::VectorXd& diagonal) {
+  for (Eigen::Index k = 0; k < pivots.size(); ++k)
+    if (!(pivots[k] > 1e3 * std::numeric_limits<double>::epsilon() * std::abs(diagonal[k]))) return false;
+  return true;
 }
 
 // The nullspace of a singular matrix, normalised, and the node pinned to zero (the largest |B_k|).
@@ -84,8 +89,10 @@ SparseLdlt<Value>::SparseLdlt(const CsrMatrix<Value>& A, const Vector<double>& n
   Eigen::SparseMatrix<double> M(n, n);
   M.setFromTriplets(entries.begin(), entries.end());
   impl_->factor.compute(M);
-  if (impl_->factor.info() != Eigen::Success || !positive_pivots(impl_->factor.vectorD()))
+  if (impl_->factor.info() != Eigen::Success)
     not_positive_definite(A.rows);
+  const Eigen::VectorXd diagonal = impl_->factor.permutationP() * Eigen::VectorXd(M.diagonal());
+  if (!positive_pivots(impl_->factor.vectorD(), diagonal)) not_positive_definite(A.rows);
 }
 
 template <class Value>
@@ -131,7 +138,7 @@ Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nu
   for_each_kept_entry(A, N, [&](Eigen::Index i, Eigen::Index j, double v) { dense(i, j) = v; });
   const Eigen::LLT<Eigen::MatrixXd> cholesky(dense);
   if (cholesky.info() != Eigen::Success ||
-      !positive_pivots(cholesky.matrixLLT().diagonal().array().square().matrix().eval()))
+      !positive_pivots(cholesky.matrixLLT().diagonal().array().square().matrix().eval(), dense.diagonal()))
     not_positive_definite(A.rows);
   const Eigen::MatrixXd reduced = cholesky.solve(Eigen::MatrixXd::Identity(m, m));
   Eigen::MatrixXd inverse = Eigen::MatrixXd::Zero(n, n);

@@ -578,6 +578,10 @@ TEST(Cli, RhsFileOfWrongLength) {
       "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("b.mtx") + "\n");
   const RunResult r = run(dir, {cfg, "--report", dir.file("R.json")});
   EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml", "A.mtx", "b.mtx"}, {dir.file("b.mtx"), "3"}));
+  // A header announcing 2^31 - 1 entries is refused from the header, at once (it was read into 16 GiB).
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n2147483647 1\n1\n");
+  const RunResult huge = run(dir, {cfg, "--report", dir.file("R.json")});
+  EXPECT_TRUE(FailedCleanly(huge, dir, {"cfg.yaml", "A.mtx", "b.mtx"}, {dir.file("b.mtx"), "2147483647 entries"}));
 }
 
 // ================================================================ good input

@@ -534,6 +534,15 @@ TEST(Config, UnclosedListIsMalformedYaml) {
 
 // ---------------------------------------------------------------- --set overrides
 
+// A quoted dotted key in a file names a schema key, but the file is read as nested sections: refused, so
+// that its value is never silently dropped.
+TEST(Config, DottedKeysInAFileAreRefused) {
+  const std::string e = parse_error("problem: {type: poisson}\n\"solver.max_iterations\": 1\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:"));
+  EXPECT_TRUE(Contains(e, "'solver.max_iterations' has a dot"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  \"smoother.degree\": 0\n"), "'smoother.degree' has a dot"));
+}
+
 TEST(Config, OverridesReplaceScalarsAndLists) {
   const Config c = parse_config("problem:\n  size: [32, 32, 32]\namg:\n  spgemm: other\n  coarse_size: 10\n",
                                 "cfg.yaml", {"problem.size=[64,64,64]", "amg.spgemm=gustavson"});

@@ -123,6 +123,16 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
   }
 }
 
+// A coordinate vector gives each row once, as a matrix gives each entry once.
+TEST(MatrixMarket, AVectorRowGivenTwiceIsRefused) {
+  try {
+    (void)parse_matrix_market_vector("%%MatrixMarket matrix coordinate real general\n2 1 2\n2 1 2\n2 1 5\n", "b.mtx");
+    ADD_FAILURE() << "a duplicate row was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.mtx:4: row 2 is given twice"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MatrixMarket, MissingFileNamesThePath) {
   try {
     read_matrix_market("/nonexistent/dir/A.mtx");

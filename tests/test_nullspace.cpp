@@ -156,6 +156,29 @@ TEST(SparseLdlt, DenseInverseOfANonsingularMatrixIsItsInverse) {
   EXPECT_LE((M * test::to_dense(A) - Eigen::MatrixXd::Identity(A.rows, A.rows)).cwiseAbs().maxCoeff(), 1e-12);
 }
 
+// D A D for an SPD A and a diagonal D spread over 1e-5 to 1e5 is SPD, whatever its pivots' spread: the
+// factorisation takes it (in sparse and dense form) and solves it as D^-1 A^-1 D^-1; diag(1, 1e-13) too.
+// Before, pivots were judged against the largest one, and these were "singular or not positive definite".
+TEST(SparseLdlt, ADiagonalScalingDoesNotMakeAnSpdMatrixSingular) {
+  const CsrMatrix<double> A = poisson(Stencil::p5, {12, 10}, Boundary::dirichlet);
+  CsrMatrix<double> scaled = A;
+  const auto d = [&](Index i) { return std::pow(10.0, -5.0 + 10.0 * i / (A.rows - 1)); };
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) scaled.val[k] *= d(i) * d(A.col[k]);
+  Vector<double> b(static_cast<std::size_t>(A.rows)), x, y;
+  for (Index i = 0; i < A.rows; ++i) b[i] = 1.0 + std::sin(0.7 * i);
+  const SparseLdlt<double> ldlt(scaled);
+  ldlt.solve(b, x);
+  Vector<double> b_over_d(b.size());
+  for (Index i = 0; i < A.rows; ++i) b_over_d[i] = b[i] / d(i);
+  SparseLdlt<double>(A).solve(b_over_d, y);  // x = D^-1 A^-1 D^-1 b
+  for (Index i = 0; i < A.rows; ++i) EXPECT_NEAR(x[i] * d(i), y[i], 1e-9 * std::abs(y[i])) << i;
+  EXPECT_NO_THROW(dense_inverse(scaled));
+  const CsrMatrix<double> tiny = csr_from_triplets<double>(2, 2, {{0, 0, 1.0}, {1, 1, 1e-13}});
+  EXPECT_NO_THROW(SparseLdlt<double>{tiny});
+  EXPECT_NO_THROW(dense_inverse(tiny));
+}
+
 // ---- detection and refusals
 
 TEST(Nullspace, DetectedExactlyWhereRowsSumToZero) {
