@@ -471,16 +471,21 @@ class SolverOn final : public Solver::Impl {
 };
 
 // Where A has an entry that float cannot hold (solver.precision: mixed sets up and cycles in float): beyond
-// its range, or a diagonal entry below its normal numbers (rows would lose their scale). "" when none.
+// its range, or a diagonal entry below its normal numbers (rows would lose their scale), each with 2^24 of
+// headroom for what the coarse levels' Galerkin sums and the smoothers' products grow or shrink to (a
+// matrix of 1e37 passed and its float cycle broke down). "" when none. Rows and columns counted from 1.
 std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0) {
+  constexpr double headroom = 16777216.0;  // 2^24
+  constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
+  constexpr double smallest = std::numeric_limits<float>::min() * headroom;  // 2.0e-31
   for (Index i = 0; i < A.rows; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
       const double magnitude = std::abs(A.val[k]);
-      const bool too_small = A.col[k] == first_row + i && magnitude < std::numeric_limits<float>::min();
-      if (magnitude > std::numeric_limits<float>::max() || too_small)
-        return "entry (" + std::to_string(first_row + i) + ", " + std::to_string(A.col[k]) + ") = " +
-               format_number(A.val[k]) + " does not fit in float (normal magnitudes 1.2e-38 to 3.4e+38), " +
-               "which solver.precision: mixed sets up and cycles in; use solver.precision: double";
+      const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
+      if (magnitude > largest || too_small)
+        return "entry (" + std::to_string(first_row + i + 1) + ", " + std::to_string(A.col[k] + 1) + ") (counted from 1) = " +
+               format_number(A.val[k]) + " is outside what the float cycle of solver.precision: mixed holds (" +
+               format_number(smallest) + " to " + format_number(largest) + "); use solver.precision: double";
     }
   return "";
 }

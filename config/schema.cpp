@@ -481,7 +481,9 @@ std::vector<KeySpec> solver_keys() {
       choice("solver.precision", FIELD(solver.precision),
              {{"double", Precision::double_precision}, {"mixed", Precision::mixed}},
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
-             "the double-precision outer iteration (less memory traffic, same final tolerance)."),
+             "the double-precision outer iteration (less memory traffic, same final tolerance), for matrices whose "
+             "entries lie within 2e-31 to 2e+31 (float's range less headroom for the coarse levels; others are "
+             "refused, naming the entry)."),
       retired("solver.device", "backend"),
       choice("solver.spmv_format", FIELD(solver.spmv_format),
              {{"auto", SpmvFormat::automatic},
