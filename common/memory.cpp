@@ -1,5 +1,7 @@
 #include "common/memory.hpp"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -28,7 +30,70 @@ std::uint64_t read_proc_kb(const char* file, const std::string& key) {
   return 0;
 }
 
+// A number of bytes from a one-line file (cgroup limits and usage); 0 for "max", a missing file or no number.
+std::uint64_t read_bytes_file(const std::string& path) {
+  std::ifstream in(path);
+  std::uint64_t bytes = 0;
+  return (in >> bytes) ? bytes : 0;
+}
+
+// A "key value" line of a cgroup's memory.stat, in bytes; 0 where it is missing.
+std::uint64_t stat_bytes(const std::string& file, const std::string& key) {
+  std::ifstream in(file);
+  std::string name;
+  std::uint64_t value = 0;
+  while (in >> name >> value)
+    if (name == key) return value;
+  return 0;
+}
+
+// What this process's memory control group still allows, or 0 for no limit: a container's limit may be
+// below the machine's MemAvailable, and the kernel kills a process that passes it. Its page cache (file
+// pages) counts as free, as MemAvailable counts it, or a group that has read many files would seem full.
+std::uint64_t cgroup_headroom_bytes() {
+  std::ifstream groups("/proc/self/cgroup");
+  std::string line;
+  std::string folder, limit_file, usage_file, prefix;  // v2: "0::/path"; v1: "N:...memory...:/path"
+  while (std::getline(groups, line)) {
+    const std::size_t colon = line.find(':'), second = line.find(':', colon + 1);
+    if (colon == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(colon + 1, second - colon - 1), path = line.substr(second + 1);
+    if (controllers.empty() && line.rfind("0:", 0) == 0 && folder.empty()) {
+      folder = "/sys/fs/cgroup" + path, limit_file = "memory.max", usage_file = "memory.current", prefix = "";
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      folder = "/sys/fs/cgroup/memory" + path, limit_file = "memory.limit_in_bytes";
+      usage_file = "memory.usage_in_bytes", prefix = "total_";
+    }
+  }
+  if (folder.empty()) return 0;
+  const std::uint64_t limit = read_bytes_file(folder + "/" + limit_file);
+  if (limit == 0 || limit >= (std::uint64_t{1} << 60)) return 0;  // "max", or v1's huge "no limit"
+  const std::string stat = folder + "/memory.stat";
+  const std::uint64_t cache = stat_bytes(stat, prefix + "inactive_file") + stat_bytes(stat, prefix + "active_file");
+  const std::uint64_t usage = read_bytes_file(folder + "/" + usage_file);
+  const std::uint64_t used = usage > cache ? usage - cache : 0;
+  return limit > used ? limit - used : 1;
+}
+
+// What the address-space limit (ulimit -v) leaves beyond what the process maps already, or 0 for none.
+std::uint64_t address_space_headroom_bytes() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  const std::uint64_t mapped = read_proc_kb("/proc/self/status", "VmSize");
+  return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
+}
+
 }  // namespace
+
+// The least of what the machine has free, what the control group allows and what the address-space limit
+// leaves: a pre-check against MemAvailable alone let a run under `ulimit -v` or in a container start the
+// setup and die there (std::bad_alloc inside a parallel region ends the process).
+std::uint64_t available_memory_bytes() {
+  std::uint64_t available = read_proc_kb("/proc/meminfo", "MemAvailable");
+  for (const std::uint64_t bound : {cgroup_headroom_bytes(), address_space_headroom_bytes()})
+    if (bound != 0 && (available == 0 || bound < available)) available = bound;
+  return available;
+}
 
 bool keep_freed_memory() {
 #if defined(__GLIBC__)
@@ -39,8 +104,6 @@ bool keep_freed_memory() {
   return false;
 #endif
 }
-
-std::uint64_t available_memory_bytes() { return read_proc_kb("/proc/meminfo", "MemAvailable"); }
 
 std::uint64_t peak_resident_bytes() { return read_proc_kb("/proc/self/status", "VmHWM"); }
 

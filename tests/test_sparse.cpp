@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <limits>
 
 #include "common/allocator.hpp"
@@ -194,6 +196,27 @@ long faults_of_fresh_array(std::size_t bytes) {
 // With keep_freed_memory, a smaller array allocated after a large one is freed reuses its pages: no new
 // faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
 // free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
+// The memory a run may plan for is bounded by the address-space limit (ulimit -v) as well as by the
+// machine's MemAvailable: with the soft limit set to what the process maps plus 256 MiB for a moment (and
+// put back: a soft limit may rise again to the hard one), that is what is available.
+TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
+  if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
+  std::uint64_t mapped_kb = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string key; status >> key;)
+    if (key == "VmSize:") status >> mapped_kb;
+  rlimit limited = before;
+  limited.rlim_cur = (mapped_kb + (256 << 10)) * 1024;
+  if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) GTEST_SKIP() << "a hard limit is set";
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
+  const std::uint64_t available = available_memory_bytes();
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &before), 0);
+  EXPECT_LE(available, std::uint64_t{256} << 20);
+  EXPECT_GT(available, std::uint64_t{200} << 20);
+}
+
 TEST(Memory, FreedArraysAreReusedWithoutPageFaults) {
   if (!keep_freed_memory()) GTEST_SKIP() << "not glibc: malloc's policy cannot be set";
   constexpr std::size_t kBytes = std::size_t{64} << 20;
