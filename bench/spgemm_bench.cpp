@@ -22,6 +22,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -32,11 +34,13 @@
 #include "amg/hierarchy.hpp"
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/memory.hpp"
 #include "common/timer.hpp"
 #include "problems/poisson.hpp"
+#include "problems/problem.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
 #include "spgemm/comparison.hpp"
@@ -97,26 +101,44 @@ CsrMatrix<double> rmat(int scale, int edges_per_node, std::uint64_t seed) {
 
 CsrMatrix<double> generate_matrix(const std::string& spec) {
   const std::vector<std::string> f = split(spec, ':');
-  auto number = [&](std::size_t i) {
+  // Parameter i, a whole number in [1, most]: a wrong one is named, never a crash or a silent 0.
+  auto number = [&](std::size_t i, std::int64_t most) {
     if (i >= f.size()) throw InputError("--generate " + spec + ": missing parameter " + std::to_string(i));
-    return std::stoll(f[i]);
+    std::int64_t v = 0;
+    const auto [end, error] = std::from_chars(f[i].data(), f[i].data() + f[i].size(), v);
+    if (error != std::errc() || end != f[i].data() + f[i].size() || v < 1 || v > most)
+      throw InputError("--generate " + spec + ": parameter " + std::to_string(i) + " must be a whole number from 1 to " +
+                       std::to_string(most) + ", got '" + f[i] + "'");
+    return v;
   };
+  constexpr std::int64_t kMaxRows = std::numeric_limits<Index>::max();
   PoissonParams p;
   if (f[0] == "poisson7" || f[0] == "poisson27") {
     p.stencil = f[0] == "poisson7" ? Stencil::p7 : Stencil::p27;
-    p.size = {number(1), number(1), number(1)};
+    const std::int64_t n = number(1, 1290);  // 1290^3 < 2^31 rows
+    p.size = {n, n, n};
+    require_memory(estimated_solve_bytes(n * n * n, n * n * n * (f[0] == "poisson7" ? 7 : 27)), "--generate " + spec);
     return poisson_matrix(p);
   }
   if (f[0] == "poisson5") {
     p.stencil = Stencil::p5;
-    p.size = {number(1), number(1)};
+    const std::int64_t n = number(1, 46340);  // 46340^2 < 2^31 rows
+    p.size = {n, n};
+    require_memory(estimated_solve_bytes(n * n, 5 * n * n), "--generate " + spec);
     return poisson_matrix(p);
   }
   if (f[0] == "random") {
-    const auto n = static_cast<Index>(number(1));
-    return random_uniform(n, n, static_cast<int>(number(2)), 7);
+    const auto n = static_cast<Index>(number(1, kMaxRows));
+    const auto per_row = static_cast<int>(number(2, std::min<std::int64_t>(n, 100000)));
+    require_memory(24 * static_cast<std::uint64_t>(n) * per_row, "--generate " + spec);
+    return random_uniform(n, n, per_row, 7);
   }
-  if (f[0] == "rmat") return rmat(static_cast<int>(number(1)), static_cast<int>(number(2)), 7);
+  if (f[0] == "rmat") {
+    const auto scale = static_cast<int>(number(1, 30));
+    const auto edges = static_cast<int>(number(2, 1000));
+    require_memory(24 * (std::uint64_t{1} << scale) * edges, "--generate " + spec);
+    return rmat(scale, edges, 7);
+  }
   throw InputError("--generate " + spec + ": unknown generator (poisson7, poisson27, poisson5, random, rmat)");
 }
 
@@ -315,7 +337,7 @@ int main(int argc, char** argv) {
   app.add_flag("--triad", triad, "measure the STREAM triad bandwidth and show the ideal time of eq. (8)-(9)");
   app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", threads, "OpenMP threads");
+  app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, kMaxThreads));
   app.add_option("--backends", backend_names, "subset of backends (default: all available)")->delimiter(',');
   app.add_option("--csv", csv, "also write the table as CSV");
   CLI11_PARSE(app, argc, argv);
