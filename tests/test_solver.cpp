@@ -266,12 +266,18 @@ std::shared_ptr<const CsrMatrix<double>> poisson_3d(Index n) {
   return std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
 }
 
+// b_i = 1 + amplitude sin(frequency i): a right-hand side with every frequency in it.
+Vector<double> wavy(Index n, double amplitude, double frequency) {
+  Vector<double> b(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) b[i] = 1.0 + amplitude * std::sin(frequency * i);
+  return b;
+}
+
 // One stand-alone V-cycle iteration from x = 0 gives x = M b: precondition() is that preconditioner, in
 // double and in the mixed cycle.
 TEST(Library, PreconditionIsTheVcycleOfTheSolve) {
   const auto A = poisson_3d(14);
-  Vector<double> b(A->rows);
-  for (Index i = 0; i < A->rows; ++i) b[i] = 1.0 + 0.25 * std::sin(0.1 * i);
+  const Vector<double> b = wavy(A->rows, 0.25, 0.1);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
     Parameters params;
     params.solver.type = SolverType::amg;
@@ -434,8 +440,7 @@ TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
 // (before, a tiny b read as b = 0 and a huge one as NaN). A tolerance no arithmetic reaches stagnates.
 TEST(Library, RightHandSidesOfAnyScaleGiveTheScaledSolution) {
   const auto A = poisson_3d(12);
-  Vector<double> b(A->rows);
-  for (Index i = 0; i < A->rows; ++i) b[i] = 1.0 + 0.5 * std::sin(0.3 * i);
+  const Vector<double> b = wavy(A->rows, 0.5, 0.3);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
     Parameters params;
     params.solver.precision = precision;
