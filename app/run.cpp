@@ -336,9 +336,10 @@ namespace {
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
 std::string why_not_converged(const SolveResult& s) {
   if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
-  // x = 0 has relative residual 1: ending above it, CG has been driven by a component of b that A cannot
-  // produce (a singular A whose nullspace is not the constants, which amg.nullspace: auto does not detect).
-  if (s.relative_residual > 1)
+  // x = 0 has relative residual 1: ending above it after many iterations (CG's residual may rise in its
+  // first few), CG has been driven by a component of b that A cannot produce (a singular A whose nullspace
+  // is not the constants, which amg.nullspace: auto does not detect).
+  if (s.relative_residual > 1 && s.iterations >= 10)
     return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
            "outside its range";
   return "";

@@ -156,6 +156,10 @@ class Document {
   std::string where(const std::string& path, const YAML::Node& node) const {
     for (const std::string& o : overridden_)
       if (path == o || path.rfind(o + ".", 0) == 0) return override_label_ + " " + o + ": ";
+    // A section only --set made (it has no place in the file): the assignment that made it.
+    if (node.Mark().is_null())
+      for (const std::string& o : overridden_)
+        if (o.rfind(path + ".", 0) == 0) return override_label_ + " " + o + ": ";
     return where_node(node);
   }
   // "file:line: " of a node of the file.

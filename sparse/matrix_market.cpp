@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -153,9 +154,11 @@ class Fields {
     if (rest_.empty()) return false;
     const char* begin = rest_.data();
     const char* end = begin + rest_.size();
+    // A value's leading '+' ("+4"), which C's strtod and scipy take and from_chars does not.
+    if (std::is_floating_point_v<T> && *begin == '+' && end - begin > 1 && begin[1] != '-' && begin[1] != '+') ++begin;
     auto [ptr, ec] = std::from_chars(begin, end, value);
     if (ec != std::errc() || (ptr != end && *ptr != ' ' && *ptr != '\t')) return false;
-    rest_.remove_prefix(static_cast<std::size_t>(ptr - begin));
+    rest_.remove_prefix(static_cast<std::size_t>(ptr - rest_.data()));
     return true;
   }
 
@@ -236,7 +239,8 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   if (token.empty()) scan.fail("expected a numeric value, found the end of the line");
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
   if (ec == std::errc::result_out_of_range)
-    scan.fail("value " + token + " is out of the range of a double (magnitudes from about 2.2e-308 to 1.8e308)");
+    scan.fail("value " + token + " is out of the range of a double (nonzero magnitudes from about 4.9e-324 to "
+              "1.8e308)");
   scan.fail("expected a numeric value, got '" + token + "'");
 }
 

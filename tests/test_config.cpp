@@ -579,6 +579,13 @@ TEST(Config, OverrideOfUnknownKey) {
   EXPECT_TRUE(Contains(e, "did you mean 'amg.coarse_size'"));
 }
 
+// A section that only --set made is blamed on the --set, not on the file.
+TEST(Config, OverrideOfAnUnknownSectionNamesTheOverride) {
+  const std::string e = parse_error("amg:\n  coarse_size: 10\n", {"foo.bar=1"});
+  EXPECT_TRUE(Contains(e, "--set foo.bar: unknown key 'foo'"));
+  EXPECT_TRUE(LacksText(e, "cfg.yaml"));
+}
+
 TEST(Config, OverrideWithWrongTypeNamesTheOverride) {
   const std::string e = parse_error("solver:\n  tolerance: 1.0e-6\n", {"solver.tolerance=abc"});
   EXPECT_TRUE(Contains(e, "--set"));

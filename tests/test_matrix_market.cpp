@@ -105,6 +105,7 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n3 1 1\n", ":3: row index 3 out of range 1..2"},
       {banner + "2 2 1\n1 0 1\n", ":3: column index 0 out of range"},
       {banner + "2 2 1\n1 1 abc\n", ":3: expected a numeric value"},
+      {banner + "2 2 1\n1 1 +-4\n", ":3: expected a numeric value"},
       {banner + "2 2 1\n1 1 nan\n", ":3: value is not finite"},
       {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is out of the range of a double"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
@@ -124,6 +125,13 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
 }
 
 // A coordinate vector gives each row once, as a matrix gives each entry once.
+// A leading '+' is a sign, as C's strtod and scipy read it.
+TEST(MatrixMarket, ALeadingPlusIsASign) {
+  const CsrMatrix<double> A =
+      parse_matrix_market("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 +4.5e+1\n", "plus.mtx");
+  EXPECT_EQ(A.val, (Array<double>{45.0}));
+}
+
 TEST(MatrixMarket, AVectorRowGivenTwiceIsRefused) {
   try {
     (void)parse_matrix_market_vector("%%MatrixMarket matrix coordinate real general\n2 1 2\n2 1 2\n2 1 5\n", "b.mtx");
