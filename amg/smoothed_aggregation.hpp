@@ -342,8 +342,7 @@ class SmoothedAggregation {
     }
     clock.lap(t.galerkin);
     // and the level's smoother
-    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
-    step.smoother = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+    step.smoother = level_smoother(A, info.rho);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
   }
@@ -414,14 +413,20 @@ class SmoothedAggregation {
     hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), std::move(nullspace), info);
   }
 
+  // A level's smoother (amg.smoother) from its estimate rho of rho(D^-1 A); Chebyshev's also from Gershgorin's
+  // bound, above it.
+  SmootherSpec level_smoother(const Csr& A, double rho) const {
+    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
+    return smoother_spec(params_.smoother, rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+  }
+
   // A coarsest level too large to factorise (amg/params.hpp): its smoother, as any level's, applied
   // kCoarsestSmoothingSteps times by the cycle.
-  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer) const {
+  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
+                             const Timer& timer) const {
     backend_.require_positive_diagonal(*A, info.level);
     info.rho = spectral_radius(*A, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
-    const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
-    const SmootherSpec spec =
-        smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, *A) : 0.0);
+    const SmootherSpec spec = level_smoother(*A, info.rho);
     info.coarsest = true;
     info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": over " +
                     std::to_string(kMaxDirectRows) + " rows, too many to factorise";

@@ -53,9 +53,10 @@ class Vcycle {
     if (hierarchy.coarsest_smoothed()) {
       levels_[coarsest].smoother = make_smoother(backend, hierarchy, coarsest, *levels_[coarsest].A);
       if (on_built) on_built(coarsest, LevelOperator::matrix, *levels_[coarsest].A);
-    } else
+    } else {
       coarse_ = std::make_unique<typename Backend::template CoarseSolve<V>>(
           backend, *hierarchy.coarsest_on_host(), hierarchy.coarse_factor(), hierarchy.coarse_nullspace());
+    }
   }
 
   // x = M^-1 b: one V-cycle from a zero initial guess.

@@ -483,20 +483,25 @@ std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0)
       const double magnitude = std::abs(A.val[k]);
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
-        return "entry (" + std::to_string(first_row + i + 1) + ", " + std::to_string(A.col[k] + 1) + ") (counted from 1) = " +
-               format_number(A.val[k]) + " is outside what the float cycle of solver.precision: mixed holds (" +
-               format_number(smallest) + " to " + format_number(largest) + "); use solver.precision: double";
+        return "entry (" + std::to_string(first_row + i + 1) + ", " + std::to_string(A.col[k] + 1) +
+               ") (counted from 1) = " + format_number(A.val[k]) +
+               " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
+               " to " + format_number(largest) + "); use solver.precision: double";
     }
   return "";
+}
+
+// A whole matrix (or one process's block) the cycle's precision can hold, before any work.
+void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters& params) {
+  if (params.solver.precision == Precision::mixed)
+    if (const std::string problem = float_range_problem(A); !problem.empty()) throw InputError(problem);
 }
 
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
 template <class Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
-  if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>) {
-    if (params.solver.precision == Precision::mixed)
-      if (const std::string problem = float_range_problem(*A); !problem.empty()) throw InputError(problem);
-  }
+  if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>)
+    require_cycle_precision_holds(*A, params);
   if (params.solver.precision == Precision::mixed)
     return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
   return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
@@ -631,8 +636,7 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   if (!A) throw InputError("Solver::rebuild: no matrix");
-  if (impl_->params.solver.precision == Precision::mixed)  // refused before any work: the hierarchy stays
-    if (const std::string problem = float_range_problem(*A); !problem.empty()) throw InputError(problem);
+  require_cycle_precision_holds(*A, impl_->params);  // refused before any work: the hierarchy stays
   if (impl_->from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
                      "block");
@@ -651,8 +655,7 @@ void Solver::rebuild(RowBlock block) {
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) require_agreed_blocks(block, impl_->params.solver.precision);
 #endif
-  if (!distributed && impl_->params.solver.precision == Precision::mixed)
-    if (const std::string problem = float_range_problem(block.rows); !problem.empty()) throw InputError(problem);
+  if (!distributed) require_cycle_precision_holds(block.rows, impl_->params);
   std::string why;
   if (impl_->rebuild(block, why)) return;
   note_failed_resetup(why);

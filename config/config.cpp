@@ -316,12 +316,7 @@ class Reader final : public KeyReader {
   std::int64_t integer(const std::string& path) const override {
     const auto [node, spec] = value(path);
     std::int64_t v = 0;
-    int beyond = 0;
-    if (!decimal_integer(node, v, beyond)) fail(path, node, "must be a decimal integer, got " + show(node));
-    if (beyond != 0) {
-      check_bounds(path, node, *spec, beyond * HUGE_VAL);
-      fail(path, node, "does not fit in 64 bits, got " + show(node));
-    }
+    if (!read_integer(path, node, *spec, v)) fail(path, node, "must be a decimal integer, got " + show(node));
     check_bounds(path, node, *spec, static_cast<double>(v));
     return v;
   }
@@ -408,12 +403,7 @@ class Reader final : public KeyReader {
       T v{};
       bool read = false;
       if constexpr (std::is_integral_v<T>) {
-        int beyond = 0;
-        read = decimal_integer(entry, v, beyond);
-        if (read && beyond != 0) {
-          check_bounds(path, entry, *spec, beyond * HUGE_VAL);
-          fail(path, entry, "entries must fit in 64 bits, got " + show(entry));
-        }
+        read = read_integer(path, entry, *spec, v);
       } else {
         read = entry.IsScalar() && YAML::convert<T>::decode(entry, v) && std::isfinite(v);
       }
@@ -432,6 +422,17 @@ class Reader final : public KeyReader {
     // "key:" with no value counts as not set.
     if (!node.IsDefined() || node.IsNull()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
     return {node, spec};
+  }
+
+  // A decimal integer into v (false: not one); digits beyond 64 bits are refused by the bounds, or as such.
+  bool read_integer(const std::string& path, const YAML::Node& node, const KeySpec& spec, std::int64_t& v) const {
+    int beyond = 0;
+    if (!decimal_integer(node, v, beyond)) return false;
+    if (beyond != 0) {
+      check_bounds(path, node, spec, beyond * HUGE_VAL);
+      fail(path, node, "does not fit in 64 bits, got " + show(node));
+    }
+    return true;
   }
 
   void check_bounds(const std::string& path, const YAML::Node& node, const KeySpec& spec, double v) const {
