@@ -342,7 +342,7 @@ class SmoothedAggregation {
     }
     clock.lap(t.galerkin);
     // and the level's smoother
-    step.smoother = level_smoother(A, info.rho);
+    step.smoother = level_smoother(A, info);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
   }
@@ -413,11 +413,12 @@ class SmoothedAggregation {
     hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), std::move(nullspace), info);
   }
 
-  // A level's smoother (amg.smoother) from its estimate rho of rho(D^-1 A); Chebyshev's also from Gershgorin's
-  // bound, above it.
-  SmootherSpec level_smoother(const Csr& A, double rho) const {
+  // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A); Chebyshev's also from
+  // Gershgorin's bound, above it.
+  SmootherSpec level_smoother(const Csr& A, const LevelInfo& info) const {
+    require_jacobi_converges(params_.smoother, info.rho, info.level);
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
-    return smoother_spec(params_.smoother, rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+    return smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
   }
 
   // A coarsest level too large to factorise (amg/params.hpp): its smoother, as any level's, applied
@@ -426,7 +427,7 @@ class SmoothedAggregation {
                              const Timer& timer) const {
     backend_.require_positive_diagonal(*A, info.level);
     info.rho = spectral_radius(*A, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
-    const SmootherSpec spec = level_smoother(*A, info.rho);
+    const SmootherSpec spec = level_smoother(*A, info);
     info.coarsest = true;
     info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": over " +
                     std::to_string(kMaxDirectRows) + " rows, too many to factorise";

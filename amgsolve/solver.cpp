@@ -76,6 +76,27 @@ std::vector<int> spmvs_per_cycle(const Hierarchy<Backend, CycleValue>& amg) {
   return spmvs;
 }
 
+// What in the parameters can make the V-cycle indefinite, for PCG's "preconditioner not positive definite":
+// a smoother that amplifies the error at the top of a level's spectrum (a Chebyshev interval that stops below
+// it, a Jacobi weight too large for it), or the float cycle's rounding.
+std::string indefinite_cycle_hint(const AmgParams& amg, const SolverParams& solver) {
+  const SmootherParams& s = amg.smoother;
+  const std::string lanczos = "amg.lanczos_steps (" + std::to_string(amg.lanczos_steps) + ")";
+  std::vector<std::string> remedies;
+  if (s.type == SmootherType::jacobi && s.omega > 0)
+    remedies.push_back("lower amg.smoother.omega (" + format_number(s.omega) + "), or 0 for 4 / (3 rho) per level");
+  else if (amg.spectral_radius == SpectralRadius::lanczos)
+    remedies.push_back(s.type == SmootherType::jacobi
+                           ? "raise " + lanczos
+                           : "raise amg.smoother.eigenvalue_safety (" + format_number(s.eigenvalue_safety) + ") or " +
+                                 lanczos + ", or set amg.spectral_radius: gershgorin");
+  if (solver.precision == Precision::mixed) remedies.push_back("use solver.precision: double");
+  if (remedies.empty()) return "";
+  std::string hint = " (the V-cycle amplifies some error on a level: ";
+  for (std::size_t i = 0; i < remedies.size(); ++i) hint += (i ? "; or " : "") + remedies[i];
+  return hint + ")";
+}
+
 // A backend over MPI ranks (backend/mpi/): it has a communicator.
 template <class Backend>
 constexpr bool kDistributed = requires(const Backend& b) { b.comm(); };
@@ -244,10 +265,14 @@ class SolverOn final : public Solver::Impl {
     const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
       apply_cycle(r, z);
     };
-    SolveResult result = effective.type == SolverType::pcg
-                              ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration)
-                              : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective,
-                                                                      on_iteration);
+    SolveResult result;
+    try {
+      result = effective.type == SolverType::pcg
+                   ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration)
+                   : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration);
+    } catch (const PreconditionerBreakdown& e) {
+      throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), effective));
+    }
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
     if (exponent != 0) x = scaled_back(x, exponent, "solution");

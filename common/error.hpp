@@ -33,4 +33,28 @@ inline std::string format_number(double v) {
   return text;
 }
 
+// Text from the input as a message shows it: control characters (a NUL, an escape sequence, a line break
+// that would split the one-line error) written as \xNN.
+inline std::string printable(const std::string& text) {
+  std::string shown;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      shown += c;
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+    shown += escaped;
+  }
+  return shown;
+}
+
+// Whether text holds a control character (no file name or choice has one).
+inline bool has_control_character(const std::string& text) {
+  for (const char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
 }  // namespace amgsolve

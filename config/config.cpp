@@ -256,8 +256,9 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
     // "solver.max_iterations": 1 in a file would name a key the schema knows, but the document is read as
     // nested sections, so its value would be ignored: the file nests, as --set's dotted paths do for it.
     if (name.find('.') != std::string::npos)
-      throw InputError(doc.where(path, it->first) + "key '" + name + "' has a dot: write it as nested sections (" +
-                       name.substr(0, name.find('.')) + ": {" + name.substr(name.find('.') + 1) + ": ...})");
+      throw InputError(doc.where(path, it->first) + "key '" + printable(name) +
+                       "' has a dot: write it as nested sections (" + printable(name.substr(0, name.find('.'))) +
+                       ": {" + printable(name.substr(name.find('.') + 1)) + ": ...})");
     if (const auto first = seen.find(name); first != seen.end()) {
       const int line = first->second.Mark().line + 1;
       throw InputError(doc.where(path, it->first) + "'" + path + "' is given twice (first on line " +
@@ -283,7 +284,7 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
       if (it->second.IsMap()) check_keys(doc, it->second, path, type);
       continue;
     }
-    throw InputError(doc.where(path, it->first) + "unknown key '" + path + "'" + suggestion_for(path));
+    throw InputError(doc.where(path, it->first) + "unknown key '" + printable(path) + "'" + suggestion_for(path));
   }
 }
 
@@ -335,10 +336,11 @@ class Reader final : public KeyReader {
     if (node.IsNull()) return "";
     if (!node.IsScalar()) fail(path, node, "must be a string, got " + show(node));
     const std::string v = node.as<std::string>();
+    if (has_control_character(v)) fail(path, node, "must not hold control characters, got " + show(node));
     if (spec->kind == KeyKind::choice && std::find(spec->choices.begin(), spec->choices.end(), v) == spec->choices.end()) {
       std::string allowed;
       for (const auto& c : spec->choices) allowed += (allowed.empty() ? "" : ", ") + c;
-      fail(path, node, "'" + v + "' is not one of: " + allowed);
+      fail(path, node, "'" + printable(v) + "' is not one of: " + allowed);
     }
     return v;
   }
@@ -421,7 +423,22 @@ class Reader final : public KeyReader {
     YAML::Node node = doc_.find(path);
     // "key:" with no value counts as not set.
     if (!node.IsDefined() || node.IsNull()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
+    if (const std::string tag = explicit_tag(node); !tag.empty())
+      fail(path, node, "has the YAML tag '" + printable(tag) + "', which amgsolve does not read: write the plain value");
     return {node, spec};
+  }
+
+  // A tag the value or an entry of it carries (!!str 5, !!float 8), "" where none does: the reader takes a
+  // value by its key's type, so a tag would be ignored silently.
+  static std::string explicit_tag(const YAML::Node& node) {
+    const std::string& tag = node.Tag();
+    const std::string core = "tag:yaml.org,2002:";  // what yaml-cpp makes of !!
+    if (tag.rfind(core, 0) == 0) return "!!" + tag.substr(core.size());
+    if (!tag.empty() && tag != "?" && tag != "!") return tag;
+    if (node.IsSequence() || node.IsMap())
+      for (auto it = node.begin(); it != node.end(); ++it)
+        if (std::string inner = explicit_tag(node.IsMap() ? it->second : *it); !inner.empty()) return inner;
+    return "";
   }
 
   // A decimal integer into v (false: not one); digits beyond 64 bits are refused by the bounds, or as such.
@@ -449,7 +466,7 @@ class Reader final : public KeyReader {
   }
 
   static std::string show(const YAML::Node& node) {
-    if (node.IsScalar()) return "'" + node.Scalar() + "'";
+    if (node.IsScalar()) return "'" + printable(node.Scalar()) + "'";
     if (node.IsSequence()) return "a list";
     if (node.IsMap()) return "a map";
     return "nothing";

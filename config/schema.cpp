@@ -459,7 +459,7 @@ std::vector<KeySpec> amg_keys() {
                      "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level."),
               0.0, 2.0),
       bounded(integer("amg.smoother.pre_steps", FIELD(amg.pre_smooth),
-                      "Smoothing steps before restriction. Keep equal to post_steps for PCG (symmetric cycle)."),
+                      "Smoothing steps before restriction; with solver.type pcg equal to post_steps (a symmetric cycle)."),
               0, 20),
       bounded(integer("amg.smoother.post_steps", FIELD(amg.post_smooth), "Smoothing steps after prolongation."), 0,
               20),
@@ -635,6 +635,13 @@ void check_poisson(const KeyReader& r, const PoissonParams& p) {
   }
 }
 
+void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t> sources) {
+  std::sort(sources.begin(), sources.end());
+  const auto twice = std::adjacent_find(sources.begin(), sources.end());
+  if (twice != sources.end())
+    r.fail_at("output.vtk_sources", "output.vtk_sources lists source " + std::to_string(*twice) + " twice");
+}
+
 // The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) its SpGEMM backends.
 void check_backend(const KeyReader& r, Config& c) {
   try {
@@ -672,6 +679,15 @@ void check_config(const KeyReader& r, Config& c) {
                        ": a V-cycle that never smooths corrects only in the coarse space, which is no "
                        "preconditioner (give one of them at least 1)");
   }
+  if (c.solver.type == SolverType::pcg && c.amg.pre_smooth != c.amg.post_smooth) {
+    const bool post_given = r.is_set("amg.smoother.post_steps");
+    const std::string key = post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps";
+    r.fail_at(key, "amg.smoother.pre_steps is " + std::to_string(c.amg.pre_smooth) + " and post_steps " +
+                       std::to_string(c.amg.post_smooth) +
+                       ": conjugate gradients needs a symmetric V-cycle, as many smoothing steps after the coarse "
+                       "correction as before (make them equal, or use solver.type: amg)");
+  }
+  check_vtk_sources_listed_once(r, c.output.vtk_sources);
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
 }

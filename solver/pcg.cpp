@@ -15,12 +15,24 @@ void require_finite(double value, const char* what, int iteration) {
                          std::to_string(iteration) + " (is the input finite and the matrix SPD?)");
 }
 
-void require_positive(double value, const char* what, const char* meaning, int iteration) {
-  require_finite(value, what, iteration);
-  if (value > 0.0) return;
+namespace {
+std::string breakdown(double value, const char* what, const char* meaning, int iteration) {
   const std::string when =
       iteration == 0 ? "before the first iteration" : "at iteration " + std::to_string(iteration);
-  throw NumericalError("PCG breakdown " + when + ": " + what + " = " + format_number(value) + " <= 0, " + meaning);
+  return "PCG breakdown " + when + ": " + what + " = " + format_number(value) + " <= 0, " + meaning;
+}
+}  // namespace
+
+void require_positive(double value, const char* what, const char* meaning, int iteration) {
+  require_finite(value, what, iteration);
+  if (value <= 0.0) throw NumericalError(breakdown(value, what, meaning, iteration));
+}
+
+void require_positive_preconditioner(double rz, int iteration) {
+  require_finite(rz, "r^T M^-1 r", iteration);
+  if (rz <= 0.0)
+    throw PreconditionerBreakdown(
+        breakdown(rz, "r^T M^-1 r", "the preconditioner is not positive definite", iteration));
 }
 
 }  // namespace pcg_detail

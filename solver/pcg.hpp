@@ -27,10 +27,18 @@ template <class Backend, class V>
 using BackendPreconditioner =
     std::function<void(const typename Backend::template Vector<V>&, typename Backend::template Vector<V>&)>;
 
+// r^T M^-1 r <= 0: the preconditioner, not the matrix, is not positive definite (the caller, who knows
+// what the preconditioner is, may say what makes it so).
+class PreconditionerBreakdown : public NumericalError {
+ public:
+  using NumericalError::NumericalError;
+};
+
 namespace pcg_detail {
 
 void require_finite(double value, const char* what, int iteration);
 void require_positive(double value, const char* what, const char* meaning, int iteration);
+void require_positive_preconditioner(double rz, int iteration);
 
 // The start both iterations share: x sized (zero when its size is wrong), r = b - A x, the history begun.
 // False for b = 0: then x = 0 and the result says converged.
@@ -88,7 +96,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
   M(r, z);
   be.copy(z, p);
   double rz = be.dot(r, z);
-  require_positive(rz, "r^T M^-1 r", "the preconditioner is not positive definite", 0);
+  require_positive_preconditioner(rz, 0);
   double relres = result.history.back();
   int k = 0;
   double last_restart_residual = INFINITY;
@@ -119,7 +127,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
 
     M(r, z);
     const double rz_new = be.dot(r, z);
-    require_positive(rz_new, "r^T M^-1 r", "the preconditioner is not positive definite", k);
+    require_positive_preconditioner(rz_new, k);
     const V beta = restart ? V(0) : static_cast<V>(rz_new / rz);
     rz = rz_new;
     be.xpby(z, beta, p);

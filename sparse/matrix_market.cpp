@@ -303,6 +303,8 @@ Vector<double> read_vector(MatrixMarketScanner& scan) {
   const MatrixMarketHeader h = parse_header(scan);
   require_real(h, scan);
   if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));
+  if (h.symmetry != "general")  // a mirrored entry of a one-column "matrix" would land outside it
+    scan.fail("a vector is stored 'general', this file says '" + h.symmetry + "'");
   Vector<double> x(static_cast<std::size_t>(h.rows), 0.0);
   Array<std::uint8_t> given(h.format == "coordinate" ? static_cast<std::size_t>(h.rows) : 0, 0);
   std::string_view line;

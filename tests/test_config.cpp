@@ -645,7 +645,48 @@ TEST(Config, SomeSmoothingIsRequired) {
   const std::string e = parse_error("amg:\n  smoother:\n    pre_steps: 0\n", {"amg.smoother.post_steps=0"});
   EXPECT_TRUE(Contains(e, "--set amg.smoother.post_steps is 0 and so is amg.smoother.pre_steps"));
   EXPECT_TRUE(LacksText(e, "post_steps: amg.smoother"));  // the key is said once
-  EXPECT_EQ(parse_config("amg:\n  smoother:\n    pre_steps: 0\n", "cfg.yaml").amg.post_smooth, 1);
+  const Config stationary = parse_config("amg:\n  smoother:\n    pre_steps: 0\nsolver:\n  type: amg\n", "cfg.yaml");
+  EXPECT_EQ(stationary.amg.post_smooth, 1);
+}
+
+// Conjugate gradients needs a symmetric preconditioner: as many smoothing steps after as before.
+TEST(Config, PcgNeedsAsManyPostAsPreSmoothingSteps) {
+  const std::string e = parse_error("amg:\n  smoother:\n    pre_steps: 2\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:3:")) << e;
+  EXPECT_TRUE(Contains(e, "amg.smoother.pre_steps is 2 and post_steps 1")) << e;
+  EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    pre_steps: 0\n"), "solver.type: amg"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.post_steps=3"}), "--set amg.smoother.post_steps"));
+  EXPECT_EQ(parse_config("amg:\n  smoother: {pre_steps: 2, post_steps: 2}\n", "cfg.yaml").amg.post_smooth, 2);
+  EXPECT_EQ(parse_config("amg:\n  smoother: {pre_steps: 2}\nsolver: {type: amg}\n", "cfg.yaml").amg.pre_smooth, 2);
+}
+
+// A source listed twice in output.vtk_sources would write its fields twice under one name.
+TEST(Config, VtkSourcesAreListedOnce) {
+  const std::string e = parse_error("problem:\n  type: mouse\noutput:\n  vtk_sources: [3, 1, 3]\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:4:")) << e;
+  EXPECT_TRUE(Contains(e, "lists source 3 twice")) << e;
+  EXPECT_EQ(parse_config("problem:\n  type: mouse\noutput:\n  vtk_sources: [3, 1]\n", "cfg.yaml").output.vtk_sources,
+            (std::vector<std::int64_t>{3, 1}));
+}
+
+// The reader takes each value by its key's type: a YAML tag would be ignored, so it is refused.
+TEST(Config, YamlTagsAreRefused) {
+  EXPECT_TRUE(Contains(parse_error("amg:\n  coarse_size: !!str 40\n"), "cfg.yaml:2: amg.coarse_size has the YAML tag '!!str'"));
+  EXPECT_TRUE(Contains(parse_error("problem:\n  size: [8, !!float 8, 8]\n"), "problem.size has the YAML tag '!!float'"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.coarse_size=!!int 40"}), "--set amg.coarse_size"));
+  EXPECT_EQ(parse_config("amg:\n  coarse_size: 40\n  spgemm: 'hash'\n", "cfg.yaml").amg.spgemm, "hash");
+}
+
+// A NUL would cut a file name short (the file opened would be another), an escape sequence would rewrite the
+// terminal: strings holding control characters are refused, and messages show such bytes escaped.
+TEST(Config, ControlCharactersAreRefusedAndShownEscaped) {
+  const std::string nul = parse_error("problem:\n  type: matrix_market\n  matrix: \"a.mtx\\0.gz\"\n");
+  EXPECT_TRUE(Contains(nul, "problem.matrix must not hold control characters, got 'a.mtx\\x00.gz'")) << nul;
+  const std::string escape = parse_error("amg:\n  spgemm: \"hash\\e[31m\"\n");
+  EXPECT_TRUE(Contains(escape, "'hash\\x1b[31m'")) << escape;
+  EXPECT_TRUE(LacksText(escape, "\x1b")) << escape;
+  const std::string key = parse_error("amg:\n  \"coarse\\0size\": 3\n");
+  EXPECT_TRUE(Contains(key, "unknown key 'amg.coarse\\x00size'")) << key;
 }
 
 TEST(Config, OverrideThroughAScalar) {

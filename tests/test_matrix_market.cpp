@@ -141,6 +141,21 @@ TEST(MatrixMarket, AVectorRowGivenTwiceIsRefused) {
   }
 }
 
+// A one-column "symmetric" file would mirror its entries outside the column: a vector is general.
+TEST(MatrixMarket, AVectorIsStoredGeneral) {
+  for (const char* symmetry : {"symmetric", "skew-symmetric"}) {
+    const std::string text = std::string("%%MatrixMarket matrix coordinate real ") + symmetry + "\n2 1 1\n2 1 5\n";
+    try {
+      (void)parse_matrix_market_vector(text, "b.mtx");
+      ADD_FAILURE() << symmetry << " was taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("stored 'general', this file says '") + symmetry),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(MatrixMarket, MissingFileNamesThePath) {
   try {
     read_matrix_market("/nonexistent/dir/A.mtx");

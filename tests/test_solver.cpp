@@ -498,6 +498,50 @@ TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
   }
 }
 
+// A Jacobi weight beyond 2 / rho(D^-1 A) makes the smoother diverge: refused at setup, naming the key and
+// the bound; the estimate of rho is from below, so a weight it lets through may still be too large, and
+// PCG's breakdown then says which keys to change (as it does for a Chebyshev interval below the spectrum).
+TEST(Library, ASmootherThatDivergesIsNamed) {
+  const auto A = poisson_3d(16);
+  Parameters params;
+  params.amg.smoother.type = SmootherType::jacobi;
+  params.amg.smoother.omega = 2.0;
+  try {
+    const Solver solver(A, params);
+    ADD_FAILURE() << "omega 2 was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("amg.smoother.omega = 2 makes damped Jacobi diverge on level 0"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto breakdown_message = [&](const Parameters& p) {
+    const Solver solver(A, p);
+    Vector<double> x;
+    try {
+      (void)solver.solve(wavy(A->rows, 0.5, 0.7), x);
+    } catch (const NumericalError& e) {
+      return std::string(e.what());
+    }
+    return std::string("converged");
+  };
+  params.amg.smoother.omega = 1.05;  // 2 / rho would be 1.0001; the estimate allows 1.07
+  const std::string jacobi = breakdown_message(params);
+  EXPECT_NE(jacobi.find("the preconditioner is not positive definite (the V-cycle amplifies some error on a level: "
+                        "lower amg.smoother.omega (1.05)"),
+            std::string::npos)
+      << jacobi;
+  params.amg.smoother = SmootherParams{};
+  params.amg.smoother.eigenvalue_safety = 1.0;
+  params.amg.lanczos_steps = 1;
+  params.solver.precision = Precision::mixed;
+  const std::string chebyshev = breakdown_message(params);
+  EXPECT_NE(chebyshev.find("raise amg.smoother.eigenvalue_safety (1) or amg.lanczos_steps (1)"), std::string::npos)
+      << chebyshev;
+  EXPECT_NE(chebyshev.find("; or use solver.precision: double)"), std::string::npos) << chebyshev;
+  params.amg.spectral_radius = SpectralRadius::gershgorin;  // an interval over the whole spectrum
+  EXPECT_EQ(breakdown_message(params), "converged");
+}
+
 // Where coarsening stops with a level too large to factorise (here at once: a diagonal matrix, and a mass
 // matrix plus a small time step's stiffness, whose couplings are all weak), that level is smoothed instead
 // of refused: PCG reaches the tolerance (checked by Eigen), in double and in the mixed cycle.
