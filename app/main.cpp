@@ -25,9 +25,12 @@ int main(int argc, char** argv) {
   CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
   app.set_version_flag("--version", amgsolve::version_text());
   app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
-  app.add_option("--set", options.overrides, "Override a config key, e.g. --set problem.size=[64,64,64]")
+  app.add_option("--set", options.overrides,
+                 "Override a config key, e.g. --set problem.size=[64,64,64]; repeat --set for more keys")
       ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
+      ->expected(1)  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)");
   app.add_option("--vtk", options.vtk,
                  "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)");

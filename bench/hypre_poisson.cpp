@@ -45,10 +45,22 @@ int main(int argc, char** argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const HYPRE_BigInt n = argc > 1 ? std::atoll(argv[1]) : 128;
-  if (n < 2) {
-    if (rank == 0) std::fprintf(stderr, "hypre-poisson: n must be at least 2\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
+  const std::string argument = argc > 1 ? argv[1] : "128";
+  if (argument == "--help" || argument == "-h") {
+    if (rank == 0) std::printf("usage: mpirun -np R hypre-poisson [n]\n  hypre's BoomerAMG in PCG on 7-point Poisson n^3 "
+                               "(default 128), b = 1, to 1e-8; prints one RESULT line\n");
+    HYPRE_Finalize();
+    MPI_Finalize();
+    return 0;
+  }
+  char* rest = nullptr;
+  const HYPRE_BigInt n = std::strtoll(argument.c_str(), &rest, 10);
+  if (argc > 2 || *rest != '\0' || n < 2 || n > 1290) {  // 1290^3 is within 32-bit row numbers
+    if (rank == 0) std::fprintf(stderr, "hypre-poisson: error: n must be a whole number from 2 to 1290, got '%s'\n",
+                                argument.c_str());
+    HYPRE_Finalize();
+    MPI_Finalize();
+    return 1;
   }
   const HYPRE_BigInt rows = n * n * n;
   const HYPRE_BigInt first = rows * rank / ranks, last = rows * (rank + 1) / ranks - 1;

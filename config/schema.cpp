@@ -548,9 +548,9 @@ std::vector<KeySpec> make_schema() {
   std::vector<KeySpec> keys = {
       choice("backend", FIELD(backend_choice),
              {{"cpu", BackendChoice::cpu}, {"cuda", BackendChoice::cuda}, {"auto", BackendChoice::automatic}},
-             "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU; strength, MIS-2 and the "
-             "tentative prolongator on the device, the GPU SpGEMM backends, PCG and the V-cycle on the device), "
-             "or `auto`: cuda when a GPU can be used, else cpu."),
+             "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU: the whole setup on the "
+             "device, with the GPU SpGEMM backends, only the coarsest level factorised on the host; PCG and the "
+             "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu."),
       choice("problem.type", FIELD(problem.type),
              {{"poisson", ProblemType::poisson},
               {"matrix_market", ProblemType::matrix_market},

@@ -359,17 +359,20 @@ TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   EXPECT_TRUE(FailedCleanly(stray, dir, {"R.json"}, {"one KEY=VALUE per --set"}));
 }
 
-// --report '' writes no report where the config asks for one (and --report FILE replaces the config's).
-TEST(Cli, EmptyReportOptionWritesNone) {
+// --report '' and --vtk '' write no report and no VTK file where the config asks for them.
+TEST(Cli, EmptyReportAndVtkOptionsWriteNone) {
   ScratchDir dir;
-  const std::string cfg =
-      write_text(dir, "cfg.yaml", read_text(kSmallConfig) + "\noutput:\n  report: " + dir.file("config.json") + "\n");
-  RunResult r = run(dir, {cfg, "--quiet", "--report", ""});
+  const std::string cfg = write_text(dir, "cfg.yaml",
+                                     read_text(kSmallConfig) + "\noutput:\n  report: " + dir.file("config.json") +
+                                         "\n  vtk: " + dir.file("config.vti") + "\n");
+  RunResult r = run(dir, {cfg, "--quiet", "--report", "", "--vtk", ""});
   ASSERT_EQ(r.status, kExitOk) << r.err;
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"cfg.yaml"}));
   r = run(dir, {cfg, "--quiet"});
   ASSERT_EQ(r.status, kExitOk) << r.err;
-  EXPECT_EQ(files_in(dir), (std::set<std::string>{"cfg.yaml", "config.json"}));
+  std::set<std::string> written{"cfg.yaml", "config.json"};
+  if (vtk_available()) written.insert("config.vti");
+  EXPECT_EQ(files_in(dir), written);
 }
 
 // More threads than OpenMP can start crashed inside its runtime: refused in one line (--threads still rules).

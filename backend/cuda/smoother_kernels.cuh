@@ -1,10 +1,11 @@
 #pragma once
 // The smoothers' passes on the device (the cuda backend's jacobi_* and chebyshev_* kernels), the same
 // formulas as the cpu backend's loops (backend/cpu/cpu_backend.hpp) but not the same rounding: the device
-// sums b - sum(a x) in another order and nvcc fuses multiply-adds, so the tests compare to a tolerance. A step that needs
-// A x is one SpMV with its vector work fused into the epilogue (DeviceOperator::apply): a Jacobi sweep reads
-// b, x and D^-1 once and writes the new x; a Chebyshev step reads b, x, d and D^-1 once and writes d and
-// the new x, where the unfused form (r = b - A x, then d = a d + c D^-1 r, then x += d) makes three passes.
+// sums b - sum(a x) in another order (the build keeps nvcc from fusing multiply-adds: --fmad=false), so the
+// tests compare to a tolerance. A step that needs A x is one SpMV with its vector work fused into the
+// epilogue (DeviceOperator::apply): a Jacobi sweep reads b, x and D^-1 once and writes the new x; a Chebyshev
+// step reads b, x, d and D^-1 once and writes d and the new x, where the unfused form (r = b - A x, then
+// d = a d + c D^-1 r, then x += d) makes three passes.
 // The new x goes to a second buffer, since other rows still read the old one.
 #include "backend/cuda/vector_kernels.cuh"
 
