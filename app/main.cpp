@@ -5,6 +5,8 @@
 //   amgsolve --config-reference     (prints docs/CONFIG.md)
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <new>
 
 #include "app/ranks.hpp"
@@ -15,7 +17,32 @@
 #include "common/memory.hpp"
 #include "config/schema.hpp"
 
+namespace {
+
+// An exception thrown inside an OpenMP parallel region (a thread's allocation failing where the memory
+// pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
+// in main's one line, on every rank, instead of abort()'s "terminate called after ..." and a core dump.
+[[noreturn]] void on_terminate() {
+  try {
+    if (const std::exception_ptr escaped = std::current_exception()) std::rethrow_exception(escaped);
+    std::fprintf(stderr, "amgsolve: internal error%s: terminated\n", amgsolve::Ranks::where().c_str());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",
+                 amgsolve::Ranks::where().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "amgsolve: error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "amgsolve: internal error%s: an unknown exception\n", amgsolve::Ranks::where().c_str());
+  }
+  std::fflush(nullptr);
+  if (amgsolve::Ranks::size() > 1) amgsolve::Ranks::abort_all(amgsolve::kExitError);
+  std::_Exit(amgsolve::kExitError);  // not exit(): other threads still run, and destructors would race them
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
   const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
   amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
   amgsolve::RunOptions options;
