@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "amg/nullspace.hpp"
@@ -58,6 +60,19 @@ struct Solver::Impl {
 };
 
 namespace {
+
+// What the exception being handled says (an Error's line, bad_alloc's "out of memory").
+std::string current_exception_text() {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return "out of memory";
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";
+  }
+}
 
 // SpMVs a V-cycle makes on each level (smoothing and the residual; on the coarsest its smoothing steps where
 // it is smoothed, none where it is solved directly),
@@ -236,14 +251,12 @@ class SolverOn final : public Solver::Impl {
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                     const SolveLimits& limits) override {
     // Before anything collective: a wrong size on one rank must not leave the others waiting.
-    require_rows(b, "right-hand side");
     SolverParams effective = params_;  // this solve's limits over the solver's
     if (limits.tolerance) effective.tolerance = *limits.tolerance;
     if (limits.max_iterations) effective.max_iterations = *limits.max_iterations;
-    if (!(effective.tolerance > 0 && effective.tolerance < 1))
-      throw InputError("tolerance must be > 0 and < 1, got " + format_number(effective.tolerance));
-    if (effective.max_iterations < 1)
-      throw InputError("max_iterations must be at least 1, got " + std::to_string(effective.max_iterations));
+    // Before anything collective: a wrong input on one rank must not leave the others waiting.
+    require_agreed(solve_input_problem(b, effective));
+    require_same_limits(effective);
     Timer timer;
     const TransferCounts before = backend_.transfers();
     const CommunicationStats communicated_before = communication();
@@ -310,7 +323,7 @@ class SolverOn final : public Solver::Impl {
   }
 
   void precondition(const Vector<double>& r, Vector<double>& z) override {
-    require_rows(r, "preconditioned vector");
+    require_agreed(rows_problem(r, "preconditioned vector"));
     const int exponent = scale_exponent(r);  // the cycle is linear: as in solve(), so that float holds r
     const Vec<double> r_on = exponent == 0 ? backend_.upload(r) : backend_.upload(scaled(r, -exponent));
     Vec<double> z_on;
@@ -350,6 +363,10 @@ class SolverOn final : public Solver::Impl {
       why = e.what();
       drop_hierarchy();
       return false;
+    } catch (...) {  // out of memory, a callback's exception: no full setup after it, and no hierarchy either
+      drop_hierarchy();
+      summary.rebuild_note = current_exception_text();
+      throw;
     }
     A_csr_ = std::move(A_new);
     finish_setup();
@@ -450,10 +467,43 @@ class SolverOn final : public Solver::Impl {
     return out;
   }
 
-  void require_rows(const Vector<double>& v, const std::string& what) const {
-    if (v.size() != static_cast<std::size_t>(rows_))
-      throw InputError(what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) +
-                       " rows");
+  std::string rows_problem(const Vector<double>& v, const std::string& what) const {
+    if (v.size() == static_cast<std::size_t>(rows_)) return "";
+    return what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) + " rows";
+  }
+
+  // What is wrong with a solve's right-hand side or limits, or "".
+  // What is wrong with a solve's right-hand side or limits, or "".
+  std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective) const {
+    if (std::string problem = rows_problem(b, "right-hand side"); !problem.empty()) return problem;
+    if (!(effective.tolerance > 0 && effective.tolerance < 1))
+      return "tolerance must be > 0 and < 1, got " + format_number(effective.tolerance);
+    if (effective.max_iterations < 1)
+      return "max_iterations must be at least 1, got " + std::to_string(effective.max_iterations);
+    return "";
+  }
+
+  // Over MPI ranks, which iterate together and so must stop together: the same limits on every rank.
+  // Collective.
+  void require_same_limits(const SolverParams& effective) const {
+    if constexpr (kDistributed<Backend>) {
+      const Communicator& comm = backend_.comm();
+      const bool tolerances_differ = comm.max(effective.tolerance) != -comm.max(-effective.tolerance);
+      const std::int64_t limit = effective.max_iterations;
+      const bool limits_differ = comm.min(limit) != -comm.min(-limit);
+      if (tolerances_differ || limits_differ)
+        throw InputError("the ranks give different tolerances or iteration limits for one solve");
+    }
+  }
+
+  // Throws `mine` where it is not empty; over MPI ranks, the first rank's problem on every rank (collective).
+  void require_agreed(const std::string& mine) const {
+    std::string problem = mine;
+    if constexpr (kDistributed<Backend>) {
+      problem = backend_.comm().first_problem(mine);
+      if (!problem.empty() && mine.empty()) problem = "on another rank: " + problem;
+    }
+    if (!problem.empty()) throw InputError(problem);
   }
 
   CommunicationStats communication() const {
@@ -560,9 +610,22 @@ BackendKind chosen_backend(const Parameters& params, bool& distributed) {
 #endif
 }
 
+// A matrix the setup can read: square, not empty, valid CSR with finite values (one parallel pass; the
+// symmetry and the diagonal's signs are the caller's to check where it cannot vouch for them:
+// require_spd_candidate in sparse/csr_ops.hpp, as the program and the Python package do).
+void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
+  if (!A) throw InputError(std::string(who) + ": no matrix");
+  if (!A->is_square())
+    throw InputError(std::string(who) + ": A is " + std::to_string(A->rows) + " x " + std::to_string(A->cols) +
+                     ", not square");
+  if (A->rows == 0) throw InputError(std::string(who) + ": A is empty (0 rows): nothing to solve");
+  if (const std::string problem = csr_structure_problem(*A); !problem.empty())
+    throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem + " (counted from 0)");
+}
+
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
                                         const SetupCallbacks& callbacks) {
-  if (!A) throw InputError("Solver: no matrix");
+  require_solvable_matrix(A.get(), "Solver");
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
   Parameters resolved = params;
@@ -595,8 +658,8 @@ std::string block_problem(const RowBlock& block, Precision precision) {
   if (block.rows.rows != last - first)
     return std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " + std::to_string(last) +
            ") are this rank's (owned_rows)";
-  for (Index c : block.rows.col)
-    if (c < 0 || c >= block.rows.cols) return "a column index " + std::to_string(c) + " outside the matrix";
+  if (const std::string problem = csr_structure_problem(block.rows); !problem.empty())
+    return "not valid CSR: " + problem + " (this rank's rows, counted from 0)";
   if (precision == Precision::mixed) return float_range_problem(block.rows, static_cast<Index>(first));
   return "";
 }
@@ -660,7 +723,7 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 }
 
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
-  if (!A) throw InputError("Solver::rebuild: no matrix");
+  require_solvable_matrix(A.get(), "Solver::rebuild");
   require_cycle_precision_holds(*A, impl_->params);  // refused before any work: the hierarchy stays
   if (impl_->from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
@@ -680,7 +743,11 @@ void Solver::rebuild(RowBlock block) {
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) require_agreed_blocks(block, impl_->params.solver.precision);
 #endif
-  if (!distributed) require_cycle_precision_holds(block.rows, impl_->params);
+  if (!distributed) {
+    require_whole_block(block);
+    require_solvable_matrix(&block.rows, "Solver::rebuild");
+    require_cycle_precision_holds(block.rows, impl_->params);
+  }
   std::string why;
   if (impl_->rebuild(block, why)) return;
   note_failed_resetup(why);
@@ -700,9 +767,9 @@ void Solver::full_setup_in_place(const std::function<std::unique_ptr<Impl>()>& m
   std::unique_ptr<Impl> fresh;
   try {
     fresh = make();
-  } catch (const Error& e) {
+  } catch (...) {  // an Error, out of memory, or a callback's own exception alike
     if (impl_->has_hierarchy()) impl_->drop_hierarchy();
-    impl_->summary.rebuild_note = e.what();  // the error raised, not the failed re-setup's before it
+    impl_->summary.rebuild_note = current_exception_text();  // the one raised, not the failed re-setup's
     throw;
   }
   replace_impl(std::move(fresh), why);
@@ -718,6 +785,8 @@ void Solver::replace_impl(std::unique_ptr<Impl> fresh, const std::string& why) {
 }
 
 Solver::~Solver() = default;
+Solver::Solver(Solver&&) noexcept = default;
+Solver& Solver::operator=(Solver&&) noexcept = default;
 
 void Solver::require_hierarchy() const {
   if (!impl_->has_hierarchy())

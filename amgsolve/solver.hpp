@@ -104,6 +104,8 @@ class Solver {
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
+  Solver(Solver&&) noexcept;  // a moved-from Solver may only be destroyed or assigned to
+  Solver& operator=(Solver&&) noexcept;
 
   // Solves A x = b from x = 0 (x is resized); on_iteration sees (iteration, relative residual) after each.
   // Const, but not for concurrent calls: the cycle's work vectors are shared, so threads solving with one
@@ -127,11 +129,14 @@ class Solver {
   // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made, so that
   // it needs no more memory than the first setup. Values it fails on (not positive definite, NaN) throw, as
   // a full setup would, and leave no hierarchy; so does a full setup in its place that fails (a solver
-  // never goes on with the matrix it had before a rebuild that threw): solve() and precondition() then
-  // throw until a rebuild succeeds, and setup() lists no levels.
+  // never goes on with the matrix it had before a rebuild that threw, whatever it threw): solve() and
+  // precondition() then throw until a rebuild succeeds, and setup() lists no levels. The SetupCallbacks
+  // are called by a full setup, not by a re-setup in place (which makes no new levels or products of its own
+  // design: those of the first setup, with new values).
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
   void rebuild(RowBlock block);
 
+  // Both refer into the solver: valid until its next rebuild (copy what must outlive one).
   const SetupSummary& setup() const;
   // The aggregate of every unknown on the finest level (-1: none), for visualisation.
   const Array<Index>& finest_aggregates() const;

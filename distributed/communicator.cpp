@@ -74,6 +74,20 @@ std::int64_t Communicator::min(std::int64_t value) const {
   return value;
 }
 
+std::string Communicator::broadcast(std::string text, int root) const {
+  std::int64_t length = static_cast<std::int64_t>(text.size());
+  MPI_Bcast(&length, 1, MPI_INT64_T, root, comm_);
+  text.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm_);
+  return text;
+}
+
+std::string Communicator::first_problem(const std::string& mine) const {
+  const std::int64_t first = min(mine.empty() ? size_ : rank_);
+  if (first == size_) return "";
+  return broadcast(mine, static_cast<int>(first));
+}
+
 template <class V>
 void Communicator::allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const {
   Timer timer;

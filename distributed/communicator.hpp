@@ -49,6 +49,10 @@ class Communicator {
   std::int64_t sum_before(std::int64_t value) const;
   double max(double value) const;
   std::int64_t min(std::int64_t value) const;
+  // The root's text, on every rank (an error message one rank found).
+  std::string broadcast(std::string text, int root) const;
+  // The first rank's problem (text non-empty) on every rank, or "" where no rank has one.
+  std::string first_problem(const std::string& mine) const;
   // The global vector of a block-distributed one (every rank's range of `partition`), on every rank.
   template <class V>
   void allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const;

@@ -178,6 +178,56 @@ bool is_valid_csr(const CsrMatrix<Value>& A) {
 
 namespace {
 
+// Whether row i (whose row_ptr bounds are in order) has its columns in range and strictly increasing and
+// finite values.
+bool row_is_valid(const CsrMatrix<double>& A, Index i) {
+  bool valid = true;
+  Index previous = -1;
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+    valid &= A.col[k] > previous && A.col[k] < A.cols && std::isfinite(A.val[k]);
+    previous = A.col[k];
+  }
+  return valid;
+}
+
+// What is wrong with row i, or "".
+std::string row_problem(const CsrMatrix<double>& A, Index i, int first_index) {
+  const std::string row = "row " + std::to_string(i + first_index);
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+    if (A.col[k] < 0 || A.col[k] >= A.cols)
+      return row + " has column " + std::to_string(A.col[k] + first_index) + ", outside the matrix's " +
+             std::to_string(A.cols) + " columns";
+    if (k > A.row_begin(i) && A.col[k - 1] >= A.col[k])
+      return row + "'s columns are not strictly increasing (sort each row's columns and sum duplicates)";
+    if (!std::isfinite(A.val[k]))
+      return row + " has a value that is not finite in column " + std::to_string(A.col[k] + first_index);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string csr_structure_problem(const CsrMatrix<double>& A, int first_index) {
+  if (A.rows < 0 || A.cols < 0) return "a negative size";
+  if (A.row_ptr.size() != static_cast<std::size_t>(A.rows) + 1)
+    return "row_ptr has " + std::to_string(A.row_ptr.size()) + " entries for " + std::to_string(A.rows) +
+           " rows (rows + 1 are needed)";
+  if (A.row_ptr[0] != 0) return "row_ptr starts at " + std::to_string(A.row_ptr[0]) + ", not 0";
+  for (Index i = 0; i < A.rows; ++i)  // before any row is read: its bounds must be in order
+    if (A.row_end(i) < A.row_begin(i))
+      return "row_ptr decreases at row " + std::to_string(i + first_index);
+  if (A.col.size() != static_cast<std::size_t>(A.nnz()) || A.val.size() != A.col.size())
+    return "row_ptr ends at " + std::to_string(A.nnz()) + " entries, but there are " + std::to_string(A.col.size()) +
+           " column indices and " + std::to_string(A.val.size()) + " values";
+  Index first_bad = A.rows;  // the first row at fault, whatever the thread count
+#pragma omp parallel for schedule(static) reduction(min : first_bad)
+  for (Index i = 0; i < A.rows; ++i)
+    if (i < first_bad && !row_is_valid(A, i)) first_bad = i;
+  return first_bad < A.rows ? row_problem(A, first_bad, first_index) : "";
+}
+
+namespace {
+
 // Whether `a` is a worse asymmetry than `b`: larger, or as large and earlier in row-major order (so that the
 // answer does not depend on how the rows were split over threads).
 bool worse(const Asymmetry& a, const Asymmetry& b) {

@@ -56,6 +56,12 @@ CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
 template <class Value>
 bool is_valid_csr(const CsrMatrix<Value>& A);
 
+// What makes A no CSR matrix (row_ptr of the wrong length, not starting at 0 or decreasing, or not
+// ending at the entry count; a row's columns out of range, out of order or repeated), naming the first row
+// at fault, counted from first_index; "" for a valid one. One parallel pass: cheap beside a setup, so the
+// library checks every matrix it is given (a column past the end was read past x's end).
+std::string csr_structure_problem(const CsrMatrix<double>& A, int first_index = 0);
+
 // The entry (i, j) where A differs most from A^T, relative to max(|a_ij|, |a_ji|); a missing a_ji
 // counts as 0. relative == 0 means A is exactly symmetric.
 struct Asymmetry {

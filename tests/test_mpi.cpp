@@ -630,6 +630,39 @@ TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
   EXPECT_TRUE(solver.solve(Vector<double>(static_cast<std::size_t>(A->rows), 1.0), x).converged);  // still usable
 }
 
+// A wrong right-hand side or limit on one rank only is an InputError on every rank (the others waited in the
+// solve's first reduction, for ever), and so are limits the ranks disagree on; the solver stays usable.
+TEST(DistributedSolve, ASolveInputWrongOnOneRankIsAnErrorOnEveryRank) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {40, 40}));
+  const Solver solver(A, Parameters{});
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int last = ranks - 1;
+  const Vector<double> b(static_cast<std::size_t>(A->rows), 1.0);
+  Vector<double> x;
+  const auto message_of = [&](const Vector<double>& rhs, const SolveLimits& limits) {
+    try {
+      (void)solver.solve(rhs, x, {}, limits);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string size = message_of(rank == last ? Vector<double>(7, 1.0) : b, {});
+  EXPECT_NE(size.find("right-hand side has 7 entries"), std::string::npos) << size;
+  if (rank != last) EXPECT_EQ(size.rfind("on another rank: ", 0), 0u) << size;
+  SolveLimits tolerance;
+  tolerance.tolerance = rank == last ? 2.0 : 1e-8;
+  EXPECT_NE(message_of(b, tolerance).find("tolerance must be > 0 and < 1"), std::string::npos);
+  if (ranks > 1) {
+    SolveLimits differing;
+    differing.max_iterations = rank == last ? 50 : 60;
+    EXPECT_NE(message_of(b, differing).find("different tolerances or iteration limits"), std::string::npos);
+  }
+  EXPECT_TRUE(solver.solve(b, x).converged);  // still usable, on every rank
+}
+
 // ---- distributed SpGEMM: every backend against gustavson on one process
 
 template <class V>

@@ -498,6 +498,66 @@ TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
   }
 }
 
+// The library reads only a matrix the setup can read: every way a CsrMatrix can be broken is an InputError
+// that says where (a column past the end was read past x's end and "converged"; a negative one crashed),
+// from the constructor and from rebuild, which then keeps the hierarchy it had.
+TEST(Library, AMatrixThatIsNoValidCsrIsRefused) {
+  const auto good = poisson_3d(6);
+  const auto broken = [&](const std::function<void(CsrMatrix<double>&)>& change) {
+    auto A = std::make_shared<CsrMatrix<double>>(*good);
+    change(*A);
+    return std::shared_ptr<const CsrMatrix<double>>(A);
+  };
+  const std::vector<std::pair<std::shared_ptr<const CsrMatrix<double>>, std::string>> cases = {
+      {broken([](CsrMatrix<double>& A) { A.col[1] = -1; }), "row 0 has column -1, outside the matrix's 216 columns"},
+      {broken([](CsrMatrix<double>& A) { A.col[A.row_begin(9) + 1] = 1000; }), "row 9 has column 1000"},
+      {broken([](CsrMatrix<double>& A) { A.row_ptr.back() += 5; }), "row_ptr ends at"},
+      {broken([](CsrMatrix<double>& A) { std::swap(A.row_ptr[3], A.row_ptr[4]); }), "row_ptr decreases at row 3"},
+      {broken([](CsrMatrix<double>& A) { std::swap(A.col[A.row_begin(5)], A.col[A.row_begin(5) + 1]); }),
+       "row 5's columns are not strictly increasing"},
+      {broken([](CsrMatrix<double>& A) { A.val[A.row_begin(7)] = std::nan(""); }), "row 7 has a value that is not finite"},
+      {broken([](CsrMatrix<double>& A) { A.cols += 1; }), "A is 216 x 217, not square"},
+      {std::make_shared<const CsrMatrix<double>>(0, 0), "A is empty"},
+      {nullptr, "no matrix"},
+  };
+  Solver solver(good, Parameters{});
+  for (const auto& [A, expected] : cases) {
+    try {
+      const Solver refused(A, Parameters{});
+      ADD_FAILURE() << "taken: " << expected;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(solver.rebuild(A), InputError) << expected;
+  }
+  Vector<double> x;
+  EXPECT_TRUE(solver.solve(Vector<double>(good->rows, 1.0), x).converged);  // refused before any work
+}
+
+// A rebuild that throws anything (here a progress callback's own exception in the full setup a changed
+// pattern asks for) leaves no hierarchy, as an amgsolve::Error does: never the old matrix's.
+TEST(Library, ARebuildThatThrowsAnythingLeavesNoHierarchy) {
+  SetupCallbacks callbacks;
+  bool throwing = false;
+  callbacks.on_level = [&](const LevelInfo&) {
+    if (throwing) throw std::runtime_error("the caller's own exception");
+  };
+  Solver solver(poisson_3d(8), Parameters{}, callbacks);
+  throwing = true;
+  EXPECT_THROW(solver.rebuild(poisson_3d(9)), std::runtime_error);
+  EXPECT_TRUE(solver.setup().levels.empty());
+  EXPECT_EQ(solver.setup().rebuild_note, "the caller's own exception");
+  Vector<double> x;
+  EXPECT_THROW(solver.solve(Vector<double>(512, 1.0), x), InputError);
+  throwing = false;
+  solver.rebuild(poisson_3d(9));
+  EXPECT_TRUE(solver.solve(Vector<double>(729, 1.0), x).converged);
+  // A Solver moves (into containers, out of functions) with its hierarchy.
+  std::vector<Solver> solvers;
+  solvers.push_back(std::move(solver));
+  EXPECT_TRUE(solvers.front().solve(Vector<double>(729, 1.0), x).converged);
+}
+
 // A Jacobi weight beyond 2 / rho(D^-1 A) makes the smoother diverge: refused at setup, naming the key and
 // the bound; the estimate of rho is from below, so a weight it lets through may still be too large, and
 // PCG's breakdown then says which keys to change (as it does for a Chebyshev interval below the spectrum).
