@@ -647,37 +647,41 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 }
 
 #ifdef AMGSOLVE_WITH_MPI
-// What is wrong with this rank's block, or "": the shape every rank must agree on.
-std::string block_problem(const RowBlock& block, Precision precision) {
+// What is wrong with this rank's block, or "": the shape every rank must agree on, then the values.
+std::string block_problem(const RowBlock& block, Precision precision, int rank) {
+  const std::string mine = "Solver: rank " + std::to_string(rank) + "'s row block ";
   if (block.global_rows < 0 || block.global_rows > std::numeric_limits<Index>::max())
-    return "a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
+    return mine + "is of a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
   if (block.rows.cols != block.global_rows)
-    return "rows of " + std::to_string(block.rows.cols) + " columns for a matrix of " +
+    return mine + "has rows of " + std::to_string(block.rows.cols) + " columns for a matrix of " +
            std::to_string(block.global_rows) + " (columns are global)";
   const auto [first, last] = owned_rows(block.global_rows);
   if (block.rows.rows != last - first)
-    return std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " + std::to_string(last) +
-           ") are this rank's (owned_rows)";
+    return mine + "has " + std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " +
+           std::to_string(last) + ") are this rank's (owned_rows)";
   if (const std::string problem = csr_structure_problem(block.rows); !problem.empty())
-    return "not valid CSR: " + problem + " (this rank's rows, counted from 0)";
+    return mine + "is not valid CSR: " + problem + " (this rank's rows, counted from 0)";
   if (precision == Precision::mixed) return float_range_problem(block.rows, static_cast<Index>(first));
   return "";
 }
 
-// Every rank checks its block and all agree on the row count: a bad block on any rank is the same
-// InputError on every rank, before anything else collective.
+// Every rank checks its block and all agree on the row count: a bad block on any rank is the first such
+// rank's InputError on every rank (the message sent from there), before anything else collective.
 void require_agreed_blocks(const RowBlock& block, Precision precision) {
-  std::string problem = block_problem(block, precision);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string problem = block_problem(block, precision, rank);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  if (problem.empty() && rows[0] != -rows[1]) problem = "the ranks disagree on the matrix's row count";
-  int rank = 0, failing = problem.empty() ? std::numeric_limits<int>::max() : 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (!problem.empty()) failing = rank;
+  if (problem.empty() && rows[0] != -rows[1]) problem = "Solver: the ranks disagree on the matrix's row count";
+  int failing = problem.empty() ? std::numeric_limits<int>::max() : rank;
   MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (failing == std::numeric_limits<int>::max()) return;
-  throw InputError("Solver: rank " + std::to_string(failing) + "'s row block is wrong" +
-                   (failing == rank ? ": " + problem : ""));
+  int length = static_cast<int>(problem.size());
+  MPI_Bcast(&length, 1, MPI_INT, failing, MPI_COMM_WORLD);
+  problem.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(problem.data(), length, MPI_CHAR, failing, MPI_COMM_WORLD);
+  throw InputError(problem);
 }
 #endif
 

@@ -70,29 +70,31 @@ int main(int argc, char** argv) {
   app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp& e) {  // under mpirun, rank 0 alone answers (every rank would, interleaved)
+    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
   } catch (const CLI::ParseError& e) {  // one line, as every other error (CLI11 prints two)
-    std::fprintf(stderr, "amgsolve: error: %s (the arguments are one config file and options; one KEY=VALUE per "
+    if (amgsolve::Ranks::prints())
+      std::fprintf(stderr, "amgsolve: error: %s (the arguments are one config file and options; one KEY=VALUE per "
                  "--set; see --help)\n", e.what());
     return amgsolve::kExitError;
   }
 
   try {
     if (list_backends) {
-      amgsolve::print_backends();
+      if (amgsolve::Ranks::prints()) amgsolve::print_backends();
       return amgsolve::kExitOk;
     }
     if (config_reference) {
-      std::fputs(amgsolve::config_reference_markdown().c_str(), stdout);
+      if (amgsolve::Ranks::prints()) std::fputs(amgsolve::config_reference_markdown().c_str(), stdout);
       return amgsolve::kExitOk;
     }
     if (options.config.empty()) {
-      std::fprintf(stderr, "amgsolve: error: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
+      if (amgsolve::Ranks::prints())
+        std::fprintf(stderr, "amgsolve: error: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
       return amgsolve::kExitError;
     }
     return amgsolve::run(options);

@@ -178,7 +178,8 @@ typename AmgHierarchy<Value>::ProductCallback comparing_into(std::vector<SpgemmC
 }
 
 void print_format_costs(const SetupRecord& setup) {
-  progress("  SpMV storage per level: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n");
+  progress("  SpMV storage per level%s: bytes (overhead vs CSR) and model bytes/flop (Kreutzer et al. eq. 1)\n",
+           setup.ranks > 1 ? " (rank 0's rows)" : "");
   progress("  %5s %29s %29s %29s\n", "level", "csr", "ellpack-r", "pjds");
   for (std::size_t l = 0; l < setup.spmv_formats.size(); ++l) {
     std::string line;

@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +19,74 @@ namespace amgsolve {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The temporary files that exist now, for a signal that ends the run (Ctrl-C; SIGTERM, which mpirun sends
+// the ranks when it is interrupted; SIGHUP from a closed terminal) to remove: a run killed while writing its
+// outputs leaves nothing behind. Fixed slots, so that the handler reads them without allocating.
+class PendingTemps {
+ public:
+  static PendingTemps& instance() {
+    static PendingTemps pending;
+    return pending;
+  }
+  void remember(const std::string& name) {
+    install_handlers();
+    if (name.size() >= kLength) return;  // not removed on a signal: no name that long is made here
+    for (Slot& slot : slots_) {
+      bool expected = false;
+      if (!slot.claimed.compare_exchange_strong(expected, true)) continue;
+      std::memcpy(slot.name, name.c_str(), name.size() + 1);
+      slot.ready.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  void forget(const std::string& name) {
+    for (Slot& slot : slots_)
+      if (slot.ready.load(std::memory_order_acquire) && name == slot.name) {
+        slot.ready.store(false, std::memory_order_release);
+        slot.claimed.store(false, std::memory_order_release);
+        return;
+      }
+  }
+
+ private:
+  static constexpr int kSlots = 64;
+  static constexpr std::size_t kLength = 4096;
+  struct Slot {
+    std::atomic<bool> claimed{false}, ready{false};
+    char name[kLength];
+  };
+
+  // Only where the signal's action is the default: a caller's handler (Python's for SIGINT) is left alone.
+  static void install_handlers() {
+    static const bool installed = [] {
+      for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction current {};
+        if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+        struct sigaction action {};
+        action.sa_handler = on_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(signal, &action, nullptr);
+      }
+      return true;
+    }();
+    (void)installed;
+  }
+  static void on_signal(int signal) {
+    for (Slot& slot : instance().slots_)
+      if (slot.ready.load(std::memory_order_acquire)) ::unlink(slot.name);
+    std::signal(signal, SIG_DFL);  // then end as the signal would have ended the run
+    std::raise(signal);
+  }
+
+  Slot slots_[kSlots];
+};
+
+// Removes a temporary file and forgets it.
+void remove_temp(const std::string& name) {
+  std::remove(name.c_str());
+  PendingTemps::instance().forget(name);
+}
 
 // The file a path finally names: its symbolic links followed (relative ones from the link's folder), even
 // where the last one points at a file that does not exist yet.
@@ -48,9 +118,12 @@ void place(const std::string& temp, const std::string& target, bool through, con
     std::error_code ec;
     const fs::perms old = fs::status(target, ec).permissions();
     if (!ec && old != fs::perms::unknown) fs::permissions(temp, old, ec);  // best effort: the data matters more
-    if (std::rename(temp.c_str(), target.c_str()) == 0) return;
+    if (std::rename(temp.c_str(), target.c_str()) == 0) {
+      PendingTemps::instance().forget(temp);
+      return;
+    }
     const std::string reason = std::strerror(errno);
-    std::remove(temp.c_str());
+    remove_temp(temp);
     throw Error("cannot write " + shown + ": " + reason);
   }
   std::FILE* from = std::fopen(temp.c_str(), "rb");
@@ -61,7 +134,7 @@ void place(const std::string& temp, const std::string& target, bool through, con
   if (to) ok = std::fclose(to) == 0 && ok;
   const std::string reason = std::strerror(errno);
   if (from) std::fclose(from);
-  std::remove(temp.c_str());
+  remove_temp(temp);
   if (!ok) throw Error("cannot write " + shown + ": " + reason);
 }
 
@@ -76,10 +149,11 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follo
                                                      std::to_string(reinterpret_cast<std::uintptr_t>(this))))
                          .string()
                    : target_ + suffix;
+  PendingTemps::instance().remember(temp_);
 }
 
 AtomicFile::~AtomicFile() {
-  if (!committed_) std::remove(temp_.c_str());
+  if (!committed_) remove_temp(temp_);
 }
 
 void AtomicFile::commit() {
@@ -101,7 +175,7 @@ OutputBatch::OutputBatch() : outer_(current()) { current() = this; }
 OutputBatch::~OutputBatch() {
   current() = outer_;
   if (!committed_)
-    for (const Staged& s : staged_) std::remove(s.temp.c_str());
+    for (const Staged& s : staged_) remove_temp(s.temp);
 }
 
 void OutputBatch::commit() {
@@ -113,7 +187,7 @@ void OutputBatch::commit() {
     try {
       place(staged_[i].temp, staged_[i].target, staged_[i].through, staged_[i].shown);
     } catch (...) {
-      for (std::size_t j = i + 1; j < staged_.size(); ++j) std::remove(staged_[j].temp.c_str());
+      for (std::size_t j = i + 1; j < staged_.size(); ++j) remove_temp(staged_[j].temp);
       throw;
     }
   }

@@ -280,7 +280,7 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
           << (r.external_baseline ? "true" : "false") << ',' << csv_field(r.stats.choice) << ','
           << csv_field(r.error) << ',' << r.runs << ',' << r.min_seconds << ',' << r.max_seconds << '\n';
     out.close();
-    if (out.fail()) throw Error("error while writing " + path);
+    if (out.fail()) throw Error("error while writing " + path + ": " + std::strerror(errno));
   }
   target.commit();
 }

@@ -407,9 +407,11 @@ struct OutFile {
   }
   void close(const AtomicFile& target) {
     const bool ok = std::ferror(f) == 0;
+    const int write_error = errno;  // the failed write's (ENOSPC: a full disk), before fclose sets its own
     const bool closed = std::fclose(f) == 0;
     f = nullptr;
-    if (!ok || !closed) throw Error("error while writing " + target.path());
+    if (!ok || !closed)
+      throw Error("error while writing " + target.path() + ": " + std::strerror(ok ? errno : write_error));
   }
   std::FILE* f;
 };

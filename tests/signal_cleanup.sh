@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A run ended by SIGTERM (what mpirun sends its ranks on Ctrl-C) or SIGHUP while writing its outputs leaves no
+# temporary file behind. Deterministic: the report goes to a FIFO nobody reads, so the run waits in its
+# last step, its finished report in a temporary file of $TMPDIR, until the signal comes.
+#   signal_cleanup.sh AMGSOLVE CONFIG
+set -u
+amgsolve=$1 config=$2
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for signal in TERM HUP; do
+  mkfifo "$scratch/report.fifo"
+  mkdir "$scratch/tmp"
+  TMPDIR="$scratch/tmp" timeout 120 "$amgsolve" "$config" --quiet --vtk '' --report "$scratch/report.fifo" &
+  pid=$!
+  for _ in $(seq 1 1200); do  # the temporary report appears once the solve is done
+    [ -n "$(ls "$scratch/tmp")" ] && break
+    sleep 0.1
+  done
+  [ -n "$(ls "$scratch/tmp")" ] || { echo "FAIL ($signal): no temporary report appeared"; kill "$pid"; exit 1; }
+  sleep 0.2
+  kill -s "$signal" "$pid"
+  wait "$pid"
+  status=$?
+  left=$(ls "$scratch/tmp")
+  if [ -n "$left" ]; then echo "FAIL ($signal): left behind: $left"; exit 1; fi
+  if [ "$status" -lt 128 ]; then echo "FAIL ($signal): the run ended with $status, not by the signal"; exit 1; fi
+  echo "ok ($signal): exit $status, nothing left behind"
+  rm -rf "$scratch/report.fifo" "$scratch/tmp"
+done
