@@ -487,7 +487,7 @@ class SolverOn final : public Solver::Impl {
   // Collective.
   void require_same_limits(const SolverParams& effective) const {
     if constexpr (kDistributed<Backend>) {
-      const Communicator& comm = backend_.comm();
+      const auto& comm = backend_.comm();  // auto: no Communicator type in a build without MPI
       const bool tolerances_differ = comm.max(effective.tolerance) != -comm.max(-effective.tolerance);
       const std::int64_t limit = effective.max_iterations;
       const bool limits_differ = comm.min(limit) != -comm.min(-limit);

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,10 @@ import scipy.sparse.linalg as spla
 
 from . import _amgsolve
 from ._amgsolve import Error, InputError, NumericalError
+
+# A child forked from a process that has used amgsolve (multiprocessing's "fork" start method) would wait for
+# ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread.
+os.register_at_fork(after_in_child=_amgsolve.run_on_one_thread)
 
 __all__ = ["Solver", "spgemm", "spgemm_backends", "Error", "InputError", "NumericalError"]
 __version__ = "0.1.0"
@@ -33,9 +38,12 @@ def _settings(params: dict[str, Any]) -> list[str]:
     given: set[str] = set()
 
     def add(prefix: str, value: Any) -> None:
+        # A name holding '=' would be read up to it: another parameter, set silently to what follows.
+        if not isinstance(prefix, str) or "=" in prefix or not prefix.strip():
+            raise InputError(f"parameter {prefix!r}: not a parameter name (the keys of docs/CONFIG.md)")
         if isinstance(value, dict) and (value or "." not in prefix):  # amg={}: no amg parameter
             for key, inner in value.items():
-                add(f"{prefix}.{key}", inner)
+                add(f"{prefix}.{key}" if isinstance(key, str) else key, inner)
             return
         if prefix in given:  # amg={"coarse_size": 9} and **{"amg.coarse_size": 10}: which one is meant?
             raise InputError(f"parameter {prefix} is given twice")
@@ -87,8 +95,10 @@ def _vector(v: Any, name: str) -> np.ndarray:
     v = np.asarray(v)
     if np.iscomplexobj(v):
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
-    if v.dtype == object or v.ndim == 0 or (v.ndim == 2 and 1 not in v.shape) or v.ndim > 2:
+    if v.ndim == 0 or (v.ndim == 2 and 1 not in v.shape) or v.ndim > 2:
         raise InputError(f"{name}: one vector is needed (shape (n,) or (n, 1)), got {type(v).__name__} of shape {v.shape}")
+    if v.dtype.kind not in "biuf":  # None, strings, objects
+        raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
     return np.ascontiguousarray(v, dtype=np.float64).ravel()
 
 

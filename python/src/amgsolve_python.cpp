@@ -8,6 +8,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/timer.hpp"
 #include "config/config.hpp"
 #include "config/solver_parameters.hpp"
 #include "sparse/csr_ops.hpp"
@@ -163,6 +165,29 @@ nb::list level_list(const std::vector<LevelInfo>& levels) {
   return list;
 }
 
+// Ctrl-C during a long setup or solve: Python's handler only sets a flag, which the C++ code, running
+// without the GIL, never reads. This reads it, at most every 0.1 s (taking the GIL costs other Python threads
+// their turn), and raises what the handler raised (KeyboardInterrupt) from the setup's levels or the
+// solve's iterations.
+class InterruptCheck {
+ public:
+  void operator()() const {
+    if (since_.seconds() < 0.1) return;
+    since_.restart();
+    nb::gil_scoped_acquire with_python;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
+
+ private:
+  mutable Timer since_;
+};
+
+SetupCallbacks interruptible_setup() {
+  SetupCallbacks callbacks;
+  callbacks.on_level = [check = InterruptCheck{}](const LevelInfo&) { check(); };
+  return callbacks;
+}
+
 // The hierarchy and the solver of one matrix.
 class PySolver {
  public:
@@ -175,7 +200,7 @@ class PySolver {
     rows_ = A->rows;
     nb::gil_scoped_release unlocked;
     require_spd_candidate("A", *A, 0);  // scipy counts from 0
-    solver_ = std::make_unique<Solver>(std::move(A), params);
+    solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
   }
 
   nb::tuple solve(const DoubleArray& b, std::optional<double> tolerance, std::optional<int> max_iterations) const {
@@ -186,7 +211,8 @@ class PySolver {
     {
       nb::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(busy_);
-      result = solver_->solve(rhs, x, {}, SolveLimits{tolerance, max_iterations});
+      const InterruptCheck check;
+      result = solver_->solve(rhs, x, [&check](int, double) { check(); }, SolveLimits{tolerance, max_iterations});
       levels = solver_->setup().levels;
     }
     nb::dict info = solve_dict(result);
@@ -332,6 +358,10 @@ NB_MODULE(_amgsolve, m) {
       .def("setup", &PySolver::setup)
       .def_prop_ro("rows", &PySolver::rows);
 
+  // GNU OpenMP's threads do not survive fork(): a forked child (multiprocessing's default start method on
+  // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one
+  // thread.
+  m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
   m.def("spgemm_float64", &multiply<double>);
   m.def("spgemm_float32", &multiply<float>);
   m.def("spgemm_backends", &spgemm_backends);

@@ -355,6 +355,12 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: amgsolve.Solver(np.array([["a", "b"], ["c", "d"]])), "A: a matrix is needed"),
         (lambda: solver.solve(b, tol="small"), "tol must be a number"),
         (lambda: amgsolve.spgemm(A, A, backend=None), "backend must be a SpGEMM backend's name"),
+        # a name holding '=' would have set the parameter before it, silently
+        (lambda: amgsolve.Solver(A, amg={"coarse_size=5 #": 50}), "not a parameter name"),
+        (lambda: amgsolve.Solver(A, **{"amg.coarse_size=5 #": 50}), "not a parameter name"),
+        (lambda: amgsolve.Solver(A, amg={1: 2}), "not a parameter name"),
+        (lambda: solver.solve([None] * A.shape[0]), "b: values must be real numbers, got object"),
+        (lambda: solver.solve(np.array(["1"] * A.shape[0])), "b: values must be real numbers"),
     ]
     for call, message in cases:
         with pytest.raises(amgsolve.InputError, match=message):
@@ -401,3 +407,32 @@ def test_right_hand_sides_far_from_one_are_solved_on_their_own_scale():
             xs, infos = solver.solve(b * scale)
             assert infos["residuals"] == info["residuals"]
             np.testing.assert_array_equal(xs, x * scale)
+
+
+def _solve_in_child(A, b):
+    return amgsolve.Solver(A).solve(b)[1]["iterations"]
+
+
+def test_a_forked_child_solves_on_one_thread():
+    """GNU OpenMP's threads do not survive fork(): a child of a process that has used them waited for ever
+    (multiprocessing's default on Linux); now it runs on one thread, with the same answer."""
+    import multiprocessing
+    A, b = poisson(12), np.ones(12**3)
+    parent = amgsolve.Solver(A).solve(b)[1]["iterations"]  # the parent's OpenMP threads exist now
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_solve_in_child, (A, b)).get(timeout=120) == parent
+
+
+def test_ctrl_c_interrupts_a_long_solve():
+    """Python's SIGINT handler only sets a flag; the solve, without the GIL, now reads it between iterations
+    and raises KeyboardInterrupt (before, only after the whole solve)."""
+    import _thread
+    # Damped Jacobi at omega 0.05 as stand-alone V-cycles: thousands of iterations, minutes without the interrupt.
+    solver = amgsolve.Solver(poisson(30), amg={"smoother": {"type": "jacobi", "omega": 0.05}},
+                             solver={"type": "amg", "max_iterations": 1000000})
+    interrupter = threading.Timer(0.5, _thread.interrupt_main)
+    interrupter.start()
+    with pytest.raises(KeyboardInterrupt):
+        solver.solve(np.ones(30**3), tol=1e-14)
+    interrupter.join()
+    assert solver.solve(np.ones(30**3), maxiter=3)[1]["iterations"] == 3  # still usable
