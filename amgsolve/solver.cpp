@@ -12,6 +12,7 @@
 #include "amg/nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/iteration_traffic.hpp"
+#include "amgsolve/parameter_ranges.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
@@ -625,6 +626,7 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
 
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
                                         const SetupCallbacks& callbacks) {
+  require_valid(params);  // Parameters set in code: no schema has read them
   require_solvable_matrix(A.get(), "Solver");
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
@@ -686,6 +688,7 @@ void require_agreed_blocks(const RowBlock& block, Precision precision) {
 #endif
 
 std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks) {
+  require_valid(params);
   bool distributed = false;
   (void)chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI

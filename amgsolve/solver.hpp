@@ -11,7 +11,10 @@
 //
 // The names of the parameters are those of the YAML keys (amg.coarse_size is params.amg.coarse_size).
 // Errors are amgsolve::InputError (bad input, no GPU for the cuda backend, ...) or NumericalError (a matrix
-// that is not SPD, a breakdown), each with a one-line what().
+// that is not SPD, a breakdown), each with a one-line what(). The Solver checks its Parameters against the
+// ranges of the config keys (amgsolve/parameter_ranges.hpp) and every matrix for a valid CSR structure with
+// finite values; symmetry and positive diagonal entries cost a pass with lookups and are the caller's to check
+// where it cannot vouch for them (require_spd_candidate, sparse/csr_ops.hpp).
 #include <functional>
 #include <memory>
 #include <optional>

@@ -129,8 +129,11 @@ std::string format_bytes(std::uint64_t bytes) {
 void require_memory(std::uint64_t bytes, const std::string& what) {
   const std::uint64_t available = available_memory_bytes();
   if (available != 0 && bytes > available) {
-    throw InputError(what + " needs about " + format_bytes(bytes) + " but only " + format_bytes(available) +
-                     " of memory is available");
+    // 1 byte stands for none: the address-space limit is used up already (memory.cpp's headroom functions)
+    const std::string left = available <= 1 ? "no memory is left" : "only " + format_bytes(available) +
+                                                                         " of memory is available";
+    throw InputError(what + " needs about " + format_bytes(bytes) + " but " + left +
+                     " (the machine's free memory, the control group's limit and ulimit -v counted)");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "amgsolve/parameter_ranges.hpp"
 #include "common/device.hpp"
 #include "common/error.hpp"
 #include "config/config.hpp"
@@ -172,6 +173,15 @@ KeySpec bounded(KeySpec k, std::optional<double> min, std::optional<double> max,
   k.max = max;
   k.min_exclusive = excluded != Excluded::none;
   k.max_exclusive = excluded == Excluded::both;
+  return k;
+}
+// A solver key bounded by the library's range (amgsolve/parameter_ranges.hpp), which the Solver checks too.
+KeySpec library_bounded(KeySpec k) {
+  const ParameterRange& range = parameter_range(k.path);
+  k.min = range.min;
+  k.max = range.max;
+  k.min_exclusive = range.min_excluded;
+  k.max_exclusive = range.max_excluded;
   return k;
 }
 KeySpec because(KeySpec k, std::string reason) {
@@ -406,26 +416,23 @@ std::vector<KeySpec> amg_keys() {
                       "median and the spread (fastest and slowest run)."),
               1, 1000),
       retired("amg.device", "backend"),
-      bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
+      library_bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
                       "Cholesky (LDL^T); a coarsest level of more than " + std::to_string(kMaxDirectRows) + " rows (where "
                       "coarsening stopped early: no strong couplings, aggregation that no longer pays, amg.max_levels) "
-                      "is smoothed instead, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother."),
-              1, kMaxInt),
-      bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels."), 1, 100),
-      bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
+                      "is smoothed instead, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother.")),
+      library_bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels.")),
+      library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
-                     "anisotropic problems with epsilon below about 0.04."),
-              0.0, 1.0),
+                     "anisotropic problems with epsilon below about 0.04.")),
       bounded(integer("amg.seed", FIELD(amg.seed),
                       "Seed of the hash that orders MIS-2 candidates. The hierarchy depends only on the matrix and "
                       "this seed (not on the thread count)."),
               0, std::nullopt),
-      bounded(number("amg.prolongator_damping", FIELD(amg.prolongator_damping),
+      library_bounded(number("amg.prolongator_damping", FIELD(amg.prolongator_damping),
                      "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
-                     "classical smoothed-aggregation choice."),
-              0.0, 2.0, Excluded::min),
+                     "classical smoothed-aggregation choice.")),
       choice("amg.nullspace", FIELD(amg.nullspace),
              {{"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none},
               {"constant", NullspaceChoice::constant}},
@@ -438,31 +445,23 @@ std::vector<KeySpec> amg_keys() {
              "`gershgorin`: max_i sum_j |a_ij| / a_ii, one pass, never below rho and nearly exact on M-matrices; "
              "`lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper where rows have "
              "large positive off-diagonal entries."),
-      bounded(integer("amg.lanczos_steps", FIELD(amg.lanczos_steps),
-                      "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`)."),
-              1, 200),
+      library_bounded(integer("amg.lanczos_steps", FIELD(amg.lanczos_steps),
+                      "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`).")),
       choice("amg.smoother.type", FIELD(amg.smoother.type),
              {{"chebyshev", SmootherType::chebyshev}, {"jacobi", SmootherType::jacobi}},
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
-      bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
-                      "Chebyshev: polynomial degree (matrix-vector products per smoothing step)."),
-              1, 20),
-      bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),
-                     "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A."),
-              1.0, std::nullopt, Excluded::min),
-      bounded(number("amg.smoother.eigenvalue_safety", FIELD(amg.smoother.eigenvalue_safety),
-                     "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound."),
-              1.0, 2.0),
-      bounded(integer("amg.smoother.sweeps", FIELD(amg.smoother.sweeps), "Jacobi: sweeps per smoothing step."), 1,
-              20),
-      bounded(number("amg.smoother.omega", FIELD(amg.smoother.omega),
-                     "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level."),
-              0.0, 2.0),
-      bounded(integer("amg.smoother.pre_steps", FIELD(amg.pre_smooth),
-                      "Smoothing steps before restriction; with solver.type pcg equal to post_steps (a symmetric cycle)."),
-              0, 20),
-      bounded(integer("amg.smoother.post_steps", FIELD(amg.post_smooth), "Smoothing steps after prolongation."), 0,
-              20),
+      library_bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
+                      "Chebyshev: polynomial degree (matrix-vector products per smoothing step).")),
+      library_bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),
+                     "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A.")),
+      library_bounded(number("amg.smoother.eigenvalue_safety", FIELD(amg.smoother.eigenvalue_safety),
+                     "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound.")),
+      library_bounded(integer("amg.smoother.sweeps", FIELD(amg.smoother.sweeps), "Jacobi: sweeps per smoothing step.")),
+      library_bounded(number("amg.smoother.omega", FIELD(amg.smoother.omega),
+                     "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level.")),
+      library_bounded(integer("amg.smoother.pre_steps", FIELD(amg.pre_smooth),
+                      "Smoothing steps before restriction; with solver.type pcg equal to post_steps (a symmetric cycle).")),
+      library_bounded(integer("amg.smoother.post_steps", FIELD(amg.post_smooth), "Smoothing steps after prolongation.")),
       flag("amg.keep_structure", FIELD(amg.keep_structure),
            "Keep what a re-setup for new values on the same pattern needs (the library's Solver::rebuild, the "
            "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
@@ -506,12 +505,10 @@ std::vector<KeySpec> solver_keys() {
              "travel; `vector` waits for the messages first; `task` has one thread of each rank wait for them "
              "(driving MPI's progress) while the rank's other threads compute, then join in (with one thread a "
              "rank it is `overlap`). The result is the same bit for bit; one process ignores it."),
-      bounded(number("solver.tolerance", FIELD(solver.tolerance),
-                     "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero)."),
-              0.0, 1.0, Excluded::both),
-      bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
-                      "Iteration limit; reaching it without convergence exits with status 3."),
-              1, kMaxInt),
+      library_bounded(number("solver.tolerance", FIELD(solver.tolerance),
+                     "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero).")),
+      library_bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
+                      "Iteration limit; reaching it without convergence exits with status 3.")),
       bounded(integer("solver.print_every", FIELD(print_every),
                       "Print a progress line every this many iterations (0: only the summary)."),
               0, kMaxInt),
@@ -672,21 +669,10 @@ void check_config(const KeyReader& r, Config& c) {
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);
-  if (c.amg.pre_smooth == 0 && c.amg.post_smooth == 0) {
-    const bool post_given = r.is_set("amg.smoother.post_steps");
-    const std::string key = post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps";
-    r.fail_at(key, key + " is 0 and so is " + (post_given ? "amg.smoother.pre_steps" : "amg.smoother.post_steps") +
-                       ": a V-cycle that never smooths corrects only in the coarse space, which is no "
-                       "preconditioner (give one of them at least 1)");
-  }
-  if (c.solver.type == SolverType::pcg && c.amg.pre_smooth != c.amg.post_smooth) {
-    const bool post_given = r.is_set("amg.smoother.post_steps");
-    const std::string key = post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps";
-    r.fail_at(key, "amg.smoother.pre_steps is " + std::to_string(c.amg.pre_smooth) + " and post_steps " +
-                       std::to_string(c.amg.post_smooth) +
-                       ": conjugate gradients needs a symmetric V-cycle, as many smoothing steps after the coarse "
-                       "correction as before (make them equal, or use solver.type: amg)");
-  }
+  const bool post_given = r.is_set("amg.smoother.post_steps");
+  if (const std::string problem = smoothing_steps_problem(c.amg.pre_smooth, c.amg.post_smooth, c.solver.type, post_given);
+      !problem.empty())
+    r.fail_at(post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps", problem);
   check_vtk_sources_listed_once(r, c.output.vtk_sources);
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");

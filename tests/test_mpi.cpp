@@ -309,7 +309,9 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const std::string short_block = message_of(RowBlock{A.rows, rows_of(A, first, last - (rank == 0 ? 1 : 0))}, {});
-  if (ranks > 1) EXPECT_NE(short_block.find("Solver: rank 0's row block has"), std::string::npos) << short_block;
+  if (ranks > 1) {
+    EXPECT_NE(short_block.find("Solver: rank 0's row block has"), std::string::npos) << short_block;
+  }
   // A value the float cycle cannot hold in the matrix's last row (on the rank that holds it; small matrices
   // live on the first ranks): the one-process message, on every rank.
   CsrMatrix<double> huge = rows_of(A, first, last);
@@ -670,7 +672,9 @@ TEST(DistributedSolve, ASolveInputWrongOnOneRankIsAnErrorOnEveryRank) {
   };
   const std::string size = message_of(rank == last ? Vector<double>(7, 1.0) : b, {});
   EXPECT_NE(size.find("right-hand side has 7 entries"), std::string::npos) << size;
-  if (rank != last) EXPECT_EQ(size.rfind("on another rank: ", 0), 0u) << size;
+  if (rank != last) {
+    EXPECT_EQ(size.rfind("on another rank: ", 0), 0u) << size;
+  }
   SolveLimits tolerance;
   tolerance.tolerance = rank == last ? 2.0 : 1e-8;
   EXPECT_NE(message_of(b, tolerance).find("tolerance must be > 0 and < 1"), std::string::npos);

@@ -534,6 +534,40 @@ TEST(Library, AMatrixThatIsNoValidCsrIsRefused) {
   EXPECT_TRUE(solver.solve(Vector<double>(good->rows, 1.0), x).converged);  // refused before any work
 }
 
+// Parameters set in code are checked against the ranges the config keys have (amgsolve/parameter_ranges.hpp):
+// before, lanczos_steps 0 read as "the matrix is not positive definite", degree 0 smoothed nothing, a NaN
+// threshold coarsened nothing, an enumerator out of range ran as another one.
+TEST(Library, ParametersSetInCodeAreChecked) {
+  const auto A = poisson_3d(6);
+  const std::vector<std::pair<std::function<void(Parameters&)>, std::string>> cases = {
+      {[](Parameters& p) { p.amg.lanczos_steps = 0; }, "amg.lanczos_steps must be >= 1 and <= 200, got 0"},
+      {[](Parameters& p) { p.amg.smoother.degree = 1000000; }, "amg.smoother.degree must be >= 1 and <= 20"},
+      {[](Parameters& p) { p.amg.smoother.chebyshev_ratio = std::nan(""); }, "amg.smoother.chebyshev_ratio must be > 1"},
+      {[](Parameters& p) { p.amg.strength_threshold = std::nan(""); }, "amg.strength_threshold"},
+      {[](Parameters& p) { p.amg.prolongator_damping = 0; }, "amg.prolongator_damping must be > 0 and <= 2"},
+      {[](Parameters& p) { p.amg.coarse_size = -5; }, "amg.coarse_size must be >= 1 and <= 2147483647, got -5"},
+      {[](Parameters& p) { p.solver.tolerance = 0; }, "solver.tolerance must be > 0 and < 1"},
+      {[](Parameters& p) { p.amg.smoother.type = static_cast<SmootherType>(7); }, "amg.smoother.type is not one of"},
+      {[](Parameters& p) { p.solver.type = static_cast<SolverType>(9); }, "solver.type is not one of"},
+      {[](Parameters& p) { p.amg.post_smooth = 3; }, "conjugate gradients needs a symmetric V-cycle"},
+      {[](Parameters& p) { p.amg.pre_smooth = p.amg.post_smooth = 0; }, "a V-cycle that never smooths"},
+  };
+  for (const auto& [change, expected] : cases) {
+    Parameters params;
+    change(params);
+    try {
+      const Solver solver(A, params);
+      ADD_FAILURE() << "taken: " << expected;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  Parameters stationary;
+  stationary.solver.type = SolverType::amg;
+  stationary.amg.post_smooth = 3;  // a stationary iteration needs no symmetric cycle
+  EXPECT_NO_THROW(Solver(A, stationary));
+}
+
 // A rebuild that throws anything (here a progress callback's own exception in the full setup a changed
 // pattern asks for) leaves no hierarchy, as an amgsolve::Error does: never the old matrix's.
 TEST(Library, ARebuildThatThrowsAnythingLeavesNoHierarchy) {

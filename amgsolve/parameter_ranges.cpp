@@ -1,0 +1,129 @@
+#include "amgsolve/parameter_ranges.hpp"
+
+#include <cmath>
+#include <functional>
+
+#include "amgsolve/solver.hpp"
+#include "common/error.hpp"
+
+namespace amgsolve {
+namespace {
+
+constexpr double kMaxInt = 2147483647.0;  // integer keys are stored in 32-bit ints
+
+// A key's range and where its value is in Parameters.
+struct Bounded {
+  ParameterRange range;
+  std::function<double(const Parameters&)> value;
+};
+
+#define VALUE(member) [](const Parameters& p) { return static_cast<double>(p.member); }
+
+const std::vector<Bounded>& table() {
+  static const std::vector<Bounded> bounded = {
+      {{"amg.coarse_size", 1, kMaxInt}, VALUE(amg.coarse_size)},
+      {{"amg.max_levels", 1, 100}, VALUE(amg.max_levels)},
+      {{"amg.strength_threshold", 0, 1}, VALUE(amg.strength_threshold)},
+      {{"amg.prolongator_damping", 0, 2, true}, VALUE(amg.prolongator_damping)},
+      {{"amg.lanczos_steps", 1, 200}, VALUE(amg.lanczos_steps)},
+      {{"amg.smoother.degree", 1, 20}, VALUE(amg.smoother.degree)},
+      {{"amg.smoother.chebyshev_ratio", 1, std::nullopt, true}, VALUE(amg.smoother.chebyshev_ratio)},
+      {{"amg.smoother.eigenvalue_safety", 1, 2}, VALUE(amg.smoother.eigenvalue_safety)},
+      {{"amg.smoother.sweeps", 1, 20}, VALUE(amg.smoother.sweeps)},
+      {{"amg.smoother.omega", 0, 2}, VALUE(amg.smoother.omega)},
+      {{"amg.smoother.pre_steps", 0, 20}, VALUE(amg.pre_smooth)},
+      {{"amg.smoother.post_steps", 0, 20}, VALUE(amg.post_smooth)},
+      {{"solver.tolerance", 0, 1, true, true}, VALUE(solver.tolerance)},
+      {{"solver.max_iterations", 1, kMaxInt}, VALUE(solver.max_iterations)},
+  };
+  return bounded;
+}
+
+#undef VALUE
+
+bool within(const ParameterRange& r, double v) {
+  if (std::isnan(v)) return false;
+  if (r.min && (r.min_excluded ? v <= *r.min : v < *r.min)) return false;
+  if (r.max && (r.max_excluded ? v >= *r.max : v > *r.max)) return false;
+  return true;
+}
+
+// The enumerations' values a Parameters may hold (a cast integer may hold any other).
+template <class Enum>
+bool one_of(Enum value, std::initializer_list<Enum> known) {
+  for (Enum k : known)
+    if (value == k) return true;
+  return false;
+}
+
+void require_known_choices(const Parameters& p) {
+  const auto require = [](bool known, const char* key) {
+    if (!known) throw InputError(std::string(key) + " is not one of its values (docs/CONFIG.md)");
+  };
+  require(one_of(p.backend, {BackendChoice::cpu, BackendChoice::cuda, BackendChoice::automatic}), "backend");
+  require(one_of(p.amg.smoother.type, {SmootherType::chebyshev, SmootherType::jacobi}), "amg.smoother.type");
+  require(one_of(p.amg.spectral_radius, {SpectralRadius::lanczos, SpectralRadius::gershgorin}), "amg.spectral_radius");
+  require(one_of(p.amg.nullspace, {NullspaceChoice::automatic, NullspaceChoice::none, NullspaceChoice::constant}),
+          "amg.nullspace");
+  require(one_of(p.solver.type, {SolverType::pcg, SolverType::amg}), "solver.type");
+  require(one_of(p.solver.precision, {Precision::double_precision, Precision::mixed}), "solver.precision");
+  require(one_of(p.solver.spmv_format,
+                 {SpmvFormat::automatic, SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds}),
+          "solver.spmv_format");
+  require(one_of(p.solver.halo_exchange, {HaloMode::overlap, HaloMode::vector, HaloMode::task}),
+          "solver.halo_exchange");
+}
+
+}  // namespace
+
+const std::vector<ParameterRange>& parameter_ranges() {
+  static const std::vector<ParameterRange> ranges = [] {
+    std::vector<ParameterRange> r;
+    for (const Bounded& b : table()) r.push_back(b.range);
+    return r;
+  }();
+  return ranges;
+}
+
+const ParameterRange& parameter_range(const std::string& key) {
+  for (const ParameterRange& r : parameter_ranges())
+    if (r.key == key) return r;
+  throw Error("internal: no range for " + key);
+}
+
+std::string describe(const ParameterRange& range) {
+  const auto number = [](double v) { return v == kMaxInt ? std::string("2147483647") : format_number(v); };
+  std::string text = "must be";
+  if (range.min) text += std::string(range.min_excluded ? " > " : " >= ") + number(*range.min);
+  if (range.min && range.max) text += " and";
+  if (range.max) text += std::string(range.max_excluded ? " < " : " <= ") + number(*range.max);
+  return text;
+}
+
+std::string smoothing_steps_problem(int pre_steps, int post_steps, SolverType type, bool post_given) {
+  if (pre_steps == 0 && post_steps == 0) {
+    const std::string key = post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps";
+    return key + " is 0 and so is " + (post_given ? "amg.smoother.pre_steps" : "amg.smoother.post_steps") +
+           ": a V-cycle that never smooths corrects only in the coarse space, which is no preconditioner (give "
+           "one of them at least 1)";
+  }
+  if (type == SolverType::pcg && pre_steps != post_steps)
+    return "amg.smoother.pre_steps is " + std::to_string(pre_steps) + " and post_steps " + std::to_string(post_steps) +
+           ": conjugate gradients needs a symmetric V-cycle, as many smoothing steps after the coarse correction as "
+           "before (make them equal, or use solver.type: amg)";
+  return "";
+}
+
+void require_valid(const Parameters& params) {
+  for (const Bounded& b : table()) {
+    const double v = b.value(params);
+    if (!within(b.range, v)) throw InputError(b.range.key + " " + describe(b.range) + ", got " + format_number(v));
+  }
+  require_known_choices(params);
+  if (const std::string problem = smoothing_steps_problem(params.amg.pre_smooth, params.amg.post_smooth,
+                                                          params.solver.type);
+      !problem.empty())
+    throw InputError(problem);
+}
+
+}  // namespace amgsolve
