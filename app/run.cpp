@@ -315,14 +315,26 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   return problem;
 }
 
+// The right-hand side as the messages name it: its file, or b = 1.
+std::string rhs_name(const Config& config) {
+  const bool rhs_file = config.problem.type == ProblemType::matrix_market && !config.problem.matrix_market.rhs.empty();
+  return rhs_file ? "the right-hand side " + config.problem.matrix_market.rhs : "the right-hand side (b = 1)";
+}
+
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
 // here, before the setup (the Solver checks both again, for its library users).
 void require_solvable(const Config& config, const LinearProblem& problem) {
   if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
-  const bool rhs_file = config.problem.type == ProblemType::matrix_market && !config.problem.matrix_market.rhs.empty();
-  require_consistent_rhs(problem.b, config.solver.tolerance,
-                         rhs_file ? "the right-hand side " + config.problem.matrix_market.rhs
-                                  : "the right-hand side (b = 1)");
+  require_consistent_rhs(problem.b, config.solver.tolerance, rhs_name(config));
+}
+
+// The same where the ranks hold the rows (and b whole): the rows' sums judged on every rank, so that an
+// inconsistent b is refused before the setup, not after it in the solve (the Solver counts the graph's parts
+// over the ranks). Collective.
+void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
+  if (config.amg.nullspace == NullspaceChoice::none) return;
+  const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
+  if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_consistent_rhs(problem.b, config.solver.tolerance, rhs_name(config));
 }
 
 }  // namespace
@@ -455,8 +467,11 @@ RunRecord start_record(const Config& config) {
 
 // One step's problem: the whole matrix on every rank, or (by_rows) each rank's rows of it.
 LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows) {
-  if (by_rows && spec.type == ProblemType::matrix_market)
-    return matrix_market_by_rows(spec.matrix_market);  // read on rank 0 and dealt out, collectively
+  if (by_rows && spec.type == ProblemType::matrix_market) {
+    LinearProblem problem = matrix_market_by_rows(spec.matrix_market);  // read on rank 0 and dealt out
+    require_solvable_by_rows(config, problem);
+    return problem;
+  }
   std::optional<LinearProblem> assembled;
   collectively([&] {
     if (by_rows) {
@@ -468,6 +483,7 @@ LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool 
       require_solvable(config, *assembled);
     }
   });
+  if (by_rows) require_solvable_by_rows(config, *assembled);
   return std::move(*assembled);
 }
 
