@@ -243,14 +243,19 @@ MatrixRows read_matrix_market_rows(const std::string& path) {
   reader.reset();
   const std::int64_t first = partition.begin(Ranks::rank());
   for (Triplet<double>& t : mine) t.row = static_cast<Index>(t.row - first);
-  const std::size_t stored = mine.size();
   MatrixRows result;
   result.global_rows = shape[0];
   result.symmetric_storage = shape[3] == 1;
+  std::pair<Index, Index> duplicate{-1, -1};
   result.rows = csr_from_triplets(static_cast<Index>(partition.count(Ranks::rank())), static_cast<Index>(shape[1]),
-                                  std::move(mine));
-  if (Ranks::sum(static_cast<std::size_t>(result.rows.nnz()) != stored ? 1 : 0) > 0)
-    throw InputError(duplicate_entries_message(path));
+                                  std::move(mine), &duplicate);
+  // The first place in row order over all ranks, as one process names it, on every rank.
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t cols = std::max<std::int64_t>(shape[1], 1);
+  const std::int64_t place = duplicate.first >= 0 ? (duplicate.first + first) * cols + duplicate.second : kNone;
+  if (const std::int64_t earliest = -Ranks::max(-place); earliest != kNone)
+    throw InputError(duplicate_entries_message(path, static_cast<Index>(earliest / cols),
+                                               static_cast<Index>(earliest % cols)));
   return result;
 }
 

@@ -10,17 +10,21 @@
 namespace amgsolve {
 
 template <class Value>
-CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets) {
+CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets,
+                                   std::pair<Index, Index>* first_duplicate) {
   std::sort(triplets.begin(), triplets.end(),
             [](const auto& a, const auto& b) { return a.row != b.row ? a.row < b.row : a.col < b.col; });
   CsrMatrix<Value> A(rows, cols);
   A.col.reserve(triplets.size());
   A.val.reserve(triplets.size());
+  bool duplicate_seen = false;
   for (std::size_t k = 0; k < triplets.size(); ++k) {
     const auto& t = triplets[k];
     const bool duplicate = k > 0 && triplets[k - 1].row == t.row && triplets[k - 1].col == t.col;
     if (duplicate) {
       A.val.back() += t.value;
+      if (first_duplicate && !duplicate_seen) *first_duplicate = {t.row, t.col};
+      duplicate_seen = true;
       continue;
     }
     A.col.push_back(t.col);
@@ -316,7 +320,7 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, 
 }
 
 #define AMGSOLVE_INSTANTIATE_CSR_OPS(V)                                                          \
-  template CsrMatrix<V> csr_from_triplets(Index, Index, std::vector<Triplet<V>>);                \
+  template CsrMatrix<V> csr_from_triplets(Index, Index, std::vector<Triplet<V>>, std::pair<Index, Index>*);                \
   template CsrMatrix<V> transpose(const CsrMatrix<V>&);                                          \
   template void spmv(const CsrMatrix<V>&, const Vector<V>&, Vector<V>&);                         \
   template void residual(const CsrMatrix<V>&, const Vector<V>&, const Vector<V>&, Vector<V>&);   \

@@ -2,6 +2,7 @@
 // Basic CSR operations: construction from triplets, transpose, SpMV, diagonal, structural checks.
 // All are OpenMP-parallel where it pays and give results independent of the thread count.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/parallel.hpp"
@@ -18,7 +19,10 @@ struct Triplet {
 
 // Builds CSR from unsorted (row, col, value) triplets; duplicates are summed, explicit zeros kept.
 template <class Value>
-CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets);
+// Entries at the same place are summed; where first_duplicate is given, it receives the (row, column) of the
+// first such place in row-major order (left as it was where there is none).
+CsrMatrix<Value> csr_from_triplets(Index rows, Index cols, std::vector<Triplet<Value>> triplets,
+                                   std::pair<Index, Index>* first_duplicate = nullptr);
 
 // B = A^T, rows of B sorted. Parallel, deterministic.
 template <class Value>

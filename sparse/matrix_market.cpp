@@ -333,16 +333,17 @@ CsrMatrix<double> read_whole_matrix(MatrixMarketScanner& scan, const std::string
   triplets.reserve(static_cast<std::size_t>(entries.expected_stored()));
   while (entries.next_batch(triplets, std::numeric_limits<std::size_t>::max())) {
   }
-  const std::size_t stored = triplets.size();
-  CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets));
-  if (static_cast<std::size_t>(A.nnz()) != stored) throw InputError(duplicate_entries_message(path));
+  std::pair<Index, Index> duplicate{-1, -1};
+  CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets), &duplicate);
+  if (duplicate.first >= 0) throw InputError(duplicate_entries_message(path, duplicate.first, duplicate.second));
   return A;
 }
 
 }  // namespace
 
-std::string duplicate_entries_message(const std::string& path) {
-  return path + ": duplicate entries (the same row and column appear more than once)";
+std::string duplicate_entries_message(const std::string& path, Index row, Index col) {
+  return path + ": entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
+         ") is given more than once (each place of the matrix once)";
 }
 
 struct MatrixMarketReader::State {

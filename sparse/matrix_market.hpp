@@ -53,7 +53,8 @@ class MatrixMarketReader {
   struct State;
   std::unique_ptr<State> state_;
 };
-std::string duplicate_entries_message(const std::string& path);
+// "path: entry (row, col) is given more than once", the place counted from 1 (0-based arguments).
+std::string duplicate_entries_message(const std::string& path, Index row, Index col);
 
 // The same from text in memory (what the readers do after reading the file, gzip-compressed or not);
 // `name` stands for the file in messages.

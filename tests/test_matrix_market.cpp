@@ -110,7 +110,7 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is out of the range of a double"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
       {banner + "2 2 1\n1 1 1 9\n", ":3: unexpected text"},
-      {banner + "2 2 2\n1 1 1\n1 1 2\n", "duplicate entries"},
+      {banner + "2 2 2\n1 1 1\n1 1 2\n", "entry (1, 1) is given more than once"},
       {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", "pattern matrix has no values"},
       {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n", "complex"},
       {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", ":3: symmetric file stores an entry above"},
