@@ -16,9 +16,11 @@ SmootherSpec jacobi_spec(const SmootherParams& p, double rho) {
 }
 
 // Damped Jacobi converges (and the V-cycle it smooths stays positive definite) only for omega rho(D^-1 A)
-// < 2. rho, the Lanczos estimate, is below the true radius, so omega rho >= 2 proves divergence: an error
+// < 2. The Lanczos estimate is below the true radius, so omega times it >= 2 proves divergence: an error
 // that names the key, where PCG would only break down on "a preconditioner not positive definite".
-void require_jacobi_converges(const SmootherParams& p, double rho, int level) {
+void require_jacobi_converges(const SmootherParams& p, SpectralRadius estimate, double rho, int level) {
+  // Gershgorin's bound is above the radius: omega times it at 2 or more proves nothing.
+  if (estimate != SpectralRadius::lanczos) return;
   if (p.type != SmootherType::jacobi || p.omega <= 0 || p.omega * rho < 2.0) return;
   throw InputError("amg.smoother.omega = " + format_number(p.omega) + " makes damped Jacobi diverge on level " +
                    std::to_string(level) + ", where rho(D^-1 A) is at least " + format_number(rho) +

@@ -416,7 +416,7 @@ class SmoothedAggregation {
   // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A); Chebyshev's also from
   // Gershgorin's bound, above it.
   SmootherSpec level_smoother(const Csr& A, const LevelInfo& info) const {
-    require_jacobi_converges(params_.smoother, info.rho, info.level);
+    require_jacobi_converges(params_.smoother, params_.spectral_radius, info.rho, info.level);
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
     return smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
   }

@@ -33,8 +33,9 @@ struct SmootherSpec {
 // rho(D^-1 A), above it (amg/spectral_radius.hpp).
 SmootherSpec smoother_spec(const SmootherParams& p, double rho, double gershgorin);
 SmootherSpec jacobi_spec(const SmootherParams& p, double rho);
-// An error naming amg.smoother.omega where it makes Jacobi diverge on the level (jacobi.cpp).
-void require_jacobi_converges(const SmootherParams& p, double rho, int level);
+// An error naming amg.smoother.omega where it makes Jacobi diverge on the level (jacobi.cpp): judged where rho
+// is the Lanczos estimate (from below), not Gershgorin's bound (from above).
+void require_jacobi_converges(const SmootherParams& p, SpectralRadius estimate, double rho, int level);
 SmootherSpec chebyshev_spec(const SmootherParams& p, double rho, double gershgorin);
 
 // The numerator of the diagonal scaling the smoother applies per row, numerator / a_ii: omega (Jacobi)

@@ -30,7 +30,7 @@ const std::vector<Bounded>& table() {
       {{"amg.smoother.chebyshev_ratio", 1, std::nullopt, true}, VALUE(amg.smoother.chebyshev_ratio)},
       {{"amg.smoother.eigenvalue_safety", 1, 2}, VALUE(amg.smoother.eigenvalue_safety)},
       {{"amg.smoother.sweeps", 1, 20}, VALUE(amg.smoother.sweeps)},
-      {{"amg.smoother.omega", 0, 2}, VALUE(amg.smoother.omega)},
+      {{"amg.smoother.omega", 0, 2, false, true}, VALUE(amg.smoother.omega)},  // 2 diverges: rho >= 1
       {{"amg.smoother.pre_steps", 0, 20}, VALUE(amg.pre_smooth)},
       {{"amg.smoother.post_steps", 0, 20}, VALUE(amg.post_smooth)},
       {{"solver.tolerance", 0, 1, true, true}, VALUE(solver.tolerance)},
@@ -56,9 +56,10 @@ bool one_of(Enum value, std::initializer_list<Enum> known) {
   return false;
 }
 
-void require_known_choices(const Parameters& p) {
-  const auto require = [](bool known, const char* key) {
-    if (!known) throw InputError(std::string(key) + " is not one of its values (docs/CONFIG.md)");
+std::string unknown_choice(const Parameters& p) {
+  std::string problem;
+  const auto require = [&problem](bool known, const char* key) {
+    if (!known && problem.empty()) problem = std::string(key) + " is not one of its values (docs/CONFIG.md)";
   };
   require(one_of(p.backend, {BackendChoice::cpu, BackendChoice::cuda, BackendChoice::automatic}), "backend");
   require(one_of(p.amg.smoother.type, {SmootherType::chebyshev, SmootherType::jacobi}), "amg.smoother.type");
@@ -72,6 +73,7 @@ void require_known_choices(const Parameters& p) {
           "solver.spmv_format");
   require(one_of(p.solver.halo_exchange, {HaloMode::overlap, HaloMode::vector, HaloMode::task}),
           "solver.halo_exchange");
+  return problem;
 }
 
 }  // namespace
@@ -107,23 +109,27 @@ std::string smoothing_steps_problem(int pre_steps, int post_steps, SolverType ty
            ": a V-cycle that never smooths corrects only in the coarse space, which is no preconditioner (give "
            "one of them at least 1)";
   }
-  if (type == SolverType::pcg && pre_steps != post_steps)
-    return "amg.smoother.pre_steps is " + std::to_string(pre_steps) + " and post_steps " + std::to_string(post_steps) +
+  if (type == SolverType::pcg && pre_steps != post_steps) {
+    const std::string pre = std::to_string(pre_steps), post = std::to_string(post_steps);
+    return (post_given ? "amg.smoother.post_steps is " + post + " and pre_steps " + pre
+                       : "amg.smoother.pre_steps is " + pre + " and post_steps " + post) +
            ": conjugate gradients needs a symmetric V-cycle, as many smoothing steps after the coarse correction as "
            "before (make them equal, or use solver.type: amg)";
+  }
   return "";
 }
 
-void require_valid(const Parameters& params) {
+std::string parameter_problem(const Parameters& params) {
   for (const Bounded& b : table()) {
     const double v = b.value(params);
-    if (!within(b.range, v)) throw InputError(b.range.key + " " + describe(b.range) + ", got " + format_number(v));
+    if (!within(b.range, v)) return b.range.key + " " + describe(b.range) + ", got " + format_number(v);
   }
-  require_known_choices(params);
-  if (const std::string problem = smoothing_steps_problem(params.amg.pre_smooth, params.amg.post_smooth,
-                                                          params.solver.type);
-      !problem.empty())
-    throw InputError(problem);
+  if (std::string problem = unknown_choice(params); !problem.empty()) return problem;
+  return smoothing_steps_problem(params.amg.pre_smooth, params.amg.post_smooth, params.solver.type);
+}
+
+void require_valid(const Parameters& params) {
+  if (const std::string problem = parameter_problem(params); !problem.empty()) throw InputError(problem);
 }
 
 }  // namespace amgsolve

@@ -29,8 +29,9 @@ std::string describe(const ParameterRange& range);
 // symmetric. The message begins with the key it blames (the one of the two given, where known).
 std::string smoothing_steps_problem(int pre_steps, int post_steps, SolverType type, bool post_given = true);
 
-// Throws InputError naming the first parameter out of its range, not one of its choices, or at odds with
-// another.
+// The first parameter out of its range, not one of its choices, or at odds with another, or "".
+std::string parameter_problem(const Parameters& params);
+// Throws parameter_problem's InputError.
 void require_valid(const Parameters& params);
 
 }  // namespace amgsolve

@@ -369,9 +369,15 @@ class SolverOn final : public Solver::Impl {
       summary.rebuild_note = current_exception_text();
       throw;
     }
-    A_csr_ = std::move(A_new);
-    finish_setup();
-    fill_summary(timer.seconds());
+    try {  // the solve's copies, made anew: out of memory here too leaves no hierarchy, not half of one
+      A_csr_ = std::move(A_new);
+      finish_setup();
+      fill_summary(timer.seconds());
+    } catch (...) {
+      drop_hierarchy();
+      summary.rebuild_note = current_exception_text();
+      throw;
+    }
     summary.reused = true;
     summary.rebuild_note = how_products_were_formed();
     return true;
@@ -473,7 +479,6 @@ class SolverOn final : public Solver::Impl {
     return what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) + " rows";
   }
 
-  // What is wrong with a solve's right-hand side or limits, or "".
   // What is wrong with a solve's right-hand side or limits, or "".
   std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective) const {
     if (std::string problem = rows_problem(b, "right-hand side"); !problem.empty()) return problem;
@@ -669,10 +674,11 @@ std::string block_problem(const RowBlock& block, Precision precision, int rank) 
 
 // Every rank checks its block and all agree on the row count: a bad block on any rank is the first such
 // rank's InputError on every rank (the message sent from there), before anything else collective.
-void require_agreed_blocks(const RowBlock& block, Precision precision) {
+void require_agreed_blocks(const RowBlock& block, const Parameters& params) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::string problem = block_problem(block, precision, rank);
+  std::string problem = parameter_problem(params);
+  if (problem.empty()) problem = block_problem(block, params.solver.precision, rank);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && rows[0] != -rows[1]) problem = "Solver: the ranks disagree on the matrix's row count";
@@ -688,15 +694,15 @@ void require_agreed_blocks(const RowBlock& block, Precision precision) {
 #endif
 
 std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks) {
-  require_valid(params);
   bool distributed = false;
   (void)chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) {
-    require_agreed_blocks(block, params.solver.precision);
+    require_agreed_blocks(block, params);  // the parameters too: one rank's bad one must not leave the rest waiting
     return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
   }
 #endif
+  require_valid(params);
   require_whole_block(block);
   return make_impl(std::make_shared<const CsrMatrix<double>>(std::move(block.rows)), params, callbacks);
 }
@@ -748,7 +754,7 @@ void Solver::rebuild(RowBlock block) {
   bool distributed = false;
   (void)chosen_backend(impl_->params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
-  if (distributed) require_agreed_blocks(block, impl_->params.solver.precision);
+  if (distributed) require_agreed_blocks(block, impl_->params);
 #endif
   if (!distributed) {
     require_whole_block(block);

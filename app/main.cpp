@@ -4,6 +4,7 @@
 //   amgsolve --list-backends
 //   amgsolve --config-reference     (prints docs/CONFIG.md)
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -12,6 +13,7 @@
 #include "app/ranks.hpp"
 #include "app/run.hpp"
 #include "app/version.hpp"
+#include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/memory.hpp"
@@ -21,16 +23,22 @@ namespace {
 
 // An exception thrown inside an OpenMP parallel region (a thread's allocation failing where the memory
 // pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
-// in main's one line, on every rank, instead of abort()'s "terminate called after ..." and a core dump.
+// in main's one line (by the rank it happened on; mpirun ends the others), instead of abort()'s "terminate
+// called after ..." and a core dump, and the unfinished outputs' temporary files are removed.
 [[noreturn]] void on_terminate() {
+  static std::atomic<bool> ending{false};
+  if (ending.exchange(true)) std::_Exit(amgsolve::kExitError);  // another thread says it already
+  amgsolve::remove_pending_temporary_files();
   try {
     if (const std::exception_ptr escaped = std::current_exception()) std::rethrow_exception(escaped);
     std::fprintf(stderr, "amgsolve: internal error%s: terminated\n", amgsolve::Ranks::where().c_str());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",
                  amgsolve::Ranks::where().c_str());
-  } catch (const std::exception& e) {
+  } catch (const amgsolve::Error& e) {
     std::fprintf(stderr, "amgsolve: error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "amgsolve: internal error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
   } catch (...) {
     std::fprintf(stderr, "amgsolve: internal error%s: an unknown exception\n", amgsolve::Ranks::where().c_str());
   }

@@ -73,14 +73,28 @@ class PendingTemps {
     (void)installed;
   }
   static void on_signal(int signal) {
-    for (Slot& slot : instance().slots_)
-      if (slot.ready.load(std::memory_order_acquire)) ::unlink(slot.name);
+    instance().remove_all();
     std::signal(signal, SIG_DFL);  // then end as the signal would have ended the run
     std::raise(signal);
   }
 
+ public:
+  // Async-signal-safe: unlink only.
+  void remove_all() noexcept {
+    for (Slot& slot : slots_)
+      if (slot.ready.load(std::memory_order_acquire)) ::unlink(slot.name);
+  }
+
+ private:
+
   Slot slots_[kSlots];
 };
+
+}  // namespace
+
+void remove_pending_temporary_files() noexcept { PendingTemps::instance().remove_all(); }
+
+namespace {
 
 // Removes a temporary file and forgets it.
 void remove_temp(const std::string& name) {

@@ -19,6 +19,11 @@
 
 namespace amgsolve {
 
+// A run that ends by SIGINT, SIGTERM or SIGHUP (where their action was the default: a library user's own
+// handlers are left alone) removes the temporary files of its unfinished outputs first. So can a program that
+// ends abruptly otherwise (app/main.cpp's terminate handler): this is async-signal-safe.
+void remove_pending_temporary_files() noexcept;
+
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);

@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -77,15 +78,19 @@ std::uint64_t cgroup_headroom_bytes() {
 }
 
 // What the address-space limit (ulimit -v) leaves beyond what the process maps already, or 0 for none.
-// Address space is not memory: each OpenMP thread will map a stack and, where it allocates, a malloc arena
-// that glibc reserves 64 MiB at a time; those are set aside too (the setup of 7-point 100^3, 484 MiB
-// resident, needed about 1 GB of address space on 2 threads).
+// Address space is not memory: each OpenMP thread not started yet will map a stack and, where it
+// allocates, a malloc arena that glibc reserves 64 MiB at a time; those are set aside too (the setup of
+// 7-point 100^3, 484 MiB resident, needed about 1 GB of address space on 2 threads). Threads that run
+// already are in VmSize; the main thread has the main arena and stack.
 std::uint64_t address_space_headroom_bytes() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
   constexpr std::uint64_t kPerThread = std::uint64_t{72} << 20;  // a 64 MiB arena and an 8 MiB stack
-  const std::uint64_t mapped = read_proc_kb("/proc/self/status", "VmSize") +
-                               kPerThread * static_cast<std::uint64_t>(omp_get_max_threads());
+  // (read_proc_kb reads the number in KiB: the thread count times 1024)
+  const std::uint64_t running = std::max<std::uint64_t>(1, read_proc_kb("/proc/self/status", "Threads") / 1024);
+  const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
+  const std::uint64_t mapped =
+      read_proc_kb("/proc/self/status", "VmSize") + kPerThread * (wanted > running ? wanted - running : 0);
   return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
 }
 

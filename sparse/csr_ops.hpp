@@ -61,7 +61,8 @@ template <class Value>
 bool is_valid_csr(const CsrMatrix<Value>& A);
 
 // What makes A no CSR matrix (row_ptr of the wrong length, not starting at 0 or decreasing, or not
-// ending at the entry count; a row's columns out of range, out of order or repeated), naming the first row
+// ending at the entry count; a row's columns out of range, out of order or repeated; a value that is not
+// finite), naming the first row
 // at fault, counted from first_index; "" for a valid one. One parallel pass: cheap beside a setup, so the
 // library checks every matrix it is given (a column past the end was read past x's end).
 std::string csr_structure_problem(const CsrMatrix<double>& A, int first_index = 0);

@@ -655,7 +655,7 @@ TEST(Config, PcgNeedsAsManyPostAsPreSmoothingSteps) {
   EXPECT_TRUE(Contains(e, "cfg.yaml:3:")) << e;
   EXPECT_TRUE(Contains(e, "amg.smoother.pre_steps is 2 and post_steps 1")) << e;
   EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    pre_steps: 0\n"), "solver.type: amg"));
-  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.post_steps=3"}), "--set amg.smoother.post_steps"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.post_steps=3"}), "--set amg.smoother.post_steps is 3 and pre_steps 1"));
   EXPECT_EQ(parse_config("amg:\n  smoother: {pre_steps: 2, post_steps: 2}\n", "cfg.yaml").amg.post_smooth, 2);
   EXPECT_EQ(parse_config("amg:\n  smoother: {pre_steps: 2}\nsolver: {type: amg}\n", "cfg.yaml").amg.pre_smooth, 2);
 }

@@ -197,8 +197,8 @@ long faults_of_fresh_array(std::size_t bytes) {
 // faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
 // free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
 // The memory a run may plan for is bounded by the address-space limit (ulimit -v) as well as by the
-// machine's MemAvailable: with the soft limit set to what the process maps, plus what its OpenMP threads will
-// map (72 MiB each: a malloc arena and a stack), plus 256 MiB for a moment (and put back: a soft limit may
+// machine's MemAvailable: with the soft limit set to what the process maps, plus what its OpenMP threads not
+// started yet will map (72 MiB each: a malloc arena and a stack), plus 256 MiB for a moment (and put back: a soft limit may
 // rise again to the hard one), that 256 MiB is what is available.
 TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
   if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
@@ -209,7 +209,12 @@ TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
   for (std::string key; status >> key;)
     if (key == "VmSize:") status >> mapped_kb;
   rlimit limited = before;
-  const std::uint64_t threads_kb = std::uint64_t{72 << 10} * static_cast<std::uint64_t>(omp_get_max_threads());
+  std::uint64_t running = 1;  // the OpenMP threads that run already are in VmSize
+  std::ifstream threads_status("/proc/self/status");
+  for (std::string key; threads_status >> key;)
+    if (key == "Threads:") threads_status >> running;
+  const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
+  const std::uint64_t threads_kb = std::uint64_t{72 << 10} * (wanted > running ? wanted - running : 0);
   limited.rlim_cur = (mapped_kb + threads_kb + (256 << 10)) * 1024;
   if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) GTEST_SKIP() << "a hard limit is set";
   ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);

@@ -25,8 +25,23 @@ from . import _amgsolve
 from ._amgsolve import Error, InputError, NumericalError
 
 # A child forked from a process that has used amgsolve (multiprocessing's "fork" start method) would wait for
-# ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread.
-os.register_at_fork(after_in_child=_amgsolve.run_on_one_thread)
+# ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread. Only after amgsolve
+# has run (its threads exist): other OpenMP users of a child forked before keep theirs.
+_threads_started = False
+
+
+def _started() -> None:
+    global _threads_started
+    _threads_started = True
+
+
+def _after_fork_in_child() -> None:
+    if _threads_started:
+        _amgsolve.run_on_one_thread()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["Solver", "spgemm", "spgemm_backends", "Error", "InputError", "NumericalError"]
 __version__ = "0.1.0"
@@ -139,7 +154,9 @@ class Solver:
     def __init__(self, A: Any, **params: Any) -> None:
         A = _csr(A, "A")
         self.shape = A.shape
-        self._core = _amgsolve.Solver(*_arrays(A), _settings(params))
+        arrays, settings = _arrays(A), _settings(params)
+        _started()
+        self._core = _amgsolve.Solver(*arrays, settings)
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None) -> tuple[np.ndarray, dict]:
         """x with A x = b from x = 0, and the statistics: converged, iterations, relative_residual, residuals
@@ -202,6 +219,7 @@ def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
     if not single:
         A, B = (M if M.dtype == np.float64 else M.astype(np.float64) for M in (A, B))
     multiply = _amgsolve.spgemm_float32 if single else _amgsolve.spgemm_float64
+    _started()
     indptr, indices, data, shape, info = multiply(backend, *_arrays(A), *_arrays(B))
     C = (sp.csr_matrix if matrices else sp.csr_array)((data, indices, indptr), shape=shape)
     return (C, info) if return_info else C

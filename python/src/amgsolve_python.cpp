@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,13 +170,20 @@ nb::list level_list(const std::vector<LevelInfo>& levels) {
 // without the GIL, never reads. This reads it, at most every 0.1 s (taking the GIL costs other Python threads
 // their turn), and raises what the handler raised (KeyboardInterrupt) from the setup's levels or the
 // solve's iterations.
+// Thrown through the C++ code with Python's error (KeyboardInterrupt) left set in this thread, and raised
+// as that error once the GIL is back (raise_interrupted): what a rebuild note says is "interrupted", not
+// Python's traceback.
+struct Interrupted : std::runtime_error {
+  Interrupted() : std::runtime_error("interrupted (Ctrl-C)") {}
+};
+
 class InterruptCheck {
  public:
   void operator()() const {
     if (since_.seconds() < 0.1) return;
     since_.restart();
     nb::gil_scoped_acquire with_python;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    if (PyErr_CheckSignals() != 0) throw Interrupted();
   }
 
  private:
@@ -362,6 +370,14 @@ NB_MODULE(_amgsolve, m) {
   // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one
   // thread.
   m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
+  // Interrupted arrives with Python's error set: raise that error.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Interrupted&) {
+      // PyErr_CheckSignals left the handler's exception set in this thread: nanobind raises it as it is.
+    }
+  });
   m.def("spgemm_float64", &multiply<double>);
   m.def("spgemm_float32", &multiply<float>);
   m.def("spgemm_backends", &spgemm_backends);
