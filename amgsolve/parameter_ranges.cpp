@@ -41,13 +41,6 @@ const std::vector<Bounded>& table() {
 
 #undef VALUE
 
-bool within(const ParameterRange& r, double v) {
-  if (std::isnan(v)) return false;
-  if (r.min && (r.min_excluded ? v <= *r.min : v < *r.min)) return false;
-  if (r.max && (r.max_excluded ? v >= *r.max : v > *r.max)) return false;
-  return true;
-}
-
 // The enumerations' values a Parameters may hold (a cast integer may hold any other).
 template <class Enum>
 bool one_of(Enum value, std::initializer_list<Enum> known) {
@@ -91,6 +84,13 @@ const ParameterRange& parameter_range(const std::string& key) {
   for (const ParameterRange& r : parameter_ranges())
     if (r.key == key) return r;
   throw Error("internal: no range for " + key);
+}
+
+bool within(const ParameterRange& r, double v) {
+  if (std::isnan(v)) return false;
+  if (r.min && (r.min_excluded ? v <= *r.min : v < *r.min)) return false;
+  if (r.max && (r.max_excluded ? v >= *r.max : v > *r.max)) return false;
+  return true;
 }
 
 std::string describe(const ParameterRange& range) {

@@ -24,6 +24,7 @@ const ParameterRange& parameter_range(const std::string& key);
 
 // "must be >= 1 and <= 200", as the messages say it.
 std::string describe(const ParameterRange& range);
+bool within(const ParameterRange& range, double value);  // false for NaN
 
 // What makes the smoothing steps unusable, "" where nothing does: none at all, or (pcg) a cycle that is not
 // symmetric. The message begins with the key it blames (the one of the two given, where known).

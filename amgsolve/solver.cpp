@@ -482,10 +482,13 @@ class SolverOn final : public Solver::Impl {
   // What is wrong with a solve's right-hand side or limits, or "".
   std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective) const {
     if (std::string problem = rows_problem(b, "right-hand side"); !problem.empty()) return problem;
-    if (!(effective.tolerance > 0 && effective.tolerance < 1))
-      return "tolerance must be > 0 and < 1, got " + format_number(effective.tolerance);
-    if (effective.max_iterations < 1)
-      return "max_iterations must be at least 1, got " + std::to_string(effective.max_iterations);
+    // The per-solve limits in the ranges of the keys they stand in for.
+    const ParameterRange& tolerance = parameter_range("solver.tolerance");
+    if (!within(tolerance, effective.tolerance))
+      return "tolerance " + describe(tolerance) + ", got " + format_number(effective.tolerance);
+    const ParameterRange& iterations = parameter_range("solver.max_iterations");
+    if (!within(iterations, effective.max_iterations))
+      return "max_iterations " + describe(iterations) + ", got " + std::to_string(effective.max_iterations);
     return "";
   }
 

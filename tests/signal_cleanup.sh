@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A run ended by SIGTERM (what mpirun sends its ranks on Ctrl-C) or SIGHUP while writing its outputs leaves no
 # temporary file behind. Deterministic: the report goes to a FIFO nobody reads, so the run waits in its
-# last step, its finished report in a temporary file of $TMPDIR, until the signal comes.
+# last step, its finished report in a temporary file of $TMPDIR and its solution staged beside its target
+# (x.mtx.tmp-PID, renamed only after the FIFO is written), until the signal comes.
 #   signal_cleanup.sh AMGSOLVE CONFIG
 set -u
 amgsolve=$1 config=$2
@@ -10,7 +11,8 @@ trap 'rm -rf "$scratch"' EXIT
 for signal in TERM HUP; do
   mkfifo "$scratch/report.fifo"
   mkdir "$scratch/tmp"
-  TMPDIR="$scratch/tmp" timeout 120 "$amgsolve" "$config" --quiet --vtk '' --report "$scratch/report.fifo" &
+  TMPDIR="$scratch/tmp" timeout 120 "$amgsolve" "$config" --quiet --vtk '' --report "$scratch/report.fifo" \
+    --set output.solution="$scratch/x.mtx" &
   pid=$!
   for _ in $(seq 1 1200); do  # the temporary report appears once the solve is done
     [ -n "$(ls "$scratch/tmp")" ] && break
@@ -18,10 +20,12 @@ for signal in TERM HUP; do
   done
   [ -n "$(ls "$scratch/tmp")" ] || { echo "FAIL ($signal): no temporary report appeared"; kill "$pid"; exit 1; }
   sleep 0.2
+  ls "$scratch"/x.mtx.tmp-* >/dev/null 2>&1 || { echo "FAIL ($signal): the solution was not staged"; kill "$pid"; exit 1; }
   kill -s "$signal" "$pid"
   wait "$pid"
   status=$?
-  left=$(ls "$scratch/tmp")
+  left="$(ls "$scratch/tmp") $(cd "$scratch" && ls -d x.mtx* 2>/dev/null)"
+  left="${left// /}"
   if [ -n "$left" ]; then echo "FAIL ($signal): left behind: $left"; exit 1; fi
   if [ "$status" -lt 128 ]; then echo "FAIL ($signal): the run ended with $status, not by the signal"; exit 1; fi
   echo "ok ($signal): exit $status, nothing left behind"

@@ -183,7 +183,9 @@ class Solver:
         def matvec(r: np.ndarray) -> np.ndarray:
             return self._core.precondition(_vector(r, "r"))
 
-        return spla.LinearOperator(self.shape, matvec=matvec, rmatvec=matvec, dtype=np.float64)
+        # M^T = M where the cycle is symmetric (pre_steps = post_steps); else scipy is given no transpose.
+        rmatvec = matvec if self._core.symmetric_cycle else None
+        return spla.LinearOperator(self.shape, matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
 
     @property
     def setup(self) -> dict:

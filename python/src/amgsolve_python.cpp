@@ -206,6 +206,7 @@ class PySolver {
     auto A = std::make_shared<const CsrMatrix<double>>(
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
+    symmetric_cycle_ = params.amg.pre_smooth == params.amg.post_smooth;
     nb::gil_scoped_release unlocked;
     require_spd_candidate("A", *A, 0);  // scipy counts from 0
     solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
@@ -272,9 +273,12 @@ class PySolver {
   }
 
   Index rows() const { return rows_; }
+  // As many smoothing steps after the coarse correction as before: the cycle is its own transpose.
+  bool symmetric_cycle() const { return symmetric_cycle_; }
 
  private:
   Index rows_ = 0;
+  bool symmetric_cycle_ = true;
   std::unique_ptr<Solver> solver_;
   // The solver's work vectors are shared by its solves: Python threads calling one Solver take turns here
   // (with the GIL released, so other Python code runs meanwhile).
@@ -364,7 +368,8 @@ NB_MODULE(_amgsolve, m) {
       .def("precondition", &PySolver::precondition, "r"_a)
       .def("rebuild", &PySolver::rebuild, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a)
       .def("setup", &PySolver::setup)
-      .def_prop_ro("rows", &PySolver::rows);
+      .def_prop_ro("rows", &PySolver::rows)
+      .def_prop_ro("symmetric_cycle", &PySolver::symmetric_cycle);
 
   // GNU OpenMP's threads do not survive fork(): a forked child (multiprocessing's default start method on
   // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one

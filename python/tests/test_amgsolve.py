@@ -436,3 +436,12 @@ def test_ctrl_c_interrupts_a_long_solve():
         solver.solve(np.ones(30**3), tol=1e-14)
     interrupter.join()
     assert solver.solve(np.ones(30**3), maxiter=3)[1]["iterations"] == 3  # still usable
+
+
+def test_the_preconditioner_has_a_transpose_only_where_the_cycle_is_symmetric():
+    A, r = poisson(6), np.linspace(1.0, 2.0, 216)
+    M = amgsolve.Solver(A).aspreconditioner()
+    np.testing.assert_array_equal(M.rmatvec(r), M.matvec(r))
+    one_sided = amgsolve.Solver(A, solver={"type": "amg"}, amg={"smoother": {"pre_steps": 2, "post_steps": 1}})
+    with pytest.raises(NotImplementedError):
+        one_sided.aspreconditioner().rmatvec(r)
