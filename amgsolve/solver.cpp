@@ -685,14 +685,8 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params) {
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && rows[0] != -rows[1]) problem = "Solver: the ranks disagree on the matrix's row count";
-  int failing = problem.empty() ? std::numeric_limits<int>::max() : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (failing == std::numeric_limits<int>::max()) return;
-  int length = static_cast<int>(problem.size());
-  MPI_Bcast(&length, 1, MPI_INT, failing, MPI_COMM_WORLD);
-  problem.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(problem.data(), length, MPI_CHAR, failing, MPI_COMM_WORLD);
-  throw InputError(problem);
+  if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
+    throw InputError(first.text);
 }
 #endif
 

@@ -105,15 +105,10 @@ void collectively(const std::function<void()>& f) {
     message = e.what();
     failed = true;
   }
-  const int me = Ranks::rank();
-  int first_failed = failed ? me : Ranks::size();
-  MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first_failed == Ranks::size()) return;
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, first_failed, MPI_COMM_WORLD);
-  message.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(message.data(), length, MPI_CHAR, first_failed, MPI_COMM_WORLD);
-  throw Error(first_failed == 0 ? message : "rank " + std::to_string(first_failed) + ": " + message);
+  if (failed && message.empty()) message = "an error without a message";
+  const RankProblem first = first_rank_problem(MPI_COMM_WORLD, failed ? message : std::string());
+  if (first.rank < 0) return;
+  throw Error(first.rank == 0 ? first.text : "rank " + std::to_string(first.rank) + ": " + first.text);
 }
 
 void broadcast_from_first(Vector<double>& v) {

@@ -423,22 +423,43 @@ class Reader final : public KeyReader {
     YAML::Node node = doc_.find(path);
     // "key:" with no value counts as not set.
     if (!node.IsDefined() || node.IsNull()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
-    if (const std::string tag = explicit_tag(node); !tag.empty())
-      fail(path, node, "has the YAML tag '" + printable(tag) + "', which amgsolve does not read: write the plain value");
+    if (const std::string tag = unfit_tag(node, spec->kind); !tag.empty())
+      fail(path, node, "has the YAML tag '" + printable(tag) + "', which is not its type: write the plain value");
     return {node, spec};
   }
 
-  // A tag the value or an entry of it carries (!!str 5, !!float 8), "" where none does: the reader takes a
-  // value by its key's type, so a tag would be ignored silently.
-  static std::string explicit_tag(const YAML::Node& node) {
+  // A tag the value or an entry of it carries that does not name the key's own type (!!str 5 for an integer,
+  // a tag of the application's own), "" where none does: the reader takes a value by its key's type, so such a
+  // tag would be ignored silently. YAML's core tags of the key's type (!!float 1e-6, !!int 8) are its type.
+  static std::string unfit_tag(const YAML::Node& node, KeyKind kind, bool entry = false) {
     const std::string& tag = node.Tag();
     const std::string core = "tag:yaml.org,2002:";  // what yaml-cpp makes of !!
-    if (tag.rfind(core, 0) == 0) return "!!" + tag.substr(core.size());
-    if (!tag.empty() && tag != "?" && tag != "!") return tag;
+    if (!tag.empty() && tag != "?" && tag != "!") {
+      if (tag.rfind(core, 0) != 0) return tag;
+      const std::string type = tag.substr(core.size());
+      if (!core_type_fits(type, kind, entry)) return "!!" + type;
+    }
     if (node.IsSequence() || node.IsMap())
       for (auto it = node.begin(); it != node.end(); ++it)
-        if (std::string inner = explicit_tag(node.IsMap() ? it->second : *it); !inner.empty()) return inner;
+        if (std::string inner = unfit_tag(node.IsMap() ? it->second : *it, kind, true); !inner.empty()) return inner;
     return "";
+  }
+
+  // Whether a core tag's type (str, int, float, bool, seq, map, null) is the type of a key of this kind (of one
+  // of its entries, for a list).
+  static bool core_type_fits(const std::string& type, KeyKind kind, bool entry) {
+    const bool numeric = type == "int" || type == "float";
+    switch (kind) {
+      case KeyKind::integer: return type == "int";
+      case KeyKind::number: return numeric;
+      case KeyKind::text:
+      case KeyKind::path: return type == "str";
+      case KeyKind::choice: return type == "str" || type == "bool";
+      case KeyKind::integer_list: return entry ? type == "int" : type == "seq";
+      case KeyKind::number_list: return entry ? numeric : type == "seq";
+      case KeyKind::pair_list: return type == "seq" || (entry && numeric);
+    }
+    return false;
   }
 
   // A decimal integer into v (false: not one); digits beyond 64 bits are refused by the bounds, or as such.

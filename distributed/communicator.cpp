@@ -74,18 +74,25 @@ std::int64_t Communicator::min(std::int64_t value) const {
   return value;
 }
 
-std::string Communicator::broadcast(std::string text, int root) const {
-  std::int64_t length = static_cast<std::int64_t>(text.size());
-  MPI_Bcast(&length, 1, MPI_INT64_T, root, comm_);
-  text.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm_);
-  return text;
+RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  RankProblem first;
+  first.rank = mine.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &first.rank, 1, MPI_INT, MPI_MIN, comm);
+  if (first.rank == size) return {};
+  first.text = mine;
+  std::int64_t length = static_cast<std::int64_t>(first.text.size());
+  MPI_Bcast(&length, 1, MPI_INT64_T, first.rank, comm);
+  first.text.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(first.text.data(), static_cast<int>(length), MPI_CHAR, first.rank, comm);
+  return first;
 }
 
 std::string Communicator::first_problem(const std::string& mine) const {
-  const std::int64_t first = min(mine.empty() ? size_ : rank_);
-  if (first == size_) return "";
-  return broadcast(mine, static_cast<int>(first));
+  ++stats_.reductions;
+  return first_rank_problem(comm_, mine).text;
 }
 
 template <class V>

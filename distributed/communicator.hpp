@@ -29,6 +29,15 @@ MPI_Datatype mpi_type<std::int32_t>();
 template <>
 MPI_Datatype mpi_type<std::uint64_t>();
 
+// The lowest-numbered rank whose `mine` is not empty, and its text, on every rank of comm ({-1, ""} where no
+// rank has one): how a problem one rank finds becomes the same error on every rank, never a rank left
+// waiting. Collective: every rank calls it, whatever it found.
+struct RankProblem {
+  int rank = -1;
+  std::string text;
+};
+RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine);
+
 class Communicator {
  public:
   // A duplicate of comm (MPI_Comm_dup, collective), so that the layer's messages never meet the caller's.
@@ -49,8 +58,6 @@ class Communicator {
   std::int64_t sum_before(std::int64_t value) const;
   double max(double value) const;
   std::int64_t min(std::int64_t value) const;
-  // The root's text, on every rank (an error message one rank found).
-  std::string broadcast(std::string text, int root) const;
   // The first rank's problem (text non-empty) on every rank, or "" where no rank has one.
   std::string first_problem(const std::string& mine) const;
   // The global vector of a block-distributed one (every rank's range of `partition`), on every rank.

@@ -669,12 +669,21 @@ TEST(Config, VtkSourcesAreListedOnce) {
             (std::vector<std::int64_t>{3, 1}));
 }
 
-// The reader takes each value by its key's type: a YAML tag would be ignored, so it is refused.
-TEST(Config, YamlTagsAreRefused) {
+// The reader takes each value by its key's type: a YAML tag of another type (or the application's own) would
+// be ignored, so it is refused; a core tag of the key's own type is that type.
+TEST(Config, YamlTagsOfAnotherTypeAreRefused) {
   EXPECT_TRUE(Contains(parse_error("amg:\n  coarse_size: !!str 40\n"), "cfg.yaml:2: amg.coarse_size has the YAML tag '!!str'"));
   EXPECT_TRUE(Contains(parse_error("problem:\n  size: [8, !!float 8, 8]\n"), "problem.size has the YAML tag '!!float'"));
-  EXPECT_TRUE(Contains(parse_error("", {"amg.coarse_size=!!int 40"}), "--set amg.coarse_size"));
-  EXPECT_EQ(parse_config("amg:\n  coarse_size: 40\n  spgemm: 'hash'\n", "cfg.yaml").amg.spgemm, "hash");
+  EXPECT_TRUE(Contains(parse_error("", {"amg.coarse_size=!mine 40"}), "--set amg.coarse_size"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  spgemm: !!int 5\n"), "'!!int', which is not its type"));
+  const Config tagged = parse_config(
+      "problem:\n  size: !!seq [8, !!int 8, 8]\namg:\n  coarse_size: !!int 40\n  spgemm: !!str hash\nsolver:\n"
+      "  tolerance: !!float 1e-6\n",
+      "cfg.yaml");
+  EXPECT_EQ(tagged.amg.coarse_size, 40);
+  EXPECT_EQ(tagged.amg.spgemm, "hash");
+  EXPECT_EQ(tagged.solver.tolerance, 1e-6);
+  EXPECT_EQ(tagged.problem.poisson.size, (std::vector<std::int64_t>{8, 8, 8}));
 }
 
 // A NUL would cut a file name short (the file opened would be another), an escape sequence would rewrite the
