@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <functional>
+#include <iomanip>
+#include <sstream>
 
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"
@@ -71,18 +73,9 @@ std::string unknown_choice(const Parameters& p) {
 
 }  // namespace
 
-const std::vector<ParameterRange>& parameter_ranges() {
-  static const std::vector<ParameterRange> ranges = [] {
-    std::vector<ParameterRange> r;
-    for (const Bounded& b : table()) r.push_back(b.range);
-    return r;
-  }();
-  return ranges;
-}
-
 const ParameterRange& parameter_range(const std::string& key) {
-  for (const ParameterRange& r : parameter_ranges())
-    if (r.key == key) return r;
+  for (const Bounded& b : table())
+    if (b.range.key == key) return b.range;
   throw Error("internal: no range for " + key);
 }
 
@@ -94,12 +87,12 @@ bool within(const ParameterRange& r, double v) {
 }
 
 std::string describe(const ParameterRange& range) {
-  const auto number = [](double v) { return v == kMaxInt ? std::string("2147483647") : format_number(v); };
-  std::string text = "must be";
-  if (range.min) text += std::string(range.min_excluded ? " > " : " >= ") + number(*range.min);
-  if (range.min && range.max) text += " and";
-  if (range.max) text += std::string(range.max_excluded ? " < " : " <= ") + number(*range.max);
-  return text;
+  std::ostringstream text;
+  text << std::setprecision(15) << "must be";  // 2147483647, not 2.15e+09
+  if (range.min) text << (range.min_excluded ? " > " : " >= ") << *range.min;
+  if (range.min && range.max) text << " and";
+  if (range.max) text << (range.max_excluded ? " < " : " <= ") << *range.max;
+  return text.str();
 }
 
 std::string smoothing_steps_problem(int pre_steps, int post_steps, SolverType type, bool post_given) {

@@ -18,11 +18,10 @@ struct ParameterRange {
   bool min_excluded = false, max_excluded = false;
 };
 
-const std::vector<ParameterRange>& parameter_ranges();
 // The range of one key (which must be in the table).
 const ParameterRange& parameter_range(const std::string& key);
 
-// "must be >= 1 and <= 200", as the messages say it.
+// "must be >= 1 and <= 200", as the messages say it (the config reader's too, for every bounded key).
 std::string describe(const ParameterRange& range);
 bool within(const ParameterRange& range, double value);  // false for NaN
 

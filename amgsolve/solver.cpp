@@ -251,7 +251,6 @@ class SolverOn final : public Solver::Impl {
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                     const SolveLimits& limits) override {
-    // Before anything collective: a wrong size on one rank must not leave the others waiting.
     SolverParams effective = params_;  // this solve's limits over the solver's
     if (limits.tolerance) effective.tolerance = *limits.tolerance;
     if (limits.max_iterations) effective.max_iterations = *limits.max_iterations;
@@ -365,8 +364,7 @@ class SolverOn final : public Solver::Impl {
       drop_hierarchy();
       return false;
     } catch (...) {  // out of memory, a callback's exception: no full setup after it, and no hierarchy either
-      drop_hierarchy();
-      summary.rebuild_note = current_exception_text();
+      abandon_resetup();
       throw;
     }
     try {  // the solve's copies, made anew: out of memory here too leaves no hierarchy, not half of one
@@ -374,13 +372,19 @@ class SolverOn final : public Solver::Impl {
       finish_setup();
       fill_summary(timer.seconds());
     } catch (...) {
-      drop_hierarchy();
-      summary.rebuild_note = current_exception_text();
+      abandon_resetup();
       throw;
     }
     summary.reused = true;
     summary.rebuild_note = how_products_were_formed();
     return true;
+  }
+
+  // In a handler of what a re-setup threw (not an Error it answers with a full setup): no hierarchy is left,
+  // and the note says what was thrown.
+  void abandon_resetup() {
+    drop_hierarchy();
+    summary.rebuild_note = current_exception_text();
   }
 
   // For setup().rebuild_note: what a re-setup kept, and how it formed the products.
@@ -699,8 +703,7 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
     return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
   }
 #endif
-  require_valid(params);
-  require_whole_block(block);
+  require_whole_block(block);  // make_impl checks the parameters and the matrix
   return make_impl(std::make_shared<const CsrMatrix<double>>(std::move(block.rows)), params, callbacks);
 }
 

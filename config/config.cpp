@@ -8,13 +8,13 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <type_traits>
 
+#include "amgsolve/parameter_ranges.hpp"
 #include "common/error.hpp"
 #include "config/schema.hpp"
 
@@ -474,16 +474,10 @@ class Reader final : public KeyReader {
   }
 
   void check_bounds(const std::string& path, const YAML::Node& node, const KeySpec& spec, double v) const {
-    const bool below = spec.min && (spec.min_exclusive ? v <= *spec.min : v < *spec.min);
-    const bool above = spec.max && (spec.max_exclusive ? v >= *spec.max : v > *spec.max);
-    if (!below && !above) return;
-    std::ostringstream range;
-    range << std::setprecision(15);  // 2147483647, not 2.14748e+09
-    if (spec.min) range << (spec.min_exclusive ? "> " : ">= ") << *spec.min;
-    if (spec.min && spec.max) range << " and ";
-    if (spec.max) range << (spec.max_exclusive ? "< " : "<= ") << *spec.max;
+    const ParameterRange range{path, spec.min, spec.max, spec.min_exclusive, spec.max_exclusive};
+    if (within(range, v)) return;
     const std::string reason = spec.bounds_reason.empty() ? "" : " (" + spec.bounds_reason + ")";
-    fail(path, node, "must be " + range.str() + ", got " + show(node) + reason);
+    fail(path, node, describe(range) + ", got " + show(node) + reason);
   }
 
   static std::string show(const YAML::Node& node) {

@@ -167,24 +167,15 @@ Vector<Value> diagonal(const CsrMatrix<Value>& rows, Index first_row) {
 
 template <class Value>
 bool is_valid_csr(const CsrMatrix<Value>& A) {
-  if (A.rows < 0 || A.cols < 0) return false;
-  if (A.row_ptr.size() != static_cast<std::size_t>(A.rows) + 1 || A.row_ptr[0] != 0) return false;
-  if (A.col.size() != static_cast<std::size_t>(A.nnz()) || A.val.size() != A.col.size()) return false;
-  for (Index i = 0; i < A.rows; ++i) {
-    if (A.row_end(i) < A.row_begin(i)) return false;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      if (A.col[k] < 0 || A.col[k] >= A.cols) return false;
-      if (k > A.row_begin(i) && A.col[k - 1] >= A.col[k]) return false;
-    }
-  }
-  return true;
+  return csr_structure_problem(A).empty();
 }
 
 namespace {
 
 // Whether row i (whose row_ptr bounds are in order) has its columns in range and strictly increasing and
 // finite values.
-bool row_is_valid(const CsrMatrix<double>& A, Index i) {
+template <class Value>
+bool row_is_valid(const CsrMatrix<Value>& A, Index i) {
   bool valid = true;
   Index previous = -1;
   for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
@@ -195,7 +186,8 @@ bool row_is_valid(const CsrMatrix<double>& A, Index i) {
 }
 
 // What is wrong with row i, or "".
-std::string row_problem(const CsrMatrix<double>& A, Index i, int first_index) {
+template <class Value>
+std::string row_problem(const CsrMatrix<Value>& A, Index i, int first_index) {
   const std::string row = "row " + std::to_string(i + first_index);
   for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
     if (A.col[k] < 0 || A.col[k] >= A.cols)
@@ -211,7 +203,8 @@ std::string row_problem(const CsrMatrix<double>& A, Index i, int first_index) {
 
 }  // namespace
 
-std::string csr_structure_problem(const CsrMatrix<double>& A, int first_index) {
+template <class Value>
+std::string csr_structure_problem(const CsrMatrix<Value>& A, int first_index) {
   if (A.rows < 0 || A.cols < 0) return "a negative size";
   if (A.row_ptr.size() != static_cast<std::size_t>(A.rows) + 1)
     return "row_ptr has " + std::to_string(A.row_ptr.size()) + " entries for " + std::to_string(A.rows) +
@@ -327,6 +320,7 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, 
   template Vector<V> diagonal(const CsrMatrix<V>&);                                              \
   template Vector<V> diagonal(const CsrMatrix<V>&, Index);                                       \
   template bool is_valid_csr(const CsrMatrix<V>&);                                               \
+  template std::string csr_structure_problem(const CsrMatrix<V>&, int);                          \
   template Asymmetry largest_asymmetry(const CsrMatrix<V>&);
 AMGSOLVE_INSTANTIATE_CSR_OPS(double)
 AMGSOLVE_INSTANTIATE_CSR_OPS(float)

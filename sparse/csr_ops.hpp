@@ -56,16 +56,17 @@ CsrMatrix<To> cast_values(const CsrMatrix<From>& A) {
   return B;
 }
 
-// True if every row's columns are strictly increasing and in range and row_ptr is consistent.
-template <class Value>
-bool is_valid_csr(const CsrMatrix<Value>& A);
 
 // What makes A no CSR matrix (row_ptr of the wrong length, not starting at 0 or decreasing, or not
 // ending at the entry count; a row's columns out of range, out of order or repeated; a value that is not
 // finite), naming the first row
 // at fault, counted from first_index; "" for a valid one. One parallel pass: cheap beside a setup, so the
 // library checks every matrix it is given (a column past the end was read past x's end).
-std::string csr_structure_problem(const CsrMatrix<double>& A, int first_index = 0);
+template <class Value>
+std::string csr_structure_problem(const CsrMatrix<Value>& A, int first_index = 0);
+// True where csr_structure_problem finds nothing.
+template <class Value>
+bool is_valid_csr(const CsrMatrix<Value>& A);
 
 // The entry (i, j) where A differs most from A^T, relative to max(|a_ij|, |a_ji|); a missing a_ji
 // counts as 0. relative == 0 means A is exactly symmetric.
