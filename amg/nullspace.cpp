@@ -97,13 +97,4 @@ void require_consistent_rhs(const Vector<double>& b, double tolerance, const std
   require_consistent_rhs(sum, std::sqrt(squares), b.size(), tolerance, what);
 }
 
-std::string to_string(NullspaceChoice choice) {
-  switch (choice) {
-    case NullspaceChoice::automatic: return "auto";
-    case NullspaceChoice::none: return "none";
-    case NullspaceChoice::constant: return "constant";
-  }
-  return "?";
-}
-
 }  // namespace amgsolve

@@ -65,6 +65,6 @@ void require_consistent_rhs(double sum, double norm, std::size_t n, double toler
 // The same from the host vector.
 void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what);
 
-std::string to_string(NullspaceChoice choice);
+inline std::string to_string(NullspaceChoice choice) { return name_of(choice); }
 
 }  // namespace amgsolve

@@ -43,31 +43,20 @@ const std::vector<Bounded>& table() {
 
 #undef VALUE
 
-// The enumerations' values a Parameters may hold (a cast integer may hold any other).
-template <class Enum>
-bool one_of(Enum value, std::initializer_list<Enum> known) {
-  for (Enum k : known)
-    if (value == k) return true;
-  return false;
-}
-
+// The first enumeration holding a value none of its names stands for (a cast integer may hold any).
 std::string unknown_choice(const Parameters& p) {
   std::string problem;
   const auto require = [&problem](bool known, const char* key) {
     if (!known && problem.empty()) problem = std::string(key) + " is not one of its values (docs/CONFIG.md)";
   };
-  require(one_of(p.backend, {BackendChoice::cpu, BackendChoice::cuda, BackendChoice::automatic}), "backend");
-  require(one_of(p.amg.smoother.type, {SmootherType::chebyshev, SmootherType::jacobi}), "amg.smoother.type");
-  require(one_of(p.amg.spectral_radius, {SpectralRadius::lanczos, SpectralRadius::gershgorin}), "amg.spectral_radius");
-  require(one_of(p.amg.nullspace, {NullspaceChoice::automatic, NullspaceChoice::none, NullspaceChoice::constant}),
-          "amg.nullspace");
-  require(one_of(p.solver.type, {SolverType::pcg, SolverType::amg}), "solver.type");
-  require(one_of(p.solver.precision, {Precision::double_precision, Precision::mixed}), "solver.precision");
-  require(one_of(p.solver.spmv_format,
-                 {SpmvFormat::automatic, SpmvFormat::csr, SpmvFormat::ellpack_r, SpmvFormat::pjds}),
-          "solver.spmv_format");
-  require(one_of(p.solver.halo_exchange, {HaloMode::overlap, HaloMode::vector, HaloMode::task}),
-          "solver.halo_exchange");
+  require(is_named(p.backend), "backend");
+  require(is_named(p.amg.smoother.type), "amg.smoother.type");
+  require(is_named(p.amg.spectral_radius), "amg.spectral_radius");
+  require(is_named(p.amg.nullspace), "amg.nullspace");
+  require(is_named(p.solver.type), "solver.type");
+  require(is_named(p.solver.precision), "solver.precision");
+  require(is_named(p.solver.spmv_format), "solver.spmv_format");
+  require(is_named(p.solver.halo_exchange), "solver.halo_exchange");
   return problem;
 }
 

@@ -459,8 +459,8 @@ RunRecord start_record(const Config& config) {
   progress("amgsolve %s  (backend %s%s, %s)\n", config.source.c_str(), record.backend.c_str(),
            config.backend == BackendKind::cuda ? (": " + gpu_status().name).c_str() : "",
            parallelism(record.threads).c_str());
-  record.solver_type = config.solver.type == SolverType::pcg ? "pcg" : "amg";
-  record.precision = config.solver.precision == Precision::mixed ? "mixed" : "double";
+  record.solver_type = name_of(config.solver.type);
+  record.precision = name_of(config.solver.precision);
   record.tolerance = config.solver.tolerance;
   return record;
 }

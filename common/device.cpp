@@ -38,22 +38,4 @@ BackendKind resolve_backend(BackendChoice choice) {
 
 const char* to_string(BackendKind kind) { return kind == BackendKind::cuda ? "cuda" : "cpu"; }
 
-const char* to_string(HaloMode mode) {
-  switch (mode) {
-    case HaloMode::vector: return "vector";
-    case HaloMode::task: return "task";
-    case HaloMode::overlap: break;
-  }
-  return "overlap";
-}
-
-const char* to_string(BackendChoice choice) {
-  switch (choice) {
-    case BackendChoice::cpu: return "cpu";
-    case BackendChoice::cuda: return "cuda";
-    case BackendChoice::automatic: return "auto";
-  }
-  return "?";
-}
-
 }  // namespace amgsolve

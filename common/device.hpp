@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/enum_names.hpp"
+
 namespace amgsolve {
 
 struct GpuStatus {
@@ -51,17 +53,23 @@ struct CommunicationStats {
 // the messages (driving MPI's progress) while the other threads compute those rows, then joins them. Every
 // mode computes each row as the others do, so their products are the same bit for bit.
 enum class HaloMode { overlap, vector, task };
-const char* to_string(HaloMode mode);  // the solver.halo_exchange key's value
+inline constexpr EnumName<HaloMode> kHaloModeNames[] = {
+    {"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}};
+constexpr std::span<const EnumName<HaloMode>> names_of(HaloMode) { return kHaloModeNames; }
+inline const char* to_string(HaloMode mode) { return name_of(mode); }  // the solver.halo_exchange key's value
 
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
 enum class BackendKind { cpu, cuda };
 // What a user asks for: one of them, or `auto`: cuda when a GPU can be used, else cpu.
 enum class BackendChoice { cpu, cuda, automatic };
+inline constexpr EnumName<BackendChoice> kBackendChoiceNames[] = {
+    {"cpu", BackendChoice::cpu}, {"cuda", BackendChoice::cuda}, {"auto", BackendChoice::automatic}};
+constexpr std::span<const EnumName<BackendChoice>> names_of(BackendChoice) { return kBackendChoiceNames; }
 
 // The one resolution of the choice. cuda without a usable GPU throws InputError with gpu_status()'s reason,
 // so a run asked to use a GPU fails at once rather than after minutes of setup.
 BackendKind resolve_backend(BackendChoice choice);
 const char* to_string(BackendKind kind);
-const char* to_string(BackendChoice choice);
+inline const char* to_string(BackendChoice choice) { return name_of(choice); }
 
 }  // namespace amgsolve

@@ -120,6 +120,14 @@ KeySpec choice(std::string path, Access field,
   return k;
 }
 
+// The same with the names declared beside the field's enumeration (common/enum_names.hpp).
+template <class Access>
+KeySpec choice(std::string path, Access field, std::span<const EnumName<FieldOf<Access>>> names, std::string doc) {
+  std::vector<std::pair<std::string, FieldOf<Access>>> values;
+  for (const auto& [name, value] : names) values.emplace_back(name, value);
+  return choice(std::move(path), field, std::move(values), std::move(doc));
+}
+
 template <class Access>
 KeySpec flag(std::string path, Access field, std::string doc) {
   return choice(std::move(path), field, {{"true", true}, {"false", false}}, std::move(doc));
@@ -434,13 +442,12 @@ std::vector<KeySpec> amg_keys() {
                      "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
                      "classical smoothed-aggregation choice.")),
       choice("amg.nullspace", FIELD(amg.nullspace),
-             {{"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none},
-              {"constant", NullspaceChoice::constant}},
+             names_of(NullspaceChoice{}),
              "The matrix's nullspace. `auto`: the constants when every row sums to zero (a pure-Neumann or graph "
              "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; "
              "`constant`: declared (the rows must sum to zero); `none`: the matrix is taken to be nonsingular."),
       choice("amg.spectral_radius", FIELD(amg.spectral_radius),
-             {{"lanczos", SpectralRadius::lanczos}, {"gershgorin", SpectralRadius::gershgorin}},
+             names_of(SpectralRadius{}),
              "Estimate of rho(D^-1 A) on each level, for the prolongator weight and the Chebyshev interval. "
              "`gershgorin`: max_i sum_j |a_ij| / a_ii, one pass, never below rho and nearly exact on M-matrices; "
              "`lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper where rows have "
@@ -448,7 +455,7 @@ std::vector<KeySpec> amg_keys() {
       library_bounded(integer("amg.lanczos_steps", FIELD(amg.lanczos_steps),
                       "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`).")),
       choice("amg.smoother.type", FIELD(amg.smoother.type),
-             {{"chebyshev", SmootherType::chebyshev}, {"jacobi", SmootherType::jacobi}},
+             names_of(SmootherType{}),
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
       library_bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
                       "Chebyshev: polynomial degree (matrix-vector products per smoothing step).")),
@@ -474,21 +481,18 @@ std::vector<KeySpec> amg_keys() {
 
 std::vector<KeySpec> solver_keys() {
   return {
-      choice("solver.type", FIELD(solver.type), {{"pcg", SolverType::pcg}, {"amg", SolverType::amg}},
+      choice("solver.type", FIELD(solver.type), names_of(SolverType{}),
              "`pcg`: conjugate gradients preconditioned by one V-cycle; `amg`: V-cycles as a stand-alone "
              "iteration."),
       choice("solver.precision", FIELD(solver.precision),
-             {{"double", Precision::double_precision}, {"mixed", Precision::mixed}},
+             names_of(Precision{}),
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
              "the double-precision outer iteration (less memory traffic, same final tolerance), for matrices whose "
              "entries lie within 2e-31 to 2e+31 (float's range less headroom for the coarse levels; others are "
              "refused, naming the entry)."),
       retired("solver.device", "backend"),
       choice("solver.spmv_format", FIELD(solver.spmv_format),
-             {{"auto", SpmvFormat::automatic},
-              {"csr", SpmvFormat::csr},
-              {"ellpack-r", SpmvFormat::ellpack_r},
-              {"pjds", SpmvFormat::pjds}},
+             names_of(SpmvFormat{}),
              "Storage of the operators on the cuda backend: `csr` (cuSPARSE SpMV), `ellpack-r`, `pjds` (Kreutzer "
              "et al. 2012), or `auto`: the format with the fewest predicted bytes moved per PCG iteration. The "
              "footprint of every format on every level is printed and reported either way. The cpu backend "
@@ -499,7 +503,7 @@ std::vector<KeySpec> solver_keys() {
                  " and the P and R whose padding is at most " + padding_percent(kSlicedPaddingReplacingCsr) +
                  " (their CSR released), and in CSR the rest."),
       choice("solver.halo_exchange", FIELD(solver.halo_exchange),
-             {{"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}},
+             names_of(HaloMode{}),
              "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "
              "section 5): `overlap` computes the rows that need no other rank's values while the messages "
              "travel; `vector` waits for the messages first; `task` has one thread of each rank wait for them "
@@ -544,7 +548,7 @@ std::vector<KeySpec> output_keys() {
 std::vector<KeySpec> make_schema() {
   std::vector<KeySpec> keys = {
       choice("backend", FIELD(backend_choice),
-             {{"cpu", BackendChoice::cpu}, {"cuda", BackendChoice::cuda}, {"auto", BackendChoice::automatic}},
+             names_of(BackendChoice{}),
              "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU: the whole setup on the "
              "device, with the GPU SpGEMM backends, only the coarsest level factorised on the host; PCG and the "
              "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu."),

@@ -78,16 +78,6 @@ std::string gigabytes(std::uint64_t bytes) {
 
 }  // namespace
 
-std::string format_name(SpmvFormat format) {
-  switch (format) {
-    case SpmvFormat::automatic: return "auto";
-    case SpmvFormat::csr: return "csr";
-    case SpmvFormat::ellpack_r: return "ellpack-r";
-    case SpmvFormat::pjds: return "pjds";
-  }
-  return "?";
-}
-
 RowLengthProfile row_length_profile(const std::vector<Index>& lengths, Index cols) {
   RowLengthProfile p;
   p.rows = static_cast<Index>(lengths.size());

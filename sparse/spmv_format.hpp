@@ -17,14 +17,18 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
 enum class SpmvFormat { automatic, csr, ellpack_r, pjds };
+inline constexpr EnumName<SpmvFormat> kSpmvFormatNames[] = {
+    {"auto", SpmvFormat::automatic}, {"csr", SpmvFormat::csr}, {"ellpack-r", SpmvFormat::ellpack_r}, {"pjds", SpmvFormat::pjds}};
+constexpr std::span<const EnumName<SpmvFormat>> names_of(SpmvFormat) { return kSpmvFormatNames; }
 
 // "auto", "csr", "ellpack-r", "pjds": the config values.
-std::string format_name(SpmvFormat format);
+inline std::string format_name(SpmvFormat format) { return name_of(format); }
 
 // What one matrix costs in one concrete format (not automatic).
 struct FormatCost {

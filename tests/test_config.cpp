@@ -169,6 +169,28 @@ TEST(Config, ReadsEveryKindOfValue) {
   EXPECT_EQ(c.output.report, "out/r.json");
 }
 
+// Each name an enumeration's table declares (common/enum_names.hpp) is what its key reads, and name_of writes it.
+template <class Enum, class Field>
+void expect_every_name_read(const char* key, Field field) {
+  for (const auto& [name, value] : names_of(Enum{})) {
+    const Config c = parse_config("", "cfg.yaml", {std::string(key) + "=" + name});
+    EXPECT_TRUE(field(c) == value) << key << "=" << name;
+    EXPECT_STREQ(name_of(value), name);
+  }
+}
+
+TEST(Config, EveryDeclaredNameOfAChoiceIsRead) {
+  expect_every_name_read<SolverType>("solver.type", [](const Config& c) { return c.solver.type; });
+  expect_every_name_read<Precision>("solver.precision", [](const Config& c) { return c.solver.precision; });
+  expect_every_name_read<SpmvFormat>("solver.spmv_format", [](const Config& c) { return c.solver.spmv_format; });
+  expect_every_name_read<HaloMode>("solver.halo_exchange", [](const Config& c) { return c.solver.halo_exchange; });
+  expect_every_name_read<SmootherType>("amg.smoother.type", [](const Config& c) { return c.amg.smoother.type; });
+  expect_every_name_read<SpectralRadius>("amg.spectral_radius", [](const Config& c) { return c.amg.spectral_radius; });
+  expect_every_name_read<NullspaceChoice>("amg.nullspace", [](const Config& c) { return c.amg.nullspace; });
+  EXPECT_STREQ(name_of(static_cast<HaloMode>(9)), "?");
+  EXPECT_FALSE(is_named(static_cast<SmootherType>(9)));
+}
+
 TEST(Config, BackendAndSpmvFormat) {
   const Config c = parse_config("backend: cpu\nsolver:\n  spmv_format: ellpack-r\n", "cfg.yaml");
   EXPECT_EQ(c.backend_choice, BackendChoice::cpu);
