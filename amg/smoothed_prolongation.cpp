@@ -147,7 +147,8 @@ template <class Value>
 void scale_and_add_tentative(const CpuBackend&, CsrMatrix<Value>& P, const CsrMatrix<Value>& A_filtered,
                              const CsrMatrix<Value>& T, double omega) {
   const Vector<Value> d = diagonal(A_filtered);
-#pragma omp parallel for schedule(static)
+  bool missing = false;  // T's column not in A_f T's row: impossible with A_f's positive diagonal
+#pragma omp parallel for schedule(static) reduction(|| : missing)
   for (Index i = 0; i < P.rows; ++i) {
     const Value scale = static_cast<Value>(-omega / static_cast<double>(d[i]));
     for (Offset k = P.row_begin(i); k < P.row_end(i); ++k) P.val[k] *= scale;
@@ -155,9 +156,14 @@ void scale_and_add_tentative(const CpuBackend&, CsrMatrix<Value>& P, const CsrMa
       const auto first = P.col.begin() + P.row_begin(i);
       const auto last = P.col.begin() + P.row_end(i);
       const auto at = std::lower_bound(first, last, T.col[t]);
+      if (at == last || *at != T.col[t]) {
+        missing = true;
+        continue;
+      }
       P.val[static_cast<std::size_t>(at - P.col.begin())] += T.val[t];
     }
   }
+  if (missing) throw Error("internal: a row of the smoothed prolongator lacks its aggregate's column");
 }
 
 template <class Value>

@@ -60,6 +60,7 @@ template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatr
 template RowSum largest_relative_row_sum(const CudaBackend&, const DeviceCsrMatrix<float>&);
 
 NullspaceChoice resolve_nullspace(const CudaBackend& backend, const DeviceCsrMatrix<double>& A, NullspaceChoice choice) {
+  if (choice == NullspaceChoice::none || A.rows == 0) return NullspaceChoice::none;  // as on the host
   // The graph's parts are counted on the host, and only for a matrix whose rows sum to zero.
   return resolve_nullspace(largest_relative_row_sum(backend, A),
                            [&] { return connected_components(*backend.host_view(A)); }, choice);

@@ -1,7 +1,7 @@
 // The smoothed prolongator's last step on the cuda backend (amg/smoothed_prolongation.hpp): with P = A_f T
 // from the SpGEMM, P <- T - omega D_f^-1 P, one thread per row, the arithmetic and order of the cpu backend's
 // loop (amg/smoothed_prolongation.cpp): the row scaled by the Value nearest -omega / d_i, then T's entry
-// added where a binary search finds its column.
+// added where a binary search finds its column (there by construction; never written past the row).
 #include "amg/cuda/device_setup.hpp"
 #include "backend/cuda/device_context.cuh"
 #include "backend/cuda/vector_kernels.cuh"
@@ -37,7 +37,7 @@ struct ScaleAndAddTentative {
         else
           hi = mid;
       }
-      p_val[lo] += t_val[t];
+      if (lo < end && p_col[lo] == t_col[t]) p_val[lo] += t_val[t];  // always there: A_f's diagonal keeps it
     }
   }
 };

@@ -108,6 +108,10 @@ template CsrMatrix<float> gpu_tentative_prolongation(const Aggregates&);
 template <class Value>
 DeviceCsrMatrix<Value> tentative_prolongation(const CudaBackend&, const CudaAggregates& aggregates,
                                               const DeviceVector<double>& weights, DeviceVector<double>& coarse_weights) {
+  const std::size_t nodes = aggregates.device->id.size();
+  if (weights.size() != 0 && weights.size() != nodes)  // as the cpu step checks
+    throw Error("tentative_prolongation: " + std::to_string(weights.size()) + " weights for " + std::to_string(nodes) +
+                " nodes");
   return rethrow_as_error("tentative prolongation on the GPU", [&] {
     coarse_weights.resize(static_cast<std::size_t>(aggregates.count));
     return DeviceCsrMatrix<Value>(device_tentative_prolongation<Value>(

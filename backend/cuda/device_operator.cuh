@@ -169,6 +169,7 @@ class DeviceOperator {
                  FillEllpackR<Value>{raw_data(M.row_ptr), raw_data(M.col), raw_data(M.val), rows_, padded_rows_, width,
                                      raw_data(col_), raw_data(val_)},
                  stream);
+    context_.synchronize();  // the fill reads M, which its caller may free next (a temporary device CSR)
   }
 
   void convert_pjds(const DeviceCsr<Value>& M) {
@@ -204,6 +205,7 @@ class DeviceOperator {
                  FillPjds<Value>{raw_data(M.row_ptr), raw_data(M.col), raw_data(M.val), raw_data(permutation),
                                  raw_data(col_start_), raw_data(col_), raw_data(val_)},
                  stream);
+    context_.synchronize();  // the fill reads M and the permutation: M may be freed next (a temporary)
     permutation.resize(static_cast<std::size_t>(rows_));
     row_permutation_ = std::move(permutation);
   }

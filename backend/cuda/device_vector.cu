@@ -11,9 +11,11 @@ V* allocate(std::size_t n) {
   if (n == 0) return nullptr;
   void* p = nullptr;
   const cudaError_t status = cudaMalloc(&p, n * sizeof(V));
-  if (status != cudaSuccess)
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the flag, or the next launch check reports this failure as its own
     throw Error("cannot allocate " + std::to_string(n * sizeof(V)) + " bytes of GPU memory: " +
                 cudaGetErrorString(status));
+  }
   return static_cast<V*>(p);
 }
 

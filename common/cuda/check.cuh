@@ -13,6 +13,10 @@ namespace amgsolve {
 
 inline void cuda_check(cudaError_t status, const char* call, const char* file, int line) {
   if (status == cudaSuccess) return;
+  // A failed call also sets the runtime's last-error flag, which the next launch check would read as its own
+  // failure (an out-of-memory here, then "out of memory" from a healthy kernel after the caller recovered):
+  // clear it. A sticky error (a kernel's fault) stays whatever is read.
+  cudaGetLastError();
   throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorString(status));
 }
 

@@ -29,6 +29,14 @@ struct UninitializedDeviceAllocator : thrust::device_allocator<T> {
   };
 
   __host__ __device__ void construct(T*) {}  // default construction does nothing
+
+  // Thrust's deallocate throws on a failed cudaFree from a noexcept function: after a kernel's fault (a
+  // sticky error every later call returns) the first DeviceArray destroyed while the Error naming the
+  // failed step unwinds would call std::terminate, and that message would be lost. The status is ignored
+  // here, as DeviceVector's destructor does; the fault is reported by the check that found it.
+  __host__ void deallocate(typename thrust::device_allocator<T>::pointer p, std::size_t) noexcept {
+    cudaFree(thrust::raw_pointer_cast(p));
+  }
 };
 
 template <class T>

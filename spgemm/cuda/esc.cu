@@ -95,25 +95,33 @@ __global__ void expand(Offset products, Index a_rows, Offset a_nnz, const Offset
 
 int blocks_for(Offset work) { return static_cast<int>(std::min(kMaxBlocks, (work + kBlock - 1) / kBlock)); }
 
-// Peak device memory beyond A, B and C: the expanded pairs twice (the radix sort's double buffer; after
-// the sort the reduction's output takes the second copy's place) and the 64-bit first-product offsets.
+// Device memory a product needs per expanded product, at the larger of two peaks: the sort's (the pairs
+// twice: the radix sort's double buffer) and the compression's (the sorted pairs, and for each of up to as
+// many distinct keys its key, column and value: C before its size is known, nnz(C) <= products).
 template <class Value>
-std::uint64_t expansion_bytes(Offset products, Offset a_nnz) {
-  return 2 * static_cast<std::uint64_t>(products) * (sizeof(Key) + sizeof(Value)) +
-         static_cast<std::uint64_t>(a_nnz) * sizeof(Offset);
+constexpr std::uint64_t bytes_per_product() {
+  const std::uint64_t pair = sizeof(Key) + sizeof(Value);
+  return std::max<std::uint64_t>(2 * pair, pair + sizeof(Key) + sizeof(Index) + sizeof(Value));
+}
+
+// Peak device memory beyond A and B: bytes_per_product for every product, the 64-bit first-product offsets
+// and C's row offsets.
+template <class Value>
+std::uint64_t expansion_bytes(Offset products, Offset a_nnz, Index rows) {
+  return static_cast<std::uint64_t>(products) * bytes_per_product<Value>() +
+         static_cast<std::uint64_t>(a_nnz) * sizeof(Offset) + (static_cast<std::uint64_t>(rows) + 1) * sizeof(Offset);
 }
 
 template <class Value>
-void require_expansion_fits(Offset products, Offset a_nnz) {
+void require_expansion_fits(Offset products, Offset a_nnz, Index rows) {
   std::size_t free_bytes = 0, total_bytes = 0;
   AMGSOLVE_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   // Compared per product first, so that the byte count cannot overflow for absurd product counts.
-  const std::uint64_t per_product = 2 * (sizeof(Key) + sizeof(Value));
-  const bool fits = static_cast<std::uint64_t>(products) <= free_bytes / per_product &&
-                    expansion_bytes<Value>(products, a_nnz) <= free_bytes;
+  const bool fits = static_cast<std::uint64_t>(products) <= free_bytes / bytes_per_product<Value>() &&
+                    expansion_bytes<Value>(products, a_nnz, rows) <= free_bytes;
   if (!fits)
     throw Error("SpGEMM backend 'esc' cannot expand " + std::to_string(products) + " products: that needs " +
-                std::to_string(expansion_bytes<Value>(products, a_nnz) >> 20) + " MiB of GPU memory, " +
+                std::to_string(expansion_bytes<Value>(products, a_nnz, rows) >> 20) + " MiB of GPU memory, " +
                 std::to_string(free_bytes >> 20) + " MiB are free");
 }
 
@@ -167,7 +175,7 @@ class ExpandSortCompress : public GpuSpgemmBackend<ExpandSortCompress> {
 
   template <class Value>
   DeviceCsr<Value> device_product(const DeviceCsr<Value>& A, const DeviceCsr<Value>& B, SpgemmStats& stats) const {
-    require_expansion_fits<Value>(stats.multiplications, A.nnz());
+    require_expansion_fits<Value>(stats.multiplications, A.nnz(), A.rows);
     CudaEventTimer timer;
     DeviceArray<Key> keys;
     DeviceArray<Value> values;
@@ -176,7 +184,7 @@ class ExpandSortCompress : public GpuSpgemmBackend<ExpandSortCompress> {
     timer.restart();
     DeviceCsr<Value> C = compress(A.rows, B.cols, nnz, keys, values);
     stats.numeric_seconds = timer.seconds();
-    stats.extra_bytes = expansion_bytes<Value>(stats.multiplications, A.nnz());
+    stats.extra_bytes = expansion_bytes<Value>(stats.multiplications, A.nnz(), A.rows);
     return C;
   }
 };
