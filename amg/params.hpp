@@ -21,20 +21,20 @@ inline constexpr int kCoarsestSmoothingSteps = 8;
 enum class SmootherType { jacobi, chebyshev };
 inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", SmootherType::chebyshev},
                                                                 {"jacobi", SmootherType::jacobi}};
-constexpr std::span<const EnumName<SmootherType>> names_of(SmootherType) { return kSmootherTypeNames; }
+constexpr const auto& names_of(SmootherType) { return kSmootherTypeNames; }
 
 // How rho(D^-1 A) is estimated on each level, for the prolongator weight and the smoother's interval.
 enum class SpectralRadius { gershgorin, lanczos };
 inline constexpr EnumName<SpectralRadius> kSpectralRadiusNames[] = {{"lanczos", SpectralRadius::lanczos},
                                                                     {"gershgorin", SpectralRadius::gershgorin}};
-constexpr std::span<const EnumName<SpectralRadius>> names_of(SpectralRadius) { return kSpectralRadiusNames; }
+constexpr const auto& names_of(SpectralRadius) { return kSpectralRadiusNames; }
 
 // The nullspace of the matrix (amg/nullspace.hpp): `automatic` finds the constant where every row sums to
 // zero, `constant` declares it (a pure-Neumann or graph Laplacian), `none` treats the matrix as nonsingular.
 enum class NullspaceChoice { automatic, none, constant };
 inline constexpr EnumName<NullspaceChoice> kNullspaceChoiceNames[] = {
     {"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none}, {"constant", NullspaceChoice::constant}};
-constexpr std::span<const EnumName<NullspaceChoice>> names_of(NullspaceChoice) { return kNullspaceChoiceNames; }
+constexpr const auto& names_of(NullspaceChoice) { return kNullspaceChoiceNames; }
 
 struct SmootherParams {
   SmootherType type = SmootherType::chebyshev;

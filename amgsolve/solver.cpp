@@ -43,7 +43,7 @@ static_assert(Backend<MpiBackend>);
 struct Solver::Impl {
   virtual ~Impl() = default;
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
-                            const SolveLimits& limits) = 0;
+                            const SolveOptions& options) = 0;
   virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
   // False after a rebuild failed (a re-setup on its values, or the full setup in its place): no levels.
   virtual bool has_hierarchy() const = 0;
@@ -250,20 +250,22 @@ class SolverOn final : public Solver::Impl {
 #endif
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
-                    const SolveLimits& limits) override {
+                    const SolveOptions& options) override {
     SolverParams effective = params_;  // this solve's limits over the solver's
-    if (limits.tolerance) effective.tolerance = *limits.tolerance;
-    if (limits.max_iterations) effective.max_iterations = *limits.max_iterations;
-    // Before anything collective: a wrong input on one rank must not leave the others waiting.
-    require_agreed(solve_input_problem(b, effective));
-    require_same_limits(effective);
-    Timer timer;
-    const TransferCounts before = backend_.transfers();
-    const CommunicationStats communicated_before = communication();
+    if (options.tolerance) effective.tolerance = *options.tolerance;
+    if (options.max_iterations) effective.max_iterations = *options.max_iterations;
     // The solve runs on b / 2^e, with 2^e about b's largest entry, and scales x back: PCG's norms and dot
     // products then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300).
     // Powers of two scale exactly, so the iterates are those of b itself, bit for bit, wherever those exist.
     const int exponent = scale_exponent(b);
+    // Before anything collective: a wrong input on one rank must not leave the others waiting.
+    std::string problem = solve_input_problem(b, effective);
+    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, exponent);
+    require_agreed(problem);
+    require_same_limits(effective);
+    Timer timer;
+    const TransferCounts before = backend_.transfers();
+    const CommunicationStats communicated_before = communication();
     Vec<double> b_on = exponent == 0 ? backend_.upload(b) : backend_.upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
     if (singular) {
@@ -274,7 +276,10 @@ class SolverOn final : public Solver::Impl {
       backend_.remove_mean(b_on);
     }
     Vec<double> x_on;
-    backend_.zero(x_on, A_->rows);
+    if (options.initial_guess)
+      x_on = exponent == 0 ? backend_.upload(x) : backend_.upload(scaled(x, -exponent));  // on b's scale too
+    else
+      backend_.zero(x_on, A_->rows);
     const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
       apply_cycle(r, z);
     };
@@ -493,6 +498,21 @@ class SolverOn final : public Solver::Impl {
     const ParameterRange& iterations = parameter_range("solver.max_iterations");
     if (!within(iterations, effective.max_iterations))
       return "max_iterations " + describe(iterations) + ", got " + std::to_string(effective.max_iterations);
+    return "";
+  }
+
+  // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond
+  // double's range on the scale the solve runs on (b / 2^exponent: a guess far larger than b's solution).
+  std::string initial_guess_problem(const Vector<double>& x, int exponent) const {
+    if (std::string problem = rows_problem(x, "initial guess"); !problem.empty()) return problem;
+    double largest = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (!std::isfinite(x[i])) return "initial guess: entry " + std::to_string(i + 1) + " is " + format_number(x[i]);
+      largest = std::max(largest, std::abs(x[i]));
+    }
+    if (!std::isfinite(std::ldexp(largest, -exponent)))
+      return "initial guess: its largest entry, " + format_number(largest) + ", is beyond double's range on the "
+             "right-hand side's scale (2^" + std::to_string(exponent) + "): start from zero";
     return "";
   }
 
@@ -808,9 +828,9 @@ void Solver::require_hierarchy() const {
 }
 
 SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
-                          const SolveLimits& limits) const {
+                          const SolveOptions& options) const {
   require_hierarchy();
-  return impl_->solve(b, x, on_iteration, limits);
+  return impl_->solve(b, x, on_iteration, options);
 }
 
 void Solver::precondition(const Vector<double>& r, Vector<double>& z) const {

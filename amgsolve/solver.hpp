@@ -75,11 +75,16 @@ struct SetupSummary {
   std::string rebuild_note;
 };
 
-// Per-solve limits in place of the configured solver.tolerance and solver.max_iterations.
-struct SolveLimits {
+// What one solve may set beyond the solver's parameters: limits in place of the configured
+// solver.tolerance and solver.max_iterations, and where the iteration starts.
+struct SolveOptions {
   std::optional<double> tolerance;
   std::optional<int> max_iterations;
+  // x holds the starting iterate (b's size, finite: the step before's solution in time stepping); false:
+  // the iteration starts from x = 0. The tolerance stays relative to ||b||.
+  bool initial_guess = false;
 };
+using SolveLimits = SolveOptions;  // the name of the first version, which had the limits only
 
 // This process's rows of a matrix distributed over the MPI ranks (the input of hypre's ParCSR or PETSc's
 // MPIAIJ): rows [owned_rows(global_rows)) with global column numbers, rows.cols = global_rows. Each rank
@@ -110,11 +115,12 @@ class Solver {
   Solver(Solver&&) noexcept;  // a moved-from Solver may only be destroyed or assigned to
   Solver& operator=(Solver&&) noexcept;
 
-  // Solves A x = b from x = 0 (x is resized); on_iteration sees (iteration, relative residual) after each.
+  // Solves A x = b from x = 0 (x is resized), or from x as it is with options.initial_guess; on_iteration
+  // sees (iteration, relative residual) after each.
   // Const, but not for concurrent calls: the cycle's work vectors are shared, so threads solving with one
   // Solver must take turns (or each build its own).
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
-                    const SolveLimits& limits = {}) const;
+                    const SolveOptions& options = {}) const;
 
   // z = M^-1 r: one application of the preconditioner the solve uses (a V-cycle from z = 0, in the cycle's
   // precision), for another outer iteration (scipy's cg, a Krylov method of the caller's). Same sharing

@@ -24,8 +24,9 @@ class AmgSolver {
                                            SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison);
   virtual ~AmgSolver() = default;
 
-  // Solves A x = b from x = 0; `show` prints a line every config print_every iterations (if enabled).
-  virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) = 0;
+  // Solves A x = b from x = 0, or from x with from_x (solver.initial_guess); `show` prints a line every
+  // config print_every iterations (if enabled).
+  virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
   virtual Array<Index> finest_aggregates() const = 0;
   // New values of A on its pattern (problem.steps): Solver::rebuild, with a line saying what it did; `setup`
   // is refilled.

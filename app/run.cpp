@@ -232,14 +232,16 @@ class PrintingSolver final : public AmgSolver {
     print_format_costs(setup);
   }
 
-  SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations) override {
+  SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x) override {
     double previous = 1.0;
     const IterationCallback show = [&](int k, double relres) {
       if (show_iterations && config_.print_every > 0 && k % config_.print_every == 0)
         progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
       previous = relres;
     };
-    return solver_->solve(b, x, show);
+    SolveOptions options;
+    options.initial_guess = from_x;
+    return solver_->solve(b, x, show, options);
   }
 
   Array<Index> finest_aggregates() const override { return solver_->finest_aggregates(); }
@@ -462,6 +464,7 @@ RunRecord start_record(const Config& config) {
   record.solver_type = name_of(config.solver.type);
   record.precision = name_of(config.solver.precision);
   record.tolerance = config.solver.tolerance;
+  record.initial_guess = name_of(config.initial_guess);
   return record;
 }
 
@@ -574,10 +577,11 @@ int run(const RunOptions& options) {
     problem = assemble_step(config, spec, by_rows);
     if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
     set_up_or_rebuild(config, problem, by_rows, solver, record);
-    progress("%s solve to relative residual %.1e:\n",
+    const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
+    progress("%s solve to relative residual %.1e%s:\n",
              config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-             config.solver.tolerance);
-    record.solve = solver->solve(problem.b, x, true);
+             config.solver.tolerance, from_previous ? ", from the step before's solution" : "");
+    record.solve = solver->solve(problem.b, x, true, from_previous);
     if (steps > 1) {
       record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
                               step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});

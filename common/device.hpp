@@ -55,7 +55,7 @@ struct CommunicationStats {
 enum class HaloMode { overlap, vector, task };
 inline constexpr EnumName<HaloMode> kHaloModeNames[] = {
     {"overlap", HaloMode::overlap}, {"vector", HaloMode::vector}, {"task", HaloMode::task}};
-constexpr std::span<const EnumName<HaloMode>> names_of(HaloMode) { return kHaloModeNames; }
+constexpr const auto& names_of(HaloMode) { return kHaloModeNames; }
 inline const char* to_string(HaloMode mode) { return name_of(mode); }  // the solver.halo_exchange key's value
 
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
@@ -64,7 +64,7 @@ enum class BackendKind { cpu, cuda };
 enum class BackendChoice { cpu, cuda, automatic };
 inline constexpr EnumName<BackendChoice> kBackendChoiceNames[] = {
     {"cpu", BackendChoice::cpu}, {"cuda", BackendChoice::cuda}, {"auto", BackendChoice::automatic}};
-constexpr std::span<const EnumName<BackendChoice>> names_of(BackendChoice) { return kBackendChoiceNames; }
+constexpr const auto& names_of(BackendChoice) { return kBackendChoiceNames; }
 
 // The one resolution of the choice. cuda without a usable GPU throws InputError with gpu_status()'s reason,
 // so a run asked to use a GPU fails at once rather than after minutes of setup.

@@ -1,10 +1,9 @@
 #pragma once
 // The names the values of an enumeration have in configuration files, reports and messages, declared once
-// beside the enumeration: a `names_of(Enum)` overload returning its table. The schema reads and documents
-// the key from that table (config/schema.cpp), name_of writes a value's name, and the library's parameter
-// check (amgsolve/parameter_ranges.cpp) asks is_named of a value a caller may have cast from an integer.
-#include <span>
-
+// beside the enumeration: a `names_of(Enum)` overload returning its table, an array (C++17: nvcc compiles
+// the CUDA sources, which include these enumerations, as C++17). The schema reads and documents the key
+// from that table (config/schema.cpp), name_of writes a value's name, and the library's parameter check
+// (amgsolve/parameter_ranges.cpp) asks is_named of a value a caller may have cast from an integer.
 namespace amgsolve {
 
 template <class Enum>

@@ -22,6 +22,13 @@ struct OutputParams {
   std::vector<std::int64_t> vtk_sources;  // mouse: sources (from 1) written to the VTK files; empty: all
 };
 
+// Where each solve of a run starts (solver.initial_guess): from zero, or, in time stepping (problem.steps),
+// from the step before's solution.
+enum class InitialGuess { zero, previous_step };
+inline constexpr EnumName<InitialGuess> kInitialGuessNames[] = {{"zero", InitialGuess::zero},
+                                                                {"previous_step", InitialGuess::previous_step}};
+constexpr const auto& names_of(InitialGuess) { return kInitialGuessNames; }
+
 struct Config {
   std::string source;    // the config file
   // Where the setup and the solve run. The default stays the CPU until the GPU code has passed on a device
@@ -34,6 +41,7 @@ struct Config {
   int compare_spgemm_runs = 3;  // amg.compare_runs: timed runs per backend and product (ComparisonTiming)
   SolverParams solver;
   int print_every = 1;
+  InitialGuess initial_guess = InitialGuess::zero;
   OutputParams output;
 };
 

@@ -121,8 +121,8 @@ KeySpec choice(std::string path, Access field,
 }
 
 // The same with the names declared beside the field's enumeration (common/enum_names.hpp).
-template <class Access>
-KeySpec choice(std::string path, Access field, std::span<const EnumName<FieldOf<Access>>> names, std::string doc) {
+template <class Access, std::size_t N>
+KeySpec choice(std::string path, Access field, const EnumName<FieldOf<Access>> (&names)[N], std::string doc) {
   std::vector<std::pair<std::string, FieldOf<Access>>> values;
   for (const auto& [name, value] : names) values.emplace_back(name, value);
   return choice(std::move(path), field, std::move(values), std::move(doc));
@@ -513,6 +513,11 @@ std::vector<KeySpec> solver_keys() {
                      "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero).")),
       library_bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
                       "Iteration limit; reaching it without convergence exits with status 3.")),
+      choice("solver.initial_guess", FIELD(initial_guess), names_of(InitialGuess{}),
+             "Where each solve starts: `zero`, or `previous_step`: with problem.steps, each step after the first "
+             "from the step before's solution (the warm start of time stepping: fewer iterations where the "
+             "solution changes little between steps), the first from zero. The tolerance stays relative to "
+             "||b||. (The library: SolveOptions::initial_guess; Python: solve(b, x0=...).)"),
       bounded(integer("solver.print_every", FIELD(print_every),
                       "Print a progress line every this many iterations (0: only the summary)."),
               0, kMaxInt),

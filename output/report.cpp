@@ -198,6 +198,7 @@ nlohmann::json report_json(const RunRecord& run) {
        {{"type", run.solver_type},
         {"precision", run.precision},
         {"tolerance", run.tolerance},
+        {"initial_guess", run.initial_guess},
         {"iterations", run.solve.iterations},
         {"relative_residual", run.solve.relative_residual},
         {"converged", run.solve.converged},

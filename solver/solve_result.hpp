@@ -13,13 +13,13 @@ namespace amgsolve {
 
 enum class SolverType { pcg, amg };
 inline constexpr EnumName<SolverType> kSolverTypeNames[] = {{"pcg", SolverType::pcg}, {"amg", SolverType::amg}};
-constexpr std::span<const EnumName<SolverType>> names_of(SolverType) { return kSolverTypeNames; }
+constexpr const auto& names_of(SolverType) { return kSolverTypeNames; }
 // Precision of the V-cycle: double throughout, or mixed (hierarchy and cycle in float inside the double
 // outer iteration: half the memory traffic of the preconditioner, the same final accuracy).
 enum class Precision { double_precision, mixed };
 inline constexpr EnumName<Precision> kPrecisionNames[] = {{"double", Precision::double_precision},
                                                           {"mixed", Precision::mixed}};
-constexpr std::span<const EnumName<Precision>> names_of(Precision) { return kPrecisionNames; }
+constexpr const auto& names_of(Precision) { return kPrecisionNames; }
 
 struct SolverParams {
   SolverType type = SolverType::pcg;

@@ -25,7 +25,7 @@ namespace amgsolve {
 enum class SpmvFormat { automatic, csr, ellpack_r, pjds };
 inline constexpr EnumName<SpmvFormat> kSpmvFormatNames[] = {
     {"auto", SpmvFormat::automatic}, {"csr", SpmvFormat::csr}, {"ellpack-r", SpmvFormat::ellpack_r}, {"pjds", SpmvFormat::pjds}};
-constexpr std::span<const EnumName<SpmvFormat>> names_of(SpmvFormat) { return kSpmvFormatNames; }
+constexpr const auto& names_of(SpmvFormat) { return kSpmvFormatNames; }
 
 // "auto", "csr", "ellpack-r", "pjds": the config values.
 inline std::string format_name(SpmvFormat format) { return name_of(format); }

@@ -1133,5 +1133,39 @@ TEST(Cli, StepsReSetUpTheHierarchyAndReportEachStep) {
   EXPECT_NE(bad.err.find("problem.steps"), std::string::npos) << bad.err;
 }
 
+// solver.initial_guess: previous_step starts each step after the first from the step before's solution: the
+// first step is the zero start's, the later ones (a coefficient that changes by about 2% a step) begin far
+// below ||b||, take fewer iterations and still end at the tolerance.
+TEST(Cli, StepsCanStartFromTheStepBeforesSolution) {
+  ScratchDir dir;
+  const std::string config = std::string(AMGSOLVE_SOURCE_DIR) + "/configs/poisson-steps.yaml";
+  const std::vector<std::string> common = {config, "--quiet", "--set", "problem.size=[20,20,20]", "--set",
+                                           "problem.steps=3", "--set", "problem.contrast=1.05"};
+  const auto run_with = [&](const std::string& start, const std::string& report) {
+    std::vector<std::string> args = common;
+    for (const std::string& a : {std::string("--report"), dir.file(report), std::string("--set"),
+                                 "solver.initial_guess=" + start})
+      args.push_back(a);
+    const RunResult r = run(dir, args);
+    EXPECT_EQ(r.status, kExitOk) << r.err;
+    return read_report(dir.file(report));
+  };
+  const json cold = run_with("zero", "zero.json");
+  const json warm = run_with("previous_step", "warm.json");
+  EXPECT_EQ(field(warm, "solve.initial_guess"), "previous_step");
+  EXPECT_EQ(field(cold, "solve.initial_guess"), "zero");
+  const json& cold_steps = field(cold, "steps");
+  const json& warm_steps = field(warm, "steps");
+  ASSERT_EQ(warm_steps.size(), 3u);
+  EXPECT_EQ(warm_steps[0].at("history"), cold_steps[0].at("history"));
+  for (std::size_t s = 1; s < warm_steps.size(); ++s) {
+    EXPECT_EQ(cold_steps[s].at("history").front().get<double>(), 1.0);
+    EXPECT_LT(warm_steps[s].at("history").front().get<double>(), 0.1) << warm_steps[s].dump();
+    EXPECT_LT(warm_steps[s].at("iterations").get<int>(), cold_steps[s].at("iterations").get<int>());
+    EXPECT_TRUE(warm_steps[s].at("converged").get<bool>());
+    EXPECT_LE(warm_steps[s].at("relative_residual").get<double>(), 1e-8);
+  }
+}
+
 }  // namespace
 }  // namespace amgsolve

@@ -252,6 +252,16 @@ void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std:
   if (ranks > 1) {
     EXPECT_GT(many.communication.reductions, 0u);
   }
+  // From an initial guess (half the solution, whole on every rank as b is): the same history again.
+  SolveOptions from_x;
+  from_x.initial_guess = true;
+  Vector<double> guess_alone = x_alone;
+  for (double& v : guess_alone) v *= 0.5;
+  Vector<double> guess_together = guess_alone;
+  const SolveResult warm_one = alone.solve(b, guess_alone, {}, from_x);
+  EXPECT_EQ(together.solve(b, guess_together, {}, from_x).history, warm_one.history);
+  EXPECT_EQ(guess_together, guess_alone);
+  EXPECT_LT(warm_one.history.front(), 1.0);
   // From the rank's rows alone (what a program that never holds the whole matrix passes): the same again.
   const auto [first, last] = owned_rows(A.rows);
   const Solver by_rows(RowBlock{A.rows, rows_of(A, first, last)}, params);

@@ -434,6 +434,68 @@ TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{std::nullopt, 0}), InputError);
 }
 
+// SolveOptions::initial_guess: the iteration starts from x as given. Its first relative residual is that of
+// the guess (computed here independently), the solution from zero is taken back as already converged, a
+// nearby guess needs fewer iterations and still ends at the tolerance, a zero guess is the zero start bit
+// for bit, and a guess scaled with b by a power of two gives the same history (the solve scales both alike).
+TEST(Library, AnInitialGuessIsWhereTheIterationStarts) {
+  const auto A = poisson_3d(16);
+  const Vector<double> b = wavy(A->rows, 0.5, 0.3);
+  const Solver solver(A, Parameters{});
+  Vector<double> solution;
+  const SolveResult from_zero = solver.solve(b, solution);
+  ASSERT_TRUE(from_zero.converged);
+  SolveOptions from_x;
+  from_x.initial_guess = true;
+
+  Vector<double> x = solution;
+  const SolveResult again = solver.solve(b, x, {}, from_x);
+  EXPECT_TRUE(again.converged);
+  EXPECT_EQ(again.iterations, 0);
+  EXPECT_EQ(x, solution);
+
+  Vector<double> nearby = solution;
+  for (std::size_t i = 0; i < nearby.size(); ++i) nearby[i] += 1e-4 * std::cos(0.7 * static_cast<double>(i));
+  const double guess_residual = true_relative_residual(*A, b, nearby);
+  x = nearby;
+  const SolveResult warm = solver.solve(b, x, {}, from_x);
+  EXPECT_NEAR(warm.history.front(), guess_residual, 1e-12 * guess_residual);
+  EXPECT_TRUE(warm.converged);
+  EXPECT_LT(warm.iterations, from_zero.iterations);
+  EXPECT_LE(true_relative_residual(*A, b, x), 1e-8);
+
+  x.assign(b.size(), 0.0);
+  EXPECT_EQ(solver.solve(b, x, {}, from_x).history, from_zero.history);
+
+  Vector<double> b_scaled = b, x_scaled = nearby;
+  for (double& v : b_scaled) v = std::ldexp(v, -600);
+  for (double& v : x_scaled) v = std::ldexp(v, -600);
+  EXPECT_EQ(solver.solve(b_scaled, x_scaled, {}, from_x).history, warm.history);
+}
+
+TEST(Library, AnInitialGuessThatCannotStartIsRefused) {
+  const auto A = poisson_3d(8);
+  const Vector<double> b(A->rows, 1.0);
+  const Solver solver(A, Parameters{});
+  SolveOptions from_x;
+  from_x.initial_guess = true;
+  const auto message = [&](Vector<double> x, const Vector<double>& rhs) {
+    try {
+      solver.solve(rhs, x, {}, from_x);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  EXPECT_EQ(message(Vector<double>(5, 0.0), b), "initial guess has 5 entries, the matrix 512 rows");
+  Vector<double> with_nan(b.size(), 0.0);
+  with_nan[7] = std::nan("");
+  EXPECT_EQ(message(with_nan, b), "initial guess: entry 8 is nan");
+  Vector<double> tiny_b = b;
+  for (double& v : tiny_b) v = 1e-300;
+  EXPECT_NE(message(Vector<double>(b.size(), 1e10), tiny_b).find("beyond double's range"), std::string::npos);
+}
+
 // b scaled by powers of two far outside the usual range (2^-600 = 2.4e-181, 2^900 = 8.5e270, and 2^-120 =
 // 7.5e-37, whose entries' squares underflow in float): the solve works on b's scale and gives the scaled
 // solution of b itself, with the same residual history bit for bit, in double and in the mixed cycle

@@ -158,10 +158,13 @@ class Solver:
         _started()
         self._core = _amgsolve.Solver(*arrays, settings)
 
-    def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None) -> tuple[np.ndarray, dict]:
-        """x with A x = b from x = 0, and the statistics: converged, iterations, relative_residual, residuals
-        (the relative residual before the first iteration and after each), seconds, convergence_factor, levels."""
-        return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"))
+    def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
+              x0: Any = None) -> tuple[np.ndarray, dict]:
+        """x with A x = b from x0 (zero when not given), and the statistics: converged, iterations,
+        relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
+        after each), seconds, convergence_factor, levels."""
+        start = None if x0 is None else _vector(x0, "x0")
+        return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"), start)
 
     def rebuild(self, A: Any) -> None:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with

@@ -212,16 +212,19 @@ class PySolver {
     solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
   }
 
-  nb::tuple solve(const DoubleArray& b, std::optional<double> tolerance, std::optional<int> max_iterations) const {
+  nb::tuple solve(const DoubleArray& b, std::optional<double> tolerance, std::optional<int> max_iterations,
+                  std::optional<DoubleArray> x0) const {
     const Vector<double> rhs(b.data(), b.data() + b.shape(0));
     Vector<double> x;
+    SolveOptions options{tolerance, max_iterations, x0.has_value()};
+    if (x0) x.assign(x0->data(), x0->data() + x0->shape(0));
     SolveResult result;
     std::vector<LevelInfo> levels;  // the hierarchy this solve used (another thread may rebuild it after)
     {
       nb::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(busy_);
       const InterruptCheck check;
-      result = solver_->solve(rhs, x, [&check](int, double) { check(); }, SolveLimits{tolerance, max_iterations});
+      result = solver_->solve(rhs, x, [&check](int, double) { check(); }, options);
       levels = solver_->setup().levels;
     }
     nb::dict info = solve_dict(result);
@@ -364,7 +367,8 @@ NB_MODULE(_amgsolve, m) {
       .def(nb::init<std::int64_t, std::int64_t, const AnyArray&, const AnyArray&, const AnyArray&,
                     const std::vector<std::string>&>(),
            "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a)
-      .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none())
+      .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none(),
+           "x0"_a = nb::none())
       .def("precondition", &PySolver::precondition, "r"_a)
       .def("rebuild", &PySolver::rebuild, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a)
       .def("setup", &PySolver::setup)

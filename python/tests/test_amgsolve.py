@@ -100,6 +100,24 @@ def test_tolerance_and_iteration_limit_apply_per_solve():
         solver.solve(b, tol=2.0)
 
 
+def test_x0_is_where_the_iteration_starts():
+    A = poisson(20)
+    solver = amgsolve.Solver(A)
+    b = np.ones(A.shape[0])
+    x, cold = solver.solve(b)
+    x0 = x + 1e-4 * np.cos(0.7 * np.arange(A.shape[0]))
+    x_warm, warm = solver.solve(b, x0=x0)
+    assert warm["residuals"][0] == pytest.approx(relative_residual(A, x0, b), rel=1e-12)
+    assert warm["converged"] and warm["iterations"] < cold["iterations"]
+    assert relative_residual(A, x_warm, b) <= 1e-8
+    assert x0[0] == x[0] + 1e-4  # the caller's x0 is left as it was
+    assert solver.solve(b, x0=x)[1]["iterations"] == 0
+    with pytest.raises(amgsolve.InputError, match="initial guess has 3 entries"):
+        solver.solve(b, x0=np.zeros(3))
+    with pytest.raises(amgsolve.InputError, match="solver.initial_guess"):
+        amgsolve.Solver(A, solver={"initial_guess": "previous_step"})
+
+
 def test_preconditioner_drives_scipy_cg_like_the_built_in_pcg():
     A = poisson(24)
     b = np.ones(A.shape[0])
