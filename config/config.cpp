@@ -383,9 +383,11 @@ class Reader final : public KeyReader {
     for (const YAML::Node& entry : node) {
       std::array<double, 2> xy{};
       const bool ok = entry.IsSequence() && entry.size() == 2 && entry[0].IsScalar() && entry[1].IsScalar() &&
-                      YAML::convert<double>::decode(entry[0], xy[0]) && YAML::convert<double>::decode(entry[1], xy[1]) &&
-                      std::isfinite(xy[0]) && std::isfinite(xy[1]);
+                      YAML::convert<double>::decode(entry[0], xy[0]) && YAML::convert<double>::decode(entry[1], xy[1]);
       if (!ok) fail(path, entry, "entries must be pairs of numbers like [10, -2.5], got " + show(entry));
+      if (!std::isfinite(xy[0]) || !std::isfinite(xy[1]))
+        fail(path, entry, "entries must be finite coordinates in mm, got [" + format_number(xy[0]) + ", " +
+                              format_number(xy[1]) + "]");
       out.push_back(xy);
     }
     return out;

@@ -321,12 +321,17 @@ std::vector<KeySpec> tissue_keys() {
 // The wavelengths also select the tissue model's table.
 KeySpec wavelengths_key() {
   KeySpec k = list("problem.wavelengths", FIELD(problem.mouse.wavelengths), KeyKind::integer_list,
-                   "Excitation and emission wavelengths in nm, each one of 650, 700, 750, 800 (where the tissue "
+                   "Excitation and emission wavelengths in nm, the emission's not shorter, each one of 650, 700, 750, "
+                   "800 (where the tissue "
                    "model's chromophore spectra are tabulated); the tissue defaults below are for 750/800 nm and "
                    "follow the wavelengths given here.");
   k.read = [set_wavelengths = k.read, path = k.path](const KeyReader& r, Config& c) {
     set_wavelengths(r, c);
     MouseParams& m = c.problem.mouse;
+    if (m.wavelengths[1] < m.wavelengths[0])  // a Stokes shift is always to the red
+      r.fail_at(path, path + ": the emission wavelength (" + std::to_string(m.wavelengths[1]) +
+                          " nm) is shorter than the excitation's (" + std::to_string(m.wavelengths[0]) +
+                          " nm): fluorophores emit at longer wavelengths (give [excitation, emission])");
     try {
       m.optics = tissue_table(m.wavelengths[0], m.wavelengths[1]);
     } catch (const InputError& e) {
@@ -387,7 +392,8 @@ std::vector<KeySpec> mouse_keys() {
                        3, 3),
                "mouse"),
       only_for(bounded(number("problem.tumour.radius", FIELD(problem.mouse.phantom.tumour_radius),
-                              "Radius of the tumour in mm; 0: no tumour. It must lie inside the animal."),
+                              "Radius of the tumour in mm; 0: no tumour. It must lie inside the animal, clear of bone (the "
+                              "spine, the skull; in the brain it may grow), and hold at least one voxel centre."),
                        0.0, 20.0),
                "mouse"),
       only_for(flag("problem.fluorescence", FIELD(problem.mouse.fluorescence),

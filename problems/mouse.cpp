@@ -42,49 +42,85 @@ void check_size(const MouseParams& p) {
   // Labels and unknown numbers per box voxel, the two operators, and the fluences kept for output.
   const double bands = p.fluorescence ? 2.0 : 1.0;
   const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
-  const double bytes = 5.0 * box_voxels + bands * static_cast<double>(estimated_solve_bytes(
-                                                      static_cast<Offset>(unknowns), static_cast<Offset>(7 * unknowns))) +
-                       8.0 * unknowns * bands * fluences;
-  require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), "the mouse at " + std::to_string(h) + " mm");
+  const double kept = 8.0 * unknowns * bands * fluences;
+  const double bytes = 5.0 * box_voxels + kept +
+                       bands * static_cast<double>(estimated_solve_bytes(static_cast<Offset>(unknowns),
+                                                                         static_cast<Offset>(7 * unknowns)));
+  // Which of the two keys to turn: the fluences kept for the outputs grow with the sources, the rest not.
+  char what[320];
+  std::snprintf(what, sizeof what,
+                "the mouse at problem.voxel_size %g mm (about %.3g voxels) with %.0f source(s) (problem.sources; "
+                "each source's fluence kept in %s: %s of it)",
+                h, unknowns, fluences, bands > 1 ? "both bands" : "one band",
+                format_bytes(static_cast<std::uint64_t>(std::min(kept, 1.8e19))).c_str());
+  require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), what);
 }
 
-// The tumour replaces the tissue where it grows, but not bone: one reaching into the spine or the skull is
-// refused (sampled on a lattice of a twentieth of its radius).
-void check_tumour_clear_of_bone(const PhantomParams& p) {
-  const double r = p.tumour_radius, step = r / 20;
-  for (const Organ& bone : mouse_organs(p)) {
-    if (bone.tissue != Tissue::bone) continue;
-    for (double x = -r; x <= r; x += step)
-      for (double y = -r; y <= r; y += step)
-        for (double z = -r; z <= r; z += step) {
-          const Point3 q = {p.tumour_centre[0] + x, p.tumour_centre[1] + y, p.tumour_centre[2] + z};
-          if (x * x + y * y + z * z > r * r || !bone.shape.contains(q)) continue;
-          char text[200];
-          std::snprintf(text, sizeof text,
-                        "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm reaches into bone "
-                        "(near [%.1f, %.1f, %.1f] mm)",
-                        p.tumour_centre[0], p.tumour_centre[1], p.tumour_centre[2], r, q[0], q[1], q[2]);
-          throw InputError(text);
-        }
+// The tissue a point of the sphere would take if the tumour were not there: the last organ painted there
+// (the brain after the skull it fills), the tumour left out.
+Tissue painted_tissue(const std::vector<Organ>& organs, const Point3& q) {
+  Tissue tissue = Tissue::muscle;
+  for (const Organ& organ : organs)
+    if (organ.tissue != Tissue::tumour && organ.shape.contains(q)) tissue = organ.tissue;
+  return tissue;
+}
+
+[[noreturn]] void refuse_tumour(const PhantomParams& p, const char* where, const Point3& q) {
+  char text[240];
+  std::snprintf(text, sizeof text, "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm %s (near [%.1f, "
+                "%.1f, %.1f] mm)", p.tumour_centre[0], p.tumour_centre[1], p.tumour_centre[2], p.tumour_radius, where,
+                q[0], q[1], q[2]);
+  throw InputError(text);
+}
+
+// The tumour replaces the tissue where it grows, but not bone: one reaching into the spine or the skull (not
+// into the brain the skull holds) is refused. Sampled on a lattice of a twentieth of its radius, counted in
+// integers (a step of r / 20 may round to nothing).
+void check_tumour_clear_of_bone(const PhantomParams& p, const std::vector<Organ>& organs) {
+  constexpr int kSteps = 20;
+  const double r = p.tumour_radius;
+  for (int i = -kSteps; i <= kSteps; ++i)
+    for (int j = -kSteps; j <= kSteps; ++j)
+      for (int k = -kSteps; k <= kSteps; ++k) {
+        if (i * i + j * j + k * k > kSteps * kSteps) continue;
+        const Point3 q = {p.tumour_centre[0] + r * i / kSteps, p.tumour_centre[1] + r * j / kSteps,
+                          p.tumour_centre[2] + r * k / kSteps};
+        if (painted_tissue(organs, q) == Tissue::bone) refuse_tumour(p, "reaches into bone", q);
+      }
+}
+
+// The tumour must lie in the animal: its centre and points spread evenly over its surface (a Fibonacci
+// lattice of 2,000 points, about 8% of the radius apart), so that no part of it bulges out between them.
+void check_tumour_inside(const PhantomParams& p) {
+  constexpr int kPoints = 2000;
+  const std::vector<Primitive> body = mouse_body(p);
+  if (!inside_body(body, p.tumour_centre)) refuse_tumour(p, "reaches outside the animal", p.tumour_centre);
+  const double golden_angle = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (int n = 0; n < kPoints; ++n) {
+    const double z = 1.0 - (2.0 * n + 1.0) / kPoints, ring = std::sqrt(1.0 - z * z), phi = golden_angle * n;
+    const Point3 q = {p.tumour_centre[0] + p.tumour_radius * ring * std::cos(phi),
+                      p.tumour_centre[1] + p.tumour_radius * ring * std::sin(phi), p.tumour_centre[2] + p.tumour_radius * z};
+    if (!inside_body(body, q)) refuse_tumour(p, "reaches outside the animal", q);
   }
 }
 
 void check_tumour(const PhantomParams& p) {
   if (p.tumour_radius <= 0) return;
-  const std::vector<Primitive> body = mouse_body(p);
-  // The tumour must lie in the animal: test its centre and the six extreme points.
-  for (int d = -1; d < 6; ++d) {
-    Point3 q = p.tumour_centre;
-    if (d >= 0) q[d / 2] += (d % 2 ? 1 : -1) * p.tumour_radius;
-    if (!inside_body(body, q)) {
-      char text[200];
-      std::snprintf(text, sizeof text,
-                    "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm reaches outside the animal",
-                    p.tumour_centre[0], p.tumour_centre[1], p.tumour_centre[2], p.tumour_radius);
-      throw InputError(text);
-    }
-  }
-  check_tumour_clear_of_bone(p);
+  check_tumour_inside(p);
+  check_tumour_clear_of_bone(p, mouse_organs(p));
+}
+
+// A tumour asked for must take voxels: a sphere that holds no voxel centre would leave the tissue unchanged
+// (and fluorescence from it none) without a word.
+void require_tumour_voxels(const PhantomParams& p, const Phantom& ph) {
+  if (p.tumour_radius <= 0) return;
+  const auto tumour = static_cast<std::uint8_t>(Tissue::tumour);
+  if (std::find(ph.label.begin(), ph.label.end(), tumour) != ph.label.end()) return;
+  char text[240];
+  std::snprintf(text, sizeof text, "problem.tumour.radius: a sphere of %g mm holds no voxel centre at "
+                "problem.voxel_size %g mm (make it at least about half a voxel, or 0 for no tumour)",
+                p.tumour_radius, p.voxel_size);
+  throw InputError(text);
 }
 
 // Detectors off the animal are refused before anything is built.
@@ -268,6 +304,7 @@ MouseProblem make_mouse_problem(const MouseParams& p, const std::function<RowRan
   m.fluorescence = p.fluorescence;
   m.phantom = build_mouse_phantom(p.phantom);
   const Phantom& ph = m.phantom;
+  require_tumour_voxels(p.phantom, ph);
   m.domain = make_voxel_domain(ph.size, ph.origin, ph.voxel_size,
                                [&](std::int64_t v) { return ph.label[v] != static_cast<std::uint8_t>(Tissue::outside); });
   m.robin = robin_factor(p.refractive_index, p.reflection);

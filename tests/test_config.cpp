@@ -912,6 +912,12 @@ TEST(ConfigMouse, UntabulatedWavelengthNamesKeyAndLine) {
   EXPECT_NE(e.find("cfg.yaml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("problem.wavelengths"), std::string::npos) << e;
   EXPECT_NE(e.find("660"), std::string::npos) << e;
+  // Emission is at a longer wavelength than the excitation (a Stokes shift): swapped ones are refused.
+  const std::string swapped = parse_error("problem:\n  type: mouse\n  wavelengths: [800, 750]\n");
+  EXPECT_NE(swapped.find("emission wavelength (750 nm) is shorter"), std::string::npos) << swapped;
+  // A source's coordinate that is not finite is named as such (it read "must be pairs of numbers").
+  const std::string nan = parse_error("problem:\n  type: mouse\n  sources:\n    spots: [[.nan, 0]]\n");
+  EXPECT_NE(nan.find("finite coordinates in mm, got [nan, 0]"), std::string::npos) << nan;
 }
 
 }  // namespace

@@ -542,6 +542,19 @@ TEST(Mouse, FluenceIsPositiveAndBalanced) {
   }
 }
 
+// The brain fills the skull's cavity: a tumour there grows in brain, not bone (it was refused as "reaches into
+// bone", the skull's whole ellipsoid tested in place of the shell the painting leaves).
+TEST(Mouse, ATumourInTheBrainIsTumourVoxels) {
+  MouseParams p = quick_mouse();
+  p.phantom.tumour_centre = {-30.5, 0.0, 3.0};
+  p.phantom.tumour_radius = 1.5;
+  const MouseProblem m = make_mouse_problem(p);
+  const auto tumour = static_cast<std::uint8_t>(Tissue::tumour);
+  EXPECT_GT(std::count(m.phantom.label.begin(), m.phantom.label.end(), tumour), 0);
+  p.phantom.tumour_centre = {-30.5, 0.0, 6.0};  // through the top of the skull
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+}
+
 TEST(Mouse, BadInputIsRejected) {
   MouseParams p = quick_mouse();
   p.spots = {{0.0, 40.0}};  // beside the animal
@@ -566,6 +579,20 @@ TEST(Mouse, BadInputIsRejected) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("reaches into bone"), std::string::npos) << e.what();
   }
+  p = quick_mouse();
+  p.phantom.tumour_centre = {8.0, -7.0, 4.5};  // its six axis points inside, a diagonal cap outside the trunk
+  p.phantom.tumour_radius = 2.5;
+  EXPECT_THROW(make_mouse_problem(p), InputError);
+  p.phantom.tumour_radius = 0.1;  // inside, but smaller than half a voxel: no voxel would be tumour
+  p.phantom.tumour_centre = {8.0, -4.0, 2.0};
+  try {
+    make_mouse_problem(p);
+    ADD_FAILURE() << "a tumour of no voxels was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("problem.tumour.radius"), std::string::npos) << e.what();
+  }
+  p.phantom.tumour_radius = 5e-324;  // a step of r / 20 rounds to 0 (the bone check looped forever)
+  EXPECT_THROW(make_mouse_problem(p), InputError);
   p = quick_mouse();
   p.detectors = {{0.0, 0.0}, {0.0, 40.0}};  // the second beside the animal
   EXPECT_THROW(make_mouse_problem(p), InputError);
