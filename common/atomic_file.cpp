@@ -102,13 +102,17 @@ void remove_temp(const std::string& name) {
   PendingTemps::instance().forget(name);
 }
 
+bool is_special(const fs::path& path);
+
 // The file a path finally names: its symbolic links followed (relative ones from the link's folder), even
-// where the last one points at a file that does not exist yet.
+// where the last one points at a file that does not exist yet. A path the kernel resolves to a device, FIFO
+// or pipe is kept as it is: /dev/stdout's link /proc/self/fd/1 reads "pipe:[N]", which names no file,
+// but opening the path writes into the pipe.
 fs::path follow_links(const fs::path& path) {
   fs::path current = path;
   for (int hops = 0; hops < 40; ++hops) {
     std::error_code ec;
-    if (!fs::is_symlink(fs::symlink_status(current, ec))) return current;
+    if (is_special(current) || !fs::is_symlink(fs::symlink_status(current, ec))) return current;
     const fs::path next = fs::read_symlink(current, ec);
     if (ec) return current;
     current = next.is_absolute() ? next : current.parent_path() / next;

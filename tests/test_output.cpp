@@ -1,6 +1,7 @@
 // JSON output and atomic files: what is written reads back equal; failed writes leave nothing behind.
 // (The VTK writers are tested in test_vtk.cpp, built when VTK is.)
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -91,6 +92,26 @@ TEST(AtomicFile, FifoReceivesTheData) {
   reader.join();
   EXPECT_EQ(received, "through the pipe");
   EXPECT_EQ(std::filesystem::status(fifo).type(), std::filesystem::file_type::fifo);
+}
+
+// An anonymous pipe (a shell's `| ...` or `>(...)`: /dev/stdout, /dev/fd/N) is written through too. Its link
+// /proc/self/fd/N reads "pipe:[N]", which names no file: following it by hand led to "cannot create files in
+// directory /proc/self/fd".
+TEST(AtomicFile, AnAnonymousPipeReceivesTheData) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  const std::string path = "/proc/self/fd/" + std::to_string(ends[1]);
+  std::string received;
+  std::thread reader([&] {
+    char buffer[256];
+    for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;) received.append(buffer, static_cast<std::size_t>(n));
+  });
+  EXPECT_NO_THROW(require_writable(path, "report file", ""));
+  EXPECT_NO_THROW(write_through(path, "through an anonymous pipe"));  // the reader is joined either way
+  ::close(ends[1]);
+  reader.join();
+  ::close(ends[0]);
+  EXPECT_EQ(received, "through an anonymous pipe");
 }
 
 TEST(AtomicFile, DirectoryIsRefused) {
