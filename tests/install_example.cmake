@@ -1,5 +1,7 @@
 # ctest's Library test (cmake -P): install this build into a fresh prefix, then configure, build and run
-# examples/library, an outside project that finds the package with find_package(amgsolve). Variables:
+# examples/library, an outside project that finds the package with find_package(amgsolve), and build a
+# shared library that links it (a plugin or language binding: the static libraries must be position
+# independent), neither setting a C++ standard of its own (the package asks for C++20). Variables:
 # BUILD_DIR, SOURCE_DIR, WORK_DIR, CXX, GENERATOR, MAKE_PROGRAM, PREFIX_PATH ('|'-separated, where the
 # dependencies are), CUDA_ROOT (empty without CUDA).
 function(run what)
@@ -32,3 +34,22 @@ if(NOT output MATCHES "converged after [0-9]+ iterations")
   message(FATAL_ERROR "the example did not converge:\n${output}")
 endif()
 message(STATUS "${output}")
+
+set(plugin ${WORK_DIR}/plugin)
+file(WRITE ${plugin}/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)
+project(amgsolve_plugin LANGUAGES CXX)
+find_package(amgsolve REQUIRED)
+add_library(plugin SHARED plugin.cpp)
+target_link_libraries(plugin PRIVATE amgsolve::amgsolve)
+")
+file(WRITE ${plugin}/plugin.cpp "#include <amgsolve/solver.hpp>
+int iterations_of(std::shared_ptr<const amgsolve::CsrMatrix<double>> A, const amgsolve::Vector<double>& b) {
+  const amgsolve::Solver solver(std::move(A), amgsolve::Parameters{});
+  amgsolve::Vector<double> x;
+  return solver.solve(b, x).iterations;
+}
+")
+list(TRANSFORM configure REPLACE "^${SOURCE_DIR}/examples/library$" "${plugin}")
+list(TRANSFORM configure REPLACE "^${WORK_DIR}/build$" "${WORK_DIR}/plugin-build")
+run("configuring a shared library that links amgsolve" ${configure})
+run("building a shared library that links amgsolve" ${CMAKE_COMMAND} --build ${WORK_DIR}/plugin-build)
