@@ -325,10 +325,13 @@ class SolverOn final : public Solver::Impl {
     empty.backend = summary.backend;
     empty.ranks = summary.ranks;
     summary = std::move(empty);
+    finest_aggregates.clear();
   }
 
   void precondition(const Vector<double>& r, Vector<double>& z) override {
-    require_agreed(rows_problem(r, "preconditioned vector"));
+    std::string problem = rows_problem(r, "preconditioned vector");
+    if (problem.empty()) problem = non_finite_problem(r, "preconditioned vector");
+    require_agreed(problem);
     const int exponent = scale_exponent(r);  // the cycle is linear: as in solve(), so that float holds r
     const Vec<double> r_on = exponent == 0 ? backend_.upload(r) : backend_.upload(scaled(r, -exponent));
     Vec<double> z_on;
@@ -491,6 +494,7 @@ class SolverOn final : public Solver::Impl {
   // What is wrong with a solve's right-hand side or limits, or "".
   std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective) const {
     if (std::string problem = rows_problem(b, "right-hand side"); !problem.empty()) return problem;
+    if (std::string problem = non_finite_problem(b, "right-hand side"); !problem.empty()) return problem;
     // The per-solve limits in the ranges of the keys they stand in for.
     const ParameterRange& tolerance = parameter_range("solver.tolerance");
     if (!within(tolerance, effective.tolerance))
@@ -501,15 +505,20 @@ class SolverOn final : public Solver::Impl {
     return "";
   }
 
+  // "what: entry i is nan" for a vector's first entry that is not finite (counted from 1), or "".
+  static std::string non_finite_problem(const Vector<double>& v, const std::string& what) {
+    const auto bad = std::find_if(v.begin(), v.end(), [](double value) { return !std::isfinite(value); });
+    if (bad == v.end()) return "";
+    return what + ": entry " + std::to_string(bad - v.begin() + 1) + " is " + format_number(*bad);
+  }
+
   // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond
   // double's range on the scale the solve runs on (b / 2^exponent: a guess far larger than b's solution).
   std::string initial_guess_problem(const Vector<double>& x, int exponent) const {
     if (std::string problem = rows_problem(x, "initial guess"); !problem.empty()) return problem;
+    if (std::string problem = non_finite_problem(x, "initial guess"); !problem.empty()) return problem;
     double largest = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      if (!std::isfinite(x[i])) return "initial guess: entry " + std::to_string(i + 1) + " is " + format_number(x[i]);
-      largest = std::max(largest, std::abs(x[i]));
-    }
+    for (const double v : x) largest = std::max(largest, std::abs(v));
     if (!std::isfinite(std::ldexp(largest, -exponent)))
       return "initial guess: its largest entry, " + format_number(largest) + ", is beyond double's range on the "
              "right-hand side's scale (2^" + std::to_string(exponent) + "): start from zero";

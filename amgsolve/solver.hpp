@@ -136,10 +136,12 @@ class Solver {
   // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
   // matrix from the whole new matrix.
   // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made, so that
-  // it needs no more memory than the first setup. Values it fails on (not positive definite, NaN) throw, as
-  // a full setup would, and leave no hierarchy; so does a full setup in its place that fails (a solver
-  // never goes on with the matrix it had before a rebuild that threw, whatever it threw): solve() and
-  // precondition() then throw until a rebuild succeeds, and setup() lists no levels. The SetupCallbacks
+  // it needs no more memory than the first setup. A matrix refused before any work (not square, not valid
+  // CSR, a value that is not finite: InputError) leaves the hierarchy as it was. Values the setup fails on
+  // (not positive definite) throw, as a full setup would, and leave no hierarchy; so does a full setup in
+  // its place that fails (once a rebuild has begun its work, a solver never goes on with the matrix it had
+  // before, whatever was thrown): solve() and precondition() then throw until a rebuild succeeds, and
+  // setup() lists no levels and finest_aggregates() none. The SetupCallbacks
   // are called by a full setup, not by a re-setup in place (which makes no new levels or products of its own
   // design: those of the first setup, with new values).
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);

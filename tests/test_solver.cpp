@@ -372,6 +372,7 @@ void expect_no_hierarchy_after_rebuild(Solver& solver, const std::shared_ptr<con
     EXPECT_EQ(solver.setup().rebuild_note, e.what()) << "the note is the error raised";
   }
   EXPECT_TRUE(solver.setup().levels.empty()) << "the old levels' table outlived them";
+  EXPECT_TRUE(solver.finest_aggregates().empty()) << "the old matrix's aggregates outlived it";
   EXPECT_EQ(solver.setup().operator_complexity, 0.0);
   EXPECT_NE(solver.setup().rebuild_note.find(why), std::string::npos) << solver.setup().rebuild_note;
   Vector<double> x;
@@ -471,6 +472,27 @@ TEST(Library, AnInitialGuessIsWhereTheIterationStarts) {
   for (double& v : b_scaled) v = std::ldexp(v, -600);
   for (double& v : x_scaled) v = std::ldexp(v, -600);
   EXPECT_EQ(solver.solve(b_scaled, x_scaled, {}, from_x).history, warm.history);
+}
+
+// A right-hand side or a preconditioned vector that is not finite is refused naming its entry (b's read as
+// "the right-hand side norm became NaN at iteration 0"; precondition() returned NaN without a word).
+TEST(Library, VectorsThatAreNotFiniteAreRefusedByEntry) {
+  const auto A = poisson_3d(6);
+  const Solver solver(A, Parameters{});
+  Vector<double> b(A->rows, 1.0), x, z;
+  b[3] = std::nan("");
+  const auto refusal = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  EXPECT_EQ(refusal([&] { solver.solve(b, x); }), "right-hand side: entry 4 is nan");
+  b[3] = 1.0;
+  b[9] = -INFINITY;
+  EXPECT_EQ(refusal([&] { solver.precondition(b, z); }), "preconditioned vector: entry 10 is -inf");
 }
 
 TEST(Library, AnInitialGuessThatCannotStartIsRefused) {
