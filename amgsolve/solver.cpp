@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <new>
@@ -99,8 +100,13 @@ std::string indefinite_cycle_hint(const AmgParams& amg, const SolverParams& solv
   const SmootherParams& s = amg.smoother;
   const std::string lanczos = "amg.lanczos_steps (" + std::to_string(amg.lanczos_steps) + ")";
   std::vector<std::string> remedies;
-  if (s.type == SmootherType::jacobi && s.omega > 0)
-    remedies.push_back("lower amg.smoother.omega (" + format_number(s.omega) + "), or 0 for 4 / (3 rho) per level");
+  if (s.type == SmootherType::jacobi && s.omega > 0) {
+    char omega[32];
+    std::snprintf(omega, sizeof omega, "%.9g", s.omega);  // 1.999 is not 2
+    remedies.push_back(std::string("set amg.smoother.omega (") + omega +
+                       ") to 0, which takes 4 / (3 rho) on each level (a fixed weight must lie in (0, 2 / rho) "
+                       "on every level, and smooths little near 0)");
+  }
   else if (amg.spectral_radius == SpectralRadius::lanczos)
     remedies.push_back(s.type == SmootherType::jacobi
                            ? "raise " + lanczos
@@ -268,13 +274,22 @@ class SolverOn final : public Solver::Impl {
     const CommunicationStats communicated_before = communication();
     Vec<double> b_on = exponent == 0 ? backend_.upload(b) : backend_.upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
+    const double tolerance = effective.tolerance;
+    double constant_part = 0;  // c = ||b's constant part|| / ||b||, which no A x (A 1 = 0) takes away
     if (singular) {
       // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
       // the tolerance) is removed so that the iteration sees a consistent system.
-      require_consistent_rhs(backend_.sum(b_on), backend_.norm2(b_on), b.size(), effective.tolerance,
-                             "the right-hand side");
+      const double sum = backend_.sum(b_on), norm = backend_.norm2(b_on);
+      require_consistent_rhs(sum, norm, b.size(), tolerance, "the right-hand side");
       backend_.remove_mean(b_on);
+      if (norm > 0) constant_part = std::abs(sum) / (std::sqrt(static_cast<double>(b.size())) * norm);
+      effective.tolerance = range_tolerance(tolerance, constant_part);
     }
+    // The iteration's residuals are of b's range part; the caller's, of b: sqrt(h^2 (1 - c^2) + c^2).
+    const auto of_b = [constant_part](double h) {
+      return constant_part == 0 ? h : std::sqrt(h * h * (1 - constant_part * constant_part) + constant_part * constant_part);
+    };
+    const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
     Vec<double> x_on;
     if (options.initial_guess)
       x_on = exponent == 0 ? backend_.upload(x) : backend_.upload(scaled(x, -exponent));  // on b's scale too
@@ -286,14 +301,20 @@ class SolverOn final : public Solver::Impl {
     SolveResult result;
     try {
       result = effective.type == SolverType::pcg
-                   ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration)
-                   : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, on_iteration);
+                   ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, report)
+                   : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, report);
     } catch (const PreconditionerBreakdown& e) {
       throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), effective));
     }
+    for (double& h : result.history) h = of_b(h);
+    result.relative_residual = of_b(result.relative_residual);
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
-    if (exponent != 0) x = scaled_back(x, exponent, "solution");
+    if (exponent != 0) {
+      const Vector<double> on_b_scale = x;
+      x = scaled_back(on_b_scale, exponent, "solution");
+      if (lost_digits(on_b_scale, x, exponent)) require_attained(b, x, tolerance, result);
+    }
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
     result.communication = communication() - communicated_before;
@@ -471,6 +492,39 @@ class SolverOn final : public Solver::Impl {
     return out;
   }
 
+  // The tolerance on b's range part r (||r||^2 = ||b||^2 (1 - c^2)) that makes the residual of b itself,
+  // sqrt(||r - A x||^2 + c^2 ||b||^2), at most `tolerance` ||b||: a constant part just below the tolerance
+  // leaves the range part almost nothing (before, the range part alone met the tolerance, and b's residual
+  // was above it: 1.3e-8 reported as 8.8e-9).
+  static double range_tolerance(double tolerance, double constant_part) {
+    if (constant_part == 0) return tolerance;
+    const double c2 = constant_part * constant_part;
+    return std::sqrt(std::max(tolerance * tolerance - c2, 0.0) / (1 - c2));
+  }
+
+  // Whether scaling back by 2^exponent lost digits of an entry (underflow to a subnormal or to zero).
+  static bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (std::ldexp(x[i], -exponent) != on_b_scale[i]) return true;
+    return false;
+  }
+
+  // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
+  // the tolerance, or the solve is an error (x_1 of diag(1e200, 1) x = [1e-150, 1e-150] is 1e-350: flushed
+  // to 0, a residual of 0.7 had been reported as converged).
+  void require_attained(const Vector<double>& b, const Vector<double>& x, double tolerance, SolveResult& result) const {
+    const Vec<double> b_on = backend_.upload(b), x_on = backend_.upload(x);
+    Vec<double> r;
+    backend_.residual(*A_, x_on, b_on, r);
+    const double attained = backend_.norm2(r) / backend_.norm2(b_on);
+    if (!(attained <= tolerance))
+      throw NumericalError("the solution underflows double: entries below 2.2e-308 lose their digits, and the x "
+                           "returned has a relative residual of " + format_number(attained) +
+                           " (the iteration reached " + format_number(result.relative_residual) +
+                           "): scale the right-hand side up");
+    result.relative_residual = std::max(result.relative_residual, attained);
+  }
+
   // y 2^e, the result of the scaled solve on b's scale: an error where it leaves double's range, since no
   // residual of the returned vector would then be what the iteration reached.
   static Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what) {
@@ -619,8 +673,17 @@ template <class Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>)
     require_cycle_precision_holds(*A, params);
-  if (params.solver.precision == Precision::mixed)
-    return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
+  if (params.solver.precision == Precision::mixed) {
+    try {
+      return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
+    } catch (const NumericalError& e) {
+      // The setup's "not positive definite" blames the input; in float it may be float's rounding instead
+      // (a checkerboard of contrast 1e8 builds in double and solves, and breaks down in float).
+      throw NumericalError(std::string(e.what()) + " (solver.precision is mixed: the hierarchy is built in float, "
+                           "whose rounding can make the coarse levels of an SPD but ill-conditioned matrix "
+                           "indefinite; solver.precision: double builds it in double)");
+    }
+  }
   return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
 }
 

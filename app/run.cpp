@@ -349,8 +349,13 @@ void print_solve_summary(const SolveResult& s, const char* what) {
 
 namespace {
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
-std::string why_not_converged(const SolveResult& s) {
+std::string why_not_converged(const SolveResult& s, SolverType type) {
   if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
+  // The stationary iteration's residual grows where the V-cycle, a poor stand-alone iteration (its smoothers'
+  // parameters), amplifies some error: that says nothing about A.
+  if (type == SolverType::amg && s.relative_residual > 1 && s.iterations >= 10)
+    return ": the residual ends above the right-hand side's, so the V-cycle diverges as a stand-alone "
+           "iteration (use solver.type: pcg, or check the amg.smoother keys)";
   // x = 0 has relative residual 1: ending above it after many iterations (CG's residual may rise in its
   // first few), CG has been driven by a component of b that A cannot produce (a singular A whose nullspace
   // is not the constants, which amg.nullspace: auto does not detect).
@@ -374,7 +379,7 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
     std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
                config.source.c_str(), failed > 1 ? (std::to_string(failed) + " solves").c_str() : "solve",
                first->iterations, first->relative_residual, config.solver.tolerance,
-               why_not_converged(*first).c_str());
+               why_not_converged(*first, config.solver.type).c_str());
   return kExitNotConverged;
 }
 

@@ -627,6 +627,13 @@ void check_poisson(const KeyReader& r, const PoissonParams& p) {
   if (static_cast<int>(p.size.size()) != dims)
     r.fail_at("problem.size", "problem.size has " + std::to_string(p.size.size()) + " entries but stencil " +
                                   to_string(p.stencil) + " needs " + std::to_string(dims));
+  if (p.coefficient == Coefficient::checkerboard && static_cast<int>(p.size.size()) == dims) {
+    const std::int64_t smallest = *std::min_element(p.size.begin(), p.size.end());
+    if (p.cells > smallest)  // cells of less than a grid point: every point fell in an even cell, k = 1 throughout
+      r.fail_at("problem.cells", "problem.cells: " + std::to_string(p.cells) + " is more than the " +
+                                     std::to_string(smallest) + " unknowns of problem.size's shortest side (a cell "
+                                     "needs at least one grid point)");
+  }
   if (p.boundary == Boundary::neumann && p.rhs == PoissonRhs::ones)
     r.fail_at("problem.rhs", "problem.rhs ones has no solution with boundary neumann (the rows sum to zero, so b "
                              "must too): use rhs: manufactured");

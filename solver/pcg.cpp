@@ -9,10 +9,16 @@ double SolveResult::convergence_factor() const {
 
 namespace pcg_detail {
 
-void require_finite(double value, const char* what, int iteration) {
+void require_finite(double value, const char* what, int iteration, const char* method) {
   if (!std::isfinite(value))
-    throw NumericalError(std::string("PCG: ") + what + " became NaN or infinite at iteration " +
-                         std::to_string(iteration) + " (is the input finite and the matrix SPD?)");
+    throw NumericalError(std::string(method) + ": " + what + " became NaN or infinite at iteration " +
+                         std::to_string(iteration) + " (is the matrix SPD?)");
+}
+
+void require_not_diverging(double relres, int iteration) {
+  if (relres > kDivergedResidual)
+    throw PreconditionerBreakdown("the AMG iteration diverges: relative residual " + format_number(relres) +
+                                  " at iteration " + std::to_string(iteration));
 }
 
 namespace {

@@ -27,8 +27,9 @@ template <class Backend, class V>
 using BackendPreconditioner =
     std::function<void(const typename Backend::template Vector<V>&, typename Backend::template Vector<V>&)>;
 
-// r^T M^-1 r <= 0: the preconditioner, not the matrix, is not positive definite (the caller, who knows
-// what the preconditioner is, may say what makes it so).
+// The preconditioner, not the matrix, is at fault: PCG's r^T M^-1 r <= 0 (it is not positive definite), or
+// the stationary iteration's residual growing without bound (it amplifies some error). The caller, who
+// knows what the preconditioner is, may say what makes it so.
 class PreconditionerBreakdown : public NumericalError {
  public:
   using NumericalError::NumericalError;
@@ -36,9 +37,14 @@ class PreconditionerBreakdown : public NumericalError {
 
 namespace pcg_detail {
 
-void require_finite(double value, const char* what, int iteration);
+// `method` names the iteration in the messages: "PCG" or "the AMG iteration".
+void require_finite(double value, const char* what, int iteration, const char* method = "PCG");
 void require_positive(double value, const char* what, const char* meaning, int iteration);
 void require_positive_preconditioner(double rz, int iteration);
+// The stationary iteration's residual a million times b's: x <- x + M^-1 (b - A x) diverges, which for an
+// SPD A means the V-cycle amplifies some error (its smoothers' parameters), not that A is singular.
+inline constexpr double kDivergedResidual = 1e6;
+void require_not_diverging(double relres, int iteration);
 
 // The start both iterations share: x sized (zero when its size is wrong), r = b - A x, the history begun.
 // False for b = 0: then x = 0 and the result says converged.
@@ -161,7 +167,8 @@ SolveResult stationary_iteration(const Backend& be, const typename Backend::temp
     be.add(correction, x);
     be.residual(A, x, b, r);
     relres = be.norm2(r) / bnorm;
-    require_finite(relres, "the residual", k);
+    require_finite(relres, "the residual", k, "the AMG iteration");
+    require_not_diverging(relres, k);
     result.history.push_back(relres);
     if (on_iteration) on_iteration(k, relres);
   }

@@ -510,6 +510,12 @@ TEST(Config, CoefficientsBeyondWhatDoublesResolveAreRefusedWithTheReason) {
     EXPECT_TRUE(Contains(e, "ill-conditioned")) << e;
   }
   EXPECT_NO_THROW((void)parse_config("problem:\n  coefficient: checkerboard\n  contrast: 1e6\n", "cfg.yaml"));
+  // More checkerboard cells than grid points on a side: every point fell in an even cell (k = 1 throughout).
+  const std::string cells =
+      parse_error("problem:\n  stencil: 5pt\n  size: [64, 80]\n  coefficient: checkerboard\n  cells: 65\n");
+  EXPECT_TRUE(Contains(cells, "problem.cells: 65 is more than the 64 unknowns")) << cells;
+  EXPECT_NO_THROW((void)parse_config("problem:\n  stencil: 5pt\n  size: [64, 80]\n  coefficient: checkerboard\n  "
+                                     "cells: 64\n", "cfg.yaml"));
   const std::string entry = parse_error("problem:\n  stencil: 5pt\n  size: [8, 8]\n  anisotropy: [1, 1e-300]\n");
   EXPECT_TRUE(Contains(entry, "problem.anisotropy")) << entry;
   const std::string ratio = parse_error("problem:\n  stencil: 5pt\n  size: [8, 8]\n  anisotropy: [1e9, 1e-9]\n");
