@@ -242,18 +242,6 @@ TEST(Nullspace, InconsistentRightHandSideIsAClearError) {
   EXPECT_TRUE(r.converged);
 }
 
-// ||b - A x|| / ||b|| with A x formed here (not by the solver), in long double.
-double true_relative_residual(const CsrMatrix<double>& A, const Vector<double>& b, const Vector<double>& x) {
-  long double res = 0, bb = 0;
-  for (Index i = 0; i < A.rows; ++i) {
-    long double ax = 0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) ax += static_cast<long double>(A.val[k]) * x[A.col[k]];
-    res += (b[i] - ax) * (b[i] - ax);
-    bb += static_cast<long double>(b[i]) * b[i];
-  }
-  return static_cast<double>(std::sqrt(res / bb));
-}
-
 // A constant part of b just below the tolerance stays in b's residual (no x removes it): the iteration
 // brings the rest so far down that b's own residual meets the tolerance, and that is what it reports. Before,
 // the range part alone met it: b's residual was 1.3e-8 at a tolerance of 1e-8, reported as 8.8e-9.
@@ -273,7 +261,7 @@ TEST(Nullspace, AConstantPartBelowTheToleranceCountsInTheResidual) {
     Vector<double> x;
     const SolveResult r = one.solve(b, x);
     ASSERT_TRUE(r.converged);
-    const double attained = true_relative_residual(*A, b, x);
+    const double attained = test::true_relative_residual(*A, b, x);
     EXPECT_LE(attained, 1e-8);
     EXPECT_NEAR(r.relative_residual, attained, 1e-3 * attained);
     EXPECT_GE(r.history.back(), 0.99e-8) << "b's residual never falls below its constant part";

@@ -28,12 +28,7 @@ Preconditioner<double> identity() {
   return [](const Vector<double>& r, Vector<double>& z) { z = r; };
 }
 
-// ||b - A x|| / ||b|| computed with Eigen, independently of the solver's own bookkeeping.
-double true_relative_residual(const CsrMatrix<double>& A, const Vector<double>& b, const Vector<double>& x) {
-  const Eigen::Map<const Eigen::VectorXd> bd(b.data(), static_cast<Eigen::Index>(b.size()));
-  const Eigen::Map<const Eigen::VectorXd> xd(x.data(), static_cast<Eigen::Index>(x.size()));
-  return (bd - test::to_eigen(A) * xd).norm() / bd.norm();
-}
+using test::true_relative_residual;
 
 TEST(Pcg, SolvesManufacturedSolutionWithAmg) {
   for (auto [stencil, size] : {std::pair{Stencil::p7, std::vector<std::int64_t>{30, 28, 26}},

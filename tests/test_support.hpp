@@ -96,6 +96,13 @@ Eigen::SparseMatrix<double> to_eigen(const CsrMatrix<Value>& A) {
   return M;
 }
 
+// ||b - A x|| / ||b|| computed with Eigen, independently of the solver's own bookkeeping.
+inline double true_relative_residual(const CsrMatrix<double>& A, const Vector<double>& b, const Vector<double>& x) {
+  const Eigen::Map<const Eigen::VectorXd> bd(b.data(), static_cast<Eigen::Index>(b.size()));
+  const Eigen::Map<const Eigen::VectorXd> xd(x.data(), static_cast<Eigen::Index>(x.size()));
+  return (bd - to_eigen(A) * xd).norm() / bd.norm();
+}
+
 // c A: every stored value times c (exact for a power of two: D^-1 A and the strength stay as they were).
 inline CsrMatrix<double> scaled(CsrMatrix<double> A, double c) {
   for (double& v : A.val) v *= c;
