@@ -459,7 +459,8 @@ std::vector<KeySpec> amg_keys() {
              "`lanczos`: `amg.lanczos_steps` steps of Lanczos times `eigenvalue_safety`, sharper where rows have "
              "large positive off-diagonal entries."),
       library_bounded(integer("amg.lanczos_steps", FIELD(amg.lanczos_steps),
-                      "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`).")),
+                      "Lanczos steps for the estimate of rho(D^-1 A) on each level (`spectral_radius: lanczos`); "
+                      "fewer than 4 underestimate it so far that the Chebyshev smoother amplifies some error.")),
       choice("amg.smoother.type", FIELD(amg.smoother.type),
              names_of(SmootherType{}),
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),

@@ -639,7 +639,8 @@ TEST(Library, AMatrixThatIsNoValidCsrIsRefused) {
 TEST(Library, ParametersSetInCodeAreChecked) {
   const auto A = poisson_3d(6);
   const std::vector<std::pair<std::function<void(Parameters&)>, std::string>> cases = {
-      {[](Parameters& p) { p.amg.lanczos_steps = 0; }, "amg.lanczos_steps must be >= 1 and <= 200, got 0"},
+      {[](Parameters& p) { p.amg.lanczos_steps = 0; }, "amg.lanczos_steps must be >= 4 and <= 200, got 0"},
+      {[](Parameters& p) { p.amg.lanczos_steps = 2; }, "amg.lanczos_steps must be >= 4"},  // broke down on Poisson
       {[](Parameters& p) { p.amg.smoother.degree = 1000000; }, "amg.smoother.degree must be >= 1 and <= 20"},
       {[](Parameters& p) { p.amg.smoother.chebyshev_ratio = std::nan(""); }, "amg.smoother.chebyshev_ratio must be > 1"},
       {[](Parameters& p) { p.amg.strength_threshold = std::nan(""); }, "amg.strength_threshold"},
@@ -730,10 +731,10 @@ TEST(Library, ASmootherThatDivergesIsNamed) {
       << jacobi;
   params.amg.smoother = SmootherParams{};
   params.amg.smoother.eigenvalue_safety = 1.0;
-  params.amg.lanczos_steps = 1;
+  params.amg.lanczos_steps = 4;
   params.solver.precision = Precision::mixed;
   const std::string chebyshev = breakdown_message(params);
-  EXPECT_NE(chebyshev.find("raise amg.smoother.eigenvalue_safety (1) or amg.lanczos_steps (1)"), std::string::npos)
+  EXPECT_NE(chebyshev.find("raise amg.smoother.eigenvalue_safety (1) or amg.lanczos_steps (4)"), std::string::npos)
       << chebyshev;
   EXPECT_NE(chebyshev.find("; or use solver.precision: double)"), std::string::npos) << chebyshev;
   params.amg.spectral_radius = SpectralRadius::gershgorin;  // an interval over the whole spectrum
