@@ -17,6 +17,7 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
@@ -311,9 +312,10 @@ class SolverOn final : public Solver::Impl {
     if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
     backend_.download(x_on, x);
     if (exponent != 0) {
-      const Vector<double> on_b_scale = x;
-      x = scaled_back(on_b_scale, exponent, "solution");
-      if (lost_digits(on_b_scale, x, exponent)) require_attained(b, x, tolerance, result);
+      Vector<double> back = scaled_back(x, exponent, "solution");
+      const bool lost = lost_digits(x, back, exponent);
+      x = std::move(back);
+      if (lost) require_attained(b, x, tolerance, result);
     }
     result.seconds = timer.seconds();
     result.transfers = backend_.transfers() - before;
@@ -504,9 +506,8 @@ class SolverOn final : public Solver::Impl {
 
   // Whether scaling back by 2^exponent lost digits of an entry (underflow to a subnormal or to zero).
   static bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent) {
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (std::ldexp(x[i], -exponent) != on_b_scale[i]) return true;
-    return false;
+    const auto n = static_cast<std::int64_t>(x.size());
+    return first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
   }
 
   // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
@@ -561,9 +562,10 @@ class SolverOn final : public Solver::Impl {
 
   // "what: entry i is nan" for a vector's first entry that is not finite (counted from 1), or "".
   static std::string non_finite_problem(const Vector<double>& v, const std::string& what) {
-    const auto bad = std::find_if(v.begin(), v.end(), [](double value) { return !std::isfinite(value); });
-    if (bad == v.end()) return "";
-    return what + ": entry " + std::to_string(bad - v.begin() + 1) + " is " + format_number(*bad);
+    const auto n = static_cast<std::int64_t>(v.size());
+    const std::int64_t bad = first_index_where(n, [&](std::int64_t i) { return !std::isfinite(v[i]); });
+    if (bad == n) return "";
+    return what + ": entry " + std::to_string(bad + 1) + " is " + format_number(v[bad]);
   }
 
   // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond

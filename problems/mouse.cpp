@@ -56,15 +56,6 @@ void check_size(const MouseParams& p) {
   require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), what);
 }
 
-// The tissue a point of the sphere would take if the tumour were not there: the last organ painted there
-// (the brain after the skull it fills), the tumour left out.
-Tissue painted_tissue(const std::vector<Organ>& organs, const Point3& q) {
-  Tissue tissue = Tissue::muscle;
-  for (const Organ& organ : organs)
-    if (organ.tissue != Tissue::tumour && organ.shape.contains(q)) tissue = organ.tissue;
-  return tissue;
-}
-
 [[noreturn]] void refuse_tumour(const PhantomParams& p, const char* where, const Point3& q) {
   char text[240];
   std::snprintf(text, sizeof text, "problem.tumour: the sphere at [%g, %g, %g] mm with radius %g mm %s (near [%.1f, "
@@ -74,8 +65,9 @@ Tissue painted_tissue(const std::vector<Organ>& organs, const Point3& q) {
 }
 
 // The tumour replaces the tissue where it grows, but not bone: one reaching into the spine or the skull (not
-// into the brain the skull holds) is refused. Sampled on a lattice of a twentieth of its radius, counted in
-// integers (a step of r / 20 may round to nothing).
+// into the brain the skull holds: the tissue the painting leaves counts, `organs` those without the tumour) is
+// refused. Sampled on a lattice of a twentieth of its radius, counted in integers (a step of r / 20 may round
+// to nothing).
 void check_tumour_clear_of_bone(const PhantomParams& p, const std::vector<Organ>& organs) {
   constexpr int kSteps = 20;
   const double r = p.tumour_radius;
@@ -107,7 +99,9 @@ void check_tumour_inside(const PhantomParams& p) {
 void check_tumour(const PhantomParams& p) {
   if (p.tumour_radius <= 0) return;
   check_tumour_inside(p);
-  check_tumour_clear_of_bone(p, mouse_organs(p));
+  PhantomParams without_tumour = p;
+  without_tumour.tumour_radius = 0;
+  check_tumour_clear_of_bone(p, mouse_organs(without_tumour));
 }
 
 // A tumour asked for must take voxels: a sphere that holds no voxel centre would leave the tissue unchanged

@@ -157,6 +157,13 @@ bool inside_body(const std::vector<Primitive>& body, const Point3& p) {
   return std::any_of(body.begin(), body.end(), [&](const Primitive& s) { return s.contains(p); });
 }
 
+Tissue painted_tissue(const std::vector<Organ>& organs, const Point3& p) {
+  Tissue tissue = Tissue::muscle;
+  for (const Organ& organ : organs)
+    if (organ.shape.contains(p)) tissue = organ.tissue;
+  return tissue;
+}
+
 Point3 skin_normal(const std::vector<Primitive>& body, const Point3& p) {
   if (body.empty()) throw Error("skin_normal: a body without parts");
   const auto nearest = std::min_element(body.begin(), body.end(), [&](const Primitive& a, const Primitive& b) {
@@ -223,11 +230,7 @@ Phantom build_mouse_phantom(const PhantomParams& p) {
     const Point3 c = {ph.origin[0] + (v % nx + 0.5) * p.voxel_size,
                       ph.origin[1] + ((v / nx) % ph.size[1] + 0.5) * p.voxel_size,
                       ph.origin[2] + (v / nxy + 0.5) * p.voxel_size};
-    Tissue t = inside_body(body, c) ? Tissue::muscle : Tissue::outside;
-    if (t != Tissue::outside)
-      for (const Organ& o : organs)
-        if (o.shape.contains(c)) t = o.tissue;
-    ph.label[v] = static_cast<std::uint8_t>(t);
+    ph.label[v] = static_cast<std::uint8_t>(inside_body(body, c) ? painted_tissue(organs, c) : Tissue::outside);
   }
   return ph;
 }

@@ -59,6 +59,8 @@ std::vector<Organ> mouse_organs(const PhantomParams& p);
 
 // Whether p lies in the union of the body parts.
 bool inside_body(const std::vector<Primitive>& body, const Point3& p);
+// The tissue the organs paint at p, a point inside the body: the last organ that holds it, else muscle.
+Tissue painted_tissue(const std::vector<Organ>& organs, const Point3& p);
 
 // The outward unit normal of the skin near p: that of the body part whose surface is nearest (the union's
 // surface is the nearest part's surface wherever the parts do not cross).
