@@ -33,8 +33,11 @@ class Vcycle {
   // hierarchy's (so the caller may let the hierarchy release it); on the coarsest level only where it is
   // smoothed (the direct solve keeps the hierarchy's).
   using OperatorBuilt = std::function<void(std::size_t level, LevelOperator which, const Mat& built)>;
-
-  Vcycle(const Backend& backend, const Hierarchy<Backend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+  //
+  // The hierarchy is usually the backend's own; a layer may cycle on another backend's (the distributed
+  // layer over a GPU, backend/mpi/mpi_over.hpp, on the levels the mpi backend's setup built).
+  template <class SetupBackend>
+  Vcycle(const Backend& backend, const Hierarchy<SetupBackend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
          std::shared_ptr<const Mat> fine = nullptr, const OperatorBuilt& on_built = {})
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;
@@ -89,9 +92,10 @@ class Vcycle {
       return backend.matrix(M, format);
   }
 
+  template <class SetupBackend>
   static std::unique_ptr<Smoother<Backend, V>> make_smoother(const Backend& backend,
-                                                             const Hierarchy<Backend, V>& hierarchy, std::size_t l,
-                                                             const Mat& A) {
+                                                             const Hierarchy<SetupBackend, V>& hierarchy,
+                                                             std::size_t l, const Mat& A) {
     const SmootherSpec& spec = hierarchy.smoother(l);
     Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
     if (spec.type == SmootherType::jacobi)

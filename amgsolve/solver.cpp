@@ -29,6 +29,7 @@
 #ifdef AMGSOLVE_WITH_MPI
 #include "amg/mpi/distributed_setup.hpp"
 #include "backend/mpi/mpi_backend.hpp"
+#include "backend/mpi/mpi_over.hpp"
 #include "distributed/spgemm/backends.hpp"
 #endif
 
@@ -40,6 +41,10 @@ static_assert(Backend<CudaBackend>);
 #endif
 #ifdef AMGSOLVE_WITH_MPI
 static_assert(Backend<MpiBackend>);
+static_assert(Backend<MpiOver<CpuBackend>>);  // what tests/test_mpi.cpp runs the layer over
+#ifdef AMGSOLVE_WITH_CUDA
+static_assert(Backend<MpiOver<CudaBackend>>);
+#endif
 #endif
 
 struct Solver::Impl {
@@ -125,8 +130,9 @@ template <class Backend>
 constexpr bool kDistributed = requires(const Backend& b) { b.comm(); };
 
 // Every format's cost on every level, and the format the solve uses: the configured or modelled one on a
-// device; on the CPU, CSR where it is asked for, else the sliced ELLPACK copy on the levels where it pays.
-template <class Backend, class CycleValue>
+// device (each rank's rows' costs, over MPI ranks); on the CPU, CSR where it is asked for, else the sliced
+// ELLPACK copy on the levels where it pays.
+template <class SolveBackend, class Backend, class CycleValue>
 SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleValue>& amg, SpmvFormat requested,
                          SetupSummary& summary) {
   summary.spmv_formats.clear();
@@ -137,7 +143,7 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
     // (SlicedOperators::describe); here what the GPU formats' model would pick.
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
-  } else if constexpr (kDistributed<Backend>) {
+  } else if constexpr (kDistributed<Backend> && SolveBackend::kind == BackendKind::cpu) {
     summary.spmv_format = "csr";
     summary.spmv_format_reason = "the mpi backend's ranks multiply in CSR (the GPU formats' model would pick " +
                                  format_name(choice.format) + ": " + choice.reason + ")";
@@ -221,16 +227,18 @@ class SlicedOperators {
 };
 
 // The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
-// (the cycle in float inside the double outer iteration).
-template <class Backend, class CycleValue>
+// (the cycle in float inside the double outer iteration). The solve runs on SolveBackend: the setup's
+// backend itself, or a layer over it (over MPI ranks, each rank's GPU: MpiOver<CudaBackend>).
+template <class Backend, class CycleValue, class SolveBackend = Backend>
 class SolverOn final : public Solver::Impl {
  public:
   template <class V>
-  using Vec = typename Backend::template Vector<V>;
+  using Vec = typename SolveBackend::template Vector<V>;
 
   SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
       : setup_timer_(),
         params_(params.solver),
+        solve_backend_(solve_backend_of(backend_)),
         rows_(A->rows),
         A_csr_(backend_.csr(std::move(A))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
@@ -245,6 +253,7 @@ class SolverOn final : public Solver::Impl {
     requires std::is_same_v<Backend, MpiBackend>
       : setup_timer_(),
         params_(params.solver),
+        solve_backend_(solve_backend_of(backend_)),
         rows_(static_cast<Index>(block.global_rows)),
         A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), block.global_rows,
                                                                  std::move(block.rows))),
@@ -271,18 +280,18 @@ class SolverOn final : public Solver::Impl {
     require_agreed(problem);
     require_same_limits(effective);
     Timer timer;
-    const TransferCounts before = backend_.transfers();
+    const TransferCounts before = solving().transfers();
     const CommunicationStats communicated_before = communication();
-    Vec<double> b_on = exponent == 0 ? backend_.upload(b) : backend_.upload(scaled(b, -exponent));
+    Vec<double> b_on = exponent == 0 ? solving().upload(b) : solving().upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
     const double tolerance = effective.tolerance;
     double constant_part = 0;  // c = ||b's constant part|| / ||b||, which no A x (A 1 = 0) takes away
     if (singular) {
       // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
       // the tolerance) is removed so that the iteration sees a consistent system.
-      const double sum = backend_.sum(b_on), norm = backend_.norm2(b_on);
+      const double sum = solving().sum(b_on), norm = solving().norm2(b_on);
       require_consistent_rhs(sum, norm, b.size(), tolerance, "the right-hand side");
-      backend_.remove_mean(b_on);
+      solving().remove_mean(b_on);
       if (norm > 0) constant_part = std::abs(sum) / (std::sqrt(static_cast<double>(b.size())) * norm);
       effective.tolerance = range_tolerance(tolerance, constant_part);
     }
@@ -293,24 +302,24 @@ class SolverOn final : public Solver::Impl {
     const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
     Vec<double> x_on;
     if (options.initial_guess)
-      x_on = exponent == 0 ? backend_.upload(x) : backend_.upload(scaled(x, -exponent));  // on b's scale too
+      x_on = exponent == 0 ? solving().upload(x) : solving().upload(scaled(x, -exponent));  // on b's scale too
     else
-      backend_.zero(x_on, A_->rows);
-    const BackendPreconditioner<Backend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
+      solving().zero(x_on, A_->rows);
+    const BackendPreconditioner<SolveBackend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
       apply_cycle(r, z);
     };
     SolveResult result;
     try {
       result = effective.type == SolverType::pcg
-                   ? pcg<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, report)
-                   : stationary_iteration<Backend, double>(backend_, *A_, b_on, x_on, vcycle, effective, report);
+                   ? pcg<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, effective, report)
+                   : stationary_iteration<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, effective, report);
     } catch (const PreconditionerBreakdown& e) {
       throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), effective));
     }
     for (double& h : result.history) h = of_b(h);
     result.relative_residual = of_b(result.relative_residual);
-    if (singular) backend_.remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
-    backend_.download(x_on, x);
+    if (singular) solving().remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
+    solving().download(x_on, x);
     if (exponent != 0) {
       Vector<double> back = scaled_back(x, exponent, "solution");
       const bool lost = lost_digits(x, back, exponent);
@@ -318,7 +327,7 @@ class SolverOn final : public Solver::Impl {
       if (lost) require_attained(b, x, tolerance, result);
     }
     result.seconds = timer.seconds();
-    result.transfers = backend_.transfers() - before;
+    result.transfers = solving().transfers() - before;
     result.communication = communication() - communicated_before;
     return result;
   }
@@ -356,15 +365,30 @@ class SolverOn final : public Solver::Impl {
     if (problem.empty()) problem = non_finite_problem(r, "preconditioned vector");
     require_agreed(problem);
     const int exponent = scale_exponent(r);  // the cycle is linear: as in solve(), so that float holds r
-    const Vec<double> r_on = exponent == 0 ? backend_.upload(r) : backend_.upload(scaled(r, -exponent));
+    const Vec<double> r_on = exponent == 0 ? solving().upload(r) : solving().upload(scaled(r, -exponent));
     Vec<double> z_on;
-    backend_.zero(z_on, A_->rows);
+    solving().zero(z_on, A_->rows);
     apply_cycle(r_on, z_on);
-    backend_.download(z_on, z);
+    solving().download(z_on, z);
     if (exponent != 0) z = scaled_back(z, exponent, "preconditioned vector");
   }
 
  private:
+  // The backend the solve runs on: the setup's, or a layer over its ranks (MpiOver<CudaBackend>: each rank's
+  // GPU multiplies the levels the mpi backend built on its CPU cores).
+  const SolveBackend& solving() const {
+    if constexpr (std::is_same_v<SolveBackend, Backend>)
+      return backend_;
+    else
+      return *solve_backend_;
+  }
+  static std::unique_ptr<SolveBackend> solve_backend_of(const Backend& setup) {
+    if constexpr (std::is_same_v<SolveBackend, Backend>)
+      return nullptr;
+    else
+      return std::make_unique<SolveBackend>(setup.comm());
+  }
+
   // The re-setup for A_new (on the backend, in double): in place, or false and why.
   bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, std::string& why) {
     if (!has_hierarchy()) {
@@ -437,19 +461,19 @@ class SolverOn final : public Solver::Impl {
   void finish_setup() {
     if constexpr (requires { backend_.set_halo_mode(HaloMode::overlap); })
       backend_.set_halo_mode(params_.halo_exchange);
-    const SpmvFormat format = choose_format(backend_, hierarchy_, params_.spmv_format, summary);
-    std::shared_ptr<const typename Backend::template Matrix<CycleValue>> fine;
+    const SpmvFormat format = choose_format<SolveBackend>(backend_, hierarchy_, params_.spmv_format, summary);
+    std::shared_ptr<const typename SolveBackend::template Matrix<CycleValue>> fine;
     if constexpr (std::is_same_v<CycleValue, double>) {
-      A_ = backend_.matrix(A_csr_, format);
+      A_ = solving().matrix(A_csr_, format);
       fine = A_;  // one copy for PCG and the cycle
     } else {
       // The outer iteration multiplies by the double A once per iteration, the float cycle several times by
       // its own copy: a second layout of A would cost its memory for little.
-      A_ = backend_.matrix(A_csr_, Backend::kind == BackendKind::cpu ? SpmvFormat::csr : format);
+      A_ = solving().matrix(A_csr_, SolveBackend::kind == BackendKind::cpu ? SpmvFormat::csr : format);
     }
     // The cpu backend's sliced copy of an operator replaces the hierarchy's CSR, let go of as soon as the
     // cycle has it: every P and R, and the level matrices unless a re-setup will need them.
-    typename Vcycle<Backend, CycleValue>::OperatorBuilt release;
+    typename Vcycle<SolveBackend, CycleValue>::OperatorBuilt release;
     SlicedOperators sliced;
     if constexpr (kHostCsr<Backend>)
       release = [this, &sliced](std::size_t level, LevelOperator which, const auto& built) {
@@ -457,7 +481,7 @@ class SolverOn final : public Solver::Impl {
         sliced.add(level, which);
         if (which != LevelOperator::matrix || !hierarchy_.keeps_structure()) hierarchy_.release(level, which);
       };
-    cycle_ = std::make_unique<Vcycle<Backend, CycleValue>>(backend_, hierarchy_, format, fine, release);
+    cycle_ = std::make_unique<Vcycle<SolveBackend, CycleValue>>(solving(), hierarchy_, format, fine, release);
     if constexpr (kHostCsr<Backend>) sliced.describe(params_.spmv_format, summary);
     finest_aggregates = hierarchy_.finest_aggregates();
   }
@@ -467,12 +491,12 @@ class SolverOn final : public Solver::Impl {
     if constexpr (std::is_same_v<CycleValue, double>) {
       cycle_->apply(r, z);
     } else {
-      backend_.convert(r, r_cycle_);
+      solving().convert(r, r_cycle_);
       cycle_->apply(r_cycle_, z_cycle_);
-      backend_.convert(z_cycle_, z);
+      solving().convert(z_cycle_, z);
     }
     // Keeps the search directions orthogonal to the nullspace, which rounding would otherwise feed.
-    if (hierarchy_.singular()) backend_.remove_mean(z);
+    if (hierarchy_.singular()) solving().remove_mean(z);
   }
 
   // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
@@ -514,10 +538,10 @@ class SolverOn final : public Solver::Impl {
   // the tolerance, or the solve is an error (x_1 of diag(1e200, 1) x = [1e-150, 1e-150] is 1e-350: flushed
   // to 0, a residual of 0.7 had been reported as converged).
   void require_attained(const Vector<double>& b, const Vector<double>& x, double tolerance, SolveResult& result) const {
-    const Vec<double> b_on = backend_.upload(b), x_on = backend_.upload(x);
+    const Vec<double> b_on = solving().upload(b), x_on = solving().upload(x);
     Vec<double> r;
-    backend_.residual(*A_, x_on, b_on, r);
-    const double attained = backend_.norm2(r) / backend_.norm2(b_on);
+    solving().residual(*A_, x_on, b_on, r);
+    const double attained = solving().norm2(r) / solving().norm2(b_on);
     if (!(attained <= tolerance))
       throw NumericalError("the solution underflows double: entries below 2.2e-308 lose their digits, and the x "
                            "returned has a relative residual of " + format_number(attained) +
@@ -612,7 +636,7 @@ class SolverOn final : public Solver::Impl {
   }
 
   void fill_summary(double seconds) {
-    summary.backend = Backend::kind;
+    summary.backend = SolveBackend::kind;
     summary.nullspace = to_string(hierarchy_.params().nullspace);
     summary.levels = hierarchy_.info();
     summary.seconds = seconds;
@@ -624,22 +648,23 @@ class SolverOn final : public Solver::Impl {
         model_bytes_per_iteration(summary.levels, hierarchy_.params(), params_, sizeof(CycleValue));
     // The double cycle's finest operator is A_ itself, counted in the cycle's bytes already.
     summary.backend_bytes = cycle_->bytes();
-    if constexpr (!std::is_same_v<CycleValue, double>) summary.backend_bytes += backend_.bytes(*A_);
-    summary.transfers = backend_.transfers();
+    if constexpr (!std::is_same_v<CycleValue, double>) summary.backend_bytes += solving().bytes(*A_);
+    summary.transfers = solving().transfers();
     summary.local_rows = A_->rows;
     if constexpr (kDistributed<Backend>) summary.ranks = backend_.comm().size();
-    if constexpr (requires { backend_.halo_mode(); }) summary.halo_exchange = backend_.halo_mode();
+    if constexpr (requires { solving().halo_mode(); }) summary.halo_exchange = solving().halo_mode();
     summary.communication = communication();
   }
 
   Timer setup_timer_;  // first: the setup's time includes the float copy and the uploads
   SolverParams params_;
-  Backend backend_;  // before what it holds: destroyed last
+  Backend backend_;  // the setup's, before what it holds: destroyed last
+  std::unique_ptr<SolveBackend> solve_backend_;  // a layer of its own over backend_ (solve_backend_of)
   Index rows_;       // A's (all ranks')
   std::shared_ptr<const typename Backend::template Csr<double>> A_csr_;  // A where the backend keeps it
   Hierarchy<Backend, CycleValue> hierarchy_;
-  std::shared_ptr<const typename Backend::template Matrix<double>> A_;
-  std::unique_ptr<Vcycle<Backend, CycleValue>> cycle_;
+  std::shared_ptr<const typename SolveBackend::template Matrix<double>> A_;
+  std::unique_ptr<Vcycle<SolveBackend, CycleValue>> cycle_;
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
 };
 
@@ -671,13 +696,13 @@ void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters&
 }
 
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
-template <class Backend, class Input>
+template <class Backend, class SolveBackend = Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>)
     require_cycle_precision_holds(*A, params);
   if (params.solver.precision == Precision::mixed) {
     try {
-      return std::make_unique<SolverOn<Backend, float>>(std::move(A), params, callbacks);
+      return std::make_unique<SolverOn<Backend, float, SolveBackend>>(std::move(A), params, callbacks);
     } catch (const NumericalError& e) {
       // The setup's "not positive definite" blames the input; in float it may be float's rounding instead
       // (a checkerboard of contrast 1e8 builds in double and solves, and breaks down in float).
@@ -686,7 +711,7 @@ std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, 
                            "indefinite; solver.precision: double builds it in double)");
     }
   }
-  return std::make_unique<SolverOn<Backend, double>>(std::move(A), params, callbacks);
+  return std::make_unique<SolverOn<Backend, double, SolveBackend>>(std::move(A), params, callbacks);
 }
 
 }  // namespace
@@ -704,18 +729,43 @@ BackendKind chosen_backend(const Parameters& params, bool& distributed) {
   if (spgemm && spgemm->collective() && !params.distribute)
     throw InputError("amg.spgemm: " + spgemm->name() + " multiplies over all MPI ranks together, so it needs a "
                      "distributed solve (Parameters::distribute); choose a local SpGEMM backend");
-  // auto means the cpu under several ranks (the cuda backend is not distributed yet), on every rank alike,
-  // whether or not a rank sees a GPU.
-  const BackendKind kind = distributed && params.backend == BackendChoice::automatic ? BackendKind::cpu
-                                                                                     : resolve_backend(params.backend);
-  if (distributed && kind != BackendKind::cpu)
-    throw InputError(std::string("backend: ") + to_string(kind) + " is not distributed over MPI ranks yet; run it on one rank, "
-                     "or use backend: cpu on several");
+  if (distributed && spgemm && !spgemm->collective() && spgemm->runs_on() != BackendKind::cpu)
+    throw InputError("amg.spgemm: " + spgemm->name() + " runs on the " + to_string(spgemm->runs_on()) +
+                     " backend, but under several MPI ranks the setup runs on each rank's CPU cores: choose a cpu "
+                     "or distributed SpGEMM backend (amgsolve --list-backends)");
+  if (!distributed) return resolve_backend(params.backend);
+  // auto means the cpu under several ranks, on every rank alike, whether or not a rank sees a GPU (the
+  // solve on each rank's GPU, MpiOver<CudaBackend>, is asked for by name). A rank without a usable GPU is
+  // every rank's error.
+  if (params.backend == BackendChoice::automatic) return BackendKind::cpu;
+  BackendKind kind = BackendKind::cpu;
+  std::string problem;
+  try {
+    kind = resolve_backend(params.backend);
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
+    throw InputError(first.text + (first.rank == 0 ? "" : " (on rank " + std::to_string(first.rank) + ")"));
   return kind;
 #else
   return resolve_backend(params.backend);
 #endif
 }
+
+#ifdef AMGSOLVE_WITH_MPI
+// The solver over MPI ranks: the setup on each rank's CPU cores (the mpi backend), the solve there too or on
+// each rank's GPU (the distributed layer over the cuda backend).
+template <class Input>
+std::unique_ptr<Solver::Impl> make_distributed_solver(Input A, BackendKind kind, const Parameters& params,
+                                                      const SetupCallbacks& callbacks) {
+#ifdef AMGSOLVE_WITH_CUDA
+  if (kind == BackendKind::cuda) return make_solver_on<MpiBackend, MpiOver<CudaBackend>>(std::move(A), params, callbacks);
+#endif
+  if (kind != BackendKind::cpu) throw Error("internal: no distributed backend for " + std::string(to_string(kind)));
+  return make_solver_on<MpiBackend>(std::move(A), params, callbacks);
+}
+#endif
 
 // A matrix the setup can read: square, not empty, valid CSR with finite values (one parallel pass; the
 // symmetry and the diagonal's signs are the caller's to check where it cannot vouch for them:
@@ -741,7 +791,7 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
 #ifdef AMGSOLVE_WITH_MPI
-  if (distributed) return make_solver_on<MpiBackend>(std::move(A), resolved, callbacks);
+  if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
 #endif
   switch (kind) {
     case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
@@ -790,11 +840,11 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params) {
 
 std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params, const SetupCallbacks& callbacks) {
   bool distributed = false;
-  (void)chosen_backend(params, distributed);
+  [[maybe_unused]] const BackendKind kind = chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) {
     require_agreed_blocks(block, params);  // the parameters too: one rank's bad one must not leave the rest waiting
-    return make_solver_on<MpiBackend>(std::move(block), params, callbacks);
+    return make_distributed_solver(std::move(block), kind, params, callbacks);
   }
 #endif
   require_whole_block(block);  // make_impl checks the parameters and the matrix

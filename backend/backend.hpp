@@ -2,16 +2,21 @@
 // The execution axis. A backend is a type that provides vectors, matrices and the operations the
 // algorithms need; the algorithms (solver/pcg.hpp, amg/vcycle.hpp, amg/jacobi.hpp, amg/chebyshev.hpp) are
 // written once over it, as AMGCL's are over its backends and Ginkgo's over its executors, and never ask
-// which device they run on. Two backends exist:
-//   CpuBackend   backend/cpu/cpu_backend.hpp    OpenMP loops over host CSR (the reference kernels)
-//   CudaBackend  backend/cuda/cuda_backend.hpp  a GPU: device vectors, matrices in csr (cuSPARSE), ellpack-r
-//                                               or pjds, kernels in backend/cuda/*.cu
+// which device they run on. Two local backends exist, and two layers over MPI ranks:
+//   CpuBackend      backend/cpu/cpu_backend.hpp    OpenMP loops over host CSR (the reference kernels)
+//   CudaBackend     backend/cuda/cuda_backend.hpp  a GPU: device vectors, matrices in csr (cuSPARSE),
+//                                                  ellpack-r or pjds, kernels in backend/cuda/*.cu
+//   MpiBackend      backend/mpi/mpi_backend.hpp    ranks over the cpu backend, setup and solve, the halo
+//                                                  exchange overlapped with the interior rows
+//   MpiOver<Local>  backend/mpi/mpi_over.hpp       ranks over any local backend for the solve (over the
+//                                                  cuda one: each rank's GPU), on MpiBackend's levels
 // The choice is made once: resolve_backend (common/device.hpp) turns the `backend` key into a BackendKind,
 // and amgsolve::Solver (amgsolve/solver.cpp) turns that into one of these types.
 //
-// A new backend (a future MPI layer wraps a local one the same way): a class with the members the concept
-// below names, its kernels each tested against the cpu backend's (tests/test_gpu.cpp shows how), and a case
-// in Solver's constructor.
+// A new backend: a class with the members the concept below names, its kernels each tested against the cpu
+// backend's (tests/test_gpu.cpp shows how), and a case in Solver's constructor. A local backend that
+// MpiOver can wrap also has dot_partial, sum_partial and cg_update_partial (the exact sums of its reduction
+// blocks), gather, extend and subtract.
 #include <concepts>
 #include <cstdint>
 #include <memory>

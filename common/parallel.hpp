@@ -14,10 +14,9 @@
 #include <vector>
 
 #include "common/exact_sum.hpp"
+#include "common/reduction_block.hpp"
 
 namespace amgsolve {
-
-inline constexpr std::int64_t kReductionBlock = 8192;
 
 inline int max_threads() { return omp_get_max_threads(); }
 

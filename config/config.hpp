@@ -37,6 +37,7 @@ struct Config {
   BackendKind backend = BackendKind::cpu;
   ProblemSpec problem;
   AmgParams amg;   // amg.spgemm is never empty after loading: the backend's default when not given
+  bool spgemm_defaulted = false;  // amg.spgemm was not given (the backend's default was taken)
   bool compare_spgemm = false;  // run every SpGEMM backend on every setup product beside the setup
   int compare_spgemm_runs = 3;  // amg.compare_runs: timed runs per backend and product (ComparisonTiming)
   SolverParams solver;

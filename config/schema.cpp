@@ -515,7 +515,8 @@ std::vector<KeySpec> solver_keys() {
              "section 5): `overlap` computes the rows that need no other rank's values while the messages "
              "travel; `vector` waits for the messages first; `task` has one thread of each rank wait for them "
              "(driving MPI's progress) while the rank's other threads compute, then join in (with one thread a "
-             "rank it is `overlap`). The result is the same bit for bit; one process ignores it."),
+             "rank it is `overlap`). The result is the same bit for bit; one process ignores it, and so does "
+             "`backend: cuda` over ranks, which exchanges first (`vector`; the report says which mode ran)."),
       library_bounded(number("solver.tolerance", FIELD(solver.tolerance),
                      "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero).")),
       library_bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
@@ -563,7 +564,9 @@ std::vector<KeySpec> make_schema() {
              names_of(BackendChoice{}),
              "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU: the whole setup on the "
              "device, with the GPU SpGEMM backends, only the coarsest level factorised on the host; PCG and the "
-             "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu."),
+             "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu. "
+             "Under several MPI ranks the setup runs on each rank's CPU cores (with amg.spgemm's cpu or "
+             "distributed backends) and `cuda` runs the solve on each rank's GPU; `auto` is cpu there."),
       choice("problem.type", FIELD(problem.type),
              {{"poisson", ProblemType::poisson},
               {"matrix_market", ProblemType::matrix_market},
@@ -672,7 +675,8 @@ void check_backend(const KeyReader& r, Config& c) {
   if (c.amg.spgemm == "compare")
     r.fail_at("amg.spgemm", "amg.spgemm: 'compare' is not a SpGEMM backend: set amg.compare_spgemm: true (or pass "
                             "--compare-spgemm) to compare them all beside amg.spgemm's setup");
-  if (c.amg.spgemm.empty()) c.amg.spgemm = default_spgemm_backend(c.backend);
+  c.spgemm_defaulted = c.amg.spgemm.empty();
+  if (c.spgemm_defaulted) c.amg.spgemm = default_spgemm_backend(c.backend);
   try {
     SpgemmRegistry::instance().get(c.amg.spgemm, c.backend);
   } catch (const InputError& e) {

@@ -35,6 +35,15 @@ Communicator::Communicator(MPI_Comm comm) {
   MPI_Comm_size(comm_, &size_);
 }
 
+int Communicator::rank_on_node() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  MPI_Comm_free(&node);
+  return rank;
+}
+
 Communicator::~Communicator() {
   if (mpi_is_running()) MPI_Comm_free(&comm_);
 }

@@ -49,6 +49,9 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm get() const { return comm_; }
+  // This rank's number among the ranks on its node (shared memory): which of the node's GPUs it takes.
+  // Collective.
+  int rank_on_node() const;
 
   // The sum over the ranks of each one's exact partial sum, rounded once: the same double on every rank,
   // and the same as one process summing everything.

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "distributed/communicator.hpp"
@@ -30,6 +31,13 @@ class HaloPlan {
   template <class V>
   void begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
              std::vector<MPI_Request>& requests) const;
+  // The same for entries packed elsewhere (a device gathers them: backend/mpi/mpi_over.hpp): send_buffer
+  // holds x[sent_indices()[k]] in order.
+  template <class V>
+  void begin_packed(const Communicator& comm, const Vector<V>& send_buffer, Vector<V>& ghost,
+                    std::vector<MPI_Request>& requests) const;
+  // The local indices of the entries other ranks read, in the order they are sent.
+  const std::vector<Index>& sent_indices() const { return send_local_; }
   // Waits for it; the time spent waiting is counted in comm's stats.
   void end(const Communicator& comm, std::vector<MPI_Request>& requests) const;
 
@@ -44,15 +52,24 @@ class HaloPlan {
 template <class V>
 void HaloPlan::begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
                      std::vector<MPI_Request>& requests) const {
-  constexpr int tag = 2718;
-  ghost.resize(static_cast<std::size_t>(ghosts()));
   send_buffer.resize(send_local_.size());
+#pragma omp parallel for schedule(static)
+  for (std::size_t k = 0; k < send_local_.size(); ++k) send_buffer[k] = x[send_local_[k]];
+  begin_packed(comm, send_buffer, ghost, requests);
+}
+
+template <class V>
+void HaloPlan::begin_packed(const Communicator& comm, const Vector<V>& send_buffer, Vector<V>& ghost,
+                            std::vector<MPI_Request>& requests) const {
+  constexpr int tag = 2718;
+  if (send_buffer.size() != send_local_.size())
+    abort_every_rank("halo plan: " + std::to_string(send_buffer.size()) + " entries packed for " +
+                     std::to_string(send_local_.size()) + " sent");
+  ghost.resize(static_cast<std::size_t>(ghosts()));
   requests.assign(receive_ranks_.size() + send_ranks_.size(), MPI_REQUEST_NULL);
   for (std::size_t k = 0; k < receive_ranks_.size(); ++k)
     MPI_Irecv(ghost.data() + receive_offsets_[k], static_cast<int>(receive_offsets_[k + 1] - receive_offsets_[k]),
               mpi_type<V>(), receive_ranks_[k], tag, comm.get(), &requests[k]);
-#pragma omp parallel for schedule(static)
-  for (std::size_t k = 0; k < send_local_.size(); ++k) send_buffer[k] = x[send_local_[k]];
   for (std::size_t k = 0; k < send_ranks_.size(); ++k)
     MPI_Isend(send_buffer.data() + send_offsets_[k], static_cast<int>(send_offsets_[k + 1] - send_offsets_[k]),
               mpi_type<V>(), send_ranks_[k], tag, comm.get(), &requests[receive_ranks_.size() + k]);

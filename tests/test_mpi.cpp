@@ -18,8 +18,13 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/mpi/distributed_setup.hpp"
+#include "amg/vcycle.hpp"
 #include "amgsolve/solver.hpp"
 #include "backend/mpi/mpi_backend.hpp"
+#include "backend/mpi/mpi_over.hpp"
+#ifdef AMGSOLVE_WITH_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+#endif
 #include "distributed/spgemm/backends.hpp"
 #include "spgemm/registry.hpp"
 #include "common/error.hpp"
@@ -27,6 +32,7 @@
 #include "common/parallel.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
+#include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #include "test_support.hpp"
 
@@ -147,6 +153,71 @@ class ScopedThreads {
   int before_;
 };
 
+// Every product and smoother pass of a distributed backend on m against the cpu backend's on one process,
+// bit for bit.
+template <class DistributedBackend>
+void expect_single_process_products(const DistributedBackend& dist, const NamedMatrix& m) {
+  const CpuBackend cpu;
+  const auto gathered = [&](const auto& local) {
+    Vector<double> global;
+    dist.download(local, global);
+    return global;
+  };
+  const CsrMatrix<double>& A = *m.A;
+  const auto D = dist.matrix(m.A, SpmvFormat::csr);
+  const auto one_process = cpu.matrix(m.A, SpmvFormat::automatic);  // sliced ELLPACK where it pays
+  const CpuBackend::Matrix<double>& C = *one_process;
+  ASSERT_EQ(dist.comm().sum(std::int64_t{D->rows}), A.rows);
+  const Vector<double> x = seeded_vector(A.cols, 4), b = seeded_vector(A.rows, 5);
+  const auto x_local = dist.upload(x), b_local = dist.upload(b);
+
+  Vector<double> y;
+  typename DistributedBackend::template Vector<double> y_local;
+  cpu.spmv(C, x, y);
+  dist.spmv(*D, x_local, y_local);
+  EXPECT_EQ(gathered(y_local), y) << "spmv";
+
+  Vector<double> z = b;
+  auto z_local = dist.upload(b);
+  cpu.spmv_add(C, x, z);
+  dist.spmv_add(*D, x_local, z_local);
+  EXPECT_EQ(gathered(z_local), z) << "spmv_add";
+
+  if (A.rows != A.cols) return;  // the rest needs a square matrix
+  Vector<double> r;
+  typename DistributedBackend::template Vector<double> r_local;
+  cpu.residual(C, x, b, r);
+  dist.residual(*D, x_local, b_local, r_local);
+  EXPECT_EQ(gathered(r_local), r) << "residual";
+
+  Vector<double> q;
+  typename DistributedBackend::template Vector<double> q_local;
+  EXPECT_EQ(dist.spmv_dot(*D, x_local, q_local), cpu.spmv_dot(C, x, q)) << "spmv_dot";
+  EXPECT_EQ(gathered(q_local), q) << "spmv_dot's product";
+
+  const Vector<double> dinv = seeded_vector(A.rows, 6);
+  const auto dinv_local = dist.upload(dinv);
+  Vector<double> next;
+  typename DistributedBackend::template Vector<double> next_local;
+  cpu.jacobi_sweep(C, dinv, b, x, next);
+  dist.jacobi_sweep(*D, dinv_local, b_local, x_local, next_local);
+  EXPECT_EQ(gathered(next_local), next) << "jacobi_sweep";
+
+  Vector<double> d = seeded_vector(A.rows, 7);
+  auto d_local = dist.upload(d);
+  cpu.chebyshev_step(C, dinv, b, 0.25, 0.75, d, x, next);
+  dist.chebyshev_step(*D, dinv_local, b_local, 0.25, 0.75, d_local, x_local, next_local);
+  EXPECT_EQ(gathered(next_local), next) << "chebyshev_step x";
+  EXPECT_EQ(gathered(d_local), d) << "chebyshev_step d";
+
+  Vector<double> p = x, s = b;
+  auto p_local = dist.upload(x), s_local = dist.upload(b);
+  EXPECT_EQ(dist.cg_update(0.375, dinv_local, x_local, p_local, s_local), cpu.cg_update(0.375, dinv, x, p, s))
+      << "cg_update";
+  EXPECT_EQ(gathered(p_local), p) << "cg_update x";
+  EXPECT_EQ(gathered(s_local), s) << "cg_update r";
+}
+
 // In each of Kreutzer et al.'s halo modes; task mode with three threads, so that two compute beside the one
 // that waits for the messages.
 TEST_F(Distributed, ProductsAndSmoothersEqualTheSingleProcessOnes) {
@@ -156,47 +227,29 @@ TEST_F(Distributed, ProductsAndSmoothersEqualTheSingleProcessOnes) {
     for (const NamedMatrix& m : test_matrices()) {
       SCOPED_TRACE(std::string(mode_name) + ", " + m.name);
       const ScopedThreads threads(mode == HaloMode::task ? 3 : max_threads());
-      const CsrMatrix<double>& A = *m.A;
       mpi.set_halo_mode(mode);
-      const auto D = mpi.matrix(m.A, SpmvFormat::csr);
-      const auto one_process = cpu.matrix(m.A, SpmvFormat::automatic);  // sliced ELLPACK where it pays
-      const CpuBackend::Matrix<double>& C = *one_process;
-      ASSERT_EQ(mpi.comm().sum(std::int64_t{D->rows}), A.rows);
-      const Vector<double> x = seeded_vector(A.cols, 4), b = seeded_vector(A.rows, 5);
-      const Vector<double> x_local = mpi.upload(x), b_local = mpi.upload(b);
-
-      Vector<double> y, y_local;
-      cpu.spmv(C, x, y);
-      mpi.spmv(*D, x_local, y_local);
-      EXPECT_EQ(gathered(y_local), y) << "spmv";
-
-      Vector<double> z = b, z_local = b_local;
-      cpu.spmv_add(C, x, z);
-      mpi.spmv_add(*D, x_local, z_local);
-      EXPECT_EQ(gathered(z_local), z) << "spmv_add";
-
-      if (A.rows != A.cols) continue;  // the rest needs a square matrix
-      Vector<double> r, r_local;
-      cpu.residual(C, x, b, r);
-      mpi.residual(*D, x_local, b_local, r_local);
-      EXPECT_EQ(gathered(r_local), r) << "residual";
-
-      Vector<double> q, q_local;
-      EXPECT_EQ(mpi.spmv_dot(*D, x_local, q_local), cpu.spmv_dot(C, x, q)) << "spmv_dot";
-
-      const Vector<double> dinv = seeded_vector(A.rows, 6);
-      const Vector<double> dinv_local = mpi.upload(dinv);
-      Vector<double> next, next_local;
-      cpu.jacobi_sweep(C, dinv, b, x, next);
-      mpi.jacobi_sweep(*D, dinv_local, b_local, x_local, next_local);
-      EXPECT_EQ(gathered(next_local), next) << "jacobi_sweep";
-
-      Vector<double> d = seeded_vector(A.rows, 7), d_local = mpi.upload(d);
-      cpu.chebyshev_step(C, dinv, b, 0.25, 0.75, d, x, next);
-      mpi.chebyshev_step(*D, dinv_local, b_local, 0.25, 0.75, d_local, x_local, next_local);
-      EXPECT_EQ(gathered(next_local), next) << "chebyshev_step x";
-      EXPECT_EQ(gathered(d_local), d) << "chebyshev_step d";
+      expect_single_process_products(mpi, m);
     }
+  }
+}
+
+// The distributed layer over a local backend (backend/mpi/mpi_over.hpp), here over the cpu one: the same
+// bits as one process, through the gathered send entries and the extended [own | ghost] vectors.
+TEST_F(Distributed, TheLayerOverALocalBackendEqualsTheSingleProcessProducts) {
+  const MpiOver<CpuBackend> layer(mpi.comm());
+  for (const NamedMatrix& m : test_matrices()) {
+    SCOPED_TRACE(m.name);
+    expect_single_process_products(layer, m);
+  }
+  for (Index n : {Index{0}, Index{5}, Index{5 * 8192 + 77}}) {
+    const Vector<double> a = seeded_vector(n, 1), b = seeded_vector(n, 2);
+    EXPECT_EQ(layer.dot(layer.upload(a), layer.upload(b)), cpu.dot(a, b)) << n;
+    EXPECT_EQ(layer.sum(layer.upload(a)), cpu.sum(a)) << n;
+    Vector<double> local = layer.upload(a), whole = a, back;
+    layer.remove_mean(local);
+    cpu.remove_mean(whole);
+    layer.download(local, back);
+    EXPECT_EQ(back, whole) << n;
   }
 }
 
@@ -300,6 +353,100 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
     EXPECT_EQ(task_mode.setup().halo_exchange, HaloMode::task);
   }
 }
+
+// PCG with the V-cycle on the layer over a local backend (the cpu one here; the cuda one on a GPU), cycling
+// on the levels the mpi backend's setup built: the single-process history and solution, bit for bit.
+template <class V>
+void expect_layer_solve(const CsrMatrix<double>& A_double, const AmgParams& amg, const std::string& what) {
+  SCOPED_TRACE(what);
+  const auto A = std::make_shared<const CsrMatrix<V>>(cast_values<V>(A_double));
+  SolverParams solver;
+  solver.tolerance = std::is_same_v<V, float> ? 1e-5 : 1e-8;
+  const Vector<double> b_double = seeded_vector(A->rows, 8);
+  const Vector<V> b(b_double.begin(), b_double.end());
+
+  const CpuBackend cpu;
+  const AmgHierarchy<V> alone(A, amg);
+  const Vcycle<CpuBackend, V> cycle_alone(cpu, alone);
+  const auto A_alone = cpu.matrix(A, SpmvFormat::csr);
+  Vector<V> x_alone;
+  const SolveResult one = pcg<CpuBackend, V>(cpu, *A_alone, b, x_alone,
+                                             [&](const Vector<V>& r, Vector<V>& z) { cycle_alone.apply(r, z); }, solver);
+
+  const MpiBackend mpi;
+  const Hierarchy<MpiBackend, V> levels(mpi, mpi.csr(A), amg);
+  const MpiOver<CpuBackend> layer(mpi.comm());
+  const Vcycle<MpiOver<CpuBackend>, V> cycle(layer, levels);
+  const auto A_layer = layer.matrix(levels.shared_matrix(0), SpmvFormat::csr);
+  Vector<V> x_local;
+  const SolveResult many = pcg<MpiOver<CpuBackend>, V>(
+      layer, *A_layer, layer.upload(b), x_local, [&](const Vector<V>& r, Vector<V>& z) { cycle.apply(r, z); }, solver);
+  EXPECT_TRUE(one.converged);
+  EXPECT_EQ(many.iterations, one.iterations);
+  EXPECT_EQ(many.history, one.history);
+  Vector<V> x;
+  layer.download(x_local, x);
+  EXPECT_EQ(x, x_alone);
+}
+
+TEST(DistributedSolve, TheLayerOverALocalBackendEqualsTheSingleProcessSolve) {
+  AmgParams p;
+  p.coarse_size = 100;  // several levels, the coarse ones on the first ranks only
+  expect_layer_solve<double>(poisson(Stencil::p7, {30, 28, 26}), p, "7-point, Chebyshev");
+  expect_layer_solve<float>(poisson(Stencil::p27, {24, 24, 24}), p, "27-point, float");
+  p.smoother.type = SmootherType::jacobi;
+  expect_layer_solve<double>(poisson(Stencil::p5, {150, 140}), p, "5-point, Jacobi");
+  p = {};
+  p.coarse_size = 20000;  // a coarsest level over several ranks, solved redundantly on each
+  expect_layer_solve<double>(poisson(Stencil::p7, {32, 32, 32}), p, "7-point, large coarsest level");
+}
+
+#ifdef AMGSOLVE_WITH_CUDA
+// The layer over the cuda backend (ctest MpiGpu.2Ranks, label gpu): each rank's solve on a GPU of its node,
+// the world's ranks against this rank alone (MPI_COMM_SELF): the same residual history and solution, in
+// the formats whose kernels sum each row in its order (cuSPARSE's CSR promises no order); the iterations
+// within one of the cpu backend's and the residual, recomputed on the host, at the tolerance.
+TEST(DistributedSolve, OnEachRanksGpuTheHistoryIsOneRanks) {
+  if (!gpu_status().usable()) GTEST_SKIP() << "no usable GPU: " << gpu_status().unavailable_reason;
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {40, 40, 40}));
+  AmgParams amg;
+  amg.coarse_size = 500;
+  SolverParams solver;
+  solver.tolerance = 1e-8;
+  const Vector<double> b = seeded_vector(A->rows, 8);
+  const auto solve_on = [&](MPI_Comm comm, SpmvFormat format, Vector<double>& x) {
+    const MpiBackend mpi(comm);
+    const Hierarchy<MpiBackend, double> levels(mpi, mpi.csr(A), amg);
+    const MpiOver<CudaBackend> layer(mpi.comm());
+    const Vcycle<MpiOver<CudaBackend>, double> cycle(layer, levels, format);
+    const auto A_layer = layer.matrix(levels.shared_matrix(0), format);
+    DeviceVector<double> x_device;
+    const SolveResult result = pcg<MpiOver<CudaBackend>, double>(
+        layer, *A_layer, layer.upload(b), x_device,
+        [&](const DeviceVector<double>& r, DeviceVector<double>& z) { cycle.apply(r, z); }, solver);
+    layer.download(x_device, x);
+    return result;
+  };
+  const AmgHierarchy<double> cpu_levels(A, amg);
+  const CpuBackend cpu;
+  const Vcycle<CpuBackend, double> cpu_cycle(cpu, cpu_levels);
+  Vector<double> x_cpu;
+  const SolveResult on_cpu = pcg<CpuBackend, double>(
+      cpu, *cpu.matrix(A, SpmvFormat::csr), b, x_cpu,
+      [&](const Vector<double>& r, Vector<double>& z) { cpu_cycle.apply(r, z); }, solver);
+  for (const SpmvFormat format : {SpmvFormat::ellpack_r, SpmvFormat::pjds}) {
+    SCOPED_TRACE(format_name(format));
+    Vector<double> x_alone, x_together;
+    const SolveResult alone = solve_on(MPI_COMM_SELF, format, x_alone);
+    const SolveResult together = solve_on(MPI_COMM_WORLD, format, x_together);
+    EXPECT_TRUE(together.converged);
+    EXPECT_EQ(together.history, alone.history);
+    EXPECT_EQ(x_together, x_alone);
+    EXPECT_NEAR(together.iterations, on_cpu.iterations, 1);
+    EXPECT_LT(test::true_relative_residual(*A, b, x_together), 1.01e-8);
+  }
+}
+#endif
 
 TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   const CsrMatrix<double> A = poisson(Stencil::p7, {12, 12, 12});

@@ -121,6 +121,10 @@ class CpuBackend {
     return host;
   }
   template <class V>
+  void upload(const amgsolve::Vector<V>& host, Vector<V>& into) const {
+    into = host;
+  }
+  template <class V>
   void download(const Vector<V>& from, amgsolve::Vector<V>& host) const {
     host = from;
   }
@@ -180,6 +184,20 @@ class CpuBackend {
   void subtract(V s, Vector<V>& v) const {
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= s;
+  }
+  // out[k] = x[indices[k]] (the entries a halo exchange sends: backend/mpi/mpi_over.hpp)
+  template <class V>
+  void gather(const Vector<V>& x, const Vector<Index>& indices, Vector<V>& out) const {
+    out.resize(indices.size());
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < static_cast<std::int64_t>(indices.size()); ++k) out[k] = x[indices[k]];
+  }
+  // extended = [own | tail] (a vector and the ghost values a halo exchange brought, as a distributed
+  // matrix's local columns number them)
+  template <class V>
+  void extend(const Vector<V>& own, const amgsolve::Vector<V>& tail, Vector<V>& extended) const {
+    parallel_convert(own, extended);
+    extended.insert(extended.end(), tail.begin(), tail.end());
   }
   // x += y
   template <class V>
@@ -338,7 +356,7 @@ class CpuBackend {
   template <class V>
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
-    x_next.resize(x.size());
+    x_next.resize(static_cast<std::size_t>(A.rows));  // x may be longer: own entries, then ghosts (mpi_over.hpp)
     for_each_row_sum<true>(A, x, b.data(), jacobi_update(scaled_dinv, x, x_next));
   }
   // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
@@ -354,7 +372,7 @@ class CpuBackend {
   template <class V>
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
-    x_next.resize(x.size());
+    x_next.resize(static_cast<std::size_t>(A.rows));  // as in jacobi_sweep
     for_each_row_sum<true>(A, x, b.data(), chebyshev_update(a, c, dinv, d, x, x_next));
   }
 

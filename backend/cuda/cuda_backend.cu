@@ -47,6 +47,21 @@ struct AddVector {  // x += y
 };
 
 template <class V>
+struct SubtractValue {  // v -= s
+  V* v;
+  V s;
+  __device__ void operator()(Index i) const { v[i] -= s; }
+};
+
+template <class V>
+struct Gather {  // out[k] = x[indices[k]]
+  const V* x;
+  const Index* indices;
+  V* out;
+  __device__ void operator()(Index k) const { out[k] = x[indices[k]]; }
+};
+
+template <class V>
 struct Xpby {  // p = z + beta p
   const V* z;
   V beta;
@@ -90,10 +105,15 @@ struct CgUpdate {  // x += alpha p, r -= alpha q, summing r^T r
 
 using namespace device;
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(int rank_on_node) {
   require_gpu("the cuda backend");
   try {
     rethrow_as_error("the cuda backend", [&] {
+      if (rank_on_node >= 0) {
+        int devices = 0;
+        AMGSOLVE_CUDA_CHECK(cudaGetDeviceCount(&devices));
+        AMGSOLVE_CUDA_CHECK(cudaSetDevice(rank_on_node % devices));  // require_gpu saw at least one
+      }
       context_ = std::make_unique<DeviceContext>(/*need_cusparse=*/true);
       AMGSOLVE_CUDA_CHECK(cudaMalloc(&device_result_, sizeof(double)));
       AMGSOLVE_CUDA_CHECK(cudaMallocHost(&host_result_, sizeof(double)));
@@ -221,6 +241,60 @@ void CudaBackend::xpby(const DeviceVector<V>& z, V beta, DeviceVector<V>& p) con
   for_each_row(static_cast<Index>(p.size()), Xpby<V>{z.data(), beta, p.data()}, context_->stream());
 }
 
+template <class V>
+void CudaBackend::subtract(V s, DeviceVector<V>& v) const {
+  for_each_row(static_cast<Index>(v.size()), SubtractValue<V>{v.data(), s}, context_->stream());
+}
+
+// ---- the distributed layer's parts
+
+template <class Term>
+ExactSum CudaBackend::exact_block_sums(Index n, const Term& term) const {
+  block_sums_.resize(static_cast<std::size_t>(reduction_block_count(n)));
+  block_sums(n, term, block_sums_.data(), context_->stream());
+  download(block_sums_, host_block_sums_);  // waits for the stream
+  ExactSum total;
+  for (const double s : host_block_sums_) total.add(s);
+  return total;
+}
+
+template <class V>
+ExactSum CudaBackend::dot_partial(const DeviceVector<V>& a, const DeviceVector<V>& b) const {
+  return exact_block_sums(static_cast<Index>(a.size()), DotTerm<V>{a.data(), b.data()});
+}
+
+template <class V>
+ExactSum CudaBackend::sum_partial(const DeviceVector<V>& v) const {
+  return exact_block_sums(static_cast<Index>(v.size()), Entry<V>{v.data()});
+}
+
+template <class V>
+ExactSum CudaBackend::cg_update_partial(V alpha, const DeviceVector<V>& p, const DeviceVector<V>& q,
+                                       DeviceVector<V>& x, DeviceVector<V>& r) const {
+  return exact_block_sums(static_cast<Index>(x.size()), CgUpdate<V>{alpha, p.data(), q.data(), x.data(), r.data()});
+}
+
+template <class V>
+void CudaBackend::gather(const DeviceVector<V>& x, const DeviceVector<Index>& indices, DeviceVector<V>& out) const {
+  out.resize(indices.size());
+  for_each_row(static_cast<Index>(indices.size()), Gather<V>{x.data(), indices.data(), out.data()}, context_->stream());
+}
+
+template <class V>
+void CudaBackend::extend(const DeviceVector<V>& own, const amgsolve::Vector<V>& tail, DeviceVector<V>& extended) const {
+  extended.resize(own.size() + tail.size());  // the same size every product of one matrix: allocated once
+  if (!own.empty())
+    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(extended.data(), own.data(), sizeof(V) * own.size(), cudaMemcpyDeviceToDevice,
+                                        context_->stream()));
+  const std::size_t bytes = sizeof(V) * tail.size();
+  if (bytes) {
+    AMGSOLVE_CUDA_CHECK(cudaMemcpyAsync(extended.data() + own.size(), tail.data(), bytes, cudaMemcpyHostToDevice,
+                                        context_->stream()));
+    context_->synchronize();  // the host buffer takes the next exchange's ghosts
+  }
+  count_to_device(bytes);
+}
+
 // ---- products
 
 template <class V>
@@ -268,7 +342,7 @@ void CudaBackend::jacobi_from_zero(const DeviceVector<V>& scaled_dinv, const Dev
 template <class V>
 void CudaBackend::jacobi_sweep(const DeviceMatrix<V>& A, const DeviceVector<V>& scaled_dinv, const DeviceVector<V>& b,
                                const DeviceVector<V>& x, DeviceVector<V>& x_next) const {
-  x_next.resize(x.size());
+  x_next.resize(static_cast<std::size_t>(A.rows));  // x may be longer: own entries, then ghosts
   A.op().apply(x.data(), JacobiSweep<V>{b.data(), x.data(), x_next.data(), scaled_dinv.data()});
 }
 
@@ -282,7 +356,7 @@ void CudaBackend::chebyshev_from_zero(const DeviceVector<V>& dinv, const DeviceV
 template <class V>
 void CudaBackend::chebyshev_step(const DeviceMatrix<V>& A, const DeviceVector<V>& dinv, const DeviceVector<V>& b, V a,
                                  V c, DeviceVector<V>& d, const DeviceVector<V>& x, DeviceVector<V>& x_next) const {
-  x_next.resize(x.size());
+  x_next.resize(static_cast<std::size_t>(A.rows));  // as in jacobi_sweep
   A.op().apply(x.data(), ChebyshevStep<V>{b.data(), x.data(), x_next.data(), d.data(), dinv.data(), a, c});
 }
 
@@ -315,6 +389,13 @@ void CudaBackend::CoarseSolve<V>::solve(const DeviceVector<V>& b, DeviceVector<V
   template void CudaBackend::remove_mean(DeviceVector<V>&) const;                                                    \
   template void CudaBackend::add(const DeviceVector<V>&, DeviceVector<V>&) const;                                    \
   template void CudaBackend::xpby(const DeviceVector<V>&, V, DeviceVector<V>&) const;                                \
+  template void CudaBackend::subtract(V, DeviceVector<V>&) const;                                                    \
+  template ExactSum CudaBackend::dot_partial(const DeviceVector<V>&, const DeviceVector<V>&) const;                  \
+  template ExactSum CudaBackend::sum_partial(const DeviceVector<V>&) const;                                          \
+  template ExactSum CudaBackend::cg_update_partial(V, const DeviceVector<V>&, const DeviceVector<V>&,                \
+                                                   DeviceVector<V>&, DeviceVector<V>&) const;                       \
+  template void CudaBackend::gather(const DeviceVector<V>&, const DeviceVector<Index>&, DeviceVector<V>&) const;     \
+  template void CudaBackend::extend(const DeviceVector<V>&, const amgsolve::Vector<V>&, DeviceVector<V>&) const;     \
   template void CudaBackend::spmv(const DeviceMatrix<V>&, const DeviceVector<V>&, DeviceVector<V>&) const;           \
   template void CudaBackend::spmv_add(const DeviceMatrix<V>&, const DeviceVector<V>&, DeviceVector<V>&) const;       \
   template void CudaBackend::residual(const DeviceMatrix<V>&, const DeviceVector<V>&, const DeviceVector<V>&,        \
@@ -336,6 +417,8 @@ AMGSOLVE_CUDA_BACKEND_INSTANTIATE(double)
 AMGSOLVE_CUDA_BACKEND_INSTANTIATE(float)
 #undef AMGSOLVE_CUDA_BACKEND_INSTANTIATE
 
+template DeviceVector<Index> CudaBackend::upload(const amgsolve::Vector<Index>&) const;  // a halo's sent indices
+template void CudaBackend::upload(const amgsolve::Vector<Index>&, DeviceVector<Index>&) const;
 template void CudaBackend::convert(const DeviceVector<double>&, DeviceVector<float>&) const;
 template void CudaBackend::convert(const DeviceVector<float>&, DeviceVector<double>&) const;
 

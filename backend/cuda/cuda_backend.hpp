@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/device.hpp"
+#include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
@@ -137,8 +138,10 @@ class CudaBackend {
   // Largest coarsest level that is inverted densely (32 MB in double, about 2 n^3 = 2e10 host flops).
   static constexpr Index kMaxDenseCoarseRows = 2048;
 
-  // Needs a usable GPU (an InputError with gpu_status()'s reason otherwise).
-  CudaBackend();
+  // Needs a usable GPU (an InputError with gpu_status()'s reason otherwise). rank_on_node >= 0: the GPU
+  // rank_on_node modulo the node's GPUs (each MPI rank of a node its own: backend/mpi/mpi_over.hpp); -1: the
+  // current one.
+  explicit CudaBackend(int rank_on_node = -1);
   ~CudaBackend();
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -199,6 +202,26 @@ class CudaBackend {
   void add(const DeviceVector<V>& y, DeviceVector<V>& x) const;
   template <class V>
   void xpby(const DeviceVector<V>& z, V beta, DeviceVector<V>& p) const;
+  // v -= s
+  template <class V>
+  void subtract(V s, DeviceVector<V>& v) const;
+
+  // ---- what a rank contributes to the distributed layer (backend/mpi/mpi_over.hpp): the exact sum of the
+  // sums of the reduction blocks (common/reduction_block.hpp), each formed from its block alone; the entries
+  // a halo exchange sends; a vector followed by the ghost values that arrived.
+  template <class V>
+  ExactSum dot_partial(const DeviceVector<V>& a, const DeviceVector<V>& b) const;
+  template <class V>
+  ExactSum sum_partial(const DeviceVector<V>& v) const;
+  template <class V>
+  ExactSum cg_update_partial(V alpha, const DeviceVector<V>& p, const DeviceVector<V>& q, DeviceVector<V>& x,
+                             DeviceVector<V>& r) const;
+  // out[k] = x[indices[k]]
+  template <class V>
+  void gather(const DeviceVector<V>& x, const DeviceVector<Index>& indices, DeviceVector<V>& out) const;
+  // extended = [own | tail]
+  template <class V>
+  void extend(const DeviceVector<V>& own, const amgsolve::Vector<V>& tail, DeviceVector<V>& extended) const;
 
   // ---- products
   template <class V>
@@ -239,7 +262,7 @@ class CudaBackend {
   template <class V>
   std::vector<FormatCost> format_costs(const DeviceCsrMatrix<V>& M) const;
 
-  // ---- the smoothers' passes
+  // ---- the smoothers' passes (x_next sized by A's rows: x may be longer, its ghosts after the own entries)
   template <class V>
   void jacobi_from_zero(const DeviceVector<V>& scaled_dinv, const DeviceVector<V>& b, DeviceVector<V>& x) const;
   template <class V>
@@ -258,11 +281,16 @@ class CudaBackend {
 
  private:
   void release() noexcept;
+  // The exact sum of term's reduction-block sums (backend/cuda/vector_kernels.cuh's block_sums).
+  template <class Term>
+  ExactSum exact_block_sums(Index n, const Term& term) const;
 
   std::unique_ptr<device::DeviceContext> context_;
   double* device_result_ = nullptr;  // one double on the device, written by the reductions' finalize
   double* host_result_ = nullptr;    // pinned
   mutable TransferCounts transfers_;
+  mutable DeviceVector<double> block_sums_;           // exact_block_sums' scratch
+  mutable amgsolve::Vector<double> host_block_sums_;
 };
 
 }  // namespace amgsolve

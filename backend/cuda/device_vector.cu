@@ -49,5 +49,6 @@ void DeviceVector<V>::resize(std::size_t n) {
 
 template class DeviceVector<double>;
 template class DeviceVector<float>;
+template class DeviceVector<Index>;  // the indices a halo exchange gathers (backend/mpi/mpi_over.hpp)
 
 }  // namespace amgsolve

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "common/cuda/check.cuh"
+#include "common/reduction_block.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve::device {
@@ -84,6 +85,33 @@ __global__ void sum_rows_kernel(Index n, Term term, Finalize finalize, Reduction
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     sum += term(static_cast<Index>(i));
   finish_reduction(sum, scratch, finalize);
+}
+
+// The sum of term(i) over each reduction block [b kReductionBlock, (b + 1) kReductionBlock) of [0, n) into
+// partials[b]: one CUDA block per reduction block, its threads striding through it in order, then
+// block_sum's fixed tree, so a block's sum depends on its entries alone and not on where the block lies.
+// What a rank contributes to a distributed reduction (backend/mpi/mpi_over.hpp), the host adding the
+// blocks' sums exactly.
+template <class Term>
+__global__ void block_sums_kernel(Index n, Term term, double* partials) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kReductionBlock;
+  const std::int64_t end = first + kReductionBlock < n ? first + kReductionBlock : static_cast<std::int64_t>(n);
+  double sum = 0.0;
+  for (std::int64_t i = first + threadIdx.x; i < end; i += blockDim.x) sum += term(static_cast<Index>(i));
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+inline std::int64_t reduction_block_count(std::int64_t n) { return (n + kReductionBlock - 1) / kReductionBlock; }
+
+// partials[b] = the sum of term(i) over reduction block b (reduction_block_count(n) entries); term may also
+// write (fused updates).
+template <class Term>
+void block_sums(Index n, const Term& term, double* partials, cudaStream_t stream) {
+  const std::int64_t blocks = reduction_block_count(n);
+  if (blocks == 0) return;
+  block_sums_kernel<<<static_cast<unsigned int>(blocks), kThreads, 0, stream>>>(n, term, partials);
+  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 // f(i) for i in [0, n) (f may write anything; rows are independent).
