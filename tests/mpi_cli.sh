@@ -208,5 +208,11 @@ if many; then
   check_error "unwritable report (checked on rank 0 only)" "report file" "$config" --report /proc/amgsolve.json \
     "${vtk_args[@]}"
   [ ! -e "$work/left.vti" ] || fail "an output was left behind"
+  # backend: cuda runs the solve on each rank's GPU: without one, every rank's one error; and the setup,
+  # on the ranks' cores, takes no GPU SpGEMM backend.
+  if ! nvidia-smi -L >/dev/null 2>&1; then
+    check_error "backend cuda without a GPU" "the cuda backend needs a GPU" "$config" --set backend=cuda
+  fi
+  check_error "a GPU SpGEMM backend for the ranks' setup" "cusparse" "$config" --set amg.spgemm=cusparse
 fi
 exit $failed

@@ -806,6 +806,22 @@ TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
   p.distribute = false;
   p.amg.spgemm = "rowwise";
   EXPECT_THROW(Solver(A, p), InputError);  // a collective SpGEMM in a solve each rank does alone
+  if (running_on_several_ranks()) {
+    p = {};
+    p.amg.spgemm = "cusparse";  // a GPU product in the setup the ranks' cores run
+    EXPECT_THROW(Solver(A, p), InputError);
+    p.backend = BackendChoice::cuda;
+    EXPECT_THROW(Solver(A, p), InputError);
+    p.amg.spgemm = "";
+    if (!gpu_status().usable()) {
+      try {
+        Solver(A, p);
+        ADD_FAILURE() << "backend cuda without a GPU was accepted";
+      } catch (const InputError& e) {  // every rank's, the same line
+        EXPECT_NE(std::string(e.what()).find("needs a GPU"), std::string::npos) << e.what();
+      }
+    }
+  }
   p = {};
   const Solver solver(A, p);
   Vector<double> x;
