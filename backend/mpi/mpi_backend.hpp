@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/mpi/rank_vectors.hpp"
 #include "common/device.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/distributed_matrix.hpp"
@@ -26,11 +27,9 @@
 
 namespace amgsolve {
 
-class MpiBackend {
+class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors' operations there
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
-  template <class V>
-  using Vector = amgsolve::Vector<V>;  // this rank's entries
   template <class V>
   using Matrix = DistributedMatrix<V>;  // what the solve multiplies
   template <class V>
@@ -58,10 +57,8 @@ class MpiBackend {
     mutable amgsolve::Vector<V> b_global_, x_global_;
   };
 
-  explicit MpiBackend(MPI_Comm comm = MPI_COMM_WORLD) : comm_(std::make_unique<Communicator>(comm)) {}
+  explicit MpiBackend(MPI_Comm comm = MPI_COMM_WORLD) : comm_(std::make_unique<Communicator>(comm)) { use(*comm_); }
 
-  const Communicator& comm() const { return *comm_; }
-  const CpuBackend& local() const { return local_; }
   TransferCounts transfers() const { return {}; }  // no device: the communication is in comm().stats()
 
   // ---- data: a rank's rows and entries of what every rank holds whole, and the whole of what is spread
@@ -116,34 +113,6 @@ class MpiBackend {
     return CpuBackend::scaled_inverse(A.diagonal(), numerator);
   }
 
-  // ---- vectors: local, and global sums
-
-  template <class V>
-  void resize(Vector<V>& v, Index n) const { local_.resize(v, n); }
-  template <class V>
-  void zero(Vector<V>& v, Index n) const { local_.zero(v, n); }
-  template <class V>
-  void copy(const Vector<V>& from, Vector<V>& to) const { local_.copy(from, to); }
-  template <class To, class From>
-  void convert(const Vector<From>& from, Vector<To>& to) const { local_.convert(from, to); }
-  template <class V>
-  void add(const Vector<V>& y, Vector<V>& x) const { local_.add(y, x); }
-  template <class V>
-  void xpby(const Vector<V>& z, V beta, Vector<V>& p) const { local_.xpby(z, beta, p); }
-
-  template <class V>
-  double dot(const Vector<V>& a, const Vector<V>& b) const { return comm_->sum(local_.dot_partial(a, b)); }
-  template <class V>
-  double norm2(const Vector<V>& v) const { return std::sqrt(dot(v, v)); }
-  template <class V>
-  double sum(const Vector<V>& v) const { return comm_->sum(local_.sum_partial(v)); }
-  template <class V>
-  void remove_mean(Vector<V>& v) const {
-    const std::int64_t n = comm_->sum(static_cast<std::int64_t>(v.size()));
-    const double total = sum(v);
-    if (n > 0) local_.subtract(static_cast<V>(total / static_cast<double>(n)), v);
-  }
-
   // ---- products: the rows that need no ghost while the halo is exchanged, then the others
 
   template <class V>
@@ -164,23 +133,9 @@ class MpiBackend {
       local_.residual_rows(A.local(), rows, columns, b, r);
     });
   }
-  // q = A p; returns p^T q (the cpu backend's fused pass forms the same products).
-  template <class V>
-  double spmv_dot(const Matrix<V>& A, const Vector<V>& p, Vector<V>& q) const {
-    spmv(A, p, q);
-    return dot(p, q);
-  }
-  template <class V>
-  double cg_update(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
-    return comm_->sum(local_.cg_update_partial(alpha, p, q, x, r));
-  }
 
-  // ---- the smoothers' passes
+  // ---- the smoothers' passes that read a matrix
 
-  template <class V>
-  void jacobi_from_zero(const Vector<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
-    local_.jacobi_from_zero(scaled_dinv, b, x);
-  }
   template <class V>
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
@@ -188,10 +143,6 @@ class MpiBackend {
     A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
       local_.jacobi_sweep_rows(A.local(), rows, columns, scaled_dinv, b, x, x_next);
     });
-  }
-  template <class V>
-  void chebyshev_from_zero(const Vector<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d, Vector<V>& x) const {
-    local_.chebyshev_from_zero(dinv, b, inv_theta, d, x);
   }
   template <class V>
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
@@ -234,7 +185,6 @@ class MpiBackend {
   HaloMode halo_mode() const { return halo_mode_; }
 
  private:
-  CpuBackend local_;
   std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
   HaloMode halo_mode_ = HaloMode::overlap;
 };

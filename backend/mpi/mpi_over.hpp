@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/mpi/rank_vectors.hpp"
 #include "common/device.hpp"
 #include "distributed/communicator.hpp"
 #include "distributed/distributed_matrix.hpp"
@@ -50,11 +51,12 @@ struct DistributedOperator {
 };
 
 template <class Local>
-class MpiOver {
+class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' operations there
  public:
   static constexpr BackendKind kind = Local::kind;
   template <class V>
   using Vector = typename Local::template Vector<V>;  // this rank's entries
+  using RankVectors<Local, MpiOver<Local>>::comm;
   template <class V>
   using Matrix = DistributedOperator<Local, V>;
   template <class V>
@@ -87,10 +89,11 @@ class MpiOver {
 
   // comm: the setup's communicator (it outlives this layer). With the cuda backend each rank takes a GPU of
   // its node by its rank there.
-  explicit MpiOver(const Communicator& comm) : comm_(comm), local_(make_local(comm)) {}
+  explicit MpiOver(const Communicator& comm)
+      : RankVectors<Local, MpiOver<Local>>([&] { return make_local(comm); }) {
+    this->use(comm);
+  }
 
-  const Communicator& comm() const { return comm_; }
-  const Local& local() const { return local_; }
   TransferCounts transfers() const { return local_.transfers(); }
   HaloMode halo_mode() const { return HaloMode::vector; }
 
@@ -110,20 +113,20 @@ class MpiOver {
   // This rank's rows of a matrix every rank holds whole. Collective.
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> whole, SpmvFormat format) const {
-    return matrix(std::make_shared<const Csr<V>>(comm_, *whole), format);
+    return matrix(std::make_shared<const Csr<V>>(comm(), *whole), format);
   }
   template <class V>
   Vector<V> upload(const amgsolve::Vector<V>& global) const {
-    const BlockPartition partition(static_cast<std::int64_t>(global.size()), comm_.size());
-    const auto first = global.begin() + partition.begin(comm_.rank());
-    return local_.upload(amgsolve::Vector<V>(first, first + partition.count(comm_.rank())));
+    const BlockPartition partition(static_cast<std::int64_t>(global.size()), comm().size());
+    const auto first = global.begin() + partition.begin(comm().rank());
+    return local_.upload(amgsolve::Vector<V>(first, first + partition.count(comm().rank())));
   }
   // The whole vector, on every rank.
   template <class V>
   void download(const Vector<V>& local, amgsolve::Vector<V>& global) const {
     amgsolve::Vector<V> mine;
     local_.download(local, mine);
-    comm_.allgather(mine, BlockPartition(comm_.sum(static_cast<std::int64_t>(mine.size())), comm_.size()), global);
+    comm().allgather(mine, BlockPartition(comm().sum(static_cast<std::int64_t>(mine.size())), comm().size()), global);
   }
   template <class V>
   std::uint64_t bytes(const Matrix<V>& A) const {
@@ -134,34 +137,6 @@ class MpiOver {
   template <class V>
   Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
     return local_.upload(CpuBackend::scaled_inverse(A.diagonal(), numerator));
-  }
-
-  // ---- vectors: local, and global sums
-
-  template <class V>
-  void resize(Vector<V>& v, Index n) const { local_.resize(v, n); }
-  template <class V>
-  void zero(Vector<V>& v, Index n) const { local_.zero(v, n); }
-  template <class V>
-  void copy(const Vector<V>& from, Vector<V>& to) const { local_.copy(from, to); }
-  template <class To, class From>
-  void convert(const Vector<From>& from, Vector<To>& to) const { local_.convert(from, to); }
-  template <class V>
-  void add(const Vector<V>& y, Vector<V>& x) const { local_.add(y, x); }
-  template <class V>
-  void xpby(const Vector<V>& z, V beta, Vector<V>& p) const { local_.xpby(z, beta, p); }
-
-  template <class V>
-  double dot(const Vector<V>& a, const Vector<V>& b) const { return comm_.sum(local_.dot_partial(a, b)); }
-  template <class V>
-  double norm2(const Vector<V>& v) const { return std::sqrt(dot(v, v)); }
-  template <class V>
-  double sum(const Vector<V>& v) const { return comm_.sum(local_.sum_partial(v)); }
-  template <class V>
-  void remove_mean(Vector<V>& v) const {
-    const std::int64_t n = comm_.sum(static_cast<std::int64_t>(v.size()));
-    const double total = sum(v);
-    if (n > 0) local_.subtract(static_cast<V>(total / static_cast<double>(n)), v);
   }
 
   // ---- products: the halo first, then the local kernel on [own | ghosts]
@@ -178,30 +153,14 @@ class MpiOver {
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
     local_.residual(*A.local, with_ghosts(A, x), b, r);
   }
-  template <class V>
-  double spmv_dot(const Matrix<V>& A, const Vector<V>& p, Vector<V>& q) const {
-    spmv(A, p, q);
-    return dot(p, q);
-  }
-  template <class V>
-  double cg_update(V alpha, const Vector<V>& p, const Vector<V>& q, Vector<V>& x, Vector<V>& r) const {
-    return comm_.sum(local_.cg_update_partial(alpha, p, q, x, r));
-  }
 
-  // ---- the smoothers' passes: the local kernels read row i's own x_i from the extended vector's front
+  // ---- the smoothers' passes that read a matrix: the local kernels read row i's own x_i from the extended
+  // vector's front
 
-  template <class V>
-  void jacobi_from_zero(const Vector<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
-    local_.jacobi_from_zero(scaled_dinv, b, x);
-  }
   template <class V>
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     local_.jacobi_sweep(*A.local, scaled_dinv, b, with_ghosts(A, x), x_next);
-  }
-  template <class V>
-  void chebyshev_from_zero(const Vector<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d, Vector<V>& x) const {
-    local_.chebyshev_from_zero(dinv, b, inv_theta, d, x);
   }
   template <class V>
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
@@ -224,14 +183,13 @@ class MpiOver {
     if (!A.exchanges()) return x;
     local_.gather(x, A.sent, A.send);
     local_.download(A.send, A.send_host);  // waits for what the local backend queued before
-    A.halo.begin_packed(comm_, A.send_host, A.ghost_host, A.requests);
-    A.halo.end(comm_, A.requests);
+    A.halo.begin_packed(comm(), A.send_host, A.ghost_host, A.requests);
+    A.halo.end(comm(), A.requests);
     local_.extend(x, A.ghost_host, A.extended);
     return A.extended;
   }
 
-  const Communicator& comm_;
-  Local local_;
+  using RankVectors<Local, MpiOver<Local>>::local_;
 };
 
 }  // namespace amgsolve
