@@ -137,7 +137,20 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
                          SetupSummary& summary) {
   summary.spmv_formats.clear();
   for (std::size_t l = 0; l < amg.levels(); ++l) summary.spmv_formats.push_back(backend.format_costs(amg.matrix(l)));
-  const FormatChoice choice = choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg));
+  // Over ranks each rank has its rows' costs: every rank chooses from all ranks' (one format everywhere). A
+  // solve on the ranks' GPUs leaves cuSPARSE's CSR out of `auto`: it promises the same bits from run to run,
+  // not each row's sum independent of the rank's other rows, which the same history on any rank count needs.
+  constexpr bool kOnRanksDevices = kDistributed<Backend> && SolveBackend::kind != BackendKind::cpu;
+  if constexpr (kOnRanksDevices)
+    for (std::vector<FormatCost>& level : summary.spmv_formats)
+      for (FormatCost& cost : level) {
+        cost.bytes = static_cast<std::uint64_t>(backend.comm().sum(static_cast<std::int64_t>(cost.bytes)));
+        cost.bytes_moved = static_cast<std::uint64_t>(backend.comm().sum(static_cast<std::int64_t>(cost.bytes_moved)));
+        const double csr_bytes = static_cast<double>(level.front().bytes);  // summed first: csr leads
+        cost.overhead = csr_bytes > 0 ? static_cast<double>(cost.bytes) / csr_bytes - 1 : 0.0;
+      }
+  const FormatChoice choice =
+      choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg), /*csr_allowed=*/!kOnRanksDevices);
   if constexpr (kHostCsr<Backend>) {
     // Which operators take the sliced ELLPACK layout is decided as the cycle builds them, and said then
     // (SlicedOperators::describe); here what the GPU formats' model would pick.
@@ -383,10 +396,31 @@ class SolverOn final : public Solver::Impl {
       return *solve_backend_;
   }
   static std::unique_ptr<SolveBackend> solve_backend_of(const Backend& setup) {
-    if constexpr (std::is_same_v<SolveBackend, Backend>)
-      return nullptr;
-    else
-      return std::make_unique<SolveBackend>(setup.comm());
+    std::unique_ptr<SolveBackend> made;
+    if constexpr (!std::is_same_v<SolveBackend, Backend>)
+      on_every_rank_or_none(setup, [&] { made = std::make_unique<SolveBackend>(setup.comm()); });
+    return made;
+  }
+
+  // f(); where the solve has a backend of its own over the ranks (each rank's GPU), a failure of f on any rank
+  // (a GPU that does not start, out of its memory) is the first such rank's error on every rank, so that no
+  // rank is left waiting in the next collective. f must do nothing collective.
+  template <class F>
+  static void on_every_rank_or_none(const Backend& setup, F&& f) {
+    if constexpr (std::is_same_v<SolveBackend, Backend>) {
+      f();
+    } else {
+#ifdef AMGSOLVE_WITH_MPI
+      std::string problem;
+      try {
+        f();
+      } catch (...) {
+        problem = current_exception_text();
+      }
+      if (RankProblem first = first_rank_problem(setup.comm().get(), problem); first.rank >= 0)
+        throw Error(first.text + (first.rank == 0 ? "" : " (on rank " + std::to_string(first.rank) + ")"));
+#endif
+    }
   }
 
   // The re-setup for A_new (on the backend, in double): in place, or false and why.
@@ -462,6 +496,12 @@ class SolverOn final : public Solver::Impl {
     if constexpr (requires { backend_.set_halo_mode(HaloMode::overlap); })
       backend_.set_halo_mode(params_.halo_exchange);
     const SpmvFormat format = choose_format<SolveBackend>(backend_, hierarchy_, params_.spmv_format, summary);
+    on_every_rank_or_none(backend_, [&] { make_solve_operators(format); });
+    finest_aggregates = hierarchy_.finest_aggregates();
+  }
+
+  // A_ and the cycle's operators on the solve's backend, in `format`.
+  void make_solve_operators(SpmvFormat format) {
     std::shared_ptr<const typename SolveBackend::template Matrix<CycleValue>> fine;
     if constexpr (std::is_same_v<CycleValue, double>) {
       A_ = solving().matrix(A_csr_, format);
@@ -483,7 +523,6 @@ class SolverOn final : public Solver::Impl {
       };
     cycle_ = std::make_unique<Vcycle<SolveBackend, CycleValue>>(solving(), hierarchy_, format, fine, release);
     if constexpr (kHostCsr<Backend>) sliced.describe(params_.spmv_format, summary);
-    finest_aggregates = hierarchy_.finest_aggregates();
   }
 
   // z = one V-cycle on r from z = 0, in the cycle's precision.
@@ -737,11 +776,10 @@ BackendKind chosen_backend(const Parameters& params, bool& distributed) {
   // auto means the cpu under several ranks, on every rank alike, whether or not a rank sees a GPU (the
   // solve on each rank's GPU, MpiOver<CudaBackend>, is asked for by name). A rank without a usable GPU is
   // every rank's error.
-  if (params.backend == BackendChoice::automatic) return BackendKind::cpu;
   BackendKind kind = BackendKind::cpu;
   std::string problem;
   try {
-    kind = resolve_backend(params.backend);
+    if (params.backend != BackendChoice::automatic) kind = resolve_backend(params.backend);
   } catch (const Error& e) {
     problem = e.what();
   }

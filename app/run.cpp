@@ -444,18 +444,11 @@ Config load_run_config(const RunOptions& options) {
   if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
   Config config;
   collectively([&] {
-    config = load_config(options.config, overrides);
+    config = load_config(options.config, overrides, Ranks::size());
     if (options.report) config.output.report = *options.report;
     if (options.vtk) config.output.vtk = *options.vtk;
     if (Ranks::prints()) check_outputs(config);
   });
-  // Under several ranks the setup runs on each rank's CPU cores, the solve there or (backend: cuda) on each
-  // rank's GPU; `auto` is the cpu on every rank (amgsolve::Solver does the same). A SpGEMM backend that was
-  // the GPU's default is then the cpu's.
-  if (Ranks::size() > 1) {
-    if (config.backend_choice == BackendChoice::automatic) config.backend = BackendKind::cpu;
-    if (config.spgemm_defaulted) config.amg.spgemm = default_spgemm_backend(BackendKind::cpu);
-  }
   return config;
 }
 

@@ -498,7 +498,7 @@ class Reader final : public KeyReader {
   std::string type_;
 };
 
-Config read(const Document& doc) {
+Config read(const Document& doc, int ranks = 1) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
   const std::string type = pre.text("problem.type");
@@ -507,6 +507,7 @@ Config read(const Document& doc) {
 
   Config c;
   c.source = doc.name();
+  c.ranks = ranks;
   for (const KeySpec& k : config_schema()) {
     const bool applies = k.problem_type.empty() || k.problem_type == type;
     if (applies && k.read && reader.is_set(k.path)) k.read(reader, c);
@@ -518,11 +519,11 @@ Config read(const Document& doc) {
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
-                    const std::string& base_folder) {
+                    const std::string& base_folder, int ranks) {
   Document doc(yaml_text, name);
   doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
-  return read(doc);
+  return read(doc, ranks);
 }
 
 Config parse_solver_settings(const std::vector<std::string>& assignments, const std::string& label) {
@@ -546,7 +547,7 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
   return read(doc);
 }
 
-Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + path + " is a directory");
   std::ifstream in(path);
@@ -554,7 +555,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
-  return parse_config(text.str(), path, overrides, std::filesystem::path(path).parent_path().string());
+  return parse_config(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks);
 }
 
 }  // namespace amgsolve

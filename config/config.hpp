@@ -35,9 +35,11 @@ struct Config {
   // (issue #26); `backend` holds what the choice resolved to (resolve_backend, once, at load).
   BackendChoice backend_choice = BackendChoice::cpu;
   BackendKind backend = BackendKind::cpu;
+  // The MPI ranks the config was loaded for. On several the setup runs on each rank's CPU cores (amg.spgemm
+  // is one of the cpu backend's or a distributed one) and `auto` is the cpu; `cuda` solves on their GPUs.
+  int ranks = 1;
   ProblemSpec problem;
   AmgParams amg;   // amg.spgemm is never empty after loading: the backend's default when not given
-  bool spgemm_defaulted = false;  // amg.spgemm was not given (the backend's default was taken)
   bool compare_spgemm = false;  // run every SpGEMM backend on every setup product beside the setup
   int compare_spgemm_runs = 3;  // amg.compare_runs: timed runs per backend and product (ComparisonTiming)
   SolverParams solver;
@@ -49,12 +51,14 @@ struct Config {
 // overrides: "key.path=value" strings from --set, applied in order after the file is read. Relative input
 // paths (problem.matrix, problem.rhs) are resolved from the config file's folder; those given with --set
 // from the working directory.
-Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// ranks: the MPI ranks the run has (Config::ranks).
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {}, int ranks = 1);
 
 // Same, from YAML text (tests); `name` is used in messages in place of a file name, and relative input
 // paths in the text are resolved from base_folder (empty: the working directory).
 Config parse_config(const std::string& yaml_text, const std::string& name,
-                    const std::vector<std::string>& overrides = {}, const std::string& base_folder = "");
+                    const std::vector<std::string>& overrides = {}, const std::string& base_folder = "",
+                    int ranks = 1);
 
 // The solver's settings alone (backend, amg.*, solver.*), for the library and the Python package: the same
 // "key.path=value" assignments as --set, validated by the same schema, with `label` in place of "--set" in

@@ -665,22 +665,29 @@ void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t>
     r.fail_at("output.vtk_sources", "output.vtk_sources lists source " + std::to_string(*twice) + " twice");
 }
 
-// The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) its SpGEMM backends.
+// The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) the SpGEMM backends of
+// where the setup runs: the backend's own on one process, the cpu's (and the distributed ones) on several
+// MPI ranks, where `auto` is the cpu on every rank whether or not a rank sees a GPU.
 void check_backend(const KeyReader& r, Config& c) {
+  const bool ranks = c.ranks > 1;
   try {
-    c.backend = resolve_backend(c.backend_choice);
+    c.backend = ranks && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu
+                                                                       : resolve_backend(c.backend_choice);
   } catch (const InputError& e) {
     r.fail_at("backend", std::string("backend: ") + e.what());
   }
   if (c.amg.spgemm == "compare")
     r.fail_at("amg.spgemm", "amg.spgemm: 'compare' is not a SpGEMM backend: set amg.compare_spgemm: true (or pass "
                             "--compare-spgemm) to compare them all beside amg.spgemm's setup");
-  c.spgemm_defaulted = c.amg.spgemm.empty();
-  if (c.spgemm_defaulted) c.amg.spgemm = default_spgemm_backend(c.backend);
+  const BackendKind setup = ranks ? BackendKind::cpu : c.backend;
+  if (c.amg.spgemm.empty()) c.amg.spgemm = default_spgemm_backend(setup);
   try {
-    SpgemmRegistry::instance().get(c.amg.spgemm, c.backend);
+    SpgemmRegistry::instance().get(c.amg.spgemm, setup);
   } catch (const InputError& e) {
-    r.fail_at("amg.spgemm", std::string("amg.spgemm: ") + e.what());
+    r.fail_at("amg.spgemm", std::string("amg.spgemm: ") + e.what() +
+                                (ranks && c.backend != BackendKind::cpu ? " (on several MPI ranks the setup runs on "
+                                                                          "each rank's CPU cores)"
+                                                                        : ""));
   }
 }
 

@@ -130,7 +130,7 @@ std::vector<FormatCost> spmv_format_costs(const CsrMatrix<Value>& A, std::size_t
 }
 
 FormatChoice choose_spmv_format(SpmvFormat requested, const std::vector<std::vector<FormatCost>>& levels,
-                                const std::vector<int>& spmvs_per_cycle) {
+                                const std::vector<int>& spmvs_per_cycle, bool csr_allowed) {
   if (requested != SpmvFormat::automatic)
     return {requested, "requested (solver.spmv_format: " + format_name(requested) + ")"};
   if (levels.size() != spmvs_per_cycle.size()) throw Error("choose_spmv_format: one SpMV count per level needed");
@@ -140,10 +140,12 @@ FormatChoice choose_spmv_format(SpmvFormat requested, const std::vector<std::vec
     const std::uint64_t spmvs = static_cast<std::uint64_t>(spmvs_per_cycle[l]) + (l == 0 ? 1 : 0);  // + PCG's
     for (std::size_t f = 0; f < 3; ++f) moved[f] += spmvs * levels[l].at(f).bytes_moved;
   }
-  const std::size_t best = static_cast<std::size_t>(std::min_element(moved, moved + 3) - moved);
+  const std::size_t first = csr_allowed ? 0 : 1;  // formats[0] is csr
+  const std::size_t best = static_cast<std::size_t>(std::min_element(moved + first, moved + 3) - moved);
   std::string reason = "fewest bytes moved (model) in one PCG iteration: ";
   for (std::size_t f = 0; f < 3; ++f)
-    reason += format_name(formats[f]) + " " + gigabytes(moved[f]) + (f + 1 < 3 ? ", " : "");
+    reason += format_name(formats[f]) + " " + gigabytes(moved[f]) + (f == 0 && !csr_allowed ? " (left out)" : "") +
+              (f + 1 < 3 ? ", " : "");
   return {formats[best], reason};
 }
 

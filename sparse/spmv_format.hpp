@@ -68,8 +68,9 @@ struct FormatChoice {
 };
 
 // levels[l] = spmv_format_costs of level l's matrix; spmvs_per_cycle[l] = SpMVs the V-cycle makes with it
-// (the PCG SpMV with the fine matrix is added here). A concrete `requested` format is returned as is.
+// (the PCG SpMV with the fine matrix is added here). A concrete `requested` format is returned as is;
+// csr_allowed = false leaves csr out of the automatic choice.
 FormatChoice choose_spmv_format(SpmvFormat requested, const std::vector<std::vector<FormatCost>>& levels,
-                                const std::vector<int>& spmvs_per_cycle);
+                                const std::vector<int>& spmvs_per_cycle, bool csr_allowed = true);
 
 }  // namespace amgsolve

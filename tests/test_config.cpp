@@ -210,6 +210,24 @@ TEST(Config, BackendAndSpmvFormat) {
   EXPECT_EQ(automatic.amg.spgemm, default_spgemm_backend(automatic.backend));
 }
 
+// Loaded for several MPI ranks the setup runs on the ranks' CPU cores: auto is the cpu, amg.spgemm one of
+// the cpu's or a distributed one (the default the cpu's), whatever the backend.
+TEST(Config, OnSeveralRanksTheSetupsSpgemmIsTheCpus) {
+  const Config automatic = parse_config("backend: auto\n", "cfg.yaml", {}, "", 4);
+  EXPECT_EQ(automatic.ranks, 4);
+  EXPECT_EQ(automatic.backend, BackendKind::cpu);
+  EXPECT_EQ(automatic.amg.spgemm, default_spgemm_backend(BackendKind::cpu));
+  const std::string e = error_of([] { (void)parse_config("amg:\n  spgemm: cusparse\n", "cfg.yaml", {}, "", 2); });
+  EXPECT_NE(e.find("cfg.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("not a SpGEMM backend of backend cpu"), std::string::npos) << e;
+  if (gpu_status().usable()) {  // backend cuda: the solve on the GPUs, the setup's products still the cpu's
+    const Config on_gpus = parse_config("backend: cuda\namg:\n  spgemm: rowwise\n", "cfg.yaml", {}, "", 2);
+    EXPECT_EQ(on_gpus.backend, BackendKind::cuda);
+    EXPECT_EQ(parse_config("backend: cuda\n", "cfg.yaml", {}, "", 2).amg.spgemm,
+              default_spgemm_backend(BackendKind::cpu));
+  }
+}
+
 TEST(Config, CudaBackendWithoutAGpuNamesTheKeyLineAndReason) {
   if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: backend cuda is honoured";
   const std::string e = parse_error("problem:\n  type: poisson\nbackend: cuda\n");

@@ -319,5 +319,18 @@ TEST(SpmvFormatChoice, AutoPicksTheFewestBytesAndAConcreteRequestIsKept) {
   EXPECT_THROW(choose_spmv_format(SpmvFormat::automatic, levels, {3, 1}), Error);
 }
 
+// Over ranks on GPUs csr is left out of `auto` (amgsolve/solver.cpp): the cheaper of the other two, said so.
+TEST(SpmvFormatChoice, CsrLeftOutPicksTheCheaperOfTheOthers) {
+  PoissonParams p;  // regular rows: csr moves its row pointers, the others their row lengths
+  p.size = {20, 20, 20};
+  const std::vector<std::vector<FormatCost>> levels = {spmv_format_costs(poisson_matrix(p))};
+  const FormatChoice choice = choose_spmv_format(SpmvFormat::automatic, levels, {3}, /*csr_allowed=*/false);
+  const std::uint64_t ellpack_r = levels[0][1].bytes_moved, pjds = levels[0][2].bytes_moved;
+  EXPECT_EQ(choice.format, ellpack_r <= pjds ? SpmvFormat::ellpack_r : SpmvFormat::pjds);
+  EXPECT_NE(choice.reason.find("csr"), std::string::npos) << choice.reason;
+  EXPECT_NE(choice.reason.find("(left out)"), std::string::npos) << choice.reason;
+  EXPECT_EQ(choose_spmv_format(SpmvFormat::csr, levels, {3}, false).format, SpmvFormat::csr);  // asked for
+}
+
 }  // namespace
 }  // namespace amgsolve

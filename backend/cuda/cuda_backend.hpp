@@ -139,8 +139,9 @@ class CudaBackend {
   static constexpr Index kMaxDenseCoarseRows = 2048;
 
   // Needs a usable GPU (an InputError with gpu_status()'s reason otherwise). rank_on_node >= 0: the GPU
-  // rank_on_node modulo the node's GPUs (each MPI rank of a node its own: backend/mpi/mpi_over.hpp); -1: the
-  // current one.
+  // rank_on_node modulo the node's GPUs (each MPI rank of a node its own: backend/mpi/mpi_over.hpp), made
+  // the current device of the calling thread, which must then be the thread that uses the backend (CUDA's
+  // current device is per thread); -1: the current one.
   explicit CudaBackend(int rank_on_node = -1);
   ~CudaBackend();
   CudaBackend(const CudaBackend&) = delete;

@@ -130,8 +130,9 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
   }
   template <class V>
   std::uint64_t bytes(const Matrix<V>& A) const {
+    // the local rows, the sent indices, and the exchange's buffers on the local backend and the host
     return local_.bytes(*A.local) + sizeof(Index) * A.halo.sent_entries() +
-           sizeof(V) * (A.halo.ghosts() + A.halo.sent_entries()) * 2;
+           sizeof(V) * (A.extended.size() + A.send.size() + A.halo.ghosts() + A.halo.sent_entries());
   }
   // numerator / a_ii for this rank's rows, computed on the host as the mpi backend does, then placed.
   template <class V>
@@ -185,6 +186,7 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
     local_.download(A.send, A.send_host);  // waits for what the local backend queued before
     A.halo.begin_packed(comm(), A.send_host, A.ghost_host, A.requests);
     A.halo.end(comm(), A.requests);
+    if (A.halo.ghosts() == 0) return x;  // this rank only sends: its rows read no other rank's entries
     local_.extend(x, A.ghost_host, A.extended);
     return A.extended;
   }
