@@ -142,12 +142,6 @@ void write_camera(const Config& config, const MouseProblem& m, const std::vector
   write_picture_vti(config.output.camera, grid, pixels, kMouseFrame);
 }
 
-Vector<double> log10_of(const Vector<double>& phi) {
-  Vector<double> out(phi.size());
-  // Fluence is positive in exact arithmetic; floor at the smallest normal float so log10 stays finite.
-  for (std::size_t i = 0; i < phi.size(); ++i) out[i] = std::log10(std::max(phi[i], 1e-38));
-  return out;
-}
 
 void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<Index>& aggregates,
                      const std::vector<Vector<double>>& excitation, const std::vector<Vector<double>>& emission) {
@@ -155,10 +149,10 @@ void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<In
   for (std::int64_t s : selected_sources(config, m.sources.size())) {
     const std::string k = std::to_string(s);
     scalars.push_back({"fluence_" + k, excitation[s - 1]});
-    scalars.push_back({"log10_fluence_" + k, log10_of(excitation[s - 1])});
+    scalars.push_back({"log10_fluence_" + k, log10_for_display(excitation[s - 1])});
     if (!emission.empty()) {
       scalars.push_back({"emission_" + k, emission[s - 1]});
-      scalars.push_back({"log10_emission_" + k, log10_of(emission[s - 1])});
+      scalars.push_back({"log10_emission_" + k, log10_for_display(emission[s - 1])});
     }
   }
   scalars.push_back({"mua_excitation", m.mua(0)});

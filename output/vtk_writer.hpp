@@ -2,6 +2,9 @@
 // VTK XML image data (.vti) output for grid problems, readable by ParaView. Point data arrays are the
 // fields given (solution, right-hand side, aggregate ids, ...), one value per unknown; Dirichlet
 // boundary points are not unknowns and are not written.
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,20 @@ struct ScalarField {
   std::string name;
   Vector<double> values;
 };
+
+// log10 of a field that is positive in exact arithmetic (a fluence), for a log-scale view: an entry that
+// rounding left at or a hair below zero (far from the source, -2e-19) is shown at the field's smallest
+// positive value, not as an outlier such as log10(1e-38) that would stretch the colour scale; 1e-38 where
+// no entry is positive.
+inline Vector<double> log10_for_display(const Vector<double>& field) {
+  double floor = std::numeric_limits<double>::infinity();
+  for (const double v : field)
+    if (v > 0) floor = std::min(floor, v);
+  if (!std::isfinite(floor)) floor = 1e-38;
+  Vector<double> out(field.size());
+  for (std::size_t i = 0; i < field.size(); ++i) out[i] = std::log10(std::max(field[i], floor));
+  return out;
+}
 
 struct IntegerField {
   std::string name;

@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "output/report.hpp"
+#include "output/vtk_writer.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -225,6 +226,19 @@ TEST(Report, HasTheDocumentedFields) {
     for (const char* key : {"rows", "nnz", "spgemm_seconds"}) EXPECT_TRUE(level.contains(key)) << key;
   EXPECT_EQ(j["solve"]["history"].size(), 3u);
   EXPECT_NEAR(j["solve"]["convergence_factor"].get<double>(), 0.1, 1e-12);
+}
+
+// A fluence's rounding noise at or below zero is shown at the field's least positive value, not at -38.
+TEST(VtkFields, Log10ShowsNonPositiveEntriesAtTheSmallestPositiveOne) {
+  const Vector<double> fluence = {1.0, 1e-3, 3e-19, -2e-19, 0.0};
+  const Vector<double> shown = log10_for_display(fluence);
+  ASSERT_EQ(shown.size(), fluence.size());
+  EXPECT_DOUBLE_EQ(shown[0], 0.0);
+  EXPECT_DOUBLE_EQ(shown[1], -3.0);
+  EXPECT_DOUBLE_EQ(shown[2], std::log10(3e-19));
+  EXPECT_DOUBLE_EQ(shown[3], std::log10(3e-19));
+  EXPECT_DOUBLE_EQ(shown[4], std::log10(3e-19));
+  EXPECT_DOUBLE_EQ(log10_for_display({0.0, -1.0})[0], -38.0);  // nothing positive: the float range's floor
 }
 
 }  // namespace
