@@ -58,7 +58,7 @@ struct KeptStrength<CudaBackend> {
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
 // filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
 // near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
-// changes, the products have new patterns from that level on); on the cpu backend also the pattern of A P,
+// changes, the products have new patterns from that level on); on the cpu and mpi backends also the pattern of A P,
 // the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
 //
 // A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
@@ -76,7 +76,7 @@ struct LevelStructure {
   typename Backend::template Vector<double> coarse_weights;
   Index aggregates = 0;      // T's columns, over all ranks
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
-  CsrMatrix<Value> ap_pattern;        // cpu: row_ptr and col; no values
+  CsrMatrix<Value> ap_pattern;        // row_ptr and col, no values (over MPI this rank's rows, global columns)
   // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
   // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
   std::shared_ptr<const Strength> first_strength;

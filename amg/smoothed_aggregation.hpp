@@ -41,7 +41,6 @@
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/timer.hpp"
-#include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -68,17 +67,24 @@ enum class KeptProducts {
   renewed,       // a re-setup below a level whose products changed their patterns: by the SpGEMM, as these change
 };
 
+// Whether a backend forms a product by its numeric phase alone into a kept pattern (multiply_into; the cpu
+// backend, and the mpi backend after fetching the rows as its SpGEMM does).
+template <class Backend, class Value>
+inline constexpr bool kNumericProducts =
+    requires(const Backend& b, const typename Backend::template Csr<Value>& X, const CsrMatrix<Value>& pattern,
+             const SpgemmBackend& spgemm, SpgemmStats& stats) { b.multiply_into(spgemm, X, X, pattern, stats); };
+
 // A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
-// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns (cpu
-// backend, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase only: A P
-// into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level's matrix).
+// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns
+// (kNumericProducts, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase
+// only: A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level matrix's).
 template <class Backend, class Value>
 struct KeptLevel {
   const LevelStructure<Backend, Value>* kept = nullptr;
   std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
   KeptProducts products = KeptProducts::by_spgemm;
   const CsrMatrix<Value>* ap_pattern = nullptr;
-  const CsrMatrix<Value>* coarse_pattern = nullptr;
+  std::shared_ptr<const CsrMatrix<Value>> coarse_pattern;
 };
 
 template <class Backend, class Value>
@@ -226,7 +232,7 @@ class SmoothedAggregation {
 
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
   // With `kept`: as many levels as it has, each with its structure; numeric_only (a re-setup): the products
-  // into its patterns as well, where the backend has them (the cpu backend's numeric phase).
+  // into its patterns as well, where the backend has them (kNumericProducts: the cpu and mpi backends).
   void build(Shared A, Hierarchy<Backend, Value>& hierarchy, const LevelCallback& on_level,
              const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
@@ -269,16 +275,15 @@ class SmoothedAggregation {
   }
 
  private:
-  static KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level,
-                                              KeptProducts products) {
+  KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, KeptProducts products) const {
     KeptLevel<Backend, Value> k;
     k.products = products;
     k.kept = &kept.structure_[static_cast<std::size_t>(level)];
     k.matrix = kept.levels_[static_cast<std::size_t>(level)].A;
-    if constexpr (kHostCsr<Backend>) {
+    if constexpr (kNumericProducts<Backend, Value>) {
       if (products == KeptProducts::numeric_only) {
         k.ap_pattern = &k.kept->ap_pattern;
-        k.coarse_pattern = kept.levels_[static_cast<std::size_t>(level) + 1].A.get();
+        k.coarse_pattern = backend_.pattern_of(kept.levels_[static_cast<std::size_t>(level) + 1].A);
       }
     }
     return k;
@@ -326,7 +331,8 @@ class SmoothedAggregation {
     // 5. coarse operator
     Csr AP = product(A, *step.P, kept ? kept->ap_pattern : nullptr, info.ap_product);
     observe(info.level, "ap", A, *step.P, AP);
-    step.coarse = std::make_shared<const Csr>(product(*step.R, AP, kept ? kept->coarse_pattern : nullptr, info.rap_product));
+    step.coarse = std::make_shared<const Csr>(
+        product(*step.R, AP, kept ? kept->coarse_pattern.get() : nullptr, info.rap_product));
     observe(info.level, "rap", *step.R, AP, *step.coarse);
     info.spgemm_seconds =
         info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
@@ -334,11 +340,8 @@ class SmoothedAggregation {
       step.structure.emplace();
       backend_.copy(step.coarse_weights, step.structure->coarse_weights);
       step.structure->filtered_rows = std::move(filtered_rows);
-      if constexpr (kHostCsr<Backend>) {  // for the numeric-only products
-        step.structure->ap_pattern = CsrMatrix<Value>(AP.rows, AP.cols);
-        step.structure->ap_pattern.row_ptr = std::move(AP.row_ptr);
-        step.structure->ap_pattern.col = std::move(AP.col);
-      }
+      if constexpr (kNumericProducts<Backend, Value>)  // for the numeric-only products
+        step.structure->ap_pattern = backend_.product_pattern(std::move(AP));
     }
     clock.lap(t.galerkin);
     // and the level's smoother
@@ -361,18 +364,10 @@ class SmoothedAggregation {
     }
   }
 
-  // X Y by the SpGEMM backend, or (cpu backend, a kept pattern) by the numeric phase into that pattern.
+  // X Y by the SpGEMM backend, or (kNumericProducts, a kept pattern) by the numeric phase into that pattern.
   Csr product(const Csr& X, const Csr& Y, const CsrMatrix<Value>* pattern, SpgemmStats& stats) const {
-    if constexpr (kHostCsr<Backend>) {
-      if (pattern) {
-        Timer timer;
-        Csr C = numeric_product(X, Y, *pattern, &stats.multiplications);
-        stats.numeric_seconds = timer.seconds();
-        stats.nnz = C.nnz();
-        stats.choice = "numeric phase into the kept pattern";
-        return C;
-      }
-    }
+    if constexpr (kNumericProducts<Backend, Value>)
+      if (pattern) return backend_.multiply_into(spgemm_, X, Y, *pattern, stats);
     return backend_.multiply(spgemm_, X, Y, &stats);
   }
 

@@ -479,13 +479,19 @@ class SolverOn final : public Solver::Impl {
   // For setup().rebuild_note: what a re-setup kept, and how it formed the products.
   std::string how_products_were_formed() const {
     const std::string kept = "aggregates and tentative prolongators kept, products by ";
-    if constexpr (kHostCsr<Backend>) {
+    if constexpr (kHostCsr<Backend> || kDistributed<Backend>) {
+      // Over ranks summa2d and split3d multiply on their grids: the numeric phase is the row-wise products'.
+      const std::vector<LevelInfo>& levels = hierarchy_.info();
+      const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind("numeric phase", 0) == 0 ||
+                           hierarchy_.products_renewed_from() == 0;
+      if (!numeric) return kept + "the distributed SpGEMM " + hierarchy_.params().spgemm;
+      const std::string phase = kDistributed<Backend> ? "their numeric phase, the rows they read fetched as the "
+                                                        "distributed SpGEMM fetches them"
+                                                      : "their numeric phase";
       const int level = hierarchy_.products_renewed_from();
-      if (level < 0) return kept + "their numeric phase";
-      return kept + "their numeric phase (from level " + std::to_string(level) +
+      if (level < 0) return kept + phase;
+      return kept + phase + " (from level " + std::to_string(level) +
              " by the SpGEMM: its filtered matrix has another pattern than before)";
-    } else if constexpr (kDistributed<Backend>) {
-      return kept + "the distributed SpGEMM";
     } else {
       return kept + "the " + to_string(Backend::kind) + " backend's SpGEMM " + hierarchy_.params().spgemm;
     }

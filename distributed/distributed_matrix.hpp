@@ -100,6 +100,14 @@ class DistributedMatrix {
   }
   // This rank's rows with global column numbers (cols = the global column count).
   CsrMatrix<V> with_global_columns() const { return with_global_columns(local_); }
+  // The same without the values: where this rank's entries are.
+  CsrMatrix<V> global_pattern() const {
+    CsrMatrix<V> pattern(rows, static_cast<Index>(global_cols()));
+    pattern.row_ptr = local_.row_ptr;
+    pattern.col = local_.col;
+    for (Index& j : pattern.col) j = static_cast<Index>(global_column(j));
+    return pattern;
+  }
   // The same for rows in this matrix's local column numbers (a matrix derived from it, such as a subset).
   template <class W>
   CsrMatrix<W> with_global_columns(CsrMatrix<W> M) const {

@@ -64,7 +64,8 @@ PY
 fi
 
 # Time steps on one pattern: each rank assembles its rows at every step and re-sets up from them (the
-# aggregates kept, the products by the distributed SpGEMM): every step's history is one process's.
+# aggregates kept, the products by their numeric phase after the rows are fetched): every step's history is
+# one process's.
 steps=("$source/configs/poisson-steps.yaml" --set problem.size=[32,32,32] --set problem.steps=3 --quiet)
 if one; then
   "$amgsolve" "${steps[@]}" --report steps-one.json || fail "steps, one process"

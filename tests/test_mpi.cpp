@@ -595,9 +595,9 @@ CsrMatrix<double> restrengthened(const CsrMatrix<double>& A) {
   return B;
 }
 
-// A re-setup on the ranks (the aggregates kept, the products by the distributed SpGEMM) is the
-// single-process re-setup (the products by their numeric phase), level by level and bit for bit, twice in a
-// row; a matrix on another pattern is refused on every rank.
+// A re-setup on the ranks (the aggregates kept, the products by their numeric phase after the rows are
+// fetched) is the single-process re-setup (the products by their numeric phase), level by level and bit for
+// bit, twice in a row; a matrix on another pattern is refused on every rank.
 template <class V>
 void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, const std::string& what) {
   SCOPED_TRACE(what);
@@ -610,6 +610,9 @@ void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, co
     alone.rebuild(on_values(changed));
     together.rebuild(mpi, mpi.csr(on_values(changed)));
     expect_same_levels(mpi, together, alone);
+    if (alone.products_renewed_from() < 0)  // the kept patterns hold: the ranks' products by the numeric phase
+      for (const SpgemmStats* product : {&together.info().front().ap_product, &together.info().front().rap_product})
+        EXPECT_NE(product->choice.find("numeric phase into the kept pattern"), std::string::npos) << product->choice;
   }
   // Where the lumped rows change, the products are formed by the SpGEMM from that level on, on one process
   // as on the ranks; then, twice the same values, into the renewed patterns again.

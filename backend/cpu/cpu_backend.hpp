@@ -12,10 +12,12 @@
 #include "common/device.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
+#include "common/timer.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/sliced_ellpack.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
@@ -279,6 +281,29 @@ class CpuBackend {
   template <class V>
   Csr<V> transpose(const Csr<V>& M) const {
     return amgsolve::transpose(M);
+  }
+  // A re-setup's products on kept patterns (amg/smoothed_aggregation.hpp): what of a product to keep (its
+  // row_ptr and col), a held matrix's pattern (itself), and X Y by the numeric phase alone into a pattern.
+  template <class V>
+  CsrMatrix<V> product_pattern(Csr<V>&& C) const {
+    CsrMatrix<V> pattern(C.rows, C.cols);
+    pattern.row_ptr = std::move(C.row_ptr);
+    pattern.col = std::move(C.col);
+    return pattern;
+  }
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> pattern_of(std::shared_ptr<const Csr<V>> M) const {
+    return M;
+  }
+  template <class V>
+  Csr<V> multiply_into(const SpgemmBackend&, const Csr<V>& X, const Csr<V>& Y, const CsrMatrix<V>& pattern,
+                       SpgemmStats& stats) const {
+    Timer timer;
+    Csr<V> C = numeric_product(X, Y, pattern, &stats.multiplications);
+    stats.numeric_seconds = timer.seconds();
+    stats.nnz = C.nnz();
+    stats.choice = "numeric phase into the kept pattern";
+    return C;
   }
   // A Galerkin operator P^T A P has diagonal entries p_j^T A p_j, positive for SPD A: a non-positive one
   // proves that the input matrix is not positive definite.

@@ -28,6 +28,13 @@ DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr
 }
 
 template <class V>
+DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y,
+                                               const CsrMatrix<V>& pattern, SpgemmStats& stats) const {
+  CsrMatrix<V> C = multiply_rows(X, Y.with_global_columns(), spgemm, stats, &pattern);
+  return Csr<V>(*comm_, X.global_rows(), std::move(C));
+}
+
+template <class V>
 DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
   // This rank's rows transposed locally (a counting sort: each row of the result lists this rank's rows in
   // order), by local column: the own columns are this rank's rows of M^T, each ghost column a row of its
@@ -93,6 +100,8 @@ void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
   template std::shared_ptr<const CsrMatrix<V>> MpiBackend::host_view(const Csr<V>&) const;                          \
   template DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,             \
                                                      SpgemmStats*) const;                                          \
+  template DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,        \
+                                                          const CsrMatrix<V>&, SpgemmStats&) const;                \
   template DistributedMatrix<V> MpiBackend::transpose(const Csr<V>&) const;                                         \
   template void MpiBackend::require_positive_diagonal(const Csr<V>&, int) const;
 AMGSOLVE_MPI_BACKEND(double)

@@ -159,6 +159,21 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   // (rowwise); with a distributed one, its own algorithm. The stats are the ranks' together.
   template <class V>
   Csr<V> multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B, SpgemmStats* stats) const;
+  // A re-setup's products on kept patterns (amg/smoothed_aggregation.hpp): what of a product to keep (this
+  // rank's rows with global columns), a held matrix's pattern (the same, copied), and X Y into a pattern:
+  // the rows of Y fetched as by `multiply`, then the numeric phase alone (with summa2d or split3d, their
+  // product). Collective.
+  template <class V>
+  CsrMatrix<V> product_pattern(Csr<V>&& C) const {
+    return C.global_pattern();
+  }
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> pattern_of(std::shared_ptr<const Csr<V>> M) const {
+    return std::make_shared<const CsrMatrix<V>>(M->global_pattern());
+  }
+  template <class V>
+  Csr<V> multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y, const CsrMatrix<V>& pattern,
+                       SpgemmStats& stats) const;
   // M^T: each entry sent to the owner of its column, the rows put together in rank order. Collective.
   template <class V>
   Csr<V> transpose(const Csr<V>& M) const;

@@ -244,7 +244,7 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 
 template <class V>
 CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
-                           SpgemmStats& stats) {
+                           SpgemmStats& stats, const CsrMatrix<V>* pattern) {
   const Communicator& comm = A.communicator();
   Timer timer;
   CsrMatrix<V> C;
@@ -256,10 +256,12 @@ CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, c
     names.push_back("to the rows");
   } else {
     const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
-    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats);
+    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats,
+                               pattern);
     names = kRowwisePhases;
-    stats.choice = (spgemm.collective() ? "gustavson" : spgemm.name()) + " locally, rows fetched, on " +
-                   std::to_string(comm.size()) + " ranks";
+    stats.choice = (pattern ? std::string("numeric phase into the kept pattern")
+                            : (spgemm.collective() ? "gustavson" : spgemm.name())) +
+                   " locally, rows fetched, on " + std::to_string(comm.size()) + " ranks";
   }
   for (const SpgemmPhase& phase : stats.phases) comm.stats().halo_bytes += phase.bytes;  // this rank's, before the sums
   reduce_phases(names, stats, comm.get());
@@ -269,9 +271,9 @@ CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, c
 }
 
 template CsrMatrix<double> multiply_rows(const DistributedMatrix<double>&, CsrMatrix<double>, const SpgemmBackend&,
-                                         SpgemmStats&);
+                                         SpgemmStats&, const CsrMatrix<double>*);
 template CsrMatrix<float> multiply_rows(const DistributedMatrix<float>&, CsrMatrix<float>, const SpgemmBackend&,
-                                        SpgemmStats&);
+                                        SpgemmStats&, const CsrMatrix<float>*);
 
 void register_distributed_spgemm_backends(SpgemmRegistry& registry) {
   static std::once_flag once;

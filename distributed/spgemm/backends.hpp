@@ -24,8 +24,12 @@ void register_distributed_spgemm_backends(SpgemmRegistry& registry = SpgemmRegis
 // multiplies after the B rows this rank's A references are fetched (rowwise_multiply_local, on A's own
 // local numbering), rowwise is that with gustavson, summa2d and split3d run their grids. Collective;
 // `stats` holds the ranks' phases (the slowest rank's seconds, everybody's bytes), products and nnz.
+// With `pattern` (this rank's rows of C as an earlier product of operands on the same patterns left them,
+// global columns; a re-setup's), the rows are formed by the numeric phase alone into it
+// (spgemm/numeric_product.hpp) after the same fetch, as gustavson would sum them; summa2d and split3d, whose
+// products sum in their grids' order, multiply as without it.
 template <class V>
 CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
-                           SpgemmStats& stats);
+                           SpgemmStats& stats, const CsrMatrix<V>* pattern = nullptr);
 
 }  // namespace amgsolve

@@ -1,10 +1,13 @@
 #include "distributed/spgemm/rowwise.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "common/error.hpp"
 #include "common/timer.hpp"
 #include "distributed/partition.hpp"
 #include "distributed/spgemm/blocks.hpp"
+#include "spgemm/numeric_product.hpp"
 
 namespace amgsolve {
 
@@ -56,7 +59,7 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
                                     const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats) {
+                                    const SpgemmBackend& local, SpgemmStats& stats, const CsrMatrix<V>* pattern) {
   const BlockPartition rows_of_B(inner, comm.size());
   Timer timer;
   const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
@@ -72,7 +75,16 @@ CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>
   timer.restart();
   append_rows(fetched, B_rows);
   SpgemmStats local_stats;
-  CsrMatrix<V> C = local.multiply(A_local, B_rows, &local_stats);
+  CsrMatrix<V> C;
+  if (pattern) {
+    try {
+      C = numeric_product(A_local, B_rows, *pattern, &local_stats.multiplications);
+    } catch (const Error& e) {  // the patterns agreed on every rank: one that no longer holds is a bug here
+      abort_every_rank("rowwise numeric product: " + std::string(e.what()));
+    }
+  } else {
+    C = local.multiply(A_local, B_rows, &local_stats);
+  }
   stats.multiplications += local_stats.multiplications;
   stats.phases.push_back({"local multiply", timer.seconds(), 0});
   return C;
@@ -84,9 +96,9 @@ template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<
                                            const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<double> rowwise_multiply_local(const Communicator&, const CsrMatrix<double>&,
                                                   const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<double>,
-                                                  const SpgemmBackend&, SpgemmStats&);
+                                                  const SpgemmBackend&, SpgemmStats&, const CsrMatrix<double>*);
 template CsrMatrix<float> rowwise_multiply_local(const Communicator&, const CsrMatrix<float>&,
                                                  const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<float>,
-                                                 const SpgemmBackend&, SpgemmStats&);
+                                                 const SpgemmBackend&, SpgemmStats&, const CsrMatrix<float>*);
 
 }  // namespace amgsolve

@@ -20,10 +20,12 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
 // The same with A's columns in local numbers, as a DistributedMatrix holds them: this rank's inner indices
 // (its range of BlockPartition(inner, ranks)) first, then `ghosts`, the other inner indices A references,
 // sorted. No renumbering, no copy of A.
-// B_rows is taken over: the fetched rows are appended to it.
+// B_rows is taken over: the fetched rows are appended to it. With `pattern` (C's rows as an earlier product
+// on the same patterns left them) the local product is the numeric phase into it, not `local`.
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
                                     const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats);
+                                    const SpgemmBackend& local, SpgemmStats& stats,
+                                    const CsrMatrix<V>* pattern = nullptr);
 
 }  // namespace amgsolve
