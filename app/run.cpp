@@ -204,8 +204,10 @@ class PrintingSolver final : public AmgSolver {
                  std::vector<SpgemmComparisonRow>& comparison)
       : config_(config) {
     const bool mixed = config.solver.precision == Precision::mixed;
-    progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision):\n", config.amg.spgemm.c_str(),
-             mixed ? "float" : "double");
+    // Over ranks the setup runs on each rank's CPU cores whatever the backend (the cuda one solves there).
+    const bool setup_on_cores = Ranks::size() > 1 && config.backend != BackendKind::cpu;
+    progress("AMG setup (smoothed aggregation, MIS-2, SpGEMM %s, %s precision%s):\n", config.amg.spgemm.c_str(),
+             mixed ? "float" : "double", setup_on_cores ? ", on each rank's CPU cores" : "");
     progress("  %5s %12s %14s %8s %9s  %s\n", "level", "rows", "nnz", "nnz/row", "seconds", "spgemm");
     SetupCallbacks callbacks;
     callbacks.on_level = [&](const LevelInfo& l) { print_level(l, config.amg.spgemm); };
@@ -228,7 +230,8 @@ class PrintingSolver final : public AmgSolver {
              compare_spgemm ? "; setup time includes the backend comparison" : "",
              format_bytes(setup.hierarchy_bytes).c_str());
     if (setup.backend == BackendKind::cuda)
-      progress("  on the GPU: operators, vectors and coarse solve, %s\n", format_bytes(setup.backend_bytes).c_str());
+      progress("  on the GPU%s: operators, vectors and coarse solve, %s\n",
+               setup_on_cores ? " of each rank (rank 0's)" : "", format_bytes(setup.backend_bytes).c_str());
     print_format_costs(setup);
   }
 
