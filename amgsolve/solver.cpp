@@ -21,6 +21,7 @@
 #include "common/timer.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
 #include "amg/cuda/device_setup.hpp"
@@ -482,7 +483,7 @@ class SolverOn final : public Solver::Impl {
     if constexpr (kHostCsr<Backend> || kDistributed<Backend>) {
       // Over ranks summa2d and split3d multiply on their grids: the numeric phase is the row-wise products'.
       const std::vector<LevelInfo>& levels = hierarchy_.info();
-      const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind("numeric phase", 0) == 0 ||
+      const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind(kNumericPhaseChoice, 0) == 0 ||
                            hierarchy_.products_renewed_from() == 0;
       if (!numeric) return kept + "the distributed SpGEMM " + hierarchy_.params().spgemm;
       const std::string phase = kDistributed<Backend> ? "their numeric phase, the rows they read fetched as the "

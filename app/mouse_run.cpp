@@ -142,7 +142,6 @@ void write_camera(const Config& config, const MouseProblem& m, const std::vector
   write_picture_vti(config.output.camera, grid, pixels, kMouseFrame);
 }
 
-
 void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<Index>& aggregates,
                      const std::vector<Vector<double>>& excitation, const std::vector<Vector<double>>& emission) {
   std::vector<ScalarField> scalars;

@@ -102,11 +102,10 @@ class DistributedMatrix {
   CsrMatrix<V> with_global_columns() const { return with_global_columns(local_); }
   // The same without the values: where this rank's entries are.
   CsrMatrix<V> global_pattern() const {
-    CsrMatrix<V> pattern(rows, static_cast<Index>(global_cols()));
+    CsrMatrix<V> pattern(rows, local_.cols);
     pattern.row_ptr = local_.row_ptr;
     pattern.col = local_.col;
-    for (Index& j : pattern.col) j = static_cast<Index>(global_column(j));
-    return pattern;
+    return with_global_columns(std::move(pattern));
   }
   // The same for rows in this matrix's local column numbers (a matrix derived from it, such as a subset).
   template <class W>

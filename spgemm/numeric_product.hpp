@@ -9,6 +9,9 @@
 
 namespace amgsolve {
 
+// What SpgemmStats::choice starts with for a product formed this way (the report's and the re-setup note's).
+inline constexpr const char* kNumericPhaseChoice = "numeric phase into the kept pattern";
+
 // C with the pattern's rows and columns (its values are not read) and the values of A * B; the pattern is
 // copied row by row by the threads that fill the values, so C's pages are first touched in parallel.
 // Throws Error when a product falls outside the pattern (the operands' patterns are not those the pattern

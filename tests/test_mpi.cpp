@@ -33,6 +33,7 @@
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
 #include "solver/pcg.hpp"
+#include "spgemm/numeric_product.hpp"
 #include "sparse/csr_ops.hpp"
 #include "test_support.hpp"
 
@@ -612,7 +613,7 @@ void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, co
     expect_same_levels(mpi, together, alone);
     if (alone.products_renewed_from() < 0)  // the kept patterns hold: the ranks' products by the numeric phase
       for (const SpgemmStats* product : {&together.info().front().ap_product, &together.info().front().rap_product})
-        EXPECT_NE(product->choice.find("numeric phase into the kept pattern"), std::string::npos) << product->choice;
+        EXPECT_EQ(product->choice.rfind(kNumericPhaseChoice, 0), 0u) << product->choice;
   }
   // Where the lumped rows change, the products are formed by the SpGEMM from that level on, on one process
   // as on the ranks; then, twice the same values, into the renewed patterns again.

@@ -302,7 +302,7 @@ class CpuBackend {
     Csr<V> C = numeric_product(X, Y, pattern, &stats.multiplications);
     stats.numeric_seconds = timer.seconds();
     stats.nnz = C.nnz();
-    stats.choice = "numeric phase into the kept pattern";
+    stats.choice = kNumericPhaseChoice;
     return C;
   }
   // A Galerkin operator P^T A P has diagonal entries p_j^T A p_j, positive for SPD A: a non-positive one

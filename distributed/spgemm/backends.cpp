@@ -9,6 +9,7 @@
 #include "distributed/partition.hpp"
 #include "distributed/spgemm/rowwise.hpp"
 #include "distributed/spgemm/split3d.hpp"
+#include "spgemm/numeric_product.hpp"
 
 namespace amgsolve {
 
@@ -259,7 +260,7 @@ CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, c
     C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats,
                                pattern);
     names = kRowwisePhases;
-    stats.choice = (pattern ? std::string("numeric phase into the kept pattern")
+    stats.choice = (pattern ? std::string(kNumericPhaseChoice)
                             : (spgemm.collective() ? "gustavson" : spgemm.name())) +
                    " locally, rows fetched, on " + std::to_string(comm.size()) + " ranks";
   }
