@@ -2,6 +2,7 @@
 // instantiated in amg/cuda/hierarchy.cpp.
 #include "amg/hierarchy.hpp"
 
+#include "amg/resetup.hpp"
 #include "amg/smoothed_aggregation.hpp"
 
 namespace amgsolve {

@@ -8,9 +8,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "amg/cuda/cuda_strength.hpp"
+#include "amg/kept_structure.hpp"
 #include "amg/params.hpp"
-#include "amg/strength.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "amg/smoother.hpp"
 #include "sparse/sparse_ldlt.hpp"
@@ -35,58 +34,6 @@ struct LevelInfo {
   } phases;
   std::string smoother;         // description of the smoother used on this level
   bool coarsest = false;
-};
-
-// Whether a re-setup on the backend follows the kept product patterns by recording which rows each level's
-// filtered matrix lumped (the cpu and mpi backends: while those rows stay the same, so do the patterns). The
-// cuda backend records none (it would be a copy of a flag per row to the host): it compares each level's
-// matrix with the kept one instead (same_pattern), and forms every product by the SpGEMM.
-template <class Backend>
-inline constexpr bool kRecordsLumpedRows = Backend::kind != BackendKind::cuda;
-
-// The strength classification a level keeps: the host's (amg/strength.hpp; over MPI a rank's rows') or, on
-// the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes, beside each, gives its memory.
-template <class Backend>
-struct KeptStrength {
-  using type = Strength;
-};
-template <>
-struct KeptStrength<CudaBackend> {
-  using type = CudaStrength;
-};
-
-// What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
-// filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
-// near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
-// changes, the products have new patterns from that level on); on the cpu and mpi backends also the pattern of A P,
-// the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
-//
-// A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
-// matrix has the first setup's pattern, and one computed anew from the matrix where it has another (a coarse
-// level below one whose products changed their patterns). Then `strength` is that newest one, and the first
-// setup's is kept beside it with its pattern, so that a matrix back on the first pattern gets it back: the
-// hierarchy does not depend on the re-setups that came before.
-template <class Backend, class Value>
-struct LevelStructure {
-  using Strength = typename KeptStrength<Backend>::type;
-  using Csr = typename Backend::template Csr<Value>;
-  Strength strength;         // this rank's rows' (the mpi backend's local part)
-  Offset weak_entries = 0;   // over all ranks
-  std::shared_ptr<const Csr> T;
-  typename Backend::template Vector<double> coarse_weights;
-  Index aggregates = 0;      // T's columns, over all ranks
-  Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
-  CsrMatrix<Value> ap_pattern;        // row_ptr and col, no values (over MPI this rank's rows, global columns)
-  // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
-  // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
-  std::shared_ptr<const Strength> first_strength;
-  Offset first_weak_entries = 0;
-  std::shared_ptr<const Csr> first_pattern;
-
-  std::uint64_t bytes() const {
-    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
-           (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
-  }
 };
 
 template <class Backend, class Value>
@@ -197,7 +144,9 @@ class Hierarchy {
     for (const LevelInfo& l : info_) total += l.rows;
     return total / std::max<double>(1, info_.front().rows);
   }
-  std::uint64_t bytes() const {  // memory held by the hierarchy beyond the fine matrix (this rank's)
+  // Memory held by the hierarchy beyond the fine matrix (this rank's): the coarse levels, P, R, the kept
+  // structure and the coarsest level's factor.
+  std::uint64_t bytes() const {
     std::uint64_t total = 0;
     for (std::size_t l = 0; l < levels_.size(); ++l) {
       if (l > 0 && levels_[l].A) total += levels_[l].A->bytes();
@@ -205,6 +154,7 @@ class Hierarchy {
       if (levels_[l].R) total += levels_[l].R->bytes();
     }
     for (const LevelStructure<Backend, Value>& kept : structure_) total += kept.bytes();
+    if (coarse_) total += coarse_->bytes();  // the coarsest level's factor (of the whole matrix on one level)
     return total;
   }
 
@@ -225,7 +175,7 @@ class Hierarchy {
   friend class SmoothedAggregation<Backend, Value>;
   void add_level(Shared A, CoarseningStep<Backend, Value>&& step, const LevelInfo& info);
   // Builds into this (empty) hierarchy with the structure of `kept` (numeric_only: into the patterns of
-  // `kept`'s products too). Defined with the constructors in smoothed_aggregation.hpp.
+  // `kept`'s products too). Defined in amg/resetup.hpp.
   void build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept, bool numeric_only);
   void add_smoothed_coarsest(Shared A, const SmootherSpec& smoother, const LevelInfo& info);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,

@@ -18,6 +18,8 @@
 // singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
 // with the coarsest level's nullspace B known exactly, and the coarsest solve is its pseudo-inverse.
 //
+// A re-setup for new values on the same pattern keeps steps 1-3 and repeats 4-5 (amg/resetup.hpp).
+//
 // Written once over a backend: every step is a call of the backend's operations (multiply, transpose, ...)
 // or of the step's own function overloaded for the backend (strength_of_connection(backend, A, theta):
 // amg/strength.hpp for the cpu backend, amg/cuda/device_setup.hpp for the cuda backend), so the setup
@@ -58,33 +60,6 @@ struct CoarseningStep {
   // filtered rows and A P pattern.
   bool patterns_renewed = false;
   bool strength_renewed = false;  // and its strength too, for a level matrix on another pattern
-};
-
-// How a kept level's products are formed.
-enum class KeptProducts {
-  by_spgemm,     // a setup with another hierarchy's structure: by the SpGEMM
-  numeric_only,  // a re-setup whose kept product patterns still hold on this level: into them
-  renewed,       // a re-setup below a level whose products changed their patterns: by the SpGEMM, as these change
-};
-
-// Whether a backend forms a product by its numeric phase alone into a kept pattern (multiply_into; the cpu
-// backend, and the mpi backend after fetching the rows as its SpGEMM does).
-template <class Backend, class Value>
-inline constexpr bool kNumericProducts =
-    requires(const Backend& b, const typename Backend::template Csr<Value>& X, const CsrMatrix<Value>& pattern,
-             const SpgemmBackend& spgemm, SpgemmStats& stats) { b.multiply_into(spgemm, X, X, pattern, stats); };
-
-// A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
-// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns
-// (kNumericProducts, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase
-// only: A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level matrix's).
-template <class Backend, class Value>
-struct KeptLevel {
-  const LevelStructure<Backend, Value>* kept = nullptr;
-  std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
-  KeptProducts products = KeptProducts::by_spgemm;
-  const CsrMatrix<Value>* ap_pattern = nullptr;
-  std::shared_ptr<const CsrMatrix<Value>> coarse_pattern;
 };
 
 template <class Backend, class Value>
@@ -155,81 +130,11 @@ class SmoothedAggregation {
     return step;
   }
 
-  // The same with the aggregates and tentative prolongator of `kept`, and the strength a setup on them would
-  // use (LevelStructure): the first setup's where A has the pattern it was computed on, else A's own.
+  // The same with the aggregates and tentative prolongator of a kept level (amg/resetup.hpp).
   CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
-                                              const KeptLevel<Backend, Value>& kept) const {
-    CoarseningStep<Backend, Value> step;
-    PhaseClock clock;
-    backend_.require_positive_diagonal(A, info.level);
-    const LevelStructure<Backend, Value>& structure = *kept.kept;
-    backend_.copy(structure.coarse_weights, step.coarse_weights);
-    info.aggregates = structure.aggregates;
-    step.patterns_renewed = kept.products == KeptProducts::renewed;
-    if (on_first_pattern(A, kept)) {
-      // Back on the first pattern after a re-setup on another: the first strength again, and the level's
-      // record (a renewed one, on every backend) says so, so that the re-setup lets go of the first copy.
-      const bool back = structure.first_pattern != nullptr;
-      if (back) step.patterns_renewed = true;
-      smooth_and_multiply(A, weights,
-                          kept_strength(backend_, back ? *structure.first_strength : structure.strength,
-                                        back ? structure.first_weak_entries : structure.weak_entries, A),
-                          *structure.T, info, clock, step, &kept);
-      step.strength_renewed = back;
-      if (step.structure && (back || params_.keep_structure)) {
-        step.structure->strength = back ? *structure.first_strength : structure.strength;
-        step.structure->weak_entries = back ? structure.first_weak_entries : structure.weak_entries;
-      }
-    } else {
-      auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
-      clock.lap(info.phases.strength);
-      // The kept product patterns hold only for the kept classification (and then the same lumped rows).
-      if constexpr (kRecordsLumpedRows<Backend>) {
-        if (!(kept.products == KeptProducts::numeric_only &&
-              backend_.everywhere(local_strength(strength).keep == structure.strength.keep)))
-          step.patterns_renewed = true;
-      } else {
-        step.patterns_renewed = true;
-      }
-      step.strength_renewed = true;
-      smooth_and_multiply(A, weights, strength, *structure.T, info, clock, step, &kept);
-      if (step.structure) {
-        step.structure->weak_entries = strength.weak_entries;
-        step.structure->strength = std::move(local_strength(strength));
-        const bool first_kept = structure.first_pattern != nullptr;
-        step.structure->first_strength =
-            first_kept ? structure.first_strength : std::make_shared<const LevelStrength>(structure.strength);
-        step.structure->first_weak_entries = first_kept ? structure.first_weak_entries : structure.weak_entries;
-        step.structure->first_pattern = first_kept ? structure.first_pattern : pattern_record(kept.matrix);
-      }
-    }
-    if (step.structure && params_.keep_structure) {
-      step.structure->T = structure.T;
-      step.structure->aggregates = structure.aggregates;
-    }
-    return step;
-  }
-
-  // Whether A has the pattern the level's first setup classified. Within a re-setup whose patterns still
-  // hold, A has the kept matrix's pattern by construction.
-  bool on_first_pattern(const Csr& A, const KeptLevel<Backend, Value>& kept) const {
-    if (kept.kept->first_pattern) return backend_.same_pattern(A, *kept.kept->first_pattern);
-    return kept.products == KeptProducts::numeric_only || backend_.same_pattern(A, *kept.matrix);
-  }
-
-  // What a LevelStructure keeps of a level matrix's pattern for a later same_pattern: on the host its row_ptr
-  // and col (no values); on the other backends the matrix itself, held rather than copied.
-  static std::shared_ptr<const Csr> pattern_record(const Shared& A) {
-    if constexpr (kHostCsr<Backend>) {
-      auto pattern = std::make_shared<Csr>(A->rows, A->cols);
-      pattern->row_ptr = A->row_ptr;
-      pattern->col = A->col;
-      return pattern;
-    } else {
-      return A;
-    }
-  }
-
+                                              const KeptLevel<Backend, Value>& kept) const;
+  bool on_first_pattern(const Csr& A, const KeptLevel<Backend, Value>& kept) const;
+  static Shared pattern_record(const Shared& A);
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
   // With `kept`: as many levels as it has, each with its structure; numeric_only (a re-setup): the products
   // into its patterns as well, where the backend has them (kNumericProducts: the cpu and mpi backends).
@@ -275,19 +180,8 @@ class SmoothedAggregation {
   }
 
  private:
-  KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, KeptProducts products) const {
-    KeptLevel<Backend, Value> k;
-    k.products = products;
-    k.kept = &kept.structure_[static_cast<std::size_t>(level)];
-    k.matrix = kept.levels_[static_cast<std::size_t>(level)].A;
-    if constexpr (kNumericProducts<Backend, Value>) {
-      if (products == KeptProducts::numeric_only) {
-        k.ap_pattern = &k.kept->ap_pattern;
-        k.coarse_pattern = backend_.pattern_of(kept.levels_[static_cast<std::size_t>(level) + 1].A);
-      }
-    }
-    return k;
-  }
+  // What the kept hierarchy gives level `level` of a setup on its structure (amg/resetup.hpp).
+  KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, KeptProducts products) const;
 
   // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T.
   // `prolongator_built` is called once P is: the caller may let go of what only P needed (the filtered
@@ -451,69 +345,6 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
   }
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
-  setup_seconds_ = total.seconds();
-}
-
-template <class Backend, class Value>
-Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
-                                     const Hierarchy& structure_of)
-    : params_(params) {
-  if (structure_of.structure_.empty())
-    throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
-  if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
-  params_.nullspace = structure_of.params_.nullspace;  // the structure's aggregates were made for it
-  build_with_structure(backend, std::move(A), structure_of, false);
-}
-
-template <class Backend, class Value>
-void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
-  if (structure_.empty()) throw InputError("re-setup needs the structure kept by the setup (amg.keep_structure: true)");
-  if (!A) throw InputError("re-setup: no matrix");
-  if (!backend.same_pattern(*A, *levels_.front().A))
-    throw InputError("re-setup: the matrix's pattern is not the one the hierarchy was built for (a full setup is "
-                     "needed)");
-  // The re-setup reads the kept structure and level matrices, never the old P and R: they go first, so that
-  // the new ones take their memory.
-  for (Level& level : levels_) {
-    level.P.reset();
-    level.R.reset();
-  }
-  Hierarchy fresh;
-  fresh.params_ = params_;
-  fresh.params_.keep_structure = false;  // the structure does not change: it is moved over below
-  try {
-    // Into the kept product patterns level by level where the backend records the lumped rows that decide
-    // them; otherwise each level's matrix is compared with the kept one (kRecordsLumpedRows).
-    fresh.build_with_structure(backend, std::move(A), *this, kRecordsLumpedRows<Backend>);
-  } catch (...) {
-    clear();  // without P and R the old levels are no hierarchy
-    throw;
-  }
-  fresh.params_.keep_structure = true;
-  fresh.structure_ = std::move(structure_);
-  for (RenewedLevel& renewed : fresh.renewed_patterns_) {
-    LevelStructure<Backend, Value>& level = fresh.structure_[renewed.level];
-    level.filtered_rows = std::move(renewed.structure.filtered_rows);
-    level.ap_pattern = std::move(renewed.structure.ap_pattern);
-    if (renewed.strength) {
-      level.strength = std::move(renewed.structure.strength);
-      level.weak_entries = renewed.structure.weak_entries;
-      level.first_strength = std::move(renewed.structure.first_strength);
-      level.first_weak_entries = renewed.structure.first_weak_entries;
-      level.first_pattern = std::move(renewed.structure.first_pattern);
-    }
-  }
-  fresh.renewed_patterns_.clear();
-  *this = std::move(fresh);
-}
-
-template <class Backend, class Value>
-void Hierarchy<Backend, Value>::build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept,
-                                                     bool numeric_only) {
-  Timer total;
-  const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
-  SmoothedAggregation<Backend, Value>(backend, params_, spgemm).build(std::move(A), *this, {}, &kept, numeric_only);
-  finest_aggregates_ = kept.finest_aggregates_;
   setup_seconds_ = total.seconds();
 }
 

@@ -611,9 +611,10 @@ void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, co
     alone.rebuild(on_values(changed));
     together.rebuild(mpi, mpi.csr(on_values(changed)));
     expect_same_levels(mpi, together, alone);
-    if (alone.products_renewed_from() < 0)  // the kept patterns hold: the ranks' products by the numeric phase
+    if (alone.products_renewed_from() < 0) {  // the kept patterns hold: the ranks' products by the numeric phase
       for (const SpgemmStats* product : {&together.info().front().ap_product, &together.info().front().rap_product})
         EXPECT_EQ(product->choice.rfind(kNumericPhaseChoice, 0), 0u) << product->choice;
+    }
   }
   // Where the lumped rows change, the products are formed by the SpGEMM from that level on, on one process
   // as on the ranks; then, twice the same values, into the renewed patterns again.

@@ -3,6 +3,7 @@
 // is built on the device. Plain C++: the kernels are behind those declarations.
 #include "amg/cuda/device_setup.hpp"
 #include "amg/hierarchy.hpp"
+#include "amg/resetup.hpp"
 #include "amg/smoothed_aggregation.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 

@@ -1,0 +1,94 @@
+#pragma once
+// What a re-setup on the same pattern keeps of a hierarchy (amg.keep_structure; AMGCL's rebuild, AmgX's
+// resetup, MueLu's reuse), and how a level coarsened on a kept structure forms its products. The re-setup
+// itself is amg/resetup.hpp.
+#include <cstdint>
+#include <memory>
+
+#include "amg/cuda/cuda_strength.hpp"
+#include "amg/strength.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "spgemm/spgemm.hpp"
+
+namespace amgsolve {
+
+// Whether a re-setup on the backend follows the kept product patterns by recording which rows each level's
+// filtered matrix lumped (the cpu and mpi backends: while those rows stay the same, so do the patterns). The
+// cuda backend records none (it would be a copy of a flag per row to the host): it compares each level's
+// matrix with the kept one instead (same_pattern), and forms every product by the SpGEMM.
+template <class Backend>
+inline constexpr bool kRecordsLumpedRows = Backend::kind != BackendKind::cuda;
+
+// The strength classification a level keeps: the host's (amg/strength.hpp; over MPI a rank's rows') or, on
+// the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes, beside each, gives its memory.
+template <class Backend>
+struct KeptStrength {
+  using type = Strength;
+};
+template <>
+struct KeptStrength<CudaBackend> {
+  using type = CudaStrength;
+};
+
+// What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
+// filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
+// near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
+// changes, the products have new patterns from that level on); on the cpu and mpi backends also the pattern of A P,
+// the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+//
+// A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
+// matrix has the first setup's pattern, and one computed anew from the matrix where it has another (a coarse
+// level below one whose products changed their patterns). Then `strength` is that newest one, and the first
+// setup's is kept beside it with its pattern, so that a matrix back on the first pattern gets it back: the
+// hierarchy does not depend on the re-setups that came before.
+template <class Backend, class Value>
+struct LevelStructure {
+  using Strength = typename KeptStrength<Backend>::type;
+  using Csr = typename Backend::template Csr<Value>;
+  Strength strength;         // this rank's rows' (the mpi backend's local part)
+  Offset weak_entries = 0;   // over all ranks
+  std::shared_ptr<const Csr> T;
+  typename Backend::template Vector<double> coarse_weights;
+  Index aggregates = 0;      // T's columns, over all ranks
+  Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
+  CsrMatrix<Value> ap_pattern;        // row_ptr and col, no values (over MPI this rank's rows, global columns)
+  // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
+  // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
+  std::shared_ptr<const Strength> first_strength;
+  Offset first_weak_entries = 0;
+  std::shared_ptr<const Csr> first_pattern;
+
+  std::uint64_t bytes() const {
+    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
+           (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
+  }
+};
+
+// How a kept level's products are formed.
+enum class KeptProducts {
+  by_spgemm,     // a setup with another hierarchy's structure: by the SpGEMM
+  numeric_only,  // a re-setup whose kept product patterns still hold on this level: into them
+  renewed,       // a re-setup below a level whose products changed their patterns: by the SpGEMM, as these change
+};
+
+// Whether a backend forms a product by its numeric phase alone into a kept pattern (multiply_into; the cpu
+// backend, and the mpi backend after fetching the rows as its SpGEMM does).
+template <class Backend, class Value>
+inline constexpr bool kNumericProducts =
+    requires(const Backend& b, const typename Backend::template Csr<Value>& X, const CsrMatrix<Value>& pattern,
+             const SpgemmBackend& spgemm, SpgemmStats& stats) { b.multiply_into(spgemm, X, X, pattern, stats); };
+
+// A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
+// hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns
+// (kNumericProducts, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase
+// only: A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level matrix's).
+template <class Backend, class Value>
+struct KeptLevel {
+  const LevelStructure<Backend, Value>* kept = nullptr;
+  std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
+  KeptProducts products = KeptProducts::by_spgemm;
+  const CsrMatrix<Value>* ap_pattern = nullptr;
+  std::shared_ptr<const CsrMatrix<Value>> coarse_pattern;
+};
+
+}  // namespace amgsolve
