@@ -250,7 +250,7 @@ MatrixRows read_matrix_market_rows(const std::string& path) {
   const std::int64_t place = duplicate.first >= 0 ? (duplicate.first + first) * cols + duplicate.second : kNone;
   if (const std::int64_t earliest = -Ranks::max(-place); earliest != kNone)
     throw InputError(duplicate_entries_message(path, static_cast<Index>(earliest / cols),
-                                               static_cast<Index>(earliest % cols)));
+                                               static_cast<Index>(earliest % cols), result.symmetric_storage));
   return result;
 }
 

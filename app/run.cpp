@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "amg/nullspace.hpp"
+#include "amg/params.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/atomic_file.hpp"
 #include "common/device.hpp"
@@ -364,7 +365,11 @@ std::string why_not_converged(const SolveResult& s, SolverType type) {
   // is not the constants, which amg.nullspace: auto does not detect).
   if (s.relative_residual > 1 && s.iterations >= 10)
     return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
-           "outside its range";
+           "outside its range, or too ill-conditioned for this tolerance";
+  // Slow but steady: what helps, cheapest first (README, "When PCG converges slowly").
+  if (s.iterations > 0)
+    return "; for slow convergence raise solver.max_iterations, try amg.smoother.degree: 3 or 4, or (under " +
+           std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";
   return "";
 }
 }  // namespace

@@ -131,6 +131,9 @@ namespace {
 // the matrix's, where the header of both comes first), so that a wrong or enormous size costs nothing.
 void require_rhs_rows(const MatrixMarketParams& p, std::int64_t rows) {
   const MatrixMarketHeader header = read_matrix_market_header(p.rhs);
+  if (header.cols != 1)  // a row or several columns: the size below would not be its length
+    throw InputError(p.rhs + ": right-hand side is " + std::to_string(header.rows) + " x " +
+                     std::to_string(header.cols) + "; a vector must have exactly 1 column");
   if (header.rows != rows)
     throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.rows) + " entries but " + p.matrix +
                      " has " + std::to_string(rows) + " rows");

@@ -212,7 +212,14 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   if (rows < 0 || cols < 0 || entries < 0) scan.fail("negative size");
   if (rows > max_index || cols > max_index)
     scan.fail("dimension exceeds the 32-bit index limit of " + std::to_string(max_index));
-  if (!coordinate) entries = rows * cols;
+  // A dense array stores every entry column by column; a symmetric one the lower triangle (with the
+  // diagonal), a skew-symmetric one the strictly lower triangle.
+  if (!coordinate) {
+    if (h.symmetry != "general" && rows != cols) scan.fail("a " + h.symmetry + " matrix must be square");
+    entries = h.symmetry == "general"          ? rows * cols
+              : h.symmetry == "skew-symmetric" ? rows * (rows - 1) / 2
+                                               : rows * (rows + 1) / 2;
+  }
   if (coordinate && static_cast<double>(entries) > static_cast<double>(rows) * static_cast<double>(cols))
     scan.fail("announces " + std::to_string(entries) + " entries, more than rows x columns");
   h.rows = static_cast<Index>(rows);
@@ -249,9 +256,10 @@ class EntryReader {
  public:
   EntryReader(MatrixMarketScanner& scan, const MatrixMarketHeader& h, PatternValues pattern)
       : scan_(scan), h_(h), ones_(h.field == "pattern"), symmetric_(h.symmetry != "general"),
-        mirror_sign_(h.symmetry == "skew-symmetric" ? -1.0 : 1.0) {
+        dense_(h.format == "array"), mirror_sign_(h.symmetry == "skew-symmetric" ? -1.0 : 1.0) {
     require_real(h, scan, pattern);
-    if (h.format != "coordinate") scan.fail("dense 'array' format is not supported for matrices");
+    if (dense_ && ones_) scan.fail("a dense 'array' file cannot be a pattern");
+    next_dense_ = {0, h.symmetry == "skew-symmetric" ? 1 : 0};
   }
 
   // What the whole matrix will hold at most, as far as the input tells (for a reservation).
@@ -276,6 +284,7 @@ class EntryReader {
 
  private:
   void append_entry(std::string_view line, std::vector<Triplet<double>>& out) {
+    if (dense_) return append_dense_entry(line, out);
     Fields fields(line);
     std::int64_t i = 0, j = 0;
     if (!fields.next(i) || !fields.next(j)) scan_.fail("expected 'row column value'");
@@ -286,17 +295,37 @@ class EntryReader {
     const double v = ones_ ? 1.0 : parse_value(fields, scan_);
     if (!fields.at_end())
       scan_.fail(ones_ ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
+    // Symmetric storage names each off-diagonal pair once, in either triangle (the lower one by the
+    // standard, the upper one by some writers): both are mirrored, and a pair given in both triangles is an
+    // entry given twice (read_whole_matrix).
     const Index r = static_cast<Index>(i - 1), c = static_cast<Index>(j - 1);
-    if (symmetric_ && r < c) scan_.fail("symmetric file stores an entry above the diagonal");
     out.push_back({r, c, v});
     if (symmetric_ && r != c) out.push_back({c, r, mirror_sign_ * v});
   }
 
+  // The next value of a dense array, column by column (the lower triangle's part of each column when
+  // symmetric). Zeros are left out: the matrix is stored sparse.
+  void append_dense_entry(std::string_view line, std::vector<Triplet<double>>& out) {
+    Fields fields(line);
+    const double v = parse_value(fields, scan_);
+    if (!fields.at_end()) scan_.fail("unexpected text after the value (a dense 'array' file has one a line)");
+    auto& [col, row] = next_dense_;
+    if (v != 0) {
+      out.push_back({row, col, v});
+      if (symmetric_ && row != col) out.push_back({col, row, mirror_sign_ * v});
+    }
+    if (++row == h_.rows) {
+      ++col;
+      row = !symmetric_ ? 0 : h_.symmetry == "skew-symmetric" ? col + 1 : col;
+    }
+  }
+
   MatrixMarketScanner& scan_;
   const MatrixMarketHeader& h_;
-  const bool ones_, symmetric_;
+  const bool ones_, symmetric_, dense_;
   const double mirror_sign_;
   Offset read_ = 0;
+  std::pair<Index, Index> next_dense_;  // the (column, row) the next value of a dense array is at
 };
 
 Vector<double> read_vector(MatrixMarketScanner& scan) {
@@ -335,15 +364,17 @@ CsrMatrix<double> read_whole_matrix(MatrixMarketScanner& scan, const std::string
   }
   std::pair<Index, Index> duplicate{-1, -1};
   CsrMatrix<double> A = csr_from_triplets(h.rows, h.cols, std::move(triplets), &duplicate);
-  if (duplicate.first >= 0) throw InputError(duplicate_entries_message(path, duplicate.first, duplicate.second));
+  if (duplicate.first >= 0)
+    throw InputError(duplicate_entries_message(path, duplicate.first, duplicate.second, h.symmetry != "general"));
   return A;
 }
 
 }  // namespace
 
-std::string duplicate_entries_message(const std::string& path, Index row, Index col) {
-  return path + ": entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) +
-         ") is given more than once (each place of the matrix once)";
+std::string duplicate_entries_message(const std::string& path, Index row, Index col, bool symmetric_storage) {
+  return path + ": entry (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) + ") is given more than once " +
+         (symmetric_storage ? "(a symmetric file gives each pair (i, j), (j, i) once, in one triangle)"
+                            : "(each place of the matrix once)");
 }
 
 struct MatrixMarketReader::State {

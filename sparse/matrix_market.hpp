@@ -28,8 +28,9 @@ MatrixMarketHeader read_matrix_market_header(const std::string& path);
 // SuiteSparse:GraphBLAS and the SpGEMM literature do.
 enum class PatternValues { reject, ones };
 
-// Reads a real/integer coordinate matrix (or a pattern one, with PatternValues::ones); symmetric
-// storage is expanded to both triangles. Complex matrices are rejected (amgsolve is real-valued).
+// Reads a real/integer matrix, sparse ('coordinate') or dense ('array', its zeros left out), or a pattern
+// one with PatternValues::ones; symmetric storage (each off-diagonal pair once, in the lower triangle or
+// the upper) is expanded to both triangles. Complex matrices are rejected (amgsolve is real-valued).
 CsrMatrix<double> read_matrix_market(const std::string& path, PatternValues pattern = PatternValues::reject);
 
 // Reads a vector: an n x 1 array or coordinate matrix (missing coordinate entries are 0).
@@ -53,8 +54,9 @@ class MatrixMarketReader {
   struct State;
   std::unique_ptr<State> state_;
 };
-// "path: entry (row, col) is given more than once", the place counted from 1 (0-based arguments).
-std::string duplicate_entries_message(const std::string& path, Index row, Index col);
+// "path: entry (row, col) is given more than once (...)", the place counted from 1 (0-based arguments); the
+// parenthesis says what symmetric storage expects where it is that.
+std::string duplicate_entries_message(const std::string& path, Index row, Index col, bool symmetric_storage);
 
 // The same from text in memory (what the readers do after reading the file, gzip-compressed or not);
 // `name` stands for the file in messages.

@@ -103,6 +103,17 @@ template <class Value>
 SparseLdlt<Value>& SparseLdlt<Value>::operator=(SparseLdlt&&) noexcept = default;
 
 template <class Value>
+std::uint64_t SparseLdlt<Value>::bytes() const {
+  using StorageIndex = Eigen::SparseMatrix<double>::StorageIndex;
+  const auto& L = impl_->factor.matrixL().nestedExpression();
+  const auto n = static_cast<std::uint64_t>(L.rows());
+  return static_cast<std::uint64_t>(L.nonZeros()) * (sizeof(double) + sizeof(StorageIndex)) +
+         (n + 1) * sizeof(StorageIndex) + n * sizeof(double) +  // L's column starts, D
+         2 * n * sizeof(StorageIndex) +                         // the ordering and its inverse
+         static_cast<std::uint64_t>(impl_->nullspace.basis.size()) * sizeof(double);
+}
+
+template <class Value>
 bool SparseLdlt<Value>::singular() const {
   return !impl_->nullspace.empty();
 }

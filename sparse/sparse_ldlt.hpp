@@ -8,6 +8,7 @@
 // B / B^T B), one node k (the largest |B_k|) is pinned, x_k = 0, and the rest solve the matrix without row
 // and column k, which is SPD when A's graph is connected; that x satisfies A x = b (row k follows from B^T A
 // = 0 and B^T b = 0), and projecting out B gives the solution of least norm, A^+ b.
+#include <cstdint>
 #include <memory>
 
 #include "sparse/csr.hpp"
@@ -25,6 +26,7 @@ class SparseLdlt {
 
   void solve(const Vector<Value>& b, Vector<Value>& x) const;
   bool singular() const;
+  std::uint64_t bytes() const;  // the factor's (L, D, the ordering)
 
  private:
   struct Impl;

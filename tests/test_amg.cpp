@@ -472,6 +472,25 @@ TEST(Hierarchy, CoarsensUntilCoarseSizeWithModestComplexity) {
   EXPECT_LT(amg.operator_complexity(), 1.6);
 }
 
+// The memory the hierarchy reports counts the coarsest level's factor: on a matrix factorised whole (one
+// level) it is that factor alone, at least L's entries (A's strict lower triangle is in L's pattern).
+TEST(Hierarchy, ItsBytesCountTheCoarsestFactor) {
+  const auto A = shared(poisson(Stencil::p7, {8, 8, 8}));
+  AmgParams params;
+  params.coarse_size = A->rows;  // one level: the direct solve
+  const AmgHierarchy<double> direct(A, params);
+  ASSERT_EQ(direct.levels(), 1u);
+  const auto lower_entries = static_cast<std::uint64_t>((A->nnz() - A->rows) / 2);
+  EXPECT_GE(direct.bytes(), lower_entries * (sizeof(double) + sizeof(int)));
+  params.coarse_size = 50;
+  const AmgHierarchy<double> levels(A, params);
+  ASSERT_GT(levels.levels(), 1u);
+  std::uint64_t operators = 0;
+  for (std::size_t l = 0; l + 1 < levels.levels(); ++l)
+    operators += levels.matrix(l + 1).bytes() + levels.prolongator(l).bytes() + levels.restriction(l).bytes();
+  EXPECT_GT(levels.bytes(), operators);  // and the factor of the coarsest matrix beyond them
+}
+
 TEST(Hierarchy, VCycleIsASymmetricPositiveDefinitePreconditioner) {
   const auto A = shared(poisson(Stencil::p9, {40, 37}));
   AmgParams params;

@@ -78,6 +78,54 @@ TEST(MatrixMarket, PatternReadsAsOnesWhenAsked) {
   }
 }
 
+// Symmetric storage names each off-diagonal pair once; the standard puts it in the lower triangle, some
+// writers in the upper one: the same matrix either way.
+TEST(MatrixMarket, SymmetricStorageInTheUpperTriangleReadsAsInTheLower) {
+  const std::string lower = "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 1 -1\n3 2 -2\n3 3 5\n";
+  const std::string upper = "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n1 2 -1\n2 3 -2\n3 3 5\n";
+  const std::string mixed = "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n1 2 -1\n3 2 -2\n3 3 5\n";
+  Eigen::MatrixXd expected(3, 3);
+  expected << 4, -1, 0, -1, 0, -2, 0, -2, 5;
+  for (const std::string& text : {lower, upper, mixed})
+    EXPECT_EQ(test::to_dense(parse_matrix_market(text, "s.mtx")), expected) << text;
+  const std::string skew = "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 2 3\n";
+  Eigen::MatrixXd expected_skew(2, 2);
+  expected_skew << 0, 3, -3, 0;
+  EXPECT_EQ(test::to_dense(parse_matrix_market(skew, "k.mtx")), expected_skew);
+}
+
+// A dense 'array' file lists every entry column by column (a symmetric one its lower triangle's); the
+// matrix keeps its nonzeros.
+TEST(MatrixMarket, DenseArrayFilesReadAsTheirNonzeros) {
+  const CsrMatrix<double> general =
+      parse_matrix_market("%%MatrixMarket matrix array real general\n2 3\n1\n0\n3\n4\n0\n-6\n", "g.mtx");
+  Eigen::MatrixXd expected_general(2, 3);
+  expected_general << 1, 3, 0, 0, 4, -6;
+  EXPECT_EQ(test::to_dense(general), expected_general);
+  EXPECT_EQ(general.nnz(), 4);
+  EXPECT_TRUE(is_valid_csr(general));
+
+  const CsrMatrix<double> symmetric = parse_matrix_market(
+      "%%MatrixMarket matrix array real symmetric\n3 3\n% comment\n4\n-1\n0\n5\n-2\n6\n", "s.mtx");
+  Eigen::MatrixXd expected_symmetric(3, 3);
+  expected_symmetric << 4, -1, 0, -1, 5, -2, 0, -2, 6;
+  EXPECT_EQ(test::to_dense(symmetric), expected_symmetric);
+
+  const CsrMatrix<double> skew =
+      parse_matrix_market("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n", "k.mtx");
+  Eigen::MatrixXd expected_skew(3, 3);
+  expected_skew << 0, -1, -2, 1, 0, -3, 2, 3, 0;
+  EXPECT_EQ(test::to_dense(skew), expected_skew);
+
+  try {  // a pattern has no values to list densely
+    parse_matrix_market("%%MatrixMarket matrix array pattern general\n1 1\n", "p.mtx", PatternValues::ones);
+    ADD_FAILURE() << "a dense pattern file was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("p.mtx:2: a dense 'array' file cannot be a pattern"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(MatrixMarket, ReadsSharedSuiteSparseMatrix) {
   AMGSOLVE_REQUIRE_SHARED_MATRIX(path, "bcsstk01");
   const CsrMatrix<double> A = read_matrix_market(path);
@@ -113,7 +161,11 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 2\n1 1 1\n1 1 2\n", "entry (1, 1) is given more than once"},
       {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", "pattern matrix has no values"},
       {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n", "complex"},
-      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", ":3: symmetric file stores an entry above"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 2 1\n2 1 1\n",
+       "entry (1, 2) is given more than once (a symmetric file gives each pair (i, j), (j, i) once"},
+      {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", "file ends after 3 of 4 entries"},
+      {"%%MatrixMarket matrix array real general\n2 1\n1 2\n", ":3: unexpected text after the value"},
+      {"%%MatrixMarket matrix array real symmetric\n2 3\n", ":2: a symmetric matrix must be square"},
       {banner + "-2 2 1\n", "negative size"},
   };
   for (const Case& c : cases) {

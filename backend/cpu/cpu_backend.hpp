@@ -38,7 +38,7 @@ struct RowList {
 };
 template <class Rows, class F>
 void for_each_row(const Rows& rows, F&& f) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(rows.size()))
   for (Index k = 0; k < rows.size(); ++k) f(rows[k]);
 }
 // x_j as a kernel reads it: from one array (the distributed layer reads columns past the local ones from
@@ -184,14 +184,14 @@ class CpuBackend {
   // v -= s
   template <class V>
   void subtract(V s, Vector<V>& v) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(v.size()))
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= s;
   }
   // out[k] = x[indices[k]] (the entries a halo exchange sends: backend/mpi/mpi_over.hpp)
   template <class V>
   void gather(const Vector<V>& x, const Vector<Index>& indices, Vector<V>& out) const {
     out.resize(indices.size());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(indices.size()))
     for (std::int64_t k = 0; k < static_cast<std::int64_t>(indices.size()); ++k) out[k] = x[indices[k]];
   }
   // extended = [own | tail] (a vector and the ghost values a halo exchange brought, as a distributed
@@ -204,13 +204,13 @@ class CpuBackend {
   // x += y
   template <class V>
   void add(const Vector<V>& y, Vector<V>& x) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(x.size()))
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) x[i] += y[i];
   }
   // p = z + beta p
   template <class V>
   void xpby(const Vector<V>& z, V beta, Vector<V>& p) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(p.size()))
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(p.size()); ++i) p[i] = z[i] + beta * p[i];
   }
 
@@ -374,7 +374,7 @@ class CpuBackend {
   // x = D_w b, where D_w holds omega / a_ii (the first Jacobi sweep from x = 0)
   template <class V>
   void jacobi_from_zero(const Vector<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(x.size()))
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) x[i] = scaled_dinv[i] * b[i];
   }
   // x_next = x + D_w (b - A x)
@@ -387,7 +387,7 @@ class CpuBackend {
   // d = inv_theta D^-1 b, x = d (the first Chebyshev step from x = 0)
   template <class V>
   void chebyshev_from_zero(const Vector<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d, Vector<V>& x) const {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(x.size()))
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(x.size()); ++i) {
       d[i] = inv_theta * dinv[i] * b[i];
       x[i] = d[i];
@@ -429,7 +429,7 @@ class CpuBackend {
     constexpr Index kChunk = SlicedEllpack<V>::kChunk;
     const SlicedEllpack<V>& S = *A.sliced;
     const Index blocks = (S.chunks() + kChunksPerBlock - 1) / kChunksPerBlock;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(A.rows))
     for (Index block = 0; block < blocks; ++block) {
       alignas(64) V sums[kChunksPerBlock * kChunk];
       const Index first_chunk = block * kChunksPerBlock;
