@@ -258,10 +258,11 @@ class SmoothedAggregation {
     }
   }
 
-  // X Y by the SpGEMM backend, or (kNumericProducts, a kept pattern) by the numeric phase into that pattern.
+  // X Y by the SpGEMM backend, or (kNumericProducts, a kept pattern) by the numeric phase into that pattern,
+  // where that gives the backend's bits (a fresh setup's): else by the backend in full.
   Csr product(const Csr& X, const Csr& Y, const CsrMatrix<Value>* pattern, SpgemmStats& stats) const {
     if constexpr (kNumericProducts<Backend, Value>)
-      if (pattern) return backend_.multiply_into(spgemm_, X, Y, *pattern, stats);
+      if (pattern && spgemm_.sums_in_row_order()) return backend_.multiply_into(spgemm_, X, Y, *pattern, stats);
     return backend_.multiply(spgemm_, X, Y, &stats);
   }
 

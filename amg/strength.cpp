@@ -38,6 +38,15 @@ void strong_neighbours_by_keep(const CsrMatrix<Value>& A, const Array<std::uint8
 
 }  // namespace
 
+// The power of two that brings row i's diagonal entry near 1. The test a_ij^2 >= theta^2 a_ii a_jj squares
+// entries: for a matrix of entries beyond 2^511 (or below 2^-537) the squares overflow (underflow), and every
+// coupling would read as weak (strong). Scaled by an exact power of two, both sides are the same products
+// scaled, so where nothing overflowed the test's result is the same bit for bit, and on a matrix 2^s A it is
+// A's. (The GPU's classification, amg/cuda/strength.cu, scales alike.)
+inline double strength_scale(double a_ii) {
+  return std::isfinite(a_ii) && a_ii != 0 ? std::ldexp(1.0, -std::ilogb(a_ii)) : 1.0;
+}
+
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {
   return strength_of_connection(A, theta, diagonal(A));
@@ -71,6 +80,8 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
     const auto [begin, end] = block_rows(t);
     Offset strong_in_block = 0, weak_in_block = 0;
     for (Index i = begin; i < end; ++i) {
+      const double scale = strength_scale(double(d[i]));
+      const double d_i = scale * double(d[i]);
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
         const Index j = A.col[k];
         if (j == i) {
@@ -78,8 +89,8 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
           continue;
         }
         // Bitwise, not short-circuit: on coarse levels strong and weak entries alternate unpredictably.
-        const double a = static_cast<double>(A.val[k]);
-        const bool is_strong = (a != 0.0) & (a * a >= theta2 * std::abs(double(d[i]) * double(d[j])));
+        const double a = scale * static_cast<double>(A.val[k]);
+        const bool is_strong = (a != 0.0) & (a * a >= theta2 * std::abs(d_i * (scale * double(d[j]))));
         s.keep[k] = is_strong;
         strong_in_block += is_strong;
         weak_in_block += !is_strong;

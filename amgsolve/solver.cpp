@@ -431,7 +431,8 @@ class SolverOn final : public Solver::Impl {
       return false;
     }
     if (!hierarchy_.keeps_structure()) {
-      why = "amg.keep_structure is off";
+      why = !hierarchy_.params().keep_structure ? "amg.keep_structure is off"
+                                                : "one level (the matrix solved directly): no aggregates to keep";
       return false;
     }
     if (!backend_.same_pattern(*A_new, *A_csr_)) {

@@ -384,8 +384,9 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
     }
   if (!first) return kExitOk;
   if (Ranks::prints())
-    std::fprintf(stderr, "amgsolve: %s: %s not converged after %d iterations (relative residual %.3e > %.1e)%s\n",
-               config.source.c_str(), failed > 1 ? (std::to_string(failed) + " solves").c_str() : "solve",
+    std::fprintf(stderr, "amgsolve: %s: %s after %d iterations (relative residual %.3e > %.1e)%s\n",
+               config.source.c_str(),
+               failed > 1 ? (std::to_string(failed) + " solves not converged, the first").c_str() : "solve not converged",
                first->iterations, first->relative_residual, config.solver.tolerance,
                why_not_converged(*first, config.solver.type).c_str());
   return kExitNotConverged;

@@ -481,8 +481,9 @@ std::vector<KeySpec> amg_keys() {
            "Python Solver.rebuild): each level's strength classification, tentative prolongator and A P pattern. "
            "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
            "their numeric phase only (by the SpGEMM from a level whose filtered matrix has another pattern "
-           "than before), over MPI ranks the same after fetching the rows they read (by their grids with "
-           "summa2d and split3d; the same hierarchy), on the cuda backend by its SpGEMM on the device. Costs "
+           "than before; by the SpGEMM backend in full where it sums in another order than A's rows: heap, "
+           "rmerge-cpu), over MPI ranks the same after fetching the rows they read (by their grids with "
+           "summa2d and split3d), on the cuda backend by its SpGEMM on the device. Costs "
            "about the finest matrix's column indices in memory."),
   };
 }

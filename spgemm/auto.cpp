@@ -29,6 +29,7 @@ namespace {
 class Auto : public SpgemmBackendFor<Auto> {
  public:
   std::string name() const override { return "auto"; }
+  bool sums_in_row_order() const override { return true; }
   std::string description() const override {
     return "picks gustavson while the accumulator window its rows touch fits in L2, else magnus, or hash for "
            "rows of very few products (reason in the stats)";

@@ -62,6 +62,7 @@ class HashAccumulator {
 class Hash : public SpgemmBackendFor<Hash> {
  public:
   std::string name() const override { return "hash"; }
+  bool sums_in_row_order() const override { return true; }
   std::string description() const override {
     return "OpenMP row-wise, per-thread hash-table accumulator (Nagasaka et al. 2018)";
   }

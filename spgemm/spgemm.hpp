@@ -56,6 +56,11 @@ class SpgemmBackend {
   virtual bool external_baseline() const { return false; }
   // A distributed algorithm: every MPI rank must call multiply() together, with the same A and B.
   virtual bool collective() const { return false; }
+  // Whether each c_ij is the sum of the a_ik b_kj in the order of k along A's row i, as Gustavson's row-wise
+  // product forms it: then the numeric phase alone (spgemm/numeric_product.hpp) gives the same bits, which
+  // is how a re-setup forms its products (amg/resetup.hpp). Merges (heap, rmerge-cpu), grids (summa2d,
+  // split3d), the GPU's kernels and the libraries' products sum in other orders.
+  virtual bool sums_in_row_order() const { return false; }
   // Empty when the backend can run in this process; otherwise the reason (no GPU, no MPI, ...).
   virtual std::string unavailable_reason() const { return {}; }
   bool available() const { return unavailable_reason().empty(); }

@@ -459,6 +459,38 @@ TEST(Hierarchy, IdenticalForAnyThreadCount) {
   EXPECT_EQ(one.finest_aggregates(), two.finest_aggregates());
 }
 
+// Units change a matrix by a factor; by a power of two, every step of the setup is the same arithmetic
+// scaled (no rounding differs), so the hierarchy is the same up to that factor, however large or small,
+// short of entries beyond double's range. (The strength test squares entries: unscaled, the squares of a
+// matrix beyond 2^511 overflowed and every coupling read as weak.)
+TEST(Hierarchy, APowerOfTwoTimesAMatrixGivesTheSameHierarchyScaled) {
+  PoissonParams p;
+  p.stencil = Stencil::p7;
+  p.size = {16, 16, 16};
+  p.coefficient = Coefficient::checkerboard;  // strong and weak couplings both
+  p.contrast = 1e3;
+  p.cells = 2;
+  const CsrMatrix<double> A = poisson_matrix(p);
+  AmgParams params;
+  params.coarse_size = 50;
+  const AmgHierarchy<double> reference(shared(A), params);
+  ASSERT_GE(reference.levels(), 3u);
+  for (int exponent : {-900, -540, 520, 1000}) {
+    const AmgHierarchy<double> scaled(shared(test::scaled(A, std::ldexp(1.0, exponent))), params);
+    ASSERT_EQ(scaled.levels(), reference.levels()) << "2^" << exponent;
+    for (std::size_t l = 0; l < reference.levels(); ++l) {
+      EXPECT_EQ(scaled.info()[l].rho, reference.info()[l].rho) << "2^" << exponent << ", level " << l;
+      EXPECT_EQ(scaled.matrix(l).col, reference.matrix(l).col) << "2^" << exponent << ", level " << l;
+      Vector<double> expected = reference.matrix(l).val;
+      for (double& v : expected) v = std::ldexp(v, exponent);
+      EXPECT_EQ(scaled.matrix(l).val, expected) << "2^" << exponent << ", level " << l;
+      if (l + 1 < reference.levels()) {
+        EXPECT_EQ(scaled.prolongator(l).val, reference.prolongator(l).val) << "2^" << exponent << ", level " << l;
+      }
+    }
+  }
+}
+
 TEST(Hierarchy, CoarsensUntilCoarseSizeWithModestComplexity) {
   const auto A = shared(poisson(Stencil::p7, {32, 32, 32}));
   AmgParams params;

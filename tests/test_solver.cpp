@@ -318,6 +318,27 @@ Parameters keeping_structure(Precision precision) {
   return params;
 }
 
+// Whatever the SpGEMM backend, a re-setup is a fresh setup's bits: into the kept patterns by the numeric phase
+// where the backend sums each row in A's order, else (heap's merge, rmerge-cpu's tree) by the backend in full.
+TEST(Library, RebuildEqualsAFreshSetupWithEverySpgemmBackend) {
+  const auto A = poisson_3d(12);
+  CsrMatrix<double> scaled = *A;  // D A D, D = diag(1 + 0.4 sin(0.37 i)): new values, the same pattern
+  const auto d = [](Index i) { return 1.0 + 0.4 * std::sin(0.37 * double(i)); };
+  for (Index i = 0; i < scaled.rows; ++i)
+    for (Offset k = scaled.row_begin(i); k < scaled.row_end(i); ++k) scaled.val[k] *= d(i) * d(scaled.col[k]);
+  const auto changed = std::make_shared<const CsrMatrix<double>>(std::move(scaled));
+  const Vector<double> b(A->rows, 1.0);
+  for (const char* spgemm : {"gustavson", "magnus", "hash", "heap", "rmerge-cpu"}) {
+    SCOPED_TRACE(spgemm);
+    Parameters params = keeping_structure(Precision::double_precision);
+    params.amg.spgemm = spgemm;
+    Solver solver(A, params);
+    solver.rebuild(changed);
+    ASSERT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
+    test::expect_identical_solves(solver, Solver(changed, params), b);
+  }
+}
+
 // Solver::rebuild: a re-setup with amg.keep_structure (the solve then equals a fresh solver's on 2 A, whose
 // own setup finds the same aggregates), a full setup otherwise, each said in setup().
 TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
@@ -345,7 +366,14 @@ TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {
   Solver plain(A, Parameters{});
   plain.rebuild(two_A);
   EXPECT_FALSE(plain.setup().reused);
-  EXPECT_NE(plain.setup().rebuild_note.find("amg.keep_structure"), std::string::npos);
+  EXPECT_NE(plain.setup().rebuild_note.find("amg.keep_structure is off"), std::string::npos);
+  // Kept, but a matrix solved directly has no aggregates to keep: said so, not "off".
+  Parameters direct = keeping_structure(Precision::double_precision);
+  direct.amg.coarse_size = static_cast<Index>(A->rows);
+  Solver one_level(A, direct);
+  one_level.rebuild(two_A);
+  EXPECT_FALSE(one_level.setup().reused);
+  EXPECT_NE(one_level.setup().rebuild_note.find("one level"), std::string::npos) << one_level.setup().rebuild_note;
 }
 
 // A on the same pattern with a_rr = -1: a setup fails on it (row r + 1 named, counted from 1).

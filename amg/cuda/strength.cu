@@ -52,13 +52,16 @@ __global__ void classify_kernel(Index rows, const Offset* __restrict__ row_ptr, 
   const std::int64_t node = setup_thread_node();
   if (node >= rows) return;
   const Index i = static_cast<Index>(node);
-  const double d_i = static_cast<double>(d[i]);
+  // Scaled by the power of two that brings d_i near 1, as the CPU does (amg/strength.cpp: strength_scale).
+  const double diagonal = static_cast<double>(d[i]);
+  const double scale = isfinite(diagonal) && diagonal != 0.0 ? ldexp(1.0, -ilogb(diagonal)) : 1.0;
+  const double d_i = __dmul_rn(scale, diagonal);
   Offset count = 0;
   for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
     const Index j = col[k];
-    const double a = static_cast<double>(val[k]);
-    const bool is_strong =
-        j != i && a != 0.0 && __dmul_rn(a, a) >= __dmul_rn(theta2, fabs(__dmul_rn(d_i, static_cast<double>(d[j]))));
+    const double a = __dmul_rn(scale, static_cast<double>(val[k]));
+    const double d_j = __dmul_rn(scale, static_cast<double>(d[j]));
+    const bool is_strong = j != i && a != 0.0 && __dmul_rn(a, a) >= __dmul_rn(theta2, fabs(__dmul_rn(d_i, d_j)));
     keep[k] = (j == i || is_strong) ? 1 : 0;
     count += is_strong ? 1 : 0;
   }

@@ -82,6 +82,7 @@ class DistributedSpgemm : public SpgemmBackendFor<Self> {
 class RowwiseSpgemm final : public DistributedSpgemm<RowwiseSpgemm> {
  public:
   std::string name() const override { return "rowwise"; }
+  bool sums_in_row_order() const override { return true; }  // gustavson's, after the fetch
   std::string description() const override {
     return "MPI: rows of A and B over the ranks, the referenced B rows fetched, gustavson locally (hypre, PETSc)";
   }

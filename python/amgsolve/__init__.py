@@ -153,7 +153,6 @@ class Solver:
 
     def __init__(self, A: Any, **params: Any) -> None:
         A = _csr(A, "A")
-        self.shape = A.shape
         arrays, settings = _arrays(A), _settings(params)
         _started()
         self._core = _amgsolve.Solver(*arrays, settings)
@@ -178,7 +177,12 @@ class Solver:
         solve() raises until a rebuild succeeds (solver.setup then lists no levels)."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
-        self.shape = A.shape
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The shape of the matrix the hierarchy was built for (the last successful setup's)."""
+        rows = self._core.rows  # set with the hierarchy, under the solver's lock: never another rebuild's
+        return (rows, rows)
 
     def aspreconditioner(self) -> spla.LinearOperator:
         """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin."""

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -280,7 +281,7 @@ class PySolver {
   bool symmetric_cycle() const { return symmetric_cycle_; }
 
  private:
-  Index rows_ = 0;
+  std::atomic<Index> rows_ = 0;  // read without the lock (Solver.shape) while a rebuild may set it
   bool symmetric_cycle_ = true;
   std::unique_ptr<Solver> solver_;
   // The solver's work vectors are shared by its solves: Python threads calling one Solver take turns here

@@ -252,6 +252,7 @@ inline std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& 
 class Gustavson : public SpgemmBackendFor<Gustavson> {
  public:
   std::string name() const override { return "gustavson"; }
+  bool sums_in_row_order() const override { return true; }
   std::string description() const override { return "OpenMP row-wise Gustavson, dense accumulator (the cpu default)"; }
   BackendKind runs_on() const override { return BackendKind::cpu; }
 

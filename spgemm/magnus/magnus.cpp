@@ -264,6 +264,7 @@ namespace {
 class Magnus : public SpgemmBackendFor<Magnus> {
  public:
   std::string name() const override { return "magnus"; }
+  bool sums_in_row_order() const override { return true; }
   std::string description() const override {
     return "OpenMP MAGNUS: row categories, fine/coarse-level chunking sized to L2 (Wolfson-Pou et al. 2025)";
   }
