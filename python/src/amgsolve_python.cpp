@@ -252,7 +252,7 @@ class PySolver {
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
     require_spd_candidate("A", *A, 0);  // scipy counts from 0
     solver_->rebuild(std::move(A));
-    rows_ = solver_->setup().levels.empty() ? rows_ : solver_->setup().levels.front().rows;
+    if (!solver_->setup().levels.empty()) rows_ = solver_->setup().levels.front().rows;
   }
 
   nb::dict setup() const {
