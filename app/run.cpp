@@ -548,8 +548,18 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   print_solve_summary(s);
   record_rank_loads(s, record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
-  progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
-           format_bytes(record.peak_memory_bytes).c_str());
+  if (record.steps.empty()) {
+    progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
+             format_bytes(record.peak_memory_bytes).c_str());
+  } else {  // every step's, not the last one's (which the report's setup and solve hold)
+    double setups = 0, solves = 0;
+    for (const StepRecord& step : record.steps) {
+      setups += step.setup_seconds;
+      solves += step.solve.seconds;
+    }
+    progress("total over %zu steps: setups %.3f s + solves %.3f s = %.3f s, peak memory %s\n", record.steps.size(),
+             setups, solves, setups + solves, format_bytes(record.peak_memory_bytes).c_str());
+  }
 
   if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), x);
   std::vector<SolveResult> solves;

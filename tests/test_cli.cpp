@@ -1125,8 +1125,12 @@ TEST(Cli, StepsReSetUpTheHierarchyAndReportEachStep) {
     EXPECT_TRUE(steps[s].at("converged").get<bool>());
     EXPECT_LE(steps[s].at("relative_residual").get<double>(), 1e-8);
   }
-  // The report's solve is the last step's.
+  // The report's solve is the last step's; the last line sums every step's.
   EXPECT_EQ(field(report, "solve.iterations"), steps[2].at("iterations"));
+  const RunResult shown = run(dir, {config, "--report", "", "--set", "problem.size=[12,12,12]", "--set",
+                                    "problem.steps=3", "--set", "problem.contrast=8"});
+  ASSERT_EQ(shown.status, kExitOk) << shown.err;
+  EXPECT_NE(shown.out.find("total over 3 steps: setups "), std::string::npos) << shown.out;
   // A coefficient that does not change cannot step.
   const RunResult bad = run(dir, {config, "--quiet", "--set", "problem.coefficient=constant"});
   EXPECT_EQ(bad.status, kExitError);
