@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <cmath>
 
 #include "common/error.hpp"
@@ -291,6 +292,14 @@ void require_positive_diagonal_entry(const std::string& name, Index row, double 
     throw InputError(name + ": diagonal entry " + std::to_string(row + first_index) + " is " +
                      (value == 0 ? std::string("zero or missing") : "negative") + counted_from(first_index) +
                      ", so the matrix is not symmetric positive definite");
+  // Subnormal: fewer significant digits than the setup's products and the factorisation need (a whole
+  // matrix scaled by 1e-310 was refused later as "not SPD", which it is).
+  if (value < std::numeric_limits<double>::min()) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.3g", value);
+    throw InputError(name + ": diagonal entry " + std::to_string(row + first_index) + " is " + shown +
+                     counted_from(first_index) + ", below double's normal range (2.2e-308): scale the matrix");
+  }
 }
 
 void require_symmetry(const std::string& name, const Asymmetry& a, int first_index) {

@@ -117,6 +117,19 @@ TEST(Csr, SpdCandidateMessagesNameTheEntryAndTheDifference) {
                         "(indices counted from 0)");
 }
 
+// A diagonal entry below double's normal range (a matrix in units that make it 1e-310) is named, with what
+// to do, rather than failing later as "not positive definite".
+TEST(Csr, SpdCandidateRefusesASubnormalDiagonalByName) {
+  const CsrMatrix<double> A = csr_from_triplets<double>(2, 2, {{0, 0, 2}, {1, 1, 3e-310}});
+  try {
+    require_spd_candidate("A", A, 1);
+    ADD_FAILURE() << "a subnormal diagonal was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "A: diagonal entry 2 is 3e-310, below double's normal range (2.2e-308): scale the matrix");
+  }
+  EXPECT_NO_THROW(require_spd_candidate("A", csr_from_triplets<double>(1, 1, {{0, 0, 1e-300}}), 1));
+}
+
 // Against a dense scan of every pair, on a nearly symmetric random matrix with a few perturbed and one-sided
 // entries, and the same answer on any thread count.
 TEST(Csr, LargestAsymmetryIsTheDenseMaximumOnAnyThreadCount) {
