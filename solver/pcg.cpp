@@ -1,5 +1,7 @@
 #include "solver/pcg.hpp"
 
+#include <limits>
+
 namespace amgsolve {
 
 double SolveResult::convergence_factor() const {
@@ -35,6 +37,12 @@ void require_positive(double value, const char* what, const char* meaning, int i
 }
 
 void require_positive_preconditioner(double rz, int iteration) {
+  // +inf from finite residuals: the cycle's output is beyond double's range, as for a matrix whose entries
+  // are so small (below about 1e-300) that A^-1 r overflows; not a sign of an indefinite matrix.
+  if (rz == std::numeric_limits<double>::infinity())
+    throw NumericalError("PCG: r^T M^-1 r overflowed at iteration " + std::to_string(iteration) +
+                         ": the preconditioned residual is beyond double's range (a matrix of tiny entries? "
+                         "scale it)");
   require_finite(rz, "r^T M^-1 r", iteration);
   if (rz <= 0.0)
     throw PreconditionerBreakdown(

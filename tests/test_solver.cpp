@@ -98,6 +98,23 @@ TEST(Pcg, IndefinitePreconditionerIsReported) {
   }
 }
 
+// A preconditioner whose output overflows (as the cycle of a matrix of entries near 1e-308 does) is said to
+// overflow, not suspected of an indefinite matrix.
+TEST(Pcg, AnOverflowingPreconditionerIsNamedAsOverflowing) {
+  const auto A = poisson(Stencil::p5, {5, 5});
+  Vector<double> x;
+  const Preconditioner<double> huge = [](const Vector<double>& r, Vector<double>& z) {
+    z = r;
+    for (double& v : z) v *= 1e300;
+  };
+  try {
+    pcg(*A, Vector<double>(A->rows, 1e10), x, huge, SolverParams{});
+    FAIL();
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("overflowed at iteration 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Pcg, NanRightHandSideIsAnError) {
   const auto A = poisson(Stencil::p5, {4, 4});
   Vector<double> b(A->rows, 1.0), x;
