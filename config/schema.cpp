@@ -273,8 +273,8 @@ std::vector<KeySpec> poisson_keys() {
 std::vector<KeySpec> matrix_market_keys() {
   return {
       only_for(input_file("problem.matrix", FIELD(problem.matrix_market.matrix),
-                          "Matrix Market file (or .mtx.gz) with a square, symmetric matrix with positive diagonal "
-                          "(required). A relative path is relative to the config file's folder (with --set: to "
+                          "Matrix Market file (or .mtx.gz; coordinate or dense array) with a square, symmetric matrix "
+                          "with positive diagonal (required). A relative path is relative to the config file's folder (with --set: to "
                           "the working directory)."),
                "matrix_market"),
       only_for(input_file("problem.rhs", FIELD(problem.matrix_market.rhs),
