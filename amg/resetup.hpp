@@ -1,11 +1,12 @@
 #pragma once
 // Re-setup on the same pattern (issue #31; AMGCL's rebuild, AmgX's resetup, MueLu's reuse): a hierarchy
 // built again for new values of A on A's pattern, with the aggregates and tentative prolongators kept
-// (amg/kept_structure.hpp) and everything that depends on the values computed anew by smoothed aggregation's
-// steps 3-5 (amg/smoothed_aggregation.hpp): the filtered matrices, spectral radii, smoothed prolongators,
-// Galerkin products (by their numeric phase alone into the kept patterns, where the backend has it and the
-// patterns still hold), smoothers and the coarsest factorisation. The result equals a fresh setup of the
-// new matrix on the same aggregates, bit for bit, whatever re-setups came before.
+// (amg/kept_structure.hpp) and what depends on the values computed anew by smoothed aggregation's steps
+// 4-5 (amg/smoothed_aggregation.hpp): the filtered matrices, spectral radii, smoothed prolongators,
+// Galerkin products (by their numeric phase alone into the kept patterns, where the backend has it, the
+// SpGEMM sums in A's row order and the patterns still hold), smoothers and the coarsest factorisation; the
+// strength (step 1) only on a level whose matrix left its first pattern. The result equals a fresh setup of
+// the new matrix on the same aggregates and classification, bit for bit, whatever re-setups came before.
 #include <memory>
 
 #include "amg/smoothed_aggregation.hpp"

@@ -18,7 +18,8 @@
 // singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
 // with the coarsest level's nullspace B known exactly, and the coarsest solve is its pseudo-inverse.
 //
-// A re-setup for new values on the same pattern keeps steps 1-3 and repeats 4-5 (amg/resetup.hpp).
+// A re-setup for new values on the same pattern keeps steps 2-3 and repeats 4-5 (amg/resetup.hpp), and
+// step 1 where it can (a level whose matrix keeps its first pattern keeps its first classification).
 //
 // Written once over a backend: every step is a call of the backend's operations (multiply, transpose, ...)
 // or of the step's own function overloaded for the backend (strength_of_connection(backend, A, theta):

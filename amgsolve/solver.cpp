@@ -431,8 +431,7 @@ class SolverOn final : public Solver::Impl {
       return false;
     }
     if (!hierarchy_.keeps_structure()) {
-      why = !hierarchy_.params().keep_structure ? "amg.keep_structure is off"
-                                                : "one level (the matrix solved directly): no aggregates to keep";
+      why = !hierarchy_.params().keep_structure ? "amg.keep_structure is off" : "one level: no aggregates to keep";
       return false;
     }
     if (!backend_.same_pattern(*A_new, *A_csr_)) {
@@ -486,7 +485,11 @@ class SolverOn final : public Solver::Impl {
       const std::vector<LevelInfo>& levels = hierarchy_.info();
       const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind(kNumericPhaseChoice, 0) == 0 ||
                            hierarchy_.products_renewed_from() == 0;
-      if (!numeric) return kept + "the distributed SpGEMM " + hierarchy_.params().spgemm;
+      if (!numeric) {
+        const std::string& name = hierarchy_.params().spgemm;
+        if (SpgemmRegistry::instance().get(name).collective()) return kept + "the distributed SpGEMM " + name;
+        return kept + "the SpGEMM " + name + " in full (it sums in another order than A's rows)";
+      }
       const std::string phase = kDistributed<Backend> ? "their numeric phase, the rows they read fetched as the "
                                                         "distributed SpGEMM fetches them"
                                                       : "their numeric phase";

@@ -60,7 +60,8 @@ struct SetupSummary {
   double operator_complexity = 0.0;
   double grid_complexity = 0.0;
   std::string spgemm_backend;
-  std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A, where the backend keeps them
+  std::uint64_t hierarchy_bytes = 0;  // the hierarchy's matrices beyond A, where the backend keeps them, and the
+                                      // coarsest level's factor (on the host)
   std::uint64_t backend_bytes = 0;    // what the solve holds beyond that (SpMV formats, work vectors)
   // The least memory traffic of one solver iteration (amgsolve/iteration_traffic.hpp), all ranks together.
   std::uint64_t model_bytes_per_iteration = 0;
@@ -130,8 +131,9 @@ class Solver {
   // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure and A on
   // the pattern of the matrix the solver was built for, the aggregates and tentative prolongators are kept
   // and the rest is recomputed (Hierarchy::rebuild: on the cpu backend the products by their numeric phase
-  // only, over MPI ranks by the distributed SpGEMM, on the cuda backend by its SpGEMM; the same hierarchy, bit
-  // for bit); otherwise (a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
+  // only where amg.spgemm sums in A's row order, else by it in full; over MPI ranks the same after the rows
+  // are fetched, or on summa2d's and split3d's grids; on the cuda backend by its SpGEMM; a fresh setup's
+  // hierarchy on the same aggregates, bit for bit); otherwise (a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
   // which and setup().rebuild_note why. A solver built from row blocks is rebuilt from this rank's new
   // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
   // matrix from the whole new matrix.

@@ -264,17 +264,26 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
                      ", not square");
   const BlockPartition partition(global_rows, Ranks::size());
   const std::int64_t first = partition.begin(Ranks::rank());
-  // The first diagonal entry that is not positive, over the ranks: 2 row + (0: zero or missing, 1: other).
+  // The first diagonal entry that is not a positive normal number, over the ranks: 3 row + (0: zero or
+  // missing, 1: negative or NaN, 2: subnormal, whose value its rank then gives every rank for the message).
   std::int64_t first_bad = std::numeric_limits<std::int64_t>::max();
   const Vector<double> d = diagonal(rows, static_cast<Index>(first));
   for (Index i = 0; i < rows.rows; ++i)
-    if (!(d[i] > 0)) {
-      first_bad = 2 * (first + i) + (d[i] == 0 ? 0 : 1);
+    if (!(d[i] >= std::numeric_limits<double>::min())) {
+      first_bad = 3 * (first + i) + (d[i] == 0 ? 0 : d[i] > 0 ? 2 : 1);
       break;
     }
   MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-  if (first_bad != std::numeric_limits<std::int64_t>::max())
-    require_positive_diagonal_entry(name, static_cast<Index>(first_bad / 2), first_bad % 2 == 0 ? 0.0 : -1.0);
+  if (first_bad != std::numeric_limits<std::int64_t>::max()) {
+    const std::int64_t row = first_bad / 3;
+    const int kind = static_cast<int>(first_bad % 3);
+    double value = kind == 0 ? 0.0 : -1.0;
+    if (kind == 2) {
+      value = row >= first && row < first + rows.rows ? d[static_cast<std::size_t>(row - first)] : 0.0;
+      MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    require_positive_diagonal_entry(name, static_cast<Index>(row), value);
+  }
   if (matrix.symmetric_storage) return;  // each entry was stored once and mirrored by the reader
   // Each entry against its mirror: this rank's rows of A^T come from the ranks that hold their columns.
   std::vector<Triplet<double>> entries;

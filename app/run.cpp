@@ -353,7 +353,8 @@ void print_solve_summary(const SolveResult& s, const char* what) {
 
 namespace {
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
-std::string why_not_converged(const SolveResult& s, SolverType type) {
+std::string why_not_converged(const SolveResult& s, const Config& config) {
+  const SolverType type = config.solver.type;
   if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
   // The stationary iteration's residual grows where the V-cycle, a poor stand-alone iteration (its smoothers'
   // parameters), amplifies some error: that says nothing about A.
@@ -367,9 +368,13 @@ std::string why_not_converged(const SolveResult& s, SolverType type) {
     return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
            "outside its range, or too ill-conditioned for this tolerance";
   // Slow but steady: what helps, cheapest first (README, "When PCG converges slowly").
-  if (s.iterations > 0)
-    return "; for slow convergence raise solver.max_iterations, try amg.smoother.degree: 3 or 4, or (under " +
+  if (s.iterations > 0) {
+    const std::string stronger = config.amg.smoother.type == SmootherType::chebyshev
+                                     ? "try amg.smoother.degree: 3 or 4"
+                                     : "try amg.smoother.type: chebyshev";
+    return "; for slow convergence raise solver.max_iterations, " + stronger + ", or (up to " +
            std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";
+  }
   return "";
 }
 }  // namespace
@@ -388,7 +393,7 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
                config.source.c_str(),
                failed > 1 ? (std::to_string(failed) + " solves not converged, the first").c_str() : "solve not converged",
                first->iterations, first->relative_residual, config.solver.tolerance,
-               why_not_converged(*first, config.solver.type).c_str());
+               why_not_converged(*first, config).c_str());
   return kExitNotConverged;
 }
 

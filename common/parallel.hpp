@@ -20,13 +20,15 @@ namespace amgsolve {
 
 inline int max_threads() { return omp_get_max_threads(); }
 
-// Whether a loop of n light iterations (a vector's entries, a sparse matrix's rows) is worth starting the
-// thread team for. Below a reduction block it is not: the loop takes microseconds, about what starting and
-// joining the team does, and on a machine whose cores are busy with other work the team's closing barrier
-// waits for a descheduled thread (a small system's solve, hundreds of iterations of a dozen such loops,
-// ran 100 times slower on 2 threads than on 1 in the probe of 2026-11-29). The results are the same either
-// way: no loop's arithmetic depends on its thread count.
-inline bool worth_a_team(std::uint64_t n) { return n > static_cast<std::uint64_t>(kReductionBlock); }
+// Whether a loop is worth starting the thread team for: a vector loop over more than a reduction block of
+// entries, a sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on
+// one core). Below, the loop takes about what starting and joining the team does, and on a machine whose
+// cores are busy with other work the team's closing barrier waits for a descheduled thread: a small
+// system's solve, hundreds of iterations of a dozen such loops, ran 100 times slower on 2 threads than on 1
+// in the probe of 2026-11-29 (docs/BENCHMARKS.md). The results are the same either way: no loop's
+// arithmetic depends on its thread count.
+inline constexpr std::uint64_t kSerialMatrixEntries = std::uint64_t{1} << 17;
+inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kReductionBlock) { return n > serial_limit; }
 
 // The exact sum of the block sums of f(i) over i in [0, n): what a rank contributes to a global reduction.
 template <class F>

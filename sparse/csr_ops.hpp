@@ -87,7 +87,8 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, 
 // The same checks a piece at a time, for a matrix whose rows are spread over processes: the largest
 // asymmetry of rows [first_row, first_row + rows.rows) (global columns) against those rows of A^T (the
 // same numbering), the worst of several such answers (the one largest_asymmetry gives for the whole), and
-// the two messages: a diagonal entry (row: global, 0-based) that is not positive, an asymmetry over 1e-10.
+// the two messages: a diagonal entry (row: global, 0-based) that is not positive or is subnormal (below
+// double's normal range), an asymmetry over 1e-10.
 Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows, Index first_row);
 Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates);
 void require_positive_diagonal_entry(const std::string& name, Index row, double value, int first_index = 1);

@@ -80,8 +80,9 @@ class MatrixMarketScanner {
   MatrixMarketScanner(std::string name, std::string_view text) : path_(std::move(name)), text_(text) {}
   MatrixMarketScanner(std::string name, CompressedFile& file) : path_(std::move(name)), file_(&file) {}
 
-  // Entries the rest of the input can hold at most (one takes at least "1 1\n"): what a header may claim
-  // is not reserved beyond that. 0 for gzip data, whose size is unknown (the vectors then grow as they are
+  // Entries the rest of the input can hold at most (a coordinate entry takes at least "1 1\n"; a dense one's
+  // "1\n" may exceed it, and its vectors then grow past the reservation): what a header may claim is not
+  // reserved beyond that. 0 for gzip data, whose size is unknown (the vectors then grow as they are
   // filled).
   Offset max_entries_left() const {
     const std::uintmax_t left = file_ ? file_->plain_size() : text_.size() - std::min(pos_, text_.size());
@@ -215,7 +216,6 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   // A dense array stores every entry column by column; a symmetric one the lower triangle (with the
   // diagonal), a skew-symmetric one the strictly lower triangle.
   if (!coordinate) {
-    if (h.symmetry != "general" && rows != cols) scan.fail("a " + h.symmetry + " matrix must be square");
     entries = h.symmetry == "general"          ? rows * cols
               : h.symmetry == "skew-symmetric" ? rows * (rows - 1) / 2
                                                : rows * (rows + 1) / 2;
@@ -251,13 +251,16 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   scan.fail("expected a numeric value, got '" + token + "'");
 }
 
-// The entries of a coordinate matrix after its header, a batch at a time, each checked as it is read.
+// The entries of a matrix after its header (coordinate or dense array), a batch at a time, each checked as
+// it is read.
 class EntryReader {
  public:
   EntryReader(MatrixMarketScanner& scan, const MatrixMarketHeader& h, PatternValues pattern)
       : scan_(scan), h_(h), ones_(h.field == "pattern"), symmetric_(h.symmetry != "general"),
         dense_(h.format == "array"), mirror_sign_(h.symmetry == "skew-symmetric" ? -1.0 : 1.0) {
     require_real(h, scan, pattern);
+    // Mirrored storage: an entry's mirror must land inside the matrix (and a triangle count mean anything).
+    if (symmetric_ && h.rows != h.cols) scan.fail("a " + h.symmetry + " matrix must be square");
     if (dense_ && ones_) scan.fail("a dense 'array' file cannot be a pattern");
     next_dense_ = {0, h.symmetry == "skew-symmetric" ? 1 : 0};
   }

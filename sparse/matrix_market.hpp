@@ -17,7 +17,7 @@ struct MatrixMarketHeader {
   std::string symmetry;  // general | symmetric | skew-symmetric | hermitian
   Index rows = 0;
   Index cols = 0;
-  Offset entries = 0;  // stored entries (coordinate) or rows*cols (array)
+  Offset entries = 0;  // stored entries (coordinate), or the values a dense array lists (rows*cols, a triangle's)
 };
 
 // Reads only the banner and size line (cheap: used to estimate memory before loading).

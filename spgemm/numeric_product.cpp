@@ -22,7 +22,7 @@ Offset fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, c
   const Index* __restrict b_col = B.col.data();
   const Value* __restrict b_val = B.val.data();
   for (Offset c = 0; c < length; ++c) {
-    accumulator[cols[c]] = Value(0);
+    accumulator[cols[c]] = -Value(0);  // -0 + p = p exactly (also for p = -0): the first product as is, as gustavson
     slot[cols[c]] = 1;
   }
   std::uint8_t marked = 1;

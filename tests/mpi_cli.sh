@@ -133,10 +133,10 @@ fi
 # A Matrix Market file is read on rank 0 and dealt out as it is read; the checks then run on the ranks'
 # rows. A 2D Poisson matrix stored whole (general), 40,000 rows over five reduction blocks, so several
 # ranks hold rows: it solves as on one process, and each broken copy gives one process's error line,
-# exit 1: an asymmetric pair split between two ranks' rows, a duplicate entry, a zero diagonal entry past
-# the first rank, a bad value on the last line, and a singular matrix (a graph Laplacian, rows summing to
+# exit 1: an asymmetric pair split between two ranks' rows, a duplicate entry, a zero and a subnormal
+# diagonal entry past the first rank, a bad value on the last line, and a singular matrix (a graph Laplacian, rows summing to
 # zero) whose b = 1 is inconsistent with it (refused before the setup on the ranks too, in the same words).
-broken_files=(asymmetric duplicate zero-diagonal bad-value singular)
+broken_files=(asymmetric duplicate zero-diagonal subnormal-diagonal bad-value singular)
 if one; then
   python3 - <<'PY'
 n = 200
@@ -156,6 +156,7 @@ write("general.mtx", entries)
 write("asymmetric.mtx", [(i, j, -1.5) if (i, j) == (8101, 8301) else (i, j, v) for i, j, v in entries])
 write("duplicate.mtx", entries + [entries[-1]])
 write("zero-diagonal.mtx", [(i, j, 0.0) if i == j == 20000 else (i, j, v) for i, j, v in entries])
+write("subnormal-diagonal.mtx", [(i, j, 3e-310) if i == j == 20000 else (i, j, v) for i, j, v in entries])
 degree = {}
 for i, j, v in entries:
     if i != j:

@@ -462,7 +462,7 @@ TEST(Hierarchy, IdenticalForAnyThreadCount) {
 // Units change a matrix by a factor; by a power of two, every step of the setup is the same arithmetic
 // scaled (no rounding differs), so the hierarchy is the same up to that factor, however large or small,
 // short of entries beyond double's range. (The strength test squares entries: unscaled, the squares of a
-// matrix beyond 2^511 overflowed and every coupling read as weak.)
+// matrix beyond 2^511 overflowed, or below 2^-537 underflowed, and the test compared infinities or zeros.)
 TEST(Hierarchy, APowerOfTwoTimesAMatrixGivesTheSameHierarchyScaled) {
   PoissonParams p;
   p.stencil = Stencil::p7;

@@ -937,6 +937,12 @@ TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("not converged"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(kSmallConfig), std::string::npos) << r.err;
+  // Slow, not broken: what to try, for the smoother in use.
+  EXPECT_NE(r.err.find("raise solver.max_iterations, try amg.smoother.degree: 3 or 4"), std::string::npos) << r.err;
+  const RunResult jacobi = run(dir, {kSmallConfig, "--quiet", "--report", "", "--set", "solver.max_iterations=1",
+                                     "--set", "solver.tolerance=1e-14", "--set", "amg.smoother.type=jacobi"});
+  EXPECT_EQ(jacobi.status, kExitNotConverged) << jacobi.err;
+  EXPECT_NE(jacobi.err.find("try amg.smoother.type: chebyshev"), std::string::npos) << jacobi.err;
   ASSERT_TRUE(std::filesystem::exists(dir.file("R.json")));
   const json report = read_report(dir.file("R.json"));
   EXPECT_FALSE(field(report, "solve.converged").get<bool>());

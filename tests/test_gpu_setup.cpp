@@ -191,6 +191,16 @@ TEST(GpuSetup, StrengthOfConnectionEqualsTheCpusInDoubleAndFloat) {
     const CsrMatrix<float> A_float = cast_values<float>(c.A);
     expect_same_strength(gpu_strength_of_connection(A_float, c.theta), strength_of_connection(A_float, c.theta));
   }
+  // Entries whose squares overflow or underflow: each row is scaled by a power of two on both (in double).
+  const CsrMatrix<double> checkerboard = poisson(Stencil::p7, {16, 16, 16}, {}, Coefficient::checkerboard);
+  for (int exponent : {-900, 600, 1000}) {
+    SCOPED_TRACE(exponent);
+    CsrMatrix<double> scaled = checkerboard;
+    for (double& v : scaled.val) v = std::ldexp(v, exponent);
+    const double theta = AmgParams{}.strength_threshold;
+    expect_same_strength(gpu_strength_of_connection(scaled, theta), strength_of_connection(scaled, theta));
+    expect_same_strength(strength_of_connection(scaled, theta), strength_of_connection(checkerboard, theta));
+  }
 }
 
 // The anisotropic cases do exercise weak connections: all y couplings (1e-3) are weak, all x couplings strong.

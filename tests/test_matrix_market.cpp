@@ -166,6 +166,8 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", "file ends after 3 of 4 entries"},
       {"%%MatrixMarket matrix array real general\n2 1\n1 2\n", ":3: unexpected text after the value"},
       {"%%MatrixMarket matrix array real symmetric\n2 3\n", ":2: a symmetric matrix must be square"},
+      {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 3 1\n", ":2: a symmetric matrix must be square"},
+      {"%%MatrixMarket matrix coordinate real skew-symmetric\n3 2 1\n3 1 1\n", "a skew-symmetric matrix must be square"},
       {banner + "-2 2 1\n", "negative size"},
   };
   for (const Case& c : cases) {

@@ -1,8 +1,9 @@
 // Strength of connection on the GPU, the device version of amg/strength.cpp and tested against it
 // (tests/test_gpu_setup.cpp): Vanek, Mandel & Brezina, Computing 56, 1996, eq. 3.2,
 //     j is strongly connected to i  <=>  |a_ij| >= theta * sqrt(|a_ii| |a_jj|),  i != j,
-// tested as a_ij^2 >= theta^2 |a_ii a_jj| in double precision, exactly as the CPU does, so both keep the
-// same entries bit for bit. One thread per row:
+// tested as a_ij^2 >= theta^2 |a_ii a_jj| in double precision, each row's entries scaled by the power of two
+// that brings a_ii near 1 (no overflow of the squares), exactly as the CPU does, so both keep the same
+// entries bit for bit. One thread per row:
 //   1. diagonal: d_i by binary search in row i (the CPU's diagonal(), 0 where the row has none);
 //   2. classify: keep[k] for every entry of row i, the row's strong count into row_ptr[i + 1];
 //   3. scan row_ptr (an inclusive scan of the counts), count the weak entries (keep == 0);
@@ -54,7 +55,8 @@ __global__ void classify_kernel(Index rows, const Offset* __restrict__ row_ptr, 
   const Index i = static_cast<Index>(node);
   // Scaled by the power of two that brings d_i near 1, as the CPU does (amg/strength.cpp: strength_scale).
   const double diagonal = static_cast<double>(d[i]);
-  const double scale = isfinite(diagonal) && diagonal != 0.0 ? ldexp(1.0, -ilogb(diagonal)) : 1.0;
+  const double scale =
+      isfinite(diagonal) && diagonal != 0.0 ? ldexp(1.0, min(max(-ilogb(diagonal), -1022), 1022)) : 1.0;
   const double d_i = __dmul_rn(scale, diagonal);
   Offset count = 0;
   for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {

@@ -36,9 +36,10 @@ struct RowList {
   Index size() const { return count; }
   Index operator[](Index k) const { return rows[k]; }
 };
+// f(row) for each row of `rows`, on the thread team where the rows' entries (`entries`) are worth one.
 template <class Rows, class F>
-void for_each_row(const Rows& rows, F&& f) {
-#pragma omp parallel for schedule(static) if (worth_a_team(rows.size()))
+void for_each_row(const Rows& rows, std::uint64_t entries, F&& f) {
+#pragma omp parallel for schedule(static) if (worth_a_team(entries, kSerialMatrixEntries))
   for (Index k = 0; k < rows.size(); ++k) f(rows[k]);
 }
 // x_j as a kernel reads it: from one array (the distributed layer reads columns past the local ones from
@@ -429,7 +430,7 @@ class CpuBackend {
     constexpr Index kChunk = SlicedEllpack<V>::kChunk;
     const SlicedEllpack<V>& S = *A.sliced;
     const Index blocks = (S.chunks() + kChunksPerBlock - 1) / kChunksPerBlock;
-#pragma omp parallel for schedule(static) if (worth_a_team(A.rows))
+#pragma omp parallel for schedule(static) if (worth_a_team(S.val.size(), kSerialMatrixEntries))
     for (Index block = 0; block < blocks; ++block) {
       alignas(64) V sums[kChunksPerBlock * kChunk];
       const Index first_chunk = block * kChunksPerBlock;
@@ -443,7 +444,12 @@ class CpuBackend {
   // The same on the rows of a CSR matrix, reading x through `x`.
   template <bool kResidual, class V, class Rows, class X, class Then>
   static void for_each_csr_row_sum(const CsrMatrix<V>& A, const Rows& rows, const X& x, const V* b, Then&& then) {
-    for_each_row(rows, [&](Index i) { then(i, kResidual ? row_residual(A, i, b[i], x) : row_product(A, i, x)); });
+    // The rows' entries (all of A's when the rows are all; a row list's share otherwise, as a halo exchange
+    // splits a rank's rows in two)
+    const auto entries = static_cast<std::uint64_t>(
+        static_cast<double>(A.nnz()) * static_cast<double>(rows.size()) / static_cast<double>(std::max<Index>(A.rows, 1)));
+    for_each_row(rows, entries,
+                 [&](Index i) { then(i, kResidual ? row_residual(A, i, b[i], x) : row_product(A, i, x)); });
   }
 
   // The smoothers' updates of row i from its residual r, one formula for the whole matrix and for a set of

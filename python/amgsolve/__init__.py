@@ -169,7 +169,8 @@ class Solver:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
         amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
         kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
-        whose filtered matrix has another pattern than before); otherwise a full setup. solver.setup["reused"]
+        whose filtered matrix has another pattern than before, and in full with amg spgemm heap or
+        rmerge-cpu, which sum in another order); otherwise a full setup. solver.setup["reused"]
         says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
         The old levels are let go of as the new ones are made (no more memory than the first setup). A matrix
         refused before any work (not square, not symmetric, not finite: InputError) leaves the hierarchy as it
@@ -181,7 +182,7 @@ class Solver:
     @property
     def shape(self) -> tuple[int, int]:
         """The shape of the matrix the hierarchy was built for (the last successful setup's)."""
-        rows = self._core.rows  # set with the hierarchy, under the solver's lock: never another rebuild's
+        rows = self._core.rows  # an atomic the core sets with the hierarchy: never a half-done rebuild's
         return (rows, rows)
 
     def aspreconditioner(self) -> spla.LinearOperator:

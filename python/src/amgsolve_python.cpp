@@ -11,11 +11,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <atomic>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
