@@ -235,8 +235,8 @@ class SmoothedAggregation {
       step.structure.emplace();
       backend_.copy(step.coarse_weights, step.structure->coarse_weights);
       step.structure->filtered_rows = std::move(filtered_rows);
-      if constexpr (kNumericProducts<Backend, Value>)  // for the numeric-only products
-        step.structure->ap_pattern = backend_.product_pattern(std::move(AP));
+      if constexpr (kNumericProducts<Backend, Value>)  // for the numeric-only products, where there are any
+        if (spgemm_.sums_in_row_order()) step.structure->ap_pattern = backend_.product_pattern(std::move(AP));
     }
     clock.lap(t.galerkin);
     // and the level's smoother

@@ -523,6 +523,27 @@ TEST(Hierarchy, ItsBytesCountTheCoarsestFactor) {
   EXPECT_GT(levels.bytes(), operators);  // and the factor of the coarsest matrix beyond them
 }
 
+// A re-setup with a SpGEMM that sums in another order than A's rows forms its products in full: the setup
+// keeps no A P pattern for it (the product patterns are the same, so the difference is that pattern alone).
+TEST(Hierarchy, TheKeptStructureHoldsProductPatternsOnlyWhereTheyServe) {
+  const auto A = shared(poisson(Stencil::p7, {16, 16, 16}));
+  AmgParams params;
+  params.coarse_size = 50;
+  params.keep_structure = true;
+  params.spgemm = "gustavson";
+  const AmgHierarchy<double> numeric(A, params);
+  params.spgemm = "heap";
+  const AmgHierarchy<double> in_full(A, params);
+  ASSERT_EQ(numeric.levels(), in_full.levels());
+  std::uint64_t ap_patterns = 0;
+  for (std::size_t l = 0; l + 1 < numeric.levels(); ++l) {
+    const CsrMatrix<double> AP = SpgemmRegistry::instance().get("gustavson").multiply(numeric.matrix(l), numeric.prolongator(l));
+    ap_patterns += AP.row_ptr.size() * sizeof(Offset) + AP.col.size() * sizeof(Index) -
+                   CsrMatrix<double>().bytes();  // what the empty pattern kept instead holds
+  }
+  EXPECT_EQ(numeric.bytes() - in_full.bytes(), ap_patterns);
+}
+
 TEST(Hierarchy, VCycleIsASymmetricPositiveDefinitePreconditioner) {
   const auto A = shared(poisson(Stencil::p9, {40, 37}));
   AmgParams params;

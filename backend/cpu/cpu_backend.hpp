@@ -297,8 +297,10 @@ class CpuBackend {
     return M;
   }
   template <class V>
-  Csr<V> multiply_into(const SpgemmBackend&, const Csr<V>& X, const Csr<V>& Y, const CsrMatrix<V>& pattern,
+  Csr<V> multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y, const CsrMatrix<V>& pattern,
                        SpgemmStats& stats) const {
+    if (!spgemm.sums_in_row_order())  // its bits are not the numeric phase's (smoothed_aggregation.hpp asks first)
+      throw Error("the numeric phase stands in only for a SpGEMM that sums in A's row order, not " + spgemm.name());
     Timer timer;
     Csr<V> C = numeric_product(X, Y, pattern, &stats.multiplications);
     stats.numeric_seconds = timer.seconds();
