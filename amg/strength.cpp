@@ -1,8 +1,8 @@
 #include "amg/strength.hpp"
 
-#include <algorithm>
 #include <cmath>
 
+#include "amg/strength_scale.hpp"
 #include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -39,17 +39,6 @@ void strong_neighbours_by_keep(const CsrMatrix<Value>& A, const Array<std::uint8
 
 }  // namespace
 
-// The power of two that brings row i's diagonal entry near 1 (kept within double's normal powers). The test
-// a_ij^2 >= theta^2 a_ii a_jj squares entries: for entries beyond 2^511 (or below 2^-537) the squares
-// overflow (underflow), and the test compared infinities (zeros) instead of the entries. Scaled by an exact
-// power of two, both sides are the same products scaled, so where nothing overflowed the result is the same
-// bit for bit, and on a matrix 2^s A it is A's. (amg/cuda/strength.cu scales alike, by the same formula.)
-namespace {
-double strength_scale(double a_ii) {
-  if (!std::isfinite(a_ii) || a_ii == 0) return 1.0;
-  return std::ldexp(1.0, std::clamp(-std::ilogb(a_ii), -1022, 1022));
-}
-}  // namespace
 
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta) {

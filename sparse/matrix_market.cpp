@@ -262,7 +262,7 @@ class EntryReader {
     // Mirrored storage: an entry's mirror must land inside the matrix (and a triangle count mean anything).
     if (symmetric_ && h.rows != h.cols) scan.fail("a " + h.symmetry + " matrix must be square");
     if (dense_ && ones_) scan.fail("a dense 'array' file cannot be a pattern");
-    next_dense_ = {0, h.symmetry == "skew-symmetric" ? 1 : 0};
+    next_dense_ = {0, first_dense_row(0)};
   }
 
   // What the whole matrix will hold at most, as far as the input tells (for a reservation).
@@ -317,10 +317,11 @@ class EntryReader {
       out.push_back({row, col, v});
       if (symmetric_ && row != col) out.push_back({col, row, mirror_sign_ * v});
     }
-    if (++row == h_.rows) {
-      ++col;
-      row = !symmetric_ ? 0 : h_.symmetry == "skew-symmetric" ? col + 1 : col;
-    }
+    if (++row == h_.rows) row = first_dense_row(++col);
+  }
+  // The row a dense array's column starts at: 0, the diagonal (symmetric) or below it (skew-symmetric).
+  Index first_dense_row(Index col) const {
+    return !symmetric_ ? 0 : h_.symmetry == "skew-symmetric" ? col + 1 : col;
   }
 
   MatrixMarketScanner& scan_;

@@ -17,6 +17,7 @@
 #include "amg/cuda/device_setup.hpp"
 #include "amg/cuda/setup.cuh"
 #include "amg/gpu_setup.hpp"
+#include "amg/strength_scale.hpp"
 #include "backend/cuda/device_context.cuh"
 #include "backend/cuda/vector_kernels.cuh"
 #include "common/cuda/check.cuh"
@@ -53,10 +54,8 @@ __global__ void classify_kernel(Index rows, const Offset* __restrict__ row_ptr, 
   const std::int64_t node = setup_thread_node();
   if (node >= rows) return;
   const Index i = static_cast<Index>(node);
-  // Scaled by the power of two that brings d_i near 1, as the CPU does (amg/strength.cpp: strength_scale).
   const double diagonal = static_cast<double>(d[i]);
-  const double scale =
-      isfinite(diagonal) && diagonal != 0.0 ? ldexp(1.0, min(max(-ilogb(diagonal), -1022), 1022)) : 1.0;
+  const double scale = strength_scale(diagonal);  // the CPU's formula (amg/strength_scale.hpp)
   const double d_i = __dmul_rn(scale, diagonal);
   Offset count = 0;
   for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
