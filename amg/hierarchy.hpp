@@ -34,6 +34,7 @@ struct LevelInfo {
   } phases;
   std::string smoother;         // description of the smoother used on this level
   bool coarsest = false;
+  bool smoothed_coarsest = false;  // a coarsest level smoothed, not factorised (amg/params.hpp)
 };
 
 template <class Backend, class Value>

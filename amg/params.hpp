@@ -17,6 +17,13 @@ namespace amgsolve {
 // for want of strong couplings (nearly diagonal: a mass matrix plus a small time step's stiffness).
 inline constexpr Index kMaxDirectRows = 50000;
 inline constexpr int kCoarsestSmoothingSteps = 8;
+// Where coarsening stopped early, rows alone do not bound the factorisation: a level of few thousand rows
+// with hundreds of entries each (a dense random graph) or of a 3D grid's 46,000 points (AMD's fill) took
+// 30 s and 16 s to factorise, where its smoother converges in a few iterations. Such a level (more rows than
+// amg.coarse_size) is factorised only while the factorisation's multiply-adds (sparse/sparse_ldlt.hpp,
+// from the symbolic analysis) stay below this, about a second of Eigen's simplicial LDL^T; a level of at
+// most amg.coarse_size rows, the coarsest the setup aimed for, always is (up to kMaxDirectRows rows).
+inline constexpr double kMaxEarlyCoarsestWork = 1u << 30;
 
 enum class SmootherType { jacobi, chebyshev };
 inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", SmootherType::chebyshev},

@@ -195,10 +195,13 @@ class SmoothedAggregation {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     const bool has_weak = strength.weak_entries > 0;
+    // A node without strong couplings is an aggregate of its own for a singular matrix, in none otherwise.
+    const IsolatedRows isolated = params_.nullspace == NullspaceChoice::constant ? IsolatedRows::keep_weak
+                                                                                 : IsolatedRows::diagonal_alone;
     Csr filtered;
     Array<std::uint8_t> filtered_rows;
     if constexpr (kRecordsLumpedRows<Backend>) {
-      if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows);
+      if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows, isolated);
       // Which rows are lumped depends on the values: where other rows are lumped than before, A_f T, A P and
       // so every coarser level's products have other patterns, and are formed by the SpGEMM from here on
       // (the aggregates still kept). The values are the same either way: the numeric phase sums as gustavson.
@@ -208,7 +211,7 @@ class SmoothedAggregation {
         step.patterns_renewed = true;
       if (step.patterns_renewed) kept = nullptr;
     } else if (has_weak) {
-      filtered = filtered_matrix(backend_, A, strength, weights);
+      filtered = filtered_matrix(backend_, A, strength, weights, isolated);
     }
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
@@ -283,12 +286,21 @@ class SmoothedAggregation {
   // B = sqrt(weights) (amg/tentative_prolongation.hpp), its pseudo-inverse.
   void add_coarsest(Shared A, const Weights& weights, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
                     const Timer& timer) const {
-    if (info.rows > kMaxDirectRows) return add_smoothed_coarsest(std::move(A), hierarchy, info, timer);
+    if (info.rows > kMaxDirectRows)
+      return add_smoothed_coarsest(std::move(A), hierarchy, info, timer,
+                                   "over " + std::to_string(kMaxDirectRows) + " rows, too many to factorise");
     std::shared_ptr<const CsrMatrix<Value>> on_host;
     if constexpr (std::is_same_v<Csr, CsrMatrix<Value>>)
       on_host = A;  // it is on the host already
     else
       on_host = backend_.host_view(*A);  // a copy the host owns
+    if (info.rows > params_.coarse_size) {  // coarsening stopped early (amg/params.hpp)
+      const double work = factorisation_work(*on_host);
+      if (work > kMaxEarlyCoarsestWork)
+        return add_smoothed_coarsest(std::move(A), hierarchy, info, timer,
+                                     "its factorisation would take " + format_number(work) +
+                                         " multiply-adds, too many");
+    }
     Vector<double> nullspace;
     if (params_.nullspace == NullspaceChoice::constant) {
       if (info.level == 0)  // the finest level (weights empty on every rank): B = 1
@@ -314,14 +326,14 @@ class SmoothedAggregation {
 
   // A coarsest level too large to factorise (amg/params.hpp): its smoother, as any level's, applied
   // kCoarsestSmoothingSteps times by the cycle.
-  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
-                             const Timer& timer) const {
+  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer,
+                             const std::string& why) const {
     backend_.require_positive_diagonal(*A, info.level);
     info.rho = spectral_radius(*A, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
     const SmootherSpec spec = level_smoother(*A, info);
     info.coarsest = true;
-    info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": over " +
-                    std::to_string(kMaxDirectRows) + " rows, too many to factorise";
+    info.smoothed_coarsest = true;
+    info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": " + why;
     info.seconds = timer.seconds();
     hierarchy.add_smoothed_coarsest(std::move(A), spec, info);
   }

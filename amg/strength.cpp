@@ -124,15 +124,23 @@ Value diagonal_entry(const CsrMatrix<Value>& A, Index i) {
   return Value(0);
 }
 
+// Whether row i has an off-diagonal entry classified strong.
+template <class Value>
+bool has_strong_coupling(const CsrMatrix<Value>& A, const Strength& strength, Index i) {
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+    if (strength.keep[k] && A.col[k] != i) return true;
+  return false;
+}
+
 }  // namespace
 
 template <class Value>
 CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& strength, const Vector<double>& weights,
-                                 Array<std::uint8_t>* filtered_rows) {
+                                 Array<std::uint8_t>* filtered_rows, IsolatedRows isolated) {
   // The weak entries of row i lumped along B, and whether the row is filtered at all: lumping keeps A B, but
   // with positive off-diagonals it can shrink the diagonal towards zero or below (and to exactly zero for a
   // row with no strong entry of a singular matrix), and D_f^-1 would blow up the prolongator smoothing;
-  // such rows keep their weak entries instead, which keeps A B too.
+  // such rows keep their weak entries instead, which keeps A B too, or (IsolatedRows) a_ii alone.
   // Without weights by a select rather than a branch: on coarse levels strong and weak entries alternate
   // unpredictably (adding +0 for a strong one leaves the sum as it is).
   const auto lumped_weak = [&](Index i) {
@@ -145,6 +153,8 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
     }
     return lumped;
   };
+  // lumped[i]: what row i's diagonal gains (0 for a row left with a_ii alone); filtered[i]: whether its weak
+  // entries are left out.
   std::vector<Value> lumped(static_cast<std::size_t>(A.rows));
   Array<std::uint8_t> filtered(static_cast<std::size_t>(A.rows));
   CsrMatrix<Value> F(A.rows, A.cols);
@@ -153,6 +163,10 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
     lumped[i] = lumped_weak(i);
     const Value diagonal = diagonal_entry(A, i);
     filtered[i] = diagonal + lumped[i] >= Value(0.5) * diagonal;
+    if (!filtered[i]) {
+      lumped[i] = Value(0);  // the row keeps its weak entries, or a_ii alone
+      filtered[i] = isolated == IsolatedRows::diagonal_alone && !has_strong_coupling(A, strength, i);
+    }
     Offset kept = 0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) kept += filtered[i] ? strength.keep[k] : 1;
     F.row_ptr[i + 1] = kept;
@@ -172,7 +186,7 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
       const bool inside = out < end;
       *(inside ? &F.col[out] : &spare_col) = A.col[k];
-      *(inside ? &F.val[out] : &spare_val) = A.val[k] + (filtered[i] && A.col[k] == i ? lumped[i] : Value(0));
+      *(inside ? &F.val[out] : &spare_val) = A.val[k] + (A.col[k] == i ? lumped[i] : Value(0));
       out += keeps_all | strength.keep[k];
     }
   }
@@ -185,8 +199,8 @@ template Strength strength_of_connection(const CsrMatrix<float>&, double);
 template Strength strength_of_connection(const CsrMatrix<double>&, double, const Vector<double>&);
 template Strength strength_of_connection(const CsrMatrix<float>&, double, const Vector<float>&);
 template CsrMatrix<double> filtered_matrix(const CsrMatrix<double>&, const Strength&, const Vector<double>&,
-                                           Array<std::uint8_t>*);
+                                           Array<std::uint8_t>*, IsolatedRows);
 template CsrMatrix<float> filtered_matrix(const CsrMatrix<float>&, const Strength&, const Vector<double>&,
-                                          Array<std::uint8_t>*);
+                                          Array<std::uint8_t>*, IsolatedRows);
 
 }  // namespace amgsolve

@@ -52,7 +52,7 @@ std::uint64_t model_bytes_per_iteration(const std::vector<LevelInfo>& levels, co
   // matrix (its LDL^T factor has about as many entries on the few hundred rows it is used for).
   // A coarsest level too large to factorise is smoothed instead (amg/params.hpp).
   const LevelInfo& coarsest = levels.back();
-  if (coarsest.rows > kMaxDirectRows)
+  if (coarsest.smoothed_coarsest)
     bytes += smoothing_bytes(amg, kCoarsestSmoothingSteps, true,
                              csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), s), coarsest.rows, s);
   else

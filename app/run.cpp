@@ -111,6 +111,10 @@ std::string comparison_note(const SpgemmComparisonRow& r) {
 void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
   progress("SpGEMM comparison (every backend on every setup product after a warm-up run; seconds: median of %d "
            "runs in rotating order, spread: fastest-slowest; agrees = same pattern and values):\n", runs);
+  if (rows.empty()) {
+    progress("  none: the setup formed no product (one level, factorised or smoothed whole)\n");
+    return;
+  }
   progress("  %5s %-12s %-10s %9s %17s %9s %12s %7s %10s  %s\n", "level", "product", "backend", "seconds", "spread",
            "GFLOP/s", "nnz", "compr.", "extra MiB", "agrees");
   for (const SpgemmComparisonRow& r : rows) {
@@ -155,7 +159,9 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     write_vti(out.vtk, *problem.grid, scalars, integers);
     written.push_back("VTK image data written to " + out.vtk);
   }
-  if (!out.spgemm_csv.empty() && !record.spgemm_comparison.empty()) {
+  // Asked for, the comparison is written even without rows (a one-level hierarchy forms no product), so
+  // that its file says so rather than being missing.
+  if (!out.spgemm_csv.empty() && (record.spgemm_compared || !record.spgemm_comparison.empty())) {
     write_spgemm_comparison_csv(out.spgemm_csv, record.spgemm_comparison);
     written.push_back("SpGEMM comparison written to " + out.spgemm_csv);
   }
@@ -227,9 +233,14 @@ class PrintingSolver final : public AmgSolver {
     if (setup.nullspace == "constant")
       progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
                "solution of zero mean\n");
-    progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s\n", setup.seconds, spgemm_seconds,
+    // On the cpu backend the solve's sliced ELLPACK copies replace the hierarchy's CSR matrices they copy, so
+    // the hierarchy's bytes alone would understate what the solve holds.
+    const std::string solve_copies = setup.backend == BackendKind::cuda || setup.backend_bytes == 0
+                                         ? std::string()
+                                         : ", the solve's operators and vectors " + format_bytes(setup.backend_bytes);
+    progress("  setup %.3f s (SpGEMM %.3f s%s), hierarchy %s%s\n", setup.seconds, spgemm_seconds,
              compare_spgemm ? "; setup time includes the backend comparison" : "",
-             format_bytes(setup.hierarchy_bytes).c_str());
+             format_bytes(setup.hierarchy_bytes).c_str(), solve_copies.c_str());
     if (setup.backend == BackendKind::cuda)
       progress("  on the GPU%s: operators, vectors and coarse solve, %s\n",
                setup_on_cores ? " of each rank (rank 0's)" : "", format_bytes(setup.backend_bytes).c_str());
@@ -308,6 +319,7 @@ bool assembled_by_rows(const Config& config) {
 LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   MatrixRows matrix = read_matrix_market_rows(p.matrix);
+  drop_stored_zeros(matrix.rows, static_cast<Index>(owned_rows(matrix.global_rows).first));
   require_spd_candidate_rows(p.matrix, matrix);
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
@@ -533,6 +545,7 @@ RowBlock take_rows(LinearProblem& problem) {
 void set_up_or_rebuild(const Config& config, LinearProblem& problem, bool by_rows, std::unique_ptr<AmgSolver>& solver,
                        RunRecord& record) {
   const bool compare_spgemm = config.compare_spgemm;
+  record.spgemm_compared = compare_spgemm;
   if (!solver && by_rows)
     solver = AmgSolver::create(config, take_rows(problem), compare_spgemm, record.setup, record.spgemm_comparison);
   else if (!solver)

@@ -369,12 +369,19 @@ int main(int argc, char** argv) {
   app.add_option("--uniform-per-row", uniform_per_row, "nonzeros per row of A and B in the uniform set")
       ->check(CLI::PositiveNumber);
   app.add_flag("--triad", triad, "measure the STREAM triad bandwidth and show the ideal time of eq. (8)-(9)");
-  app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
+  app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000));
   app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, kMaxThreads));
   app.add_option("--backends", backend_names, "subset of backends (default: all available)")->delimiter(',');
   app.add_option("--csv", csv, "also write the table as CSV");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {  // one line, as the program's (CLI11 prints two, with its own codes)
+    std::fprintf(stderr, "spgemm-bench: error: %s (see --help)\n", e.what());
+    return 1;
+  }
   try {
     if (threads > 0) omp_set_num_threads(threads);
     if (!csv.empty()) require_writable(csv, "CSV file", "matrix,backend,median_seconds,");  // now, not after the measurements

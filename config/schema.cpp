@@ -223,7 +223,9 @@ std::vector<KeySpec> poisson_keys() {
                "poisson"),
       only_for(list_of(bounded(list("problem.size", FIELD(problem.poisson.size), KeyKind::integer_list,
                                     "Unknowns per direction: 2 entries for the 2D stencils, 3 for the 3D ones "
-                                    "(Dirichlet boundary points are not unknowns)."),
+                                    "(Dirichlet boundary points are not unknowns). The spacing is the same in every "
+                                    "direction, 1/(n+1) for the largest n, as the stencil weighs every direction "
+                                    "alike: equal sizes make the unit square or cube, the VTK output draws the box."),
                                1, 2147483647.0),
                        2, 3),
                "poisson"),
@@ -274,8 +276,8 @@ std::vector<KeySpec> matrix_market_keys() {
   return {
       only_for(input_file("problem.matrix", FIELD(problem.matrix_market.matrix),
                           "Matrix Market file (or .mtx.gz; coordinate or dense array) with a square, symmetric matrix "
-                          "with positive diagonal (required). A relative path is relative to the config file's folder (with --set: to "
-                          "the working directory)."),
+                          "with positive diagonal (required); off-diagonal entries stored as 0 are left out. A relative path is "
+                          "relative to the config file's folder (with --set: to the working directory)."),
                "matrix_market"),
       only_for(input_file("problem.rhs", FIELD(problem.matrix_market.rhs),
                           "Matrix Market file with the right-hand side (n x 1, array or coordinate), relative as "
@@ -432,9 +434,10 @@ std::vector<KeySpec> amg_keys() {
       retired("amg.device", "backend"),
       library_bounded(integer("amg.coarse_size", FIELD(amg.coarse_size),
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
-                      "Cholesky (LDL^T); a coarsest level of more than " + std::to_string(kMaxDirectRows) + " rows (where "
-                      "coarsening stopped early: no strong couplings, aggregation that no longer pays, amg.max_levels) "
-                      "is smoothed instead, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother.")),
+                      "Cholesky (LDL^T). A coarsest level of more rows (where coarsening stopped early: no strong "
+                      "couplings, aggregation that no longer pays, amg.max_levels) is factorised only if that is cheap "
+                      "(at most " + std::to_string(kMaxDirectRows) + " rows and 2^30 multiply-adds by its symbolic "
+                      "analysis), else smoothed, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother.")),
       library_bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels.")),
       library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "

@@ -241,7 +241,7 @@ nlohmann::json report_json(const RunRecord& run) {
     }
   }
   if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
-  if (!run.spgemm_comparison.empty()) {
+  if (run.spgemm_compared || !run.spgemm_comparison.empty()) {
     j["spgemm_comparison"] = nlohmann::json::array();
     for (const SpgemmComparisonRow& r : run.spgemm_comparison) j["spgemm_comparison"].push_back(comparison_json(r));
   }

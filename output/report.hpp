@@ -88,6 +88,7 @@ struct RunRecord {
   SetupRecord setup;
   std::optional<SetupRecord> emission_setup;  // mouse with fluorescence: the emission-band hierarchy
   std::vector<SpgemmComparisonRow> spgemm_comparison;  // --compare-spgemm
+  bool spgemm_compared = false;  // asked for: the report lists the comparison even without rows
   // solve
   std::string solver_type;
   std::string precision = "double";  // of the V-cycle: "double" or "mixed" (float cycle, double PCG)

@@ -1,5 +1,6 @@
 #include "problems/problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -69,9 +70,12 @@ LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   Grid grid;
   grid.dims = stencil_dimensions(p.stencil);
   for (int d = 0; d < grid.dims; ++d) grid.size[d] = static_cast<Index>(p.size[d]);
-  // Unit square/cube, interior points only: spacing 1/(n+1), the first unknown one spacing inside.
+  // Interior points only, one spacing h in every direction, as the stencil's equal weights in every
+  // direction say: h = 1 / (n + 1) for the largest n, so the box is the unit square or cube when the sizes
+  // are equal and shorter along the other directions; the first unknown lies one spacing inside.
+  const std::int64_t largest = *std::max_element(p.size.begin(), p.size.end());
   for (int d = 0; d < grid.dims; ++d) {
-    grid.spacing[d] = 1.0 / (p.size[d] + 1.0);
+    grid.spacing[d] = 1.0 / (static_cast<double>(largest) + 1.0);
     grid.origin[d] = grid.spacing[d];
   }
 
@@ -159,6 +163,7 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
                  "the matrix in " + p.matrix);
 
   auto A = std::make_shared<CsrMatrix<double>>(read_matrix_market(p.matrix));
+  drop_stored_zeros(*A);
   require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
   problem.description = matrix_market_description(p, A->rows);

@@ -107,6 +107,10 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
   int k = 0;
   double last_restart_residual = INFINITY;
   const double check_below = std::max(params.tolerance, kUnattainableResidual);
+  // Near the attainable accuracy the true residual goes up and down from one check to the next: the iterate
+  // with the least of them is the one returned where the tolerance is not met.
+  typename Backend::template Vector<V> best_x;
+  double best_residual = INFINITY;
   while (relres > params.tolerance && k < params.max_iterations) {
     ++k;
     const double pq = be.spmv_dot(A, p, q);
@@ -126,6 +130,10 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
       // the accuracy (the attainable accuracy of the system): stop and report it as not converged.
       if (restart && relres > 0.5 * last_restart_residual) result.stagnated = true;
       last_restart_residual = relres;
+      if (restart && relres < best_residual) {
+        best_residual = relres;
+        be.copy(x, best_x);
+      }
     }
     result.history.push_back(relres);
     if (on_iteration) on_iteration(k, relres);
@@ -142,6 +150,10 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     // Stopped by the iteration limit: report the true residual, not the recurrence's.
     be.residual(A, x, b, r);
     relres = be.norm2(r) / bnorm;
+  }
+  if (relres > params.tolerance && best_residual < relres) {
+    be.copy(best_x, x);
+    relres = best_residual;
   }
   finish(result, k, relres, params.tolerance, timer);
   return result;

@@ -334,4 +334,25 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, 
 AMGSOLVE_INSTANTIATE_CSR_OPS(double)
 AMGSOLVE_INSTANTIATE_CSR_OPS(float)
 
+Offset drop_stored_zeros(CsrMatrix<double>& rows, Index first_row) {
+  Offset kept = 0, dropped = 0;
+  Offset begin = 0;
+  for (Index i = 0; i < rows.rows; ++i) {
+    const Offset end = rows.row_ptr[i + 1];
+    for (Offset k = begin; k < end; ++k) {
+      if (rows.val[k] == 0.0 && rows.col[k] != first_row + i) {
+        ++dropped;
+        continue;
+      }
+      rows.col[kept] = rows.col[k];
+      rows.val[kept++] = rows.val[k];
+    }
+    begin = end;
+    rows.row_ptr[i + 1] = kept;
+  }
+  rows.col.resize(static_cast<std::size_t>(kept));
+  rows.val.resize(static_cast<std::size_t>(kept));
+  return dropped;
+}
+
 }  // namespace amgsolve

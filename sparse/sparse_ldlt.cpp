@@ -141,6 +141,34 @@ void SparseLdlt<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const {
   for (Eigen::Index i = 0; i < n; ++i) x[i] = static_cast<Value>(s.solution[i]);
 }
 
+namespace {
+
+// Eigen's LDL^T, its column counts of L read after the symbolic analysis.
+class SymbolicLdlt : public Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> {
+ public:
+  double work() const {
+    double sum = 0;
+    for (Eigen::Index j = 0; j < m_nonZerosPerCol.size(); ++j)
+      sum += static_cast<double>(m_nonZerosPerCol[j]) * static_cast<double>(m_nonZerosPerCol[j] + 1);
+    return sum;
+  }
+};
+
+}  // namespace
+
+template <class Value>
+double factorisation_work(const CsrMatrix<Value>& A) {
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(A.nnz()));
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) entries.emplace_back(i, A.col[k], 1.0);
+  Eigen::SparseMatrix<double> pattern(A.rows, A.cols);
+  pattern.setFromTriplets(entries.begin(), entries.end());
+  SymbolicLdlt symbolic;
+  symbolic.analyzePattern(pattern);
+  return symbolic.work();
+}
+
 template <class Value>
 Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nullspace) {
   const Nullspace N(nullspace, A.rows);
@@ -171,6 +199,8 @@ Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nu
 template class SparseLdlt<double>;
 template class SparseLdlt<float>;
 template Vector<double> dense_inverse(const CsrMatrix<double>&, const Vector<double>&);
+template double factorisation_work(const CsrMatrix<double>&);
+template double factorisation_work(const CsrMatrix<float>&);
 template Vector<double> dense_inverse(const CsrMatrix<float>&, const Vector<double>&);
 
 }  // namespace amgsolve

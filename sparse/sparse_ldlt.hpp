@@ -33,6 +33,12 @@ class SparseLdlt {
   std::unique_ptr<Impl> impl_;
 };
 
+// The multiply-adds that factorising A would take, sum over the columns of L of their entries squared, from
+// the symbolic analysis alone (the ordering and the elimination tree: about as much work as L has entries):
+// what decides whether a coarsest level is worth factorising (amg/smoothed_aggregation.hpp).
+template <class Value>
+double factorisation_work(const CsrMatrix<Value>& A);
+
 // The same solve as a dense n x n matrix, symmetric, by dense Cholesky in double: A^-1, or A^+ with the
 // nullspace B (for the cuda backend, which applies it as a product on the device).
 template <class Value>

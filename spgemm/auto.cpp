@@ -45,7 +45,9 @@ class Auto : public SpgemmBackendFor<Auto> {
     // A whole accumulator within L2 needs no sample (products of a few microseconds noticed it).
     facts.whole_fits = facts.accumulator <= facts.l2;
     facts.window = facts.whole_fits ? facts.accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
-    const bool local = facts.window <= facts.l2;
+    facts.dwarfs_operands = facts.accumulator > kLargeAccumulator &&
+                            facts.accumulator > kMostAccumulatorPerOperandByte * (A.bytes() + B.bytes());
+    const bool local = facts.window <= facts.l2 && !facts.dwarfs_operands;
     if (!local) facts.products_per_row = mean_products_per_row(A, B);
     const char* name = local                                                 ? "gustavson"
                        : facts.products_per_row <= kHashMostProductsPerRow ? "hash"
@@ -58,10 +60,16 @@ class Auto : public SpgemmBackendFor<Auto> {
  private:
   static constexpr Index kSampledRows = 1024;
   static constexpr double kHashMostProductsPerRow = 5;
+  // Gustavson's accumulator is allocated over all of B's columns on every thread: where that is large and
+  // many times the operands (10 products into a B of 400 million columns took 4.6 GB and 7 s), the others,
+  // sized to the products, are chosen whatever the window.
+  static constexpr std::size_t kLargeAccumulator = std::size_t{64} << 20;
+  static constexpr std::size_t kMostAccumulatorPerOperandByte = 16;
 
   struct Facts {
     std::size_t accumulator = 0, window = 0, l2 = 0;  // bytes
     bool whole_fits = false;
+    bool dwarfs_operands = false;  // the accumulator many times the operands' bytes
     double products_per_row = 0;  // mean over nonempty rows; counted for scattered rows only
   };
 
@@ -84,7 +92,8 @@ class Auto : public SpgemmBackendFor<Auto> {
     text += f.window <= f.l2 ? " within the " : " beyond the ";
     append_kib(text, f.l2);
     text += " L2";
-    if (f.window > f.l2) {
+    if (f.dwarfs_operands) text += ", but the accumulator is over 64 MiB and 16 times the operands";
+    if (f.window > f.l2 || f.dwarfs_operands) {
       char products[64];
       std::snprintf(products, sizeof products, "; %.1f products per row on average (hash at most %.0f)", f.products_per_row,
                     kHashMostProductsPerRow);

@@ -63,6 +63,9 @@ CsrMatrix<double> random_symmetric_graph(Index n, double density, std::uint64_t 
   return csr_from_triplets(n, n, t);
 }
 
+// 2D 5-point Poisson on an n x n grid plus a hub node (test::with_hub).
+CsrMatrix<double> poisson_with_hub(Index n) { return test::with_hub(poisson(Stencil::p5, {n, n})); }
+
 // Graph distances from `source`, up to `limit` (larger distances reported as limit + 1).
 std::vector<int> bfs(const StrengthGraph& g, Index source, int limit) {
   std::vector<int> dist(static_cast<std::size_t>(g.nodes), limit + 1);
@@ -107,6 +110,30 @@ TEST(Strength, AnisotropyDropsTheWeakDirectionAndFilteringKeepsRowSums) {
   const Eigen::VectorXd ones = Eigen::VectorXd::Ones(A.rows);
   EXPECT_LE((test::to_dense(F) * ones - test::to_dense(A) * ones).norm(), 1e-14);
   EXPECT_EQ(F.nnz(), A.nnz() - st.weak_entries);
+}
+
+// The hub's row would lump to 1 against a_hh = N + 1: it keeps a_hh alone (its node is in no aggregate,
+// so P's row is zero) rather than its N weak entries, which made P's row, A P and the coarse level dense.
+// A singular matrix's keeps them: there the node is an aggregate of its own whose B the row must carry.
+TEST(Strength, ARowCoupledWeaklyToEveryNodeKeepsItsDiagonalAloneUnlessTheMatrixIsSingular) {
+  const CsrMatrix<double> A = poisson_with_hub(30);
+  const Index hub = A.rows - 1;
+  const Strength st = strength_of_connection(A, 0.02);
+  EXPECT_EQ(st.graph.degree(hub), 0) << "the hub's couplings are weak";
+  Array<std::uint8_t> filtered;
+  const CsrMatrix<double> F = filtered_matrix(A, st, {}, &filtered, IsolatedRows::diagonal_alone);
+  ASSERT_EQ(F.row_length(hub), 1);
+  EXPECT_EQ(F.col[F.row_begin(hub)], hub);
+  EXPECT_EQ(F.val[F.row_begin(hub)], static_cast<double>(A.rows));  // a_hh, not lumped down to 1
+  EXPECT_EQ(filtered[hub], 1);
+  // Every other row lumps its weak coupling to the hub: its row sum is A's.
+  const Eigen::VectorXd ones = Eigen::VectorXd::Ones(A.rows);
+  const Eigen::VectorXd filtered_sums = test::to_dense(F) * ones, sums = test::to_dense(A) * ones;
+  for (Index i = 0; i < hub; ++i) EXPECT_NEAR(filtered_sums[i], sums[i], 1e-14) << "row " << i;
+
+  const CsrMatrix<double> W = filtered_matrix(A, st, {}, &filtered, IsolatedRows::keep_weak);
+  EXPECT_EQ(W.row_length(hub), A.row_length(hub));
+  EXPECT_EQ(filtered[hub], 0);
 }
 
 class Mis2Test : public ::testing::TestWithParam<int> {
@@ -614,6 +641,26 @@ TEST(VCycle, ConvergenceFactorIsBoundedAndMeshIndependent) {
   EXPECT_LT(f3d_large - f3d_small, 0.15) << "3D factor grows with the mesh";
 }
 
+// The hierarchy of the hub matrix: the coarse levels stay as sparse as Poisson's (before, the hub's weak
+// entries filled its row of P, and A P and the next level were dense: operator complexity 12 here, 120 at
+// 200^2), and PCG converges in Poisson's iterations. The hub, in no aggregate, is left to the smoother, and
+// the one error mode that couples it to the whole grid to PCG: as a stationary iteration this V-cycle
+// converges slowly (factor 0.94 per cycle).
+TEST(Hierarchy, ANodeCoupledToEveryOtherLeavesTheCoarseLevelsSparse) {
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson_with_hub(60));
+  AmgParams params;
+  params.coarse_size = 50;
+  const AmgHierarchy<double> amg(A, params);
+  ASSERT_GT(amg.levels(), 2u);
+  EXPECT_LT(amg.operator_complexity(), 1.6);
+  const test::CpuVcycle<double> vcycle(amg);
+  const Vector<double> b(A->rows, 1.0);
+  Vector<double> x;
+  const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, SolverParams{});
+  EXPECT_TRUE(r.converged);
+  EXPECT_LE(r.iterations, 15);
+}
+
 // Gershgorin's bound is an upper bound of rho(D^-1 A) and Lanczos' top Ritz value a lower one, so on
 // every level of the same hierarchy gershgorin >= lanczos; with the bound the V-cycle must still
 // converge at a mesh-independent rate (the option trades a looser interval for no Lanczos steps).
@@ -699,6 +746,43 @@ TEST(Hierarchy, ACoarsestLevelTooLargeToFactoriseIsSmoothed) {
   EXPECT_EQ(large.smoother(0).type, SmootherType::chebyshev);
   EXPECT_EQ(large.smoother(0).upper, expected.upper);
   EXPECT_EQ(large.smoother(0).lower, expected.lower);
+}
+
+// Where coarsening stops early, rows do not bound the factorisation: the Laplacian of a random graph of 1,600
+// nodes and about 120 neighbours each, plus I, has every coupling weak (1/121 against 0.02), and its factor
+// is nearly dense (1.4e9 multiply-adds, over kMaxEarlyCoarsestWork): it is smoothed, and converges so. Asked
+// for with amg.coarse_size at least its rows, it is factorised all the same.
+TEST(Hierarchy, ACoarsestLevelTooCostlyToFactoriseIsSmoothedUnlessAskedFor) {
+  const Index n = 1600;
+  std::vector<Triplet<double>> t;
+  std::vector<double> degree(static_cast<std::size_t>(n), 0.0);
+  for (Index i = 0; i < n; ++i)
+    for (Index j = i + 1; j < n; ++j)
+      if (seeded_uniform(7, static_cast<std::uint64_t>(i) * n + j) < 0.075) {
+        t.push_back({i, j, -1.0});
+        t.push_back({j, i, -1.0});
+        degree[i] += 1;
+        degree[j] += 1;
+      }
+  for (Index i = 0; i < n; ++i) t.push_back({i, i, degree[i] + 1.0});
+  const auto A = shared(csr_from_triplets(n, n, t));
+  ASSERT_GT(factorisation_work(*A), kMaxEarlyCoarsestWork);
+  AmgParams params;
+  const AmgHierarchy<double> smoothed(A, params);
+  ASSERT_EQ(smoothed.levels(), 1u);
+  EXPECT_TRUE(smoothed.coarsest_smoothed());
+  EXPECT_NE(smoothed.info().back().smoother.find("multiply-adds"), std::string::npos);
+  const test::CpuVcycle<double> vcycle(smoothed);
+  const Vector<double> b(n, 1.0);
+  Vector<double> x;
+  const SolveResult r = pcg(*A, b, x, [&](const Vector<double>& v, Vector<double>& z) { vcycle.apply(v, z); }, SolverParams{});
+  EXPECT_TRUE(r.converged);
+  EXPECT_LE(r.iterations, 10);
+
+  params.coarse_size = n;
+  const AmgHierarchy<double> factorised(A, params);
+  EXPECT_FALSE(factorised.coarsest_smoothed());
+  EXPECT_TRUE(factorised.coarse_factor());
 }
 
 }  // namespace

@@ -922,6 +922,26 @@ TEST(Cli, CompareSpgemmKeyComparesBesideTheDefaultBackendsSetup) {
   for (const json& row : rows) EXPECT_TRUE(row.at("agrees").get<bool>()) << row.dump();
 }
 
+// A one-level hierarchy forms no product: the comparison says so, its CSV holds the header alone and the
+// report an empty list (before, the table had no rows, no note, and the CSV was not written).
+TEST(Cli, ACompareWithoutProductsSaysSoAndStillWritesItsFiles) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--quiet", "--compare-spgemm", "--report", dir.file("R.json"), "--set",
+                                "amg.coarse_size=40000", "--set", "problem.size=[16,16,16]", "--set",
+                                "output.spgemm_csv=" + dir.file("C.csv")});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_TRUE(field(report, "spgemm_comparison").empty());
+  std::ifstream csv(dir.file("C.csv"));
+  std::string header, row;
+  ASSERT_TRUE(std::getline(csv, header)) << "the CSV is written";
+  EXPECT_EQ(header.rfind("level,product,backend", 0), 0u) << header;
+  EXPECT_FALSE(std::getline(csv, row)) << row;
+  const RunResult shown =
+      run(dir, {kSmallConfig, "--compare-spgemm", "--set", "amg.coarse_size=40000", "--set", "problem.size=[16,16,16]"});
+  EXPECT_NE(shown.out.find("none: the setup formed no product"), std::string::npos) << shown.out;
+}
+
 TEST(Cli, CompareIsNotABackendName) {
   ScratchDir dir;
   const RunResult r = run(dir, with_outputs(dir, {kSmallConfig, "--set", "amg.spgemm=compare"}));

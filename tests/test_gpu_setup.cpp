@@ -390,6 +390,30 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfASingularMatrix) {
 #endif
 }
 
+// A node coupled weakly to every other one (2D Poisson plus a hub: a_hh = N + 1, couplings -1): its row of
+// the filtered matrix is a_hh alone on the device too (amg/strength.hpp, IsolatedRows), the same hierarchy as
+// the CPU's, as sparse.
+TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfAMatrixWithAHubNode) {
+#ifndef AMGSOLVE_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  const GpuStatus status = gpu_status();
+  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  PoissonParams p;
+  p.stencil = Stencil::p5;
+  p.size = {60, 60};
+  const auto A = std::make_shared<const CsrMatrix<double>>(test::with_hub(poisson_matrix(p)));
+  AmgParams params;
+  params.coarse_size = 50;
+  const AmgHierarchy<double> cpu(A, params);
+  ASSERT_LT(cpu.operator_complexity(), 1.6);
+  const CudaBackend cuda;
+  params.spgemm = "cusparse";
+  const Hierarchy<CudaBackend, double> gpu(cuda, cuda.csr(A), params);
+  expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
+#endif
+}
+
 #ifdef AMGSOLVE_WITH_CUDA
 // Two hierarchies on the device, bit for bit: every level's operator and prolongator, and the smoothers.
 void expect_identical_on_device(const CudaBackend& cuda, const Hierarchy<CudaBackend, double>& a,

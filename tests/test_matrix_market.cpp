@@ -6,6 +6,8 @@
 
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "problems/problem.hpp"
+#include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
 
@@ -30,6 +32,41 @@ std::string read_error(const std::string& text) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The solver's problem leaves out the off-diagonal entries a file stores as 0 (each would be carried into
+// every Galerkin product), in the reader's matrix and in the rows of a rank alike; a diagonal 0 stays, to be
+// refused by name.
+TEST(MatrixMarket, AProblemLeavesOutStoredZerosOffTheDiagonal) {
+  ScratchDir dir;
+  const std::string path = write_text(dir, "z.mtx",
+                                      "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n"
+                                      "1 1 4\n2 1 0\n2 2 4\n3 2 -1\n3 3 4\n");
+  ProblemSpec spec;
+  spec.type = ProblemType::matrix_market;
+  spec.matrix_market.matrix = path;
+  const LinearProblem p = make_problem(spec);
+  EXPECT_EQ(p.A->nnz(), 5);  // the diagonal and the pair (3, 2), (2, 3)
+  for (double v : p.A->val) EXPECT_NE(v, 0.0);
+
+  CsrMatrix<double> rows = read_matrix_market(path);  // rows 2 and 3 of a rank, global columns
+  CsrMatrix<double> last_two(2, 3);
+  last_two.row_ptr = {0, 0, 0};
+  for (Index i = 1; i < 3; ++i) {
+    for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
+      last_two.col.push_back(rows.col[k]);
+      last_two.val.push_back(rows.val[k]);
+    }
+    last_two.row_ptr[i] = static_cast<Offset>(last_two.col.size());
+  }
+  EXPECT_EQ(drop_stored_zeros(last_two, 1), 1);
+  EXPECT_EQ(last_two.row_ptr, (Array<Offset>{0, 2, 4}));
+  EXPECT_EQ(last_two.col, (Array<Index>{1, 2, 1, 2}));
+
+  CsrMatrix<double> zero_diagonal = read_matrix_market(path);
+  zero_diagonal.val[0] = 0.0;
+  EXPECT_EQ(drop_stored_zeros(zero_diagonal), 2) << "only the off-diagonal pair";
+  EXPECT_EQ(zero_diagonal.val[0], 0.0);
 }
 
 TEST(MatrixMarket, RoundTripGeneralAndSymmetric) {

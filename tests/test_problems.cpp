@@ -72,6 +72,20 @@ TEST(Poisson, ManufacturedRightHandSideIsAOfTheExactSolution) {
               1e-15);
 }
 
+// The stencil weighs every direction alike, so the grid it discretises has one spacing: the box drawn in the
+// VTK output (1/16 in every direction for 15 x 7 x 3 unknowns; it was 1/16, 1/8, 1/4, a unit cube on which
+// the equal weights are not the Laplacian).
+TEST(Poisson, TheGridHasOneSpacingInEveryDirection) {
+  ProblemSpec spec;
+  spec.poisson = params(Stencil::p7, {15, 7, 3});
+  const LinearProblem p = make_problem(spec);
+  ASSERT_TRUE(p.grid.has_value());
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_DOUBLE_EQ(p.grid->spacing[d], 1.0 / 16) << "direction " << d;
+    EXPECT_DOUBLE_EQ(p.grid->origin[d], 1.0 / 16) << "direction " << d;
+  }
+}
+
 TEST(Poisson, InvalidSizesAreInputErrors) {
   ProblemSpec spec;
   spec.poisson = params(Stencil::p7, {10, 10});

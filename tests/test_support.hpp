@@ -128,6 +128,23 @@ inline CsrMatrix<double> relumped(const CsrMatrix<double>& A) {
   return B;
 }
 
+// A plus one node coupled by -c to each of its N rows (a ground or hub node, as in a circuit, or a graph
+// vertex joined to all others), each diagonal raised by c and the hub's a_hh = c N + 1: a diagonally
+// dominant M-matrix stays one. On a grid of more than a few hundred points every coupling of the hub is weak
+// at the default threshold, and lumping them would leave a_hh at 1.
+inline CsrMatrix<double> with_hub(const CsrMatrix<double>& A, double c = 1.0) {
+  const Index N = A.rows;
+  std::vector<Triplet<double>> t;
+  for (Index i = 0; i < N; ++i) {
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      t.push_back({i, A.col[k], A.val[k] + (A.col[k] == i ? c : 0.0)});
+    t.push_back({i, N, -c});
+    t.push_back({N, i, -c});
+  }
+  t.push_back({N, N, c * N + 1.0});
+  return csr_from_triplets(N + 1, N + 1, t);
+}
+
 inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
   std::vector<Triplet<double>> t;
   for (int k = 0; k < M.outerSize(); ++k)

@@ -9,6 +9,7 @@
 
 #include "amg/cuda/cuda_strength.hpp"
 #include "amg/nullspace.hpp"
+#include "amg/strength.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "sparse/csr.hpp"
 
@@ -26,7 +27,8 @@ template <class Value>
 CudaStrength strength_of_connection(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, double theta);
 template <class Value>
 DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A,
-                                       const CudaStrength& strength, const DeviceVector<double>& weights);
+                                       const CudaStrength& strength, const DeviceVector<double>& weights,
+                                       IsolatedRows isolated);
 
 CudaAggregates mis2_aggregation(const CudaBackend& backend, const CudaStrength& strength, std::uint64_t seed);
 void aggregate_left_out_nodes(const CudaBackend& backend, CudaAggregates& aggregates);

@@ -146,9 +146,10 @@ template Strength gpu_strength_of_connection(const CsrMatrix<float>&, double);
 
 namespace {
 
-// Row i's weak entries lumped along B and whether the row is filtered (amg/strength.cpp, filtered_matrix:
+// Row i's weak entries lumped along B and whether the row leaves them out (amg/strength.cpp, filtered_matrix:
 // the same arithmetic in the same order): a row whose lumping would leave less than half of a_ii keeps its
-// weak entries. The weak entries are weighted by B_j / B_i on the coarse levels (weights: B^2, null for B = 1).
+// weak entries, or under IsolatedRows::diagonal_alone, if it has no strong off-diagonal entry, a_ii alone.
+// The weak entries are weighted by B_j / B_i on the coarse levels (weights: B^2, null for B = 1).
 template <class Value>
 struct RowFilter {
   const Offset* row_ptr;
@@ -156,7 +157,8 @@ struct RowFilter {
   const Value* val;
   const std::uint8_t* keep;
   const double* weights;
-  __device__ Value lumped(Index i) const {
+  bool diagonal_alone;  // IsolatedRows::diagonal_alone
+  __device__ Value weak_sum(Index i) const {
     Value sum = 0;
     for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
       if (!keep[k])
@@ -164,11 +166,23 @@ struct RowFilter {
                        : val[k];
     return sum;
   }
-  __device__ bool filtered(Index i, Value lumped) const {
+  __device__ bool lumps(Index i, Value lumped) const {
     Value diagonal = 0;
     for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
       if (col[k] == i) diagonal = val[k];
     return diagonal + lumped >= Value(0.5) * diagonal;
+  }
+  __device__ bool has_strong_coupling(Index i) const {
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      if (keep[k] && col[k] != i) return true;
+    return false;
+  }
+  // What row i's diagonal gains (0 where the row does not lump), and whether its weak entries are left out.
+  __device__ bool filtered(Index i, Value& lumped) const {
+    lumped = weak_sum(i);
+    if (lumps(i, lumped)) return true;
+    lumped = Value(0);
+    return diagonal_alone && !has_strong_coupling(i);
   }
 };
 
@@ -177,7 +191,8 @@ struct CountKept {  // kept[i + 1] = entries of row i in the filtered matrix
   RowFilter<Value> row;
   Offset* kept;
   __device__ void operator()(Index i) const {
-    const bool filtered = row.filtered(i, row.lumped(i));
+    Value lumped;
+    const bool filtered = row.filtered(i, lumped);
     Offset count = 0;
     for (Offset k = row.row_ptr[i]; k < row.row_ptr[i + 1]; ++k) count += filtered ? row.keep[k] : 1;
     kept[i + 1] = count;
@@ -191,13 +206,13 @@ struct FillFiltered {  // row i of the filtered matrix
   Index* f_col;
   Value* f_val;
   __device__ void operator()(Index i) const {
-    const Value lumped = row.lumped(i);
+    Value lumped;
     const bool filtered = row.filtered(i, lumped);
     Offset out = f_row_ptr[i];
     for (Offset k = row.row_ptr[i]; k < row.row_ptr[i + 1]; ++k) {
       if (filtered && !row.keep[k]) continue;
       f_col[out] = row.col[k];
-      f_val[out++] = row.val[k] + (filtered && row.col[k] == i ? lumped : Value(0));
+      f_val[out++] = row.val[k] + (row.col[k] == i ? lumped : Value(0));
     }
   }
 };
@@ -220,7 +235,8 @@ std::uint64_t strength_bytes(const CudaStrength& strength) {
 
 template <class Value>
 DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M,
-                                       const CudaStrength& strength, const DeviceVector<double>& weights) {
+                                       const CudaStrength& strength, const DeviceVector<double>& weights,
+                                       IsolatedRows isolated) {
   return rethrow_as_error("the filtered matrix on the GPU", [&] {
     const DeviceCsr<Value>& A = M.arrays();
     const cudaStream_t stream = backend.context().stream();
@@ -229,7 +245,8 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
     F.cols = A.cols;
     F.row_ptr = DeviceArray<Offset>(static_cast<std::size_t>(A.rows) + 1, Offset{0});
     const RowFilter<Value> row{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), raw_data(strength.device->keep),
-                               weights.size() == 0 ? nullptr : weights.data()};
+                               weights.size() == 0 ? nullptr : weights.data(),
+                               isolated == IsolatedRows::diagonal_alone};
     device::for_each_row(A.rows, CountKept<Value>{row, raw_data(F.row_ptr)}, stream);
     thrust::inclusive_scan(thrust::cuda::par.on(stream), F.row_ptr.begin() + 1, F.row_ptr.end(), F.row_ptr.begin() + 1);
     Offset nnz = 0;
@@ -248,8 +265,8 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
 template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<double>&, double);
 template CudaStrength strength_of_connection(const CudaBackend&, const DeviceCsrMatrix<float>&, double);
 template DeviceCsrMatrix<double> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<double>&,
-                                                 const CudaStrength&, const DeviceVector<double>&);
+                                                 const CudaStrength&, const DeviceVector<double>&, IsolatedRows);
 template DeviceCsrMatrix<float> filtered_matrix(const CudaBackend&, const DeviceCsrMatrix<float>&, const CudaStrength&,
-                                                const DeviceVector<double>&);
+                                                const DeviceVector<double>&, IsolatedRows);
 
 }  // namespace amgsolve

@@ -63,9 +63,9 @@ MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const Distr
 template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
                                          const MpiStrength<Value>& strength, const Vector<double>& weights,
-                                         Array<std::uint8_t>* filtered_rows) {
+                                         Array<std::uint8_t>* filtered_rows, IsolatedRows isolated) {
   const Vector<double> column_weights = unit_weights(backend.comm(), weights) ? Vector<double>{} : A.with_ghosts(weights);
-  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows);
+  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows, isolated);
   return DistributedMatrix<Value>(backend.comm(), A.global_rows(), A.with_global_columns(F));
 }
 
@@ -276,7 +276,7 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
 #define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \
   template MpiStrength<V> strength_of_connection(const MpiBackend&, const DistributedMatrix<V>&, double);             \
   template DistributedMatrix<V> filtered_matrix(const MpiBackend&, const DistributedMatrix<V>&, const MpiStrength<V>&, \
-                                                const Vector<double>&, Array<std::uint8_t>*);                         \
+                                                const Vector<double>&, Array<std::uint8_t>*, IsolatedRows);           \
   template Aggregates mis2_aggregation(const MpiBackend&, const MpiStrength<V>&, std::uint64_t);                      \
   template DistributedMatrix<V> tentative_prolongation(const MpiBackend&, const Aggregates&, const Vector<double>&,    \
                                                        Vector<double>&);                                              \

@@ -43,7 +43,7 @@ MpiStrength<Value> kept_strength(const MpiBackend&, const Strength& kept, Offset
 template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
                                          const MpiStrength<Value>& strength, const Vector<double>& weights,
-                                         Array<std::uint8_t>* filtered_rows = nullptr);
+                                         Array<std::uint8_t>* filtered_rows, IsolatedRows isolated);
 
 // The aggregates of this rank's nodes (ids global, count over all ranks).
 template <class Value>

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace {
@@ -27,11 +28,13 @@ std::shared_ptr<const amgsolve::CsrMatrix<double>> laplacian_2d(amgsolve::Index 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const amgsolve::Index n = argc > 1 ? std::atoi(argv[1]) : 200;
-  if (n < 2) {
-    std::fprintf(stderr, "usage: poisson2d [n >= 2]\n");
+  // n^2 rows must fit amgsolve::Index (32 bits): n up to 46340.
+  const long long requested = argc > 1 ? std::atoll(argv[1]) : 200;
+  if (requested < 2 || requested > 46340) {
+    std::fprintf(stderr, "usage: poisson2d [n], 2 <= n <= 46340\n");
     return 2;
   }
+  const auto n = static_cast<amgsolve::Index>(requested);
   try {
     amgsolve::Parameters params;  // the defaults of docs/CONFIG.md; the names are those of the YAML keys
     params.solver.tolerance = 1e-10;
@@ -50,6 +53,9 @@ int main(int argc, char** argv) {
     return result.converged ? 0 : 1;
   } catch (const amgsolve::Error& e) {
     std::fprintf(stderr, "poisson2d: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "poisson2d: out of memory for n = %d\n", n);
     return 1;
   }
 }

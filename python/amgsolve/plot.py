@@ -312,7 +312,25 @@ def main(argv: list[str] | None = None) -> int:
     for path in written:
         if path:
             print(path)
+    remove_stale_plots(args.output, written)
     return 0
+
+
+ALL_PLOTS = ("convergence.png", "levels.png", "setup_phases.png", "spgemm_comparison.png", "spgemm_bench.png")
+
+
+def remove_stale_plots(out: str, written: list) -> None:
+    """Our plots in the folder that this run did not write (no data for them: a report without a comparison,
+    no CSV given) are an earlier run's: removed, so that the folder shows this run only. Others stay."""
+    for name in ALL_PLOTS:
+        path = os.path.join(out, name)
+        if path in written or not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            ours = SIGNATURE.encode() in f.read(4096)
+        if ours:
+            os.remove(path)
+            print(f"{path} removed: an earlier run's, this one has no data for it")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,19 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
     assert levels[-1]["coarsest"] and plot.phase_seconds(levels[-1], plot.COARSE_FACTOR) == levels[-1]["seconds"]
 
 
+@needs_program
+def test_a_plot_this_run_has_no_data_for_is_removed_if_ours(tmp_path):
+    compared = run_report(tmp_path, "compared", "poisson-small.yaml", "--compare-spgemm")
+    plain = run_report(tmp_path, "plain", "poisson-small.yaml")
+    out = tmp_path / "plots"
+    assert plot.main([str(compared), "-o", str(out)]) == 0
+    assert (out / "spgemm_comparison.png").exists()
+    (out / "spgemm_bench.png").write_bytes(PNG_SIGNATURE + b"someone else's")
+    assert plot.main([str(plain), "-o", str(out)]) == 0
+    assert not (out / "spgemm_comparison.png").exists(), "an earlier run's plot shown as this one's"
+    assert (out / "spgemm_bench.png").exists(), "a file that is not ours stays"
+
+
 def test_a_file_that_is_not_a_report_is_named(tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text('{"hello": 1}')
