@@ -397,16 +397,15 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfAMatrixWithAHubNode) {
 #ifndef AMGSOLVE_WITH_CUDA
   GTEST_SKIP() << "built without CUDA";
 #else
-  const GpuStatus status = gpu_status();
-  if (!status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
-  PoissonParams p;
-  p.stencil = Stencil::p5;
-  p.size = {60, 60};
-  const auto A = std::make_shared<const CsrMatrix<double>>(test::with_hub(poisson_matrix(p)));
+  PoissonParams grid;
+  grid.stencil = Stencil::p5;
+  grid.size = {60, 60};
+  const auto A = std::make_shared<const CsrMatrix<double>>(test::with_hub(poisson_matrix(grid)));
   AmgParams params;
   params.coarse_size = 50;
   const AmgHierarchy<double> cpu(A, params);
   ASSERT_LT(cpu.operator_complexity(), 1.6);
+  if (const GpuStatus status = gpu_status(); !status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
   const CudaBackend cuda;
   params.spgemm = "cusparse";
   const Hierarchy<CudaBackend, double> gpu(cuda, cuda.csr(A), params);
