@@ -289,6 +289,12 @@ class PySolver {
   mutable std::mutex busy_;
 };
 
+// A product that does not fit, raised as MemoryError with what was being multiplied (std::bad_alloc alone
+// says nothing of it).
+struct ProductOutOfMemory : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 template <class V>
 nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t a_cols, const AnyArray& a_indptr,
                    const AnyArray& a_indices, const AnyArray& a_data, std::int64_t b_rows, std::int64_t b_cols,
@@ -304,9 +310,14 @@ nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t
                      std::to_string(B.rows) + "x" + std::to_string(B.cols) + ": A's columns must equal B's rows");
   CsrMatrix<V> C;
   SpgemmStats stats;
-  {
+  try {
     nb::gil_scoped_release unlocked;
     C = spgemm.multiply(A, B, &stats);
+  } catch (const std::bad_alloc&) {
+    throw ProductOutOfMemory("amgsolve.spgemm: out of memory multiplying A (" + std::to_string(A.rows) + "x" +
+                             std::to_string(A.cols) + ", " + std::to_string(A.nnz()) + " entries) by B (" +
+                             std::to_string(B.rows) + "x" + std::to_string(B.cols) + ", " + std::to_string(B.nnz()) +
+                             " entries) with " + backend + ": the product or the backend's work space does not fit");
   }
   nb::dict info;
   info["backend"] = spgemm.name();
@@ -386,6 +397,8 @@ NB_MODULE(_amgsolve, m) {
       std::rethrow_exception(p);
     } catch (const Interrupted&) {
       // PyErr_CheckSignals left the handler's exception set in this thread: nanobind raises it as it is.
+    } catch (const ProductOutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
     }
   });
   m.def("spgemm_float64", &multiply<double>);

@@ -1,5 +1,8 @@
 """The Python package against independent references: scipy's direct solver and sparse product, the
 residual recomputed here, and the invariants the parameters and inputs must keep."""
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -254,6 +257,23 @@ def test_every_cpu_spgemm_backend_equals_scipys_product():
     np.testing.assert_allclose(C32.toarray(), reference.toarray(), rtol=1e-5, atol=1e-6)
     with pytest.raises(amgsolve.InputError, match="columns must equal"):
         amgsolve.spgemm(A, A)
+
+
+def test_a_product_that_does_not_fit_is_a_memory_error_that_says_what(tmp_path):
+    # An outer product of 10^10 entries under a 4 GB address space, in a child process: MemoryError naming
+    # the operands and the backend (it said "std::bad_alloc").
+    script = (
+        "import resource, numpy as np, scipy.sparse as sp, amgsolve\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+        "u = sp.csr_matrix(np.ones((100000, 1)))\n"
+        "try:\n"
+        "    amgsolve.spgemm(u, u.T.tocsr(), backend='gustavson')\n"
+        "except MemoryError as e:\n"
+        "    print('MemoryError:', e)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert "MemoryError: amgsolve.spgemm: out of memory multiplying A (100000x1" in result.stdout, result.stdout + result.stderr
+    assert "with gustavson" in result.stdout
 
 
 def test_the_gil_is_released_during_the_setup_and_the_solve():
