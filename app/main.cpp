@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <new>
+#include <vector>
 
 #include "app/ranks.hpp"
 #include "app/run.hpp"
@@ -59,23 +60,32 @@ int main(int argc, char** argv) {
 
   CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
   app.set_version_flag("--version", amgsolve::version_text());
-  app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
-  app.add_option("--set", options.overrides,
+  CLI::Option* config = app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
+  CLI::Option* set = app.add_option("--set", options.overrides,
                  "Override a config key, e.g. --set problem.size=[64,64,64]; repeat --set for more keys")
       ->type_name("KEY=VALUE")
       ->expected(1)  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
-  app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)");
-  app.add_option("--vtk", options.vtk,
-                 "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)");
+  CLI::Option* report =
+      app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)");
+  CLI::Option* vtk = app.add_option("--vtk", options.vtk,
+                                    "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)");
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
-  app.add_flag("--compare-spgemm", options.compare_spgemm,
+  CLI::Option* compare = app.add_flag("--compare-spgemm", options.compare_spgemm,
                "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
-  app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
-  app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
+  // The two listings run nothing: given with what a run takes, or together, they refuse rather than ignore it.
+  const std::vector<CLI::Option*> run_options = {config, set, report, vtk, compare};
+  CLI::Option* list = app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
+  CLI::Option* reference =
+      app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
+  for (CLI::Option* run_option : run_options) {
+    list->excludes(run_option);
+    reference->excludes(run_option);
+  }
+  list->excludes(reference);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {  // under mpirun, rank 0 alone answers (every rank would, interleaved)

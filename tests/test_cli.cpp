@@ -720,6 +720,22 @@ TEST(Cli, ConfigReferenceIsPrinted) {
   EXPECT_NE(r.out.find("`amg.spgemm`"), std::string::npos);
 }
 
+// The listings run nothing: a config, a --set, an output or the comparison given with them, or both
+// listings together, are refused in one line rather than ignored (a --set with a key that does not exist
+// went unnoticed).
+TEST(Cli, TheListingsRefuseWhatARunTakes) {
+  ScratchDir dir;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{kSmallConfig, "--list-backends"}, {"--list-backends", "--config-reference"},
+        {"--config-reference", "--set", "no.such.key=1"}, {"--list-backends", "--compare-spgemm"},
+        {"--config-reference", "--report", dir.file("R.json")}}) {
+    const RunResult r = run(dir, args);
+    EXPECT_EQ(r.status, kExitError) << args.front() << " " << args.back();
+    EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
 TEST(Cli, SmallPoissonWritesReportAndVtk) {
   ScratchDir dir;
   const std::string report_path = dir.file("R.json"), vtk_path = dir.file("V.vti");
