@@ -124,14 +124,6 @@ Value diagonal_entry(const CsrMatrix<Value>& A, Index i) {
   return Value(0);
 }
 
-// Whether row i has an off-diagonal entry classified strong.
-template <class Value>
-bool has_strong_coupling(const CsrMatrix<Value>& A, const Strength& strength, Index i) {
-  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-    if (strength.keep[k] && A.col[k] != i) return true;
-  return false;
-}
-
 }  // namespace
 
 template <class Value>
@@ -165,7 +157,8 @@ CsrMatrix<Value> filtered_matrix(const CsrMatrix<Value>& A, const Strength& stre
     filtered[i] = diagonal + lumped[i] >= Value(0.5) * diagonal;
     if (!filtered[i]) {
       lumped[i] = Value(0);  // the row keeps its weak entries, or a_ii alone
-      filtered[i] = isolated == IsolatedRows::diagonal_alone && !has_strong_coupling(A, strength, i);
+      // No strong off-diagonal entry: no neighbour in the strength graph.
+      filtered[i] = isolated == IsolatedRows::diagonal_alone && strength.graph.degree(i) == 0;
     }
     Offset kept = 0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) kept += filtered[i] ? strength.keep[k] : 1;

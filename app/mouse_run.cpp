@@ -287,7 +287,6 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   sources = source_records(m);
 
   progress("excitation, %d nm:\n", config.problem.mouse.wavelengths[0]);
-  record.spgemm_compared = compare_spgemm;
   const auto excitation_solver =
       operator_solver(config, m, std::move(m.excitation.A), compare_spgemm, record.setup, record.spgemm_comparison);
   const std::vector<Vector<double>> excitation =

@@ -493,6 +493,7 @@ RunRecord start_record(const Config& config) {
   record.precision = name_of(config.solver.precision);
   record.tolerance = config.solver.tolerance;
   record.initial_guess = name_of(config.initial_guess);
+  record.spgemm_compared = config.compare_spgemm;
   return record;
 }
 
@@ -545,7 +546,6 @@ RowBlock take_rows(LinearProblem& problem) {
 void set_up_or_rebuild(const Config& config, LinearProblem& problem, bool by_rows, std::unique_ptr<AmgSolver>& solver,
                        RunRecord& record) {
   const bool compare_spgemm = config.compare_spgemm;
-  record.spgemm_compared = compare_spgemm;
   if (!solver && by_rows)
     solver = AmgSolver::create(config, take_rows(problem), compare_spgemm, record.setup, record.spgemm_comparison);
   else if (!solver)

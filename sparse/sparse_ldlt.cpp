@@ -66,6 +66,18 @@ void for_each_kept_entry(const CsrMatrix<Value>& A, const Nullspace& nullspace, 
   }
 }
 
+// The same as Eigen's matrix in double: what its LDL^T factorises.
+template <class Value>
+Eigen::SparseMatrix<double> kept_matrix(const CsrMatrix<Value>& A, const Nullspace& nullspace) {
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(A.nnz()));
+  for_each_kept_entry(A, nullspace, [&](Eigen::Index i, Eigen::Index j, double v) { entries.emplace_back(i, j, v); });
+  const Eigen::Index n = nullspace.size(A.rows);
+  Eigen::SparseMatrix<double> M(n, n);
+  M.setFromTriplets(entries.begin(), entries.end());
+  return M;
+}
+
 }  // namespace
 
 template <class Value>
@@ -81,13 +93,7 @@ struct SparseLdlt<Value>::Impl {
 template <class Value>
 SparseLdlt<Value>::SparseLdlt(const CsrMatrix<Value>& A, const Vector<double>& nullspace)
     : impl_(std::make_unique<Impl>(nullspace, A.rows)) {
-  const Nullspace& N = impl_->nullspace;
-  const Eigen::Index n = N.size(A.rows);
-  std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(static_cast<std::size_t>(A.nnz()));
-  for_each_kept_entry(A, N, [&](Eigen::Index i, Eigen::Index j, double v) { entries.emplace_back(i, j, v); });
-  Eigen::SparseMatrix<double> M(n, n);
-  M.setFromTriplets(entries.begin(), entries.end());
+  const Eigen::SparseMatrix<double> M = kept_matrix(A, impl_->nullspace);
   impl_->factor.compute(M);
   if (impl_->factor.info() != Eigen::Success)
     not_positive_definite(A.rows);
@@ -158,14 +164,8 @@ class SymbolicLdlt : public Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> {
 
 template <class Value>
 double factorisation_work(const CsrMatrix<Value>& A) {
-  std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(static_cast<std::size_t>(A.nnz()));
-  for (Index i = 0; i < A.rows; ++i)
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) entries.emplace_back(i, A.col[k], 1.0);
-  Eigen::SparseMatrix<double> pattern(A.rows, A.cols);
-  pattern.setFromTriplets(entries.begin(), entries.end());
   SymbolicLdlt symbolic;
-  symbolic.analyzePattern(pattern);
+  symbolic.analyzePattern(kept_matrix(A, Nullspace({}, A.rows)));
   return symbolic.work();
 }
 

@@ -156,6 +156,7 @@ struct RowFilter {
   const Index* col;
   const Value* val;
   const std::uint8_t* keep;
+  const Offset* strong_row_ptr;  // the strength graph's: row i's strong off-diagonal entries
   const double* weights;
   bool diagonal_alone;  // IsolatedRows::diagonal_alone
   __device__ Value weak_sum(Index i) const {
@@ -172,17 +173,12 @@ struct RowFilter {
       if (col[k] == i) diagonal = val[k];
     return diagonal + lumped >= Value(0.5) * diagonal;
   }
-  __device__ bool has_strong_coupling(Index i) const {
-    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
-      if (keep[k] && col[k] != i) return true;
-    return false;
-  }
   // What row i's diagonal gains (0 where the row does not lump), and whether its weak entries are left out.
   __device__ bool filtered(Index i, Value& lumped) const {
     lumped = weak_sum(i);
     if (lumps(i, lumped)) return true;
     lumped = Value(0);
-    return diagonal_alone && !has_strong_coupling(i);
+    return diagonal_alone && strong_row_ptr[i + 1] == strong_row_ptr[i];  // no neighbour in the strength graph
   }
 };
 
@@ -245,7 +241,7 @@ DeviceCsrMatrix<Value> filtered_matrix(const CudaBackend& backend, const DeviceC
     F.cols = A.cols;
     F.row_ptr = DeviceArray<Offset>(static_cast<std::size_t>(A.rows) + 1, Offset{0});
     const RowFilter<Value> row{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), raw_data(strength.device->keep),
-                               weights.size() == 0 ? nullptr : weights.data(),
+                               raw_data(strength.device->graph.row_ptr), weights.size() == 0 ? nullptr : weights.data(),
                                isolated == IsolatedRows::diagonal_alone};
     device::for_each_row(A.rows, CountKept<Value>{row, raw_data(F.row_ptr)}, stream);
     thrust::inclusive_scan(thrust::cuda::par.on(stream), F.row_ptr.begin() + 1, F.row_ptr.end(), F.row_ptr.begin() + 1);
