@@ -30,11 +30,26 @@ struct KeptStrength<CudaBackend> {
   using type = CudaStrength;
 };
 
+// What a backend keeps of a product to form it again by its numeric phase alone (its ProductPattern: on
+// the cpu the pattern, over MPI the rowwise product's fetch plan and layout); a plain pattern for a backend
+// that forms every product by its SpGEMM (the cuda one: kNumericProducts below is false).
+template <class Backend, class Value>
+struct ProductPatternOf {
+  using type = CsrMatrix<Value>;
+};
+template <class Backend, class Value>
+  requires requires { typename Backend::template ProductPattern<Value>; }
+struct ProductPatternOf<Backend, Value> {
+  using type = typename Backend::template ProductPattern<Value>;
+};
+
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
 // filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
 // near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
-// changes, the products have new patterns from that level on); on the cpu and mpi backends also the pattern of A P,
-// the one product the hierarchy does not hold (P's pattern is P's own, P^T (A P)'s the next level's matrix).
+// changes, the products have new patterns from that level on); on the cpu and mpi backends also what forms
+// A P again (its pattern, the one product the hierarchy does not hold: P's pattern is P's own, P^T (A P)'s
+// the next level's matrix) and, over MPI, what forms P^T (A P) again beside that matrix (a fetch plan) and
+// what forms A_f T again (which the cpu gathers in one pass).
 //
 // A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
 // matrix has the first setup's pattern, and one computed anew from the matrix where it has another (a coarse
@@ -50,8 +65,11 @@ struct LevelStructure {
   std::shared_ptr<const Csr> T;
   typename Backend::template Vector<double> coarse_weights;
   Index aggregates = 0;      // T's columns, over all ranks
+  using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
-  CsrMatrix<Value> ap_pattern;        // row_ptr and col, no values (over MPI this rank's rows, global columns)
+  ProductPattern ap_pattern;          // no values
+  ProductPattern rap_pattern;         // what the next level's matrix does not give (nothing on the cpu)
+  ProductPattern prolongator_pattern; // A_f T's, where the backend multiplies it (nothing on the cpu)
   // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
   // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
   std::shared_ptr<const Strength> first_strength;
@@ -59,7 +77,7 @@ struct LevelStructure {
   std::shared_ptr<const Csr> first_pattern;
 
   std::uint64_t bytes() const {
-    return (T ? T->bytes() : 0) + ap_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
+    return (T ? T->bytes() : 0) + ap_pattern.bytes() + rap_pattern.bytes() + prolongator_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
            (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
   }
 };
@@ -75,20 +93,24 @@ enum class KeptProducts {
 // backend, and the mpi backend after fetching the rows as its SpGEMM does).
 template <class Backend, class Value>
 inline constexpr bool kNumericProducts =
-    requires(const Backend& b, const typename Backend::template Csr<Value>& X, const CsrMatrix<Value>& pattern,
-             const SpgemmBackend& spgemm, SpgemmStats& stats) { b.multiply_into(spgemm, X, X, pattern, stats); };
+    requires(const Backend& b, const typename Backend::template Csr<Value>& X,
+             const typename ProductPatternOf<Backend, Value>::type& pattern, const SpgemmBackend& spgemm,
+             SpgemmStats& stats) { b.multiply_into(spgemm, X, X, pattern, stats); };
 
 // A level coarsened with a kept structure (Hierarchy::rebuild and the constructor that takes another
 // hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns
 // (kNumericProducts, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase
-// only: A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the old next level matrix's).
+// only: A_f T into prolongator_pattern and A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the
+// old next level matrix's, with kept's rap_pattern).
 template <class Backend, class Value>
 struct KeptLevel {
+  using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
   const LevelStructure<Backend, Value>* kept = nullptr;
   std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
   KeptProducts products = KeptProducts::by_spgemm;
-  const CsrMatrix<Value>* ap_pattern = nullptr;
-  std::shared_ptr<const CsrMatrix<Value>> coarse_pattern;
+  const ProductPattern* prolongator_pattern = nullptr;
+  const ProductPattern* ap_pattern = nullptr;
+  std::shared_ptr<const ProductPattern> coarse_pattern;
 };
 
 }  // namespace amgsolve

@@ -100,8 +100,9 @@ KeptLevel<Backend, Value> SmoothedAggregation<Backend, Value>::kept_level(const 
   k.matrix = kept.levels_[static_cast<std::size_t>(level)].A;
   if constexpr (kNumericProducts<Backend, Value>) {
     if (products == KeptProducts::numeric_only) {
+      k.prolongator_pattern = &k.kept->prolongator_pattern;
       k.ap_pattern = &k.kept->ap_pattern;
-      k.coarse_pattern = backend_.pattern_of(kept.levels_[static_cast<std::size_t>(level) + 1].A);
+      k.coarse_pattern = backend_.pattern_of(kept.levels_[static_cast<std::size_t>(level) + 1].A, k.kept->rap_pattern);
     }
   }
   return k;
@@ -150,6 +151,8 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
     LevelStructure<Backend, Value>& level = fresh.structure_[renewed.level];
     level.filtered_rows = std::move(renewed.structure.filtered_rows);
     level.ap_pattern = std::move(renewed.structure.ap_pattern);
+    level.rap_pattern = std::move(renewed.structure.rap_pattern);
+    level.prolongator_pattern = std::move(renewed.structure.prolongator_pattern);
     if (renewed.strength) {
       level.strength = std::move(renewed.structure.strength);
       level.weak_entries = renewed.structure.weak_entries;

@@ -80,6 +80,7 @@ class SmoothedAggregation {
  public:
   using Csr = typename Backend::template Csr<Value>;
   using Shared = std::shared_ptr<const Csr>;
+  using ProductPattern = typename ProductPatternOf<Backend, Value>::type;  // what a re-setup keeps of a product
   using LevelCallback = typename Hierarchy<Backend, Value>::LevelCallback;
   using ProductCallback = typename Hierarchy<Backend, Value>::ProductCallback;
 
@@ -219,8 +220,11 @@ class SmoothedAggregation {
     const double rho_f = spectral_radius(A_f, level_seed);
     info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
     clock.lap(t.eigenvalues);
-    step.P = std::make_shared<const Csr>(
-        smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level, info.prolongator_product));
+    step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
+                                                              kept ? kept->prolongator_pattern : nullptr,
+                                                              info.prolongator_product));
+    ProductPattern prolongator_kept;
+    if (params_.keep_structure || step.patterns_renewed) prolongator_kept = prolongator_pattern(A_f, T, *step.P);
     filtered = Csr{};
     if (prolongator_built) prolongator_built();
     clock.lap(t.prolongator);
@@ -238,8 +242,13 @@ class SmoothedAggregation {
       step.structure.emplace();
       backend_.copy(step.coarse_weights, step.structure->coarse_weights);
       step.structure->filtered_rows = std::move(filtered_rows);
-      if constexpr (kNumericProducts<Backend, Value>)  // for the numeric-only products, where there are any
-        if (spgemm_.sums_in_row_order()) step.structure->ap_pattern = backend_.product_pattern(std::move(AP));
+      step.structure->prolongator_pattern = std::move(prolongator_kept);
+      if constexpr (kNumericProducts<Backend, Value>) {  // for the numeric-only products, where there are any
+        if (spgemm_.sums_in_row_order()) {
+          step.structure->rap_pattern = backend_.held_product_pattern(*step.R, AP, *step.coarse);
+          step.structure->ap_pattern = backend_.product_pattern(A, *step.P, std::move(AP));
+        }
+      }
     }
     clock.lap(t.galerkin);
     // and the level's smoother
@@ -249,22 +258,32 @@ class SmoothedAggregation {
   }
 
   // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass (T has one entry per row), on the
-  // others the SpGEMM A_f T, then scaled. The callback still sees the product A_f T.
-  Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, SpgemmStats& stats) const {
+  // others the SpGEMM A_f T (or, with a kept pattern, its numeric phase), then scaled. The callback still
+  // sees the product A_f T.
+  Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, const ProductPattern* pattern,
+                           SpgemmStats& stats) const {
     if constexpr (kHostCsr<Backend>) {
       if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
       return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
     } else {
-      Csr P = product(A_f, T, nullptr, stats);
+      Csr P = product(A_f, T, pattern, stats);
       observe(level, "prolongator", A_f, T, P);
       scale_and_add_tentative(backend_, P, A_f, T, omega);
       return P;
     }
   }
 
+  // What forms A_f T again where the backend multiplies it (kNumericProducts without the cpu's one-pass
+  // gather: the mpi backend): the product's plan and P's layout (A_f T is scaled in place). Nothing otherwise.
+  ProductPattern prolongator_pattern(const Csr& A_f, const Csr& T, const Csr& P) const {
+    if constexpr (kNumericProducts<Backend, Value> && !kHostCsr<Backend>)
+      if (spgemm_.sums_in_row_order()) return backend_.product_pattern(A_f, T, Csr(P));
+    return {};
+  }
+
   // X Y by the SpGEMM backend, or (kNumericProducts, a kept pattern) by the numeric phase into that pattern,
   // where that gives the backend's bits (a fresh setup's): else by the backend in full.
-  Csr product(const Csr& X, const Csr& Y, const CsrMatrix<Value>* pattern, SpgemmStats& stats) const {
+  Csr product(const Csr& X, const Csr& Y, const ProductPattern* pattern, SpgemmStats& stats) const {
     if constexpr (kNumericProducts<Backend, Value>)
       if (pattern && spgemm_.sums_in_row_order()) return backend_.multiply_into(spgemm_, X, Y, *pattern, stats);
     return backend_.multiply(spgemm_, X, Y, &stats);

@@ -485,9 +485,10 @@ std::vector<KeySpec> amg_keys() {
            "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
            "their numeric phase only (by the SpGEMM from a level whose filtered matrix has another pattern "
            "than before; by the SpGEMM backend in full where it sums in another order than A's rows: heap, "
-           "rmerge-cpu), over MPI ranks the same after fetching the rows they read (by their grids with "
-           "summa2d and split3d), on the cuda backend by its SpGEMM on the device. Costs "
-           "about the finest matrix's column indices in memory."),
+           "rmerge-cpu), over MPI ranks the same, the products' plans fetching only the values of the rows "
+           "they read (by their grids with summa2d and split3d), on the cuda backend by its SpGEMM on the "
+           "device. Costs about the finest matrix's column indices in memory (over MPI also P's twice and "
+           "A P's)."),
   };
 }
 

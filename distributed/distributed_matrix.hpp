@@ -55,6 +55,15 @@ class GhostNumbers {
     if (!table_.empty()) return table_[static_cast<std::size_t>(column - first_)];
     return static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), column) - ghosts_.begin());
   }
+  // The same for any column: -1 for one that is not a ghost.
+  Index find(std::int64_t column) const {
+    if (!table_.empty())
+      return column >= first_ && column - first_ < static_cast<std::int64_t>(table_.size())
+                 ? table_[static_cast<std::size_t>(column - first_)]
+                 : -1;
+    const auto at = std::lower_bound(ghosts_.begin(), ghosts_.end(), column);
+    return at != ghosts_.end() && *at == column ? static_cast<Index>(at - ghosts_.begin()) : -1;
+  }
 
  private:
   const std::vector<std::int64_t>& ghosts_;
@@ -80,6 +89,22 @@ class DistributedMatrix {
       abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " rows given for a range of " +
                        std::to_string(row_partition_.count(comm.rank())));
     build(std::move(rows));
+  }
+  // A matrix laid out as `layout` (its rows, ghosts and halo plan) with the entries of `local`, which has
+  // layout's local pattern: a product formed again into a kept pattern (distributed/spgemm/rowwise.hpp),
+  // nothing renumbered or exchanged. Not collective.
+  DistributedMatrix(const DistributedMatrix& layout, CsrMatrix<V> local)
+      : rows(layout.rows), comm_(layout.comm_), row_partition_(layout.row_partition_),
+        column_partition_(layout.column_partition_), local_(std::move(local)), interior_(layout.interior_),
+        boundary_(layout.boundary_), ghosts_(layout.ghosts_), halo_(layout.halo_) {
+    if (local_.rows != layout.rows || local_.cols != layout.local_.cols || local_.nnz() != layout.nnz())
+      abort_every_rank("distributed matrix: " + std::to_string(local_.nnz()) + " entries given for a layout of " +
+                       std::to_string(layout.nnz()));
+  }
+  // The same matrix without its values: a layout to keep (above).
+  DistributedMatrix layout_only() && {
+    local_.val = {};
+    return std::move(*this);
   }
 
   Index rows = 0;  // this rank's rows: the algorithms size their vectors by it

@@ -15,12 +15,11 @@ namespace {
 // `inside` becomes false when a product falls outside the marked columns. The next rows of B are asked for
 // while this one is added (as gustavson does).
 template <class Value>
-Offset fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, const Index* __restrict cols,
-                Offset length, Value* __restrict values, Value* __restrict accumulator, std::uint8_t* __restrict slot,
-                bool& inside) {
+Offset fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Value* __restrict b_val, Index i,
+                const Index* __restrict cols, Offset length, Value* __restrict values, Value* __restrict accumulator,
+                std::uint8_t* __restrict slot, bool& inside) {
   const Offset* __restrict b_begin = B.row_ptr.data();
   const Index* __restrict b_col = B.col.data();
-  const Value* __restrict b_val = B.val.data();
   for (Offset c = 0; c < length; ++c) {
     accumulator[cols[c]] = -Value(0);  // -0 + p = p exactly (also for p = -0): the first product as is, as gustavson
     slot[cols[c]] = 1;
@@ -55,6 +54,12 @@ Offset fill_row(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, c
 template <class Value>
 CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const CsrMatrix<Value>& pattern,
                                  Offset* multiplications) {
+  return numeric_product(A, B, B.val.data(), pattern, multiplications);
+}
+
+template <class Value>
+CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const Value* B_values,
+                                 const CsrMatrix<Value>& pattern, Offset* multiplications) {
   if (A.cols != B.rows || pattern.rows != A.rows || pattern.cols != B.cols)
     throw Error("numeric product: shapes " + std::to_string(A.rows) + "x" + std::to_string(A.cols) + " * " +
                 std::to_string(B.rows) + "x" + std::to_string(B.cols) + " do not give the pattern's " +
@@ -77,7 +82,7 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
     for (Index i = 0; i < A.rows; ++i) {
       const Offset begin = pattern.row_begin(i), length = pattern.row_end(i) - begin;
       std::copy_n(pattern.col.data() + begin, length, C.col.data() + begin);
-      products += fill_row(A, B, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
+      products += fill_row(A, B, B_values, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
                            slot.data(), inside);
     }
   }
@@ -86,9 +91,12 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
   return C;
 }
 
-template CsrMatrix<double> numeric_product(const CsrMatrix<double>&, const CsrMatrix<double>&, const CsrMatrix<double>&,
-                                           Offset*);
-template CsrMatrix<float> numeric_product(const CsrMatrix<float>&, const CsrMatrix<float>&, const CsrMatrix<float>&,
-                                          Offset*);
+#define AMGSOLVE_NUMERIC_PRODUCT(V)                                                                               \
+  template CsrMatrix<V> numeric_product(const CsrMatrix<V>&, const CsrMatrix<V>&, const CsrMatrix<V>&, Offset*);    \
+  template CsrMatrix<V> numeric_product(const CsrMatrix<V>&, const CsrMatrix<V>&, const V*, const CsrMatrix<V>&,   \
+                                        Offset*);
+AMGSOLVE_NUMERIC_PRODUCT(double)
+AMGSOLVE_NUMERIC_PRODUCT(float)
+#undef AMGSOLVE_NUMERIC_PRODUCT
 
 }  // namespace amgsolve

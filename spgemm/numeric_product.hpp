@@ -19,5 +19,10 @@ inline constexpr const char* kNumericPhaseChoice = "numeric phase into the kept 
 template <class Value>
 CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, const CsrMatrix<Value>& pattern,
                                  Offset* multiplications = nullptr);
+// The same with B's values apart from its pattern (B_pattern's own values are not read): B's rows put
+// together from several places (a rank's own rows and the fetched ones, distributed/spgemm/rowwise.hpp).
+template <class Value>
+CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B_pattern, const Value* B_values,
+                                 const CsrMatrix<Value>& pattern, Offset* multiplications = nullptr);
 
 }  // namespace amgsolve

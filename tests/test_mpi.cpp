@@ -596,8 +596,8 @@ CsrMatrix<double> restrengthened(const CsrMatrix<double>& A) {
   return B;
 }
 
-// A re-setup on the ranks (the aggregates kept, the products by their numeric phase after the rows are
-// fetched) is the single-process re-setup (the products by their numeric phase), level by level and bit for
+// A re-setup on the ranks (the aggregates kept, the products by their numeric phase after the kept plans
+// fetch the rows' values) is the single-process re-setup (the products by their numeric phase), level by level and bit for
 // bit, twice in a row; a matrix on another pattern is refused on every rank.
 template <class V>
 void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, const std::string& what) {
@@ -612,7 +612,8 @@ void expect_same_resetup(const CsrMatrix<double>& A_double, AmgParams params, co
     together.rebuild(mpi, mpi.csr(on_values(changed)));
     expect_same_levels(mpi, together, alone);
     if (alone.products_renewed_from() < 0) {  // the kept patterns hold: the ranks' products by the numeric phase
-      for (const SpgemmStats* product : {&together.info().front().ap_product, &together.info().front().rap_product})
+      const LevelInfo& finest = together.info().front();  // A_f T too: the ranks multiply it (one process gathers)
+      for (const SpgemmStats* product : {&finest.prolongator_product, &finest.ap_product, &finest.rap_product})
         EXPECT_EQ(product->choice.rfind(kNumericPhaseChoice, 0), 0u) << product->choice;
     }
   }
@@ -800,6 +801,49 @@ TEST_F(Distributed, TheSetupsProductsAndTransposeEqualTheSingleProcessOnes) {
       expect_same_matrix(*mpi.host_view(C), reference, backend, grid ? 1e-12 : 0.0);
       EXPECT_EQ(stats.nnz, reference.nnz()) << backend;
       EXPECT_FALSE(stats.phases.empty()) << backend;
+    }
+  }
+}
+
+// A product formed again on the patterns of a kept one (a re-setup's: the rowwise fetch plan and the
+// product's layout kept, only B's values fetched) is the product of the new values formed from scratch,
+// entry for entry, with the same ghosts, and multiplies a vector as that one does; so is one into the
+// layout of a matrix held elsewhere (the plan alone kept). The operands of the test above: empty rows, few
+// remote columns, one rank holding everything, few ghosts spread wide.
+TEST_F(Distributed, AProductFormedAgainOnKeptPatternsIsTheProductFromScratch) {
+  const auto new_values = [](CsrMatrix<double> M) {
+    for (std::size_t k = 0; k < M.val.size(); ++k) M.val[k] *= 1.0 + 0.25 * std::sin(static_cast<double>(k));
+    return M;
+  };
+  const std::vector<std::pair<CsrMatrix<double>, CsrMatrix<double>>> cases = {
+      {random_rows(40000, 30000, 6, 3), random_rows(30000, 45000, 4, 9)},
+      {block_diagonal(40000), block_diagonal(40000)},
+      {random_rows(5000, 6000, 5, 1), random_rows(6000, 3000, 3, 2)},
+      {far_columns(40000, 200000), random_rows(200000, 3000, 2, 5)}};
+  const SpgemmBackend& gustavson = SpgemmRegistry::instance().get("gustavson");
+  for (const auto& [A_whole, B_whole] : cases) {
+    SCOPED_TRACE(std::to_string(A_whole.rows) + " x " + std::to_string(A_whole.cols) + " x " + std::to_string(B_whole.cols));
+    const auto A = mpi.csr(std::make_shared<const CsrMatrix<double>>(A_whole));
+    const auto B = mpi.csr(std::make_shared<const CsrMatrix<double>>(B_whole));
+    auto C = std::make_shared<const DistributedMatrix<double>>(mpi.multiply(gustavson, *A, *B, nullptr));
+    const RowwisePattern<double> kept = mpi.product_pattern(*A, *B, DistributedMatrix<double>(*C));
+    const auto held = mpi.pattern_of(C, mpi.held_product_pattern(*A, *B, *C));
+
+    const auto A_new = mpi.csr(std::make_shared<const CsrMatrix<double>>(new_values(A_whole)));
+    const auto B_new = mpi.csr(std::make_shared<const CsrMatrix<double>>(new_values(B_whole)));
+    const DistributedMatrix<double> fresh = mpi.multiply(gustavson, *A_new, *B_new, nullptr);
+    const Vector<double> x = mpi.upload(seeded_vector(static_cast<Index>(B_whole.cols), 17));
+    Vector<double> y_fresh, y;
+    mpi.spmv(fresh, x, y_fresh);
+    for (const RowwisePattern<double>* pattern : {&kept, held.get()}) {
+      SpgemmStats stats;
+      const DistributedMatrix<double> again = mpi.multiply_into(gustavson, *A_new, *B_new, *pattern, stats);
+      expect_same_matrix(*mpi.host_view(again), *mpi.host_view(fresh), pattern == &kept ? "kept layout" : "held layout");
+      EXPECT_EQ(again.ghost_columns(), fresh.ghost_columns());
+      mpi.spmv(again, x, y);
+      EXPECT_EQ(y, y_fresh);
+      EXPECT_EQ(stats.choice.rfind(kNumericPhaseChoice, 0), 0u) << stats.choice;
+      EXPECT_EQ(stats.nnz, mpi.global_nnz(fresh));
     }
   }
 }

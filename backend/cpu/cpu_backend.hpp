@@ -283,17 +283,24 @@ class CpuBackend {
   Csr<V> transpose(const Csr<V>& M) const {
     return amgsolve::transpose(M);
   }
-  // A re-setup's products on kept patterns (amg/smoothed_aggregation.hpp): what of a product to keep (its
-  // row_ptr and col), a held matrix's pattern (itself), and X Y by the numeric phase alone into a pattern.
+  // A re-setup's products on kept patterns (amg/kept_structure.hpp): what of C = X Y to keep (its row_ptr
+  // and col); for a product into a matrix the hierarchy holds, nothing, that matrix being the pattern; and
+  // X Y by the numeric phase alone into a pattern.
   template <class V>
-  CsrMatrix<V> product_pattern(Csr<V>&& C) const {
+  using ProductPattern = CsrMatrix<V>;
+  template <class V>
+  CsrMatrix<V> product_pattern(const Csr<V>& /*X*/, const Csr<V>& /*Y*/, Csr<V>&& C) const {
     CsrMatrix<V> pattern(C.rows, C.cols);
     pattern.row_ptr = std::move(C.row_ptr);
     pattern.col = std::move(C.col);
     return pattern;
   }
   template <class V>
-  std::shared_ptr<const CsrMatrix<V>> pattern_of(std::shared_ptr<const Csr<V>> M) const {
+  CsrMatrix<V> held_product_pattern(const Csr<V>&, const Csr<V>&, const Csr<V>&) const {
+    return {};
+  }
+  template <class V>
+  std::shared_ptr<const CsrMatrix<V>> pattern_of(std::shared_ptr<const Csr<V>> M, const CsrMatrix<V>& /*kept*/) const {
     return M;
   }
   template <class V>

@@ -29,9 +29,10 @@ DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr
 
 template <class V>
 DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y,
-                                               const CsrMatrix<V>& pattern, SpgemmStats& stats) const {
-  CsrMatrix<V> C = multiply_rows(X, Y.with_global_columns(), spgemm, stats, &pattern);
-  return Csr<V>(*comm_, X.global_rows(), std::move(C));
+                                               const RowwisePattern<V>& pattern, SpgemmStats& stats) const {
+  if (!spgemm.sums_in_row_order())  // its bits are not the numeric phase's (smoothed_aggregation.hpp asks first)
+    throw Error("the numeric phase stands in only for a SpGEMM that sums in A's row order, not " + spgemm.name());
+  return multiply_rows_into(X, Y, pattern, stats);
 }
 
 template <class V>
@@ -101,7 +102,7 @@ void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
   template DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,             \
                                                      SpgemmStats*) const;                                          \
   template DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,        \
-                                                          const CsrMatrix<V>&, SpgemmStats&) const;                \
+                                                          const RowwisePattern<V>&, SpgemmStats&) const;           \
   template DistributedMatrix<V> MpiBackend::transpose(const Csr<V>&) const;                                         \
   template void MpiBackend::require_positive_diagonal(const Csr<V>&, int) const;
 AMGSOLVE_MPI_BACKEND(double)

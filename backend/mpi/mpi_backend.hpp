@@ -21,6 +21,7 @@
 #include "distributed/communicator.hpp"
 #include "distributed/distributed_matrix.hpp"
 #include "distributed/partition.hpp"
+#include "distributed/spgemm/rowwise.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
@@ -159,20 +160,29 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   // (rowwise); with a distributed one, its own algorithm. The stats are the ranks' together.
   template <class V>
   Csr<V> multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B, SpgemmStats* stats) const;
-  // A re-setup's products on kept patterns (amg/smoothed_aggregation.hpp): what of a product to keep (this
-  // rank's rows with global columns), a held matrix's pattern (the same, copied), and X Y into a pattern:
-  // the rows of Y fetched as by `multiply`, then the numeric phase alone (with summa2d or split3d, their
-  // product). Collective.
+  // A re-setup's products on kept patterns (amg/kept_structure.hpp), for a SpGEMM that sums in A's row
+  // order: what of C = X Y to keep (the rowwise product's fetch plan and C's layout,
+  // distributed/spgemm/rowwise.hpp); for a product into a matrix the hierarchy holds, the plan alone, and
+  // the pattern that plan and the held matrix make; and X Y by the plan: Y's values fetched, the numeric
+  // phase alone into C's local pattern, C in the kept layout. Collective.
   template <class V>
-  CsrMatrix<V> product_pattern(Csr<V>&& C) const {
-    return C.global_pattern();
+  using ProductPattern = RowwisePattern<V>;
+  template <class V>
+  RowwisePattern<V> product_pattern(const Csr<V>& X, const Csr<V>& Y, Csr<V>&& C) const {
+    RowwisePattern<V> kept = held_product_pattern(X, Y, C);
+    kept.layout = std::make_shared<const Csr<V>>(std::move(C).layout_only());
+    return kept;
   }
   template <class V>
-  std::shared_ptr<const CsrMatrix<V>> pattern_of(std::shared_ptr<const Csr<V>> M) const {
-    return std::make_shared<const CsrMatrix<V>>(M->global_pattern());
+  RowwisePattern<V> held_product_pattern(const Csr<V>& X, const Csr<V>& Y, const Csr<V>& C) const {
+    return {std::make_shared<const RowFetchPlan<V>>(rowwise_fetch_plan(X, Y, C, comm_->stats().halo_bytes)), nullptr};
   }
   template <class V>
-  Csr<V> multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y, const CsrMatrix<V>& pattern,
+  std::shared_ptr<const RowwisePattern<V>> pattern_of(std::shared_ptr<const Csr<V>> M, const RowwisePattern<V>& kept) const {
+    return std::make_shared<const RowwisePattern<V>>(RowwisePattern<V>{kept.fetch, std::move(M)});
+  }
+  template <class V>
+  Csr<V> multiply_into(const SpgemmBackend& spgemm, const Csr<V>& X, const Csr<V>& Y, const RowwisePattern<V>& pattern,
                        SpgemmStats& stats) const;
   // M^T: each entry sent to the owner of its column, the rows put together in rank order. Collective.
   template <class V>

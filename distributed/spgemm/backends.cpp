@@ -30,6 +30,21 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
+// The report's `choice` of a product by rows: what multiplied locally.
+std::string rowwise_choice(const std::string& local, const Communicator& comm) {
+  return local + " locally, rows fetched, on " + std::to_string(comm.size()) + " ranks";
+}
+
+// The end of a product by rows: this rank's bytes counted, the phases reduced over the ranks, the totals.
+template <class V>
+void end_of_rows_product(const std::vector<std::string>& names, const Timer& timer, const CsrMatrix<V>& C,
+                         SpgemmStats& stats, const Communicator& comm) {
+  for (const SpgemmPhase& phase : stats.phases) comm.stats().halo_bytes += phase.bytes;  // this rank's, before the sums
+  reduce_phases(names, stats, comm.get());
+  stats.numeric_seconds = comm.max(timer.seconds());
+  stats.nnz = comm.sum(static_cast<std::int64_t>(C.nnz()));
+}
+
 // A backend that multiplies row-distributed operands its own way (the grid algorithms).
 class RowsProduct {
  public:
@@ -246,7 +261,7 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 
 template <class V>
 CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
-                           SpgemmStats& stats, const CsrMatrix<V>* pattern) {
+                           SpgemmStats& stats) {
   const Communicator& comm = A.communicator();
   Timer timer;
   CsrMatrix<V> C;
@@ -258,24 +273,32 @@ CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, c
     names.push_back("to the rows");
   } else {
     const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
-    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats,
-                               pattern);
+    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats);
     names = kRowwisePhases;
-    stats.choice = (pattern ? std::string(kNumericPhaseChoice)
-                            : (spgemm.collective() ? "gustavson" : spgemm.name())) +
-                   " locally, rows fetched, on " + std::to_string(comm.size()) + " ranks";
+    stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm);
   }
-  for (const SpgemmPhase& phase : stats.phases) comm.stats().halo_bytes += phase.bytes;  // this rank's, before the sums
-  reduce_phases(names, stats, comm.get());
-  stats.numeric_seconds = comm.max(timer.seconds());
-  stats.nnz = comm.sum(static_cast<std::int64_t>(C.nnz()));
+  end_of_rows_product(names, timer, C, stats, comm);
   return C;
 }
 
-template CsrMatrix<double> multiply_rows(const DistributedMatrix<double>&, CsrMatrix<double>, const SpgemmBackend&,
-                                         SpgemmStats&, const CsrMatrix<double>*);
-template CsrMatrix<float> multiply_rows(const DistributedMatrix<float>&, CsrMatrix<float>, const SpgemmBackend&,
-                                        SpgemmStats&, const CsrMatrix<float>*);
+template <class V>
+DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                        const RowwisePattern<V>& pattern, SpgemmStats& stats) {
+  const Communicator& comm = A.communicator();
+  Timer timer;
+  CsrMatrix<V> C = rowwise_multiply_planned(A, B, *pattern.fetch, *pattern.layout, stats);
+  stats.choice = rowwise_choice(kNumericPhaseChoice, comm);
+  end_of_rows_product(kRowwisePhases, timer, C, stats, comm);
+  return DistributedMatrix<V>(*pattern.layout, std::move(C));
+}
+
+#define AMGSOLVE_MULTIPLY_ROWS(V)                                                                                  \
+  template CsrMatrix<V> multiply_rows(const DistributedMatrix<V>&, CsrMatrix<V>, const SpgemmBackend&, SpgemmStats&); \
+  template DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>&, const DistributedMatrix<V>&,        \
+                                                   const RowwisePattern<V>&, SpgemmStats&);
+AMGSOLVE_MULTIPLY_ROWS(double)
+AMGSOLVE_MULTIPLY_ROWS(float)
+#undef AMGSOLVE_MULTIPLY_ROWS
 
 void register_distributed_spgemm_backends(SpgemmRegistry& registry) {
   static std::once_flag once;

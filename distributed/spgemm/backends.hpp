@@ -12,6 +12,7 @@
 // ranks idle, as the stats' `choice` says. Every rank must call them together.
 #include "distributed/communicator.hpp"
 #include "distributed/distributed_matrix.hpp"
+#include "distributed/spgemm/rowwise.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -24,12 +25,15 @@ void register_distributed_spgemm_backends(SpgemmRegistry& registry = SpgemmRegis
 // multiplies after the B rows this rank's A references are fetched (rowwise_multiply_local, on A's own
 // local numbering), rowwise is that with gustavson, summa2d and split3d run their grids. Collective;
 // `stats` holds the ranks' phases (the slowest rank's seconds, everybody's bytes), products and nnz.
-// With `pattern` (this rank's rows of C as an earlier product of operands on the same patterns left them,
-// global columns; a re-setup's), the rows are formed by the numeric phase alone into it
-// (spgemm/numeric_product.hpp) after the same fetch, as gustavson would sum them; summa2d and split3d, whose
-// products sum in their grids' order, multiply as without it.
 template <class V>
 CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
-                           SpgemmStats& stats, const CsrMatrix<V>* pattern = nullptr);
+                           SpgemmStats& stats);
+
+// C = A B formed again by the numeric phase alone, for operands with new values on the patterns of a kept
+// rowwise product (distributed/spgemm/rowwise.hpp: only B's values fetched, C in the kept layout), as
+// gustavson sums it. Collective; `stats` as above.
+template <class V>
+DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                        const RowwisePattern<V>& pattern, SpgemmStats& stats);
 
 }  // namespace amgsolve

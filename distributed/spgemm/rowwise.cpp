@@ -1,6 +1,7 @@
 #include "distributed/spgemm/rowwise.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "common/error.hpp"
@@ -59,7 +60,7 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
                                     const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats, const CsrMatrix<V>* pattern) {
+                                    const SpgemmBackend& local, SpgemmStats& stats) {
   const BlockPartition rows_of_B(inner, comm.size());
   Timer timer;
   const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
@@ -75,17 +76,148 @@ CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>
   timer.restart();
   append_rows(fetched, B_rows);
   SpgemmStats local_stats;
-  CsrMatrix<V> C;
-  if (pattern) {
-    try {
-      C = numeric_product(A_local, B_rows, *pattern, &local_stats.multiplications);
-    } catch (const Error& e) {  // the patterns agreed on every rank: one that no longer holds is a bug here
-      abort_every_rank("rowwise numeric product: " + std::string(e.what()));
-    }
-  } else {
-    C = local.multiply(A_local, B_rows, &local_stats);
-  }
+  CsrMatrix<V> C = local.multiply(A_local, B_rows, &local_stats);
   stats.multiplications += local_stats.multiplications;
+  stats.phases.push_back({"local multiply", timer.seconds(), 0});
+  return C;
+}
+
+namespace {
+
+// An MPI count: at most INT32_MAX (the plan is made once, so a product too large for MPI ends here).
+int mpi_count(std::int64_t n) {
+  if (n > INT32_MAX) abort_every_rank("rowwise product plan: " + std::to_string(n) + " values are beyond MPI's int counts");
+  return static_cast<int>(n);
+}
+
+// C's local column of a global column: its own columns first, then its ghosts; 0 for a column C lacks (in
+// a row of B that no row of A reads: such a row is never read).
+template <class V>
+class LocalColumnsOf {
+ public:
+  explicit LocalColumnsOf(const DistributedMatrix<V>& C)
+      : own_first_(C.column_partition().begin(C.communicator().rank())),
+        own_last_(C.column_partition().end(C.communicator().rank())), own_(C.own_columns()),
+        ghosts_(C.ghost_columns()) {}
+  Index operator()(std::int64_t g) const {
+    if (g >= own_first_ && g < own_last_) return static_cast<Index>(g - own_first_);
+    const Index ghost = ghosts_.find(g);
+    return ghost < 0 ? 0 : own_ + ghost;
+  }
+
+ private:
+  std::int64_t own_first_, own_last_;
+  Index own_;
+  GhostNumbers ghosts_;
+};
+
+// The rows of B (this rank's, local numbers) that each rank asked for, as one block per asking rank, with
+// global column numbers; sent_rows and send_counts receive them.
+template <class V>
+std::vector<CsrMatrix<V>> asked_rows(const DistributedMatrix<V>& B, const OwnerRequests& requests,
+                                     RowFetchPlan<V>& plan) {
+  const CsrMatrix<V>& own = B.local();
+  std::vector<CsrMatrix<V>> blocks;
+  for (std::size_t r = 0; r + 1 < requests.from.size(); ++r) {
+    CsrMatrix<V> rows(requests.from[r + 1] - requests.from[r], static_cast<Index>(B.global_cols()));
+    for (int k = requests.from[r]; k < requests.from[r + 1]; ++k) {
+      const auto i = static_cast<Index>(requests.received[static_cast<std::size_t>(k)] - B.first_row());
+      plan.sent_rows.push_back(i);
+      for (Offset e = own.row_begin(i); e < own.row_end(i); ++e) {
+        rows.col.push_back(static_cast<Index>(B.global_column(own.col[e])));
+        rows.val.push_back(own.val[e]);
+      }
+      rows.row_ptr[static_cast<std::size_t>(k - requests.from[r]) + 1] = static_cast<Offset>(rows.col.size());
+    }
+    plan.send_counts.push_back(mpi_count(rows.nnz()));
+    blocks.push_back(std::move(rows));
+  }
+  return blocks;
+}
+
+}  // namespace
+
+template <class V>
+std::uint64_t RowFetchPlan<V>::bytes() const {
+  return sizeof(Index) * sent_rows.size() + sizeof(int) * (sent_from.size() + send_counts.size() + receive_counts.size()) +
+         rows.bytes();
+}
+
+template <class V>
+RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                   const DistributedMatrix<V>& C, std::uint64_t& bytes) {
+  const Communicator& comm = A.communicator();
+  const BlockPartition rows_of_B(A.global_cols(), comm.size());  // as rowwise_multiply_local fetches
+  const OwnerRequests requests = ask_owners(comm, A.ghost_columns(), rows_of_B);
+  RowFetchPlan<V> plan;
+  plan.sent_from = requests.from;
+  // The fetched rows once, as the product fetched them (their values too).
+  std::vector<CsrMatrix<V>> fetched;
+  bytes += sizeof(std::int64_t) * A.ghost_columns().size();
+  bytes += all_to_all_blocks(asked_rows(B, requests, plan), fetched, comm.get());
+  for (const CsrMatrix<V>& block : fetched) plan.receive_counts.push_back(mpi_count(block.nnz()));
+  if (plan.receive_counts.size() != static_cast<std::size_t>(comm.size()))
+    abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +
+                     std::to_string(comm.size()) + " ranks");
+  // B's rows in C's columns: the own ones through a table over B's local columns, the fetched ones by column.
+  const LocalColumnsOf<V> in_c(C);
+  std::vector<Index> column_in_c(static_cast<std::size_t>(B.local().cols));
+  for (Index j = 0; j < B.local().cols; ++j) column_in_c[static_cast<std::size_t>(j)] = in_c(B.global_column(j));
+  CsrMatrix<V>& rows = plan.rows;
+  rows = CsrMatrix<V>(B.rows, C.local().cols);
+  rows.row_ptr = B.local().row_ptr;
+  rows.col.resize(B.local().col.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows.col.size()); ++k)
+    rows.col[k] = column_in_c[static_cast<std::size_t>(B.local().col[k])];
+  for (const CsrMatrix<V>& block : fetched) {
+    for (Index i = 0; i < block.rows; ++i) {
+      for (Offset e = block.row_begin(i); e < block.row_end(i); ++e) rows.col.push_back(in_c(block.col[e]));
+      rows.row_ptr.push_back(static_cast<Offset>(rows.col.size()));
+    }
+    rows.rows += block.rows;
+  }
+  return plan;
+}
+
+template <class V>
+CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                      const RowFetchPlan<V>& plan, const DistributedMatrix<V>& layout,
+                                      SpgemmStats& stats) {
+  const Communicator& comm = A.communicator();
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  Timer timer;
+  // B's values in the plan's row order: this rank's rows as they are, then the fetched rows' from their owners.
+  const CsrMatrix<V>& own = B.local();
+  std::vector<int> send_at(ranks, 0), receive_at(ranks, 0);
+  std::vector<V> send;
+  std::uint64_t bytes = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    send_at[r] = static_cast<int>(send.size());
+    for (int k = plan.sent_from[r]; k < plan.sent_from[r + 1]; ++k) {
+      const Index i = plan.sent_rows[static_cast<std::size_t>(k)];
+      send.insert(send.end(), own.val.begin() + own.row_begin(i), own.val.begin() + own.row_end(i));
+    }
+    if (static_cast<int>(r) != comm.rank()) bytes += sizeof(V) * static_cast<std::uint64_t>(plan.send_counts[r]);
+  }
+  std::int64_t received = 0;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    receive_at[r] = mpi_count(received);
+    received += plan.receive_counts[r];
+  }
+  Array<V> values(static_cast<std::size_t>(own.nnz() + received));
+  std::copy(own.val.begin(), own.val.end(), values.begin());
+  MPI_Alltoallv(send.data(), plan.send_counts.data(), send_at.data(), mpi_type<V>(), values.data() + own.nnz(),
+                plan.receive_counts.data(), receive_at.data(), mpi_type<V>(), comm.get());
+  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
+
+  timer.restart();
+  CsrMatrix<V> C;
+  try {
+    C = numeric_product(A.local(), plan.rows, values.data(), layout.local(), &stats.multiplications);
+  } catch (const Error& e) {  // the patterns agreed on every rank: one that no longer holds is a bug here
+    abort_every_rank("rowwise numeric product: " + std::string(e.what()));
+  }
   stats.phases.push_back({"local multiply", timer.seconds(), 0});
   return C;
 }
@@ -96,9 +228,18 @@ template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<
                                            const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<double> rowwise_multiply_local(const Communicator&, const CsrMatrix<double>&,
                                                   const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<double>,
-                                                  const SpgemmBackend&, SpgemmStats&, const CsrMatrix<double>*);
+                                                  const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<float> rowwise_multiply_local(const Communicator&, const CsrMatrix<float>&,
                                                  const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<float>,
-                                                 const SpgemmBackend&, SpgemmStats&, const CsrMatrix<float>*);
+                                                 const SpgemmBackend&, SpgemmStats&);
+#define AMGSOLVE_ROWWISE_PLAN(V)                                                                                \
+  template struct RowFetchPlan<V>;                                                                              \
+  template RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>&, const DistributedMatrix<V>&,          \
+                                              const DistributedMatrix<V>&, std::uint64_t&);                     \
+  template CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>&, const DistributedMatrix<V>&,       \
+                                                 const RowFetchPlan<V>&, const DistributedMatrix<V>&, SpgemmStats&);
+AMGSOLVE_ROWWISE_PLAN(double)
+AMGSOLVE_ROWWISE_PLAN(float)
+#undef AMGSOLVE_ROWWISE_PLAN
 
 }  // namespace amgsolve

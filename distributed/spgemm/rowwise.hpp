@@ -5,7 +5,10 @@
 // local SpGEMM backend. Only B moves. Each row of C is formed from the same products in the same order as
 // on one process (A's rows keep their order, the fetched rows theirs), so with the same local backend the
 // result is the single-process product bit for bit.
+#include <memory>
+
 #include "distributed/communicator.hpp"
+#include "distributed/distributed_matrix.hpp"
 #include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
@@ -20,12 +23,47 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
 // The same with A's columns in local numbers, as a DistributedMatrix holds them: this rank's inner indices
 // (its range of BlockPartition(inner, ranks)) first, then `ghosts`, the other inner indices A references,
 // sorted. No renumbering, no copy of A.
-// B_rows is taken over: the fetched rows are appended to it. With `pattern` (C's rows as an earlier product
-// on the same patterns left them) the local product is the numeric phase into it, not `local`.
+// B_rows is taken over: the fetched rows are appended to it.
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
                                     const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats,
-                                    const CsrMatrix<V>* pattern = nullptr);
+                                    const SpgemmBackend& local, SpgemmStats& stats);
+
+// ---- the same product formed again, for operands with new values on the same patterns (a re-setup)
+
+// What a rowwise product C = A B keeps to be formed again by its numeric phase alone: which of this rank's
+// rows of B each rank fetches, and B's rows as this rank multiplies them (its own, then the fetched ones in
+// the order of A's ghosts) with their columns numbered as C's local columns. Then only B's values move, in
+// one all-to-all, the numeric phase sums into C's kept local pattern (spgemm/numeric_product.hpp, the sums
+// gustavson forms), and C takes its kept layout (ghosts, halo plan) instead of building it anew.
+template <class V>
+struct RowFetchPlan {
+  std::vector<Index> sent_rows;                  // this rank's rows of B that the ranks fetch, by rank:
+  std::vector<int> sent_from;                    // rank r's in sent_rows[sent_from[r], sent_from[r + 1])
+  std::vector<int> send_counts, receive_counts;  // B's values to and from each rank
+  CsrMatrix<V> rows;  // no values: B's own rows (a row no row of A reads has its columns at 0), the fetched
+  std::uint64_t bytes() const;
+};
+
+// A kept product: its fetch plan and C's layout (a matrix whose values are not read).
+template <class V>
+struct RowwisePattern {
+  std::shared_ptr<const RowFetchPlan<V>> fetch;
+  std::shared_ptr<const DistributedMatrix<V>> layout;
+  std::uint64_t bytes() const { return (fetch ? fetch->bytes() : 0) + (layout ? layout->bytes() : 0); }
+};
+
+// The plan of C = A B, as `rowwise_multiply_local` formed it; `bytes` grows by what this rank sent.
+// Collective.
+template <class V>
+RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                   const DistributedMatrix<V>& C, std::uint64_t& bytes);
+
+// This rank's rows of C = A B by the plan, into `layout`'s local pattern (their values in its order). A and
+// B on the patterns of the plan's product. Collective; this rank's phases go to `stats` as above.
+template <class V>
+CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                      const RowFetchPlan<V>& plan, const DistributedMatrix<V>& layout,
+                                      SpgemmStats& stats);
 
 }  // namespace amgsolve
