@@ -43,13 +43,28 @@ struct ProductPatternOf<Backend, Value> {
   using type = typename Backend::template ProductPattern<Value>;
 };
 
+// What a backend keeps of a transpose to form it again for new values (its TransposePattern: over MPI the
+// order its entries are sent in and the transpose's layout); nothing for a backend that transposes anew.
+struct NoTransposePattern {
+  std::uint64_t bytes() const { return 0; }
+};
+template <class Backend, class Value>
+struct TransposePatternOf {
+  using type = NoTransposePattern;
+};
+template <class Backend, class Value>
+  requires requires { typename Backend::template TransposePattern<Value>; }
+struct TransposePatternOf<Backend, Value> {
+  using type = typename Backend::template TransposePattern<Value>;
+};
+
 // What a re-setup keeps of a level (amg.keep_structure): the strength classification, so that the
 // filtered matrix keeps its pattern; the tentative prolongator (shared, never changed) and the next level's
 // near-nullspace weights, so that the aggregates stay; which rows were lumped (kRecordsLumpedRows: where that
 // changes, the products have new patterns from that level on); on the cpu and mpi backends also what forms
 // A P again (its pattern, the one product the hierarchy does not hold: P's pattern is P's own, P^T (A P)'s
 // the next level's matrix) and, over MPI, what forms P^T (A P) again beside that matrix (a fetch plan) and
-// what forms A_f T again (which the cpu gathers in one pass).
+// what forms A_f T and P^T again (which the cpu gathers in one pass and transposes anew).
 //
 // A level's strength is the one a setup on the kept aggregates would use: the first setup's where the level
 // matrix has the first setup's pattern, and one computed anew from the matrix where it has another (a coarse
@@ -70,6 +85,7 @@ struct LevelStructure {
   ProductPattern ap_pattern;          // no values
   ProductPattern rap_pattern;         // what the next level's matrix does not give (nothing on the cpu)
   ProductPattern prolongator_pattern; // A_f T's, where the backend multiplies it (nothing on the cpu)
+  typename TransposePatternOf<Backend, Value>::type transpose_pattern;  // P^T's (nothing on the cpu)
   // Set while the level matrix has another pattern than at the first setup: that setup's strength, its weak
   // entries and its pattern (on the host row_ptr and col only; on the other backends the old matrix, held).
   std::shared_ptr<const Strength> first_strength;
@@ -77,7 +93,8 @@ struct LevelStructure {
   std::shared_ptr<const Csr> first_pattern;
 
   std::uint64_t bytes() const {
-    return (T ? T->bytes() : 0) + ap_pattern.bytes() + rap_pattern.bytes() + prolongator_pattern.bytes() + filtered_rows.size() + strength_bytes(strength) +
+    return (T ? T->bytes() : 0) + ap_pattern.bytes() + rap_pattern.bytes() + prolongator_pattern.bytes() + transpose_pattern.bytes() +
+           filtered_rows.size() + strength_bytes(strength) +
            (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
   }
 };
@@ -101,7 +118,7 @@ inline constexpr bool kNumericProducts =
 // hierarchy's structure): the strength and tentative prolongator are `kept`'s. With the patterns
 // (kNumericProducts, KeptProducts::numeric_only), the Galerkin products are formed by their numeric phase
 // only: A_f T into prolongator_pattern and A P into ap_pattern (kept's), P^T (A P) into coarse_pattern (the
-// old next level matrix's, with kept's rap_pattern).
+// old next level matrix's, with kept's rap_pattern); P^T by transpose_pattern.
 template <class Backend, class Value>
 struct KeptLevel {
   using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
@@ -109,6 +126,7 @@ struct KeptLevel {
   std::shared_ptr<const typename Backend::template Csr<Value>> matrix;  // the kept hierarchy's matrix of the level
   KeptProducts products = KeptProducts::by_spgemm;
   const ProductPattern* prolongator_pattern = nullptr;
+  const typename TransposePatternOf<Backend, Value>::type* transpose_pattern = nullptr;
   const ProductPattern* ap_pattern = nullptr;
   std::shared_ptr<const ProductPattern> coarse_pattern;
 };

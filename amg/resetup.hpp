@@ -101,6 +101,7 @@ KeptLevel<Backend, Value> SmoothedAggregation<Backend, Value>::kept_level(const 
   if constexpr (kNumericProducts<Backend, Value>) {
     if (products == KeptProducts::numeric_only) {
       k.prolongator_pattern = &k.kept->prolongator_pattern;
+      k.transpose_pattern = &k.kept->transpose_pattern;
       k.ap_pattern = &k.kept->ap_pattern;
       k.coarse_pattern = backend_.pattern_of(kept.levels_[static_cast<std::size_t>(level) + 1].A, k.kept->rap_pattern);
     }
@@ -153,6 +154,7 @@ void Hierarchy<Backend, Value>::rebuild(const Backend& backend, Shared A) {
     level.ap_pattern = std::move(renewed.structure.ap_pattern);
     level.rap_pattern = std::move(renewed.structure.rap_pattern);
     level.prolongator_pattern = std::move(renewed.structure.prolongator_pattern);
+    level.transpose_pattern = std::move(renewed.structure.transpose_pattern);
     if (renewed.strength) {
       level.strength = std::move(renewed.structure.strength);
       level.weak_entries = renewed.structure.weak_entries;

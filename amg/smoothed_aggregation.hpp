@@ -81,6 +81,7 @@ class SmoothedAggregation {
   using Csr = typename Backend::template Csr<Value>;
   using Shared = std::shared_ptr<const Csr>;
   using ProductPattern = typename ProductPatternOf<Backend, Value>::type;  // what a re-setup keeps of a product
+  using TransposePattern = typename TransposePatternOf<Backend, Value>::type;  // and of P^T
   using LevelCallback = typename Hierarchy<Backend, Value>::LevelCallback;
   using ProductCallback = typename Hierarchy<Backend, Value>::ProductCallback;
 
@@ -228,7 +229,10 @@ class SmoothedAggregation {
     filtered = Csr{};
     if (prolongator_built) prolongator_built();
     clock.lap(t.prolongator);
-    step.R = std::make_shared<const Csr>(backend_.transpose(*step.P));
+    TransposePattern transpose_kept;
+    step.R = std::make_shared<const Csr>(transpose(*step.P, kept ? kept->transpose_pattern : nullptr,
+                                                   params_.keep_structure || step.patterns_renewed ? &transpose_kept
+                                                                                                   : nullptr));
     clock.lap(t.transpose);
     // 5. coarse operator
     Csr AP = product(A, *step.P, kept ? kept->ap_pattern : nullptr, info.ap_product);
@@ -243,6 +247,7 @@ class SmoothedAggregation {
       backend_.copy(step.coarse_weights, step.structure->coarse_weights);
       step.structure->filtered_rows = std::move(filtered_rows);
       step.structure->prolongator_pattern = std::move(prolongator_kept);
+      step.structure->transpose_pattern = std::move(transpose_kept);
       if constexpr (kNumericProducts<Backend, Value>) {  // for the numeric-only products, where there are any
         if (spgemm_.sums_in_row_order()) {
           step.structure->rap_pattern = backend_.held_product_pattern(*step.R, AP, *step.coarse);
@@ -279,6 +284,16 @@ class SmoothedAggregation {
     if constexpr (kNumericProducts<Backend, Value> && !kHostCsr<Backend>)
       if (spgemm_.sums_in_row_order()) return backend_.product_pattern(A_f, T, Csr(P));
     return {};
+  }
+
+  // P^T: by a kept pattern (a re-setup's), recording one in `keep`, or anew; only where the backend keeps
+  // transposes (the mpi one, whose transpose moves P's entries between ranks), else anew.
+  Csr transpose(const Csr& P, const TransposePattern* kept, TransposePattern* keep) const {
+    if constexpr (requires(const TransposePattern& plan) { backend_.transpose(P, plan); }) {
+      if (kept) return backend_.transpose(P, *kept);
+      if (keep) return backend_.transpose_kept(P, *keep);
+    }
+    return backend_.transpose(P);
   }
 
   // X Y by the SpGEMM backend, or (kNumericProducts, a kept pattern) by the numeric phase into that pattern,

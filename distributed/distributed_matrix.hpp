@@ -106,6 +106,12 @@ class DistributedMatrix {
     local_.val = {};
     return std::move(*this);
   }
+  DistributedMatrix layout_copy() const {
+    CsrMatrix<V> pattern(local_.rows, local_.cols);
+    pattern.row_ptr = local_.row_ptr;
+    pattern.col = local_.col;
+    return DistributedMatrix(*this, std::move(pattern));
+  }
 
   Index rows = 0;  // this rank's rows: the algorithms size their vectors by it
 

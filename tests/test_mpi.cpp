@@ -848,6 +848,24 @@ TEST_F(Distributed, AProductFormedAgainOnKeptPatternsIsTheProductFromScratch) {
   }
 }
 
+// A transpose formed again by a kept plan (a re-setup's: only the values moved, in the first transpose's
+// order) is the transpose of the new values from scratch, with the same ghosts; the operands above.
+TEST_F(Distributed, ATransposeFormedAgainByAKeptPlanIsTheTransposeFromScratch) {
+  for (const CsrMatrix<double>& whole : {random_rows(40000, 30000, 6, 3), block_diagonal(40000),
+                                         random_rows(5000, 6000, 5, 1), far_columns(40000, 200000)}) {
+    SCOPED_TRACE(std::to_string(whole.rows) + " x " + std::to_string(whole.cols));
+    const auto M = mpi.csr(std::make_shared<const CsrMatrix<double>>(whole));
+    TransposePlan<double> plan;
+    expect_same_matrix(*mpi.host_view(mpi.transpose_kept(*M, plan)), transpose(whole), "recorded");
+    CsrMatrix<double> changed = whole;
+    for (std::size_t k = 0; k < changed.val.size(); ++k) changed.val[k] = std::cos(static_cast<double>(k));
+    const auto M_new = mpi.csr(std::make_shared<const CsrMatrix<double>>(changed));
+    const DistributedMatrix<double> again = mpi.transpose(*M_new, plan);
+    expect_same_matrix(*mpi.host_view(again), transpose(changed), "formed again");
+    EXPECT_EQ(again.ghost_columns(), mpi.transpose(*M_new).ghost_columns());
+  }
+}
+
 // Misuse that would leave ranks waiting for each other is refused on every rank before anything collective.
 TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {40, 40}));

@@ -2,6 +2,7 @@
 #include "backend/mpi/mpi_backend.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -35,28 +36,61 @@ DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend& spgemm, cons
   return multiply_rows_into(X, Y, pattern, stats);
 }
 
+namespace {
+
+// Displacements of an MPI count list; the total must fit MPI's int displacements.
+std::vector<int> displacements_of(const std::vector<int>& counts) {
+  std::vector<int> at(counts.size(), 0);
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    at[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > INT32_MAX) abort_every_rank("transpose plan: " + std::to_string(total) + " values are beyond MPI's int counts");
+  return at;
+}
+
+// The local columns of M whose entries go to rank r (its rows of M^T): the own ones for this rank, a run of
+// ghosts for another (the ghosts are sorted, so each owner's are consecutive). `ghost` walks the ghosts as r
+// goes up.
+template <class V>
+std::pair<Index, Index> columns_for(const DistributedMatrix<V>& M, int r, int rank,
+                                    std::vector<std::int64_t>::const_iterator& ghost) {
+  const std::vector<std::int64_t>& ghosts = M.ghost_columns();
+  const Index own = M.own_columns();
+  if (r == rank) return {0, own};
+  const Index first = own + static_cast<Index>(ghost - ghosts.begin());
+  while (ghost != ghosts.end() && *ghost < M.column_partition().end(r)) ++ghost;
+  return {first, own + static_cast<Index>(ghost - ghosts.begin())};
+}
+
+}  // namespace
+
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
+  TransposePlan<V>* none = nullptr;
+  return transpose_recording(M, none);
+}
+
+template <class V>
+DistributedMatrix<V> MpiBackend::transpose_kept(const Csr<V>& M, TransposePlan<V>& plan) const {
+  TransposePlan<V>* record = &plan;
+  return transpose_recording(M, record);
+}
+
+template <class V>
+DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposePlan<V>* plan) const {
   // This rank's rows transposed locally (a counting sort: each row of the result lists this rank's rows in
   // order), by local column: the own columns are this rank's rows of M^T, each ghost column a row of its
   // owner's. Every rank then gets its rows of M^T that this rank holds entries of, as a block over its
   // whole range (the other rows empty); a rank this one holds nothing for gets nothing.
   const CsrMatrix<V> T = amgsolve::transpose(M.local());
   const BlockPartition& rows_of_transpose = M.column_partition();
-  const std::vector<std::int64_t>& ghosts = M.ghost_columns();
-  const Index own = M.own_columns();
   std::vector<CsrMatrix<V>> send(static_cast<std::size_t>(comm_->size())), received;
-  auto ghost = ghosts.begin();
+  auto ghost = M.ghost_columns().begin();
   for (int r = 0; r < comm_->size(); ++r) {
-    // The local columns that are r's rows of M^T: the own ones for this rank, a run of ghosts for another.
-    Index first = own, last = own;
-    if (r == comm_->rank()) {
-      first = 0;
-    } else {
-      first = own + static_cast<Index>(ghost - ghosts.begin());
-      while (ghost != ghosts.end() && *ghost < rows_of_transpose.end(r)) ++ghost;
-      last = own + static_cast<Index>(ghost - ghosts.begin());
-    }
+    const auto [first, last] = columns_for(M, r, comm_->rank(), ghost);
+    if (plan) plan->send_counts.push_back(static_cast<int>(T.row_begin(last) - T.row_begin(first)));
     if (first == last) continue;  // an empty block: nothing of this rank's for r
     CsrMatrix<V>& block = send[static_cast<std::size_t>(r)];
     block = CsrMatrix<V>(static_cast<Index>(rows_of_transpose.count(r)), static_cast<Index>(M.global_rows()));
@@ -70,6 +104,7 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
     for (Index i = 0; i < block.rows; ++i) block.row_ptr[i + 1] += block.row_ptr[i];
   }
   comm_->stats().halo_bytes += all_to_all_blocks(send, received, comm_->get());
+  if (plan) record_transpose(M, T, received, *plan);
   // The senders' columns (M's rows) lie in their ranges, in rank order: each row is their parts in turn.
   std::vector<CsrMatrix<V>> parts;
   for (CsrMatrix<V>& block : received)
@@ -78,7 +113,74 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
   const auto cols = static_cast<Index>(M.global_rows());
   CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, cols)
                                     : concatenate_rows(parts, std::vector<Index>(parts.size(), 0), cols);
-  return Csr<V>(*comm_, M.global_cols(), std::move(mine));
+  Csr<V> MT(*comm_, M.global_cols(), std::move(mine));
+  if (plan) plan->layout = std::make_shared<const Csr<V>>(MT.layout_copy());
+  return MT;
+}
+
+template <class V>
+void MpiBackend::record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const std::vector<CsrMatrix<V>>& received,
+                                  TransposePlan<V>& plan) const {
+  // The entries in the order they were sent: each rank's run of local columns, each column's entries as the
+  // local transpose T lists them (by row); entry (i, c) found in M's row i, a short one.
+  const CsrMatrix<V>& L = M.local();
+  plan.sent_entries.resize(static_cast<std::size_t>(L.nnz()));
+  Offset sent = 0;
+  auto ghost = M.ghost_columns().begin();
+  for (int r = 0; r < comm_->size(); ++r) {
+    const auto [first, last] = columns_for(M, r, comm_->rank(), ghost);
+    const Offset shift = sent - T.row_begin(first);
+#pragma omp parallel for schedule(dynamic, 1024)
+    for (Index c = first; c < last; ++c)
+      for (Offset k = T.row_begin(c); k < T.row_end(c); ++k) {
+        const Index i = T.col[k];
+        Offset e = L.row_begin(i);
+        while (L.col[e] != c) ++e;
+        plan.sent_entries[static_cast<std::size_t>(shift + k)] = e;
+      }
+    sent += T.row_begin(last) - T.row_begin(first);
+  }
+  for (const CsrMatrix<V>& block : received) {
+    plan.receive_counts.push_back(static_cast<int>(block.nnz()));
+    plan.received_rows.push_back(block.rows > 0 ? block.row_ptr : Array<Offset>{});
+  }
+  displacements_of(plan.send_counts);
+  displacements_of(plan.receive_counts);
+}
+
+template <class V>
+DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<V>& plan) const {
+  // M's values in the order the first transpose sent them, one all-to-all, and each row of M^T put together
+  // from the senders' parts in rank order.
+  const std::vector<int> send_at = displacements_of(plan.send_counts);
+  const std::vector<int> receive_at = displacements_of(plan.receive_counts);
+  const Array<V>& values = M.local().val;
+  std::vector<V> sent(plan.sent_entries.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(sent.size()); ++k)
+    sent[static_cast<std::size_t>(k)] = values[static_cast<std::size_t>(plan.sent_entries[static_cast<std::size_t>(k)])];
+  std::vector<V> received(static_cast<std::size_t>(receive_at.back() + plan.receive_counts.back()));
+  MPI_Alltoallv(sent.data(), plan.send_counts.data(), send_at.data(), mpi_type<V>(), received.data(),
+                plan.receive_counts.data(), receive_at.data(), mpi_type<V>(), comm_->get());
+  for (int r = 0; r < comm_->size(); ++r)
+    if (r != comm_->rank()) comm_->stats().halo_bytes += sizeof(V) * static_cast<std::uint64_t>(plan.send_counts[static_cast<std::size_t>(r)]);
+
+  const CsrMatrix<V>& pattern = plan.layout->local();
+  CsrMatrix<V> local(pattern.rows, pattern.cols);
+  local.row_ptr = pattern.row_ptr;
+  local.col = pattern.col;
+  local.val.resize(pattern.col.size());
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < local.rows; ++i) {
+    Offset at = local.row_begin(i);
+    for (std::size_t r = 0; r < plan.received_rows.size(); ++r) {
+      const Array<Offset>& rows = plan.received_rows[r];
+      if (rows.empty()) continue;
+      const V* part = received.data() + receive_at[r];
+      at = std::copy(part + rows[i], part + rows[i + 1], local.val.begin() + at) - local.val.begin();
+    }
+  }
+  return DistributedMatrix<V>(*plan.layout, std::move(local));
 }
 
 template <class V>
@@ -104,6 +206,8 @@ void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
   template DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend&, const Csr<V>&, const Csr<V>&,        \
                                                           const RowwisePattern<V>&, SpgemmStats&) const;           \
   template DistributedMatrix<V> MpiBackend::transpose(const Csr<V>&) const;                                         \
+  template DistributedMatrix<V> MpiBackend::transpose_kept(const Csr<V>&, TransposePlan<V>&) const;                 \
+  template DistributedMatrix<V> MpiBackend::transpose(const Csr<V>&, const TransposePlan<V>&) const;                \
   template void MpiBackend::require_positive_diagonal(const Csr<V>&, int) const;
 AMGSOLVE_MPI_BACKEND(double)
 AMGSOLVE_MPI_BACKEND(float)

@@ -28,6 +28,23 @@
 
 namespace amgsolve {
 
+// What forms the transpose of a distributed matrix again for new values on the same pattern (a re-setup,
+// MpiBackend::transpose): which of M's local entries go where, and M^T's layout.
+template <class V>
+struct TransposePlan {
+  std::vector<Offset> sent_entries;  // M's local entries in the order they are sent, to rank 0 first
+  std::vector<int> send_counts, receive_counts;
+  // Per rank that sends this one a part: that part's row_ptr over this rank's rows of M^T (each row of M^T
+  // is the parts' rows in rank order); empty for a rank that sends nothing.
+  std::vector<Array<Offset>> received_rows;
+  std::shared_ptr<const DistributedMatrix<V>> layout;  // M^T without values
+  std::uint64_t bytes() const {
+    std::uint64_t b = sizeof(Offset) * sent_entries.size() + sizeof(int) * (send_counts.size() + receive_counts.size());
+    for (const Array<Offset>& rows : received_rows) b += sizeof(Offset) * rows.size();
+    return b + (layout ? layout->bytes() : 0);
+  }
+};
+
 class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors' operations there
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
@@ -187,6 +204,15 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   // M^T: each entry sent to the owner of its column, the rows put together in rank order. Collective.
   template <class V>
   Csr<V> transpose(const Csr<V>& M) const;
+  // A re-setup's transpose of a matrix on a kept pattern: the same, recording in `plan` what forms it again
+  // for new values; and M^T formed again by a plan: M's values sent in the kept order, in one all-to-all,
+  // put into M^T's kept rows, which take the kept layout. Collective.
+  template <class V>
+  using TransposePattern = TransposePlan<V>;
+  template <class V>
+  Csr<V> transpose_kept(const Csr<V>& M, TransposePlan<V>& plan) const;
+  template <class V>
+  Csr<V> transpose(const Csr<V>& M, const TransposePlan<V>& plan) const;
   // The first non-positive diagonal entry on any rank, the same error on every rank.
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const;
@@ -210,6 +236,13 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   HaloMode halo_mode() const { return halo_mode_; }
 
  private:
+  // transpose, recording its plan where `plan` is given
+  template <class V>
+  Csr<V> transpose_recording(const Csr<V>& M, TransposePlan<V>* plan) const;
+  template <class V>
+  void record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const std::vector<CsrMatrix<V>>& received,
+                        TransposePlan<V>& plan) const;
+
   std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
   HaloMode halo_mode_ = HaloMode::overlap;
 };
