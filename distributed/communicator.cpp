@@ -147,6 +147,22 @@ OwnerRequests ask_owners(const Communicator& comm, const std::vector<std::int64_
   return r;
 }
 
+int mpi_count(std::int64_t n, const std::string& what) {
+  if (n > INT32_MAX) abort_every_rank(what + ": " + std::to_string(n) + " values are beyond MPI's int counts");
+  return static_cast<int>(n);
+}
+
+std::vector<int> mpi_displacements(const std::vector<int>& counts, const std::string& what) {
+  std::vector<int> at(counts.size(), 0);
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    at[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  mpi_count(total, what);
+  return at;
+}
+
 bool mpi_is_running() {
   int initialised = 0, finalised = 0;
   MPI_Initialized(&initialised);

@@ -95,4 +95,10 @@ bool running_on_several_ranks();
 // with one line naming the rank.
 [[noreturn]] void abort_every_rank(const std::string& message);
 
+// n as an MPI count (an int), or every rank ended, the message naming `what` is sent.
+int mpi_count(std::int64_t n, const std::string& what);
+// Where each rank's part starts in a buffer of these counts (an all-to-allv's displacements); a total
+// beyond MPI's int displacements ends every rank likewise.
+std::vector<int> mpi_displacements(const std::vector<int>& counts, const std::string& what);
+
 }  // namespace amgsolve

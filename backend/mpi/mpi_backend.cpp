@@ -38,17 +38,8 @@ DistributedMatrix<V> MpiBackend::multiply_into(const SpgemmBackend& spgemm, cons
 
 namespace {
 
-// Displacements of an MPI count list; the total must fit MPI's int displacements.
-std::vector<int> displacements_of(const std::vector<int>& counts) {
-  std::vector<int> at(counts.size(), 0);
-  std::int64_t total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    at[r] = static_cast<int>(total);
-    total += counts[r];
-  }
-  if (total > INT32_MAX) abort_every_rank("transpose plan: " + std::to_string(total) + " values are beyond MPI's int counts");
-  return at;
-}
+// What names a message too large for MPI's counts.
+const std::string kTransposePlan = "transpose plan";
 
 // The local columns of M whose entries go to rank r (its rows of M^T): the own ones for this rank, a run of
 // ghosts for another (the ghosts are sorted, so each owner's are consecutive). `ghost` walks the ghosts as r
@@ -90,7 +81,7 @@ DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposeP
   auto ghost = M.ghost_columns().begin();
   for (int r = 0; r < comm_->size(); ++r) {
     const auto [first, last] = columns_for(M, r, comm_->rank(), ghost);
-    if (plan) plan->send_counts.push_back(static_cast<int>(T.row_begin(last) - T.row_begin(first)));
+    if (plan) plan->send_counts.push_back(mpi_count(T.row_begin(last) - T.row_begin(first), kTransposePlan));
     if (first == last) continue;  // an empty block: nothing of this rank's for r
     CsrMatrix<V>& block = send[static_cast<std::size_t>(r)];
     block = CsrMatrix<V>(static_cast<Index>(rows_of_transpose.count(r)), static_cast<Index>(M.global_rows()));
@@ -141,19 +132,19 @@ void MpiBackend::record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const 
     sent += T.row_begin(last) - T.row_begin(first);
   }
   for (const CsrMatrix<V>& block : received) {
-    plan.receive_counts.push_back(static_cast<int>(block.nnz()));
+    plan.receive_counts.push_back(mpi_count(block.nnz(), kTransposePlan));
     plan.received_rows.push_back(block.rows > 0 ? block.row_ptr : Array<Offset>{});
   }
-  displacements_of(plan.send_counts);
-  displacements_of(plan.receive_counts);
+  mpi_displacements(plan.send_counts, kTransposePlan);
+  mpi_displacements(plan.receive_counts, kTransposePlan);
 }
 
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<V>& plan) const {
   // M's values in the order the first transpose sent them, one all-to-all, and each row of M^T put together
   // from the senders' parts in rank order.
-  const std::vector<int> send_at = displacements_of(plan.send_counts);
-  const std::vector<int> receive_at = displacements_of(plan.receive_counts);
+  const std::vector<int> send_at = mpi_displacements(plan.send_counts, kTransposePlan);
+  const std::vector<int> receive_at = mpi_displacements(plan.receive_counts, kTransposePlan);
   const Array<V>& values = M.local().val;
   std::vector<V> sent(plan.sent_entries.size());
 #pragma omp parallel for schedule(static)

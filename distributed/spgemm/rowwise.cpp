@@ -84,11 +84,8 @@ CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>
 
 namespace {
 
-// An MPI count: at most INT32_MAX (the plan is made once, so a product too large for MPI ends here).
-int mpi_count(std::int64_t n) {
-  if (n > INT32_MAX) abort_every_rank("rowwise product plan: " + std::to_string(n) + " values are beyond MPI's int counts");
-  return static_cast<int>(n);
-}
+// What names a message too large for MPI's counts.
+const std::string kPlanned = "rowwise product plan";
 
 // C's local column of a global column: its own columns first, then its ghosts; 0 for a column C lacks (in
 // a row of B that no row of A reads: such a row is never read).
@@ -129,7 +126,7 @@ std::vector<CsrMatrix<V>> asked_rows(const DistributedMatrix<V>& B, const OwnerR
       }
       rows.row_ptr[static_cast<std::size_t>(k - requests.from[r]) + 1] = static_cast<Offset>(rows.col.size());
     }
-    plan.send_counts.push_back(mpi_count(rows.nnz()));
+    plan.send_counts.push_back(mpi_count(rows.nnz(), kPlanned));
     blocks.push_back(std::move(rows));
   }
   return blocks;
@@ -155,7 +152,7 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
   std::vector<CsrMatrix<V>> fetched;
   bytes += sizeof(std::int64_t) * A.ghost_columns().size();
   bytes += all_to_all_blocks(asked_rows(B, requests, plan), fetched, comm.get());
-  for (const CsrMatrix<V>& block : fetched) plan.receive_counts.push_back(mpi_count(block.nnz()));
+  for (const CsrMatrix<V>& block : fetched) plan.receive_counts.push_back(mpi_count(block.nnz(), kPlanned));
   if (plan.receive_counts.size() != static_cast<std::size_t>(comm.size()))
     abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +
                      std::to_string(comm.size()) + " ranks");
@@ -177,6 +174,8 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
     }
     rows.rows += block.rows;
   }
+  mpi_displacements(plan.send_counts, kPlanned);  // a product too large for MPI's counts ends here, at its setup
+  mpi_displacements(plan.receive_counts, kPlanned);
   return plan;
 }
 
@@ -189,23 +188,18 @@ CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const Distr
   Timer timer;
   // B's values in the plan's row order: this rank's rows as they are, then the fetched rows' from their owners.
   const CsrMatrix<V>& own = B.local();
-  std::vector<int> send_at(ranks, 0), receive_at(ranks, 0);
+  const std::vector<int> send_at = mpi_displacements(plan.send_counts, kPlanned);
+  const std::vector<int> receive_at = mpi_displacements(plan.receive_counts, kPlanned);
   std::vector<V> send;
   std::uint64_t bytes = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
-    send_at[r] = static_cast<int>(send.size());
     for (int k = plan.sent_from[r]; k < plan.sent_from[r + 1]; ++k) {
       const Index i = plan.sent_rows[static_cast<std::size_t>(k)];
       send.insert(send.end(), own.val.begin() + own.row_begin(i), own.val.begin() + own.row_end(i));
     }
     if (static_cast<int>(r) != comm.rank()) bytes += sizeof(V) * static_cast<std::uint64_t>(plan.send_counts[r]);
   }
-  std::int64_t received = 0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    receive_at[r] = mpi_count(received);
-    received += plan.receive_counts[r];
-  }
-  Array<V> values(static_cast<std::size_t>(own.nnz() + received));
+  Array<V> values(static_cast<std::size_t>(own.nnz() + receive_at.back() + plan.receive_counts.back()));
   std::copy(own.val.begin(), own.val.end(), values.begin());
   MPI_Alltoallv(send.data(), plan.send_counts.data(), send_at.data(), mpi_type<V>(), values.data() + own.nnz(),
                 plan.receive_counts.data(), receive_at.data(), mpi_type<V>(), comm.get());
