@@ -82,7 +82,7 @@ struct LevelStructure {
   Index aggregates = 0;      // T's columns, over all ranks
   using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
-  ProductPattern ap_pattern;          // no values
+  ProductPattern ap_pattern;          // A P's
   ProductPattern rap_pattern;         // what the next level's matrix does not give (nothing on the cpu)
   ProductPattern prolongator_pattern; // A_f T's, where the backend multiplies it (nothing on the cpu)
   typename TransposePatternOf<Backend, Value>::type transpose_pattern;  // P^T's (nothing on the cpu)
@@ -107,7 +107,7 @@ enum class KeptProducts {
 };
 
 // Whether a backend forms a product by its numeric phase alone into a kept pattern (multiply_into; the cpu
-// backend, and the mpi backend after fetching the rows as its SpGEMM does).
+// backend, and the mpi backend with its kept plans, which fetch only the values of the rows).
 template <class Backend, class Value>
 inline constexpr bool kNumericProducts =
     requires(const Backend& b, const typename Backend::template Csr<Value>& X,

@@ -58,7 +58,7 @@ struct CoarseningStep {
   std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
   // A re-setup's level whose filtered matrix has another pattern than the kept one, or any level below such a
   // one: its products were formed by the SpGEMM (not into the kept patterns), and `structure` holds its new
-  // filtered rows and A P pattern.
+  // filtered rows and what forms its products and transpose again (kept_structure.hpp).
   bool patterns_renewed = false;
   bool strength_renewed = false;  // and its strength too, for a level matrix on another pattern
 };
@@ -282,7 +282,7 @@ class SmoothedAggregation {
   // gather: the mpi backend): the product's plan and P's layout (A_f T is scaled in place). Nothing otherwise.
   ProductPattern prolongator_pattern(const Csr& A_f, const Csr& T, const Csr& P) const {
     if constexpr (kNumericProducts<Backend, Value> && !kHostCsr<Backend>)
-      if (spgemm_.sums_in_row_order()) return backend_.product_pattern(A_f, T, Csr(P));
+      if (spgemm_.sums_in_row_order()) return backend_.product_pattern(A_f, T, P.layout_copy());
     return {};
   }
 

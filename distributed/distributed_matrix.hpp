@@ -103,7 +103,7 @@ class DistributedMatrix {
   }
   // The same matrix without its values: a layout to keep (above).
   DistributedMatrix layout_only() && {
-    local_.val = {};
+    Array<V>().swap(local_.val);  // freed, not only emptied
     return std::move(*this);
   }
   DistributedMatrix layout_copy() const {

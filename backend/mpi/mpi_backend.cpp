@@ -65,6 +65,7 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
 
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose_kept(const Csr<V>& M, TransposePlan<V>& plan) const {
+  plan = {};
   TransposePlan<V>* record = &plan;
   return transpose_recording(M, record);
 }
@@ -74,7 +75,7 @@ DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposeP
   // This rank's rows transposed locally (a counting sort: each row of the result lists this rank's rows in
   // order), by local column: the own columns are this rank's rows of M^T, each ghost column a row of its
   // owner's. Every rank then gets its rows of M^T that this rank holds entries of, as a block over its
-  // whole range (the other rows empty); a rank this one holds nothing for gets nothing.
+  // whole range (the other rows empty); a rank this one holds nothing for gets a block of no rows.
   const CsrMatrix<V> T = amgsolve::transpose(M.local());
   const BlockPartition& rows_of_transpose = M.column_partition();
   std::vector<CsrMatrix<V>> send(static_cast<std::size_t>(comm_->size())), received;
@@ -131,9 +132,11 @@ void MpiBackend::record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const 
       }
     sent += T.row_begin(last) - T.row_begin(first);
   }
-  for (const CsrMatrix<V>& block : received) {
-    plan.receive_counts.push_back(mpi_count(block.nnz(), kTransposePlan));
-    plan.received_rows.push_back(block.rows > 0 ? block.row_ptr : Array<Offset>{});
+  for (std::size_t r = 0; r < received.size(); ++r) {
+    plan.receive_counts.push_back(mpi_count(received[r].nnz(), kTransposePlan));
+    if (received[r].rows == 0) continue;  // nothing from r (concatenate_rows leaves it out too)
+    plan.senders.push_back(static_cast<int>(r));
+    plan.received_rows.push_back(received[r].row_ptr);
   }
   mpi_displacements(plan.send_counts, kTransposePlan);
   mpi_displacements(plan.receive_counts, kTransposePlan);
@@ -146,6 +149,8 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<
   const std::vector<int> send_at = mpi_displacements(plan.send_counts, kTransposePlan);
   const std::vector<int> receive_at = mpi_displacements(plan.receive_counts, kTransposePlan);
   const Array<V>& values = M.local().val;
+  if (values.size() != plan.sent_entries.size())
+    abort_every_rank("transpose plan: the matrix is not on the pattern the plan was made for");
   std::vector<V> sent(plan.sent_entries.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t k = 0; k < static_cast<std::int64_t>(sent.size()); ++k)
@@ -164,10 +169,9 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < local.rows; ++i) {
     Offset at = local.row_begin(i);
-    for (std::size_t r = 0; r < plan.received_rows.size(); ++r) {
-      const Array<Offset>& rows = plan.received_rows[r];
-      if (rows.empty()) continue;
-      const V* part = received.data() + receive_at[r];
+    for (std::size_t s = 0; s < plan.senders.size(); ++s) {
+      const Array<Offset>& rows = plan.received_rows[s];
+      const V* part = received.data() + receive_at[static_cast<std::size_t>(plan.senders[s])];
       at = std::copy(part + rows[i], part + rows[i + 1], local.val.begin() + at) - local.val.begin();
     }
   }

@@ -34,12 +34,14 @@ template <class V>
 struct TransposePlan {
   std::vector<Offset> sent_entries;  // M's local entries in the order they are sent, to rank 0 first
   std::vector<int> send_counts, receive_counts;
-  // Per rank that sends this one a part: that part's row_ptr over this rank's rows of M^T (each row of M^T
-  // is the parts' rows in rank order); empty for a rank that sends nothing.
+  // The ranks that send this one a part, in rank order, and each part's row_ptr over this rank's rows of
+  // M^T: each row of M^T is the parts' rows in that order.
+  std::vector<int> senders;
   std::vector<Array<Offset>> received_rows;
   std::shared_ptr<const DistributedMatrix<V>> layout;  // M^T without values
   std::uint64_t bytes() const {
-    std::uint64_t b = sizeof(Offset) * sent_entries.size() + sizeof(int) * (send_counts.size() + receive_counts.size());
+    std::uint64_t b = sizeof(Offset) * sent_entries.size() +
+                      sizeof(int) * (send_counts.size() + receive_counts.size() + senders.size());
     for (const Array<Offset>& rows : received_rows) b += sizeof(Offset) * rows.size();
     return b + (layout ? layout->bytes() : 0);
   }

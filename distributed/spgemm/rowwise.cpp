@@ -87,8 +87,7 @@ namespace {
 // What names a message too large for MPI's counts.
 const std::string kPlanned = "rowwise product plan";
 
-// C's local column of a global column: its own columns first, then its ghosts; 0 for a column C lacks (in
-// a row of B that no row of A reads: such a row is never read).
+// C's local column of a global column: its own columns first, then its ghosts; -1 for a column C lacks.
 template <class V>
 class LocalColumnsOf {
  public:
@@ -99,7 +98,7 @@ class LocalColumnsOf {
   Index operator()(std::int64_t g) const {
     if (g >= own_first_ && g < own_last_) return static_cast<Index>(g - own_first_);
     const Index ghost = ghosts_.find(g);
-    return ghost < 0 ? 0 : own_ + ghost;
+    return ghost < 0 ? -1 : own_ + ghost;
   }
 
  private:
@@ -157,23 +156,39 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
     abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +
                      std::to_string(comm.size()) + " ranks");
   // B's rows in C's columns: the own ones through a table over B's local columns, the fetched ones by column.
+  // Every column of a row A reads is one of C's; an own row that no row of A reads may have others, which
+  // become 0 (never read: A's pattern is the plan's).
   const LocalColumnsOf<V> in_c(C);
   std::vector<Index> column_in_c(static_cast<std::size_t>(B.local().cols));
   for (Index j = 0; j < B.local().cols; ++j) column_in_c[static_cast<std::size_t>(j)] = in_c(B.global_column(j));
+  std::vector<std::uint8_t> read(static_cast<std::size_t>(B.rows), 0);
+  for (Index j : A.local().col)
+    if (j < B.rows) read[static_cast<std::size_t>(j)] = 1;
+  const CsrMatrix<V>& own = B.local();
   CsrMatrix<V>& rows = plan.rows;
   rows = CsrMatrix<V>(B.rows, C.local().cols);
-  rows.row_ptr = B.local().row_ptr;
-  rows.col.resize(B.local().col.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(rows.col.size()); ++k)
-    rows.col[k] = column_in_c[static_cast<std::size_t>(B.local().col[k])];
+  rows.row_ptr = own.row_ptr;
+  rows.col.resize(own.col.size());
+  bool lacking = false;  // a column of a row A reads that C lacks
+#pragma omp parallel for schedule(static) reduction(|| : lacking)
+  for (Index i = 0; i < B.rows; ++i)
+    for (Offset k = own.row_begin(i); k < own.row_end(i); ++k) {
+      const Index c = column_in_c[static_cast<std::size_t>(own.col[k])];
+      lacking = lacking || (c < 0 && read[static_cast<std::size_t>(i)]);
+      rows.col[k] = c < 0 ? 0 : c;
+    }
   for (const CsrMatrix<V>& block : fetched) {
     for (Index i = 0; i < block.rows; ++i) {
-      for (Offset e = block.row_begin(i); e < block.row_end(i); ++e) rows.col.push_back(in_c(block.col[e]));
+      for (Offset e = block.row_begin(i); e < block.row_end(i); ++e) {
+        const Index c = in_c(block.col[e]);
+        lacking = lacking || c < 0;
+        rows.col.push_back(c < 0 ? 0 : c);
+      }
       rows.row_ptr.push_back(static_cast<Offset>(rows.col.size()));
     }
     rows.rows += block.rows;
   }
+  if (lacking) abort_every_rank("rowwise product plan: a product lies outside the product's pattern");
   mpi_displacements(plan.send_counts, kPlanned);  // a product too large for MPI's counts ends here, at its setup
   mpi_displacements(plan.receive_counts, kPlanned);
   return plan;
@@ -188,6 +203,9 @@ CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const Distr
   Timer timer;
   // B's values in the plan's row order: this rank's rows as they are, then the fetched rows' from their owners.
   const CsrMatrix<V>& own = B.local();
+  if (own.rows + static_cast<Index>(A.ghost_columns().size()) != plan.rows.rows ||
+      own.nnz() != plan.rows.row_ptr[static_cast<std::size_t>(own.rows)])
+    abort_every_rank("rowwise product plan: B is not on the pattern the plan was made for");
   const std::vector<int> send_at = mpi_displacements(plan.send_counts, kPlanned);
   const std::vector<int> receive_at = mpi_displacements(plan.receive_counts, kPlanned);
   std::vector<V> send;

@@ -41,7 +41,9 @@ struct RowFetchPlan {
   std::vector<Index> sent_rows;                  // this rank's rows of B that the ranks fetch, by rank:
   std::vector<int> sent_from;                    // rank r's in sent_rows[sent_from[r], sent_from[r + 1])
   std::vector<int> send_counts, receive_counts;  // B's values to and from each rank
-  CsrMatrix<V> rows;  // no values: B's own rows (a row no row of A reads has its columns at 0), the fetched
+  // No values: B's own rows, then the fetched ones (a row of B that no row of A reads has its columns at 0:
+  // C need not have them).
+  CsrMatrix<V> rows;
   std::uint64_t bytes() const;
 };
 
