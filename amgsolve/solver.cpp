@@ -490,8 +490,8 @@ class SolverOn final : public Solver::Impl {
         if (SpgemmRegistry::instance().get(name).collective()) return kept + "the distributed SpGEMM " + name;
         return kept + "the SpGEMM " + name + " in full (it sums in another order than A's rows)";
       }
-      const std::string phase = kDistributed<Backend> ? "their numeric phase, the rows they read fetched as the "
-                                                        "distributed SpGEMM fetches them"
+      const std::string phase = kDistributed<Backend> ? "their numeric phase, only the values of the rows they read "
+                                                        "fetched (the setup's plans)"
                                                       : "their numeric phase";
       const int level = hierarchy_.products_renewed_from();
       if (level < 0) return kept + phase;
