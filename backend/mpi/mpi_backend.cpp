@@ -120,8 +120,9 @@ void MpiBackend::record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const 
   Offset sent = 0;
   auto ghost = M.ghost_columns().begin();
   for (int r = 0; r < comm_->size(); ++r) {
-    const auto [first, last] = columns_for(M, r, comm_->rank(), ghost);
-    const Offset shift = sent - T.row_begin(first);
+    const std::pair<Index, Index> columns = columns_for(M, r, comm_->rank(), ghost);
+    const Index first = columns.first, last = columns.second;  // not a structured binding: clang's OpenMP
+    const Offset shift = sent - T.row_begin(first);           // region cannot capture one
 #pragma omp parallel for schedule(dynamic, 1024)
     for (Index c = first; c < last; ++c)
       for (Offset k = T.row_begin(c); k < T.row_end(c); ++k) {
