@@ -163,6 +163,13 @@ std::vector<int> mpi_displacements(const std::vector<int>& counts, const std::st
   return at;
 }
 
+std::uint64_t bytes_to_other_ranks(const std::vector<int>& counts, int rank, std::size_t value_bytes) {
+  std::uint64_t values = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    if (static_cast<int>(r) != rank) values += static_cast<std::uint64_t>(counts[r]);
+  return values * value_bytes;
+}
+
 bool mpi_is_running() {
   int initialised = 0, finalised = 0;
   MPI_Initialized(&initialised);

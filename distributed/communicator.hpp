@@ -100,5 +100,7 @@ int mpi_count(std::int64_t n, const std::string& what);
 // Where each rank's part starts in a buffer of these counts (an all-to-allv's displacements); a total
 // beyond MPI's int displacements ends every rank likewise.
 std::vector<int> mpi_displacements(const std::vector<int>& counts, const std::string& what);
+// The bytes an all-to-all of these counts (values of `value_bytes` each) sends to ranks other than `rank`.
+std::uint64_t bytes_to_other_ranks(const std::vector<int>& counts, int rank, std::size_t value_bytes);
 
 }  // namespace amgsolve

@@ -59,15 +59,13 @@ std::pair<Index, Index> columns_for(const DistributedMatrix<V>& M, int r, int ra
 
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M) const {
-  TransposePlan<V>* none = nullptr;
-  return transpose_recording(M, none);
+  return transpose_recording<V>(M, nullptr);
 }
 
 template <class V>
 DistributedMatrix<V> MpiBackend::transpose_kept(const Csr<V>& M, TransposePlan<V>& plan) const {
   plan = {};
-  TransposePlan<V>* record = &plan;
-  return transpose_recording(M, record);
+  return transpose_recording(M, &plan);
 }
 
 template <class V>
@@ -159,8 +157,7 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<
   std::vector<V> received(static_cast<std::size_t>(receive_at.back() + plan.receive_counts.back()));
   MPI_Alltoallv(sent.data(), plan.send_counts.data(), send_at.data(), mpi_type<V>(), received.data(),
                 plan.receive_counts.data(), receive_at.data(), mpi_type<V>(), comm_->get());
-  for (int r = 0; r < comm_->size(); ++r)
-    if (r != comm_->rank()) comm_->stats().halo_bytes += sizeof(V) * static_cast<std::uint64_t>(plan.send_counts[static_cast<std::size_t>(r)]);
+  comm_->stats().halo_bytes += bytes_to_other_ranks(plan.send_counts, comm_->rank(), sizeof(V));
 
   const CsrMatrix<V>& pattern = plan.layout->local();
   CsrMatrix<V> local(pattern.rows, pattern.cols);

@@ -14,19 +14,24 @@ namespace amgsolve {
 
 namespace {
 
-// The rows of B (local numbers) that each rank asked for, as one block per asking rank.
-template <class V>
-std::vector<CsrMatrix<V>> requested_rows(const CsrMatrix<V>& B_rows, const std::vector<std::int64_t>& asked,
-                                         const std::vector<int>& counts, std::int64_t first_row) {
+// The rows of B that each rank asked for (`requests`; B's rows start at global row `first_row`), as one
+// block per asking rank, their columns renamed by `global_column` (to global numbers). Where `sent_rows`
+// is given, it receives the rows' local numbers in that order.
+template <class V, class GlobalColumn>
+std::vector<CsrMatrix<V>> asked_rows(const CsrMatrix<V>& B, std::int64_t first_row, const OwnerRequests& requests,
+                                     Index global_cols, GlobalColumn global_column,
+                                     std::vector<Index>* sent_rows = nullptr) {
   std::vector<CsrMatrix<V>> blocks;
-  std::size_t at = 0;
-  for (int count : counts) {
-    CsrMatrix<V> rows(count, B_rows.cols);
-    for (int r = 0; r < count; ++r, ++at) {
-      const auto i = static_cast<Index>(asked[at] - first_row);
-      rows.col.insert(rows.col.end(), B_rows.col.begin() + B_rows.row_begin(i), B_rows.col.begin() + B_rows.row_end(i));
-      rows.val.insert(rows.val.end(), B_rows.val.begin() + B_rows.row_begin(i), B_rows.val.begin() + B_rows.row_end(i));
-      rows.row_ptr[static_cast<std::size_t>(r) + 1] = static_cast<Offset>(rows.col.size());
+  for (std::size_t r = 0; r + 1 < requests.from.size(); ++r) {
+    CsrMatrix<V> rows(requests.from[r + 1] - requests.from[r], global_cols);
+    for (int k = requests.from[r]; k < requests.from[r + 1]; ++k) {
+      const auto i = static_cast<Index>(requests.received[static_cast<std::size_t>(k)] - first_row);
+      if (sent_rows) sent_rows->push_back(i);
+      for (Offset e = B.row_begin(i); e < B.row_end(i); ++e) {
+        rows.col.push_back(global_column(B.col[e]));
+        rows.val.push_back(B.val[e]);
+      }
+      rows.row_ptr[static_cast<std::size_t>(k - requests.from[r]) + 1] = static_cast<Offset>(rows.col.size());
     }
     blocks.push_back(std::move(rows));
   }
@@ -64,11 +69,10 @@ CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>
   const BlockPartition rows_of_B(inner, comm.size());
   Timer timer;
   const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
-  std::vector<int> wanted(static_cast<std::size_t>(comm.size()));
-  for (std::size_t r = 0; r < wanted.size(); ++r) wanted[r] = requests.from[r + 1] - requests.from[r];
   std::vector<CsrMatrix<V>> fetched;
   std::uint64_t bytes = sizeof(std::int64_t) * ghosts.size();
-  bytes += all_to_all_blocks(requested_rows(B_rows, requests.received, wanted, rows_of_B.begin(comm.rank())), fetched,
+  const auto global = [](Index j) { return j; };  // B_rows' columns are global already
+  bytes += all_to_all_blocks(asked_rows(B_rows, rows_of_B.begin(comm.rank()), requests, B_rows.cols, global), fetched,
                              comm.get());
   stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
 
@@ -107,35 +111,11 @@ class LocalColumnsOf {
   GhostNumbers ghosts_;
 };
 
-// The rows of B (this rank's, local numbers) that each rank asked for, as one block per asking rank, with
-// global column numbers; sent_rows and send_counts receive them.
-template <class V>
-std::vector<CsrMatrix<V>> asked_rows(const DistributedMatrix<V>& B, const OwnerRequests& requests,
-                                     RowFetchPlan<V>& plan) {
-  const CsrMatrix<V>& own = B.local();
-  std::vector<CsrMatrix<V>> blocks;
-  for (std::size_t r = 0; r + 1 < requests.from.size(); ++r) {
-    CsrMatrix<V> rows(requests.from[r + 1] - requests.from[r], static_cast<Index>(B.global_cols()));
-    for (int k = requests.from[r]; k < requests.from[r + 1]; ++k) {
-      const auto i = static_cast<Index>(requests.received[static_cast<std::size_t>(k)] - B.first_row());
-      plan.sent_rows.push_back(i);
-      for (Offset e = own.row_begin(i); e < own.row_end(i); ++e) {
-        rows.col.push_back(static_cast<Index>(B.global_column(own.col[e])));
-        rows.val.push_back(own.val[e]);
-      }
-      rows.row_ptr[static_cast<std::size_t>(k - requests.from[r]) + 1] = static_cast<Offset>(rows.col.size());
-    }
-    plan.send_counts.push_back(mpi_count(rows.nnz(), kPlanned));
-    blocks.push_back(std::move(rows));
-  }
-  return blocks;
-}
-
 }  // namespace
 
 template <class V>
 std::uint64_t RowFetchPlan<V>::bytes() const {
-  return sizeof(Index) * sent_rows.size() + sizeof(int) * (sent_from.size() + send_counts.size() + receive_counts.size()) +
+  return sizeof(Index) * sent_rows.size() + sizeof(int) * (send_counts.size() + receive_counts.size()) +
          rows.bytes();
 }
 
@@ -146,11 +126,14 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
   const BlockPartition rows_of_B(A.global_cols(), comm.size());  // as rowwise_multiply_local fetches
   const OwnerRequests requests = ask_owners(comm, A.ghost_columns(), rows_of_B);
   RowFetchPlan<V> plan;
-  plan.sent_from = requests.from;
   // The fetched rows once, as the product fetched them (their values too).
   std::vector<CsrMatrix<V>> fetched;
   bytes += sizeof(std::int64_t) * A.ghost_columns().size();
-  bytes += all_to_all_blocks(asked_rows(B, requests, plan), fetched, comm.get());
+  const auto global = [&B](Index j) { return static_cast<Index>(B.global_column(j)); };
+  std::vector<CsrMatrix<V>> asked = asked_rows(B.local(), B.first_row(), requests, static_cast<Index>(B.global_cols()),
+                                               global, &plan.sent_rows);
+  for (const CsrMatrix<V>& block : asked) plan.send_counts.push_back(mpi_count(block.nnz(), kPlanned));
+  bytes += all_to_all_blocks(asked, fetched, comm.get());
   for (const CsrMatrix<V>& block : fetched) plan.receive_counts.push_back(mpi_count(block.nnz(), kPlanned));
   if (plan.receive_counts.size() != static_cast<std::size_t>(comm.size()))
     abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +
@@ -199,7 +182,6 @@ CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const Distr
                                       const RowFetchPlan<V>& plan, const DistributedMatrix<V>& layout,
                                       SpgemmStats& stats) {
   const Communicator& comm = A.communicator();
-  const auto ranks = static_cast<std::size_t>(comm.size());
   Timer timer;
   // B's values in the plan's row order: this rank's rows as they are, then the fetched rows' from their owners.
   const CsrMatrix<V>& own = B.local();
@@ -208,15 +190,10 @@ CsrMatrix<V> rowwise_multiply_planned(const DistributedMatrix<V>& A, const Distr
     abort_every_rank("rowwise product plan: B is not on the pattern the plan was made for");
   const std::vector<int> send_at = mpi_displacements(plan.send_counts, kPlanned);
   const std::vector<int> receive_at = mpi_displacements(plan.receive_counts, kPlanned);
-  std::vector<V> send;
-  std::uint64_t bytes = 0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    for (int k = plan.sent_from[r]; k < plan.sent_from[r + 1]; ++k) {
-      const Index i = plan.sent_rows[static_cast<std::size_t>(k)];
-      send.insert(send.end(), own.val.begin() + own.row_begin(i), own.val.begin() + own.row_end(i));
-    }
-    if (static_cast<int>(r) != comm.rank()) bytes += sizeof(V) * static_cast<std::uint64_t>(plan.send_counts[r]);
-  }
+  std::vector<V> send;  // sent_rows lists each rank's rows in turn
+  send.reserve(static_cast<std::size_t>(send_at.back() + plan.send_counts.back()));
+  for (Index i : plan.sent_rows) send.insert(send.end(), own.val.begin() + own.row_begin(i), own.val.begin() + own.row_end(i));
+  const std::uint64_t bytes = bytes_to_other_ranks(plan.send_counts, comm.rank(), sizeof(V));
   Array<V> values(static_cast<std::size_t>(own.nnz() + receive_at.back() + plan.receive_counts.back()));
   std::copy(own.val.begin(), own.val.end(), values.begin());
   MPI_Alltoallv(send.data(), plan.send_counts.data(), send_at.data(), mpi_type<V>(), values.data() + own.nnz(),

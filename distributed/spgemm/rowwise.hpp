@@ -38,8 +38,7 @@ CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>
 // gustavson forms), and C takes its kept layout (ghosts, halo plan) instead of building it anew.
 template <class V>
 struct RowFetchPlan {
-  std::vector<Index> sent_rows;                  // this rank's rows of B that the ranks fetch, by rank:
-  std::vector<int> sent_from;                    // rank r's in sent_rows[sent_from[r], sent_from[r + 1])
+  std::vector<Index> sent_rows;                  // this rank's rows of B that the ranks fetch, rank by rank
   std::vector<int> send_counts, receive_counts;  // B's values to and from each rank
   // No values: B's own rows, then the fetched ones (a row of B that no row of A reads has its columns at 0:
   // C need not have them).
