@@ -634,12 +634,13 @@ class SolverOn final : public Solver::Impl {
     return "";
   }
 
-  // "what: entry i is nan" for a vector's first entry that is not finite (counted from 1), or "".
+  // "what: entry i (counted from 0) is nan" for a vector's first entry that is not finite, or "": the
+  // library's vectors are arrays, indexed from 0 by its callers (C++, numpy).
   static std::string non_finite_problem(const Vector<double>& v, const std::string& what) {
     const auto n = static_cast<std::int64_t>(v.size());
     const std::int64_t bad = first_index_where(n, [&](std::int64_t i) { return !std::isfinite(v[i]); });
     if (bad == n) return "";
-    return what + ": entry " + std::to_string(bad + 1) + " is " + format_number(v[bad]);
+    return what + ": entry " + std::to_string(bad) + " (counted from 0) is " + format_number(v[bad]);
   }
 
   // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond

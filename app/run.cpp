@@ -47,7 +47,7 @@ void check_mouse_view(const Config& config, const std::string& key, const std::s
                      "and rebuild, or leave " + key + " empty)");
   if (std::filesystem::path(path).extension() != extension)
     throw InputError(key + ": use a " + std::string(extension) + " file name, not " + path);
-  require_writable(path, what, kVtkSignature);
+  require_writable(path, what, kVtkMark);
 }
 
 // Fails fast, before any long computation, on output paths that cannot be written.
@@ -64,16 +64,16 @@ void check_outputs(const Config& config) {
   if (config.problem.type == ProblemType::matrix_market)
     inputs.insert(inputs.end(), {config.problem.matrix_market.matrix, config.problem.matrix_market.rhs});
   require_distinct_outputs(outputs, inputs);
-  if (!out.report.empty()) require_writable(out.report, "report file", kReportSignature);
+  if (!out.report.empty()) require_writable(out.report, "report file", kReportMark);
   if (!out.solution.empty()) {
     if (config.problem.type == ProblemType::mouse)
       throw InputError("output.solution: a mouse problem has one fluence per source; use output.vtk");
     if (std::filesystem::path(out.solution).extension() == ".gz")
       throw InputError("output.solution: " + out.solution + " would not be compressed: the solution is written as "
                        "plain Matrix Market text (name it .mtx)");
-    require_writable(out.solution, "solution file", kSolutionSignature);
+    require_writable(out.solution, "solution file", kSolutionMark);
   }
-  if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file", kSpgemmCsvSignature);
+  if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file", kSpgemmCsvMark);
   if (!out.vtk.empty()) {
     if (!vtk_available())
       throw InputError("output.vtk: built without VTK, so no .vti file can be written (install libvtk9-dev and "
@@ -84,7 +84,7 @@ void check_outputs(const Config& config) {
     if (std::filesystem::path(out.vtk).extension() != ".vti")
       throw InputError("output.vtk: grid problems are written as VTK image data; use a .vti file name, not " +
                        out.vtk);
-    require_writable(out.vtk, "VTK file", kVtkSignature);
+    require_writable(out.vtk, "VTK file", kVtkMark);
   }
   check_mouse_view(config, "output.skin", out.skin, ".vtp", "skin surface file");
   check_mouse_view(config, "output.camera", out.camera, ".vti", "camera image file");
@@ -367,7 +367,6 @@ namespace {
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
 std::string why_not_converged(const SolveResult& s, const Config& config) {
   const SolverType type = config.solver.type;
-  if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
   // The stationary iteration's residual grows where the V-cycle, a poor stand-alone iteration (its smoothers'
   // parameters), amplifies some error: that says nothing about A.
   if (type == SolverType::amg && s.relative_residual > 1 && s.iterations >= 10)
@@ -379,6 +378,8 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
   if (s.relative_residual > 1 && s.iterations >= 10)
     return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
            "outside its range, or too ill-conditioned for this tolerance";
+  // Asked after the above: a residual that stagnates above b's is not a tolerance set too small.
+  if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
   // Slow but steady: what helps, cheapest first (README, "When PCG converges slowly").
   if (s.iterations > 0) {
     const std::string stronger = config.amg.smoother.type == SmootherType::chebyshev

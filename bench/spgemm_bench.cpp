@@ -384,7 +384,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (threads > 0) omp_set_num_threads(threads);
-    if (!csv.empty()) require_writable(csv, "CSV file", "matrix,backend,median_seconds,");  // now, not after the measurements
+    if (!csv.empty()) require_writable(csv, "CSV file", {"matrix,backend,median_seconds,", true});  // now, not after the measurements
     std::vector<const SpgemmBackend*> backends;
     for (const std::string& name : backend_names) {  // a name asked for that is not there is an error, not left out
       const SpgemmBackend* b = SpgemmRegistry::instance().find(name);

@@ -211,20 +211,19 @@ void OutputBatch::commit() {
   }
 }
 
-// Whether the file's first kSignatureBytes hold `signature`.
-bool carries_signature(const fs::path& file, std::string_view signature) {
+// Whether the file carries `mark`: starts with it, or holds it within its first kSignatureBytes.
+bool carries_mark(const fs::path& file, OutputMark mark) {
   std::FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) return false;
   std::string head(kSignatureBytes, '\0');
   head.resize(std::fread(head.data(), 1, head.size(), f));
   std::fclose(f);
-  return head.find(signature) != std::string::npos;
+  return mark.leading ? std::string_view(head).starts_with(mark.text) : head.find(mark.text) != std::string::npos;
 }
 
 // An existing regular file an output would replace must be ours: writable, and marked as our output of the
 // kind (where the kind has a mark).
-void require_ours(const fs::path& target, const std::string& path, const std::string& what,
-                  std::string_view signature) {
+void require_ours(const fs::path& target, const std::string& path, const std::string& what, OutputMark mark) {
   std::error_code ec;
   const fs::file_status status = fs::status(target, ec);
   if (ec || !fs::is_regular_file(status)) return;
@@ -232,15 +231,15 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
   if ((status.permissions() & writable) == fs::perms::none)
     throw InputError(what + " " + path + " exists and is read-only: not replaced (make it writable, or choose "
                      "another name)");
-  std::string mark(signature);  // as it reads in a message: one line
-  mark.erase(std::remove(mark.begin(), mark.end(), '\n'), mark.end());
-  if (!signature.empty() && fs::file_size(target, ec) > 0 && !carries_signature(target, signature))
-    throw InputError(what + " " + path + " exists and is not an amgsolve " + what + " (it lacks the mark " +
-                     mark + " that amgsolve writes in it): not replaced (remove it, or choose " +
-                     "another name)");
+  if (mark.text.empty() || fs::file_size(target, ec) == 0 || carries_mark(target, mark)) return;
+  std::string shown(mark.text);  // as it reads in a message: one line
+  shown.erase(std::remove(shown.begin(), shown.end(), '\n'), shown.end());
+  throw InputError(what + " " + path + " exists and is not an amgsolve " + what + " (it " +
+                   (mark.leading ? "does not start with " : "lacks ") + "the mark " + shown +
+                   " that amgsolve writes in it): not replaced (remove it, or choose another name)");
 }
 
-void require_writable(const std::string& path, const std::string& what, std::string_view signature) {
+void require_writable(const std::string& path, const std::string& what, OutputMark mark) {
   const fs::path target = follow_links(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw InputError(what + " " + path + " is a directory");
@@ -260,7 +259,7 @@ void require_writable(const std::string& path, const std::string& what, std::str
   }
   ::close(fd);
   ::unlink(probe.c_str());
-  require_ours(target, path, what, signature);
+  require_ours(target, path, what, mark);
 }
 
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/output_mark.hpp"
+
 namespace amgsolve {
 
 // A run that ends by SIGINT, SIGTERM or SIGHUP (where their action was the default: a library user's own
@@ -71,13 +73,13 @@ class OutputBatch {
   bool committed_ = false;
 };
 
+
 // Throws InputError if `path` cannot be written: a missing directory, a directory that takes no new file
 // (no permission, a read-only file system, /proc), a directory as the path, a device that is not writable;
-// or if it would replace a file that is not ours: a read-only one, or (with `signature`, the text each
-// amgsolve output of its kind starts with, within its first kSignatureBytes) a non-empty file without it.
-// Called before long computations so that a bad output path fails in a second, not after the solve.
-void require_writable(const std::string& path, const std::string& what, std::string_view signature = {});
-inline constexpr std::size_t kSignatureBytes = 4096;
+// or if it would replace a file that is not ours: a read-only one, or (with a `mark`) a non-empty file
+// without it. Called before long computations so that a bad output path fails in a second, not after the
+// solve.
+void require_writable(const std::string& path, const std::string& what, OutputMark mark = {});
 
 // Throws InputError if two of `outputs` ((what, path) pairs) are the same file, or one of them is one of
 // `inputs` (the files the run reads). Devices such as /dev/null may be given to several outputs.

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -470,7 +472,7 @@ class Reader final : public KeyReader {
     if (!decimal_integer(node, v, beyond)) return false;
     if (beyond != 0) {
       check_bounds(path, node, spec, beyond * HUGE_VAL);
-      fail(path, node, "does not fit in 64 bits, got " + show(node));
+      fail(path, node, "must be at most 9223372036854775807 (2^63 - 1, integers are read as signed 64-bit), got " + show(node));
     }
     return true;
   }
@@ -498,7 +500,21 @@ class Reader final : public KeyReader {
   std::string type_;
 };
 
-Config read(const Document& doc, int ranks = 1) {
+// The input files the config names can be opened: a missing one is said with its key and line now, not by
+// the reader of the file after the work before it.
+void require_readable_inputs(const Reader& reader, const std::string& type) {
+  for (const KeySpec& k : config_schema()) {
+    if (!k.input || !(k.problem_type.empty() || k.problem_type == type) || !reader.is_set(k.path)) continue;
+    const std::string file = reader.input_path(k.path);
+    if (file.empty()) continue;
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) reader.fail_at(k.path, k.path + " " + file + " is a directory");
+    if (std::ifstream(file).fail())
+      reader.fail_at(k.path, k.path + " " + file + " cannot be read (" + std::strerror(errno) + ")");
+  }
+}
+
+Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
   const std::string type = pre.text("problem.type");
@@ -513,17 +529,27 @@ Config read(const Document& doc, int ranks = 1) {
     if (applies && k.read && reader.is_set(k.path)) k.read(reader, c);
   }
   check_config(reader, c);
+  if (inputs_on_disk) require_readable_inputs(reader, type);
   return c;
+}
+
+}  // namespace
+
+namespace {
+
+Config read_text(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
+                 const std::string& base_folder, int ranks, bool inputs_on_disk) {
+  Document doc(yaml_text, name);
+  doc.set_base_folder(base_folder);
+  for (const std::string& o : overrides) doc.apply_override(o);
+  return read(doc, ranks, inputs_on_disk);
 }
 
 }  // namespace
 
 Config parse_config(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
                     const std::string& base_folder, int ranks) {
-  Document doc(yaml_text, name);
-  doc.set_base_folder(base_folder);
-  for (const std::string& o : overrides) doc.apply_override(o);
-  return read(doc, ranks);
+  return read_text(yaml_text, name, overrides, base_folder, ranks, /*inputs_on_disk=*/false);
 }
 
 Config parse_solver_settings(const std::vector<std::string>& assignments, const std::string& label) {
@@ -555,7 +581,8 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
-  return parse_config(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks);
+  return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
+                   /*inputs_on_disk=*/true);
 }
 
 }  // namespace amgsolve

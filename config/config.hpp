@@ -50,12 +50,12 @@ struct Config {
 
 // overrides: "key.path=value" strings from --set, applied in order after the file is read. Relative input
 // paths (problem.matrix, problem.rhs) are resolved from the config file's folder; those given with --set
-// from the working directory.
+// from the working directory. An input file that cannot be read is an error naming its key and line.
 // ranks: the MPI ranks the run has (Config::ranks).
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {}, int ranks = 1);
 
 // Same, from YAML text (tests); `name` is used in messages in place of a file name, and relative input
-// paths in the text are resolved from base_folder (empty: the working directory).
+// paths in the text are resolved from base_folder (empty: the working directory), not opened.
 Config parse_config(const std::string& yaml_text, const std::string& name,
                     const std::vector<std::string>& overrides = {}, const std::string& base_folder = "",
                     int ranks = 1);

@@ -100,6 +100,7 @@ template <class Access>
 KeySpec input_file(std::string path, Access field, std::string doc) {
   KeySpec k = file(path, field, std::move(doc));
   k.read = [field, path](const KeyReader& r, Config& c) { field(c) = r.input_path(path); };
+  k.input = true;
   return k;
 }
 
@@ -444,8 +445,8 @@ std::vector<KeySpec> amg_keys() {
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
                      "anisotropic problems with epsilon below about 0.04.")),
       bounded(integer("amg.seed", FIELD(amg.seed),
-                      "Seed of the hash that orders MIS-2 candidates. The hierarchy depends only on the matrix and "
-                      "this seed (not on the thread count)."),
+                      "Seed of the hash that orders MIS-2 candidates, 0 to 2^63 - 1. The hierarchy depends only on "
+                      "the matrix and this seed (not on the thread count)."),
               0, std::nullopt),
       library_bounded(number("amg.prolongator_damping", FIELD(amg.prolongator_damping),
                      "P = (I - omega D^-1 A_f) T with omega = prolongator_damping / rho(D^-1 A_f); 4/3 is the "
@@ -715,6 +716,13 @@ void check_config(const KeyReader& r, Config& c) {
       !problem.empty())
     r.fail_at(post_given ? "amg.smoother.post_steps" : "amg.smoother.pre_steps", problem);
   check_vtk_sources_listed_once(r, c.output.vtk_sources);
+  // Keys that would do nothing here are refused, as output.skin is for a problem without a skin.
+  if (!c.output.vtk_sources.empty() && c.problem.type != ProblemType::mouse)
+    r.fail_at("output.vtk_sources", "output.vtk_sources: only a mouse problem has sources to choose from");
+  const bool time_steps = c.problem.type == ProblemType::poisson && c.problem.poisson.steps > 1;
+  if (c.initial_guess == InitialGuess::previous_step && !time_steps)
+    r.fail_at("solver.initial_guess", "solver.initial_guess previous_step starts each time step from the step "
+                                      "before's solution: it needs problem.steps above 1 (a poisson problem)");
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
 }

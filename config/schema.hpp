@@ -51,6 +51,7 @@ struct KeySpec {
   std::size_t list_min = 0, list_max = 0;  // entry count for lists
   std::string problem_type;   // non-empty: the key exists only for this problem.type
   std::string replaced_by;    // non-empty: a retired key, an error that names its replacement
+  bool input = false;         // a file the run reads (load_config checks that it can be read)
   // Sets the Config field from the document; called only for keys the document sets.
   std::function<void(const KeyReader&, Config&)> read;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "amgsolve/solver.hpp"
+#include "common/output_mark.hpp"
 #include "solver/solve_result.hpp"
 #include "spgemm/comparison.hpp"
 
@@ -110,9 +111,10 @@ struct RunRecord {
 nlohmann::json report_json(const RunRecord& run);
 
 // What a report and a comparison CSV written by amgsolve start with (the report's first key, "amgsolve", holds
-// the program's version): require_writable replaces no file without it.
-inline constexpr const char* kReportSignature = "\"amgsolve\":";
-inline constexpr const char* kSpgemmCsvSignature = "level,product,backend,seconds,";
+// the program's version; nlohmann's dump(2) writes the keys sorted, so it comes first): require_writable
+// replaces no file that does not start so.
+inline constexpr OutputMark kReportMark{"{\n  \"amgsolve\":", true};
+inline constexpr OutputMark kSpgemmCsvMark{"level,product,backend,seconds,", true};
 
 // Written atomically: the file appears complete or not at all.
 void write_report(const std::string& path, const RunRecord& run);

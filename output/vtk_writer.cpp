@@ -54,7 +54,7 @@ void write_xml(const std::string& path, vtkDataObject* data) {
   vtkObject::GlobalWarningDisplayOff();
   vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_OFF);
   AtomicFile target(path);
-  vtkNew<vtkStringArray> mark;  // kVtkSignature
+  vtkNew<vtkStringArray> mark;  // kVtkMark
   mark->SetName("amgsolve");
   mark->InsertNextValue("written by amgsolve");
   data->GetFieldData()->AddArray(mark);

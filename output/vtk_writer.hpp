@@ -8,13 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "common/output_mark.hpp"
 #include "problems/problem.hpp"
 
 namespace amgsolve {
 
 // Every VTK file amgsolve writes carries a field-data array of this name (what require_writable looks for
 // before it replaces a file).
-inline constexpr const char* kVtkSignature = "Name=\"amgsolve\"";
+inline constexpr OutputMark kVtkMark{"Name=\"amgsolve\""};
 
 // False in a build without VTK (libvtk9-dev was not found): the writers below then throw, and the
 // application refuses output.vtk before any long work.

@@ -472,7 +472,8 @@ void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bo
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x) {
   AtomicFile target(path);
   OutFile out(target);
-  std::fprintf(out.f, "%%%%MatrixMarket matrix array real general%s\n%zu 1\n", kSolutionSignature, x.size());
+  std::fprintf(out.f, "%.*s\n%zu 1\n", static_cast<int>(kSolutionMark.text.size()), kSolutionMark.text.data(),
+               x.size());
   for (double v : x) std::fprintf(out.f, "%.17g\n", v);
   out.close(target);
   target.commit();

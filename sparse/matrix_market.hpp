@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/output_mark.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -68,8 +69,8 @@ Vector<double> parse_matrix_market_vector(std::string_view text, const std::stri
 // Writes A as "coordinate real general" (or the lower triangle as "symmetric" when asked).
 void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric = false);
 
-// Writes x as an n x 1 "array real general" file, with the comment kSolutionSignature below the banner.
-inline constexpr const char* kSolutionSignature = "\n% written by amgsolve";
+// Writes x as an n x 1 "array real general" file, with the comment kSolutionMark below the banner.
+inline constexpr OutputMark kSolutionMark{"%%MatrixMarket matrix array real general\n% written by amgsolve", true};
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x);
 
 }  // namespace amgsolve

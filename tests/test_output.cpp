@@ -107,7 +107,7 @@ TEST(AtomicFile, AnAnonymousPipeReceivesTheData) {
     char buffer[256];
     for (ssize_t n; (n = ::read(ends[0], buffer, sizeof buffer)) > 0;) received.append(buffer, static_cast<std::size_t>(n));
   });
-  EXPECT_NO_THROW(require_writable(path, "report file", ""));
+  EXPECT_NO_THROW(require_writable(path, "report file", OutputMark{}));
   EXPECT_NO_THROW(write_through(path, "through an anonymous pipe"));  // the reader is joined either way
   ::close(ends[1]);
   reader.join();
@@ -154,11 +154,17 @@ TEST(AtomicFile, RequireWritableTriesTheDirectory) {
 // empty one, or a new one; never a read-only file or another program's. A file it replaces keeps its mode.
 TEST(AtomicFile, AnOutputReplacesOnlyWhatIsOurs) {
   test::ScratchDir dir;
-  const std::string signature = "\"amgsolve\":";
+  const OutputMark signature{"{\n  \"amgsolve\":", true};
   const std::string ours = dir.file("ours.json"), theirs = dir.file("theirs.json"), empty = dir.file("empty.json");
   write_through(ours, "{\n  \"amgsolve\": \"amgsolve 0.1.0\",\n  \"x\": 1\n}\n");
   write_through(theirs, "{\"results\": [1, 2, 3]}\n");
   write_through(empty, "");
+  // A file that merely names amgsolve, as a project's package.json would, is not a report amgsolve wrote.
+  const std::string mentions = dir.file("package.json");
+  write_through(mentions, "{\n  \"name\": \"project\",\n  \"dependencies\": {\n  \"amgsolve\": \"^0.1\"}}\n");
+  EXPECT_THROW(require_writable(mentions, "report file", signature), InputError);
+  // A mark that may lie anywhere in the file's head (a VTK file's field name) is found there.
+  EXPECT_NO_THROW(require_writable(mentions, "report file", OutputMark{"\"dependencies\""}));
   EXPECT_NO_THROW(require_writable(ours, "report file", signature));
   EXPECT_NO_THROW(require_writable(empty, "report file", signature));
   EXPECT_NO_THROW(require_writable(dir.file("new.json"), "report file", signature));

@@ -554,10 +554,10 @@ TEST(Library, VectorsThatAreNotFiniteAreRefusedByEntry) {
     }
     return std::string("taken");
   };
-  EXPECT_EQ(refusal([&] { solver.solve(b, x); }), "right-hand side: entry 4 is nan");
+  EXPECT_EQ(refusal([&] { solver.solve(b, x); }), "right-hand side: entry 3 (counted from 0) is nan");
   b[3] = 1.0;
   b[9] = -INFINITY;
-  EXPECT_EQ(refusal([&] { solver.precondition(b, z); }), "preconditioned vector: entry 10 is -inf");
+  EXPECT_EQ(refusal([&] { solver.precondition(b, z); }), "preconditioned vector: entry 9 (counted from 0) is -inf");
 }
 
 // A solution whose entries fall below double's range when scaled back to b's scale loses them: the x
@@ -597,7 +597,7 @@ TEST(Library, AnInitialGuessThatCannotStartIsRefused) {
   EXPECT_EQ(message(Vector<double>(5, 0.0), b), "initial guess has 5 entries, the matrix 512 rows");
   Vector<double> with_nan(b.size(), 0.0);
   with_nan[7] = std::nan("");
-  EXPECT_EQ(message(with_nan, b), "initial guess: entry 8 is nan");
+  EXPECT_EQ(message(with_nan, b), "initial guess: entry 7 (counted from 0) is nan");
   Vector<double> tiny_b = b;
   for (double& v : tiny_b) v = 1e-300;
   EXPECT_NE(message(Vector<double>(b.size(), 1e10), tiny_b).find("beyond double's range"), std::string::npos);

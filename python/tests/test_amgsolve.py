@@ -373,6 +373,17 @@ def test_vectors_and_counts_are_checked_in_one_line():
     assert solver.solve(b, maxiter=50.0)[1]["converged"]
     with pytest.raises(amgsolve.InputError, match="maxiter must be a whole number, got 2.5"):
         solver.solve(b, maxiter=2.5)
+    # The parameters take whole numbers written as floats alike; a fraction stays the YAML reader's error.
+    as_floats = amgsolve.Solver(poisson(6), amg={"coarse_size": 50.0}, solver={"max_iterations": 1e3})
+    np.testing.assert_array_equal(as_floats.solve(b)[0],
+                                  amgsolve.Solver(poisson(6), amg={"coarse_size": 50}).solve(b)[0])
+    with pytest.raises(amgsolve.InputError, match="amg.coarse_size"):
+        amgsolve.Solver(poisson(6), amg={"coarse_size": 50.5})
+    # The library's messages count a vector's entries from 0, as numpy does, and say so.
+    with_nan = b.copy()
+    with_nan[3] = np.nan
+    with pytest.raises(amgsolve.InputError, match=r"right-hand side: entry 3 \(counted from 0\) is nan"):
+        solver.solve(with_nan)
 
 
 def test_every_malformed_argument_is_one_input_error():
