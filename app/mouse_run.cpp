@@ -207,9 +207,9 @@ MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
     describe_distributed_matrix(m.excitation.A, m.domain.unknowns(), record);
   else
     describe_matrix(m.excitation.A, record);
-  progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s\n",
+  progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s%s\n",
            record.problem_description.c_str(), record.rows, static_cast<long long>(record.nnz),
-           record.problem_seconds);
+           record.problem_seconds, m.by_rows ? " (each rank its rows)" : "");
   record.mouse = describe_model(params, m);
   print_model(*record.mouse);
   return m;
@@ -235,12 +235,17 @@ std::vector<SolveResult> summarise_solves(RunRecord& record) {
     solves.push_back(s.excitation);
     if (s.emission) solves.push_back(*s.emission);
   }
-  for (const SolveResult& s : solves) solve_seconds += s.seconds;
+  CommunicationStats communication;
+  for (const SolveResult& s : solves) {
+    solve_seconds += s.seconds;
+    communication = communication + s.communication;
+  }
   record.solve = record.sources.front().excitation;
   record.peak_memory_bytes = peak_resident_bytes();
   const double setup = record.setup.seconds + (record.emission_setup ? record.emission_setup->seconds : 0.0);
   progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
            solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
+  record_rank_loads(communication, "the solves'", record);
   return solves;
 }
 
@@ -271,6 +276,7 @@ void write_mouse_outputs(const Config& config, const MouseProblem& m, const Arra
                         std::to_string(m.domain.size[1]) + " pixels, radiance per source) written to " + out.camera);
     }
   }
+  write_comparison_if_asked(out, record, written);
   if (!out.report.empty()) {
     write_report(out.report, record);
     written.push_back("report written to " + out.report);

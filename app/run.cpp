@@ -159,12 +159,7 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
     write_vti(out.vtk, *problem.grid, scalars, integers);
     written.push_back("VTK image data written to " + out.vtk);
   }
-  // Asked for, the comparison is written even without rows (a one-level hierarchy forms no product), so
-  // that its file says so rather than being missing.
-  if (!out.spgemm_csv.empty() && (record.spgemm_compared || !record.spgemm_comparison.empty())) {
-    write_spgemm_comparison_csv(out.spgemm_csv, record.spgemm_comparison);
-    written.push_back("SpGEMM comparison written to " + out.spgemm_csv);
-  }
+  write_comparison_if_asked(out, record, written);
   if (!out.report.empty()) {
     write_report(out.report, record);
     written.push_back("report written to " + out.report);
@@ -421,6 +416,34 @@ std::unique_ptr<AmgSolver> AmgSolver::create(const Config& config, RowBlock bloc
   return std::make_unique<PrintingSolver>(config, std::move(block), compare_spgemm, setup, comparison);
 }
 
+void write_comparison_if_asked(const OutputParams& out, const RunRecord& record, std::vector<std::string>& written) {
+  // Asked for, the comparison is written even without rows (a one-level hierarchy forms no product), so
+  // that its file says so rather than being missing.
+  if (out.spgemm_csv.empty() || !(record.spgemm_compared || !record.spgemm_comparison.empty())) return;
+  write_spgemm_comparison_csv(out.spgemm_csv, record.spgemm_comparison);
+  written.push_back("SpGEMM comparison written to " + out.spgemm_csv);
+}
+
+void record_rank_loads(const CommunicationStats& solves, const char* what, RunRecord& record) {
+  record.rank_loads = gather_rank_loads({record.setup.local_rows, solves, record.setup.communication});
+  if (record.rank_loads.empty()) return;
+  Index least = record.rows, most = 0;
+  std::uint64_t bytes = 0, messages = 0, setup_bytes = 0;
+  double halo_wait = 0, reduction_wait = 0;
+  for (const RankLoad& r : record.rank_loads) {
+    least = std::min(least, r.rows), most = std::max(most, r.rows);
+    setup_bytes += r.setup_communication.halo_bytes + r.setup_communication.gathered_bytes;
+    bytes += r.communication.halo_bytes, messages += r.communication.halo_messages;
+    halo_wait = std::max(halo_wait, r.communication.halo_wait_seconds);
+    reduction_wait = std::max(reduction_wait, r.communication.reduction_seconds);
+  }
+  progress("ranks: %d, rows per rank %d to %d; the setup sent %s; %s halo exchanges (%s) sent %s in %llu "
+           "messages, %llu global sums; waiting at most %.3f s for halos, %.3f s for sums\n",
+           record.ranks, least, most, format_bytes(setup_bytes).c_str(), what, to_string(record.setup.halo_exchange),
+           format_bytes(bytes).c_str(), static_cast<unsigned long long>(messages),
+           static_cast<unsigned long long>(solves.reductions), halo_wait, reduction_wait);
+}
+
 void print_backends() {
   std::printf("%-12s %-7s %-10s %s\n", "spgemm", "backend", "available", "description");
   for (const SpgemmBackend* b : SpgemmRegistry::instance().all()) {
@@ -441,28 +464,6 @@ std::string parallelism(int threads) {
                    : std::to_string(threads) + " threads";
 }
 
-// Each rank's rows and communication, gathered on rank 0 and summarised there.
-void record_rank_loads(const SolveResult& s, RunRecord& record) {
-  record.rank_loads = gather_rank_loads({record.setup.local_rows, s.communication, record.setup.communication});
-  if (record.rank_loads.empty()) return;
-  Index least = record.rows, most = 0;
-  std::uint64_t bytes = 0, messages = 0, setup_bytes = 0;
-  double halo_wait = 0, reduction_wait = 0;
-  for (const RankLoad& r : record.rank_loads) {
-    least = std::min(least, r.rows), most = std::max(most, r.rows);
-    setup_bytes += r.setup_communication.halo_bytes + r.setup_communication.gathered_bytes;
-    bytes += r.communication.halo_bytes, messages += r.communication.halo_messages;
-    halo_wait = std::max(halo_wait, r.communication.halo_wait_seconds);
-    reduction_wait = std::max(reduction_wait, r.communication.reduction_seconds);
-  }
-  progress("ranks: %d, rows per rank %d to %d; the setup sent %s; the solve's halo exchanges (%s) sent %s in %llu "
-           "messages, %llu global sums; waiting at most %.3f s for halos, %.3f s for sums\n",
-           record.ranks, least, most, format_bytes(setup_bytes).c_str(), to_string(record.setup.halo_exchange),
-           format_bytes(bytes).c_str(),
-           static_cast<unsigned long long>(messages),
-           static_cast<unsigned long long>(s.communication.reductions), halo_wait, reduction_wait);
-}
-
 // The configuration with the command line's overrides, validated as it is read: keys, values, the backend
 // (resolved here, once) and its SpGEMM backend. Every rank reads it; rank 0 writes the outputs, so it checks
 // them.
@@ -476,6 +477,15 @@ Config load_run_config(const RunOptions& options) {
     if (options.vtk) config.output.vtk = *options.vtk;
     if (Ranks::prints()) check_outputs(config);
   });
+  if (Ranks::size() > 1) {  // each half of the hash compared: the ranks' reductions take signed 64 bits
+    const auto high = static_cast<std::int64_t>(config.fingerprint >> 32), low = static_cast<std::int64_t>(config.fingerprint & 0xffffffffu);
+    const bool alike = Ranks::max(high) == -Ranks::max(-high) && Ranks::max(low) == -Ranks::max(-low);
+    collectively([&] {
+      if (!alike)
+        throw InputError("the ranks were started with different settings (another config file, or other --set "
+                         "options, on some rank): start every rank with the same ones");
+    });
+  }
   return config;
 }
 
@@ -565,7 +575,7 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 
   const SolveResult& s = record.solve;
   print_solve_summary(s);
-  record_rank_loads(s, record);
+  record_rank_loads(s.communication, "the solve's", record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
   if (record.steps.empty()) {
     progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,

@@ -1,5 +1,6 @@
 #pragma once
 // Pieces of the application shared by the problem families' run paths (run.cpp, mouse_run.cpp).
+#include <string>
 #include <vector>
 
 #include "app/amg_solver.hpp"
@@ -17,6 +18,13 @@ bool assembling_by_rows(const Config& config);
 
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");
+
+// Each rank's rows and communication (`solves`: this rank's in the solves, `what` names them: "the solve's"),
+// gathered on rank 0 into the record and summarised in a line. Collective; nothing on one process.
+void record_rank_loads(const CommunicationStats& solves, const char* what, RunRecord& record);
+
+// output.spgemm_csv, where the run compared the SpGEMM backends; its line for the list of written files.
+void write_comparison_if_asked(const OutputParams& out, const RunRecord& record, std::vector<std::string>& written);
 
 // kExitOk, or kExitNotConverged with a message on stderr when any of the solves did not converge.
 int exit_status(const Config& config, const std::vector<SolveResult>& solves);

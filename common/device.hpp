@@ -40,6 +40,11 @@ struct CommunicationStats {
   std::uint64_t reductions = 0;                     // global sums
   std::uint64_t gathered_bytes = 0;                 // whole vectors gathered (the coarsest solve, the result)
   double halo_wait_seconds = 0, reduction_seconds = 0, gather_seconds = 0;
+  CommunicationStats operator+(const CommunicationStats& b) const {
+    return {halo_bytes + b.halo_bytes, halo_messages + b.halo_messages, reductions + b.reductions,
+            gathered_bytes + b.gathered_bytes, halo_wait_seconds + b.halo_wait_seconds,
+            reduction_seconds + b.reduction_seconds, gather_seconds + b.gather_seconds};
+  }
   CommunicationStats operator-(const CommunicationStats& b) const {
     return {halo_bytes - b.halo_bytes, halo_messages - b.halo_messages, reductions - b.reductions,
             gathered_bytes - b.gathered_bytes, halo_wait_seconds - b.halo_wait_seconds,

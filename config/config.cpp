@@ -523,6 +523,7 @@ Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
 
   Config c;
   c.source = doc.name();
+  c.fingerprint = std::hash<std::string>{}(YAML::Dump(doc.root()));
   c.ranks = ranks;
   for (const KeySpec& k : config_schema()) {
     const bool applies = k.problem_type.empty() || k.problem_type == type;

@@ -2,6 +2,7 @@
 // The typed configuration of one run, read from YAML with command-line overrides and validated
 // against config/schema.cpp, where every key is declared once. Errors are InputError with
 // "file:line: key: problem" messages.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ constexpr const auto& names_of(InitialGuess) { return kInitialGuessNames; }
 
 struct Config {
   std::string source;    // the config file
+  // A hash of the document as read, the --set overrides applied: ranks started alike have the same one (a
+  // rank with other settings would build another hierarchy and wait in other collectives).
+  std::uint64_t fingerprint = 0;
   // Where the setup and the solve run. The default stays the CPU until the GPU code has passed on a device
   // (issue #26); `backend` holds what the choice resolved to (resolve_backend, once, at load).
   BackendChoice backend_choice = BackendChoice::cpu;

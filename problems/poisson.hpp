@@ -30,7 +30,7 @@ namespace amgsolve {
 enum class Stencil { p5, p9, p7, p27 };
 enum class PoissonRhs {
   ones,          // b = 1
-  manufactured,  // b = A u* for u*(x,y,z) = sin(pi x) sin(2 pi y) sin(3 pi z): the exact solution is known
+  manufactured,  // b = A u* for u* = x(1-x) y(1-y) z(1-z) e^(x+2y+3z) (no eigenvector of A): the solution is known
 };
 
 enum class Coefficient { constant, checkerboard };

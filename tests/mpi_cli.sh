@@ -216,5 +216,16 @@ if many; then
     check_error "backend cuda without a GPU" "the cuda backend needs a GPU" "$config" --set backend=cuda
   fi
   check_error "a GPU SpGEMM backend for the ranks' setup" "cusparse" "$config" --set amg.spgemm=cusparse
+  # Ranks started with other settings (mpirun's colon form) would build other hierarchies and wait in other
+  # collectives: refused before any work, not a hang.
+  if [ "$ranks" -gt 1 ]; then
+    "$mpirun" --oversubscribe --bind-to none -np 1 "$amgsolve" "$config" --quiet --report "" : \
+      -np $((ranks - 1)) "$amgsolve" "$config" --quiet --report "" --set amg.smoother.degree=3 \
+      >"$work/out.txt" 2>"$work/err.txt"
+    status=$?
+    [ "$status" -eq 1 ] || fail "ranks with other settings: exit $status, expected 1"
+    grep -q "the ranks were started with different settings" "$work/err.txt" ||
+      fail "ranks with other settings: not said: $(cat "$work/err.txt")"
+  fi
 fi
 exit $failed

@@ -30,9 +30,12 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
-// The report's `choice` of a product by rows: what multiplied locally.
-std::string rowwise_choice(const std::string& local, const Communicator& comm) {
-  return local + " locally, rows fetched, on " + std::to_string(comm.size()) + " ranks";
+// The report's `choice` of a product by rows: what multiplied locally, on how many of the ranks (a small
+// level's rows lie on the first ranks only). Collective.
+std::string rowwise_choice(const std::string& local, const Communicator& comm, Index rows_here) {
+  const std::int64_t holding = comm.sum(std::int64_t{rows_here > 0 ? 1 : 0});
+  const std::string of = holding < comm.size() ? std::to_string(holding) + " of " : "";
+  return local + " locally, rows fetched, on " + of + std::to_string(comm.size()) + " ranks";
 }
 
 // The end of a product by rows: this rank's bytes counted, the phases reduced over the ranks, the totals.
@@ -275,7 +278,7 @@ CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, c
     const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
     C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats);
     names = kRowwisePhases;
-    stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm);
+    stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm, A.rows);
   }
   end_of_rows_product(names, timer, C, stats, comm);
   return C;
@@ -287,7 +290,7 @@ DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>& A, const Dis
   const Communicator& comm = A.communicator();
   Timer timer;
   CsrMatrix<V> C = rowwise_multiply_planned(A, B, *pattern.fetch, *pattern.layout, stats);
-  stats.choice = rowwise_choice(kNumericPhaseChoice, comm);
+  stats.choice = rowwise_choice(kNumericPhaseChoice, comm, A.rows);
   end_of_rows_product(kRowwisePhases, timer, C, stats, comm);
   return DistributedMatrix<V>(*pattern.layout, std::move(C));
 }

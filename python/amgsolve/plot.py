@@ -104,28 +104,53 @@ def read_bench_csv(path: str) -> list[dict]:
 
 
 def convergence_curves(report: dict) -> list[tuple[str, list[float]]]:
-    """(name, history) of every solve in the report: the sources of a mouse run, or the one solve."""
+    """(name, history) of every solve in the report: the sources of a mouse run, the time steps of a run
+    with problem.steps, or the one solve."""
     curves = []
     for source in report.get("sources", []):
         for band in ("excitation", "emission"):
             history = source.get(band, {}).get("history")
             if history:
                 curves.append((f"source {source['index']} {band}", history))
+    for step in report.get("steps", []):
+        if step.get("history"):
+            curves.append((f"step {step['step']}", step["history"]))
     if not curves and report["solve"].get("history"):
         curves.append((f"{report['solve'].get('type', 'solve')} ({report['solve'].get('precision', '')})",
                        report["solve"]["history"]))
     return curves
 
 
+# More curves than this get one legend entry per input (each input's curves in one colour) instead of one each.
+MOST_LEGEND_ENTRIES = 16
+
+
+def legend_labels(all_curves: dict[str, list]) -> dict[str, list[str | None]]:
+    """Each curve's legend entry (None: none): one per curve, named by its input where there are several; past
+    MOST_LEGEND_ENTRIES curves, one per input, its curves drawn in its colour."""
+    by_input = sum(len(curves) for curves in all_curves.values()) > MOST_LEGEND_ENTRIES
+    labels = {}
+    for label, curves in all_curves.items():
+        many = len(curves) > 1
+        if by_input:
+            labels[label] = [f"{label} ({len(curves)} solves)" if many else label] + [None] * (len(curves) - 1)
+        else:
+            labels[label] = [f"{label}: {name}" if not many or len(all_curves) > 1 else name for name, _ in curves]
+    return labels
+
+
 def plot_convergence(reports: dict[str, dict], out: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, report in reports.items():
-        curves = convergence_curves(report)
+    all_curves = {label: convergence_curves(report) for label, report in reports.items()}
+    labels = legend_labels(all_curves)
+    by_input = sum(len(curves) for curves in all_curves.values()) > MOST_LEGEND_ENTRIES
+    for index, (label, report) in enumerate(reports.items()):
+        curves = all_curves[label]
         many = len(curves) > 1
-        for name, history in curves:
+        colour = {"color": f"C{index % 10}"} if by_input else {}
+        for (name, history), entry in zip(curves, labels[label]):
             ax.semilogy(range(len(history)), history, marker="" if many else "o", markersize=3,
-                        linewidth=0.8 if many else 1.5, alpha=0.6 if many else 1.0,
-                        label=f"{label}: {name}" if not many or len(reports) > 1 else name)
+                        linewidth=0.8 if many else 1.5, alpha=0.6 if many else 1.0, label=entry, **colour)
         tolerance = report["solve"].get("tolerance")
         if tolerance:
             ax.axhline(tolerance, color="grey", linestyle=":", linewidth=1)
@@ -134,7 +159,7 @@ def plot_convergence(reports: dict[str, dict], out: str) -> str:
     ax.set_title("Convergence")
     ax.grid(True, which="both", alpha=0.3)
     handles, _ = ax.get_legend_handles_labels()
-    if 0 < len(handles) <= 16:
+    if handles:
         ax.legend(fontsize=7)
     return save(fig, out, "convergence.png")
 

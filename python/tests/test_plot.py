@@ -50,6 +50,11 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
     assert curves[0][1] == first["history"] and len(first["history"]) == first["iterations"] + 1
     single = plot.convergence_curves(json.loads(double.read_text()))
     assert len(single) == 1 and single[0][1][-1] <= 1e-8
+    # Past 16 curves (two mouse reports: 32) the legend names each input once, not no curve at all.
+    labels = plot.legend_labels({"a": curves, "b": curves, "double": single})
+    named = [entry for entries in labels.values() for entry in entries if entry]
+    assert named == [f"a ({expected} solves)", f"b ({expected} solves)", "double"]
+    assert len(plot.legend_labels({"mouse": curves})["mouse"]) == expected
     # The setup bars stack each level's phases (timed within the level's seconds), and the coarsest level's
     # factorisation, which has no phases, as a bar of its own.
     levels = json.loads(double.read_text())["setup"]["levels"]
@@ -57,6 +62,16 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
         stacked = sum(plot.phase_seconds(level, phase) for phase in plot.PHASES + [plot.COARSE_FACTOR])
         assert 0 < stacked <= level["seconds"] * (1 + 1e-9), level["level"]
     assert levels[-1]["coarsest"] and plot.phase_seconds(levels[-1], plot.COARSE_FACTOR) == levels[-1]["seconds"]
+
+
+@needs_program
+def test_every_time_step_is_a_curve(tmp_path):
+    steps = run_report(tmp_path, "steps", "poisson-steps.yaml", "problem.size=[12,12,12]", "problem.steps=3")
+    report = json.loads(steps.read_text())
+    curves = plot.convergence_curves(report)
+    assert [name for name, _ in curves] == ["step 1", "step 2", "step 3"]
+    assert [history for _, history in curves] == [step["history"] for step in report["steps"]]
+    assert curves[-1][1] == report["solve"]["history"]
 
 
 @needs_program
