@@ -245,7 +245,9 @@ std::vector<SolveResult> summarise_solves(RunRecord& record) {
   const double setup = record.setup.seconds + (record.emission_setup ? record.emission_setup->seconds : 0.0);
   progress("%zu solves in %.3f s (%.3f s per solve) after %.3f s of setup; peak memory %s\n", solves.size(),
            solve_seconds, solve_seconds / solves.size(), setup, format_bytes(record.peak_memory_bytes).c_str());
-  record_rank_loads(communication, "the solves'", record);
+  const CommunicationStats setups =
+      record.setup.communication + (record.emission_setup ? record.emission_setup->communication : CommunicationStats{});
+  record_rank_loads(setups, communication, "the solves'", record);
   return solves;
 }
 

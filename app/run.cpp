@@ -370,7 +370,7 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
   // x = 0 has relative residual 1: ending above it after many iterations (CG's residual may rise in its
   // first few), CG has been driven by a component of b that A cannot produce (a singular A whose nullspace
   // is not the constants, which amg.nullspace: auto does not detect).
-  if (s.relative_residual > 1 && s.iterations >= 10)
+  if (s.relative_residual > 1 && (s.iterations >= 10 || s.stagnated))
     return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
            "outside its range, or too ill-conditioned for this tolerance";
   // Asked after the above: a residual that stagnates above b's is not a tolerance set too small.
@@ -424,8 +424,9 @@ void write_comparison_if_asked(const OutputParams& out, const RunRecord& record,
   written.push_back("SpGEMM comparison written to " + out.spgemm_csv);
 }
 
-void record_rank_loads(const CommunicationStats& solves, const char* what, RunRecord& record) {
-  record.rank_loads = gather_rank_loads({record.setup.local_rows, solves, record.setup.communication});
+void record_rank_loads(const CommunicationStats& setups, const CommunicationStats& solves, const char* what,
+                       RunRecord& record) {
+  record.rank_loads = gather_rank_loads({record.setup.local_rows, solves, setups});
   if (record.rank_loads.empty()) return;
   Index least = record.rows, most = 0;
   std::uint64_t bytes = 0, messages = 0, setup_bytes = 0;
@@ -472,7 +473,8 @@ Config load_run_config(const RunOptions& options) {
   if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
   Config config;
   collectively([&] {
-    config = load_config(options.config, overrides, Ranks::size());
+    // The input files are read on rank 0 alone (a node-local copy suffices), so opened there.
+    config = load_config(options.config, overrides, Ranks::size(), /*check_inputs=*/Ranks::prints());
     if (options.report) config.output.report = *options.report;
     if (options.vtk) config.output.vtk = *options.vtk;
     if (Ranks::prints()) check_outputs(config);
@@ -575,7 +577,7 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 
   const SolveResult& s = record.solve;
   print_solve_summary(s);
-  record_rank_loads(s.communication, "the solve's", record);
+  record_rank_loads(record.setup.communication, s.communication, "the solve's", record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
   if (record.steps.empty()) {
     progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,

@@ -19,9 +19,11 @@ bool assembling_by_rows(const Config& config);
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");
 
-// Each rank's rows and communication (`solves`: this rank's in the solves, `what` names them: "the solve's"),
-// gathered on rank 0 into the record and summarised in a line. Collective; nothing on one process.
-void record_rank_loads(const CommunicationStats& solves, const char* what, RunRecord& record);
+// Each rank's rows and communication (this rank's in the setups and in the solves, `what` naming the
+// solves: "the solve's"), gathered on rank 0 into the record and summarised in a line. Collective; nothing
+// on one process.
+void record_rank_loads(const CommunicationStats& setups, const CommunicationStats& solves, const char* what,
+                       RunRecord& record);
 
 // output.spgemm_csv, where the run compared the SpGEMM backends; its line for the list of written files.
 void write_comparison_if_asked(const OutputParams& out, const RunRecord& record, std::vector<std::string>& written);

@@ -232,8 +232,8 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
     throw InputError(what + " " + path + " exists and is read-only: not replaced (make it writable, or choose "
                      "another name)");
   if (mark.text.empty() || fs::file_size(target, ec) == 0 || carries_mark(target, mark)) return;
-  std::string shown(mark.text);  // as it reads in a message: one line
-  shown.erase(std::remove(shown.begin(), shown.end(), '\n'), shown.end());
+  std::string shown;  // as it reads in a message: one line, a line break written \n
+  for (const char c : mark.text) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
   throw InputError(what + " " + path + " exists and is not an amgsolve " + what + " (it " +
                    (mark.leading ? "does not start with " : "lacks ") + "the mark " + shown +
                    " that amgsolve writes in it): not replaced (remove it, or choose another name)");

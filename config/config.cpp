@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -514,6 +515,36 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
   }
 }
 
+// The settings as read, in the schema's order and in one form (numbers as the reader took them, input paths
+// resolved): the same for documents that say the same thing another way (the order of the keys or of the
+// --set options, 1e-8 or 1.0e-8).
+std::string canonical_settings(const Reader& reader, const std::string& type) {
+  std::ostringstream out;
+  out << std::setprecision(17) << "problem.type=" << type << '\n';
+  for (const KeySpec& k : config_schema()) {
+    if (!k.read || !(k.problem_type.empty() || k.problem_type == type) || !reader.is_set(k.path)) continue;
+    out << k.path << '=';
+    switch (k.kind) {
+      case KeyKind::integer: out << reader.integer(k.path); break;
+      case KeyKind::number: out << reader.number(k.path); break;
+      case KeyKind::text:
+      case KeyKind::choice: out << reader.text(k.path); break;
+      case KeyKind::path: out << (k.input ? reader.input_path(k.path) : reader.text(k.path)); break;
+      case KeyKind::integer_list:
+        for (const std::int64_t v : reader.integer_list(k.path)) out << v << ',';
+        break;
+      case KeyKind::number_list:
+        for (const double v : reader.number_list(k.path)) out << v << ',';
+        break;
+      case KeyKind::pair_list:
+        for (const auto& [a, b] : reader.pair_list(k.path)) out << a << ':' << b << ',';
+        break;
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
 Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
@@ -523,7 +554,7 @@ Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
 
   Config c;
   c.source = doc.name();
-  c.fingerprint = std::hash<std::string>{}(YAML::Dump(doc.root()));
+  c.fingerprint = std::hash<std::string>{}(canonical_settings(reader, type));
   c.ranks = ranks;
   for (const KeySpec& k : config_schema()) {
     const bool applies = k.problem_type.empty() || k.problem_type == type;
@@ -574,7 +605,7 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
   return read(doc);
 }
 
-Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks) {
+Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks, bool check_inputs) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + path + " is a directory");
   std::ifstream in(path);
@@ -583,7 +614,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
   return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
-                   /*inputs_on_disk=*/true);
+                   check_inputs);
 }
 
 }  // namespace amgsolve

@@ -32,8 +32,9 @@ constexpr const auto& names_of(InitialGuess) { return kInitialGuessNames; }
 
 struct Config {
   std::string source;    // the config file
-  // A hash of the document as read, the --set overrides applied: ranks started alike have the same one (a
-  // rank with other settings would build another hierarchy and wait in other collectives).
+  // A hash of the settings as read (the --set overrides applied, in one form whatever the order of the keys
+  // or how a number is written): ranks started alike have the same one (a rank with other settings would
+  // build another hierarchy and wait in other collectives).
   std::uint64_t fingerprint = 0;
   // Where the setup and the solve run. The default stays the CPU until the GPU code has passed on a device
   // (issue #26); `backend` holds what the choice resolved to (resolve_backend, once, at load).
@@ -56,7 +57,9 @@ struct Config {
 // paths (problem.matrix, problem.rhs) are resolved from the config file's folder; those given with --set
 // from the working directory. An input file that cannot be read is an error naming its key and line.
 // ranks: the MPI ranks the run has (Config::ranks).
-Config load_config(const std::string& path, const std::vector<std::string>& overrides = {}, int ranks = 1);
+// check_inputs: whether the input files are opened now (under MPI only rank 0 reads them).
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {}, int ranks = 1,
+                   bool check_inputs = true);
 
 // Same, from YAML text (tests); `name` is used in messages in place of a file name, and relative input
 // paths in the text are resolved from base_folder (empty: the working directory), not opened.

@@ -721,6 +721,20 @@ TEST(Config, VtkSourcesAreListedOnce) {
             (std::vector<std::int64_t>{3, 1}));
 }
 
+// The ranks of a run compare their settings' fingerprints: the same settings written another way agree,
+// other settings do not.
+TEST(Config, TheFingerprintIsOfTheSettingsNotOfTheirSpelling) {
+  const auto print = [](const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+    return parse_config(yaml, "cfg.yaml", overrides).fingerprint;
+  };
+  const std::string base = "problem:\n  size: [8, 8, 8]\nsolver:\n  tolerance: 1e-8\n";
+  EXPECT_EQ(print(base), print("solver:\n  tolerance: 1.0e-8\nproblem:\n  size: [8,8,8]\n"));
+  EXPECT_EQ(print(base, {"amg.seed=3", "amg.smoother.degree=3"}), print(base, {"amg.smoother.degree=3", "amg.seed=3"}));
+  EXPECT_NE(print(base), print(base, {"amg.smoother.degree=3"}));
+  EXPECT_NE(print(base), print(base, {"solver.tolerance=1e-9"}));
+  EXPECT_NE(print(base), print("problem:\n  size: [8, 8, 9]\n"));
+}
+
 // Keys that would do nothing for the problem are refused, not ignored: sources where there are none, a warm
 // start from a step before where there are no steps.
 TEST(Config, KeysThatWouldDoNothingAreRefused) {

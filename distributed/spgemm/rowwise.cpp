@@ -134,6 +134,7 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
                                                global, &plan.sent_rows);
   for (const CsrMatrix<V>& block : asked) plan.send_counts.push_back(mpi_count(block.nnz(), kPlanned));
   bytes += all_to_all_blocks(asked, fetched, comm.get());
+  asked = {};  // sent: not held while the plan is made
   for (const CsrMatrix<V>& block : fetched) plan.receive_counts.push_back(mpi_count(block.nnz(), kPlanned));
   if (plan.receive_counts.size() != static_cast<std::size_t>(comm.size()))
     abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +

@@ -68,7 +68,7 @@ def _settings(params: dict[str, Any]) -> list[str]:
         # A whole number written as a float (coarse_size=50.0, max_iterations=1e3) is taken as solve()'s
         # maxiter is; the program's YAML reader would refuse "50.0" for an integer key. (A number key reads an
         # integer as well.)
-        if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**53:
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**63:
             value = int(value)
         try:
             out.append(f"{prefix}={json.dumps(value)}")
