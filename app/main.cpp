@@ -17,6 +17,7 @@
 #include "common/atomic_file.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "common/memory.hpp"
 #include "config/schema.hpp"
 
@@ -104,18 +105,18 @@ int main(int argc, char** argv) {
   try {
     if (list_backends) {
       if (amgsolve::Ranks::prints()) amgsolve::print_backends();
-      return amgsolve::kExitOk;
+      return amgsolve::with_standard_output_written(amgsolve::kExitOk, "amgsolve");
     }
     if (config_reference) {
       if (amgsolve::Ranks::prints()) std::fputs(amgsolve::config_reference_markdown().c_str(), stdout);
-      return amgsolve::kExitOk;
+      return amgsolve::with_standard_output_written(amgsolve::kExitOk, "amgsolve");
     }
     if (options.config.empty()) {
       if (amgsolve::Ranks::prints())
         std::fprintf(stderr, "amgsolve: error: no config file given (try: amgsolve configs/poisson.yaml, or --help)\n");
       return amgsolve::kExitError;
     }
-    return amgsolve::run(options);
+    return amgsolve::with_standard_output_written(amgsolve::run(options), "amgsolve");
   } catch (const amgsolve::Error& e) {
     // Input errors are agreed on by every rank (collectively), and the setup and the solve fail alike on
     // every rank: rank 0 says it once.

@@ -37,6 +37,7 @@
 #include "common/csv.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/log.hpp"
 #include "common/hash.hpp"
 #include "common/memory.hpp"
 #include "common/timer.hpp"
@@ -456,5 +457,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spgemm-bench: error: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return with_standard_output_written(0, "spgemm-bench");
 }

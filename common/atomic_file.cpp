@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -103,6 +104,7 @@ void remove_temp(const std::string& name) {
 }
 
 bool is_special(const fs::path& path);
+bool names_descriptor(const fs::path& path);
 
 // The file a path finally names: its symbolic links followed (relative ones from the link's folder), even
 // where the last one points at a file that does not exist yet. A path the kernel resolves to a device, FIFO
@@ -112,7 +114,8 @@ fs::path follow_links(const fs::path& path) {
   fs::path current = path;
   for (int hops = 0; hops < 40; ++hops) {
     std::error_code ec;
-    if (is_special(current) || !fs::is_symlink(fs::symlink_status(current, ec))) return current;
+    if (is_special(current) || names_descriptor(current) || !fs::is_symlink(fs::symlink_status(current, ec)))
+      return current;
     const fs::path next = fs::read_symlink(current, ec);
     if (ec) return current;
     current = next.is_absolute() ? next : current.parent_path() / next;
@@ -126,6 +129,42 @@ bool is_special(const fs::path& path) {
   const fs::file_status status = fs::status(path, ec);
   return !ec && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
 }
+
+// The descriptor a path names, or -1: /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N. Such a stream
+// was opened by the caller, perhaps a regular file a shell redirected there (`--report /dev/stdout >
+// run.log`, which already holds the run's progress lines): renaming over it would lose that file, and
+// opening it anew would write at another offset than the descriptor's, over what the run prints after.
+int descriptor_of(const fs::path& path) {
+  const std::string p = path.lexically_normal().string();
+  if (p == "/dev/stdout") return STDOUT_FILENO;
+  if (p == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string& folder : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+    if (!p.starts_with(folder) || p.size() == folder.size()) continue;
+    int fd = -1;
+    const char* end = p.data() + p.size();
+    const auto [rest, error] = std::from_chars(p.data() + folder.size(), end, fd);
+    return error == std::errc{} && rest == end ? fd : -1;
+  }
+  return -1;
+}
+bool names_descriptor(const fs::path& path) { return descriptor_of(path) >= 0; }
+
+// Writes all of `from` into descriptor fd, after what the process's own streams hold for it.
+bool copy_into_descriptor(std::FILE* from, int fd) {
+  std::fflush(nullptr);  // stdout's buffered lines first, where fd is (or shares a file with) stdout
+  char buffer[1 << 16];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, from)) > 0;)
+    for (std::size_t done = 0; done < n;) {
+      const ssize_t wrote = ::write(fd, buffer + done, n - done);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) return false;
+      done += static_cast<std::size_t>(wrote);
+    }
+  return !std::ferror(from);
+}
+
+// What is written into rather than replaced: a device, FIFO or socket, or a descriptor of this process.
+bool written_through(const fs::path& path) { return is_special(path) || names_descriptor(path); }
 
 fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
 
@@ -145,6 +184,14 @@ void place(const std::string& temp, const std::string& target, bool through, con
     throw Error("cannot write " + shown + ": " + reason);
   }
   std::FILE* from = std::fopen(temp.c_str(), "rb");
+  if (const int fd = descriptor_of(target); fd >= 0) {
+    const bool ok = from && copy_into_descriptor(from, fd);
+    const std::string reason = std::strerror(errno);
+    if (from) std::fclose(from);
+    remove_temp(temp);
+    if (!ok) throw Error("cannot write " + shown + ": " + reason);
+    return;
+  }
   std::FILE* to = from ? std::fopen(target.c_str(), "wb") : nullptr;
   bool ok = from && to;
   char buffer[1 << 16];
@@ -161,7 +208,7 @@ void place(const std::string& temp, const std::string& target, bool through, con
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follow_links(path_).string()) {
   std::error_code ec;
   if (fs::is_directory(target_, ec)) throw InputError("cannot write " + path_ + ": it is a directory");
-  through_ = is_special(target_);
+  through_ = written_through(target_);
   const std::string suffix = ".tmp-" + std::to_string(::getpid());
   temp_ = through_ ? (fs::temp_directory_path(ec) / ("amgsolve-output" + suffix + "-" +
                                                      std::to_string(reinterpret_cast<std::uintptr_t>(this))))
@@ -243,7 +290,7 @@ void require_writable(const std::string& path, const std::string& what, OutputMa
   const fs::path target = follow_links(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw InputError(what + " " + path + " is a directory");
-  if (is_special(target)) {
+  if (written_through(target)) {
     if (::access(target.c_str(), W_OK) != 0)
       throw InputError(what + " " + path + " cannot be written: " + std::strerror(errno));
     return;
@@ -277,7 +324,7 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
     for (const std::string& input : inputs)
       if (!input.empty() && same_file(path, input))
         throw InputError(what + " " + path + " is the input file " + input + ": it would be overwritten");
-    if (is_special(follow_links(path))) continue;  // /dev/null may take several outputs
+    if (written_through(follow_links(path))) continue;  // /dev/null may take several outputs
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
       if (same_file(path, outputs[j].second))
         throw InputError(what + " " + path + " and " + outputs[j].first + " " + outputs[j].second +

@@ -3,7 +3,9 @@
 //   * a regular file (or a new one) is written to "<target>.tmp-<pid>" and renamed over the target only by
 //     commit(); if anything throws before that, the destructor removes the temporary file;
 //   * a symbolic link is followed: the file it finally points to is the target that gets replaced;
-//   * a device or a FIFO (/dev/null, /dev/full, a pipe) is written through: the data goes to a temporary
+//   * a device or a FIFO (/dev/null, /dev/full, a pipe), or one of the process's descriptors (/dev/stdout,
+//     /dev/fd/N: perhaps a regular file a shell redirected, holding the run's printed lines), is written
+//     through, appended to: the data goes to a temporary
 //     file in the system's temporary folder and commit() copies it into the device, reporting its write
 //     errors (ENOSPC on /dev/full), since renaming over it would replace the special file with a regular one;
 //   * a directory is refused;
@@ -46,7 +48,7 @@ class AtomicFile {
   std::string path_;    // as the user gave it (for messages)
   std::string target_;  // what gets replaced: the path with its symbolic links followed
   std::string temp_;
-  bool through_ = false;  // a device or FIFO: copied into, not renamed over
+  bool through_ = false;  // a device, FIFO or descriptor: copied into, not renamed over
   bool committed_ = false;
 };
 

@@ -11,4 +11,9 @@ bool is_quiet();
 // printf-style line to stdout, flushed so a person sees it immediately; nothing when quiet.
 void progress(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
+// A program's exit status once what it printed has reached its standard output: one that could not be
+// written (a full disk, `> /dev/full`, a closed descriptor) is said on stderr as `program: error: ...` and
+// turns a success into 1.
+int with_standard_output_written(int status, const char* program);
+
 }  // namespace amgsolve

@@ -964,6 +964,40 @@ TEST(Cli, CompareIsNotABackendName) {
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--set amg.spgemm", "amg.compare_spgemm: true"}));
 }
 
+// `--report /dev/stdout > run.log`: the report goes into the log after the progress lines printed before
+// it and before those printed after it; the log is not replaced by the report (it was, losing the lines).
+TEST(Cli, AReportToARedirectedStandardOutputKeepsTheProgressLines) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--report", "/dev/stdout", "--vtk", ""});
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  const std::size_t report_at = r.out.find("{\n  \"amgsolve\":");
+  const std::size_t converged_at = r.out.find("converged after"), said_at = r.out.find("report written to /dev/stdout");
+  ASSERT_NE(report_at, std::string::npos) << r.out;
+  ASSERT_NE(converged_at, std::string::npos) << r.out;
+  ASSERT_NE(said_at, std::string::npos) << r.out;
+  EXPECT_LT(converged_at, report_at);
+  EXPECT_LT(report_at, said_at);
+  const json report = json::parse(r.out.substr(report_at, said_at - report_at));
+  EXPECT_TRUE(field(report, "solve.converged").get<bool>());
+}
+
+// What the run prints must arrive: a standard output that cannot be written is an error, not a success
+// (with --quiet nothing is printed there, so nothing is lost).
+TEST(Cli, AStandardOutputThatCannotBeWrittenIsAnError) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  ScratchDir dir;
+  for (const bool quiet : {false, true}) {
+    const std::string err = dir.file("err.txt");
+    const std::string command = quote(AMGSOLVE_BINARY) + " " + quote(kSmallConfig) + (quiet ? " --quiet" : "") +
+                                " --report '' --vtk '' </dev/null >/dev/full 2>" + quote(err);
+    const int raw = std::system(command.c_str());
+    ASSERT_TRUE(raw != -1 && WIFEXITED(raw)) << command;
+    EXPECT_EQ(WEXITSTATUS(raw), quiet ? kExitOk : kExitError) << command;
+    EXPECT_EQ(read_text(err), quiet ? "" : "amgsolve: error: cannot write the standard output (No space left on device)\n")
+        << command;
+  }
+}
+
 TEST(Cli, NotConvergedExitsThreeAndStillWritesTheReport) {
   ScratchDir dir;
   const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("R.json"), "--set",

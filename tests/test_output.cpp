@@ -1,5 +1,6 @@
 // JSON output and atomic files: what is written reads back equal; failed writes leave nothing behind.
 // (The VTK writers are tested in test_vtk.cpp, built when VTK is.)
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,27 @@ void write_through(const std::string& path, const std::string& text) {
   AtomicFile f(path);
   std::ofstream(f.temp_path()) << text;
   f.commit();
+}
+
+// A descriptor of the process (/dev/stdout, /dev/fd/N) may be a regular file a shell redirected (`>`, no
+// O_APPEND), holding what the run printed: the output goes through the descriptor, after those lines and
+// before the ones printed later, never renamed over the file, and its text is not asked for a mark
+// (`--report /dev/stdout > run.log` lost run.log's progress lines).
+TEST(AtomicFile, ADescriptorIsWrittenThroughAtItsPlace) {
+  test::ScratchDir dir;
+  const std::string log = dir.file("run.log");
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const auto print = [fd](const std::string& line) { ASSERT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size())); };
+  print("progress line\n");
+  for (const std::string& path : {"/dev/fd/" + std::to_string(fd), "/proc/self/fd/" + std::to_string(fd)}) {
+    EXPECT_NO_THROW(require_writable(path, "report file", OutputMark{"{\n  \"amgsolve\":", true})) << path;
+    write_through(path, "{report}\n");
+    print("written\n");
+  }
+  ::close(fd);
+  EXPECT_EQ(read_all(log), "progress line\n{report}\nwritten\n{report}\nwritten\n");
+  EXPECT_EQ(std::filesystem::status(log).type(), std::filesystem::file_type::regular);
 }
 
 // A device is written into, never replaced: /dev/null stays the character device it is.
