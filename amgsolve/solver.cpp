@@ -722,8 +722,9 @@ class SolverOn final : public Solver::Impl {
 // Where A has an entry that float cannot hold (solver.precision: mixed sets up and cycles in float): beyond
 // its range, or a diagonal entry below its normal numbers (rows would lose their scale), each with 2^24 of
 // headroom for what the coarse levels' Galerkin sums and the smoothers' products grow or shrink to (a
-// matrix of 1e37 passed and its float cycle broke down). "" when none. Rows and columns counted from 1.
-std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0) {
+// matrix of 1e37 passed and its float cycle broke down). "" when none. Rows and columns counted from
+// first_index, and said so.
+std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0, int first_index = 1) {
   constexpr double headroom = 16777216.0;  // 2^24
   constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
   constexpr double smallest = std::numeric_limits<float>::min() * headroom;  // 2.0e-31
@@ -732,8 +733,8 @@ std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0)
       const double magnitude = std::abs(A.val[k]);
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
-        return "entry (" + std::to_string(first_row + i + 1) + ", " + std::to_string(A.col[k] + 1) +
-               ") (counted from 1) = " + format_number(A.val[k]) +
+        return "entry (" + std::to_string(first_row + i + first_index) + ", " + std::to_string(A.col[k] + first_index) +
+               ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
                " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
                " to " + format_number(largest) + "); use solver.precision: double";
     }
@@ -766,6 +767,10 @@ std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, 
 }
 
 }  // namespace
+
+std::string mixed_precision_problem(const CsrMatrix<double>& A, int first_index) {
+  return float_range_problem(A, 0, first_index);
+}
 
 namespace {
 

@@ -9,7 +9,9 @@
 //   amgsolve::Vector<double> x;
 //   const amgsolve::SolveResult r = solver.solve(b, x);
 //
-// The names of the parameters are those of the YAML keys (amg.coarse_size is params.amg.coarse_size).
+// The names of the parameters are those of the YAML keys (amg.coarse_size is params.amg.coarse_size), but
+// for amg.smoother.pre_steps and post_steps (params.amg.pre_smooth, post_smooth); the program's own keys
+// (problem.*, output.*, solver.print_every, solver.initial_guess: SolveOptions here) are no parameters.
 // Errors are amgsolve::InputError (bad input, no GPU for the cuda backend, ...) or NumericalError (a matrix
 // that is not SPD, a breakdown), each with a one-line what(). The Solver checks its Parameters against the
 // ranges of the config keys (amgsolve/parameter_ranges.hpp) and every matrix for a valid CSR structure with
@@ -78,6 +80,12 @@ struct SetupSummary {
 
 // What one solve may set beyond the solver's parameters: limits in place of the configured
 // solver.tolerance and solver.max_iterations, and where the iteration starts.
+// What keeps A from the float cycle of solver.precision: mixed (an entry beyond float's range with the
+// headroom the coarse levels need), "" where nothing does. The Solver checks it itself, its message counting
+// rows and columns from 1 (as the program's Matrix Market files do); a caller whose indices count from 0
+// (numpy) checks first with first_index 0, so that the message names the entry in its numbering.
+std::string mixed_precision_problem(const CsrMatrix<double>& A, int first_index = 1);
+
 struct SolveOptions {
   std::optional<double> tolerance;
   std::optional<int> max_iterations;

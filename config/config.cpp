@@ -591,6 +591,9 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
     const std::string key = a.substr(0, a.find('='));
     if (key == "amg" || key == "solver")
       throw InputError(label + " " + key + ": give the section's keys (" + key + ".KEY=VALUE; in Python a dict)");
+    if (key == "solver.print_every")
+      throw InputError(label + " " + key + ": the program's progress lines, not a solver parameter (a Solver "
+                       "prints nothing: its solve() returns the residual history)");
     if (key == "solver.initial_guess")
       throw InputError(label + " " + key + ": where the program's time steps start, not a solver parameter (give "
                        "the solve its starting vector: x0 in Python, SolveOptions::initial_guess in C++)");

@@ -473,7 +473,9 @@ std::vector<KeySpec> amg_keys() {
       library_bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),
                      "Chebyshev: the polynomial is small on [lambda_max / ratio, lambda_max] of D^-1 A.")),
       library_bounded(number("amg.smoother.eigenvalue_safety", FIELD(amg.smoother.eigenvalue_safety),
-                     "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound.")),
+                     "Factor applied to the Lanczos estimate of lambda_max(D^-1 A), which is a lower bound; the "
+                     "Chebyshev interval's upper end is the smaller of that product and Gershgorin's bound "
+                     "max_i sum_j |a_ij| / a_ii, which rho never exceeds.")),
       library_bounded(integer("amg.smoother.sweeps", FIELD(amg.smoother.sweeps), "Jacobi: sweeps per smoothing step.")),
       library_bounded(number("amg.smoother.omega", FIELD(amg.smoother.omega),
                      "Jacobi: damping weight; 0 selects 4 / (3 rho(D^-1 A)) on each level.")),
@@ -486,7 +488,7 @@ std::vector<KeySpec> amg_keys() {
            "The re-setup then keeps the aggregates and recomputes the rest: on the cpu backend the products by "
            "their numeric phase only (by the SpGEMM from a level whose filtered matrix has another pattern "
            "than before; by the SpGEMM backend in full where it sums in another order than A's rows: heap, "
-           "rmerge-cpu), over MPI ranks the same, the products' plans fetching only the values of the rows "
+           "rmerge-cpu, the baselines eigen and graphblas), over MPI ranks the same, the products' plans fetching only the values of the rows "
            "they read (by their grids with summa2d and split3d), on the cuda backend by its SpGEMM on the "
            "device. Costs about the finest matrix's column indices in memory; over MPI ranks more, for the "
            "plans (7-point 96^3 on 2 ranks: rank 0's hierarchy 189 MiB instead of 115), and the first "

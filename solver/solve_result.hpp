@@ -26,8 +26,8 @@ struct SolverParams {
   double tolerance = 1e-8;   // stop when ||b - A x|| <= tolerance * ||b||
   int max_iterations = 500;
   Precision precision = Precision::double_precision;
-  // Storage of every level's operator on the cuda backend; the cpu backend uses CSR (its OpenMP CSR SpMV is
-  // faster on a CPU than the GPU formats, Kreutzer et al. 2012 section IV.A).
+  // Storage of every level's operator on the cuda backend; the cpu backend multiplies in CSR with `csr`, and
+  // otherwise in its sliced ELLPACK where the padding is small (docs/CONFIG.md, solver.spmv_format).
   SpmvFormat spmv_format = SpmvFormat::automatic;
   // Over MPI ranks: how each product meets its halo exchange (common/device.hpp). Naive overlap by default:
   // task mode pays where MPI makes no progress on its own and the ranks have threads to spare.

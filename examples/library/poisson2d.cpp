@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   }
   const auto n = static_cast<amgsolve::Index>(requested);
   try {
-    amgsolve::Parameters params;  // the defaults of docs/CONFIG.md; the names are those of the YAML keys
+    amgsolve::Parameters params;  // the defaults of docs/CONFIG.md; named as the YAML keys (amgsolve/solver.hpp)
     params.solver.tolerance = 1e-10;
     amgsolve::SetupCallbacks progress;
     progress.on_level = [](const amgsolve::LevelInfo& l) {

@@ -166,7 +166,9 @@ class Solver:
               x0: Any = None) -> tuple[np.ndarray, dict]:
         """x with A x = b from x0 (zero when not given), and the statistics: converged, iterations,
         relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
-        after each), seconds, convergence_factor, levels."""
+        after each), seconds, convergence_factor (the average reduction per iteration), stagnated (the true
+        residual stopped falling above the tolerance: the attainable accuracy, or a singular A), levels
+        (the hierarchy this solve used, as Solver.levels)."""
         start = None if x0 is None else _vector(x0, "x0")
         return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"), start)
 
@@ -174,8 +176,8 @@ class Solver:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with
         amg={"keep_structure": True} and A on the same pattern, the aggregates and tentative prolongators are
         kept and the rest recomputed, the products by their numeric phase only (by the SpGEMM from a level
-        whose filtered matrix has another pattern than before, and in full with amg spgemm heap or
-        rmerge-cpu, which sum in another order); otherwise a full setup. solver.setup["reused"]
+        whose filtered matrix has another pattern than before, and in full with amg spgemm heap,
+        rmerge-cpu, eigen or graphblas, which sum in another order); otherwise a full setup. solver.setup["reused"]
         says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
         The old levels are let go of as the new ones are made (no more memory than the first setup). A matrix
         refused before any work (not square, not symmetric, not finite: InputError) leaves the hierarchy as it
@@ -202,12 +204,15 @@ class Solver:
 
     @property
     def setup(self) -> dict:
-        """What the setup built: backend, seconds, operator and grid complexity, spgemm, levels."""
+        """What the setup built: backend, seconds, operator_complexity, grid_complexity, spgemm, nullspace
+        (what amg.nullspace resolved to), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
+        the aggregates were kept, and how the products were formed), levels."""
         return self._core.setup()
 
     @property
     def levels(self) -> list[dict]:
-        """One dict per level: rows, nnz, aggregates, spectral_radius, seconds, phases, smoother."""
+        """One dict per level: level, rows, nnz, aggregates, spectral_radius, seconds, spgemm_seconds, phases
+        (seconds per setup phase), smoother, coarsest (the level solved directly)."""
         return self._core.setup()["levels"]
 
     def __repr__(self) -> str:
@@ -225,7 +230,10 @@ class Solver:
 def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
     """C = A @ B with one of amgsolve's SpGEMM backends (amgsolve.spgemm_backends() lists them). float32 when
     both are float32, else float64 (boolean and integer values are converted); a csr_matrix when both are
-    scipy matrices, else a csr_array. return_info: also a dict with the backend's choice and seconds."""
+    scipy matrices, else a csr_array. return_info: also a dict with the backend's choice and seconds.
+    The pattern is the structural product's, as a solver's setup needs it (the same pattern for any values):
+    an entry that cancels exactly, or comes from stored zeros, stays as a stored 0, where scipy's A @ B
+    drops it (C.eliminate_zeros() does the same here)."""
     if not isinstance(backend, str):
         raise InputError(f"backend must be a SpGEMM backend's name (amgsolve.spgemm_backends()), got {backend!r}")
     matrices = sp.isspmatrix(A) and sp.isspmatrix(B)

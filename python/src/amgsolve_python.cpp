@@ -197,6 +197,14 @@ SetupCallbacks interruptible_setup() {
   return callbacks;
 }
 
+// The checks the program makes on a Matrix Market file (symmetric, positive diagonal; in range for the
+// float cycle of solver.precision: mixed), their messages in scipy's numbering, from 0.
+void require_usable(const CsrMatrix<double>& A, bool mixed) {
+  require_spd_candidate("A", A, 0);
+  if (mixed)
+    if (const std::string problem = mixed_precision_problem(A, 0); !problem.empty()) throw InputError("A: " + problem);
+}
+
 // The hierarchy and the solver of one matrix.
 class PySolver {
  public:
@@ -208,8 +216,9 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
     symmetric_cycle_ = params.amg.pre_smooth == params.amg.post_smooth;
+    mixed_ = params.solver.precision == Precision::mixed;
     nb::gil_scoped_release unlocked;
-    require_spd_candidate("A", *A, 0);  // scipy counts from 0
+    require_usable(*A, mixed_);
     solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
   }
 
@@ -250,7 +259,7 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     nb::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
-    require_spd_candidate("A", *A, 0);  // scipy counts from 0
+    require_usable(*A, mixed_);
     solver_->rebuild(std::move(A));
     if (!solver_->setup().levels.empty()) rows_ = solver_->setup().levels.front().rows;
   }
@@ -283,6 +292,7 @@ class PySolver {
  private:
   std::atomic<Index> rows_ = 0;  // read without the lock (Solver.shape) while a rebuild may set it
   bool symmetric_cycle_ = true;
+  bool mixed_ = false;  // solver.precision: mixed (A must fit the float cycle)
   std::unique_ptr<Solver> solver_;
   // The solver's work vectors are shared by its solves: Python threads calling one Solver take turns here
   // (with the GIL released, so other Python code runs meanwhile).

@@ -379,6 +379,11 @@ def test_vectors_and_counts_are_checked_in_one_line():
                                   amgsolve.Solver(poisson(6), amg={"coarse_size": 50}).solve(b)[0])
     with pytest.raises(amgsolve.InputError, match="amg.coarse_size"):
         amgsolve.Solver(poisson(6), amg={"coarse_size": 50.5})
+    # The float cycle's range is checked in numpy's numbering too; the program's own keys are refused.
+    with pytest.raises(amgsolve.InputError, match=r"A: entry \(0, 0\) \(counted from 0\) = 1e\+35"):
+        amgsolve.Solver(sp.csr_matrix(np.diag([1e35, 2.0, 3.0])), solver={"precision": "mixed"})
+    with pytest.raises(amgsolve.InputError, match="print_every: the program's progress lines"):
+        amgsolve.Solver(poisson(6), solver={"print_every": 0})
     # The library's messages count a vector's entries from 0, as numpy does, and say so.
     with_nan = b.copy()
     with_nan[3] = np.nan
