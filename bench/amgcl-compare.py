@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import positive_int, run_main
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # (problem, amgsolve variant, its config and overrides, the AMGCL driver's arguments for the same problem)
@@ -154,7 +156,7 @@ def print_table(threads, runs, bandwidth, amgcl, ours):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=positive_int, default=3)
     parser.add_argument("--threads", default="2,1")
     parser.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
     args = parser.parse_args()
@@ -188,4 +190,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import positive_int
+
 SHIPPED = [
     "configs/poisson-small.yaml",
     "configs/poisson-jump.yaml",
@@ -66,8 +68,8 @@ def main():
     parser.add_argument("old")
     parser.add_argument("new")
     parser.add_argument("--configs", nargs="+", default=SHIPPED)
-    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2])
+    parser.add_argument("--runs", type=positive_int, default=3)
     args = parser.parse_args()
 
     differences = 0

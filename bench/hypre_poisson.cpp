@@ -56,8 +56,11 @@ int main(int argc, char** argv) {
   char* rest = nullptr;
   const HYPRE_BigInt n = std::strtoll(argument.c_str(), &rest, 10);
   if (argc > 2 || *rest != '\0' || n < 2 || n > 1290) {  // 1290^3 is within 32-bit row numbers
-    if (rank == 0) std::fprintf(stderr, "hypre-poisson: error: n must be a whole number from 2 to 1290, got '%s'\n",
-                                argument.c_str());
+    if (rank == 0 && argc > 2)
+      std::fprintf(stderr, "hypre-poisson: error: one argument (n), got %d: '%s' is too many\n", argc - 1, argv[2]);
+    else if (rank == 0)
+      std::fprintf(stderr, "hypre-poisson: error: n must be a whole number from 2 to 1290, got '%s'\n",
+                   argument.c_str());
     HYPRE_Finalize();
     MPI_Finalize();
     return 1;

@@ -18,6 +18,8 @@ import statistics
 import subprocess
 import tempfile
 
+from bench_common import positive_int, run_main
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
@@ -59,10 +61,10 @@ def timed_out(run, *args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "poisson.yaml"))
-    ap.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--threads", type=int, default=1, help="OpenMP threads per rank (amgsolve)")
-    ap.add_argument("--size", type=int, nargs="+", default=[128])
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ranks", type=positive_int, nargs="+", default=[1, 2])
+    ap.add_argument("--threads", type=positive_int, default=1, help="OpenMP threads per rank (amgsolve)")
+    ap.add_argument("--size", type=positive_int, nargs="+", default=[128])
+    ap.add_argument("--runs", type=positive_int, default=3)
     ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
     ap.add_argument("--oversubscribe", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -105,4 +107,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -18,12 +18,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "amg/hierarchy.hpp"
 #ifdef AMGSOLVE_HAVE_COMBBLAS
+#include "bench/bench_cli.hpp"
 #include "bench/combblas_baseline.hpp"
 #endif
 #include "common/error.hpp"
@@ -244,12 +246,19 @@ int main(int argc, char** argv) {
   int poisson = 64, runs = 5;
   std::vector<std::string> matrices;
   CLI::App app{"mpi-spgemm-bench: R^T A and (R^T A) R with R from MIS-2 (Azad et al. 2016, section 5.3)"};
-  app.add_option("--poisson", poisson, "7-point Poisson N^3 (0: none)")->check(CLI::Range(0, 1024));
+  app.add_option("--poisson", poisson, "7-point Poisson N^3 (0: none)")->check(CLI::Range(0, 1024))->capture_default_str();
   app.add_option("--matrix", matrices, "Matrix Market files (SPD)");
-  app.add_option("--runs", runs, "runs per product (median)")->check(CLI::Range(1, 1000));
+  app.add_option("--runs", runs, "runs per product (median)")->check(CLI::Range(1, 1000))->capture_default_str();
+  if (const auto status = parse_command_line(app, argc, argv, "mpi-spgemm-bench", world_rank() == 0)) {
+    MPI_Finalize();
+    return *status;
+  }
   int status = 0;
   try {
-    app.parse(argc, argv);
+    // What cannot run is said before any product: a matrix file that cannot be read, nothing to multiply.
+    for (const std::string& path : matrices)
+      if (!std::ifstream(path)) throw Error("cannot read Matrix Market file " + path);
+    if (poisson == 0 && matrices.empty()) throw Error("nothing to multiply (give --poisson N or --matrix FILE)");
     if (poisson > 0) {
       PoissonParams p;
       p.stencil = Stencil::p7;
@@ -257,8 +266,6 @@ int main(int argc, char** argv) {
       experiment("7-point Poisson " + std::to_string(poisson) + "^3", poisson_matrix(p), runs);
     }
     for (const std::string& path : matrices) experiment(path, read_matrix_market(path), runs);
-  } catch (const CLI::ParseError& e) {
-    status = app.exit(e);
   } catch (const std::exception& e) {
     if (world_rank() == 0) std::fprintf(stderr, "mpi-spgemm-bench: error: %s\n", e.what());
     status = 1;

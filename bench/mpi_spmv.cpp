@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/mpi/mpi_backend.hpp"
+#include "bench/bench_cli.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "problems/poisson.hpp"
@@ -53,12 +54,11 @@ int main(int argc, char** argv) {
   app.add_option("--size", size, "grid points per side of the 7-point Poisson matrix")->check(CLI::Range(4, 2048));
   app.add_option("--runs", runs, "timed runs per mode (the median is reported)")->check(CLI::Range(1, 1000));
   app.add_option("--products", products, "products per run")->check(CLI::Range(1, 100000));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int status = app.exit(e);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (const auto status = parse_command_line(app, argc, argv, "mpi-spmv-bench", rank == 0)) {
     MPI_Finalize();
-    return status;
+    return *status;
   }
   {
     PoissonParams p;

@@ -12,6 +12,8 @@ import statistics
 import subprocess
 import tempfile
 
+from bench_common import executable, positive_int, run_main
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -19,7 +21,7 @@ def run_once(binary, config, threads, extra):
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "r.json")
         cmd = [binary, config, "--threads", str(threads), "--quiet", "--report", report] + extra
-        subprocess.run(cmd, check=True)
+        subprocess.run(cmd, check=True, stderr=subprocess.PIPE, text=True)
         with open(report) as f:
             return json.load(f)
 
@@ -27,9 +29,9 @@ def run_once(binary, config, threads, extra):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--config", default=os.path.join(ROOT, "configs", "poisson.yaml"))
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "app", "amgsolve"))
+    ap.add_argument("--threads", type=positive_int, nargs="+", default=[1, 2])
+    ap.add_argument("--runs", type=positive_int, default=3)
+    ap.add_argument("--binary", type=executable, default=os.path.join(ROOT, "build", "app", "amgsolve"))
     ap.add_argument("--set", action="append", default=[], help="extra --set key=value")
     args = ap.parse_args()
     extra = [x for s in args.set for x in ("--set", s)]
@@ -47,4 +49,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

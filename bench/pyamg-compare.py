@@ -22,6 +22,8 @@ import scipy.sparse as sp
 import amgsolve
 import pyamg
 
+from bench_common import positive_int, run_main
+
 TOLERANCE = 1e-8
 
 
@@ -86,9 +88,9 @@ def compare(name, A, runs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--poisson", type=int, nargs="*", default=[64, 128], help="7-point Poisson N^3 sizes")
+    parser.add_argument("--poisson", type=positive_int, nargs="*", default=[64, 128], help="7-point Poisson N^3 sizes")
     parser.add_argument("--matrix", nargs="*", default=[], help="Matrix Market files (SPD)")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=positive_int, default=3)
     args = parser.parse_args()
     print(f"amgsolve {amgsolve.__version__}, PyAMG {pyamg.__version__}, OMP_NUM_THREADS="
           f"{os.environ.get('OMP_NUM_THREADS', 'all cores')}, tolerance {TOLERANCE}")
@@ -99,4 +101,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

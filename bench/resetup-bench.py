@@ -19,6 +19,8 @@ import scipy.sparse as sp
 
 import amgsolve
 
+from bench_common import positive_int, run_main
+
 
 def poisson7(n):
     T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
@@ -40,8 +42,8 @@ def timed(call):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=128)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--size", type=positive_int, default=128)
+    parser.add_argument("--steps", type=positive_int, default=5)
     args = parser.parse_args()
     n = args.size
     A = poisson7(n)
@@ -75,4 +77,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -36,6 +36,7 @@
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/environment.hpp"
+#include "bench/bench_cli.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/hash.hpp"
@@ -122,15 +123,21 @@ CsrMatrix<double> rmat(int scale, int edges_per_node, std::uint64_t seed) {
   return csr_from_triplets(n, n, std::move(t));
 }
 
-CsrMatrix<double> generate_matrix(const std::string& spec) {
+// The matrix of a SPEC given to `option` (--generate, --galerkin).
+CsrMatrix<double> generate_matrix(const std::string& spec, const std::string& option = "--generate") {
   const std::vector<std::string> f = split(spec, ':');
-  // Parameter i, a whole number in [1, most]: a wrong one is named, never a crash or a silent 0.
-  auto number = [&](std::size_t i, std::int64_t most) {
-    if (i >= f.size()) throw InputError("--generate " + spec + ": missing parameter " + std::to_string(i));
+  const std::string named = option + " " + spec;
+  // Parameter i, a whole number in [1, most]: a wrong one is named, never a crash or a silent 0. Parameter
+  // `last` is the generator's last: one after it is refused, not ignored.
+  auto number = [&](std::size_t i, std::int64_t most, std::size_t last) {
+    if (i >= f.size()) throw InputError(named + ": missing parameter " + std::to_string(i));
+    if (f.size() > last + 1)
+      throw InputError(named + ": " + f[0] + " takes " + std::to_string(last) + " parameter" + (last > 1 ? "s" : "") +
+                       ", got " + std::to_string(f.size() - 1));
     std::int64_t v = 0;
     const auto [end, error] = std::from_chars(f[i].data(), f[i].data() + f[i].size(), v);
     if (error != std::errc() || end != f[i].data() + f[i].size() || v < 1 || v > most)
-      throw InputError("--generate " + spec + ": parameter " + std::to_string(i) + " must be a whole number from 1 to " +
+      throw InputError(named + ": parameter " + std::to_string(i) + " must be a whole number from 1 to " +
                        std::to_string(most) + ", got '" + f[i] + "'");
     return v;
   };
@@ -138,31 +145,31 @@ CsrMatrix<double> generate_matrix(const std::string& spec) {
   PoissonParams p;
   if (f[0] == "poisson7" || f[0] == "poisson27") {
     p.stencil = f[0] == "poisson7" ? Stencil::p7 : Stencil::p27;
-    const std::int64_t n = number(1, 1290);  // 1290^3 < 2^31 rows
+    const std::int64_t n = number(1, 1290, 1);  // 1290^3 < 2^31 rows
     p.size = {n, n, n};
-    require_memory(estimated_solve_bytes(n * n * n, n * n * n * (f[0] == "poisson7" ? 7 : 27)), "--generate " + spec);
+    require_memory(estimated_solve_bytes(n * n * n, n * n * n * (f[0] == "poisson7" ? 7 : 27)), named);
     return poisson_matrix(p);
   }
   if (f[0] == "poisson5") {
     p.stencil = Stencil::p5;
-    const std::int64_t n = number(1, 46340);  // 46340^2 < 2^31 rows
+    const std::int64_t n = number(1, 46340, 1);  // 46340^2 < 2^31 rows
     p.size = {n, n};
-    require_memory(estimated_solve_bytes(n * n, 5 * n * n), "--generate " + spec);
+    require_memory(estimated_solve_bytes(n * n, 5 * n * n), named);
     return poisson_matrix(p);
   }
   if (f[0] == "random") {
-    const auto n = static_cast<Index>(number(1, kMaxRows));
-    const auto per_row = static_cast<int>(number(2, std::min<std::int64_t>(n, 100000)));
-    require_memory(24 * static_cast<std::uint64_t>(n) * per_row, "--generate " + spec);
+    const auto n = static_cast<Index>(number(1, kMaxRows, 2));
+    const auto per_row = static_cast<int>(number(2, std::min<std::int64_t>(n, 100000), 2));
+    require_memory(24 * static_cast<std::uint64_t>(n) * per_row, named);
     return random_uniform(n, n, per_row, 7);
   }
   if (f[0] == "rmat") {
-    const auto scale = static_cast<int>(number(1, 30));
-    const auto edges = static_cast<int>(number(2, 1000));
-    require_memory(24 * (std::uint64_t{1} << scale) * edges, "--generate " + spec);
+    const auto scale = static_cast<int>(number(1, 30, 2));
+    const auto edges = static_cast<int>(number(2, 1000, 2));
+    require_memory(24 * (std::uint64_t{1} << scale) * edges, named);
     return rmat(scale, edges, 7);
   }
-  throw InputError("--generate " + spec + ": unknown generator (poisson7, poisson27, poisson5, random, rmat)");
+  throw InputError(named + ": unknown generator (poisson7, poisson27, poisson5, random, rmat)");
 }
 
 // Every product of a gustavson AMG setup of the generated matrix, in the order they are computed.
@@ -171,7 +178,7 @@ std::vector<Input> galerkin_chain(const std::string& spec) {
     throw InputError("--galerkin " + spec + ": takes the Poisson SPECs (poisson5:N, poisson7:N, poisson27:N): the "
                      "AMG setup needs a symmetric positive definite matrix");
   std::vector<Input> chain;
-  auto A = std::make_shared<const CsrMatrix<double>>(generate_matrix(spec));
+  auto A = std::make_shared<const CsrMatrix<double>>(generate_matrix(spec, "--galerkin"));
   AmgParams params;
   const AmgHierarchy<double> amg(A, params, {},
                                  [&](int level, const std::string& product, const CsrMatrix<double>& a,
@@ -365,24 +372,18 @@ int main(int argc, char** argv) {
   app.add_option("--uniform", uniform, "MAGNUS Fig. 9 set: FROM:TO, log2 of the column counts (step 2)");
   app.add_option("--uniform-columns", uniform_columns, "uniform set with these column counts (e.g. 100000,3000000)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
-  app.add_option("--uniform-rows", uniform_rows, "rows of A and C in the uniform set")->check(CLI::PositiveNumber);
+      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+  app.add_option("--uniform-rows", uniform_rows, "rows of A and C in the uniform set")
+      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
   app.add_option("--uniform-per-row", uniform_per_row, "nonzeros per row of A and B in the uniform set")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   app.add_flag("--triad", triad, "measure the STREAM triad bandwidth and show the ideal time of eq. (8)-(9)");
   app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::Range(1, 1000));
   app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000));
   app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, kMaxThreads));
   app.add_option("--backends", backend_names, "subset of backends (default: all available)")->delimiter(',');
   app.add_option("--csv", csv, "also write the table as CSV");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {  // one line, as the program's (CLI11 prints two, with its own codes)
-    std::fprintf(stderr, "spgemm-bench: error: %s (see --help)\n", e.what());
-    return 1;
-  }
+  if (const auto status = parse_command_line(app, argc, argv, "spgemm-bench")) return *status;
   try {
     if (threads > 0) omp_set_num_threads(threads);
     if (!csv.empty()) require_writable(csv, "CSV file", {"matrix,backend,median_seconds,", true});  // now, not after the measurements

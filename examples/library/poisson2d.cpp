@@ -29,8 +29,9 @@ std::shared_ptr<const amgsolve::CsrMatrix<double>> laplacian_2d(amgsolve::Index 
 
 int main(int argc, char** argv) {
   // n^2 rows must fit amgsolve::Index (32 bits): n up to 46340.
-  const long long requested = argc > 1 ? std::atoll(argv[1]) : 200;
-  if (requested < 2 || requested > 46340) {
+  char* rest = nullptr;
+  const long long requested = argc > 1 ? std::strtoll(argv[1], &rest, 10) : 200;
+  if (argc > 2 || (rest && *rest != '\0') || requested < 2 || requested > 46340) {
     std::fprintf(stderr, "usage: poisson2d [n], 2 <= n <= 46340\n");
     return 2;
   }
