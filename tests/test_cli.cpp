@@ -384,6 +384,22 @@ TEST(Cli, ThreadCountBeyondTheLimitIsRefused) {
   EXPECT_EQ(r.status, kExitOk) << r.err;
 }
 
+// A value OpenMP cannot read ran on every core after libgomp's warning: refused (libgomp's own line, which it
+// prints as it starts, comes first); a list for nested levels is OpenMP's and runs.
+TEST(Cli, ThreadCountThatIsNoNumberIsRefused) {
+  ScratchDir dir;
+  for (const char* value : {"abc", "0", "1.5", "2,"}) {
+    const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", "", "--vtk", ""},
+                            std::string("OMP_NUM_THREADS='") + value + "'");
+    EXPECT_EQ(r.status, kExitError) << value;
+    EXPECT_NE(r.err.find(std::string("amgsolve: error: OMP_NUM_THREADS='") + value + "' is not a thread count"),
+              std::string::npos)
+        << r.err;
+  }
+  const RunResult nested = run(dir, {kSmallConfig, "--quiet", "--report", "", "--vtk", ""}, "OMP_NUM_THREADS=2,1");
+  EXPECT_EQ(nested.status, kExitOk) << nested.err;
+}
+
 // A report onto a device is written into it: /dev/null stays /dev/null.
 TEST(Cli, ReportOntoDevNullKeepsTheDevice) {
   ScratchDir dir;

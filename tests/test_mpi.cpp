@@ -753,7 +753,7 @@ TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
 
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchyOfARealMatrix) {
   const std::string path = test::shared_matrix("bcsstk18");
-  if (path.empty()) GTEST_SKIP() << "../shared/matrices/bcsstk18.mtx absent";
+  if (path.empty()) GTEST_SKIP() << "bcsstk18 not found: " << test::no_shared_matrices();
   AmgParams p;
   p.coarse_size = 200;
   expect_same_hierarchy<double>(read_matrix_market(path), p, "bcsstk18");

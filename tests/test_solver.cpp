@@ -178,12 +178,12 @@ TEST(AmgIteration, StandAloneVCyclesConverge) {
 }
 
 TEST(Pcg, SharedSpdMatricesConverge) {
-  if (test::matrices_dir().empty()) GTEST_SKIP() << "../shared/matrices absent";
   // Scalar problems and structural matrices where the constant near-nullspace suffices. (Shell models
   // such as s3rmt3m3 need rigid-body modes in the tentative prolongator, which is not implemented.)
-  for (const char* name : {"1138_bus", "nos3", "bcsstk14", "bcsstk15", "Trefethen_500", "bcsstk18", "bcsstk16"}) {
-    const std::string path = test::shared_matrix(name);
-    if (path.empty()) continue;
+  const auto found =
+      test::shared_matrices({"1138_bus", "nos3", "bcsstk14", "bcsstk15", "Trefethen_500", "bcsstk18", "bcsstk16"});
+  if (found.empty()) GTEST_SKIP() << test::no_shared_matrices();
+  for (const auto& [name, path] : found) {
     const auto A = std::make_shared<const CsrMatrix<double>>(read_matrix_market(path));
     AmgParams params;
     params.coarse_size = 200;

@@ -164,10 +164,9 @@ TEST_P(SpgemmBackendTest, IdenticalForAnyThreadCount) {
 }
 
 TEST_P(SpgemmBackendTest, SquareOfSharedMatricesMatchesEigen) {
-  if (test::matrices_dir().empty()) GTEST_SKIP() << "../shared/matrices absent";
-  for (const char* name : {"bcsstk13", "s3rmt3m3", "CSky3d30", "af23560"}) {
-    const std::string path = test::shared_matrix(name);
-    if (path.empty()) continue;
+  const auto found = test::shared_matrices({"bcsstk13", "s3rmt3m3", "CSky3d30", "af23560"});
+  if (found.empty()) GTEST_SKIP() << test::no_shared_matrices();
+  for (const auto& [name, path] : found) {
     const CsrMatrix<double> A = read_matrix_market(path);
     const CsrMatrix<double> C = backend().multiply(A, A);
     ASSERT_TRUE(is_valid_csr(C));

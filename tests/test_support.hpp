@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "amg/hierarchy.hpp"
@@ -163,10 +165,16 @@ inline std::string source_dir() {
 }
 #endif
 
-// ../shared/matrices (or $AMGSOLVE_MATRICES), or "" when absent.
+// The folder of the shared matrices: $AMGSOLVE_MATRICES where set and not empty, else ../shared/matrices.
+inline std::string matrices_folder() {
+  const char* env = std::getenv("AMGSOLVE_MATRICES");
+  return env && *env ? env : AMGSOLVE_MATRICES_DIR;
+}
+
+// That folder, or "" when it is absent.
 inline std::string matrices_dir() {
-  if (const char* env = std::getenv("AMGSOLVE_MATRICES")) return env;
-  return std::filesystem::is_directory(AMGSOLVE_MATRICES_DIR) ? AMGSOLVE_MATRICES_DIR : "";
+  const std::string dir = matrices_folder();
+  return std::filesystem::is_directory(dir) ? dir : "";
 }
 
 // Full path of a shared matrix, or "" when the folder or the file is missing.
@@ -177,9 +185,22 @@ inline std::string shared_matrix(const std::string& name) {
   return std::filesystem::exists(path) ? path : "";
 }
 
+// (name, path) of those of `names` that the folder holds: a test over them skips, saying why, where it
+// holds none, rather than passing having checked nothing.
+inline std::vector<std::pair<std::string, std::string>> shared_matrices(std::initializer_list<const char*> names) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const char* name : names)
+    if (std::string path = shared_matrix(name); !path.empty()) found.emplace_back(name, std::move(path));
+  return found;
+}
+inline std::string no_shared_matrices() {
+  return matrices_dir().empty() ? matrices_folder() + " absent (the shared matrices; AMGSOLVE_MATRICES names another folder)"
+                                : "none of this test's matrices in " + matrices_folder();
+}
+
 #define AMGSOLVE_REQUIRE_SHARED_MATRIX(var, name)                                                      \
   const std::string var = ::amgsolve::test::shared_matrix(name);                                      \
-  if (var.empty()) GTEST_SKIP() << "shared matrix " << name << " not found (../shared/matrices absent)"
+  if (var.empty()) GTEST_SKIP() << "shared matrix " << name << " not found: " << ::amgsolve::test::no_shared_matrices()
 
 // A unique scratch directory under the system temp folder, removed at destruction.
 class ScratchDir {
