@@ -78,14 +78,14 @@ struct SetupSummary {
   std::string rebuild_note;
 };
 
-// What one solve may set beyond the solver's parameters: limits in place of the configured
-// solver.tolerance and solver.max_iterations, and where the iteration starts.
 // What keeps A from the float cycle of solver.precision: mixed (an entry beyond float's range with the
 // headroom the coarse levels need), "" where nothing does. The Solver checks it itself, its message counting
 // rows and columns from 1 (as the program's Matrix Market files do); a caller whose indices count from 0
 // (numpy) checks first with first_index 0, so that the message names the entry in its numbering.
 std::string mixed_precision_problem(const CsrMatrix<double>& A, int first_index = 1);
 
+// What one solve may set beyond the solver's parameters: limits in place of the configured
+// solver.tolerance and solver.max_iterations, and where the iteration starts.
 struct SolveOptions {
   std::optional<double> tolerance;
   std::optional<int> max_iterations;

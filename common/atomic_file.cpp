@@ -104,7 +104,7 @@ void remove_temp(const std::string& name) {
 }
 
 bool is_special(const fs::path& path);
-bool names_descriptor(const fs::path& path);
+bool written_through(const fs::path& path);
 
 // The file a path finally names: its symbolic links followed (relative ones from the link's folder), even
 // where the last one points at a file that does not exist yet. A path the kernel resolves to a device, FIFO
@@ -114,8 +114,7 @@ fs::path follow_links(const fs::path& path) {
   fs::path current = path;
   for (int hops = 0; hops < 40; ++hops) {
     std::error_code ec;
-    if (is_special(current) || names_descriptor(current) || !fs::is_symlink(fs::symlink_status(current, ec)))
-      return current;
+    if (written_through(current) || !fs::is_symlink(fs::symlink_status(current, ec))) return current;
     const fs::path next = fs::read_symlink(current, ec);
     if (ec) return current;
     current = next.is_absolute() ? next : current.parent_path() / next;
@@ -147,11 +146,11 @@ int descriptor_of(const fs::path& path) {
   }
   return -1;
 }
-bool names_descriptor(const fs::path& path) { return descriptor_of(path) >= 0; }
 
-// Writes all of `from` into descriptor fd, after what the process's own streams hold for it.
+// Writes all of `from` into descriptor fd, after what the process's own streams hold for it (where fd is, or
+// shares a file with, stdout).
 bool copy_into_descriptor(std::FILE* from, int fd) {
-  std::fflush(nullptr);  // stdout's buffered lines first, where fd is (or shares a file with) stdout
+  std::fflush(nullptr);
   char buffer[1 << 16];
   for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, from)) > 0;)
     for (std::size_t done = 0; done < n;) {
@@ -164,12 +163,12 @@ bool copy_into_descriptor(std::FILE* from, int fd) {
 }
 
 // What is written into rather than replaced: a device, FIFO or socket, or a descriptor of this process.
-bool written_through(const fs::path& path) { return is_special(path) || names_descriptor(path); }
+bool written_through(const fs::path& path) { return is_special(path) || descriptor_of(path) >= 0; }
 
 fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
 
-// Puts the finished temporary file in place of the target: renamed over it, or copied into a device/FIFO
-// (whose write errors are reported). The temporary file is gone afterwards either way.
+// Puts the finished temporary file in place of the target: renamed over it, or copied into a device, FIFO or
+// descriptor (whose write errors are reported). The temporary file is gone afterwards either way.
 void place(const std::string& temp, const std::string& target, bool through, const std::string& shown) {
   if (!through) {
     std::error_code ec;
@@ -184,19 +183,12 @@ void place(const std::string& temp, const std::string& target, bool through, con
     throw Error("cannot write " + shown + ": " + reason);
   }
   std::FILE* from = std::fopen(temp.c_str(), "rb");
-  if (const int fd = descriptor_of(target); fd >= 0) {
-    const bool ok = from && copy_into_descriptor(from, fd);
-    const std::string reason = std::strerror(errno);
-    if (from) std::fclose(from);
-    remove_temp(temp);
-    if (!ok) throw Error("cannot write " + shown + ": " + reason);
-    return;
-  }
-  std::FILE* to = from ? std::fopen(target.c_str(), "wb") : nullptr;
-  bool ok = from && to;
-  char buffer[1 << 16];
-  for (std::size_t n; ok && (n = std::fread(buffer, 1, sizeof buffer, from)) > 0;) ok = std::fwrite(buffer, 1, n, to) == n;
-  if (to) ok = std::fclose(to) == 0 && ok;
+  // A descriptor of this process is written as it is (at its offset, which the run's printing shares); a
+  // device or FIFO is opened for writing.
+  const int named = descriptor_of(target);
+  const int fd = !from ? -1 : named >= 0 ? named : ::open(target.c_str(), O_WRONLY);
+  bool ok = fd >= 0 && copy_into_descriptor(from, fd);
+  if (named < 0 && fd >= 0) ok = ::close(fd) == 0 && ok;
   const std::string reason = std::strerror(errno);
   if (from) std::fclose(from);
   remove_temp(temp);

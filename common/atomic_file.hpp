@@ -5,7 +5,7 @@
 //   * a symbolic link is followed: the file it finally points to is the target that gets replaced;
 //   * a device or a FIFO (/dev/null, /dev/full, a pipe), or one of the process's descriptors (/dev/stdout,
 //     /dev/fd/N: perhaps a regular file a shell redirected, holding the run's printed lines), is written
-//     through, appended to: the data goes to a temporary
+//     through: the data goes to a temporary
 //     file in the system's temporary folder and commit() copies it into the device, reporting its write
 //     errors (ENOSPC on /dev/full), since renaming over it would replace the special file with a regular one;
 //   * a directory is refused;
@@ -74,7 +74,6 @@ class OutputBatch {
   OutputBatch* outer_;
   bool committed_ = false;
 };
-
 
 // Throws InputError if `path` cannot be written: a missing directory, a directory that takes no new file
 // (no permission, a read-only file system, /proc), a directory as the path, a device that is not writable;

@@ -7,8 +7,8 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -224,11 +224,16 @@ class Document {
   std::string base_folder_;
 };
 
+// Whether key k exists for this problem.type (the problem keys exist for their type only).
+bool applies_to(const KeySpec& k, const std::string& problem_type) {
+  return k.problem_type.empty() || k.problem_type == problem_type;
+}
+
 const KeySpec* find_spec(const std::string& path, const std::string& problem_type) {
   const KeySpec* any = nullptr;
   for (const KeySpec& k : config_schema()) {
     if (k.path != path) continue;
-    if (k.problem_type.empty() || k.problem_type == problem_type) return &k;
+    if (applies_to(k, problem_type)) return &k;
     any = &k;
   }
   return any;
@@ -273,7 +278,7 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
       if (!spec->replaced_by.empty())
         throw InputError(doc.where(path, it->first) + "key '" + path + "' was replaced by " +
                          describe_replacement(spec->replaced_by));
-      if (!spec->problem_type.empty() && spec->problem_type != type)
+      if (!applies_to(*spec, type))
         throw InputError(doc.where(path, it->first) + "key '" + path + "' applies only to problem.type " +
                          spec->problem_type + ", not " + type);
       if (it->second.IsNull())
@@ -505,7 +510,7 @@ class Reader final : public KeyReader {
 // the reader of the file after the work before it.
 void require_readable_inputs(const Reader& reader, const std::string& type) {
   for (const KeySpec& k : config_schema()) {
-    if (!k.input || !(k.problem_type.empty() || k.problem_type == type) || !reader.is_set(k.path)) continue;
+    if (!k.input || !applies_to(k, type) || !reader.is_set(k.path)) continue;
     const std::string file = reader.input_path(k.path);
     if (file.empty()) continue;
     std::error_code ec;
@@ -522,7 +527,7 @@ std::string canonical_settings(const Reader& reader, const std::string& type) {
   std::ostringstream out;
   out << std::setprecision(17) << "problem.type=" << type << '\n';
   for (const KeySpec& k : config_schema()) {
-    if (!k.read || !(k.problem_type.empty() || k.problem_type == type) || !reader.is_set(k.path)) continue;
+    if (!k.read || !applies_to(k, type) || !reader.is_set(k.path)) continue;
     out << k.path << '=';
     switch (k.kind) {
       case KeyKind::integer: out << reader.integer(k.path); break;
@@ -557,17 +562,12 @@ Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
   c.fingerprint = std::hash<std::string>{}(canonical_settings(reader, type));
   c.ranks = ranks;
   for (const KeySpec& k : config_schema()) {
-    const bool applies = k.problem_type.empty() || k.problem_type == type;
-    if (applies && k.read && reader.is_set(k.path)) k.read(reader, c);
+    if (applies_to(k, type) && k.read && reader.is_set(k.path)) k.read(reader, c);
   }
   check_config(reader, c);
   if (inputs_on_disk) require_readable_inputs(reader, type);
   return c;
 }
-
-}  // namespace
-
-namespace {
 
 Config read_text(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
                  const std::string& base_folder, int ranks, bool inputs_on_disk) {
