@@ -521,13 +521,14 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
 }
 
 // The settings as read, in the schema's order and in one form (numbers as the reader took them, input paths
-// resolved): the same for documents that say the same thing another way (the order of the keys or of the
-// --set options, 1e-8 or 1.0e-8).
+// resolved, a key not given at its default): the same for documents that say the same thing another way
+// (the order of the keys or of the --set options, 1e-8 or 1.0e-8, a default written out or left out).
 std::string canonical_settings(const Reader& reader, const std::string& type) {
   std::ostringstream out;
   out << std::setprecision(17) << "problem.type=" << type << '\n';
   for (const KeySpec& k : config_schema()) {
-    if (!k.read || !applies_to(k, type) || !reader.is_set(k.path)) continue;
+    // A key without a default (a required file, the backend's SpGEMM) reads as its absence when not given.
+    if (!k.read || !applies_to(k, type) || (!reader.is_set(k.path) && k.default_yaml.empty())) continue;
     out << k.path << '=';
     switch (k.kind) {
       case KeyKind::integer: out << reader.integer(k.path); break;

@@ -107,6 +107,27 @@ assert one["problem"]["mouse"] == many["problem"]["mouse"]
 PY
   [ "$vtk" = 0 ] || cmp -s mouse-one.vti "$work/mouse-many.vti" || fail "the mouse VTK files differ"
 fi
+# On 2 ranks (once; about 12 s): the mouse's SpGEMM comparison is written, the distributed backends in it
+# agreeing with one process's product and saying where they ran, and its report has the ranks' loads.
+if many && [ "$ranks" = 2 ]; then
+  run 2 "$amgsolve" "$mouse" --set amg.compare_spgemm=true --set amg.compare_runs=1 \
+    --set output.spgemm_csv="$work/mouse.csv" --report "$work/mouse-compare.json" --quiet || fail "mouse comparison"
+  python3 - "$work/mouse.csv" "$work/mouse-compare.json" <<'PY' || fail "mouse comparison outputs"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+report = json.load(open(sys.argv[2]))
+levels = len(report["setup"]["levels"]) - 1
+for backend, where in (("rowwise", "on 2 ranks"), ("split3d", "grid 1x1x2 on 2 ranks")):
+    mine = [r for r in rows if r["backend"] == backend]
+    assert len(mine) == 3 * levels, (backend, len(mine), levels)
+    assert all(r["agrees"] == "true" for r in mine), backend
+    assert mine[0]["choice"] == where, (backend, mine[0]["choice"])
+assert report["ranks"] == 2
+for part in ("setup", "solve"):
+    assert len(report[part]["per_rank"]) == 2, part
+    assert sum(r["rows"] for r in report[part]["per_rank"]) == report["problem"]["rows"], part
+PY
+fi
 
 # bcsstk18 (11,948 rows: two reduction blocks, so two ranks hold rows) converges slowly: 40 iterations are
 # compared, and both runs end with exit 3 (not converged), their outputs written.

@@ -730,6 +730,9 @@ TEST(Config, TheFingerprintIsOfTheSettingsNotOfTheirSpelling) {
   const std::string base = "problem:\n  size: [8, 8, 8]\nsolver:\n  tolerance: 1e-8\n";
   EXPECT_EQ(print(base), print("solver:\n  tolerance: 1.0e-8\nproblem:\n  size: [8,8,8]\n"));
   EXPECT_EQ(print(base, {"amg.seed=3", "amg.smoother.degree=3"}), print(base, {"amg.smoother.degree=3", "amg.seed=3"}));
+  const AmgParams defaults;  // a default written out is the default left out
+  EXPECT_EQ(print(base), print(base, {"amg.seed=" + std::to_string(defaults.seed),
+                                      "amg.smoother.degree=" + std::to_string(defaults.smoother.degree)}));
   EXPECT_NE(print(base), print(base, {"amg.smoother.degree=3"}));
   EXPECT_NE(print(base), print(base, {"solver.tolerance=1e-9"}));
   EXPECT_NE(print(base), print("problem:\n  size: [8, 8, 9]\n"));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -1008,10 +1009,42 @@ TEST(DistributedSpgemm, TheGridAndItsIdleRanksAreStated) {
   SpgemmStats stats;
   const CsrMatrix<double> A = poisson(Stencil::p5, {30, 30});
   SpgemmRegistry::instance().get("summa2d").multiply(A, A, &stats);
-  int q = 1;
-  while ((q + 1) * (q + 1) <= ranks) ++q;
-  EXPECT_EQ(stats.choice, "grid " + std::to_string(q) + "x" + std::to_string(q) + "x1 on " + std::to_string(q * q) +
-                              " of " + std::to_string(ranks) + " ranks");
+  const std::map<int, std::string> grid_of = {{1, "grid 1x1x1 on 1 rank"},
+                                               {2, "grid 1x1x1 on 1 of 2 ranks"},
+                                               {3, "grid 1x1x1 on 1 of 3 ranks"},
+                                               {4, "grid 2x2x1 on 4 ranks"},
+                                               {8, "grid 2x2x1 on 4 of 8 ranks"}};
+  if (grid_of.count(ranks) == 0) GTEST_SKIP() << "no expected grid written down for " << ranks << " ranks";
+  EXPECT_EQ(stats.choice, grid_of.at(ranks));
+}
+
+// The setup's products by rows say on how many ranks they ran: 7-point 36 x 34 x 32 is 39,168 rows, five
+// reduction blocks, so level 0 lies on up to five ranks; the coarse levels (under one block) on the first.
+TEST(DistributedSpgemm, TheRanksHoldingALevelsRowsAreStated) {
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::map<int, std::string> level0_of = {
+      {1, "on 1 rank"}, {2, "on 2 ranks"}, {3, "on 3 ranks"}, {4, "on 4 ranks"}, {8, "on 5 of 8 ranks"}};
+  if (level0_of.count(ranks) == 0) GTEST_SKIP() << "no expected text written down for " << ranks << " ranks";
+  const std::string coarse = ranks == 1 ? "on 1 rank" : "on 1 of " + std::to_string(ranks) + " ranks";
+  AmgParams p;
+  p.coarse_size = 100;
+  p.spgemm = "rowwise";
+  const MpiBackend mpi;
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {36, 34, 32}));
+  const Hierarchy<MpiBackend, double> amg(mpi, mpi.csr(A), p);
+  const std::vector<LevelInfo>& levels = amg.info();
+  ASSERT_GE(levels.size(), 3u);
+  ASSERT_GT(levels[1].rows, 0);
+  ASSERT_LT(levels[1].rows, kReductionBlock);  // so every product past level 0's A P lies on rank 0 alone
+  const auto ends_with = [](const std::string& text, const std::string& end) {
+    return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+  };
+  EXPECT_TRUE(ends_with(levels[0].ap_product.choice, "rows fetched, " + level0_of.at(ranks)))
+      << levels[0].ap_product.choice;
+  EXPECT_TRUE(ends_with(levels[0].rap_product.choice, "rows fetched, " + coarse)) << levels[0].rap_product.choice;
+  for (std::size_t l = 1; l + 1 < levels.size(); ++l)
+    EXPECT_TRUE(ends_with(levels[l].ap_product.choice, "rows fetched, " + coarse)) << l << ": " << levels[l].ap_product.choice;
 }
 
 TEST(DistributedSpgemm, ASetupWithADistributedBackendBuildsTheSameHierarchy) {

@@ -30,12 +30,17 @@ void reduce_phases(const std::vector<std::string>& names, SpgemmStats& stats, MP
   for (std::size_t n = 0; n < names.size(); ++n) stats.phases.push_back({names[n], seconds[n], bytes[n]});
 }
 
+// "on 3 ranks", "on 2 of 3 ranks", "on 1 rank": where a product ran, out of the job's ranks.
+std::string on_ranks(std::int64_t used, std::int64_t ranks) {
+  if (ranks == 1) return "on 1 rank";
+  return "on " + (used < ranks ? std::to_string(used) + " of " : std::string()) + std::to_string(ranks) + " ranks";
+}
+
 // The report's `choice` of a product by rows: what multiplied locally, on how many of the ranks (a small
 // level's rows lie on the first ranks only). Collective.
 std::string rowwise_choice(const std::string& local, const Communicator& comm, Index rows_here) {
   const std::int64_t holding = comm.sum(std::int64_t{rows_here > 0 ? 1 : 0});
-  const std::string of = holding < comm.size() ? std::to_string(holding) + " of " : "";
-  return local + " locally, rows fetched, on " + of + std::to_string(comm.size()) + " ranks";
+  return local + " locally, rows fetched, " + on_ranks(holding, comm.size());
 }
 
 // The end of a product by rows: this rank's bytes counted, the phases reduced over the ranks, the totals.
@@ -114,7 +119,7 @@ class RowwiseSpgemm final : public DistributedSpgemm<RowwiseSpgemm> {
     Timer timer;
     const CsrMatrix<V> C_rows = rowwise_multiply(comm, A_rows, B_rows, SpgemmRegistry::instance().get("gustavson"), stats);
     return gathered(std::vector<CsrMatrix<V>>{C_rows}, [&](const auto& all) { return stack_rows(all, B.cols); },
-                    kRowwisePhases, timer, std::to_string(comm.size()) + " ranks", stats);
+                    kRowwisePhases, timer, on_ranks(comm.size(), comm.size()), stats);
   }
 };
 
@@ -148,8 +153,8 @@ class GridSpgemm : public DistributedSpgemm<Self>, public RowsProduct {
   }
 
   static std::string describe(const Grid3d& g, int ranks) {
-    return "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" + std::to_string(g.c()) + " on " +
-           std::to_string(g.q() * g.q() * g.c()) + " of " + std::to_string(ranks) + " ranks";
+    return "grid " + std::to_string(g.q()) + "x" + std::to_string(g.q()) + "x" + std::to_string(g.c()) + " " +
+           on_ranks(g.q() * g.q() * g.c(), ranks);
   }
 
  private:
