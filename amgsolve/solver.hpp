@@ -11,7 +11,8 @@
 //
 // The names of the parameters are those of the YAML keys (amg.coarse_size is params.amg.coarse_size), but
 // for amg.smoother.pre_steps and post_steps (params.amg.pre_smooth, post_smooth); the program's own keys
-// (problem.*, output.*, solver.print_every, solver.initial_guess: SolveOptions here) are no parameters.
+// (problem.*, output.*, solver.print_every, solver.initial_guess: SolveOptions here, amg.compare_spgemm and
+// amg.compare_runs: the program's SpGEMM comparison) are no parameters.
 // Errors are amgsolve::InputError (bad input, no GPU for the cuda backend, ...) or NumericalError (a matrix
 // that is not SPD, a breakdown), each with a one-line what(). The Solver checks its Parameters against the
 // ranges of the config keys (amgsolve/parameter_ranges.hpp) and every matrix for a valid CSR structure with

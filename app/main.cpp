@@ -5,6 +5,7 @@
 //   amgsolve --config-reference     (prints docs/CONFIG.md)
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
   const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
   amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the output's writer says in
+  // one line, instead of ending the run silently with a core dump.
+  std::signal(SIGXFSZ, SIG_IGN);
   amgsolve::RunOptions options;
   bool list_backends = false;
   bool config_reference = false;

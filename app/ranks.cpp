@@ -293,9 +293,17 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
       entries.push_back({rows.col[k], static_cast<Index>(first + i), rows.val[k]});
   std::vector<Triplet<double>> mirrored = route(entries, partition, true);
   entries = {};
+  // And each entry's column's diagonal (the differences are measured against the diagonals), sent back by
+  // the rank that holds that column's row: (i, j, a_jj) for every stored a_ij.
+  for (const Triplet<double>& t : mirrored)
+    entries.push_back({t.col, t.row, d[static_cast<std::size_t>(t.row - first)]});
+  std::vector<Triplet<double>> diagonals = route(entries, partition, true);
+  entries = {};
   for (Triplet<double>& t : mirrored) t.row = static_cast<Index>(t.row - first);
+  for (Triplet<double>& t : diagonals) t.row = static_cast<Index>(t.row - first);
   const CsrMatrix<double> transposed = csr_from_triplets(rows.rows, rows.cols, std::move(mirrored));
-  const Asymmetry mine = largest_asymmetry(rows, transposed, static_cast<Index>(first));
+  const CsrMatrix<double> column_diagonals = csr_from_triplets(rows.rows, rows.cols, std::move(diagonals));
+  const Asymmetry mine = largest_asymmetry(rows, transposed, column_diagonals, static_cast<Index>(first));
   std::vector<Asymmetry> all(static_cast<std::size_t>(Ranks::size()));
   MPI_Allgather(&mine, sizeof(Asymmetry), MPI_BYTE, all.data(), sizeof(Asymmetry), MPI_BYTE, MPI_COMM_WORLD);
   require_symmetry(name, worst_asymmetry(all));

@@ -11,7 +11,7 @@ taken against whichever of the two is faster end to end (its row says "reference
 with AMGCL at its best on each problem. The table gives the medians, the ratios to that AMGCL run of the
 same round set, and how far amgsolve's solve is from the bandwidth bound: the measured seconds per iteration over the model's least traffic per iteration
 (`setup.model_bytes_per_iteration` in the report, amgsolve/iteration_traffic.hpp) divided by the STREAM
-triad bandwidth measured in the same run (bench/stream-triad).
+triad bandwidth measured in the same run (build/bench/stream-triad).
 
   bench/amgcl-compare.py [--build build] [--runs 3] [--threads 2,1] [--anchors ../shared/anchors]
 

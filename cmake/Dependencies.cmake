@@ -10,7 +10,7 @@ find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(ZLIB REQUIRED)
 
-find_package(VTK 9 QUIET COMPONENTS CommonCore CommonDataModel IOXML)
+find_package(VTK 9 QUIET COMPONENTS CommonCore CommonDataModel CommonMisc IOXML)
 set(AMGSOLVE_WITH_VTK ${VTK_FOUND})
 if(NOT AMGSOLVE_WITH_VTK)
   message(STATUS "amgsolve: VTK 9 not found (libvtk9-dev), building without VTK output: output.vtk and --vtk "

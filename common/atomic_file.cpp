@@ -21,6 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+void require_ours(const fs::path& target, const std::string& path, const std::string& what, OutputMark mark);
+
 // The temporary files that exist now, for a signal that ends the run (Ctrl-C; SIGTERM, which mpirun sends
 // the ranks when it is interrupted; SIGHUP from a closed terminal) to remove: a run killed while writing its
 // outputs leaves nothing behind. Fixed slots, so that the handler reads them without allocating.
@@ -58,10 +60,12 @@ class PendingTemps {
     char name[kLength];
   };
 
-  // Only where the signal's action is the default: a caller's handler (Python's for SIGINT) is left alone.
+  // Only where the signal's action is the default: a caller's handler (Python's for SIGINT) is left alone,
+  // and so is a signal the program ignores (amgsolve ignores SIGXFSZ: a write past ulimit -f then fails
+  // with EFBIG, said in one line). SIGPIPE (a reader that went away) and SIGQUIT (Ctrl-\) end a run too.
   static void install_handlers() {
     static const bool installed = [] {
-      for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+      for (const int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ}) {
         struct sigaction current {};
         if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
         struct sigaction action {};
@@ -74,12 +78,28 @@ class PendingTemps {
     (void)installed;
   }
   static void on_signal(int signal) {
+    // While a batch puts its files in place (on any thread), the signal waits for it to finish: a run
+    // ends with all of its outputs or none, never with some new and some old.
+    if (instance().placing_.load()) {
+      instance().deferred_.store(signal);
+      return;
+    }
+    end_by(signal);
+  }
+  static void end_by(int signal) {
     instance().remove_all();
     std::signal(signal, SIG_DFL);  // then end as the signal would have ended the run
     std::raise(signal);
   }
 
  public:
+  // Between these two, a signal that would end the run is held back (see on_signal), then acted on.
+  void begin_placing() { placing_.store(true); }
+  void end_placing() {
+    placing_.store(false);
+    if (const int signal = deferred_.exchange(0); signal != 0) end_by(signal);
+  }
+
   // Async-signal-safe: unlink only.
   void remove_all() noexcept {
     for (Slot& slot : slots_)
@@ -89,6 +109,17 @@ class PendingTemps {
  private:
 
   Slot slots_[kSlots];
+  std::atomic<bool> placing_{false};
+  std::atomic<int> deferred_{0};
+};
+
+// Holds back the signals that end a run while the outputs are put in place (PendingTemps::on_signal).
+class PlacingOutputs {
+ public:
+  PlacingOutputs() { PendingTemps::instance().begin_placing(); }
+  ~PlacingOutputs() { PendingTemps::instance().end_placing(); }
+  PlacingOutputs(const PlacingOutputs&) = delete;
+  PlacingOutputs& operator=(const PlacingOutputs&) = delete;
 };
 
 }  // namespace
@@ -195,9 +226,68 @@ void place(const std::string& temp, const std::string& target, bool through, con
   if (!ok) throw Error("cannot write " + shown + ": " + reason);
 }
 
+// Just before a regular file is put in place: its path still leads to the file it led to when the run began
+// (a link retargeted meanwhile would send the output onto another file), and that file is still ours (one
+// that appeared or changed meanwhile is not replaced).
+void require_unchanged_target(const std::string& shown, const std::string& target, const std::string& what,
+                              OutputMark mark) {
+  if (follow_links(shown).string() != target)
+    throw Error("cannot write " + shown + ": its symbolic link was changed during the run (it led to " + target +
+                "): not replaced");
+  require_ours(target, shown, what, mark);
+}
+
+// The regular files a batch has put in place, and how to undo it: each replaced file is first linked to
+// "<target>.old-<pid>", which is removed once the whole batch is in place or renamed back if a later file
+// cannot be placed (a read-only or bind-mounted file, a file system gone).
+class Rollback {
+ public:
+  // Before `target` is replaced: keeps its present file, where it has one.
+  void before_replacing(const std::string& target) {
+    std::error_code ec;
+    Replaced r{target, "", fs::exists(fs::symlink_status(target, ec))};
+    if (r.existed) {
+      const std::string backup = target + ".old-" + std::to_string(::getpid());
+      ::unlink(backup.c_str());
+      if (::link(target.c_str(), backup.c_str()) == 0) r.backup = backup;
+    }
+    replaced_.push_back(std::move(r));
+  }
+  // The last target could not be replaced after all: it is as it was.
+  void not_replaced() {
+    if (!replaced_.back().backup.empty()) ::unlink(replaced_.back().backup.c_str());
+    replaced_.pop_back();
+  }
+  // Every file in place: the old ones go.
+  void done() {
+    for (const Replaced& r : replaced_)
+      if (!r.backup.empty()) ::unlink(r.backup.c_str());
+    replaced_.clear();
+  }
+  // Puts back what was replaced; returns the targets that could not be put back (their old file was not kept).
+  std::string undo() {
+    std::string lost;
+    for (auto r = replaced_.rbegin(); r != replaced_.rend(); ++r) {
+      if (!r->backup.empty() && std::rename(r->backup.c_str(), r->target.c_str()) == 0) continue;
+      if (!r->existed && ::unlink(r->target.c_str()) == 0) continue;
+      lost += (lost.empty() ? "" : ", ") + r->target;
+    }
+    replaced_.clear();
+    return lost;
+  }
+
+ private:
+  struct Replaced {
+    std::string target, backup;  // backup: "" where the target had no file or could not be linked
+    bool existed;
+  };
+  std::vector<Replaced> replaced_;
+};
+
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)), target_(follow_links(path_).string()) {
+AtomicFile::AtomicFile(std::string path, std::string what, OutputMark mark)
+    : path_(std::move(path)), what_(std::move(what)), mark_(mark), target_(follow_links(path_).string()) {
   std::error_code ec;
   if (fs::is_directory(target_, ec)) throw InputError("cannot write " + path_ + ": it is a directory");
   through_ = written_through(target_);
@@ -216,8 +306,16 @@ AtomicFile::~AtomicFile() {
 void AtomicFile::commit() {
   committed_ = true;  // from here on the batch, or place(), disposes of the temporary file
   if (OutputBatch* batch = OutputBatch::current()) {
-    batch->staged_.push_back({temp_, target_, path_, through_});
+    batch->staged_.push_back({temp_, target_, path_, what_, mark_, through_});
     return;
+  }
+  if (!through_) {
+    try {
+      require_unchanged_target(path_, target_, what_, mark_);
+    } catch (...) {
+      remove_temp(temp_);
+      throw;
+    }
   }
   place(temp_, target_, through_, path_);
 }
@@ -237,18 +335,48 @@ OutputBatch::~OutputBatch() {
 
 void OutputBatch::commit() {
   committed_ = true;
-  // Devices and FIFOs first: their writes can fail (a full device), and then no regular output may have been
-  // put in place yet. Renames, which do not fail on a checked directory, come last.
+  // Nothing is replaced before every target is checked once more.
+  try {
+    for (const Staged& s : staged_)
+      if (!s.through) require_unchanged_target(s.shown, s.target, s.what, s.mark);
+  } catch (...) {
+    for (const Staged& s : staged_) remove_temp(s.temp);
+    throw;
+  }
+  // Devices and FIFOs first: their writes can fail (a full device), cannot be undone, and may wait for a
+  // reader (where Ctrl-C must still end the run). Then the renames, undone if one fails.
   std::stable_partition(staged_.begin(), staged_.end(), [](const Staged& s) { return s.through; });
-  for (std::size_t i = 0; i < staged_.size(); ++i) {
+  std::size_t i = 0;
+  const auto remove_from = [this](std::size_t first) {
+    for (std::size_t j = first; j < staged_.size(); ++j) remove_temp(staged_[j].temp);
+  };
+  for (; i < staged_.size() && staged_[i].through; ++i) {
     try {
-      place(staged_[i].temp, staged_[i].target, staged_[i].through, staged_[i].shown);
+      place(staged_[i].temp, staged_[i].target, true, staged_[i].shown);  // removes its temporary file if it fails
     } catch (...) {
-      for (std::size_t j = i + 1; j < staged_.size(); ++j) remove_temp(staged_[j].temp);
+      remove_from(i + 1);
       throw;
     }
   }
+  const PlacingOutputs placing;  // a signal now waits until the renames are all done, or undone
+  Rollback rollback;
+  for (; i < staged_.size(); ++i) {
+    const Staged& s = staged_[i];
+    try {
+      rollback.before_replacing(s.target);
+      place(s.temp, s.target, false, s.shown);
+    } catch (const Error& e) {
+      rollback.not_replaced();
+      remove_from(i + 1);
+      const std::string lost = rollback.undo();
+      throw Error(std::string(e.what()) + (lost.empty() ? "; the run's other files were left as they were"
+                                                         : "; already replaced, and not put back: " + lost));
+    }
+  }
+  rollback.done();
 }
+
+namespace {
 
 // Whether the file carries `mark`: starts with it, or holds it within its first kSignatureBytes.
 bool carries_mark(const fs::path& file, OutputMark mark) {
@@ -277,6 +405,8 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
                    (mark.leading ? "does not start with " : "lacks ") + "the mark " + shown +
                    " that amgsolve writes in it): not replaced (remove it, or choose another name)");
 }
+
+}  // namespace
 
 void require_writable(const std::string& path, const std::string& what, OutputMark mark) {
   const fs::path target = follow_links(path);

@@ -12,7 +12,9 @@
 //   * a regular file that is replaced keeps its permissions.
 // While an OutputBatch is open, commit() only stages the file: the batch's commit() renames them all at the
 // end of a run, and a batch that ends without committing removes them all, so a run that fails while
-// writing its last output leaves none of its outputs behind.
+// writing its last output leaves none of its outputs behind. If one rename fails, those done before it are
+// undone (the files they replaced were kept as hard links until the batch was in place), and a signal that
+// would end the run waits until the batch is in place or undone.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,14 +25,17 @@
 
 namespace amgsolve {
 
-// A run that ends by SIGINT, SIGTERM or SIGHUP (where their action was the default: a library user's own
-// handlers are left alone) removes the temporary files of its unfinished outputs first. So can a program that
+// A run that ends by SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE or SIGXFSZ (where their action was the
+// default: a library user's own handlers are left alone) removes the temporary files of its unfinished
+// outputs first. So can a program that
 // ends abruptly otherwise (app/main.cpp's terminate handler): this is async-signal-safe.
 void remove_pending_temporary_files() noexcept;
 
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);
+  // what and mark: the kind of output, as require_writable takes them; the target is checked again to be
+  // ours just before it is replaced (a file that appeared or changed during the run is not).
+  explicit AtomicFile(std::string path, std::string what = "output file", OutputMark mark = {});
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -46,6 +51,8 @@ class AtomicFile {
 
  private:
   std::string path_;    // as the user gave it (for messages)
+  std::string what_;
+  OutputMark mark_;
   std::string target_;  // what gets replaced: the path with its symbolic links followed
   std::string temp_;
   bool through_ = false;  // a device, FIFO or descriptor: copied into, not renamed over
@@ -68,6 +75,8 @@ class OutputBatch {
   static OutputBatch*& current();
   struct Staged {
     std::string temp, target, shown;  // shown: the path as the user gave it
+    std::string what;
+    OutputMark mark;
     bool through;
   };
   std::vector<Staged> staged_;

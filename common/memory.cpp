@@ -94,15 +94,28 @@ std::uint64_t address_space_headroom_bytes() {
   return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
 }
 
+// What the machine has free, or what the control group allows where that is less (0: unknown).
+std::uint64_t resident_headroom_bytes() {
+  std::uint64_t available = read_proc_kb("/proc/meminfo", "MemAvailable");
+  if (const std::uint64_t group = cgroup_headroom_bytes(); group != 0 && (available == 0 || group < available))
+    available = group;
+  return available;
+}
+
+// A run maps more address space than it keeps resident: arrays sized for an upper bound and never touched
+// whole, and a heap that keep_freed_memory never trims. The shipped configs' VmPeak is 1.5-1.8 times their
+// VmHWM (docs/BENCHMARKS.md, "Memory"), so under ulimit -v a run is let start only with this much more.
+constexpr double kAddressSpacePerResidentByte = 1.8;
+
 }  // namespace
 
 // The least of what the machine has free, what the control group allows and what the address-space limit
 // leaves: a pre-check against MemAvailable alone let a run under `ulimit -v` or in a container start the
 // setup and die there (std::bad_alloc inside a parallel region ends the process).
 std::uint64_t available_memory_bytes() {
-  std::uint64_t available = read_proc_kb("/proc/meminfo", "MemAvailable");
-  for (const std::uint64_t bound : {cgroup_headroom_bytes(), address_space_headroom_bytes()})
-    if (bound != 0 && (available == 0 || bound < available)) available = bound;
+  std::uint64_t available = resident_headroom_bytes();
+  if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && (available == 0 || address < available))
+    available = address;
   return available;
 }
 
@@ -132,14 +145,19 @@ std::string format_bytes(std::uint64_t bytes) {
 }
 
 void require_memory(std::uint64_t bytes, const std::string& what) {
-  const std::uint64_t available = available_memory_bytes();
-  if (available != 0 && bytes > available) {
-    // 1 byte stands for none: the address-space limit is used up already (memory.cpp's headroom functions)
-    const std::string left = available <= 1 ? "no memory is left" : "only " + format_bytes(available) +
-                                                                         " of memory is available";
-    throw InputError(what + " needs about " + format_bytes(bytes) + " but " + left +
-                     " (the machine's free memory, the control group's limit and ulimit -v counted)");
-  }
+  // 1 byte stands for none: the limit is used up already (the headroom functions above)
+  const auto left = [](std::uint64_t available) {
+    return available <= 1 ? std::string("none is left") : "only " + format_bytes(available) + " is left";
+  };
+  if (const std::uint64_t resident = resident_headroom_bytes(); resident != 0 && bytes > resident)
+    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory but " + left(resident) +
+                     " (the machine's free memory and the control group's limit counted)");
+  const double mapped = kAddressSpacePerResidentByte * static_cast<double>(bytes);
+  if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && mapped > static_cast<double>(address))
+    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
+                     format_bytes(static_cast<std::uint64_t>(mapped)) + " of address space, but ulimit -v leaves " +
+                     (address <= 1 ? std::string("none") : "only " + format_bytes(address)) +
+                     " (raise it, or choose a smaller problem)");
 }
 
 }  // namespace amgsolve

@@ -277,7 +277,9 @@ std::vector<KeySpec> matrix_market_keys() {
   return {
       only_for(input_file("problem.matrix", FIELD(problem.matrix_market.matrix),
                           "Matrix Market file (or .mtx.gz; coordinate or dense array) with a square, symmetric matrix "
-                          "with positive diagonal (required); off-diagonal entries stored as 0 are left out. A relative path is "
+                          "with positive diagonal (required; a general file's a_ij and a_ji may differ by 1e-10 of the "
+                          "larger of them and sqrt(a_ii a_jj), which round-off in assembly stays within); off-diagonal entries "
+                          "stored as 0 are left out. A relative path is "
                           "relative to the config file's folder (with --set: to the working directory)."),
                "matrix_market"),
       only_for(input_file("problem.rhs", FIELD(problem.matrix_market.rhs),
@@ -518,7 +520,8 @@ std::vector<KeySpec> solver_keys() {
                  " rows summed side by side with AVX-512/AVX2, the same results) the level matrices whose padding "
                  "is at most " + padding_percent(kSlicedPaddingBesideCsr) +
                  " and the P and R whose padding is at most " + padding_percent(kSlicedPaddingReplacingCsr) +
-                 " (their CSR released), and in CSR the rest."),
+                 " (their CSR released), and in CSR the rest. Over MPI ranks the cpu backend's solve multiplies "
+                 "in CSR whatever the value (the report says so)."),
       choice("solver.halo_exchange", FIELD(solver.halo_exchange),
              names_of(HaloMode{}),
              "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "
@@ -528,7 +531,7 @@ std::vector<KeySpec> solver_keys() {
              "rank it is `overlap`). The result is the same bit for bit; one process ignores it, and so does "
              "`backend: cuda` over ranks, which exchanges first (`vector`; the report says which mode ran)."),
       library_bounded(number("solver.tolerance", FIELD(solver.tolerance),
-                     "Stop when ||b - A x|| <= tolerance * ||b|| (x starts at zero).")),
+                     "Stop when ||b - A x|| <= tolerance * ||b|| (relative to b, wherever x starts: see solver.initial_guess).")),
       library_bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
                       "Iteration limit; reaching it without convergence exits with status 3.")),
       choice("solver.initial_guess", FIELD(initial_guess), names_of(InitialGuess{}),

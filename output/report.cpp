@@ -15,16 +15,26 @@ nlohmann::json transfers_json(const TransferCounts& t) {
   return {{"to_device_bytes", t.to_device}, {"to_host_bytes", t.to_host}, {"messages", t.messages}};
 }
 
+// A distributed product's phases: the slowest rank's seconds and the bytes all ranks sent.
+nlohmann::json phases_json(const std::vector<SpgemmPhase>& phases) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const SpgemmPhase& p : phases) j.push_back({{"name", p.name}, {"seconds", p.seconds}, {"bytes", p.bytes}});
+  return j;
+}
+
+// A setup product; a distributed one also with its phases (fetch, multiply, or the grid's stages).
 nlohmann::json spgemm_json(const SpgemmStats& s) {
-  return {{"seconds", s.seconds()},
-          {"symbolic_seconds", s.symbolic_seconds},
-          {"numeric_seconds", s.numeric_seconds},
-          {"multiplications", s.multiplications},
-          {"nnz", s.nnz},
-          {"gflops", s.gflops()},
-          {"compression_factor", s.compression_factor()},
-          {"extra_bytes", s.extra_bytes},
-          {"choice", s.choice}};
+  nlohmann::json j = {{"seconds", s.seconds()},
+                      {"symbolic_seconds", s.symbolic_seconds},
+                      {"numeric_seconds", s.numeric_seconds},
+                      {"multiplications", s.multiplications},
+                      {"nnz", s.nnz},
+                      {"gflops", s.gflops()},
+                      {"compression_factor", s.compression_factor()},
+                      {"extra_bytes", s.extra_bytes},
+                      {"choice", s.choice}};
+  if (!s.phases.empty()) j["phases"] = phases_json(s.phases);
+  return j;
 }
 
 nlohmann::json level_json(const LevelInfo& l) {
@@ -151,13 +161,6 @@ nlohmann::json rank_json(Index rows, const CommunicationStats& c) {
   return j;
 }
 
-// A distributed product's phases: the slowest rank's seconds and the bytes all ranks sent.
-nlohmann::json phases_json(const std::vector<SpgemmPhase>& phases) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const SpgemmPhase& p : phases) j.push_back({{"name", p.name}, {"seconds", p.seconds}, {"bytes", p.bytes}});
-  return j;
-}
-
 nlohmann::json comparison_json(const SpgemmComparisonRow& r) {
   return {{"level", r.level},
           {"product", r.product},
@@ -249,10 +252,10 @@ nlohmann::json report_json(const RunRecord& run) {
 }
 
 void write_report(const std::string& path, const RunRecord& run) {
-  AtomicFile target(path);
+  AtomicFile target(path, "report file", kReportMark);
   {
     std::ofstream out(target.temp_path());
-    if (!out) throw Error("cannot create report " + path);
+    if (!out) throw Error("cannot create report " + path + ": " + std::strerror(errno));
     out << report_json(run).dump(2) << '\n';
     out.close();
     if (out.fail()) throw Error("error while writing report " + path + ": " + std::strerror(errno));
@@ -265,10 +268,10 @@ void write_report(const std::string& path, const RunRecord& run) {
 namespace amgsolve {
 
 void write_spgemm_comparison_csv(const std::string& path, const std::vector<SpgemmComparisonRow>& rows) {
-  AtomicFile target(path);
+  AtomicFile target(path, "SpGEMM comparison file", kSpgemmCsvMark);
   {
     std::ofstream out(target.temp_path());
-    if (!out) throw Error("cannot create " + path);
+    if (!out) throw Error("cannot create " + path + ": " + std::strerror(errno));
     // Columns added later go at the end, so that readers by position keep working.
     out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
            "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error,runs,min_seconds,max_seconds\n";

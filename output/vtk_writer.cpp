@@ -3,6 +3,7 @@
 #include <vtkCellData.h>
 #include <vtkDataSetAttributes.h>
 #include <vtkDoubleArray.h>
+#include <vtkErrorCode.h>
 #include <vtkFloatArray.h>
 #include <vtkUnsignedCharArray.h>
 #include <vtkImageData.h>
@@ -53,7 +54,7 @@ template <class Writer>
 void write_xml(const std::string& path, vtkDataObject* data) {
   vtkObject::GlobalWarningDisplayOff();
   vtkLogger::SetStderrVerbosity(vtkLogger::VERBOSITY_OFF);
-  AtomicFile target(path);
+  AtomicFile target(path, "VTK file", kVtkMark);
   vtkNew<vtkStringArray> mark;  // kVtkMark
   mark->SetName("amgsolve");
   mark->InsertNextValue("written by amgsolve");
@@ -65,8 +66,10 @@ void write_xml(const std::string& path, vtkDataObject* data) {
   writer->EncodeAppendedDataOff();
   writer->SetCompressorTypeToZLib();
   errno = 0;
-  if (writer->Write() != 1)
-    throw Error("cannot write VTK file " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+  // Write() returns 1 even where the stream failed (a full disk, ulimit -f): its error code says so.
+  if (writer->Write() != 1 || writer->GetErrorCode() != vtkErrorCode::NoError)
+    throw Error("cannot write VTK file " + path + ": " +
+                (errno != 0 ? std::strerror(errno) : vtkErrorCode::GetStringFromErrorCode(writer->GetErrorCode())));
   target.commit();
 }
 

@@ -233,25 +233,30 @@ bool worse(const Asymmetry& a, const Asymmetry& b) {
   return a.row < b.row || (a.row == b.row && a.col < b.col);
 }
 
-// The worst asymmetry over the entries of `rows` (row i numbered first_row + i), each against
-// mirror(i, j), the value its mirror has (0 where missing).
-template <class Value, class Mirror>
-Asymmetry worst_over_entries(const CsrMatrix<Value>& rows, Index first_row, const Mirror& mirror) {
+// The worst asymmetry over the entries of `rows` (row i numbered first_row + i, its diagonal at column
+// first_row + i), each against mirror(i, j), the value its mirror has (0 where missing), relative to the
+// larger of the two and the diagonals' geometric mean (column_diagonal(i, j): a_jj).
+template <class Value, class Mirror, class ColumnDiagonal>
+Asymmetry worst_over_entries(const CsrMatrix<Value>& rows, Index first_row, const Mirror& mirror,
+                             const ColumnDiagonal& column_diagonal) {
   Asymmetry worst;
 #pragma omp parallel
   {
     Asymmetry mine;
 #pragma omp for schedule(static) nowait
-    for (Index i = 0; i < rows.rows; ++i)
+    for (Index i = 0; i < rows.rows; ++i) {
+      const double diagonal = std::abs(stored_or_zero(rows, i, first_row + i));
       for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
         const double va = static_cast<double>(rows.val[k]);
         const double vt = mirror(i, rows.col[k]);
-        const double scale = std::max(std::abs(va), std::abs(vt));
+        const double diagonals = std::sqrt(diagonal * std::abs(column_diagonal(i, rows.col[k])));
+        const double scale = std::max({std::abs(va), std::abs(vt), diagonals});
         double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
         if (std::isnan(rel)) rel = 1.0;
         const Asymmetry here{first_row + i, rows.col[k], rel};
         if (rel > 0 && worse(here, mine)) mine = here;
       }
+    }
 #pragma omp critical(amgsolve_largest_asymmetry)
     if (mine.row >= 0 && worse(mine, worst)) worst = mine;
   }
@@ -265,12 +270,15 @@ Asymmetry largest_asymmetry(const CsrMatrix<Value>& A) {
   if (!A.is_square()) return Asymmetry{-1, -1, 1.0};
   // Each entry (i, j) against its mirror (j, i), found by binary search in the sorted row j (a zero when it is
   // missing): an entry present on one side only is found from that side. No transpose is formed.
-  return worst_over_entries(A, 0, [&](Index i, Index j) { return stored_or_zero(A, j, i); });
+  const Vector<Value> d = diagonal(A);
+  return worst_over_entries(A, 0, [&](Index i, Index j) { return stored_or_zero(A, j, i); },
+                            [&](Index, Index j) { return static_cast<double>(d[j]); });
 }
 
 Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows,
-                            Index first_row) {
-  return worst_over_entries(rows, first_row, [&](Index i, Index j) { return stored_or_zero(transposed_rows, i, j); });
+                            const CsrMatrix<double>& column_diagonals, Index first_row) {
+  return worst_over_entries(rows, first_row, [&](Index i, Index j) { return stored_or_zero(transposed_rows, i, j); },
+                            [&](Index i, Index j) { return stored_or_zero(column_diagonals, i, j); });
 }
 
 Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates) {

@@ -73,7 +73,10 @@ std::string csr_structure_problem(const CsrMatrix<Value>& A, int first_index = 0
 template <class Value>
 bool is_valid_csr(const CsrMatrix<Value>& A);
 
-// The entry (i, j) where A differs most from A^T, relative to max(|a_ij|, |a_ji|); a missing a_ji
+// The entry (i, j) where A differs most from A^T, relative to max(|a_ij|, |a_ji|, sqrt(|a_ii a_jj|)): an
+// entry far below the diagonals is measured against them, so that round-off in an assembled matrix (1e-17
+// beside -1e-17 where the diagonal is 4) is no asymmetry, while a coupling comparable to the diagonals
+// must match its mirror to its own digits; a symmetric scaling D A D changes no answer. A missing a_ji
 // counts as 0. relative == 0 means A is exactly symmetric.
 struct Asymmetry {
   Index row = -1;
@@ -91,10 +94,12 @@ void require_spd_candidate(const std::string& name, const CsrMatrix<double>& A, 
 
 // The same checks a piece at a time, for a matrix whose rows are spread over processes: the largest
 // asymmetry of rows [first_row, first_row + rows.rows) (global columns) against those rows of A^T (the
-// same numbering), the worst of several such answers (the one largest_asymmetry gives for the whole), and
+// same numbering) and the diagonal entry of each entry's column (column_diagonals: a_jj at (i, j) for every
+// stored a_ij), the worst of several such answers (the one largest_asymmetry gives for the whole), and
 // the two messages: a diagonal entry (row: global, 0-based) that is not positive or is subnormal (below
 // double's normal range), an asymmetry over 1e-10.
-Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows, Index first_row);
+Asymmetry largest_asymmetry(const CsrMatrix<double>& rows, const CsrMatrix<double>& transposed_rows,
+                            const CsrMatrix<double>& column_diagonals, Index first_row);
 Asymmetry worst_asymmetry(const std::vector<Asymmetry>& candidates);
 void require_positive_diagonal_entry(const std::string& name, Index row, double value, int first_index = 1);
 void require_symmetry(const std::string& name, const Asymmetry& a, int first_index = 1);

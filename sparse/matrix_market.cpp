@@ -436,7 +436,7 @@ namespace {
 // fopen wrapper writing to the AtomicFile's temporary name.
 struct OutFile {
   explicit OutFile(const AtomicFile& target) : f(std::fopen(target.temp_path().c_str(), "w")) {
-    if (!f) throw Error("cannot create " + target.path());
+    if (!f) throw Error("cannot create " + target.path() + ": " + std::strerror(errno));
   }
   ~OutFile() {
     if (f) std::fclose(f);
@@ -455,7 +455,7 @@ struct OutFile {
 }  // namespace
 
 void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bool symmetric) {
-  AtomicFile target(path);
+  AtomicFile target(path, "matrix file");
   OutFile out(target);
   Offset stored = 0;
   for (Index i = 0; i < A.rows; ++i)
@@ -470,7 +470,7 @@ void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bo
 }
 
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x) {
-  AtomicFile target(path);
+  AtomicFile target(path, "solution file", kSolutionMark);
   OutFile out(target);
   std::fprintf(out.f, "%.*s\n%zu 1\n", static_cast<int>(kSolutionMark.text.size()), kSolutionMark.text.data(),
                x.size());

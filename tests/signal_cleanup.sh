@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A run ended by SIGTERM (what mpirun sends its ranks on Ctrl-C) or SIGHUP while writing its outputs leaves no
-# temporary file behind. Deterministic: the report goes to a FIFO nobody reads, so the run waits in its
+# temporary file behind; nor does one whose reader goes away (SIGPIPE: `... | head`) or that writes past
+# ulimit -f (SIGXFSZ is ignored, so the write fails with one error line and exit 1). Deterministic: the report goes to a FIFO nobody reads, so the run waits in its
 # last step, its finished report in a temporary file of $TMPDIR and its solution staged beside its target
 # (x.mtx.tmp-PID, renamed only after the FIFO is written), until the signal comes.
 #   signal_cleanup.sh AMGSOLVE CONFIG
 set -u
-amgsolve=$1 config=$2
+amgsolve=$(realpath "$1") config=$(realpath "$2")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for signal in TERM HUP; do
@@ -31,3 +32,19 @@ for signal in TERM HUP; do
   echo "ok ($signal): exit $status, nothing left behind"
   rm -rf "$scratch/report.fifo" "$scratch/tmp"
 done
+
+mkdir "$scratch/tmp"
+TMPDIR="$scratch/tmp" "$amgsolve" "$config" --quiet --vtk '' --report '' --set output.solution=/dev/stdout | head -c 50 >/dev/null
+status=${PIPESTATUS[0]}
+[ "$status" -eq 141 ] || { echo "FAIL (PIPE): exit $status, expected 141 (SIGPIPE)"; exit 1; }
+[ -z "$(ls "$scratch/tmp")" ] || { echo "FAIL (PIPE): left behind: $(ls "$scratch/tmp")"; exit 1; }
+echo "ok (PIPE): exit $status, nothing left behind"
+
+(cd "$scratch" && ulimit -f 20 && "$amgsolve" "$config" --quiet --vtk '' --report r.json --set output.solution=x.mtx \
+  >/dev/null 2>err.txt)
+status=$?
+[ "$status" -eq 1 ] || { echo "FAIL (XFSZ): exit $status, expected 1"; exit 1; }
+grep -q "File too large" "$scratch/err.txt" || { echo "FAIL (XFSZ): $(cat "$scratch/err.txt")"; exit 1; }
+left="$(cd "$scratch" && ls -d r.json* x.mtx* 2>/dev/null)"
+[ -z "$left" ] || { echo "FAIL (XFSZ): left behind: $left"; exit 1; }
+echo "ok (XFSZ): exit 1, $(cat "$scratch/err.txt")"

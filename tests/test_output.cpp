@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <thread>
+#include <vector>
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
@@ -161,6 +163,69 @@ TEST(OutputBatch, OutputsLandTogetherOrNotAtAll) {
   }
   EXPECT_EQ(read_all(dir.file("a.json")), "a");
   EXPECT_EQ(read_all(dir.file("b.json")), "b");
+}
+
+// A rename that fails in the middle of a batch (here: the last target became a directory holding a file;
+// in practice a bind-mounted or immutable file) undoes the ones before it: the run's earlier outputs are
+// the files they replaced again, a new one is gone, and no temporary or kept file is left.
+TEST(OutputBatch, ARenameThatFailsPutsBackTheOnesBefore) {
+  test::ScratchDir dir;
+  write_through(dir.file("a.json"), "old a");
+  try {
+    OutputBatch batch;
+    write_through(dir.file("a.json"), "new a");
+    write_through(dir.file("new.json"), "new");
+    write_through(dir.file("c.json"), "new c");
+    std::filesystem::create_directory(dir.file("c.json"));
+    std::ofstream(dir.file("c.json") + "/inside") << "keeps the directory from being replaced";
+    batch.commit();
+    ADD_FAILURE() << "renamed over a directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write " + dir.file("c.json")), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the run's other files were left as they were"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_all(dir.file("a.json")), "old a");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("new.json")));
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) left.push_back(entry.path().filename());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"a.json", "c.json"}));
+}
+
+// What is ours is asked again just before it is replaced: a file another program wrote at the output's path
+// during the run, or a link turned to another file, is not replaced (the check at the start saw neither).
+TEST(AtomicFile, AFileThatBecameAnothersDuringTheRunIsNotReplaced) {
+  test::ScratchDir dir;
+  const OutputMark mark{"{\n  \"amgsolve\":", true};
+  const std::string report = dir.file("r.json");
+  {
+    AtomicFile f(report, "report file", mark);
+    std::ofstream(f.temp_path()) << "{\n  \"amgsolve\": 1\n}\n";
+    std::ofstream(report) << "the user's notes\n";  // written while the run went on
+    EXPECT_THROW(f.commit(), InputError);
+  }
+  EXPECT_EQ(read_all(report), "the user's notes\n");
+  const std::string ours = dir.file("ours.json"), notes = dir.file("notes.txt"), link = dir.file("out.json");
+  write_through(ours, "{\n  \"amgsolve\": 0\n}\n");
+  write_through(notes, "more notes\n");
+  std::filesystem::create_symlink(ours, link);
+  {
+    OutputBatch batch;
+    AtomicFile f(link, "report file", mark);
+    std::ofstream(f.temp_path()) << "{\n  \"amgsolve\": 1\n}\n";
+    f.commit();
+    std::filesystem::remove(link);
+    std::filesystem::create_symlink(notes, link);
+    try {
+      batch.commit();
+      ADD_FAILURE() << "written through a retargeted link";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("symbolic link was changed during the run"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(read_all(notes), "more notes\n");
+  EXPECT_EQ(read_all(ours), "{\n  \"amgsolve\": 0\n}\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 4) << "no temporary file left";
 }
 
 // Only creating a file shows that a directory takes one: /proc has the permission bits but refuses.

@@ -2,8 +2,11 @@
 #include <omp.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <limits>
 
@@ -112,9 +115,34 @@ TEST(Csr, SpdCandidateMessagesNameTheEntryAndTheDifference) {
     }
     return std::string("(no error)");
   };
-  EXPECT_EQ(message(1), "A: matrix is not symmetric: entries (1, 2) and (2, 1) differ (relative difference 1e-08)");
-  EXPECT_EQ(message(0), "A: matrix is not symmetric: entries (0, 1) and (1, 0) differ (relative difference 1e-08) "
+  // 1e-8 apart, against the diagonal 2: 5e-9 relative
+  EXPECT_EQ(message(1), "A: matrix is not symmetric: entries (1, 2) and (2, 1) differ (relative difference 5e-09)");
+  EXPECT_EQ(message(0), "A: matrix is not symmetric: entries (0, 1) and (1, 0) differ (relative difference 5e-09) "
                         "(indices counted from 0)");
+}
+
+// Round-off in an assembled matrix is no asymmetry: entries of 1e-17 whose mirrors differ in every digit,
+// where the diagonal is 4, are measured against the diagonal. A symmetric scaling D A D (D from 1e-8 to
+// 1e8) changes neither answer: a real asymmetry between a large and a small row is still found.
+TEST(Csr, SymmetryIsMeasuredAgainstTheDiagonal) {
+  std::vector<Triplet<double>> noisy = {{0, 0, 4}, {0, 1, -1}, {1, 0, -1}, {1, 1, 4},  {1, 2, -1},
+                                        {2, 1, -1}, {2, 2, 4}, {0, 2, 2.2e-17}, {2, 0, -1.1e-17}};
+  std::vector<Triplet<double>> asymmetric = noisy;
+  asymmetric.back().value = -0.5;  // (2, 0) against (0, 2) = 2.2e-17: 0.5 / 4 relative, named from row 0
+  const std::vector<double> scaling = {1e8, 1.0, 1e-8};
+  const auto scaled = [&](std::vector<Triplet<double>> entries) {
+    for (Triplet<double>& t : entries) t.value *= scaling[t.row] * scaling[t.col];
+    return entries;
+  };
+  for (const auto& [name, entries] : {std::pair{"as assembled", noisy}, std::pair{"scaled", scaled(noisy)}})
+    EXPECT_NO_THROW(require_spd_candidate("A", csr_from_triplets<double>(3, 3, entries))) << name;
+  for (const auto& [name, entries] :
+       {std::pair{"as assembled", asymmetric}, std::pair{"scaled", scaled(asymmetric)}}) {
+    const Asymmetry a = largest_asymmetry(csr_from_triplets<double>(3, 3, entries));
+    EXPECT_EQ(a.row, 0) << name;
+    EXPECT_EQ(a.col, 2) << name;
+    EXPECT_NEAR(a.relative, 0.125, 1e-12) << name;
+  }
 }
 
 // A diagonal entry below double's normal range (a matrix in units that make it 1e-310) is named, with what
@@ -151,13 +179,15 @@ TEST(Csr, LargestAsymmetryIsTheDenseMaximumOnAnyThreadCount) {
   std::vector<double> dense(static_cast<std::size_t>(n) * n, 0.0);
   for (Index i = 0; i < n; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) dense[static_cast<std::size_t>(i) * n + A.col[k]] = A.val[k];
+  const auto relative = [&](Index i, Index j) {  // the pair's difference against it and the diagonals
+    const double a = dense[static_cast<std::size_t>(i) * n + j], b = dense[static_cast<std::size_t>(j) * n + i];
+    const double di = dense[static_cast<std::size_t>(i) * n + i], dj = dense[static_cast<std::size_t>(j) * n + j];
+    const double scale = std::max({std::abs(a), std::abs(b), std::sqrt(std::abs(di * dj))});
+    return scale > 0 ? std::abs(a - b) / scale : 0.0;
+  };
   double expected = 0;
   for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j) {
-      const double a = dense[static_cast<std::size_t>(i) * n + j], b = dense[static_cast<std::size_t>(j) * n + i];
-      const double scale = std::max(std::abs(a), std::abs(b));
-      if (scale > 0) expected = std::max(expected, std::abs(a - b) / scale);
-    }
+    for (Index j = 0; j < n; ++j) expected = std::max(expected, relative(i, j));
   ASSERT_GT(expected, 0.0);
   Asymmetry first;
   const int saved = omp_get_max_threads();
@@ -165,8 +195,7 @@ TEST(Csr, LargestAsymmetryIsTheDenseMaximumOnAnyThreadCount) {
     omp_set_num_threads(threads);
     const Asymmetry a = largest_asymmetry(A);
     EXPECT_DOUBLE_EQ(a.relative, expected) << threads << " threads";
-    const double at = dense[static_cast<std::size_t>(a.row) * n + a.col], mirror = dense[static_cast<std::size_t>(a.col) * n + a.row];
-    EXPECT_DOUBLE_EQ(std::abs(at - mirror) / std::max(std::abs(at), std::abs(mirror)), expected);
+    EXPECT_DOUBLE_EQ(relative(a.row, a.col), expected);
     if (threads == 1) first = a;
     EXPECT_EQ(a.row, first.row);
     EXPECT_EQ(a.col, first.col);
@@ -209,32 +238,62 @@ long faults_of_fresh_array(std::size_t bytes) {
 // With keep_freed_memory, a smaller array allocated after a large one is freed reuses its pages: no new
 // faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
 // free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
-// The memory a run may plan for is bounded by the address-space limit (ulimit -v) as well as by the
-// machine's MemAvailable: with the soft limit set to what the process maps, plus what its OpenMP threads not
-// started yet will map (72 MiB each: a malloc arena and a stack), plus 256 MiB for a moment (and put back: a soft limit may
-// rise again to the hard one), that 256 MiB is what is available.
-TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
-  if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
+// Runs `check` with the soft address-space limit (ulimit -v) set to what the process maps, plus what its
+// OpenMP threads not started yet will map (72 MiB each: a malloc arena and a stack), plus `headroom`, then
+// puts the limit back (a soft limit may rise again to the hard one). False where a hard limit is in the way.
+bool with_address_space_headroom(std::uint64_t headroom, const std::function<void()>& check) {
   rlimit before{};
-  ASSERT_EQ(getrlimit(RLIMIT_AS, &before), 0);
-  std::uint64_t mapped_kb = 0;
+  if (getrlimit(RLIMIT_AS, &before) != 0) return false;
+  std::uint64_t mapped_kb = 0, running = 1;  // the OpenMP threads that run already are in VmSize
   std::ifstream status("/proc/self/status");
-  for (std::string key; status >> key;)
+  for (std::string key; status >> key;) {
     if (key == "VmSize:") status >> mapped_kb;
-  rlimit limited = before;
-  std::uint64_t running = 1;  // the OpenMP threads that run already are in VmSize
-  std::ifstream threads_status("/proc/self/status");
-  for (std::string key; threads_status >> key;)
-    if (key == "Threads:") threads_status >> running;
+    if (key == "Threads:") status >> running;
+  }
   const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
   const std::uint64_t threads_kb = std::uint64_t{72 << 10} * (wanted > running ? wanted - running : 0);
-  limited.rlim_cur = (mapped_kb + threads_kb + (256 << 10)) * 1024;
-  if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) GTEST_SKIP() << "a hard limit is set";
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
-  const std::uint64_t available = available_memory_bytes();
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &before), 0);
+  rlimit limited = before;
+  limited.rlim_cur = (mapped_kb + threads_kb) * 1024 + headroom;
+  if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) return false;
+  if (setrlimit(RLIMIT_AS, &limited) != 0) return false;
+  check();
+  setrlimit(RLIMIT_AS, &before);
+  return true;
+}
+
+// The memory a run may plan for is bounded by the address-space limit as well as by the machine's
+// MemAvailable: with 256 MiB of address space left, that is what is available.
+TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
+  if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
+  std::uint64_t available = 0;
+  if (!with_address_space_headroom(std::uint64_t{256} << 20, [&] { available = available_memory_bytes(); }))
+    GTEST_SKIP() << "a hard limit is set";
   EXPECT_LE(available, std::uint64_t{256} << 20);
   EXPECT_GT(available, std::uint64_t{200} << 20);
+}
+
+// Under ulimit -v a run needs more address space than resident memory (arrays sized for an upper bound, a
+// heap never trimmed): 100 MiB of memory fits in 256 MiB of address space, 200 MiB does not, and the
+// message says what the limit is.
+TEST(Memory, UnderAnAddressSpaceLimitTheEstimateIsAskedWithRoomToMap) {
+  if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
+  std::string small, large;
+  const bool limited = with_address_space_headroom(std::uint64_t{256} << 20, [&] {
+    try {
+      require_memory(std::uint64_t{100} << 20, "the small problem");
+    } catch (const InputError& e) {
+      small = e.what();
+    }
+    try {
+      require_memory(std::uint64_t{200} << 20, "the large problem");
+    } catch (const InputError& e) {
+      large = e.what();
+    }
+  });
+  if (!limited) GTEST_SKIP() << "a hard limit is set";
+  EXPECT_EQ(small, "");
+  EXPECT_NE(large.find("the large problem needs about 200.00 MiB of memory, about 360.00 MiB of address space, but "
+                       "ulimit -v leaves only"), std::string::npos) << large;
 }
 
 TEST(Memory, FreedArraysAreReusedWithoutPageFaults) {
