@@ -38,6 +38,7 @@ const std::vector<Bounded>& table() {
       {{"amg.smoother.pre_steps", 0, 20}, VALUE(amg.pre_smooth)},
       {{"amg.smoother.post_steps", 0, 20}, VALUE(amg.post_smooth)},
       {{"solver.tolerance", 0, 1, true, true}, VALUE(solver.tolerance)},
+      {{"solver.absolute_tolerance", 0, std::nullopt}, VALUE(solver.absolute_tolerance)},
       {{"solver.max_iterations", 1, kMaxInt}, VALUE(solver.max_iterations)},
   };
   return bounded;

@@ -283,6 +283,7 @@ class SolverOn final : public Solver::Impl {
                     const SolveOptions& options) override {
     SolverParams effective = params_;  // this solve's limits over the solver's
     if (options.tolerance) effective.tolerance = *options.tolerance;
+    if (options.absolute_tolerance) effective.absolute_tolerance = *options.absolute_tolerance;
     if (options.max_iterations) effective.max_iterations = *options.max_iterations;
     // The solve runs on b / 2^e, with 2^e about b's largest entry, and scales x back: PCG's norms and dot
     // products then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300).
@@ -298,6 +299,10 @@ class SolverOn final : public Solver::Impl {
     const CommunicationStats communicated_before = communication();
     Vec<double> b_on = exponent == 0 ? solving().upload(b) : solving().upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
+    // The absolute tolerance as a relative one: ||b|| of b as given (b_on is b / 2^exponent).
+    if (effective.absolute_tolerance > 0)
+      effective.tolerance = std::max(effective.tolerance, effective.absolute_tolerance /
+                                                              std::ldexp(solving().norm2(b_on), exponent));
     const double tolerance = effective.tolerance;
     double constant_part = 0;  // c = ||b's constant part|| / ||b||, which no A x (A 1 = 0) takes away
     if (singular) {
@@ -340,6 +345,7 @@ class SolverOn final : public Solver::Impl {
       x = std::move(back);
       if (lost) require_attained(b, x, tolerance, result);
     }
+    result.tolerance = tolerance;
     result.seconds = timer.seconds();
     result.transfers = solving().transfers() - before;
     result.communication = communication() - communicated_before;
@@ -628,6 +634,9 @@ class SolverOn final : public Solver::Impl {
     const ParameterRange& tolerance = parameter_range("solver.tolerance");
     if (!within(tolerance, effective.tolerance))
       return "tolerance " + describe(tolerance) + ", got " + format_number(effective.tolerance);
+    const ParameterRange& absolute = parameter_range("solver.absolute_tolerance");
+    if (!within(absolute, effective.absolute_tolerance))
+      return "absolute tolerance " + describe(absolute) + ", got " + format_number(effective.absolute_tolerance);
     const ParameterRange& iterations = parameter_range("solver.max_iterations");
     if (!within(iterations, effective.max_iterations))
       return "max_iterations " + describe(iterations) + ", got " + std::to_string(effective.max_iterations);

@@ -93,6 +93,7 @@ struct SolveOptions {
   // x holds the starting iterate (b's size, finite: the step before's solution in time stepping); false:
   // the iteration starts from x = 0. The tolerance stays relative to ||b||.
   bool initial_guess = false;
+  std::optional<double> absolute_tolerance = std::nullopt;  // solver.absolute_tolerance for this solve
 };
 using SolveLimits = SolveOptions;  // the name of the first version, which had the limits only
 

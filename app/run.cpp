@@ -352,6 +352,13 @@ void require_solvable_by_rows(const Config& config, const LinearProblem& problem
 
 }  // namespace
 
+std::string absolute_tolerance_text(const SolverParams& solver) {
+  if (solver.absolute_tolerance <= 0) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, " or residual %.1e", solver.absolute_tolerance);
+  return text;
+}
+
 void print_solve_summary(const SolveResult& s, const char* what) {
   progress("%s%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,
            s.converged ? "converged" : "NOT CONVERGED", s.iterations, s.relative_residual, s.convergence_factor(),
@@ -369,10 +376,17 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
            "iteration (use solver.type: pcg, or check the amg.smoother keys)";
   // x = 0 has relative residual 1: ending above it after many iterations (CG's residual may rise in its
   // first few), CG has been driven by a component of b that A cannot produce (a singular A whose nullspace
-  // is not the constants, which amg.nullspace: auto does not detect).
-  if (s.relative_residual > 1 && (s.iterations >= 10 || s.stagnated))
-    return ": the residual ends above the right-hand side's, so A is probably singular (or nearly) with b "
-           "outside its range, or too ill-conditioned for this tolerance";
+  // is not the constants, which amg.nullspace: auto does not detect) or, where it still moves, A is so
+  // ill-conditioned that CG's residual has not come down while its A-norm error does (a shell's stiffness
+  // matrix, whose rigid-body modes the constants do not stand for).
+  if (s.relative_residual > 1 && s.stagnated)
+    return ": the residual stagnates above the right-hand side's, so A is probably singular (or nearly) with "
+           "b outside its range";
+  if (s.relative_residual > 1 && s.iterations >= 10)
+    return ": the residual ends above the right-hand side's: A is singular or nearly so with b outside its "
+           "range, or so ill-conditioned that CG, whose A-norm error falls while its residual need not, has far "
+           "to go; for the latter try amg.smoother.degree: 3 or 4, or (up to " +
+           std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";
   // Asked after the above: a residual that stagnates above b's is not a tolerance set too small.
   if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
   // Slow but steady: what helps, cheapest first (README, "When PCG converges slowly").
@@ -400,7 +414,7 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
     std::fprintf(stderr, "amgsolve: %s: %s after %d iterations (relative residual %.3e > %.1e)%s\n",
                config.source.c_str(),
                failed > 1 ? (std::to_string(failed) + " solves not converged, the first").c_str() : "solve not converged",
-               first->iterations, first->relative_residual, config.solver.tolerance,
+               first->iterations, first->relative_residual, first->tolerance,
                why_not_converged(*first, config).c_str());
   return kExitNotConverged;
 }
@@ -505,6 +519,7 @@ RunRecord start_record(const Config& config) {
   record.solver_type = name_of(config.solver.type);
   record.precision = name_of(config.solver.precision);
   record.tolerance = config.solver.tolerance;
+  record.absolute_tolerance = config.solver.absolute_tolerance;
   record.initial_guess = name_of(config.initial_guess);
   record.spgemm_compared = config.compare_spgemm;
   return record;
@@ -630,9 +645,10 @@ int run(const RunOptions& options) {
     if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
     set_up_or_rebuild(config, problem, by_rows, solver, record);
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
-    progress("%s solve to relative residual %.1e%s:\n",
+    progress("%s solve to relative residual %.1e%s%s:\n",
              config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
-             config.solver.tolerance, from_previous ? ", from the step before's solution" : "");
+             config.solver.tolerance, absolute_tolerance_text(config.solver).c_str(),
+             from_previous ? ", from the step before's solution" : "");
     record.solve = solver->solve(problem.b, x, true, from_previous);
     if (steps > 1) {
       record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,

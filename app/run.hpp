@@ -13,7 +13,7 @@ struct RunOptions {
   std::optional<std::string> report;   // --report (overrides output.report; '' writes none)
   std::optional<std::string> vtk;      // --vtk (overrides output.vtk; '' writes none)
   int threads = 0;                     // --threads (0: OpenMP default)
-  bool compare_spgemm = false;         // --compare-spgemm (same as amg.spgemm: compare)
+  bool compare_spgemm = false;         // --compare-spgemm (same as amg.compare_spgemm: true)
   bool quiet = false;
 };
 

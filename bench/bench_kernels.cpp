@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -20,19 +21,31 @@
 #include "spgemm/bitonic_sort.hpp"
 #include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
+#include "common/environment.hpp"
+#include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/memory.hpp"
 
 namespace amgsolve {
 namespace {
 
+// AMGSOLVE_BENCH_N, the grid's edge (64 when unset); anything else than a whole number from 8 to 512 ends
+// the program with one line, before a benchmark runs on a grid it was not asked for.
+std::int64_t bench_size() {
+  try {
+    return integer_from_environment("AMGSOLVE_BENCH_N", 8, 512).value_or(64);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "bench_kernels: %s\n", e.what());
+    std::exit(2);
+  }
+}
+
 struct Fixture {
   std::shared_ptr<const CsrMatrix<double>> A;
   CsrMatrix<double> P, R;
   Fixture() {
     PoissonParams p;
-    const char* n = std::getenv("AMGSOLVE_BENCH_N");
-    const std::int64_t size = n ? std::atoll(n) : 64;
+    const std::int64_t size = bench_size();
     p.size = {size, size, size};
     A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
     const Aggregates agg = mis2_aggregation(strength_of_connection(*A, 0.02).graph, 1);

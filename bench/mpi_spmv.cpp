@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int size = 64, runs = 7, products = 20;
   CLI::App app{"mpi-spmv-bench: distributed SpMV in vector mode, naive overlap and task mode"};
+  app.option_defaults()->always_capture_default();  // --help shows each default
   app.add_option("--size", size, "grid points per side of the 7-point Poisson matrix")->check(CLI::Range(4, 2048));
   app.add_option("--runs", runs, "timed runs per mode (the median is reported)")->check(CLI::Range(1, 1000));
   app.add_option("--products", products, "products per run")->check(CLI::Range(1, 100000));

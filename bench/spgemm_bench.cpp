@@ -365,6 +365,7 @@ int main(int argc, char** argv) {
   int runs = 5, warmup = 1, threads = 0;
   std::string csv;
   CLI::App app{"spgemm-bench: C = A*B with every SpGEMM backend, median of N runs"};
+  app.option_defaults()->always_capture_default();  // --help shows each default
   app.add_option("--matrix", matrices, "Matrix Market file(s), square: A*A (pattern files as 0/1 matrices)");
   app.add_option("--generate", generators, "A*A of poisson7:N, poisson27:N, poisson5:N, random:N:K, rmat:SCALE:EDGES");
   app.add_option("--galerkin", galerkin, "every product of an AMG setup of a generated matrix (same SPECs)");

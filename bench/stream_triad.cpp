@@ -17,6 +17,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"STREAM triad bandwidth"};
+  app.option_defaults()->always_capture_default();  // --help shows each default
   int mib = 512, sweeps = 10;
   app.add_option("--mib", mib, "size of each of the three arrays, MiB")->check(CLI::Range(16, 65536));
   app.add_option("--sweeps", sweeps, "timed sweeps (the best is reported)")->check(CLI::Range(1, 1000));

@@ -532,6 +532,10 @@ std::vector<KeySpec> solver_keys() {
              "`backend: cuda` over ranks, which exchanges first (`vector`; the report says which mode ran)."),
       library_bounded(number("solver.tolerance", FIELD(solver.tolerance),
                      "Stop when ||b - A x|| <= tolerance * ||b|| (relative to b, wherever x starts: see solver.initial_guess).")),
+      library_bounded(number("solver.absolute_tolerance", FIELD(solver.absolute_tolerance),
+                     "Also stop when ||b - A x|| <= absolute_tolerance, in b's own units (PETSc's atol, hypre's "
+                     "absolute tolerance): for a right-hand side that is nearly zero, which the relative test would "
+                     "follow to its last digits. 0: the relative test alone.")),
       library_bounded(integer("solver.max_iterations", FIELD(solver.max_iterations),
                       "Iteration limit; reaching it without convergence exits with status 3.")),
       choice("solver.initial_guess", FIELD(initial_guess), names_of(InitialGuess{}),

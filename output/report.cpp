@@ -201,6 +201,8 @@ nlohmann::json report_json(const RunRecord& run) {
        {{"type", run.solver_type},
         {"precision", run.precision},
         {"tolerance", run.tolerance},
+        {"absolute_tolerance", run.absolute_tolerance},
+        {"effective_tolerance", run.solve.tolerance},
         {"initial_guess", run.initial_guess},
         {"iterations", run.solve.iterations},
         {"relative_residual", run.solve.relative_residual},

@@ -94,6 +94,7 @@ struct RunRecord {
   std::string solver_type;
   std::string precision = "double";  // of the V-cycle: "double" or "mixed" (float cycle, double PCG)
   double tolerance = 0.0;
+  double absolute_tolerance = 0.0;     // solver.absolute_tolerance (0: none)
   std::string initial_guess = "zero";  // solver.initial_guess
   SolveResult solve;                   // the solve (for several sources: the first excitation solve)
   std::vector<SourceRecord> sources;   // diffuse-optical problems

@@ -24,6 +24,10 @@ constexpr const auto& names_of(Precision) { return kPrecisionNames; }
 struct SolverParams {
   SolverType type = SolverType::pcg;
   double tolerance = 1e-8;   // stop when ||b - A x|| <= tolerance * ||b||
+  // Or when ||b - A x|| <= absolute_tolerance (PETSc's atol, hypre's absolute tolerance, scipy's atol): a
+  // residual small in the problem's own units, for a b that is nearly zero (a time step that changes
+  // little). 0: the relative test alone. The solve holds to the larger of the two (amgsolve::Solver).
+  double absolute_tolerance = 0.0;
   int max_iterations = 500;
   Precision precision = Precision::double_precision;
   // Storage of every level's operator on the cuda backend; the cpu backend multiplies in CSR with `csr`, and
@@ -38,6 +42,8 @@ struct SolveResult {
   bool converged = false;
   int iterations = 0;
   double relative_residual = 0.0;   // ||b - A x|| / ||b|| at the end
+  // The relative residual the solve was held to: solver.tolerance, or absolute_tolerance / ||b|| where larger.
+  double tolerance = 0.0;
   std::vector<double> history;      // relative residual before iteration 1, then after each iteration
   double seconds = 0.0;
   // PCG stopped because the true residual no longer decreased after a restart: the tolerance is below

@@ -1091,6 +1091,40 @@ TEST(Cli, AResidualStagnatingAboveTheRightHandSidesIsNotBlamedOnTheTolerance) {
   EXPECT_GT(field(report, "solve.relative_residual").get<double>(), 1.0);
 }
 
+// solver.absolute_tolerance: the run stops at a residual in b's units, says so when it starts, and reports both
+// tolerances and the relative one it was held to (b = 1 on 32^3: ||b|| = 32^1.5).
+TEST(Cli, AnAbsoluteToleranceIsHeldToAndReported) {
+  ScratchDir dir;
+  const double bnorm = std::pow(32.0, 1.5);
+  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--vtk", "", "--set", "problem.rhs=ones",
+                                "--set", "solver.tolerance=1e-12", "--set", "solver.absolute_tolerance=0.01"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("solve to relative residual 1.0e-12 or residual 1.0e-02"), std::string::npos) << r.out;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "solve.absolute_tolerance").get<double>(), 0.01);
+  EXPECT_NEAR(field(report, "solve.effective_tolerance").get<double>(), 0.01 / bnorm, 1e-15);
+  EXPECT_LE(field(report, "solve.relative_residual").get<double>(), 0.01 / bnorm);
+  EXPECT_GT(field(report, "solve.relative_residual").get<double>(), 1e-12);
+}
+
+// s3rmt3m3, a cylindrical shell's stiffness matrix: SPD (its Cholesky factor exists) but so ill-conditioned
+// for a hierarchy built on the constants that CG's residual is far above b's after 1,000 iterations while
+// its error still falls. The one-line error does not call it only singular: it gives what helps.
+TEST(Cli, AnIllConditionedSpdMatrixIsNotCalledOnlySingular) {
+  AMGSOLVE_REQUIRE_SHARED_MATRIX(path, "s3rmt3m3");
+  ScratchDir dir;
+  write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: " + path + "\n");
+  const RunResult r = run(dir, {dir.file("cfg.yaml"), "--quiet", "--report", dir.file("R.json"), "--set",
+                                "solver.max_iterations=1000"});
+  EXPECT_EQ(r.status, kExitNotConverged) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  const json report = read_report(dir.file("R.json"));
+  ASSERT_GT(field(report, "solve.relative_residual").get<double>(), 1.0) << "the case this test is about";
+  ASSERT_FALSE(field(report, "solve.stagnated").get<bool>()) << "the case this test is about";
+  EXPECT_NE(r.err.find("or so ill-conditioned"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("try amg.smoother.degree: 3 or 4"), std::string::npos) << r.err;
+}
+
 TEST(Cli, MatrixMarketProblemConvergesAndWritesTheSolution) {
   ScratchDir dir;
   const int n = 50;

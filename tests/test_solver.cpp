@@ -500,6 +500,40 @@ TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   EXPECT_THROW(solver.solve(b, x, {}, SolveLimits{std::nullopt, 0}), InputError);
 }
 
+// An absolute tolerance stops the solve once ||b - A x|| is below it, in b's units, however small the relative
+// tolerance: the residual computed here is under it, the solve held to atol / ||b|| (what it reports), and
+// it takes fewer iterations than the relative test alone; as a parameter or for one solve. Below the relative
+// test's own threshold it changes nothing; a negative one is refused.
+TEST(Library, AnAbsoluteToleranceStopsAtAResidualInBsUnits) {
+  const auto A = poisson_3d(16);
+  const Vector<double> b(A->rows, 3.0);
+  const double bnorm = std::sqrt(3.0 * 3.0 * static_cast<double>(A->rows));
+  Parameters params;
+  params.solver.tolerance = 1e-12;
+  const Solver relative_only(A, params);
+  Vector<double> x;
+  const SolveResult tight = relative_only.solve(b, x);
+  const double atol = 1e-4 * bnorm;
+  SolveOptions for_one;
+  for_one.absolute_tolerance = atol;
+  const SolveResult loose = relative_only.solve(b, x, {}, for_one);
+  EXPECT_TRUE(loose.converged);
+  EXPECT_LE(true_relative_residual(*A, b, x) * bnorm, atol);
+  EXPECT_NEAR(loose.tolerance, 1e-4, 1e-16);
+  EXPECT_LT(loose.iterations, tight.iterations);
+  params.solver.absolute_tolerance = atol;
+  const Solver with_atol(A, params);
+  EXPECT_EQ(with_atol.solve(b, x).history, loose.history);
+  for_one.absolute_tolerance = 1e-20 * bnorm;  // below 1e-12 ||b||: the relative test decides
+  const SolveResult tiny = relative_only.solve(b, x, {}, for_one);
+  EXPECT_EQ(tiny.history, tight.history);
+  EXPECT_EQ(tiny.tolerance, 1e-12);
+  for_one.absolute_tolerance = -1.0;
+  EXPECT_THROW(relative_only.solve(b, x, {}, for_one), InputError);
+  params.solver.absolute_tolerance = -1.0;
+  EXPECT_THROW(Solver(A, params), InputError);
+}
+
 // SolveOptions::initial_guess: the iteration starts from x as given. Its first relative residual is that of
 // the guess (computed here independently), the solution from zero is taken back as already converged, a
 // nearby guess needs fewer iterations and still ends at the tolerance, a zero guess is the zero start bit

@@ -163,14 +163,17 @@ class Solver:
         self._core = _amgsolve.Solver(*arrays, settings)
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
-              x0: Any = None) -> tuple[np.ndarray, dict]:
-        """x with A x = b from x0 (zero when not given), and the statistics: converged, iterations,
+              x0: Any = None, atol: float | None = None) -> tuple[np.ndarray, dict]:
+        """x with A x = b from x0 (zero when not given), to ||b - A x|| <= max(tol ||b||, atol) (scipy's cg
+        test; tol and atol default to solver.tolerance and solver.absolute_tolerance, 0), and the
+        statistics: converged, iterations, tolerance (the relative residual held to, atol counted),
         relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
         after each), seconds, convergence_factor (the average reduction per iteration), stagnated (the true
         residual stopped falling above the tolerance: the attainable accuracy, or a singular A), levels
         (the hierarchy this solve used, as Solver.levels)."""
         start = None if x0 is None else _vector(x0, "x0")
-        return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"), start)
+        return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"), start,
+                                _number(atol, "atol"))
 
     def rebuild(self, A: Any) -> None:
         """Re-setup for new values of A (time stepping, nonlinear iterations). Built with

@@ -154,6 +154,7 @@ nb::dict solve_dict(const SolveResult& r) {
   d["converged"] = r.converged;
   d["iterations"] = r.iterations;
   d["relative_residual"] = r.relative_residual;
+  d["tolerance"] = r.tolerance;
   d["residuals"] = r.history;
   d["seconds"] = r.seconds;
   d["stagnated"] = r.stagnated;
@@ -223,10 +224,10 @@ class PySolver {
   }
 
   nb::tuple solve(const DoubleArray& b, std::optional<double> tolerance, std::optional<int> max_iterations,
-                  std::optional<DoubleArray> x0) const {
+                  std::optional<DoubleArray> x0, std::optional<double> absolute_tolerance) const {
     const Vector<double> rhs(b.data(), b.data() + b.shape(0));
     Vector<double> x;
-    SolveOptions options{tolerance, max_iterations, x0.has_value()};
+    SolveOptions options{tolerance, max_iterations, x0.has_value(), absolute_tolerance};
     if (x0) x.assign(x0->data(), x0->data() + x0->shape(0));
     SolveResult result;
     std::vector<LevelInfo> levels;  // the hierarchy this solve used (another thread may rebuild it after)
@@ -390,7 +391,7 @@ NB_MODULE(_amgsolve, m) {
                     const std::vector<std::string>&>(),
            "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a)
       .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none(),
-           "x0"_a = nb::none())
+           "x0"_a = nb::none(), "absolute_tolerance"_a = nb::none())
       .def("precondition", &PySolver::precondition, "r"_a)
       .def("rebuild", &PySolver::rebuild, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a)
       .def("setup", &PySolver::setup)

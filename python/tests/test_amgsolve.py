@@ -103,6 +103,22 @@ def test_tolerance_and_iteration_limit_apply_per_solve():
         solver.solve(b, tol=2.0)
 
 
+def test_atol_stops_at_a_residual_in_bs_units_as_scipys_cg_does():
+    A = poisson(20)
+    b = np.full(A.shape[0], 2.0)
+    atol = 1e-5 * np.linalg.norm(b)
+    solver = amgsolve.Solver(A, solver={"tolerance": 1e-12})
+    x, info = solver.solve(b, atol=atol)
+    assert info["converged"] and np.linalg.norm(b - A @ x) <= atol
+    assert info["tolerance"] == pytest.approx(1e-5, rel=1e-12)
+    _, tight = solver.solve(b)
+    assert tight["iterations"] > info["iterations"] and tight["tolerance"] == 1e-12
+    _, configured = amgsolve.Solver(A, solver={"tolerance": 1e-12, "absolute_tolerance": atol}).solve(b)
+    assert configured["residuals"] == info["residuals"]
+    with pytest.raises(amgsolve.InputError, match="absolute tolerance"):
+        solver.solve(b, atol=-1.0)
+
+
 def test_x0_is_where_the_iteration_starts():
     A = poisson(20)
     solver = amgsolve.Solver(A)
