@@ -23,8 +23,10 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -344,7 +346,7 @@ void write_csv(const std::string& path, const std::vector<Measurement>& rows) {
           << m.stats.nnz << ',' << m.stats.compression_factor() << ',' << m.stats.extra_bytes << ','
           << (m.agrees ? "true" : "false") << ',' << m.median_symbolic_seconds << ',' << m.min_seconds << ','
           << (m.external_baseline ? "true" : "false") << ',' << csv_field(m.stats.choice) << '\n';
-    if (!out.flush()) throw Error("cannot write " + path);
+    if (!out.flush()) throw Error("cannot write " + target.described() + ": " + std::strerror(errno));
   }
   target.commit();
 }

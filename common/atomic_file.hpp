@@ -44,6 +44,10 @@ class AtomicFile {
   // device or FIFO).
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return path_; }
+  // The path for a message about writing the data: a device's or descriptor's data is staged in the
+  // temporary folder first, so a full disk there is not blamed on the device ("/dev/stdout (staged in
+  // /tmp/...)").
+  std::string described() const { return through_ ? path_ + " (staged in " + temp_ + ")" : path_; }
 
   // Moves the temporary file to the target (or hands it to the open OutputBatch). Throws amgsolve::Error
   // on failure.

@@ -257,10 +257,10 @@ void write_report(const std::string& path, const RunRecord& run) {
   AtomicFile target(path, "report file", kReportMark);
   {
     std::ofstream out(target.temp_path());
-    if (!out) throw Error("cannot create report " + path + ": " + std::strerror(errno));
+    if (!out) throw Error("cannot create report " + target.described() + ": " + std::strerror(errno));
     out << report_json(run).dump(2) << '\n';
     out.close();
-    if (out.fail()) throw Error("error while writing report " + path + ": " + std::strerror(errno));
+    if (out.fail()) throw Error("error while writing report " + target.described() + ": " + std::strerror(errno));
   }
   target.commit();
 }
@@ -273,7 +273,7 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
   AtomicFile target(path, "SpGEMM comparison file", kSpgemmCsvMark);
   {
     std::ofstream out(target.temp_path());
-    if (!out) throw Error("cannot create " + path + ": " + std::strerror(errno));
+    if (!out) throw Error("cannot create " + target.described() + ": " + std::strerror(errno));
     // Columns added later go at the end, so that readers by position keep working.
     out << "level,product,backend,seconds,symbolic_seconds,numeric_seconds,gflops,nnz,compression_factor,"
            "extra_bytes,agrees,max_relative_difference,external_baseline,choice,error,runs,min_seconds,max_seconds\n";
@@ -286,7 +286,7 @@ void write_spgemm_comparison_csv(const std::string& path, const std::vector<Spge
           << (r.external_baseline ? "true" : "false") << ',' << csv_field(r.stats.choice) << ','
           << csv_field(r.error) << ',' << r.runs << ',' << r.min_seconds << ',' << r.max_seconds << '\n';
     out.close();
-    if (out.fail()) throw Error("error while writing " + path + ": " + std::strerror(errno));
+    if (out.fail()) throw Error("error while writing " + target.described() + ": " + std::strerror(errno));
   }
   target.commit();
 }

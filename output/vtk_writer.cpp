@@ -68,7 +68,7 @@ void write_xml(const std::string& path, vtkDataObject* data) {
   errno = 0;
   // Write() returns 1 even where the stream failed (a full disk, ulimit -f): its error code says so.
   if (writer->Write() != 1 || writer->GetErrorCode() != vtkErrorCode::NoError)
-    throw Error("cannot write VTK file " + path + ": " +
+    throw Error("cannot write VTK file " + target.described() + ": " +
                 (errno != 0 ? std::strerror(errno) : vtkErrorCode::GetStringFromErrorCode(writer->GetErrorCode())));
   target.commit();
 }

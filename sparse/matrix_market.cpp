@@ -436,7 +436,7 @@ namespace {
 // fopen wrapper writing to the AtomicFile's temporary name.
 struct OutFile {
   explicit OutFile(const AtomicFile& target) : f(std::fopen(target.temp_path().c_str(), "w")) {
-    if (!f) throw Error("cannot create " + target.path() + ": " + std::strerror(errno));
+    if (!f) throw Error("cannot create " + target.described() + ": " + std::strerror(errno));
   }
   ~OutFile() {
     if (f) std::fclose(f);
@@ -447,7 +447,7 @@ struct OutFile {
     const bool closed = std::fclose(f) == 0;
     f = nullptr;
     if (!ok || !closed)
-      throw Error("error while writing " + target.path() + ": " + std::strerror(ok ? errno : write_error));
+      throw Error("error while writing " + target.described() + ": " + std::strerror(ok ? errno : write_error));
   }
   std::FILE* f;
 };
