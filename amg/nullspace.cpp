@@ -84,7 +84,7 @@ void require_consistent_rhs(double sum, double norm, std::size_t n, double toler
   if (part <= tolerance) return;
   throw InputError(what + " is inconsistent with the singular matrix: A's rows sum to zero, so A x sums to zero for "
                    "every x, but b sums to " + number(sum) + " (its constant part is " + number(part) +
-                   " of ||b||, above solver.tolerance " + number(tolerance) +
+                   " of ||b||, above the solve's tolerance " + number(tolerance) +
                    "): make b sum to zero (subtract its mean), the only case in which A x = b has a solution");
 }
 

@@ -299,10 +299,11 @@ class SolverOn final : public Solver::Impl {
     const CommunicationStats communicated_before = communication();
     Vec<double> b_on = exponent == 0 ? solving().upload(b) : solving().upload(scaled(b, -exponent));
     const bool singular = hierarchy_.singular();
-    // The absolute tolerance as a relative one: ||b|| of b as given (b_on is b / 2^exponent).
-    if (effective.absolute_tolerance > 0)
-      effective.tolerance = std::max(effective.tolerance, effective.absolute_tolerance /
-                                                              std::ldexp(solving().norm2(b_on), exponent));
+    // The absolute tolerance as a relative one, on b_on's scale (b / 2^exponent) so that nothing overflows.
+    if (effective.absolute_tolerance > 0) {
+      effective.absolute_tolerance = std::ldexp(effective.absolute_tolerance, -exponent);
+      effective.tolerance = held_tolerance(effective, solving().norm2(b_on));
+    }
     const double tolerance = effective.tolerance;
     double constant_part = 0;  // c = ||b's constant part|| / ||b||, which no A x (A 1 = 0) takes away
     if (singular) {
@@ -670,7 +671,8 @@ class SolverOn final : public Solver::Impl {
   void require_same_limits(const SolverParams& effective) const {
     if constexpr (kDistributed<Backend>) {
       const auto& comm = backend_.comm();  // auto: no Communicator type in a build without MPI
-      const bool tolerances_differ = comm.max(effective.tolerance) != -comm.max(-effective.tolerance);
+      const bool tolerances_differ = comm.max(effective.tolerance) != -comm.max(-effective.tolerance) ||
+                                     comm.max(effective.absolute_tolerance) != -comm.max(-effective.absolute_tolerance);
       const std::int64_t limit = effective.max_iterations;
       const bool limits_differ = comm.min(limit) != -comm.min(-limit);
       if (tolerances_differ || limits_differ)

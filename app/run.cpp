@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -334,11 +335,13 @@ std::string rhs_name(const Config& config) {
   return rhs_file ? "the right-hand side " + config.problem.matrix_market.rhs : "the right-hand side (b = 1)";
 }
 
+double norm_of(const Vector<double>& b) { return std::sqrt(std::inner_product(b.begin(), b.end(), b.begin(), 0.0)); }
+
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
 // here, before the setup (the Solver checks both again, for its library users).
 void require_solvable(const Config& config, const LinearProblem& problem) {
   if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
-  require_consistent_rhs(problem.b, config.solver.tolerance, rhs_name(config));
+  require_consistent_rhs(problem.b, held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
 }
 
 // The same where the ranks hold the rows (and b whole): the rows' sums judged on every rank, so that an
@@ -347,7 +350,8 @@ void require_solvable(const Config& config, const LinearProblem& problem) {
 void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
   if (config.amg.nullspace == NullspaceChoice::none) return;
   const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
-  if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_consistent_rhs(problem.b, config.solver.tolerance, rhs_name(config));
+  if (Ranks::sum(zero_sums ? 0 : 1) == 0)
+    require_consistent_rhs(problem.b, held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
 }
 
 }  // namespace

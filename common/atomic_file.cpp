@@ -79,12 +79,12 @@ class PendingTemps {
   }
   static void on_signal(int signal) {
     // While a batch puts its files in place (on any thread), the signal waits for it to finish: a run
-    // ends with all of its outputs or none, never with some new and some old.
-    if (instance().placing_.load()) {
-      instance().deferred_.store(signal);
-      return;
-    }
-    end_by(signal);
+    // ends with all of its outputs or none, never with some new and some old. Recorded first, then the
+    // batches asked: one that ends meanwhile finds the record (end_placing), so no signal is lost.
+    PendingTemps& pending = instance();
+    pending.deferred_.store(signal);
+    if (pending.placing_.load() > 0) return;
+    if (const int recorded = pending.deferred_.exchange(0); recorded != 0) end_by(recorded);
   }
   static void end_by(int signal) {
     instance().remove_all();
@@ -93,10 +93,11 @@ class PendingTemps {
   }
 
  public:
-  // Between these two, a signal that would end the run is held back (see on_signal), then acted on.
-  void begin_placing() { placing_.store(true); }
+  // Between these two, a signal that would end the run is held back (see on_signal), then acted on once
+  // no batch is placing (batches on several threads count).
+  void begin_placing() { placing_.fetch_add(1); }
   void end_placing() {
-    placing_.store(false);
+    if (placing_.fetch_sub(1) != 1) return;
     if (const int signal = deferred_.exchange(0); signal != 0) end_by(signal);
   }
 
@@ -109,7 +110,7 @@ class PendingTemps {
  private:
 
   Slot slots_[kSlots];
-  std::atomic<bool> placing_{false};
+  std::atomic<int> placing_{0};
   std::atomic<int> deferred_{0};
 };
 
@@ -238,18 +239,29 @@ void require_unchanged_target(const std::string& shown, const std::string& targe
 }
 
 // The regular files a batch has put in place, and how to undo it: each replaced file is first linked to
-// "<target>.old-<pid>", which is removed once the whole batch is in place or renamed back if a later file
-// cannot be placed (a read-only or bind-mounted file, a file system gone).
+// "<target>.old-<pid>" (or .old-<pid>-N where that name is taken: nobody's file is removed for it), which is
+// removed once the whole batch is in place or renamed back if a later file cannot be placed (a read-only or
+// bind-mounted file, a file system gone). Destroyed before done() (an exception), it undoes.
 class Rollback {
  public:
-  // Before `target` is replaced: keeps its present file, where it has one.
+  Rollback() = default;
+  Rollback(const Rollback&) = delete;
+  Rollback& operator=(const Rollback&) = delete;
+  ~Rollback() { undo(); }
+
+  // Before `target` is replaced: keeps its present file, where it has one. A target whose state cannot be
+  // read counts as existing (with no backup): it is never removed by undo().
   void before_replacing(const std::string& target) {
     std::error_code ec;
-    Replaced r{target, "", fs::exists(fs::symlink_status(target, ec))};
+    const fs::file_status status = fs::symlink_status(target, ec);
+    Replaced r{target, "", ec ? ec != std::errc::no_such_file_or_directory : fs::exists(status)};
     if (r.existed) {
-      const std::string backup = target + ".old-" + std::to_string(::getpid());
-      ::unlink(backup.c_str());
-      if (::link(target.c_str(), backup.c_str()) == 0) r.backup = backup;
+      const std::string base = target + ".old-" + std::to_string(::getpid());
+      for (int n = 0; n < 100 && r.backup.empty(); ++n) {
+        const std::string backup = n == 0 ? base : base + "-" + std::to_string(n);
+        if (::link(target.c_str(), backup.c_str()) == 0) r.backup = backup;
+        else if (errno != EEXIST) break;  // no hard links here: the batch goes on without a backup
+      }
     }
     replaced_.push_back(std::move(r));
   }
@@ -265,7 +277,7 @@ class Rollback {
     replaced_.clear();
   }
   // Puts back what was replaced; returns the targets that could not be put back (their old file was not kept).
-  std::string undo() {
+  std::string undo() noexcept {
     std::string lost;
     for (auto r = replaced_.rbegin(); r != replaced_.rend(); ++r) {
       if (!r->backup.empty() && std::rename(r->backup.c_str(), r->target.c_str()) == 0) continue;
@@ -359,18 +371,28 @@ void OutputBatch::commit() {
     }
   }
   const PlacingOutputs placing;  // a signal now waits until the renames are all done, or undone
-  Rollback rollback;
+  try {  // once more: writing into a FIFO may have waited long for its reader
+    for (std::size_t j = i; j < staged_.size(); ++j)
+      require_unchanged_target(staged_[j].shown, staged_[j].target, staged_[j].what, staged_[j].mark);
+  } catch (...) {
+    remove_from(i);
+    throw;
+  }
+  Rollback rollback;  // puts back what the renames replaced if anything below throws
   for (; i < staged_.size(); ++i) {
     const Staged& s = staged_[i];
     try {
       rollback.before_replacing(s.target);
-      place(s.temp, s.target, false, s.shown);
+      place(s.temp, s.target, false, s.shown);  // removes its temporary file if it fails
     } catch (const Error& e) {
       rollback.not_replaced();
       remove_from(i + 1);
       const std::string lost = rollback.undo();
-      throw Error(std::string(e.what()) + (lost.empty() ? "; the run's other files were left as they were"
+      throw Error(std::string(e.what()) + (lost.empty() ? "; the files the run had replaced were put back"
                                                          : "; already replaced, and not put back: " + lost));
+    } catch (...) {
+      remove_from(i);
+      throw;
     }
   }
   rollback.done();

@@ -38,6 +38,13 @@ struct SolverParams {
   HaloMode halo_exchange = HaloMode::overlap;
 };
 
+// The relative residual a solve of b is held to: solver.tolerance, or absolute_tolerance / ||b|| where that is
+// larger (a b of norm 0 is solved by x = 0 whatever the tolerance).
+inline double held_tolerance(const SolverParams& params, double b_norm) {
+  if (params.absolute_tolerance <= 0 || !(b_norm > 0)) return params.tolerance;
+  return params.tolerance > params.absolute_tolerance / b_norm ? params.tolerance : params.absolute_tolerance / b_norm;
+}
+
 struct SolveResult {
   bool converged = false;
   int iterations = 0;

@@ -178,8 +178,12 @@ def write(name, rows):
         f.write("%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n" % (n * n, n * n, len(rows)))
         f.writelines("%d %d %r\n" % e for e in rows)
 write("general.mtx", entries)
-# Round-off of an assembly: a pair of 1e-17 entries that differ in every digit, beside diagonals of 4.
-write("noisy.mtx", entries + [(1, n * n, 2.2e-17), (n * n, 1, -1.1e-17)])  # rows on the first and last rank
+# Round-off of an assembly: a pair of 1e-17 entries that differ in every digit, between rows on the first and
+# the last rank, measured against both rows' diagonals: the matrix scaled as D A D with D 1e-8 in row 1 and
+# 1e8 in the last, so that a_11 or a_NN alone would make the pair an asymmetry.
+scale = {1: 1e-8, n * n: 1e8}
+write("noisy.mtx", [(i, j, v * scale.get(i, 1.0) * scale.get(j, 1.0)) for i, j, v in entries] +
+      [(1, n * n, 2.2e-17), (n * n, 1, -1.1e-17)])
 write("asymmetric.mtx", [(i, j, -1.5) if (i, j) == (8101, 8301) else (i, j, v) for i, j, v in entries])
 write("duplicate.mtx", entries + [entries[-1]])
 write("zero-diagonal.mtx", [(i, j, 0.0) if i == j == 20000 else (i, j, v) for i, j, v in entries])

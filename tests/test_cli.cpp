@@ -1120,7 +1120,8 @@ TEST(Cli, AnIllConditionedSpdMatrixIsNotCalledOnlySingular) {
   EXPECT_EQ(line_count(r.err), 1) << r.err;
   const json report = read_report(dir.file("R.json"));
   ASSERT_GT(field(report, "solve.relative_residual").get<double>(), 1.0) << "the case this test is about";
-  ASSERT_FALSE(field(report, "solve.stagnated").get<bool>()) << "the case this test is about";
+  // Stagnation depends on the last digits of the iterates (another compiler, FMA): then the other message.
+  if (field(report, "solve.stagnated").get<bool>()) GTEST_SKIP() << "the residual stagnated in this build: " << r.err;
   EXPECT_NE(r.err.find("or so ill-conditioned"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("try amg.smoother.degree: 3 or 4"), std::string::npos) << r.err;
 }

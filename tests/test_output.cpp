@@ -182,7 +182,7 @@ TEST(OutputBatch, ARenameThatFailsPutsBackTheOnesBefore) {
     ADD_FAILURE() << "renamed over a directory";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write " + dir.file("c.json")), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("the run's other files were left as they were"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the files the run had replaced were put back"), std::string::npos) << e.what();
   }
   EXPECT_EQ(read_all(dir.file("a.json")), "old a");
   EXPECT_FALSE(std::filesystem::exists(dir.file("new.json")));

@@ -292,7 +292,7 @@ TEST(Memory, UnderAnAddressSpaceLimitTheEstimateIsAskedWithRoomToMap) {
   });
   if (!limited) GTEST_SKIP() << "a hard limit is set";
   EXPECT_EQ(small, "");
-  EXPECT_NE(large.find("the large problem needs about 200.00 MiB of memory, about 360.00 MiB of address space, but "
+  EXPECT_NE(large.find("the large problem needs about 200.00 MiB of memory, about 300.00 MiB of address space, but "
                        "ulimit -v leaves only"), std::string::npos) << large;
 }
 
