@@ -1244,6 +1244,25 @@ TEST(Cli, SingularMatrixWithInconsistentRightHandSideFailsBeforeTheSetup) {
   EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << r.out;
 }
 
+// A b whose constant part is 1.4e-6 of ||b|| (a sine plus 1e-6): inconsistent at solver.tolerance 1e-8,
+// but within an absolute tolerance of 1e-2 (2e-3 of ||b|| = 5), which the check before the setup counts as
+// the solve does: refused without it, solved with it.
+TEST(Cli, ASingularSystemIsCheckedAgainstTheAbsoluteToleranceToo) {
+  ScratchDir dir;
+  const int n = 50;
+  write_text(dir, "A.mtx", neumann_laplacian_1d(n));
+  std::vector<double> b(n);
+  for (int i = 0; i < n; ++i) b[i] = std::sin(2 * M_PI * i / n) + 1e-6;
+  write_text(dir, "b.mtx", array_vector(b));
+  const std::string cfg =
+      write_text(dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n");
+  const RunResult refused = run(dir, {cfg, "--quiet"});
+  EXPECT_EQ(refused.status, kExitError) << refused.err;
+  EXPECT_NE(refused.err.find("above the solve's tolerance 1e-08"), std::string::npos) << refused.err;
+  const RunResult solved = run(dir, {cfg, "--quiet", "--set", "solver.absolute_tolerance=1e-2"});
+  EXPECT_EQ(solved.status, kExitOk) << solved.err;
+}
+
 TEST(Cli, NeumannPoissonNeedsAManufacturedRightHandSide) {
   ScratchDir dir;
   const std::string cfg =
