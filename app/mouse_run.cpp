@@ -318,8 +318,10 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
 
   read_detectors(m, excitation, emission, sources);
   const std::vector<SolveResult> solves = summarise_solves(record);
-  if (Ranks::prints())  // rank 0 writes
-    write_mouse_outputs(config, m, excitation_solver->finest_aggregates(), excitation, emission, record);
+  collectively([&] {  // rank 0 writes; its failure is every rank's
+    if (Ranks::prints())
+      write_mouse_outputs(config, m, excitation_solver->finest_aggregates(), excitation, emission, record);
+  });
   return exit_status(config, solves);
 }
 

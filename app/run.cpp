@@ -611,7 +611,10 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
              setups, solves, setups + solves, format_bytes(record.peak_memory_bytes).c_str());
   }
 
-  if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), x);
+  // Rank 0 writes; a write that fails there (a full disk) ends every rank with its error, not rank 0 alone.
+  collectively([&] {
+    if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), x);
+  });
   std::vector<SolveResult> solves;
   for (const StepRecord& step : record.steps) solves.push_back(step.solve);
   if (solves.empty()) solves.push_back(s);

@@ -250,6 +250,14 @@ if many; then
     check_error "backend cuda without a GPU" "the cuda backend needs a GPU" "$config" --set backend=cuda
   fi
   check_error "a GPU SpGEMM backend for the ranks' setup" "cusparse" "$config" --set amg.spgemm=cusparse
+  # An output that fails only when rank 0 writes it (/dev/full takes the open, not the data) ends every rank
+  # with exit 1, each rank's status seen by a wrapper (mpirun told not to end the others at the first).
+  "$mpirun" -np "$ranks" --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0 \
+    bash -c '"$0" "$@"; echo "rank exit $?" >&2' "$amgsolve" "$config" --quiet --report /dev/full \
+    >/dev/null 2>"$work/err.txt"
+  [ "$(grep -c '^rank exit 1$' "$work/err.txt")" -eq "$ranks" ] ||
+    fail "a write that failed on rank 0: not every rank exited 1: $(cat "$work/err.txt")"
+  grep -q "cannot write /dev/full" "$work/err.txt" || fail "a write that failed on rank 0: not said: $(cat "$work/err.txt")"
   # Ranks started with other settings (mpirun's colon form) would build other hierarchies and wait in other
   # collectives: refused before any work, not a hang.
   if [ "$ranks" -gt 1 ]; then
