@@ -261,14 +261,16 @@ std::vector<KeySpec> poisson_keys() {
                "poisson"),
       only_for(choice("problem.boundary", FIELD(problem.poisson.boundary),
                       {{"dirichlet", Boundary::dirichlet}, {"neumann", Boundary::neumann}},
-                      "Boundary condition: `dirichlet` (u = 0), or `neumann` (no flux; rows sum to zero, the "
-                      "matrix is singular with the constants as nullspace, and the right-hand side must sum to "
-                      "zero: use `rhs: manufactured`)."),
+                      "Boundary condition: `dirichlet` (u = 0), or `neumann` (no flux through a boundary half a "
+                      "cell beyond the outermost points, by mirror images; rows sum to zero, the matrix is singular "
+                      "with the constants as nullspace, and the right-hand side must sum to zero: use `rhs: "
+                      "manufactured`)."),
                "poisson"),
       only_for(choice("problem.rhs", FIELD(problem.poisson.rhs),
                       {{"ones", PoissonRhs::ones}, {"manufactured", PoissonRhs::manufactured}},
-                      "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u*, so the report "
-                      "also gives the error against u*."),
+                      "Right-hand side: `ones`, or `manufactured`: b = A u* for a known smooth u* and the discrete "
+                      "A, so the report also gives the error against u*: the solve's error, not the "
+                      "discretisation's (which b = A u* leaves out)."),
                "poisson"),
   };
 }

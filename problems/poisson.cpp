@@ -159,8 +159,9 @@ CsrMatrix<double> variable_coefficient_matrix(const PoissonParams& p, Index firs
   return A;
 }
 
-// a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann). A holds
-// the rows from `first` on.
+// a_ii = -sum_{j != i} a_ij: the boundary's couplings leave the diagonal (homogeneous Neumann for the 5- and
+// 7-point stencils of a variable coefficient, where that is the mirror closure). A holds the rows from
+// `first` on.
 void insulate_boundary(CsrMatrix<double>& A, Index first) {
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
@@ -174,6 +175,47 @@ void insulate_boundary(CsrMatrix<double>& A, Index first) {
     }
     A.val[diagonal] = -couplings;
   }
+}
+
+// Homogeneous Neumann for the constant stencils on the cell-centred grid, whose boundary lies half a cell
+// beyond the outermost points: each point outside the grid is the mirror image of the point it faces, so its
+// coupling folds onto that point (q + o clamped to the grid). For the 5- and 7-point stencils that point is
+// the row's own, and the coupling just leaves the diagonal; for the 9- and 27-point box stencils a coupling
+// along the boundary is counted once per offset that folds onto it (twice beside a face). Dropping those
+// (as insulate_boundary does) leaves the box stencils' boundary rows first-order accurate; folded, the
+// discretisation is second order (tests/test_problems.cpp). Rows sum to zero, and the matrix stays symmetric
+// (a coupling's count depends on both ends alike).
+CsrMatrix<double> mirrored_neumann_matrix(const PoissonParams& p, Index first, Index last) {
+  const StencilGrid grid(p);
+  CsrMatrix<double> A = stencil_rows(grid, first, last, static_cast<Index>(poisson_rows(p)));
+  const auto index_of = [&grid](const Offset3& o) {
+    for (std::size_t k = 0; k < grid.offsets.size(); ++k)
+      if (grid.offsets[k].dx == o.dx && grid.offsets[k].dy == o.dy && grid.offsets[k].dz == o.dz) return k;
+    return grid.offsets.size();  // not reached: a clamped offset of a stencil's is one of its offsets
+  };
+#pragma omp parallel for schedule(static)
+  for (Index local = 0; local < A.rows; ++local) {
+    const std::int64_t row = first + local;
+    const auto q = grid.point(row);
+    std::array<double, 27> folded{};  // per offset of the stencil: how many offsets fold onto it
+    double total = 0;
+    for (const Offset3& o : grid.offsets) {
+      if (is_centre(o)) continue;
+      const auto clamp = [](std::int64_t at, int d, std::int64_t n) { return at + d < 0 || at + d >= n ? 0 : d; };
+      const Offset3 c{clamp(q[0], o.dx, grid.n[0]), clamp(q[1], o.dy, grid.n[1]), clamp(q[2], o.dz, grid.n[2])};
+      if (is_centre(c)) continue;  // folds onto the row's own point: no coupling
+      folded[index_of(c)] += 1.0;
+      total += 1.0;
+    }
+    Offset k = A.row_ptr[local];
+    for (std::size_t at = 0; at < grid.offsets.size(); ++at) {
+      const Offset3& o = grid.offsets[at];
+      if (!grid.inside(q, o)) continue;
+      A.col[k] = grid.column(row, o);
+      A.val[k++] = is_centre(o) ? total : -folded[at];
+    }
+  }
+  return A;
 }
 
 CsrMatrix<double> dirichlet_matrix(const PoissonParams& p, Index first, Index last) {
@@ -208,6 +250,8 @@ CsrMatrix<double> poisson_matrix_rows(const PoissonParams& p, std::int64_t first
   if (first < 0 || last < first || last > poisson_rows(p))
     throw Error("poisson_matrix_rows: rows [" + std::to_string(first) + ", " + std::to_string(last) +
                 ") of a matrix of " + std::to_string(poisson_rows(p)));
+  if (p.boundary == Boundary::neumann && !p.variable_coefficients())
+    return mirrored_neumann_matrix(p, static_cast<Index>(first), static_cast<Index>(last));
   CsrMatrix<double> A = dirichlet_matrix(p, static_cast<Index>(first), static_cast<Index>(last));
   if (p.boundary == Boundary::neumann) insulate_boundary(A, static_cast<Index>(first));
   return A;

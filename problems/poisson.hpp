@@ -1,10 +1,11 @@
 #pragma once
 // Finite-difference Poisson problems -Laplace(u) = f on the unit square/cube, homogeneous Dirichlet
 // boundary, interior unknowns only, matrix without the 1/h^2 factor:
-//   5pt (2D): 4 on the diagonal, -1 for the 4 edge neighbours;
-//   9pt (2D): 8 on the diagonal, -1 for all 8 neighbours (the "box" Laplacian);
-//   7pt (3D): 6 on the diagonal, -1 for the 6 face neighbours;
-//   27pt (3D): 26 on the diagonal, -1 for all 26 neighbours (the HPCG operator).
+//   5pt (2D): 4 on the diagonal, -1 for the 4 edge neighbours (h^2 times -Laplace);
+//   9pt (2D): 8 on the diagonal, -1 for all 8 neighbours (the "box" Laplacian: 3 h^2 times -Laplace, so
+//             b = 1 stands for f = 1 / (3 h^2));
+//   7pt (3D): 6 on the diagonal, -1 for the 6 face neighbours (h^2 times -Laplace);
+//   27pt (3D): 26 on the diagonal, -1 for all 26 neighbours (the HPCG operator: 9 h^2 times -Laplace).
 // Every one is an irreducibly diagonally dominant M-matrix, hence SPD.
 //
 // Variable coefficients (5pt/7pt only): -div(K grad u) with K = diag(eps_x, eps_y, eps_z) k(x), finite
@@ -14,11 +15,14 @@
 // checkerboard of `contrast` and 1 on cells^d cells: the classic test of AMG robustness to jumps, as
 // small eps_d is to anisotropy.
 //
-// boundary: neumann makes the boundary insulating instead (no flux through it): the couplings are those
-// above, and every diagonal is the sum of the row's couplings only, so the rows sum to zero. This is the
-// cell-centred finite-volume matrix of the pure Neumann problem (the graph Laplacian of the grid for the
-// constant stencils): symmetric positive semidefinite, singular with the constants as its nullspace, and
-// A u = b solvable only for b summing to zero (amg.nullspace, amg/nullspace.hpp).
+// boundary: neumann makes the boundary insulating instead (no flux through it), the boundary half a cell
+// beyond the outermost points: a neighbour outside the grid is the mirror image of the point it faces, so
+// its coupling folds onto that point, and every diagonal is the sum of the row's couplings, so the rows sum
+// to zero. For the 5- and 7-point stencils (and a variable coefficient) this drops the couplings across
+// the boundary: the cell-centred finite-volume matrix of the pure Neumann problem, the graph Laplacian of
+// the grid; the box stencils count a coupling along the boundary twice (once for its mirror), which keeps
+// them second order there. Symmetric positive semidefinite, singular with the constants as its nullspace,
+// and A u = b solvable only for b summing to zero (amg.nullspace, amg/nullspace.hpp).
 #include <cstdint>
 #include <string>
 #include <vector>
