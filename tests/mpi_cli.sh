@@ -18,7 +18,7 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 # (relative paths, so that the error lines name the files as one process does) and write into its own.
 cd "$reference" || exit 1
 if [ "$mode" = ranks ]; then
-  for f in one.json steps-one.json mouse-one.json general-one.json; do
+  for f in one.json atol-one.json steps-one.json mouse-one.json general-one.json; do
     [ -f "$f" ] || { echo "FAIL: $reference/$f is missing: run the fixture MpiCli.OneProcess first"; exit 1; }
   done
 fi
@@ -65,6 +65,21 @@ assert [p["name"] for p in rap.get("phases", [])] == (["fetch B rows", "local mu
 assert ranks == 1 or rap["phases"][0]["bytes"] > 0, rap["phases"]
 PY
   [ "$vtk" = 0 ] || cmp -s one.vti "$work/many.vti" || fail "the VTK files differ"
+fi
+
+# An absolute tolerance: ||b|| summed over the ranks' rows, the same relative tolerance held, the same history.
+atol=(--set problem.size=[300,260] --set solver.tolerance=1e-12 --set solver.absolute_tolerance=1e-2 --quiet)
+if one; then
+  "$amgsolve" "$config" "${atol[@]}" --report atol-one.json --vtk '' || fail "absolute tolerance, one process"
+else
+  run "$ranks" "$amgsolve" "$config" "${atol[@]}" --report "$work/atol-many.json" --vtk '' ||
+    fail "absolute tolerance, $ranks ranks"
+  python3 - atol-one.json "$work/atol-many.json" <<'PY' || fail "absolute tolerance reports differ"
+import json, sys
+one, many = (json.load(open(f))["solve"] for f in sys.argv[1:3])
+assert one["effective_tolerance"] == many["effective_tolerance"] > 1e-12, (one["effective_tolerance"], many["effective_tolerance"])
+assert one["history"] == many["history"] and one["converged"] and many["converged"]
+PY
 fi
 
 # Time steps on one pattern: each rank assembles its rows at every step and re-sets up from them (the
