@@ -347,21 +347,25 @@ OutputBatch::~OutputBatch() {
 
 void OutputBatch::commit() {
   committed_ = true;
-  // Nothing is replaced before every target is checked once more.
-  try {
-    for (const Staged& s : staged_)
-      if (!s.through) require_unchanged_target(s.shown, s.target, s.what, s.mark);
-  } catch (...) {
-    for (const Staged& s : staged_) remove_temp(s.temp);
-    throw;
-  }
   // Devices and FIFOs first: their writes can fail (a full device), cannot be undone, and may wait for a
   // reader (where Ctrl-C must still end the run). Then the renames, undone if one fails.
   std::stable_partition(staged_.begin(), staged_.end(), [](const Staged& s) { return s.through; });
-  std::size_t i = 0;
   const auto remove_from = [this](std::size_t first) {
     for (std::size_t j = first; j < staged_.size(); ++j) remove_temp(staged_[j].temp);
   };
+  // The regular files' targets from `first` on checked once more; if one fails, none of them is written.
+  const auto require_unchanged_from = [&](std::size_t first) {
+    try {
+      for (std::size_t j = first; j < staged_.size(); ++j)
+        if (!staged_[j].through)
+          require_unchanged_target(staged_[j].shown, staged_[j].target, staged_[j].what, staged_[j].mark);
+    } catch (...) {
+      remove_from(first);
+      throw;
+    }
+  };
+  require_unchanged_from(0);  // before anything is written
+  std::size_t i = 0;
   for (; i < staged_.size() && staged_[i].through; ++i) {
     try {
       place(staged_[i].temp, staged_[i].target, true, staged_[i].shown);  // removes its temporary file if it fails
@@ -371,13 +375,7 @@ void OutputBatch::commit() {
     }
   }
   const PlacingOutputs placing;  // a signal now waits until the renames are all done, or undone
-  try {  // once more: writing into a FIFO may have waited long for its reader
-    for (std::size_t j = i; j < staged_.size(); ++j)
-      require_unchanged_target(staged_[j].shown, staged_[j].target, staged_[j].what, staged_[j].mark);
-  } catch (...) {
-    remove_from(i);
-    throw;
-  }
+  require_unchanged_from(i);  // again: writing into a FIFO may have waited long for its reader
   Rollback rollback;  // puts back what the renames replaced if anything below throws
   for (; i < staged_.size(); ++i) {
     const Staged& s = staged_[i];

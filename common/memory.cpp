@@ -94,12 +94,12 @@ std::uint64_t address_space_headroom_bytes() {
   return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
 }
 
+// The smaller of two bounds where 0 stands for "unknown" (no bound).
+std::uint64_t least_known(std::uint64_t a, std::uint64_t b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
+
 // What the machine has free, or what the control group allows where that is less (0: unknown).
 std::uint64_t resident_headroom_bytes() {
-  std::uint64_t available = read_proc_kb("/proc/meminfo", "MemAvailable");
-  if (const std::uint64_t group = cgroup_headroom_bytes(); group != 0 && (available == 0 || group < available))
-    available = group;
-  return available;
+  return least_known(read_proc_kb("/proc/meminfo", "MemAvailable"), cgroup_headroom_bytes());
 }
 
 // A run maps more address space than it keeps resident: arrays sized for an upper bound and never touched
@@ -113,12 +113,7 @@ constexpr double kAddressSpacePerResidentByte = 1.5;
 // The least of what the machine has free, what the control group allows and what the address-space limit
 // leaves: a pre-check against MemAvailable alone let a run under `ulimit -v` or in a container start the
 // setup and die there (std::bad_alloc inside a parallel region ends the process).
-std::uint64_t available_memory_bytes() {
-  std::uint64_t available = resident_headroom_bytes();
-  if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && (available == 0 || address < available))
-    available = address;
-  return available;
-}
+std::uint64_t available_memory_bytes() { return least_known(resident_headroom_bytes(), address_space_headroom_bytes()); }
 
 bool keep_freed_memory() {
 #if defined(__GLIBC__)
@@ -147,18 +142,17 @@ std::string format_bytes(std::uint64_t bytes) {
 
 void require_memory(std::uint64_t bytes, const std::string& what) {
   // 1 byte stands for none: the limit is used up already (the headroom functions above)
-  const auto left = [](std::uint64_t available) {
-    return available <= 1 ? std::string("none is left") : "only " + format_bytes(available) + " is left";
+  const auto amount = [](std::uint64_t available) {
+    return available <= 1 ? std::string("none") : "only " + format_bytes(available);
   };
   if (const std::uint64_t resident = resident_headroom_bytes(); resident != 0 && bytes > resident)
-    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory but " + left(resident) +
-                     " (the machine's free memory and the control group's limit counted)");
+    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory but " + amount(resident) +
+                     " is left (the machine's free memory and the control group's limit counted)");
   const double mapped = kAddressSpacePerResidentByte * static_cast<double>(bytes);
   if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && mapped > static_cast<double>(address))
     throw InputError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
                      format_bytes(static_cast<std::uint64_t>(mapped)) + " of address space, but ulimit -v leaves " +
-                     (address <= 1 ? std::string("none") : "only " + format_bytes(address)) +
-                     " (raise it, or choose a smaller problem)");
+                     amount(address) + " (raise it, or choose a smaller problem)");
 }
 
 }  // namespace amgsolve

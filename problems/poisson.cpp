@@ -103,6 +103,27 @@ CsrMatrix<double> stencil_rows(const StencilGrid& grid, Index first, Index last,
   return A;
 }
 
+// A value per offset of a stencil (up to 27), in the offsets' order.
+using StencilValues = std::array<double, 27>;
+
+// Fills rows [first, first + A.rows) of stencil_rows' A: grid point q's neighbour at the stencil's offset
+// number k gets values_of(q)[k], in the offsets' order (so the columns come out sorted).
+template <class ValuesOf>
+void fill_stencil_rows(const StencilGrid& grid, CsrMatrix<double>& A, Index first, const ValuesOf& values_of) {
+#pragma omp parallel for schedule(static)
+  for (Index local = 0; local < A.rows; ++local) {
+    const std::int64_t row = first + local;
+    const auto q = grid.point(row);
+    const StencilValues values = values_of(q);
+    Offset k = A.row_ptr[local];
+    for (std::size_t at = 0; at < grid.offsets.size(); ++at) {
+      if (!grid.inside(q, grid.offsets[at])) continue;
+      A.col[k] = grid.column(row, grid.offsets[at]);
+      A.val[k++] = values[at];
+    }
+  }
+}
+
 // The stencil options that a variable coefficient needs (5- or 7-point, one anisotropy per dimension).
 void require_variable_coefficient_stencil(const PoissonParams& p) {
   if (p.stencil != Stencil::p5 && p.stencil != Stencil::p7)
@@ -193,28 +214,19 @@ CsrMatrix<double> mirrored_neumann_matrix(const PoissonParams& p, Index first, I
       if (grid.offsets[k].dx == o.dx && grid.offsets[k].dy == o.dy && grid.offsets[k].dz == o.dz) return k;
     return grid.offsets.size();  // not reached: a clamped offset of a stencil's is one of its offsets
   };
-#pragma omp parallel for schedule(static)
-  for (Index local = 0; local < A.rows; ++local) {
-    const std::int64_t row = first + local;
-    const auto q = grid.point(row);
-    std::array<double, 27> folded{};  // per offset of the stencil: how many offsets fold onto it
-    double total = 0;
+  const std::size_t centre = index_of({0, 0, 0});
+  const auto clamp = [](std::int64_t at, int d, std::int64_t n) { return at + d < 0 || at + d >= n ? 0 : d; };
+  // Per offset of the stencil: minus how many offsets fold onto it from point q; the centre, their count.
+  fill_stencil_rows(grid, A, first, [&](const std::array<std::int64_t, 3>& q) {
+    StencilValues values{};
     for (const Offset3& o : grid.offsets) {
-      if (is_centre(o)) continue;
-      const auto clamp = [](std::int64_t at, int d, std::int64_t n) { return at + d < 0 || at + d >= n ? 0 : d; };
       const Offset3 c{clamp(q[0], o.dx, grid.n[0]), clamp(q[1], o.dy, grid.n[1]), clamp(q[2], o.dz, grid.n[2])};
-      if (is_centre(c)) continue;  // folds onto the row's own point: no coupling
-      folded[index_of(c)] += 1.0;
-      total += 1.0;
+      if (is_centre(o) || is_centre(c)) continue;  // the centre, or folded onto it: no coupling
+      values[index_of(c)] -= 1.0;
+      values[centre] += 1.0;
     }
-    Offset k = A.row_ptr[local];
-    for (std::size_t at = 0; at < grid.offsets.size(); ++at) {
-      const Offset3& o = grid.offsets[at];
-      if (!grid.inside(q, o)) continue;
-      A.col[k] = grid.column(row, o);
-      A.val[k++] = is_centre(o) ? total : -folded[at];
-    }
-  }
+    return values;
+  });
   return A;
 }
 
@@ -226,17 +238,9 @@ CsrMatrix<double> dirichlet_matrix(const PoissonParams& p, Index first, Index la
   const StencilGrid grid(p);
   const double centre = static_cast<double>(grid.offsets.size() - 1);
   CsrMatrix<double> A = stencil_rows(grid, first, last, static_cast<Index>(poisson_rows(p)));
-#pragma omp parallel for schedule(static)
-  for (Index local = 0; local < A.rows; ++local) {
-    const std::int64_t row = first + local;
-    const auto q = grid.point(row);
-    Offset k = A.row_ptr[local];
-    for (const Offset3& o : grid.offsets) {
-      if (!grid.inside(q, o)) continue;
-      A.col[k] = grid.column(row, o);
-      A.val[k++] = is_centre(o) ? centre : -1.0;
-    }
-  }
+  StencilValues values{};
+  for (std::size_t at = 0; at < grid.offsets.size(); ++at) values[at] = is_centre(grid.offsets[at]) ? centre : -1.0;
+  fill_stencil_rows(grid, A, first, [&values](const std::array<std::int64_t, 3>&) { return values; });
   return A;
 }
 
