@@ -12,7 +12,13 @@
 #include <vtkXMLImageDataReader.h>
 #include <vtkXMLPolyDataReader.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
+#include <iterator>
+
 #include "common/error.hpp"
+#include "common/hash.hpp"
 #include "output/vtk_writer.hpp"
 #include "test_support.hpp"
 
@@ -185,6 +191,40 @@ TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
   g.size = {2, 2, 1};
   EXPECT_THROW(write_vti(dir.file("x.vti"), g, {{"solution", Vector<double>(3)}}), Error);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// A VTK file the file-size limit cuts short (as a full disk would) is an error, and the file it was to
+// replace stays as it was: VTK's Write() says 1 regardless, its error code does not.
+TEST(Vtk, AFileCutShortIsAnErrorAndReplacesNothing) {
+  test::ScratchDir dir;
+  const std::string path = dir.file("field.vti");
+  Grid small;
+  small.size = {2, 2, 1};
+  write_vti(path, small, {{"solution", Vector<double>(4, 1.0)}});
+  const std::uintmax_t before = std::filesystem::file_size(path);
+  Grid large;
+  large.dims = 3;
+  large.size = {64, 64, 64};
+  Vector<double> noise(64 * 64 * 64);  // incompressible, so that zlib cannot bring it under the limit
+  for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = seeded_uniform(7, i);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = 64 * 1024;
+  if (saved.rlim_max != RLIM_INFINITY && saved.rlim_max < limited.rlim_cur) GTEST_SKIP() << "a lower hard limit";
+  const auto action = std::signal(SIGXFSZ, SIG_IGN);  // as the program does: the write fails with EFBIG
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::string message;
+  try {
+    write_vti(path, large, {{"solution", noise}});
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, action);
+  EXPECT_NE(message.find("cannot write VTK file " + path), std::string::npos) << message;
+  EXPECT_EQ(std::filesystem::file_size(path), before);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1) << "no temporary file left";
 }
 
 }  // namespace
