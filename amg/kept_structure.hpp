@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "amg/cuda/cuda_strength.hpp"
+#include "amg/near_nullspace.hpp"
 #include "amg/strength.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "spgemm/spgemm.hpp"
@@ -79,6 +80,7 @@ struct LevelStructure {
   Offset weak_entries = 0;   // over all ranks
   std::shared_ptr<const Csr> T;
   typename Backend::template Vector<double> coarse_weights;
+  std::shared_ptr<const NearNullspace> coarse_near;  // a system's next level (amg/near_nullspace.hpp)
   Index aggregates = 0;      // T's columns, over all ranks
   using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
@@ -93,7 +95,7 @@ struct LevelStructure {
   std::shared_ptr<const Csr> first_pattern;
 
   std::uint64_t bytes() const {
-    return (T ? T->bytes() : 0) + ap_pattern.bytes() + rap_pattern.bytes() + prolongator_pattern.bytes() + transpose_pattern.bytes() +
+    return (T ? T->bytes() : 0) + (coarse_near ? coarse_near->bytes() : 0) + ap_pattern.bytes() + rap_pattern.bytes() + prolongator_pattern.bytes() + transpose_pattern.bytes() +
            filtered_rows.size() + strength_bytes(strength) +
            (first_strength ? strength_bytes(*first_strength) : 0) + (first_pattern ? first_pattern->bytes() : 0);
   }

@@ -2,6 +2,7 @@
 // Parameters of the smoothed-aggregation hierarchy and its V-cycle. Defaults live here, each with the
 // reason for its value; config/schema.cpp exposes them as YAML keys (amg.*) with the same defaults.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/enum_names.hpp"
@@ -42,6 +43,14 @@ enum class NullspaceChoice { automatic, none, constant };
 inline constexpr EnumName<NullspaceChoice> kNullspaceChoiceNames[] = {
     {"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none}, {"constant", NullspaceChoice::constant}};
 constexpr const auto& names_of(NullspaceChoice) { return kNullspaceChoiceNames; }
+
+// Vectors the coarse levels of a system must represent (amg/near_nullspace.hpp): `count` vectors over the
+// matrix's rows, stored row by row (values[i * count + v] is vector v's entry in row i), shared rather than
+// copied with the parameters. None: the default for amg.block_size (its unit vectors).
+struct NearNullspaceVectors {
+  int count = 0;
+  std::shared_ptr<const Vector<double>> values;
+};
 
 struct SmootherParams {
   SmootherType type = SmootherType::chebyshev;
@@ -96,6 +105,14 @@ struct AmgParams {
   // strength classification, tentative prolongator and A P pattern. Off by default: the A P pattern alone
   // is about as large as the finest matrix's column indices.
   bool keep_structure = false;
+  // A system of block_size unknowns per node (amg.block_size), interleaved: rows b k to b k + b - 1 are node
+  // k's (elasticity: its displacements). Aggregation then groups nodes, and the near-nullspace (the given
+  // vectors, e.g. rigid-body modes, or the b unit vectors of the components) reaches every coarse level
+  // through T (amg/near_nullspace.hpp); 1 with no vectors: a scalar problem, whose near-nullspace is the
+  // constant.
+  int block_size = 1;
+  NearNullspaceVectors near_nullspace;
+  bool is_system() const { return block_size > 1 || near_nullspace.count > 0; }
 };
 
 }  // namespace amgsolve

@@ -17,12 +17,14 @@ namespace amgsolve {
 // `kept`, and the strength a setup on them would use (LevelStructure): the first setup's where A has the pattern it was computed on, else A's own.
 template <class Backend, class Value>
 CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept(
-    const Csr& A, const Weights& weights, LevelInfo& info, const KeptLevel<Backend, Value>& kept) const {
+    const Csr& A, const Weights& weights, const NearNullspace* near, LevelInfo& info,
+    const KeptLevel<Backend, Value>& kept) const {
   CoarseningStep<Backend, Value> step;
   PhaseClock clock;
   backend_.require_positive_diagonal(A, info.level);
   const LevelStructure<Backend, Value>& structure = *kept.kept;
   backend_.copy(structure.coarse_weights, step.coarse_weights);
+  step.coarse_near = structure.coarse_near;
   info.aggregates = structure.aggregates;
   step.patterns_renewed = kept.products == KeptProducts::renewed;
   if (on_first_pattern(A, kept)) {
@@ -40,7 +42,7 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
       step.structure->weak_entries = back ? structure.first_weak_entries : structure.weak_entries;
     }
   } else {
-    auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+    auto strength = strength_of(A, near);
     clock.lap(info.phases.strength);
     // The kept product patterns hold only for the kept classification (and then the same lumped rows).
     if constexpr (kRecordsLumpedRows<Backend>) {
@@ -65,6 +67,7 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
   if (step.structure && params_.keep_structure) {
     step.structure->T = structure.T;
     step.structure->aggregates = structure.aggregates;
+    step.structure->coarse_near = structure.coarse_near;
   }
   return step;
 }

@@ -12,7 +12,9 @@
 //                           filtered matrix (weak couplings lumped into the diagonal)           smoothed_prolongation.hpp
 //   5. coarse operator      A_c = P^T (A P), R = P^T kept for the cycle                        galerkin.hpp
 //
-// and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). Coarsening stops at amg.coarse_size
+// and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
+// near-nullspace vectors; the cpu backend) takes steps 1-3 node by node, T by a QR factorisation per aggregate
+// (near_nullspace.hpp). Coarsening stops at amg.coarse_size
 // rows, at amg.max_levels, or when aggregation removes less than 10% of the rows; the coarsest level is
 // factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step that leaves the backend. A
 // singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
@@ -35,6 +37,7 @@
 #include "amg/galerkin.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
@@ -53,6 +56,7 @@ template <class Backend, class Value>
 struct CoarseningStep {
   std::shared_ptr<const typename Backend::template Csr<Value>> P, R, coarse;
   typename Backend::template Vector<double> coarse_weights;  // B^2 of the coarse level (tentative_prolongation.hpp)
+  std::shared_ptr<const NearNullspace> coarse_near;  // a system's: the coarse level's nodes and B (near_nullspace.hpp)
   SmootherSpec smoother;
   Array<Index> aggregates;  // level 0 only: the aggregate of every row (-1: none), on the host
   std::optional<LevelStructure<Backend, Value>> structure;  // with amg.keep_structure
@@ -94,9 +98,12 @@ class SmoothedAggregation {
   using LevelStrength = typename KeptStrength<Backend>::type;
 
   // Steps 1-5 for level `info.level` with matrix A and its near-nullspace weights (empty on the finest
-  // level); empty when aggregation no longer pays. Fills the level's statistics (aggregates, rho, phase
-  // times, the three products) into info.
-  std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, const Weights& weights, LevelInfo& info) const {
+  // level), or a system's nodes and near-nullspace `near`; empty when aggregation no longer pays. Fills the
+  // level's statistics (aggregates, rho, phase times, the three products) into info.
+  std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, const Weights& weights, const NearNullspace* near,
+                                                        LevelInfo& info) const {
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      if (near) return coarsen_system(A, *near, info);
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     PhaseClock clock;
@@ -124,18 +131,60 @@ class SmoothedAggregation {
       T = Csr{};
     };
     smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr, release_done);
-    if (step.structure) {
-      step.structure->weak_entries = strength.weak_entries;
-      step.structure->strength = std::move(local_strength(strength));
-      step.structure->T = std::make_shared<const Csr>(std::move(T));
-      step.structure->aggregates = static_cast<Index>(aggregates.count);
-    }
+    keep_structure(step, strength, std::move(T), aggregates.count);
     return step;
   }
 
+  // coarsen() for a system (near_nullspace.hpp): steps 1-3 on A's nodes, then as a scalar level.
+  std::optional<CoarseningStep<Backend, Value>> coarsen_system(const Csr& A, const NearNullspace& near,
+                                                               LevelInfo& info) const
+    requires std::is_same_v<Backend, CpuBackend>
+  {
+    LevelInfo::Phases& t = info.phases;
+    PhaseClock clock;
+    backend_.require_positive_diagonal(A, info.level);
+    NodeStrength strength = node_strength(A, near.node_ptr, params_.strength_threshold);
+    clock.lap(t.strength);
+    Aggregates aggregates =
+        mis2_aggregation(strength.nodes, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+    clock.lap(t.aggregation);
+    if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
+    CoarseningStep<Backend, Value> step;
+    NearNullspace coarse;
+    Array<Index> row_aggregates;
+    Csr T = tentative_prolongation<Value>(aggregates, near, coarse, row_aggregates);
+    if (T.cols == 0 || T.cols > 0.9 * static_cast<double>(A.rows)) return std::nullopt;  // more vectors than rows
+    info.aggregates = aggregates.count;
+    step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
+    if (info.level == 0) step.aggregates = std::move(row_aggregates);
+    strength.nodes = StrengthGraph{};
+    smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr);
+    keep_structure(step, strength.rows, std::move(T), aggregates.count);
+    return step;
+  }
+
+  // What a re-setup keeps of a level coarsened anew (amg.keep_structure): its strength and T.
+  template <class LevelStrengthOf>
+  void keep_structure(CoarseningStep<Backend, Value>& step, LevelStrengthOf& strength, Csr&& T, Index aggregates) const {
+    if (!step.structure) return;
+    step.structure->weak_entries = strength.weak_entries;
+    step.structure->strength = std::move(local_strength(strength));
+    step.structure->T = std::make_shared<const Csr>(std::move(T));
+    step.structure->aggregates = aggregates;
+    step.structure->coarse_near = step.coarse_near;
+  }
+
+  // Step 1 of a level (a system's: of the nodes, near_nullspace.hpp), for a re-setup whose level matrix has
+  // another pattern than the kept classification's.
+  auto strength_of(const Csr& A, const NearNullspace* near) const {
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      if (near) return std::move(node_strength(A, near->node_ptr, params_.strength_threshold).rows);
+    return strength_of_connection(backend_, A, params_.strength_threshold);
+  }
+
   // The same with the aggregates and tentative prolongator of a kept level (amg/resetup.hpp).
-  CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, LevelInfo& info,
-                                              const KeptLevel<Backend, Value>& kept) const;
+  CoarseningStep<Backend, Value> coarsen_kept(const Csr& A, const Weights& weights, const NearNullspace* near,
+                                              LevelInfo& info, const KeptLevel<Backend, Value>& kept) const;
   bool on_first_pattern(const Csr& A, const KeptLevel<Backend, Value>& kept) const;
   static Shared pattern_record(const Shared& A);
   // Coarsens from A until a stopping rule holds, then factorises the coarsest level, into `hierarchy`.
@@ -145,6 +194,11 @@ class SmoothedAggregation {
              const Hierarchy<Backend, Value>* kept = nullptr, bool numeric_only = false) const {
     Shared level_matrix = std::move(A);
     Weights weights;  // the finest level's: empty, all 1
+    std::shared_ptr<const NearNullspace> near;  // a system's nodes and near-nullspace (near_nullspace.hpp)
+    if (params_.is_system())
+      near = std::make_shared<const NearNullspace>(
+          finest_near_nullspace(static_cast<Index>(backend_.global_rows(*level_matrix)), params_.block_size,
+                                params_.near_nullspace));
     bool patterns_hold = numeric_only;  // until a level's filtered matrix has another pattern
     for (int level = 0;; ++level) {
       LevelInfo info;
@@ -156,13 +210,13 @@ class SmoothedAggregation {
       std::optional<CoarseningStep<Backend, Value>> step;
       if (kept) {
         if (static_cast<std::size_t>(level) < kept->structure_.size())
-          step = coarsen_kept(*level_matrix, weights, info,
+          step = coarsen_kept(*level_matrix, weights, near.get(), info,
                               kept_level(*kept, level,
                                          !numeric_only ? KeptProducts::by_spgemm
                                          : patterns_hold ? KeptProducts::numeric_only
                                                          : KeptProducts::renewed));
       } else if (!small_enough) {
-        step = coarsen(*level_matrix, weights, info);
+        step = coarsen(*level_matrix, weights, near.get(), info);
       }
       if (!step) {
         add_coarsest(std::move(level_matrix), weights, hierarchy, info, timer);
@@ -176,6 +230,7 @@ class SmoothedAggregation {
       }
       Shared coarse = step->coarse;
       weights = std::move(step->coarse_weights);
+      near = std::move(step->coarse_near);
       hierarchy.add_level(std::move(level_matrix), std::move(*step), info);
       if (on_level) on_level(info);
       level_matrix = std::move(coarse);
@@ -262,20 +317,22 @@ class SmoothedAggregation {
     clock.lap(t.smoother);
   }
 
-  // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass (T has one entry per row), on the
-  // others the SpGEMM A_f T (or, with a kept pattern, its numeric phase), then scaled. The callback still
-  // sees the product A_f T.
+  // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass where T has one entry per row (a
+  // scalar problem), otherwise the SpGEMM A_f T (or, with a kept pattern, its numeric phase), then scaled. The
+  // callback still sees the product A_f T.
   Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, const ProductPattern* pattern,
                            SpgemmStats& stats) const {
     if constexpr (kHostCsr<Backend>) {
-      if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
-      return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
-    } else {
-      Csr P = product(A_f, T, pattern, stats);
-      observe(level, "prolongator", A_f, T, P);
-      scale_and_add_tentative(backend_, P, A_f, T, omega);
-      return P;
+      if (!params_.is_system()) {
+        if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
+        return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
+      }
+      pattern = nullptr;  // the cpu keeps no pattern of A_f T (a scalar problem's is gathered)
     }
+    Csr P = product(A_f, T, pattern, stats);
+    observe(level, "prolongator", A_f, T, P);
+    scale_and_add_tentative(backend_, P, A_f, T, omega);
+    return P;
   }
 
   // What forms A_f T again where the backend multiplies it (kNumericProducts without the cpu's one-pass
@@ -391,6 +448,7 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
                                largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
     params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
   }
+  if (params_.is_system()) require_nonsingular_system(params_.nullspace);
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
   setup_seconds_ = total.seconds();

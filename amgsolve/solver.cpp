@@ -10,6 +10,7 @@
 #include <new>
 #include <type_traits>
 
+#include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/iteration_traffic.hpp"
@@ -846,6 +847,15 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
     throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem + " (counted from 0)");
 }
 
+// A system (amg.block_size, a near-nullspace) is set up on the cpu backend of one process, for a nonsingular
+// matrix whose rows its nodes and vectors fit (checked now, before any work).
+void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind,
+                              bool distributed) {
+  if (const std::string problem = system_support_problem(kind, distributed); !problem.empty()) throw InputError(problem);
+  require_nonsingular_system(params.amg.nullspace);
+  finest_near_nullspace(A.rows, params.amg.block_size, params.amg.near_nullspace);  // throws what does not fit
+}
+
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
                                         const SetupCallbacks& callbacks) {
   require_valid(params);  // Parameters set in code: no schema has read them
@@ -856,6 +866,7 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
+  if (resolved.amg.is_system()) require_system_supported(*A, resolved, kind, distributed);
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
 #endif

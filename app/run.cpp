@@ -14,6 +14,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/params.hpp"
 #include "amgsolve/solver.hpp"
@@ -62,8 +63,10 @@ void check_outputs(const Config& config) {
         std::pair{"skin surface file", out.skin}, std::pair{"camera image file", out.camera}})
     if (!path.empty()) outputs.emplace_back(what, path);
   std::vector<std::string> inputs = {config.source};
-  if (config.problem.type == ProblemType::matrix_market)
-    inputs.insert(inputs.end(), {config.problem.matrix_market.matrix, config.problem.matrix_market.rhs});
+  if (config.problem.type == ProblemType::matrix_market) {
+    const MatrixMarketParams& p = config.problem.matrix_market;
+    inputs.insert(inputs.end(), {p.matrix, p.rhs, p.near_nullspace, p.coordinates});
+  }
   require_distinct_outputs(outputs, inputs);
   if (!out.report.empty()) require_writable(out.report, "report file", kReportMark);
   if (!out.solution.empty()) {
@@ -509,6 +512,62 @@ Config load_run_config(const RunOptions& options) {
   return config;
 }
 
+// A Matrix Market file's entries as a dense matrix, row by row (entries not stored are 0).
+Vector<double> dense_rows(const CsrMatrix<double>& M) {
+  Vector<double> dense(static_cast<std::size_t>(M.rows) * static_cast<std::size_t>(M.cols), 0.0);
+  for (Index i = 0; i < M.rows; ++i)
+    for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
+      dense[static_cast<std::size_t>(i) * M.cols + M.col[k]] = M.val[k];
+  return dense;
+}
+
+// A system's near-nullspace (problem.near_nullspace, or the rigid-body modes of problem.coordinates) read
+// into the setup's parameters, and a system refused where it cannot be set up, before the matrix is read.
+void attach_near_nullspace(Config& config) {
+  const MatrixMarketParams& p = config.problem.matrix_market;
+  const bool files = config.problem.type == ProblemType::matrix_market && !(p.near_nullspace.empty() && p.coordinates.empty());
+  if (!files && !config.amg.is_system()) return;
+  if (!p.near_nullspace.empty() && !p.coordinates.empty())
+    throw InputError("problem.near_nullspace and problem.coordinates: give one of them (the coordinates give the "
+                     "rigid-body modes as the near-nullspace)");
+  if (const std::string problem = system_support_problem(config.backend, assembling_by_rows(config)); !problem.empty())
+    throw InputError(problem);
+  if (!p.near_nullspace.empty()) {
+    const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
+    if (B.cols < 1 || B.cols > 64)
+      throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.cols) +
+                       " columns; 1 to 64 vectors are needed");
+    config.amg.near_nullspace = {B.cols, std::make_shared<const Vector<double>>(dense_rows(B))};
+  } else if (!p.coordinates.empty()) {
+    const CsrMatrix<double> points = read_matrix_market(p.coordinates);
+    if (points.cols != 2 && points.cols != 3)
+      throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(points.cols) +
+                       " columns; the nodes' coordinates in 2 or 3 dimensions are needed");
+    if (config.amg.block_size == 1) config.amg.block_size = points.cols;
+    if (config.amg.block_size != points.cols)
+      throw InputError("problem.coordinates: " + p.coordinates + " gives points in " + std::to_string(points.cols) +
+                       " dimensions, but amg.block_size is " + std::to_string(config.amg.block_size) +
+                       " (the rigid-body modes need one unknown per dimension and node)");
+    config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols);
+  }
+}
+
+// The rows of a system's near-nullspace file against the matrix's, named by its key (the Solver checks the
+// same, without the file's name).
+void require_near_nullspace_fits(const Config& config, std::int64_t rows) {
+  const NearNullspaceVectors& B = config.amg.near_nullspace;
+  if (B.count == 0) return;
+  const auto given = static_cast<std::int64_t>(B.values->size() / static_cast<std::size_t>(B.count));
+  const MatrixMarketParams& p = config.problem.matrix_market;
+  if (!p.near_nullspace.empty() && given != rows)
+    throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(given) +
+                     " rows, the matrix " + std::to_string(rows));
+  if (!p.coordinates.empty() && given != rows)
+    throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(given / config.amg.block_size) +
+                     " nodes of " + std::to_string(config.amg.block_size) + " unknowns, but the matrix has " +
+                     std::to_string(rows) + " rows");
+}
+
 // The report's header (config, threads, ranks, backend, solver), and the run's first line.
 RunRecord start_record(const Config& config) {
   RunRecord record;
@@ -630,6 +689,7 @@ int run(const RunOptions& options) {
   else
     require_supported_thread_count("give the thread count: --threads N");
   Config config = load_run_config(options);
+  attach_near_nullspace(config);
   RunRecord record = start_record(config);
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);
 
@@ -649,7 +709,10 @@ int run(const RunOptions& options) {
     }
     Timer timer;
     problem = assemble_step(config, spec, by_rows);
-    if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
+    if (step == 1) {
+      describe_problem(config, problem, by_rows, timer.seconds(), record);
+      require_near_nullspace_fits(config, record.rows);
+    }
     set_up_or_rebuild(config, problem, by_rows, solver, record);
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
     progress("%s solve to relative residual %.1e%s%s:\n",

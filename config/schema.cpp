@@ -288,6 +288,18 @@ std::vector<KeySpec> matrix_market_keys() {
                           "Matrix Market file with the right-hand side (n x 1, array or coordinate), relative as "
                           "problem.matrix; empty: b = 1."),
                "matrix_market"),
+      only_for(input_file("problem.near_nullspace", FIELD(problem.matrix_market.near_nullspace),
+                          "Matrix Market file (n x k, array or coordinate) with the k vectors of a system's "
+                          "near-nullspace, the error the coarse levels must represent (PyAMG's B; rigid-body modes "
+                          "for elasticity; at most 64), relative as problem.matrix; empty: amg.block_size's unit "
+                          "vectors. The cpu backend on one process."),
+               "matrix_market"),
+      only_for(input_file("problem.coordinates", FIELD(problem.matrix_market.coordinates),
+                          "Matrix Market file (nodes x 2 or nodes x 3) with the coordinates of the nodes of a linear "
+                          "elasticity problem whose unknowns are interleaved node by node (ux, uy[, uz]): the "
+                          "near-nullspace is then its rigid-body modes (3 in 2D, 6 in 3D) and amg.block_size the "
+                          "dimension (as given, or set to it from 1). Not with problem.near_nullspace."),
+               "matrix_market"),
   };
 }
 
@@ -444,6 +456,13 @@ std::vector<KeySpec> amg_keys() {
                       "(at most " + std::to_string(kMaxDirectRows) + " rows and 2^30 multiply-adds by its symbolic "
                       "analysis), else smoothed, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother.")),
       library_bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels.")),
+      library_bounded(integer("amg.block_size", FIELD(amg.block_size),
+                      "Unknowns per node of a system, interleaved: rows b k to b k + b - 1 are node k's (elasticity: "
+                      "its displacements). Strength and aggregation then work on nodes (a block's Frobenius norm), "
+                      "and the tentative prolongator carries the near-nullspace (problem.near_nullspace or "
+                      "problem.coordinates; by default the b unit vectors of the components) to every level by a "
+                      "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend on one "
+                      "process, for a nonsingular matrix.")),
       library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "

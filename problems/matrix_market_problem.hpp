@@ -10,6 +10,10 @@ namespace amgsolve {
 struct MatrixMarketParams {
   std::string matrix;  // path to A.mtx
   std::string rhs;     // path to b.mtx, empty for b = 1
+  // A system's near-nullspace (amg/near_nullspace.hpp): its vectors (n x k), or the nodes' coordinates
+  // (nodes x 2 or 3) for the rigid-body modes; empty for neither.
+  std::string near_nullspace;
+  std::string coordinates;
 };
 
 }  // namespace amgsolve

@@ -43,7 +43,7 @@ def _after_fork_in_child() -> None:
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
-__all__ = ["Solver", "spgemm", "spgemm_backends", "Error", "InputError", "NumericalError"]
+__all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "Error", "InputError", "NumericalError"]
 __version__ = "0.1.0"
 
 
@@ -149,18 +149,56 @@ def _number(value: Any, name: str) -> float | None:
         raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
+def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
+    """B as a C-ordered float64 array of shape (rows, k), 1 <= k <= 64, finite; None stays None."""
+    if B is None:
+        return None
+    B = np.asarray(B)
+    if np.iscomplexobj(B) or B.dtype.kind not in "biuf":
+        raise InputError(f"near_nullspace: real values are needed, got {B.dtype}")
+    if B.ndim == 1:
+        B = B.reshape(-1, 1)
+    if B.ndim != 2 or B.shape[0] != rows or not 1 <= B.shape[1] <= 64:
+        raise InputError(f"near_nullspace: shape (n, k) with A's n = {rows} rows and 1 <= k <= 64 vectors is "
+                         f"needed, got {B.shape}")
+    B = np.ascontiguousarray(B, dtype=np.float64)
+    if not np.isfinite(B).all():
+        row = int(np.argwhere(~np.isfinite(B))[0][0])
+        raise InputError(f"near_nullspace: row {row} holds a value that is not finite")
+    return B
+
+
+def rigid_body_modes(coordinates: Any) -> np.ndarray:
+    """The rigid-body modes of linear elasticity (translations, and rotations about the points' centroid) at
+    points given as an array of shape (nodes, 2) or (nodes, 3): shape (nodes * d, 3) or (nodes * d, 6), for
+    unknowns interleaved node by node (ux, uy[, uz]); the near_nullspace of Solver with amg={"block_size": d}."""
+    c = np.asarray(coordinates)
+    if c.ndim != 2 or c.shape[1] not in (2, 3) or c.shape[0] == 0 or c.dtype.kind not in "biuf":
+        raise InputError(f"rigid_body_modes: real coordinates of shape (nodes, 2) or (nodes, 3) are needed, got "
+                         f"{c.dtype} of shape {c.shape}")
+    modes, values = _amgsolve.rigid_body_modes(np.ascontiguousarray(c, dtype=np.float64).ravel(), c.shape[1])
+    return values.reshape(-1, modes)
+
+
 class Solver:
     """The AMG hierarchy of a symmetric positive definite matrix and its outer iteration (PCG by default).
 
     A: a scipy.sparse matrix (CSR or anything convertible; float64 or float32 values, int32 or int64
     indices), copied once. params: the YAML keys (see the module's docstring).
+
+    A system of PDEs (linear elasticity: ux, uy, uz at each node) takes amg={"block_size": 3}, its unknowns
+    interleaved node by node, and near_nullspace: the vectors the coarse levels must represent (PyAMG's B:
+    shape (n, k), or (n,) for one), e.g. rigid_body_modes(coordinates). With block_size alone, the unit
+    vector of each component. The cpu backend on one process.
     """
 
-    def __init__(self, A: Any, **params: Any) -> None:
+    def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
         A = _csr(A, "A")
         arrays, settings = _arrays(A), _settings(params)
+        vectors = _near_nullspace(near_nullspace, A.shape[0])
         _started()
-        self._core = _amgsolve.Solver(*arrays, settings)
+        self._core = _amgsolve.Solver(*arrays, settings, None if vectors is None else vectors.ravel(),
+                                      0 if vectors is None else vectors.shape[1])
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
               x0: Any = None, atol: float | None = None) -> tuple[np.ndarray, dict]:

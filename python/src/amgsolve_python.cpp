@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "amg/near_nullspace.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -209,10 +210,14 @@ void require_usable(const CsrMatrix<double>& A, bool mixed) {
 // The hierarchy and the solver of one matrix.
 class PySolver {
  public:
+  // near_nullspace: `vectors` vectors of A's rows, row by row (the package checked its shape), or none.
   PySolver(std::int64_t rows, std::int64_t cols, const AnyArray& indptr, const AnyArray& indices, const AnyArray& data,
-           const std::vector<std::string>& settings) {
+           const std::vector<std::string>& settings, std::optional<DoubleArray> near_nullspace, int vectors) {
     require_supported_thread_count();
-    const Parameters params = solver_parameters(parse_solver_settings(settings, "parameter"));
+    Parameters params = solver_parameters(parse_solver_settings(settings, "parameter"));
+    if (near_nullspace)
+      params.amg.near_nullspace = {vectors, std::make_shared<const Vector<double>>(
+                                                near_nullspace->data(), near_nullspace->data() + near_nullspace->shape(0))};
     auto A = std::make_shared<const CsrMatrix<double>>(
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
@@ -388,8 +393,9 @@ NB_MODULE(_amgsolve, m) {
 
   nb::class_<PySolver>(m, "Solver")
       .def(nb::init<std::int64_t, std::int64_t, const AnyArray&, const AnyArray&, const AnyArray&,
-                    const std::vector<std::string>&>(),
-           "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a)
+                    const std::vector<std::string>&, std::optional<DoubleArray>, int>(),
+           "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a, "settings"_a, "near_nullspace"_a = nb::none(),
+           "vectors"_a = 0)
       .def("solve", &PySolver::solve, "b"_a, "tolerance"_a = nb::none(), "max_iterations"_a = nb::none(),
            "x0"_a = nb::none(), "absolute_tolerance"_a = nb::none())
       .def("precondition", &PySolver::precondition, "r"_a)
@@ -402,6 +408,12 @@ NB_MODULE(_amgsolve, m) {
   // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one
   // thread.
   m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
+  // The rigid-body modes at points (coordinates row by row), row by row: (modes, values).
+  m.def("rigid_body_modes", [](const DoubleArray& coordinates, int dimension) {
+    NearNullspaceVectors modes =
+        rigid_body_modes(Vector<double>(coordinates.data(), coordinates.data() + coordinates.shape(0)), dimension);
+    return nb::make_tuple(modes.count, to_numpy(Vector<double>(*modes.values)));
+  });
   // Interrupted arrives with Python's error set: raise that error.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

@@ -1,0 +1,307 @@
+#include "amg/near_nullspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace amgsolve {
+
+NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given) {
+  if (block_size < 1) throw InputError("amg.block_size must be >= 1, got " + std::to_string(block_size));
+  if (rows % block_size != 0)
+    throw InputError("amg.block_size is " + std::to_string(block_size) + ", but the matrix has " + std::to_string(rows) +
+                     " rows, no multiple of it (a node's unknowns are consecutive rows)");
+  NearNullspace B;
+  B.node_ptr.resize(static_cast<std::size_t>(rows / block_size) + 1);
+  for (std::size_t n = 0; n < B.node_ptr.size(); ++n) B.node_ptr[n] = static_cast<Index>(n) * block_size;
+  if (given.count <= 0) {  // the unit vector of each component
+    B.vectors = block_size;
+    B.values.assign(static_cast<std::size_t>(rows) * block_size, 0.0);
+    for (Index i = 0; i < rows; ++i) B.values[static_cast<std::size_t>(i) * block_size + i % block_size] = 1.0;
+    return B;
+  }
+  const std::size_t expected = static_cast<std::size_t>(rows) * static_cast<std::size_t>(given.count);
+  if (!given.values || given.values->size() != expected)
+    throw InputError("the near-nullspace has " + std::to_string(given.values ? given.values->size() : 0) +
+                     " values, where the matrix's " + std::to_string(rows) + " rows and its " +
+                     std::to_string(given.count) + " vectors need " + std::to_string(expected));
+  for (std::size_t k = 0; k < expected; ++k)
+    if (!std::isfinite((*given.values)[k]))
+      throw InputError("the near-nullspace's vector " + std::to_string(k % given.count + 1) + " has a value that is "
+                       "not finite in row " + std::to_string(k / given.count + 1));
+  B.vectors = given.count;
+  B.values = *given.values;
+  return B;
+}
+
+std::string system_support_problem(BackendKind kind, bool distributed) {
+  if (!distributed && kind == BackendKind::cpu) return "";
+  return std::string("amg.block_size and a near-nullspace (a system's setup) need the cpu backend on one process; "
+                     "not yet ") +
+         (distributed ? "over MPI ranks" : "on the " + std::string(to_string(kind)) + " backend");
+}
+
+void require_nonsingular_system(NullspaceChoice nullspace) {
+  if (nullspace == NullspaceChoice::constant)
+    throw InputError("amg.block_size or a near-nullspace is given, but the matrix's rows sum to zero, so it is "
+                     "singular (a structure free to move): a system is solved only where its matrix is nonsingular "
+                     "(fix some unknowns: Dirichlet conditions)");
+}
+
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension) {
+  if (dimension != 2 && dimension != 3)
+    throw InputError("rigid-body modes need coordinates in 2 or 3 dimensions, not " + std::to_string(dimension));
+  if (coordinates.empty() || coordinates.size() % static_cast<std::size_t>(dimension) != 0)
+    throw InputError("rigid-body modes: " + std::to_string(coordinates.size()) + " coordinates are no whole number of " +
+                     std::to_string(dimension) + "-dimensional points");
+  for (double c : coordinates)
+    if (!std::isfinite(c)) throw InputError("rigid-body modes: a coordinate is not finite");
+  const std::size_t nodes = coordinates.size() / static_cast<std::size_t>(dimension);
+  // About the centroid, so that the rotations are not nearly translations far from the origin.
+  double centre[3] = {0, 0, 0};
+  for (std::size_t n = 0; n < nodes; ++n)
+    for (int d = 0; d < dimension; ++d) centre[d] += coordinates[n * dimension + d] / static_cast<double>(nodes);
+  const int modes = dimension == 2 ? 3 : 6;
+  auto values = std::make_shared<Vector<double>>(nodes * dimension * modes, 0.0);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const double x = coordinates[n * dimension] - centre[0], y = coordinates[n * dimension + 1] - centre[1];
+    double* ux = values->data() + n * dimension * modes;  // the node's rows: ux, uy[, uz]
+    double* uy = ux + modes;
+    ux[0] = 1;
+    uy[1] = 1;
+    if (dimension == 2) {  // the rotation (-y, x)
+      ux[2] = -y;
+      uy[2] = x;
+      continue;
+    }
+    const double z = coordinates[n * dimension + 2] - centre[2];
+    double* uz = uy + modes;
+    uz[2] = 1;
+    // about x: (0, -z, y); about y: (z, 0, -x); about z: (-y, x, 0)
+    uy[3] = -z, uz[3] = y;
+    ux[4] = z, uz[4] = -x;
+    ux[5] = -y, uy[5] = x;
+  }
+  return {modes, std::move(values)};
+}
+
+namespace {
+
+Array<Index> node_of_rows(const Array<Index>& node_ptr) {
+  Array<Index> node(static_cast<std::size_t>(node_ptr.back()));
+  const Index nodes = static_cast<Index>(node_ptr.size()) - 1;
+#pragma omp parallel for schedule(static)
+  for (Index n = 0; n < nodes; ++n)
+    for (Index i = node_ptr[n]; i < node_ptr[n + 1]; ++i) node[i] = n;
+  return node;
+}
+
+// The amalgamated matrix: entry (I, J) the Frobenius norm of A's block of nodes I and J, over A's pattern.
+template <class Value>
+CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, const Array<Index>& node_of) {
+  const Index nodes = static_cast<Index>(node_ptr.size()) - 1;
+  CsrMatrix<double> M(nodes, nodes);
+#pragma omp parallel
+  {
+    std::vector<Index> marker(static_cast<std::size_t>(nodes), -1);
+#pragma omp for schedule(static)
+    for (Index I = 0; I < nodes; ++I) {
+      Offset length = 0;
+      for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i)
+        for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+          const Index J = node_of[A.col[k]];
+          length += marker[J] != I;
+          marker[J] = I;
+        }
+      M.row_ptr[static_cast<std::size_t>(I) + 1] = length;
+    }
+  }
+  allocate_from_row_lengths(M);
+#pragma omp parallel
+  {
+    std::vector<Index> marker(static_cast<std::size_t>(nodes), -1);
+    std::vector<double> squares(static_cast<std::size_t>(nodes), 0.0);
+#pragma omp for schedule(static)
+    for (Index I = 0; I < nodes; ++I) {
+      Index* columns = M.col.data() + M.row_begin(I);
+      Index length = 0;
+      for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i)
+        for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+          const Index J = node_of[A.col[k]];
+          if (marker[J] != I) columns[length++] = J;
+          marker[J] = I;
+          squares[J] += static_cast<double>(A.val[k]) * static_cast<double>(A.val[k]);
+        }
+      std::sort(columns, columns + length);
+      for (Index n = 0; n < length; ++n) {
+        M.val[M.row_begin(I) + n] = std::sqrt(squares[columns[n]]);
+        squares[columns[n]] = 0.0;
+      }
+    }
+  }
+  return M;
+}
+
+}  // namespace
+
+template <class Value>
+NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, double theta) {
+  if (node_ptr.empty() || node_ptr.back() != A.rows)
+    throw Error("internal: node_strength: the nodes cover " + std::to_string(node_ptr.empty() ? 0 : node_ptr.back()) +
+                " rows of " + std::to_string(A.rows));
+  const Array<Index> node_of = node_of_rows(node_ptr);
+  const CsrMatrix<double> M = block_norms(A, node_ptr, node_of);
+  NodeStrength s;
+  Strength between_nodes = strength_of_connection(M, theta);
+  s.nodes = std::move(between_nodes.graph);
+  // An entry of A is strong where its nodes' block is (a node's own block included).
+  Strength& rows = s.rows;
+  rows.keep.resize(static_cast<std::size_t>(A.nnz()));
+  StrengthGraph& g = rows.graph;
+  g.nodes = A.rows;
+  g.row_ptr.assign(static_cast<std::size_t>(A.rows) + 1, 0);
+  Offset weak = 0;
+#pragma omp parallel reduction(+ : weak)
+  {
+    std::vector<Index> strong_of(static_cast<std::size_t>(M.rows), -1);
+#pragma omp for schedule(static)
+    for (Index I = 0; I < M.rows; ++I) {
+      for (Offset k = M.row_begin(I); k < M.row_end(I); ++k)
+        if (between_nodes.keep[k]) strong_of[M.col[k]] = I;
+      for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i) {
+        Offset neighbours = 0;
+        for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+          const bool strong = strong_of[node_of[A.col[k]]] == I;
+          rows.keep[k] = strong;
+          neighbours += strong && A.col[k] != i;
+          weak += !strong;
+        }
+        g.row_ptr[static_cast<std::size_t>(i) + 1] = neighbours;
+      }
+    }
+  }
+  for (Index i = 0; i < A.rows; ++i) g.row_ptr[i + 1] += g.row_ptr[i];
+  g.adj.resize(static_cast<std::size_t>(g.row_ptr.back()));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    Offset out = g.row_ptr[i];
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (rows.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
+  }
+  rows.weak_entries = weak;
+  return s;
+}
+
+namespace {
+
+// B restricted to one aggregate (m rows) factorised as Q R by modified Gram-Schmidt with one
+// reorthogonalisation, leaving out dependent columns (kDependentColumn): Q's kept columns one after the
+// other in q (m values each), R in r (k x k, row by row; rows past the kept count stay zero). Returns the
+// number of columns kept.
+int factor_aggregate(const NearNullspace& B, const Index* rows, Index m, double* q, double* r) {
+  const int k = B.vectors;
+  int kept = 0;
+  for (int c = 0; c < k; ++c) {
+    double* v = q + static_cast<std::size_t>(kept) * m;  // the next column's place
+    double norm0 = 0;
+    for (Index i = 0; i < m; ++i) {
+      v[i] = B.values[static_cast<std::size_t>(rows[i]) * k + c];
+      norm0 += v[i] * v[i];
+    }
+    for (int pass = 0; pass < 2; ++pass)
+      for (int p = 0; p < kept; ++p) {
+        const double* u = q + static_cast<std::size_t>(p) * m;
+        double d = 0;
+        for (Index i = 0; i < m; ++i) d += u[i] * v[i];
+        for (Index i = 0; i < m; ++i) v[i] -= d * u[i];
+        r[p * k + c] += d;
+      }
+    double norm = 0;
+    for (Index i = 0; i < m; ++i) norm += v[i] * v[i];
+    norm = std::sqrt(norm);
+    if (norm0 == 0 || norm <= kDependentColumn * std::sqrt(norm0)) continue;
+    for (Index i = 0; i < m; ++i) v[i] /= norm;
+    r[kept * k + c] = norm;
+    ++kept;
+  }
+  return kept;
+}
+
+}  // namespace
+
+template <class Value>
+CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const NearNullspace& B,
+                                        NearNullspace& coarse, Array<Index>& row_aggregates) {
+  const Index rows = B.rows(), aggregates = node_aggregates.count;
+  const int k = B.vectors;
+  if (static_cast<Index>(node_aggregates.id.size()) != B.nodes())
+    throw Error("internal: tentative_prolongation: aggregates of " + std::to_string(node_aggregates.id.size()) +
+                " nodes for " + std::to_string(B.nodes()));
+  // Every row's aggregate, and each aggregate's rows in order (a counting sort).
+  row_aggregates.resize(static_cast<std::size_t>(rows));
+  for (Index n = 0; n < B.nodes(); ++n)
+    for (Index i = B.node_ptr[n]; i < B.node_ptr[n + 1]; ++i) row_aggregates[i] = node_aggregates.id[n];
+  std::vector<Index> first(static_cast<std::size_t>(aggregates) + 1, 0), members(static_cast<std::size_t>(rows));
+  std::vector<Index> place(static_cast<std::size_t>(rows), -1);  // a row's position within its aggregate
+  for (Index i = 0; i < rows; ++i)
+    if (row_aggregates[i] != kNotAggregated) ++first[row_aggregates[i] + 1];
+  for (Index a = 0; a < aggregates; ++a) first[a + 1] += first[a];
+  {
+    std::vector<Index> next(first.begin(), first.end() - 1);
+    for (Index i = 0; i < rows; ++i)
+      if (const Index a = row_aggregates[i]; a != kNotAggregated) {
+        place[i] = next[a] - first[a];
+        members[next[a]++] = i;
+      }
+  }
+  // Q and R of every aggregate.
+  std::vector<double> q(static_cast<std::size_t>(first.back()) * k), r(static_cast<std::size_t>(aggregates) * k * k, 0.0);
+  std::vector<Index> kept(static_cast<std::size_t>(aggregates) + 1, 0);
+#pragma omp parallel for schedule(dynamic, 256)
+  for (Index a = 0; a < aggregates; ++a)
+    kept[a + 1] = factor_aggregate(B, members.data() + first[a], first[a + 1] - first[a],
+                                   q.data() + static_cast<std::size_t>(first[a]) * k,
+                                   r.data() + static_cast<std::size_t>(a) * k * k);
+  for (Index a = 0; a < aggregates; ++a) kept[a + 1] += kept[a];  // now each aggregate's first coarse row
+  // T: row i of aggregate a holds row place[i] of Q_a, in coarse columns kept[a] ...
+  CsrMatrix<Value> T(rows, kept.back());
+  for (Index i = 0; i < rows; ++i) {
+    const Index a = row_aggregates[i];
+    T.row_ptr[static_cast<std::size_t>(i) + 1] = a == kNotAggregated ? 0 : kept[a + 1] - kept[a];
+  }
+  allocate_from_row_lengths(T);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < rows; ++i) {
+    const Index a = row_aggregates[i];
+    if (a == kNotAggregated) continue;
+    const Index m = first[a + 1] - first[a];
+    const double* qa = q.data() + static_cast<std::size_t>(first[a]) * k;
+    for (Index p = 0; p < kept[a + 1] - kept[a]; ++p) {
+      T.col[T.row_begin(i) + p] = kept[a] + p;
+      T.val[T.row_begin(i) + p] = static_cast<Value>(qa[static_cast<std::size_t>(p) * m + place[i]]);
+    }
+  }
+  // ... and the coarse level: a node per aggregate that kept a column, B_c the R_a stacked.
+  coarse.vectors = k;
+  coarse.node_ptr.assign(1, 0);
+  coarse.values.resize(static_cast<std::size_t>(kept.back()) * k);
+  for (Index a = 0; a < aggregates; ++a) {
+    const Index columns = kept[a + 1] - kept[a];
+    if (columns == 0) continue;
+    coarse.node_ptr.push_back(kept[a + 1]);
+    std::copy_n(r.data() + static_cast<std::size_t>(a) * k * k, static_cast<std::size_t>(columns) * k,
+                coarse.values.data() + static_cast<std::size_t>(kept[a]) * k);
+  }
+  return T;
+}
+
+template NodeStrength node_strength(const CsrMatrix<double>&, const Array<Index>&, double);
+template NodeStrength node_strength(const CsrMatrix<float>&, const Array<Index>&, double);
+template CsrMatrix<double> tentative_prolongation(const Aggregates&, const NearNullspace&, NearNullspace&,
+                                                  Array<Index>&);
+template CsrMatrix<float> tentative_prolongation(const Aggregates&, const NearNullspace&, NearNullspace&,
+                                                 Array<Index>&);
+
+}  // namespace amgsolve

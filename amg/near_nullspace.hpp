@@ -1,0 +1,84 @@
+#pragma once
+// Smoothed aggregation for systems: several near-nullspace vectors and unknowns grouped in nodes (P. Vanek,
+// J. Mandel, M. Brezina, "Algebraic multigrid by smoothed aggregation for second and fourth order elliptic
+// problems", Computing 56, 1996, section 3 and its elasticity examples; the QR form of the tentative
+// prolongator as in Vanek, Brezina & Mandel, Numer. Math. 88, 2001, section 3).
+//
+// The error a scalar aggregation cannot reduce is the near-nullspace of A: the constant for a Laplacian, the
+// rigid-body modes (translations and rotations) for linear elasticity. Each level carries a matrix B of such
+// vectors (rows x k), and its rows are grouped in nodes (the unknowns of one mesh point: ux, uy, uz).
+//   1. strength of the nodes: the block A_IJ of nodes I, J counts by its Frobenius norm s_IJ, and J is a
+//      strong neighbour of I when s_IJ >= theta sqrt(s_II s_JJ) (the scalar test on the amalgamated matrix);
+//      every entry of a strong block, and of a node's own block, is strong.
+//   2. MIS-2 aggregation of the nodes' graph (amg/mis2_aggregation.hpp): a node's unknowns stay together.
+//   3. T by a QR factorisation of B on each aggregate: B_a = Q_a R_a with orthonormal columns, T's columns of
+//      aggregate a are Q_a's and the coarse level's B is the R_a stacked, so T B_c = B exactly: the
+//      near-nullspace is carried to every level, and T^T T = I. The aggregate is a coarse node with one
+//      unknown per column. A column that B's others already span on the aggregate (two nodes do not fix a
+//      rotation about the line through them) is left out of Q_a, so T has full column rank.
+// Steps 4-5 (the filtered matrix, P = (I - omega D_f^-1 A_f) T, P^T A P) are the scalar ones
+// (amg/smoothed_aggregation.hpp), P by the SpGEMM A_f T: T has several entries per row.
+//
+// Every step is deterministic: the QR of an aggregate runs over its rows in order, on one thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amg/mis2_aggregation.hpp"
+#include "amg/params.hpp"
+#include "amg/strength.hpp"
+#include "common/device.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// A level's rows grouped in nodes (node n's rows are [node_ptr[n], node_ptr[n + 1])) and its near-nullspace
+// vectors B, stored row by row (values[i * vectors + v]).
+struct NearNullspace {
+  int vectors = 0;
+  Array<Index> node_ptr = {0};
+  Vector<double> values;
+  Index rows() const { return node_ptr.back(); }
+  Index nodes() const { return static_cast<Index>(node_ptr.size()) - 1; }
+  std::uint64_t bytes() const { return node_ptr.size() * sizeof(Index) + values.size() * sizeof(double); }
+};
+
+// A column of B that is at most this fraction of its norm on an aggregate once the columns before it are
+// taken out (modified Gram-Schmidt, twice) is left out there: it lies in their span up to rounding.
+inline constexpr double kDependentColumn = 1e-8;
+
+// The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
+// vectors of the components (the constant in each). An InputError where `rows` is no multiple of
+// block_size or the vectors are not rows x count with finite values.
+NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given);
+
+// Why a system cannot be set up on `kind` (over MPI ranks: distributed), or "": the cpu backend of one
+// process only, so far.
+std::string system_support_problem(BackendKind kind, bool distributed);
+
+// A system's matrix must be nonsingular: one whose rows sum to zero (`constant`: a structure free to move)
+// has more than the constant in its nullspace, which the coarsest solve does not know. An InputError then.
+void require_nonsingular_system(NullspaceChoice nullspace);
+
+// The rigid-body modes of linear elasticity at nodes with the given coordinates (nodes x dimension, row by
+// row; dimension 2 or 3), for unknowns interleaved per node (ux, uy[, uz]): the translations and the
+// rotations about the coordinates' centroid, 3 vectors in 2D, 6 in 3D.
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension);
+
+// Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
+// (every entry classified; the graph of the rows, for the filtered matrix).
+struct NodeStrength {
+  StrengthGraph nodes;
+  Strength rows;
+};
+template <class Value>
+NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, double theta);
+
+// Step 3: T from the aggregates of the nodes and the level's B; `coarse` receives the next level's nodes (one
+// per aggregate that keeps a column) and B, row_aggregates every row's aggregate (kNotAggregated: none).
+template <class Value>
+CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const NearNullspace& B,
+                                        NearNullspace& coarse, Array<Index>& row_aggregates);
+
+}  // namespace amgsolve
