@@ -701,6 +701,9 @@ class SolverOn final : public Solver::Impl {
   void fill_summary(double seconds) {
     summary.backend = SolveBackend::kind;
     summary.nullspace = to_string(hierarchy_.params().nullspace);
+    const AmgParams& amg = hierarchy_.params();
+    summary.block_size = amg.block_size;
+    summary.near_nullspace_vectors = amg.near_nullspace.count > 0 ? amg.near_nullspace.count : amg.block_size;
     summary.levels = hierarchy_.info();
     summary.seconds = seconds;
     summary.operator_complexity = hierarchy_.operator_complexity();

@@ -58,6 +58,10 @@ struct SetupSummary {
   CommunicationStats communication;  // what this rank's setup sent and waited for (several ranks)
   HaloMode halo_exchange = HaloMode::overlap;  // how the solve's products meet their halo (several ranks)
   std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
+  int block_size = 1;              // amg.block_size: unknowns per node
+  // The near-nullspace vectors the tentative prolongators carry (amg/near_nullspace.hpp): 1 for a scalar
+  // problem (the constant), amg.block_size's unit vectors, or the given ones.
+  int near_nullspace_vectors = 1;
   std::vector<LevelInfo> levels;
   double seconds = 0.0;
   double operator_complexity = 0.0;

@@ -229,6 +229,9 @@ class PrintingSolver final : public AmgSolver {
     for (const LevelInfo& l : setup.levels) spgemm_seconds += l.spgemm_seconds;
     progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
              setup.operator_complexity, setup.grid_complexity);
+    if (setup.block_size > 1 || setup.near_nullspace_vectors > 1)
+      progress("  system: %d unknowns per node, %d near-nullspace vectors carried to every level\n", setup.block_size,
+               setup.near_nullspace_vectors);
     if (setup.nullspace == "constant")
       progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
                "solution of zero mean\n");

@@ -84,6 +84,8 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
           {"nullspace", s.nullspace},
+          {"block_size", s.block_size},
+          {"near_nullspace_vectors", s.near_nullspace_vectors},
           {"hierarchy_bytes", s.hierarchy_bytes},
           {"model_bytes_per_iteration", s.model_bytes_per_iteration},
           {"spmv_format", s.spmv_format},

@@ -488,6 +488,61 @@ TEST(Cli, MatrixIndexOutOfRange) {
   EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {dir.file("A.mtx") + ":6:", "row index 5", "out of range"}));
 }
 
+// ---- systems (amg.block_size, problem.near_nullspace, problem.coordinates)
+
+// A 2D elasticity problem (test::elasticity_2d) as dir/A.mtx and its nodes' coordinates as dir/xy.mtx (a
+// dense array); `columns` coordinates per node (a third column of zeros for 3).
+void write_elasticity(const ScratchDir& dir, Index nx, Index ny, int columns = 2) {
+  Vector<double> xy;
+  write_matrix_market(dir.file("A.mtx"), test::elasticity_2d(nx, ny, xy), true);
+  std::ostringstream points;
+  points << "%%MatrixMarket matrix array real general\n" << xy.size() / 2 << " " << columns << "\n";
+  for (int c = 0; c < columns; ++c)  // column by column, as the array format lists them
+    for (std::size_t n = 0; n < xy.size() / 2; ++n) points << (c < 2 ? xy[2 * n + c] : 0.0) << "\n";
+  write_text(dir, "xy.mtx", points.str());
+}
+
+TEST(Cli, ElasticityWithCoordinatesSolvesWithTheRigidBodyModes) {
+  const ScratchDir dir;
+  write_elasticity(dir, 48, 12);
+  const std::string cfg = matrix_config(dir);
+  const RunResult scalar = run(dir, {cfg, "--report", dir.file("scalar.json")});
+  const RunResult rigid = run(dir, {cfg, "--report", dir.file("rigid.json"), "--set", "problem.coordinates=xy.mtx"});
+  ASSERT_EQ(scalar.status, 0) << scalar.err;
+  ASSERT_EQ(rigid.status, 0) << rigid.err;
+  EXPECT_NE(rigid.out.find("system: 2 unknowns per node, 3 near-nullspace vectors"), std::string::npos) << rigid.out;
+  const json s = read_report(dir.file("scalar.json")), r = read_report(dir.file("rigid.json"));
+  EXPECT_EQ(field(r, "setup.block_size"), 2);
+  EXPECT_EQ(field(r, "setup.near_nullspace_vectors"), 3);
+  EXPECT_EQ(field(s, "setup.near_nullspace_vectors"), 1);
+  EXPECT_LT(3 * field(r, "solve.iterations").get<int>(), field(s, "solve.iterations").get<int>());
+}
+
+TEST(Cli, SystemInputsThatDoNotFit) {
+  const ScratchDir dir;
+  write_elasticity(dir, 8, 4);
+  write_elasticity(dir, 8, 4, 4);  // xy.mtx with 4 columns
+  write_text(dir, "B.mtx", array_vector(std::vector<double>(72, 1.0)));  // 72 rows of vectors for 80
+  const std::set<std::string> inputs = {"cfg.yaml", "A.mtx", "xy.mtx", "B.mtx"};
+  const std::string cfg = matrix_config(dir);
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
+                            {"problem.coordinates", "xy.mtx", "has 4 columns"}));
+  write_elasticity(dir, 8, 4, 3);
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
+                            {"problem.coordinates", "xy.mtx has 40 nodes of 3 unknowns, but the matrix has 80 rows"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set", "amg.block_size=2"}), dir,
+                            inputs, {"gives points in 3 dimensions, but amg.block_size is 2"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set",
+                                      "problem.near_nullspace=xy.mtx"}),
+                            dir, inputs, {"problem.near_nullspace and problem.coordinates: give one of them"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.near_nullspace=B.mtx"}), dir, inputs,
+                            {"problem.near_nullspace", "B.mtx", "has 72 rows, the matrix 80"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "amg.block_size=3"}), dir, inputs,
+                            {"amg.block_size is 3, but the matrix has 80 rows"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {kSmallConfig, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
+                            {"problem.coordinates"}));
+}
+
 TEST(Cli, MatrixNotSquare) {
   ScratchDir dir;
   const RunResult r = run_matrix(dir,

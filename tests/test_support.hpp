@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -153,6 +155,49 @@ inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
     for (Eigen::SparseMatrix<double>::InnerIterator it(M, k); it; ++it)
       t.push_back({static_cast<Index>(it.row()), static_cast<Index>(it.col()), it.value()});
   return csr_from_triplets(static_cast<Index>(M.rows()), static_cast<Index>(M.cols()), std::move(t));
+}
+
+// Plane-strain linear elasticity (E = 1, nu = 0.3) with linear triangles on an nx x ny grid of the
+// rectangle [0, nx / ny] x [0, 1], clamped on its left edge (those nodes left out): unknowns (ux, uy) of
+// each free node, interleaved; `coordinates` receives the free nodes' (x, y).
+inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coordinates) {
+  const double E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  const double h = 1.0 / ny;
+  const auto free_node = [&](Index i, Index j) { return (i - 1) * (ny + 1) + j; };  // i >= 1
+  std::vector<Triplet<double>> t;
+  const auto add_triangle = [&](const std::array<std::array<Index, 2>, 3>& corners) {
+    double x[3], y[3];
+    for (int c = 0; c < 3; ++c) x[c] = corners[c][0] * h, y[c] = corners[c][1] * h;
+    const double det = (x[1] - x[0]) * (y[2] - y[0]) - (x[2] - x[0]) * (y[1] - y[0]);
+    const double area = std::abs(det) / 2;
+    // Gradients of the three linear shape functions.
+    const double gx[3] = {(y[1] - y[2]) / det, (y[2] - y[0]) / det, (y[0] - y[1]) / det};
+    const double gy[3] = {(x[2] - x[1]) / det, (x[0] - x[2]) / det, (x[1] - x[0]) / det};
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        if (corners[a][0] == 0 || corners[b][0] == 0) continue;  // clamped
+        const Index p = free_node(corners[a][0], corners[a][1]), q = free_node(corners[b][0], corners[b][1]);
+        // The 2 x 2 block of B_a^T D B_b for strains (exx, eyy, 2 exy).
+        const double xx = (lambda + 2 * mu) * gx[a] * gx[b] + mu * gy[a] * gy[b];
+        const double xy = lambda * gx[a] * gy[b] + mu * gy[a] * gx[b];
+        const double yx = lambda * gy[a] * gx[b] + mu * gx[a] * gy[b];
+        const double yy = (lambda + 2 * mu) * gy[a] * gy[b] + mu * gx[a] * gx[b];
+        t.push_back({2 * p, 2 * q, area * xx});
+        t.push_back({2 * p, 2 * q + 1, area * xy});
+        t.push_back({2 * p + 1, 2 * q, area * yx});
+        t.push_back({2 * p + 1, 2 * q + 1, area * yy});
+      }
+  };
+  for (Index i = 0; i < nx; ++i)
+    for (Index j = 0; j < ny; ++j) {
+      add_triangle({{{i, j}, {i + 1, j}, {i + 1, j + 1}}});
+      add_triangle({{{i, j}, {i + 1, j + 1}, {i, j + 1}}});
+    }
+  coordinates.clear();
+  for (Index i = 1; i <= nx; ++i)
+    for (Index j = 0; j <= ny; ++j) coordinates.insert(coordinates.end(), {i * h, j * h});
+  const Index rows = 2 * nx * (ny + 1);
+  return csr_from_triplets(rows, rows, std::move(t));
 }
 
 // The source tree (configs/, docs/): where the build found it, or $AMGSOLVE_SOURCE where the binaries run in

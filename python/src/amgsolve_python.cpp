@@ -284,6 +284,8 @@ class PySolver {
     d["grid_complexity"] = s.grid_complexity;
     d["spgemm"] = s.spgemm_backend;
     d["nullspace"] = s.nullspace;
+    d["block_size"] = s.block_size;
+    d["near_nullspace_vectors"] = s.near_nullspace_vectors;
     d["hierarchy_bytes"] = s.hierarchy_bytes;
     d["reused"] = s.reused;
     d["rebuild_note"] = s.rebuild_note;

@@ -1,0 +1,300 @@
+// Smoothed aggregation for systems (amg.block_size, near-nullspace vectors; amg/near_nullspace.hpp): the
+// rigid-body modes against the distance-preserving property of rigid motions, the QR tentative prolongator
+// against its invariants (orthonormal columns, T B_c = B, dependent columns left out), the nodes' strength
+// against a dense amalgamation and against the scalar test, and 2D linear elasticity solved to Eigen's answer
+// in far fewer iterations with the rigid-body modes than without, the same on any thread count, in mixed
+// precision and after a re-setup; and the refusals.
+#include <Eigen/LU>
+#include <Eigen/SparseCholesky>
+#include <cmath>
+#include <omp.h>
+
+#include "amg/hierarchy.hpp"
+#include "amg/near_nullspace.hpp"
+#include "amg/strength.hpp"
+#include "amgsolve/solver.hpp"
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "problems/poisson.hpp"
+#include "sparse/csr_ops.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using namespace test;
+
+Parameters system_parameters(int block_size, NearNullspaceVectors vectors = {}) {
+  Parameters p;
+  p.amg.block_size = block_size;
+  p.amg.near_nullspace = std::move(vectors);
+  p.solver.tolerance = 1e-8;
+  p.solver.max_iterations = 2000;
+  return p;
+}
+
+Vector<double> seeded_vector(Index n, std::uint64_t seed) {
+  Vector<double> v(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) v[i] = seeded_uniform(seed, static_cast<std::uint64_t>(i)) - 0.5;
+  return v;
+}
+
+TEST(RigidBodyModes, MoveEveryPairOfPointsWithoutStretchingIt) {
+  for (int dimension : {2, 3}) {
+    const Index nodes = 40;
+    const Vector<double> points = seeded_vector(nodes * dimension, 7 + dimension);
+    const NearNullspaceVectors modes = rigid_body_modes(points, dimension);
+    ASSERT_EQ(modes.count, dimension == 2 ? 3 : 6);
+    ASSERT_EQ(modes.values->size(), static_cast<std::size_t>(nodes * dimension * modes.count));
+    const auto u = [&](Index node, int d, int mode) {
+      return (*modes.values)[static_cast<std::size_t>(node * dimension + d) * modes.count + mode];
+    };
+    for (int mode = 0; mode < modes.count; ++mode)
+      for (Index p = 0; p < nodes; ++p)
+        for (Index q = 0; q < nodes; ++q) {
+          // A rigid motion keeps |x_p - x_q| to first order: (u_p - u_q) . (x_p - x_q) = 0.
+          double stretch = 0;
+          for (int d = 0; d < dimension; ++d)
+            stretch += (u(p, d, mode) - u(q, d, mode)) * (points[p * dimension + d] - points[q * dimension + d]);
+          EXPECT_NEAR(stretch, 0.0, 1e-14) << "mode " << mode;
+        }
+    // and the modes are independent: their Gram matrix is nonsingular.
+    Eigen::MatrixXd B(nodes * dimension, modes.count);
+    for (Index r = 0; r < B.rows(); ++r)
+      for (int m = 0; m < modes.count; ++m) B(r, m) = (*modes.values)[static_cast<std::size_t>(r) * modes.count + m];
+    EXPECT_EQ(Eigen::FullPivLU<Eigen::MatrixXd>(B.transpose() * B).rank(), modes.count);
+  }
+  EXPECT_THROW(rigid_body_modes(Vector<double>(7, 0.0), 2), InputError);
+  EXPECT_THROW(rigid_body_modes(Vector<double>(8, 0.0), 4), InputError);
+}
+
+// Aggregates of `nodes` nodes in runs of the given sizes (the last run's nodes left out when `unaggregated`).
+Aggregates runs_of(Index nodes, std::initializer_list<Index> sizes, bool unaggregated = false) {
+  Aggregates a;
+  a.id.assign(static_cast<std::size_t>(nodes), kNotAggregated);
+  Index node = 0;
+  for (Index size : sizes) {
+    for (Index k = 0; k < size && node < nodes; ++k) a.id[node++] = a.count;
+    ++a.count;
+  }
+  if (unaggregated) {
+    --a.count;
+    for (Index& id : a.id)
+      if (id == a.count) id = kNotAggregated;
+  }
+  return a;
+}
+
+TEST(TentativeProlongationByQr, HasOrthonormalColumnsAndCarriesTheVectorsExactly) {
+  const int block = 2, vectors = 3;
+  const NearNullspaceVectors given{vectors, std::make_shared<const Vector<double>>(seeded_vector(2 * 30 * vectors, 11))};
+  const NearNullspace B = finest_near_nullspace(2 * 30, block, given);
+  // One aggregate of a single node (2 rows < 3 vectors: 2 columns kept), the last 4 nodes left out.
+  const Aggregates aggregates = runs_of(30, {5, 1, 9, 11, 4}, true);
+  NearNullspace coarse;
+  Array<Index> row_aggregates;
+  const CsrMatrix<double> T = tentative_prolongation<double>(aggregates, B, coarse, row_aggregates);
+  EXPECT_EQ(T.cols, 3 * vectors + 2);
+  EXPECT_EQ(coarse.nodes(), 4);
+  EXPECT_EQ(coarse.rows(), T.cols);
+  EXPECT_EQ(coarse.node_ptr[2] - coarse.node_ptr[1], 2);
+  for (Index i = 52; i < 60; ++i) EXPECT_EQ(T.row_length(i), 0) << "row " << i << " is in no aggregate";
+  const Eigen::MatrixXd dense_T = to_dense(T);
+  EXPECT_LT((dense_T.transpose() * dense_T - Eigen::MatrixXd::Identity(T.cols, T.cols)).norm(), 1e-13);
+  // T B_c = B on the aggregated rows.
+  Eigen::MatrixXd Bc(coarse.rows(), vectors), Bf(B.rows(), vectors);
+  for (Index r = 0; r < coarse.rows(); ++r)
+    for (int v = 0; v < vectors; ++v) Bc(r, v) = coarse.values[static_cast<std::size_t>(r) * vectors + v];
+  for (Index r = 0; r < B.rows(); ++r)
+    for (int v = 0; v < vectors; ++v) Bf(r, v) = r < 52 ? B.values[static_cast<std::size_t>(r) * vectors + v] : 0.0;
+  EXPECT_LT((dense_T * Bc - Bf).norm(), 1e-13 * Bf.norm());
+  EXPECT_EQ(row_aggregates[10], 1);
+  EXPECT_EQ(row_aggregates[55], kNotAggregated);
+}
+
+TEST(TentativeProlongationByQr, LeavesOutAColumnTheOthersSpan) {
+  // The third vector is the sum of the first two: each aggregate keeps two columns.
+  const Index rows = 24;
+  Vector<double> values(static_cast<std::size_t>(rows) * 3);
+  const Vector<double> random = seeded_vector(2 * rows, 5);
+  for (Index i = 0; i < rows; ++i) {
+    values[3 * i] = random[2 * i];
+    values[3 * i + 1] = random[2 * i + 1];
+    values[3 * i + 2] = random[2 * i] + random[2 * i + 1];
+  }
+  const NearNullspace B = finest_near_nullspace(rows, 1, {3, std::make_shared<const Vector<double>>(values)});
+  NearNullspace coarse;
+  Array<Index> row_aggregates;
+  const CsrMatrix<double> T = tentative_prolongation<double>(runs_of(rows, {6, 6, 12}), B, coarse, row_aggregates);
+  EXPECT_EQ(T.cols, 6);
+  EXPECT_EQ(coarse.nodes(), 3);
+  // Still T B_c = B, the dependent column included.
+  Eigen::MatrixXd Bc(coarse.rows(), 3), Bf(rows, 3);
+  for (Index r = 0; r < coarse.rows(); ++r)
+    for (int v = 0; v < 3; ++v) Bc(r, v) = coarse.values[static_cast<std::size_t>(r) * 3 + v];
+  for (Index r = 0; r < rows; ++r)
+    for (int v = 0; v < 3; ++v) Bf(r, v) = values[static_cast<std::size_t>(r) * 3 + v];
+  EXPECT_LT((to_dense(T) * Bc - Bf).norm(), 1e-12 * Bf.norm());
+}
+
+TEST(NodeStrength, OfSingleRowNodesIsTheScalarStrength) {
+  PoissonParams p;
+  p.stencil = Stencil::p9;
+  p.size = {20, 20};
+  const CsrMatrix<double> A = poisson_matrix(p);
+  const NearNullspace B = finest_near_nullspace(A.rows, 1, {});
+  for (double theta : {0.02, 0.3}) {
+    const NodeStrength nodes = node_strength(A, B.node_ptr, theta);
+    const Strength scalar = strength_of_connection(A, theta);
+    EXPECT_EQ(nodes.rows.keep, scalar.keep);
+    EXPECT_EQ(nodes.rows.weak_entries, scalar.weak_entries);
+    EXPECT_EQ(nodes.nodes.adj, scalar.graph.adj);
+    EXPECT_EQ(nodes.rows.graph.adj, scalar.graph.adj);
+  }
+}
+
+TEST(NodeStrength, ClassifiesWholeBlocksByTheirFrobeniusNorms) {
+  Vector<double> coordinates;
+  const CsrMatrix<double> A = elasticity_2d(6, 4, coordinates);
+  const Array<Index> node_ptr = finest_near_nullspace(A.rows, 2, {}).node_ptr;
+  const Eigen::MatrixXd dense = to_dense(A);
+  const Index nodes = A.rows / 2;
+  const auto block_norm = [&](Index I, Index J) { return dense.block(2 * I, 2 * J, 2, 2).norm(); };
+  for (double theta : {0.1, 0.25, 0.4}) {
+    const NodeStrength s = node_strength(A, node_ptr, theta);
+    Offset weak = 0;
+    for (Index i = 0; i < A.rows; ++i)
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+        const Index I = i / 2, J = A.col[k] / 2;
+        const bool strong = I == J || block_norm(I, J) >= theta * std::sqrt(block_norm(I, I) * block_norm(J, J));
+        EXPECT_EQ(s.rows.keep[k], strong) << "entry (" << i << ", " << A.col[k] << "), theta " << theta;
+        weak += !strong;
+      }
+    EXPECT_EQ(s.rows.weak_entries, weak);
+    EXPECT_EQ(s.nodes.nodes, nodes);
+    for (Index I = 0; I < nodes; ++I)
+      for (Offset k = s.nodes.row_ptr[I]; k < s.nodes.row_ptr[I + 1]; ++k) {
+        const Index J = s.nodes.adj[k];
+        EXPECT_NE(I, J);
+        EXPECT_GE(block_norm(I, J), theta * std::sqrt(block_norm(I, I) * block_norm(J, J)));
+      }
+  }
+}
+
+struct Solved {
+  Vector<double> x;
+  SolveResult result;
+  SetupSummary setup;
+};
+
+Solved solve_with(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const Vector<double>& b) {
+  Solver solver(std::move(A), params);
+  Solved s;
+  s.result = solver.solve(b, s.x);
+  s.setup = solver.setup();
+  return s;
+}
+
+class Elasticity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    A = std::make_shared<const CsrMatrix<double>>(elasticity_2d(64, 16, coordinates));
+    b = seeded_vector(A->rows, 3);
+    // Eigen's direct solve, the reference.
+    Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(to_eigen(*A));
+    const Eigen::VectorXd xe = ldlt.solve(Eigen::Map<const Eigen::VectorXd>(b.data(), A->rows));
+    exact.assign(xe.data(), xe.data() + xe.size());
+  }
+  double error_of(const Vector<double>& x) const {
+    double e = 0, n = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) e += (x[i] - exact[i]) * (x[i] - exact[i]), n += exact[i] * exact[i];
+    return std::sqrt(e / n);
+  }
+  std::shared_ptr<const CsrMatrix<double>> A;
+  Vector<double> coordinates, b, exact;
+};
+
+TEST_F(Elasticity, RigidBodyModesSolveInAFractionOfTheScalarIterations) {
+  const Solved scalar = solve_with(A, system_parameters(1), b);
+  const Solved components = solve_with(A, system_parameters(2), b);
+  const Solved rigid = solve_with(A, system_parameters(2, rigid_body_modes(coordinates, 2)), b);
+  for (const Solved* s : {&scalar, &components, &rigid}) {
+    ASSERT_TRUE(s->result.converged);
+    EXPECT_LT(error_of(s->x), 1e-5);
+  }
+  // The scalar hierarchy's coarse levels cannot represent the rotations: PyAMG needs 190 iterations on such
+  // a beam, 27 with its B of rigid-body modes (docs/BENCHMARKS.md, "Systems").
+  EXPECT_LT(rigid.result.iterations * 3, scalar.result.iterations)
+      << rigid.result.iterations << " against " << scalar.result.iterations;
+  EXPECT_LT(rigid.result.iterations, components.result.iterations);
+  // Each coarse node is an aggregate with its three modes' columns (fewer where they depend).
+  ASSERT_GE(rigid.setup.levels.size(), 2u);
+  EXPECT_LE(rigid.setup.levels[1].rows, 3 * rigid.setup.levels[0].aggregates);
+  EXPECT_GT(rigid.setup.levels[1].rows, 2 * rigid.setup.levels[0].aggregates);
+}
+
+TEST_F(Elasticity, TheHierarchyIsTheSameOnAnyThreadCount) {
+  const Parameters params = system_parameters(2, rigid_body_modes(coordinates, 2));
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Solved one = solve_with(A, params, b);
+  omp_set_num_threads(std::max(2, threads));
+  const Solved several = solve_with(A, params, b);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one.result.iterations, several.result.iterations);
+  EXPECT_EQ(one.result.history, several.result.history);
+  EXPECT_EQ(one.x, several.x);
+}
+
+TEST_F(Elasticity, SolvesInMixedPrecisionAndAfterAReSetup) {
+  Parameters params = system_parameters(2, rigid_body_modes(coordinates, 2));
+  params.solver.precision = Precision::mixed;
+  params.amg.keep_structure = true;
+  Solver solver(A, params);
+  Vector<double> x;
+  const SolveResult first = solver.solve(b, x);
+  ASSERT_TRUE(first.converged);
+  EXPECT_LT(error_of(x), 1e-5);
+  // A stiffer material on the same mesh: the aggregates and QR are kept, x halves.
+  solver.rebuild(std::make_shared<const CsrMatrix<double>>(scaled(*A, 2.0)));
+  EXPECT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
+  const SolveResult second = solver.solve(b, x);
+  ASSERT_TRUE(second.converged);
+  for (double& v : x) v *= 2;
+  EXPECT_LT(error_of(x), 1e-5);
+  // A fresh setup of 2A needs the same iterations (the hierarchy is 2A's).
+  params.amg.keep_structure = false;
+  EXPECT_EQ(solve_with(std::make_shared<const CsrMatrix<double>>(scaled(*A, 2.0)), params, b).result.iterations,
+            second.iterations);
+}
+
+TEST_F(Elasticity, RefusesWhatDoesNotFit) {
+  const auto message = [&](const Parameters& params, std::shared_ptr<const CsrMatrix<double>> M = nullptr) {
+    try {
+      Solver solver(M ? M : A, params);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(system_parameters(3)).find("amg.block_size is 3, but the matrix has"), std::string::npos);
+  NearNullspaceVectors short_vectors{3, std::make_shared<const Vector<double>>(Vector<double>(30, 1.0))};
+  EXPECT_NE(message(system_parameters(2, short_vectors)).find("the near-nullspace has 30 values"), std::string::npos);
+  Vector<double> values = *rigid_body_modes(coordinates, 2).values;
+  values[3 * 17 + 1] = std::nan("");
+  EXPECT_NE(message(system_parameters(2, {3, std::make_shared<const Vector<double>>(values)}))
+                .find("vector 2 has a value that is not finite in row 18"),
+            std::string::npos);
+  Parameters too_large = system_parameters(65);
+  EXPECT_NE(message(too_large).find("amg.block_size must be >= 1 and <= 64, got 65"), std::string::npos);
+  // A singular matrix (rows summing to zero: a Neumann Laplacian) is no system the setup handles.
+  PoissonParams neumann;
+  neumann.size = {16, 16};
+  neumann.boundary = Boundary::neumann;
+  EXPECT_NE(message(system_parameters(2), std::make_shared<const CsrMatrix<double>>(poisson_matrix(neumann)))
+                .find("rows sum to zero"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace amgsolve
