@@ -909,6 +909,7 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string problem = parameter_problem(params);
+  if (problem.empty() && params.amg.is_system()) problem = system_support_problem(BackendKind::cpu, true);
   if (problem.empty()) problem = block_problem(block, params.solver.precision, rank);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);

@@ -283,6 +283,13 @@ if many; then
     [ "$status" -eq 1 ] || fail "ranks with other settings: exit $status, expected 1"
     grep -q "the ranks were started with different settings" "$work/err.txt" ||
       fail "ranks with other settings: not said: $(cat "$work/err.txt")"
+    # A system (amg.block_size) is set up on one process only, so far: one line, every rank exits 1.
+    "$mpirun" -np "$ranks" --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0 \
+      bash -c '"$0" "$@"; echo "rank exit $?" >&2' "$amgsolve" "$config" --quiet --report "" --vtk "" \
+      --set amg.block_size=2 >/dev/null 2>"$work/err.txt"
+    [ "$(grep -c '^rank exit 1$' "$work/err.txt")" -eq "$ranks" ] ||
+      fail "a system over ranks: not every rank exited 1: $(cat "$work/err.txt")"
+    grep -q "not yet over MPI ranks" "$work/err.txt" || fail "a system over ranks: not said: $(cat "$work/err.txt")"
   fi
 fi
 exit $failed

@@ -880,7 +880,22 @@ TEST(DistributedSolve, MisuseIsRefusedBeforeAnyCollective) {
     EXPECT_THROW(Solver(A, p), InputError);
     p.backend = BackendChoice::cuda;
     EXPECT_THROW(Solver(A, p), InputError);
-    p.amg.spgemm = "";
+    p = {};
+    p.amg.block_size = 2;  // a system: the cpu backend on one process only, whole matrix or rows
+    for (bool by_rows : {false, true})
+      try {
+        if (by_rows) {
+          const auto [first, last] = owned_rows(A->rows);
+          Solver(RowBlock{A->rows, row_block(*A, static_cast<Index>(first), static_cast<Index>(last))}, p);
+        } else {
+          Solver(A, p);
+        }
+        ADD_FAILURE() << "a system over ranks was accepted";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("not yet over MPI ranks"), std::string::npos) << e.what();
+      }
+    p = {};
+    p.backend = BackendChoice::cuda;
     if (!gpu_status().usable()) {
       try {
         Solver(A, p);

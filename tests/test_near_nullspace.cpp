@@ -17,6 +17,7 @@
 #include "common/hash.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
+#include "sparse/matrix_market.hpp"
 #include "test_support.hpp"
 
 namespace amgsolve {
@@ -231,6 +232,48 @@ TEST_F(Elasticity, RigidBodyModesSolveInAFractionOfTheScalarIterations) {
   ASSERT_GE(rigid.setup.levels.size(), 2u);
   EXPECT_LE(rigid.setup.levels[1].rows, 3 * rigid.setup.levels[0].aggregates);
   EXPECT_GT(rigid.setup.levels[1].rows, 2 * rigid.setup.levels[0].aggregates);
+}
+
+TEST(Elasticity3d, SixRigidBodyModesLeaveOutWhatTwoNodesCannotHold) {
+  Vector<double> coordinates;
+  const auto A = std::make_shared<const CsrMatrix<double>>(elasticity_3d(10, coordinates));
+  const NearNullspaceVectors modes = rigid_body_modes(coordinates, 3);
+  // K B = 0 away from the clamped face (a rigid motion strains nothing).
+  Vector<double> mode(static_cast<std::size_t>(A->rows)), image;
+  for (int m = 0; m < 6; ++m) {
+    for (Index i = 0; i < A->rows; ++i) mode[i] = (*modes.values)[static_cast<std::size_t>(i) * 6 + m];
+    spmv(*A, mode, image);
+    for (Index i = 0; i < A->rows; ++i)
+      if (coordinates[3 * (i / 3)] > 0.15) ASSERT_NEAR(image[i], 0.0, 1e-12) << "mode " << m << ", row " << i;
+  }
+  const Vector<double> b = seeded_vector(A->rows, 9);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(to_eigen(*A));
+  const Eigen::VectorXd exact = ldlt.solve(Eigen::Map<const Eigen::VectorXd>(b.data(), A->rows));
+  const Solved scalar = solve_with(A, system_parameters(1), b);
+  const Solved rigid = solve_with(A, system_parameters(3, modes), b);
+  ASSERT_TRUE(rigid.result.converged);
+  EXPECT_LT((Eigen::Map<const Eigen::VectorXd>(rigid.x.data(), A->rows) - exact).norm(), 1e-5 * exact.norm());
+  EXPECT_LT(2 * rigid.result.iterations, scalar.result.iterations)
+      << rigid.result.iterations << " against " << scalar.result.iterations;
+  // At most 6 coarse unknowns per aggregate, fewer where two or one node cannot hold all six modes.
+  EXPECT_LE(rigid.setup.levels[1].rows, 6 * rigid.setup.levels[0].aggregates);
+}
+
+TEST(SharedMatrices, ShellsAndSolidsNeedFewerIterationsWithTheirBlockSize) {
+  // bcsstk16: a dam of 3D solid elements (3 unknowns per node); bcsstk17: a pressure vessel of shells (6).
+  const auto matrices = shared_matrices({"bcsstk16", "bcsstk17"});
+  if (matrices.empty()) GTEST_SKIP() << no_shared_matrices();
+  for (const auto& [name, path] : matrices) {
+    const auto A = std::make_shared<const CsrMatrix<double>>(read_matrix_market(path));
+    const int block = name == "bcsstk16" ? 3 : 6;
+    const Vector<double> b(static_cast<std::size_t>(A->rows), 1.0);
+    const Solved scalar = solve_with(A, system_parameters(1), b);
+    const Solved system = solve_with(A, system_parameters(block), b);
+    ASSERT_TRUE(system.result.converged) << name;
+    EXPECT_LE(true_relative_residual(*A, b, system.x), 1e-8) << name;
+    EXPECT_LT(system.result.iterations, scalar.result.iterations)
+        << name << ": " << system.result.iterations << " against " << scalar.result.iterations;
+  }
 }
 
 TEST_F(Elasticity, TheHierarchyIsTheSameOnAnyThreadCount) {

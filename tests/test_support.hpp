@@ -200,6 +200,59 @@ inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coord
   return csr_from_triplets(rows, rows, std::move(t));
 }
 
+// Linear elasticity (E = 1, nu = 0.3) with linear tetrahedra (each cube of an n^3 grid of the unit cube cut
+// into Kuhn's six) clamped on the face x = 0 (those nodes left out): unknowns (ux, uy, uz) of each free node,
+// interleaved; `coordinates` receives the free nodes' (x, y, z).
+inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) {
+  const double E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+  const double h = 1.0 / n;
+  Eigen::Matrix<double, 6, 6> D = Eigen::Matrix<double, 6, 6>::Zero();
+  D.topLeftCorner<3, 3>().setConstant(lambda);
+  D.topLeftCorner<3, 3>().diagonal().array() += 2 * mu;
+  D.bottomRightCorner<3, 3>().diagonal().setConstant(mu);
+  const auto free_node = [&](const std::array<Index, 3>& p) { return ((p[0] - 1) * (n + 1) + p[1]) * (n + 1) + p[2]; };
+  std::vector<Triplet<double>> t;
+  const auto add_tetrahedron = [&](const std::array<std::array<Index, 3>, 4>& corners) {
+    Eigen::Matrix4d M;
+    for (int c = 0; c < 4; ++c) M.row(c) << 1, corners[c][0] * h, corners[c][1] * h, corners[c][2] * h;
+    const Eigen::Matrix<double, 3, 4> g = M.inverse().bottomRows<3>();  // the shape functions' gradients
+    Eigen::Matrix<double, 6, 12> B = Eigen::Matrix<double, 6, 12>::Zero();  // strains (xx, yy, zz, 2xy, 2yz, 2xz)
+    for (int c = 0; c < 4; ++c) {
+      B(0, 3 * c) = g(0, c), B(1, 3 * c + 1) = g(1, c), B(2, 3 * c + 2) = g(2, c);
+      B(3, 3 * c) = g(1, c), B(3, 3 * c + 1) = g(0, c);
+      B(4, 3 * c + 1) = g(2, c), B(4, 3 * c + 2) = g(1, c);
+      B(5, 3 * c) = g(2, c), B(5, 3 * c + 2) = g(0, c);
+    }
+    const Eigen::Matrix<double, 12, 12> K = std::abs(M.determinant()) / 6 * B.transpose() * D * B;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        if (corners[a][0] == 0 || corners[b][0] == 0) continue;  // clamped
+        const Index p = free_node(corners[a]), q = free_node(corners[b]);
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) t.push_back({3 * p + r, 3 * q + s, K(3 * a + r, 3 * b + s)});
+      }
+  };
+  const int axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j < n; ++j)
+      for (Index k = 0; k < n; ++k)
+        for (const auto& order : axes) {  // the path from corner (i, j, k) to the opposite one along `order`
+          std::array<std::array<Index, 3>, 4> corners;
+          corners[0] = {i, j, k};
+          for (int step = 0; step < 3; ++step) {
+            corners[step + 1] = corners[step];
+            ++corners[step + 1][order[step]];
+          }
+          add_tetrahedron(corners);
+        }
+  coordinates.clear();
+  for (Index i = 1; i <= n; ++i)
+    for (Index j = 0; j <= n; ++j)
+      for (Index k = 0; k <= n; ++k) coordinates.insert(coordinates.end(), {i * h, j * h, k * h});
+  const Index rows = 3 * n * (n + 1) * (n + 1);
+  return csr_from_triplets(rows, rows, std::move(t));
+}
+
 // The source tree (configs/, docs/): where the build found it, or $AMGSOLVE_SOURCE where the binaries run in
 // another copy of it (the GPU machine's prebuilt binaries, scripts/device-prebuild). For the test programs
 // that amgsolve_test builds (they are told AMGSOLVE_SOURCE_DIR).

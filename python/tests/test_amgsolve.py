@@ -525,3 +525,71 @@ def test_the_preconditioner_has_a_transpose_only_where_the_cycle_is_symmetric():
     one_sided = amgsolve.Solver(A, solver={"type": "amg"}, amg={"smoother": {"pre_steps": 2, "post_steps": 1}})
     with pytest.raises(NotImplementedError):
         one_sided.aspreconditioner().rmatvec(r)
+
+
+def elasticity_2d(nx, ny, E=1.0, nu=0.3):
+    """Plane-strain linear elasticity with linear triangles on an nx x ny grid of [0, nx/ny] x [0, 1], clamped
+    on its left edge: the matrix (unknowns ux, uy of each free node, interleaved) and the free nodes' points."""
+    h = 1.0 / ny
+    X, Y = np.meshgrid(np.arange(nx + 1) * h, np.arange(ny + 1) * h, indexing="ij")
+    points = np.c_[X.ravel(), Y.ravel()]
+    node = np.arange((nx + 1) * (ny + 1)).reshape(nx + 1, ny + 1)
+    lower = np.c_[node[:-1, :-1].ravel(), node[1:, :-1].ravel(), node[1:, 1:].ravel()]
+    upper = np.c_[node[:-1, :-1].ravel(), node[1:, 1:].ravel(), node[:-1, 1:].ravel()]
+    lam, mu = E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu))
+    D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
+    rows, cols, vals = [], [], []
+    for tri in np.vstack([lower, upper]):
+        M = np.c_[np.ones(3), points[tri]]
+        G = np.linalg.inv(M)[1:]  # the shape functions' gradients
+        B = np.zeros((3, 6))
+        B[0, 0::2], B[1, 1::2], B[2, 0::2], B[2, 1::2] = G[0], G[1], G[1], G[0]
+        dofs = np.c_[2 * tri, 2 * tri + 1].ravel()
+        rows.append(np.repeat(dofs, 6)), cols.append(np.tile(dofs, 6))
+        vals.append((abs(np.linalg.det(M)) / 2 * B.T @ D @ B).ravel())
+    n = 2 * len(points)
+    K = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
+    free_nodes = np.flatnonzero(points[:, 0] > 0)
+    free = np.c_[2 * free_nodes, 2 * free_nodes + 1].ravel()
+    K = K[free][:, free].tocsr()
+    return ((K + K.T) / 2).tocsr(), points[free_nodes]
+
+
+def test_a_system_with_its_rigid_body_modes_converges_as_pyamg_does_with_them():
+    pyamg = pytest.importorskip("pyamg", reason="PyAMG (scripts/python installs it) is the reference here")
+    A, points = elasticity_2d(96, 24)
+    b = np.random.default_rng(3).standard_normal(A.shape[0])
+    B = amgsolve.rigid_body_modes(points)
+    assert B.shape == (A.shape[0], 3)
+    # A rigid motion strains nothing: K B vanishes on the nodes away from the clamped edge.
+    inner = np.repeat(points[:, 0] > 2.0 / 24, 2)
+    assert np.abs((A @ B)[inner]).max() <= 1e-10 * abs(A).max()
+    scalar = amgsolve.Solver(A, solver={"tolerance": 1e-8, "max_iterations": 2000})
+    system = amgsolve.Solver(A, near_nullspace=B, amg={"block_size": 2}, solver={"tolerance": 1e-8})
+    x, info = system.solve(b)
+    _, scalar_info = scalar.solve(b)
+    assert info["converged"] and relative_residual(A, x, b) <= 1e-8
+    reference = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(x - reference) <= 1e-5 * np.linalg.norm(reference)
+    assert system.setup["near_nullspace_vectors"] == 3 and system.setup["block_size"] == 2
+    assert 3 * info["iterations"] < scalar_info["iterations"]
+    # PyAMG's smoothed aggregation with the same B on the same matrix (BSR blocks of 2).
+    ml = pyamg.smoothed_aggregation_solver(A.tobsr(blocksize=(2, 2)), B=B)
+    residuals = []
+    ml.solve(b, tol=1e-8, accel="cg", residuals=residuals, maxiter=500)
+    assert info["iterations"] <= 1.25 * (len(residuals) - 1)
+
+
+def test_near_nullspace_and_rigid_body_modes_refuse_what_does_not_fit():
+    A, points = elasticity_2d(8, 4)
+    with pytest.raises(amgsolve.InputError, match="near_nullspace: shape"):
+        amgsolve.Solver(A, near_nullspace=np.ones((A.shape[0] - 2, 3)))
+    with pytest.raises(amgsolve.InputError, match="not finite"):
+        amgsolve.Solver(A, near_nullspace=np.full(A.shape[0], np.nan))
+    with pytest.raises(amgsolve.InputError, match="amg.block_size is 3, but the matrix has 80 rows"):
+        amgsolve.Solver(A, amg={"block_size": 3})
+    with pytest.raises(amgsolve.InputError, match="rigid_body_modes"):
+        amgsolve.rigid_body_modes(np.ones((5, 4)))
+    # A vector of the constant (PyAMG's default B) is a scalar problem's near-nullspace given explicitly.
+    x, info = amgsolve.Solver(A, near_nullspace=np.ones(A.shape[0])).solve(np.ones(A.shape[0]))
+    assert info["converged"]
