@@ -15,7 +15,8 @@ import bench_common  # noqa: E402  (bench/ is not a package)
 
 # Each script with one of its counts.
 COUNTS = [("amgcl-compare.py", "--runs"), ("compare-builds.py", "--runs"), ("mpi-poisson.py", "--runs"),
-          ("poisson-threads.py", "--runs"), ("pyamg-compare.py", "--runs"), ("resetup-bench.py", "--steps")]
+          ("poisson-threads.py", "--runs"), ("pyamg-compare.py", "--runs"), ("resetup-bench.py", "--steps"),
+          ("systems-compare.py", "--runs")]
 
 
 def run_script(name, *args):
