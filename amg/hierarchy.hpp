@@ -22,8 +22,9 @@ struct LevelInfo {
   int level = 0;
   Index rows = 0;
   Offset nnz = 0;
-  Index aggregates = 0;        // = rows of the next level (0 on the coarsest); for a system (amg.block_size, several
-                               // near-nullspace vectors) up to that many rows per aggregate
+  // The aggregates (0 on the coarsest): the next level's rows, or for a system (amg/near_nullspace.hpp) its
+  // nodes, each of as many rows as near-nullspace vectors (fewer where some depend on the others there).
+  Index aggregates = 0;
   double rho = 0.0;            // estimate of rho(D^-1 A) (amg.spectral_radius)
   double seconds = 0.0;        // building the transfer to the next level (or factorising, coarsest)
   double spgemm_seconds = 0.0;  // the three SpGEMMs: A_f T, A P, P^T (A P)

@@ -81,7 +81,7 @@ struct LevelStructure {
   std::shared_ptr<const Csr> T;
   typename Backend::template Vector<double> coarse_weights;
   std::shared_ptr<const NearNullspace> coarse_near;  // a system's next level (amg/near_nullspace.hpp)
-  Index aggregates = 0;      // T's columns, over all ranks
+  Index aggregates = 0;      // the level's aggregates, over all ranks (T's columns, for a scalar problem)
   using ProductPattern = typename ProductPatternOf<Backend, Value>::type;
   Array<std::uint8_t> filtered_rows;  // which of this rank's rows lumped weak entries; empty: none weak
   ProductPattern ap_pattern;          // A P's

@@ -8,11 +8,30 @@
 
 namespace amgsolve {
 
-NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given) {
-  if (block_size < 1) throw InputError("amg.block_size must be >= 1, got " + std::to_string(block_size));
+std::string near_nullspace_problem(Index rows, int block_size, const NearNullspaceVectors& given) {
+  if (block_size < 1) return "amg.block_size must be >= 1, got " + std::to_string(block_size);
   if (rows % block_size != 0)
-    throw InputError("amg.block_size is " + std::to_string(block_size) + ", but the matrix has " + std::to_string(rows) +
-                     " rows, no multiple of it (a node's unknowns are consecutive rows)");
+    return "amg.block_size is " + std::to_string(block_size) + ", but the matrix has " + std::to_string(rows) +
+           " rows, no multiple of it (a node's unknowns are consecutive rows)";
+  if (given.count <= 0) return "";
+  if (given.count > kMaxNearNullspaceVectors)
+    return "the near-nullspace has " + std::to_string(given.count) + " vectors, more than " +
+           std::to_string(kMaxNearNullspaceVectors);
+  const std::size_t expected = static_cast<std::size_t>(rows) * static_cast<std::size_t>(given.count);
+  if (!given.values || given.values->size() != expected)
+    return "the near-nullspace has " + std::to_string(given.values ? given.values->size() : 0) +
+           " values, where the matrix's " + std::to_string(rows) + " rows and its " + std::to_string(given.count) +
+           " vectors need " + std::to_string(expected);
+  for (std::size_t k = 0; k < expected; ++k)
+    if (!std::isfinite((*given.values)[k]))
+      return "the near-nullspace's vector " + std::to_string(k % given.count + 1) + " has a value that is not finite "
+             "in row " + std::to_string(k / given.count + 1);
+  return "";
+}
+
+NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given) {
+  if (const std::string problem = near_nullspace_problem(rows, block_size, given); !problem.empty())
+    throw InputError(problem);
   NearNullspace B;
   B.node_ptr.resize(static_cast<std::size_t>(rows / block_size) + 1);
   for (std::size_t n = 0; n < B.node_ptr.size(); ++n) B.node_ptr[n] = static_cast<Index>(n) * block_size;
@@ -22,15 +41,6 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
     for (Index i = 0; i < rows; ++i) B.values[static_cast<std::size_t>(i) * block_size + i % block_size] = 1.0;
     return B;
   }
-  const std::size_t expected = static_cast<std::size_t>(rows) * static_cast<std::size_t>(given.count);
-  if (!given.values || given.values->size() != expected)
-    throw InputError("the near-nullspace has " + std::to_string(given.values ? given.values->size() : 0) +
-                     " values, where the matrix's " + std::to_string(rows) + " rows and its " +
-                     std::to_string(given.count) + " vectors need " + std::to_string(expected));
-  for (std::size_t k = 0; k < expected; ++k)
-    if (!std::isfinite((*given.values)[k]))
-      throw InputError("the near-nullspace's vector " + std::to_string(k % given.count + 1) + " has a value that is "
-                       "not finite in row " + std::to_string(k / given.count + 1));
   B.vectors = given.count;
   B.values = *given.values;
   return B;
@@ -45,15 +55,17 @@ std::string system_support_problem(BackendKind kind, bool distributed) {
 
 void require_nonsingular_system(NullspaceChoice nullspace) {
   if (nullspace == NullspaceChoice::constant)
-    throw InputError("amg.block_size or a near-nullspace is given, but the matrix's rows sum to zero, so it is "
-                     "singular (a structure free to move): a system is solved only where its matrix is nonsingular "
-                     "(fix some unknowns: Dirichlet conditions)");
+    throw InputError("amg.block_size or a near-nullspace is given with amg.nullspace constant (declared, or found by "
+                     "auto where every row sums to zero: a structure free to move): a system is solved only where "
+                     "its matrix is nonsingular (fix some unknowns: Dirichlet conditions; or set amg.nullspace: none "
+                     "for a nonsingular matrix)");
 }
 
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension) {
   if (dimension != 2 && dimension != 3)
     throw InputError("rigid-body modes need coordinates in 2 or 3 dimensions, not " + std::to_string(dimension));
-  if (coordinates.empty() || coordinates.size() % static_cast<std::size_t>(dimension) != 0)
+  if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
+  if (coordinates.size() % static_cast<std::size_t>(dimension) != 0)
     throw InputError("rigid-body modes: " + std::to_string(coordinates.size()) + " coordinates are no whole number of " +
                      std::to_string(dimension) + "-dimensional points");
   for (double c : coordinates)
@@ -173,9 +185,10 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
       for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i) {
         Offset neighbours = 0;
         for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-          const bool strong = strong_of[node_of[A.col[k]]] == I;
+          const Index J = node_of[A.col[k]];
+          const bool strong = strong_of[J] == I;
           rows.keep[k] = strong;
-          neighbours += strong && A.col[k] != i;
+          neighbours += strong && J != I;
           weak += !strong;
         }
         g.row_ptr[static_cast<std::size_t>(i) + 1] = neighbours;
@@ -188,7 +201,7 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
   for (Index i = 0; i < A.rows; ++i) {
     Offset out = g.row_ptr[i];
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (rows.keep[k] && A.col[k] != i) g.adj[out++] = A.col[k];
+      if (rows.keep[k] && node_of[A.col[k]] != node_of[i]) g.adj[out++] = A.col[k];
   }
   rows.weak_entries = weak;
   return s;

@@ -12,12 +12,17 @@
 //      every entry of a strong block, and of a node's own block, is strong.
 //   2. MIS-2 aggregation of the nodes' graph (amg/mis2_aggregation.hpp): a node's unknowns stay together.
 //   3. T by a QR factorisation of B on each aggregate: B_a = Q_a R_a with orthonormal columns, T's columns of
-//      aggregate a are Q_a's and the coarse level's B is the R_a stacked, so T B_c = B exactly: the
-//      near-nullspace is carried to every level, and T^T T = I. The aggregate is a coarse node with one
-//      unknown per column. A column that B's others already span on the aggregate (two nodes do not fix a
-//      rotation about the line through them) is left out of Q_a, so T has full column rank.
+//      aggregate a are Q_a's and the coarse level's B is the R_a stacked, so T B_c = B on the aggregated
+//      rows (to rounding, and to kDependentColumn where a column is left out): the near-nullspace is carried
+//      to every level, and T^T T = I. The aggregate is a coarse node with one unknown per column. A column
+//      that B's others already span on the aggregate (two nodes do not fix a rotation about the line through
+//      them) is left out of Q_a, so T has full column rank.
 // Steps 4-5 (the filtered matrix, P = (I - omega D_f^-1 A_f) T, P^T A P) are the scalar ones
-// (amg/smoothed_aggregation.hpp), P by the SpGEMM A_f T: T has several entries per row.
+// (amg/smoothed_aggregation.hpp), P by the SpGEMM A_f T: T has several entries per row. The filtered matrix
+// lumps a weak entry into its row's diagonal, as the paper's definition does for systems too: that keeps
+// A_f 1 = A 1, not A_f B for a rotation. Without filtering (A_f = A, PyAMG's default) the iterations were the
+// same to within 3 on the beam and six structural matrices of docs/BENCHMARKS.md ("Systems"), where few
+// blocks are weak; the filtering keeps P sparse where many are.
 //
 // Every step is deterministic: the QR of an aggregate runs over its rows in order, on one thread.
 #include <cstdint>
@@ -48,9 +53,15 @@ struct NearNullspace {
 // taken out (modified Gram-Schmidt, twice) is left out there: it lies in their span up to rounding.
 inline constexpr double kDependentColumn = 1e-8;
 
+// At most this many near-nullspace vectors (each aggregate's QR keeps k x k values of R; elasticity has 6).
+inline constexpr int kMaxNearNullspaceVectors = 64;
+
+// What does not fit: a block_size that does not divide `rows`, vectors that are not rows x count (count at
+// most kMaxNearNullspaceVectors) with finite values; "" when all does.
+std::string near_nullspace_problem(Index rows, int block_size, const NearNullspaceVectors& given);
+
 // The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
-// vectors of the components (the constant in each). An InputError where `rows` is no multiple of
-// block_size or the vectors are not rows x count with finite values.
+// vectors of the components (the constant in each). An InputError where near_nullspace_problem finds one.
 NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given);
 
 // Why a system cannot be set up on `kind` (over MPI ranks: distributed), or "": the cpu backend of one
@@ -67,7 +78,8 @@ void require_nonsingular_system(NullspaceChoice nullspace);
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension);
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
-// (every entry classified; the graph of the rows, for the filtered matrix).
+// (every entry classified; the rows' graph names their strong neighbours in other nodes only, so that a node
+// with none counts as isolated in the filtered matrix, amg/strength.hpp).
 struct NodeStrength {
   StrengthGraph nodes;
   Strength rows;

@@ -122,6 +122,8 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
     throw InputError("a setup with another hierarchy's structure needs that hierarchy built with amg.keep_structure: true");
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
   params_.nullspace = structure_of.params_.nullspace;  // the structure's aggregates were made for it
+  params_.block_size = structure_of.params_.block_size;  // and its tentative prolongators for its nodes and B
+  params_.near_nullspace = structure_of.params_.near_nullspace;
   build_with_structure(backend, std::move(A), structure_of, false);
 }
 

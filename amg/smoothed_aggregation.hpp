@@ -157,9 +157,17 @@ class SmoothedAggregation {
     info.aggregates = aggregates.count;
     step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
     if (info.level == 0) step.aggregates = std::move(row_aggregates);
+    const Index aggregate_count = aggregates.count;
     strength.nodes = StrengthGraph{};
-    smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr);
-    keep_structure(step, strength.rows, std::move(T), aggregates.count);
+    aggregates = Aggregates{};
+    row_aggregates = Array<Index>{};
+    const auto release_done = [&] {  // as coarsen's: before the Galerkin products
+      if (params_.keep_structure) return;
+      strength.rows = Strength{};
+      T = Csr{};
+    };
+    smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr, release_done);
+    keep_structure(step, strength.rows, std::move(T), aggregate_count);
     return step;
   }
 
@@ -437,6 +445,16 @@ class SmoothedAggregation {
 
 // ---- the hierarchy's construction and filling (declared in hierarchy.hpp)
 
+// A system (near_nullspace.hpp) is set up on the cpu backend of one process, for a nonsingular matrix: an
+// InputError otherwise (the Solver says so before it builds a hierarchy).
+template <class Backend>
+void require_system_supported(const AmgParams& params) {
+  if (!params.is_system()) return;
+  if constexpr (!std::is_same_v<Backend, CpuBackend>)
+    throw InputError(system_support_problem(Backend::kind, Backend::kind == BackendKind::cpu));
+  require_nonsingular_system(params.nullspace);
+}
+
 template <class Backend, class Value>
 Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const AmgParams& params,
                                      LevelCallback on_level, ProductCallback on_product)
@@ -448,7 +466,7 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
                                largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
     params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
   }
-  if (params_.is_system()) require_nonsingular_system(params_.nullspace);
+  require_system_supported<Backend>(params_);
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
   setup_seconds_ = total.seconds();

@@ -856,7 +856,9 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
                               bool distributed) {
   if (const std::string problem = system_support_problem(kind, distributed); !problem.empty()) throw InputError(problem);
   require_nonsingular_system(params.amg.nullspace);
-  finest_near_nullspace(A.rows, params.amg.block_size, params.amg.near_nullspace);  // throws what does not fit
+  if (const std::string problem = near_nullspace_problem(A.rows, params.amg.block_size, params.amg.near_nullspace);
+      !problem.empty())
+    throw InputError(problem);
 }
 
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
@@ -867,6 +869,8 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
   Parameters resolved = params;
   resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
+  if (resolved.amg.is_system() && resolved.backend == BackendChoice::automatic)
+    resolved.backend = BackendChoice::cpu;  // auto: where a system can be set up
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
   if (resolved.amg.is_system()) require_system_supported(*A, resolved, kind, distributed);

@@ -533,13 +533,17 @@ void attach_near_nullspace(Config& config) {
   if (!p.near_nullspace.empty() && !p.coordinates.empty())
     throw InputError("problem.near_nullspace and problem.coordinates: give one of them (the coordinates give the "
                      "rigid-body modes as the near-nullspace)");
+  if (config.backend_choice == BackendChoice::automatic) {  // auto: where a system can be set up
+    config.backend_choice = BackendChoice::cpu;
+    config.backend = BackendKind::cpu;
+  }
   if (const std::string problem = system_support_problem(config.backend, assembling_by_rows(config)); !problem.empty())
     throw InputError(problem);
   if (!p.near_nullspace.empty()) {
     const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
-    if (B.cols < 1 || B.cols > 64)
+    if (B.cols < 1 || B.cols > kMaxNearNullspaceVectors)
       throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.cols) +
-                       " columns; 1 to 64 vectors are needed");
+                       " columns; 1 to " + std::to_string(kMaxNearNullspaceVectors) + " vectors are needed");
     config.amg.near_nullspace = {B.cols, std::make_shared<const Vector<double>>(dense_rows(B))};
   } else if (!p.coordinates.empty()) {
     const CsrMatrix<double> points = read_matrix_market(p.coordinates);
@@ -551,7 +555,11 @@ void attach_near_nullspace(Config& config) {
       throw InputError("problem.coordinates: " + p.coordinates + " gives points in " + std::to_string(points.cols) +
                        " dimensions, but amg.block_size is " + std::to_string(config.amg.block_size) +
                        " (the rigid-body modes need one unknown per dimension and node)");
-    config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols);
+    try {
+      config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols);
+    } catch (const InputError& e) {
+      throw InputError("problem.coordinates: " + p.coordinates + ": " + e.what());
+    }
   }
 }
 

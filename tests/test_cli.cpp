@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "amg/near_nullspace.hpp"
 #include "app/run.hpp"
 #include "output/vtk_writer.hpp"
 #include "sparse/matrix_market.hpp"
@@ -518,6 +520,34 @@ TEST(Cli, ElasticityWithCoordinatesSolvesWithTheRigidBodyModes) {
   EXPECT_LT(3 * field(r, "solve.iterations").get<int>(), field(s, "solve.iterations").get<int>());
 }
 
+// A dense rows x columns Matrix Market array of `values` (row by row), every digit kept.
+std::string dense_array(const std::vector<double>& values, std::size_t columns) {
+  std::ostringstream m;
+  m << std::setprecision(17) << "%%MatrixMarket matrix array real general\n" << values.size() / columns << " "
+    << columns << "\n";
+  for (std::size_t c = 0; c < columns; ++c)  // the array format lists column by column
+    for (std::size_t r = 0; r < values.size() / columns; ++r) m << values[r * columns + c] << "\n";
+  return m.str();
+}
+
+TEST(Cli, ANearNullspaceFileIsTheSameAsItsCoordinates) {
+  const ScratchDir dir;
+  write_elasticity(dir, 24, 8);
+  Vector<double> xy;
+  test::elasticity_2d(24, 8, xy);
+  const NearNullspaceVectors modes = rigid_body_modes(xy, 2);
+  write_text(dir, "B.mtx", dense_array(std::vector<double>(modes.values->begin(), modes.values->end()), 3));
+  const std::string cfg = matrix_config(dir);
+  const RunResult from_file = run(dir, {cfg, "--report", dir.file("file.json"), "--set", "problem.near_nullspace=B.mtx",
+                                        "--set", "amg.block_size=2"});
+  const RunResult from_points = run(dir, {cfg, "--report", dir.file("points.json"), "--set", "problem.coordinates=xy.mtx"});
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  ASSERT_EQ(from_points.status, 0) << from_points.err;
+  const json f = read_report(dir.file("file.json")), p = read_report(dir.file("points.json"));
+  EXPECT_EQ(field(f, "setup.near_nullspace_vectors"), 3);
+  EXPECT_EQ(field(f, "solve.history"), field(p, "solve.history"));
+}
+
 TEST(Cli, SystemInputsThatDoNotFit) {
   const ScratchDir dir;
   write_elasticity(dir, 8, 4);
@@ -541,6 +571,12 @@ TEST(Cli, SystemInputsThatDoNotFit) {
                             {"amg.block_size is 3, but the matrix has 80 rows"}));
   EXPECT_TRUE(FailedCleanly(run(dir, {kSmallConfig, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
                             {"problem.coordinates"}));
+  write_text(dir, "B.mtx", dense_array(std::vector<double>(80 * 65, 1.0), 65));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.near_nullspace=B.mtx"}), dir, inputs,
+                            {"problem.near_nullspace", "B.mtx", "has 65 columns; 1 to 64 vectors are needed"}));
+  write_text(dir, "xy.mtx", "%%MatrixMarket matrix array real general\n0 2\n");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
+                            {"problem.coordinates", "xy.mtx"}));
 }
 
 TEST(Cli, MatrixNotSquare) {

@@ -246,7 +246,8 @@ class Solver:
     @property
     def setup(self) -> dict:
         """What the setup built: backend, seconds, operator_complexity, grid_complexity, spgemm, nullspace
-        (what amg.nullspace resolved to), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
+        (what amg.nullspace resolved to), block_size, near_nullspace_vectors (1: a scalar problem's
+        constant), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
         the aggregates were kept, and how the products were formed), levels."""
         return self._core.setup()
 

@@ -593,3 +593,16 @@ def test_near_nullspace_and_rigid_body_modes_refuse_what_does_not_fit():
     # A vector of the constant (PyAMG's default B) is a scalar problem's near-nullspace given explicitly.
     x, info = amgsolve.Solver(A, near_nullspace=np.ones(A.shape[0])).solve(np.ones(A.shape[0]))
     assert info["converged"]
+
+
+def test_a_system_rebuilds_on_its_aggregates():
+    A, points = elasticity_2d(48, 12)
+    b = np.ones(A.shape[0])
+    solver = amgsolve.Solver(A, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 2,
+                                                                                       "keep_structure": True})
+    _, first = solver.solve(b)
+    solver.rebuild(2 * A)  # a stiffer material: the same aggregates, x halves
+    assert solver.setup["reused"] and solver.setup["near_nullspace_vectors"] == 3
+    x, second = solver.solve(b)
+    assert second["converged"] and relative_residual(2 * A, x, b) <= 1e-8
+    assert second["iterations"] == first["iterations"]
