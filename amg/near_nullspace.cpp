@@ -61,9 +61,15 @@ void require_nonsingular_system(NullspaceChoice nullspace) {
                      "for a nonsingular matrix)");
 }
 
-NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension) {
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {
   if (dimension != 2 && dimension != 3)
     throw InputError("rigid-body modes need coordinates in 2 or 3 dimensions, not " + std::to_string(dimension));
+  const int rotations = dimension == 2 ? 1 : 3;
+  if (block_size == 0) block_size = dimension;
+  if (block_size != dimension && block_size != dimension + rotations)
+    throw InputError("rigid-body modes in " + std::to_string(dimension) + " dimensions are for nodes of " +
+                     std::to_string(dimension) + " unknowns (displacements) or " + std::to_string(dimension + rotations) +
+                     " (and rotations), not " + std::to_string(block_size));
   if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
   if (coordinates.size() % static_cast<std::size_t>(dimension) != 0)
     throw InputError("rigid-body modes: " + std::to_string(coordinates.size()) + " coordinates are no whole number of " +
@@ -75,17 +81,19 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
   double centre[3] = {0, 0, 0};
   for (std::size_t n = 0; n < nodes; ++n)
     for (int d = 0; d < dimension; ++d) centre[d] += coordinates[n * dimension + d] / static_cast<double>(nodes);
-  const int modes = dimension == 2 ? 3 : 6;
-  auto values = std::make_shared<Vector<double>>(nodes * dimension * modes, 0.0);
+  const int modes = dimension + rotations;
+  const std::size_t block = static_cast<std::size_t>(block_size);
+  auto values = std::make_shared<Vector<double>>(nodes * block * modes, 0.0);
   for (std::size_t n = 0; n < nodes; ++n) {
     const double x = coordinates[n * dimension] - centre[0], y = coordinates[n * dimension + 1] - centre[1];
-    double* ux = values->data() + n * dimension * modes;  // the node's rows: ux, uy[, uz]
+    double* ux = values->data() + n * block * modes;  // the node's rows: ux, uy[, uz][, rotations]
     double* uy = ux + modes;
     ux[0] = 1;
     uy[1] = 1;
-    if (dimension == 2) {  // the rotation (-y, x)
+    if (dimension == 2) {  // the rotation (-y, x), which turns a rotational unknown theta_z by 1
       ux[2] = -y;
       uy[2] = x;
+      if (block_size == 3) uy[modes + 2] = 1;
       continue;
     }
     const double z = coordinates[n * dimension + 2] - centre[2];
@@ -95,6 +103,8 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
     uy[3] = -z, uz[3] = y;
     ux[4] = z, uz[4] = -x;
     ux[5] = -y, uy[5] = x;
+    if (block_size == 6)  // theta_x, theta_y, theta_z turned by the rotation about their own axis
+      for (int axis = 0; axis < 3; ++axis) uz[(axis + 1) * modes + 3 + axis] = 1;
   }
   return {modes, std::move(values)};
 }

@@ -73,9 +73,12 @@ std::string system_support_problem(BackendKind kind, bool distributed);
 void require_nonsingular_system(NullspaceChoice nullspace);
 
 // The rigid-body modes of linear elasticity at nodes with the given coordinates (nodes x dimension, row by
-// row; dimension 2 or 3), for unknowns interleaved per node (ux, uy[, uz]): the translations and the
-// rotations about the coordinates' centroid, 3 vectors in 2D, 6 in 3D.
-NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension);
+// row; dimension 2 or 3), for unknowns interleaved per node: the translations and the rotations about the
+// coordinates' centroid, 3 vectors in 2D, 6 in 3D. A node's unknowns are its displacements (ux, uy[, uz]:
+// block_size = dimension) or, for beams, plates and shells, those and its rotations (theta_z in 2D,
+// theta_x, theta_y, theta_z in 3D: block_size 3 or 6), which a rotation about axis e turns by e.
+// An InputError for another block_size.
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size = 0);
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
 // (every entry classified; the rows' graph names their strong neighbours in other nodes only, so that a node

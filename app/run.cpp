@@ -551,12 +551,8 @@ void attach_near_nullspace(Config& config) {
       throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(points.cols) +
                        " columns; the nodes' coordinates in 2 or 3 dimensions are needed");
     if (config.amg.block_size == 1) config.amg.block_size = points.cols;
-    if (config.amg.block_size != points.cols)
-      throw InputError("problem.coordinates: " + p.coordinates + " gives points in " + std::to_string(points.cols) +
-                       " dimensions, but amg.block_size is " + std::to_string(config.amg.block_size) +
-                       " (the rigid-body modes need one unknown per dimension and node)");
     try {
-      config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols);
+      config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols, config.amg.block_size);
     } catch (const InputError& e) {
       throw InputError("problem.coordinates: " + p.coordinates + ": " + e.what());
     }

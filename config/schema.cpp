@@ -296,9 +296,11 @@ std::vector<KeySpec> matrix_market_keys() {
                "matrix_market"),
       only_for(input_file("problem.coordinates", FIELD(problem.matrix_market.coordinates),
                           "Matrix Market file (nodes x 2 or nodes x 3) with the coordinates of the nodes of a linear "
-                          "elasticity problem whose unknowns are interleaved node by node (ux, uy[, uz]): the "
-                          "near-nullspace is then its rigid-body modes (3 in 2D, 6 in 3D) and amg.block_size the "
-                          "dimension (as given, or set to it from 1). Not with problem.near_nullspace."),
+                          "elasticity problem whose unknowns are interleaved node by node (ux, uy[, uz]; for beams, "
+                          "plates and shells also the rotations, theta_z in 2D or theta_x, theta_y, theta_z in 3D): "
+                          "the near-nullspace is then its rigid-body modes (3 in 2D, 6 in 3D). amg.block_size is "
+                          "the unknowns per node: the dimension (set from 1) or, with the rotations, 3 in 2D and 6 "
+                          "in 3D. Not with problem.near_nullspace."),
                "matrix_market"),
   };
 }

@@ -561,7 +561,8 @@ TEST(Cli, SystemInputsThatDoNotFit) {
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
                             {"problem.coordinates", "xy.mtx has 40 nodes of 3 unknowns, but the matrix has 80 rows"}));
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set", "amg.block_size=2"}), dir,
-                            inputs, {"gives points in 3 dimensions, but amg.block_size is 2"}));
+                            inputs, {"problem.coordinates: xy.mtx: rigid-body modes in 3 dimensions are for nodes of 3 unknowns "
+                                     "(displacements) or 6 (and rotations), not 2"}));
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set",
                                       "problem.near_nullspace=xy.mtx"}),
                             dir, inputs, {"problem.near_nullspace and problem.coordinates: give one of them"}));

@@ -41,32 +41,46 @@ Vector<double> seeded_vector(Index n, std::uint64_t seed) {
 }
 
 TEST(RigidBodyModes, MoveEveryPairOfPointsWithoutStretchingIt) {
-  for (int dimension : {2, 3}) {
+  // (dimension, unknowns per node): displacements only, or with the rotations of beams, plates and shells.
+  for (const auto [dimension, block] : {std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 3}, std::pair{3, 6}}) {
     const Index nodes = 40;
     const Vector<double> points = seeded_vector(nodes * dimension, 7 + dimension);
-    const NearNullspaceVectors modes = rigid_body_modes(points, dimension);
-    ASSERT_EQ(modes.count, dimension == 2 ? 3 : 6);
-    ASSERT_EQ(modes.values->size(), static_cast<std::size_t>(nodes * dimension * modes.count));
-    const auto u = [&](Index node, int d, int mode) {
-      return (*modes.values)[static_cast<std::size_t>(node * dimension + d) * modes.count + mode];
+    const NearNullspaceVectors modes = rigid_body_modes(points, dimension, block);
+    const int rotations = dimension == 2 ? 1 : 3;
+    ASSERT_EQ(modes.count, dimension + rotations);
+    ASSERT_EQ(modes.values->size(), static_cast<std::size_t>(nodes * block * modes.count));
+    const auto u = [&](Index node, int unknown, int mode) {
+      return (*modes.values)[static_cast<std::size_t>(node * block + unknown) * modes.count + mode];
     };
-    for (int mode = 0; mode < modes.count; ++mode)
-      for (Index p = 0; p < nodes; ++p)
+    const auto x = [&](Index node, int d) { return points[node * dimension + d]; };
+    for (int mode = 0; mode < modes.count; ++mode) {
+      // The mode's rotation vector omega: 0 for a translation, the unit axis for a rotation (as its rotational
+      // unknowns say, where the nodes have them).
+      double omega[3] = {0, 0, 0};
+      if (mode >= dimension) omega[dimension == 2 ? 2 : mode - dimension] = 1;
+      for (Index p = 0; p < nodes; ++p) {
+        if (block > dimension)
+          for (int r = 0; r < rotations; ++r) EXPECT_EQ(u(p, dimension + r, mode), omega[dimension == 2 ? 2 : r]);
         for (Index q = 0; q < nodes; ++q) {
-          // A rigid motion keeps |x_p - x_q| to first order: (u_p - u_q) . (x_p - x_q) = 0.
-          double stretch = 0;
+          // A rigid motion: u_p - u_q = omega x (x_p - x_q).
+          const double dx[3] = {x(p, 0) - x(q, 0), x(p, 1) - x(q, 1), dimension == 3 ? x(p, 2) - x(q, 2) : 0.0};
+          const double cross[3] = {omega[1] * dx[2] - omega[2] * dx[1], omega[2] * dx[0] - omega[0] * dx[2],
+                                   omega[0] * dx[1] - omega[1] * dx[0]};
           for (int d = 0; d < dimension; ++d)
-            stretch += (u(p, d, mode) - u(q, d, mode)) * (points[p * dimension + d] - points[q * dimension + d]);
-          EXPECT_NEAR(stretch, 0.0, 1e-14) << "mode " << mode;
+            EXPECT_NEAR(u(p, d, mode) - u(q, d, mode) - (mode < dimension ? 0.0 : cross[d]), 0.0, 1e-14)
+                << "mode " << mode << ", nodes of " << block << " unknowns in " << dimension << "D";
         }
+      }
+    }
     // and the modes are independent: their Gram matrix is nonsingular.
-    Eigen::MatrixXd B(nodes * dimension, modes.count);
+    Eigen::MatrixXd B(nodes * block, modes.count);
     for (Index r = 0; r < B.rows(); ++r)
       for (int m = 0; m < modes.count; ++m) B(r, m) = (*modes.values)[static_cast<std::size_t>(r) * modes.count + m];
     EXPECT_EQ(Eigen::FullPivLU<Eigen::MatrixXd>(B.transpose() * B).rank(), modes.count);
   }
   EXPECT_THROW(rigid_body_modes(Vector<double>(7, 0.0), 2), InputError);
   EXPECT_THROW(rigid_body_modes(Vector<double>(8, 0.0), 4), InputError);
+  EXPECT_THROW(rigid_body_modes(Vector<double>(9, 0.0), 3, 4), InputError);
 }
 
 // Aggregates of `nodes` nodes in runs of the given sizes (the last run's nodes left out when `unaggregated`).

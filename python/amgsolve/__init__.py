@@ -168,15 +168,19 @@ def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
     return B
 
 
-def rigid_body_modes(coordinates: Any) -> np.ndarray:
+def rigid_body_modes(coordinates: Any, block_size: int | None = None) -> np.ndarray:
     """The rigid-body modes of linear elasticity (translations, and rotations about the points' centroid) at
-    points given as an array of shape (nodes, 2) or (nodes, 3): shape (nodes * d, 3) or (nodes * d, 6), for
-    unknowns interleaved node by node (ux, uy[, uz]); the near_nullspace of Solver with amg={"block_size": d}."""
+    points given as an array of shape (nodes, d), d = 2 or 3: shape (nodes * block_size, 3) in 2D or
+    (nodes * block_size, 6) in 3D, for unknowns interleaved node by node: the displacements (block_size d,
+    the default) or, for beams, plates and shells, the displacements and the rotations (theta_z in 2D,
+    theta_x, theta_y, theta_z in 3D: block_size 3 or 6). The near_nullspace of Solver with
+    amg={"block_size": block_size}."""
     c = np.asarray(coordinates)
     if c.ndim != 2 or c.shape[1] not in (2, 3) or c.shape[0] == 0 or c.dtype.kind not in "biuf":
         raise InputError(f"rigid_body_modes: real coordinates of shape (nodes, 2) or (nodes, 3) are needed, got "
                          f"{c.dtype} of shape {c.shape}")
-    modes, values = _amgsolve.rigid_body_modes(np.ascontiguousarray(c, dtype=np.float64).ravel(), c.shape[1])
+    block = _count(block_size, "block_size") or c.shape[1]
+    modes, values = _amgsolve.rigid_body_modes(np.ascontiguousarray(c, dtype=np.float64).ravel(), c.shape[1], block)
     return values.reshape(-1, modes)
 
 

@@ -411,9 +411,9 @@ NB_MODULE(_amgsolve, m) {
   // thread.
   m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
   // The rigid-body modes at points (coordinates row by row), row by row: (modes, values).
-  m.def("rigid_body_modes", [](const DoubleArray& coordinates, int dimension) {
-    NearNullspaceVectors modes =
-        rigid_body_modes(Vector<double>(coordinates.data(), coordinates.data() + coordinates.shape(0)), dimension);
+  m.def("rigid_body_modes", [](const DoubleArray& coordinates, int dimension, int block_size) {
+    NearNullspaceVectors modes = rigid_body_modes(
+        Vector<double>(coordinates.data(), coordinates.data() + coordinates.shape(0)), dimension, block_size);
     return nb::make_tuple(modes.count, to_numpy(Vector<double>(*modes.values)));
   });
   // Interrupted arrives with Python's error set: raise that error.

@@ -606,3 +606,15 @@ def test_a_system_rebuilds_on_its_aggregates():
     x, second = solver.solve(b)
     assert second["converged"] and relative_residual(2 * A, x, b) <= 1e-8
     assert second["iterations"] == first["iterations"]
+
+
+def test_rigid_body_modes_of_nodes_with_rotations():
+    points = np.random.default_rng(5).standard_normal((30, 3))
+    B = amgsolve.rigid_body_modes(points, block_size=6)
+    assert B.shape == (180, 6)
+    # A rotation about axis e turns each node's rotational unknowns (theta_x, theta_y, theta_z) by e.
+    for axis in range(3):
+        assert np.array_equal(B.reshape(30, 6, 6)[:, 3:, 3 + axis], np.tile(np.eye(3)[axis], (30, 1)))
+    assert np.array_equal(B.reshape(30, 6, 6)[:, :3, :], amgsolve.rigid_body_modes(points).reshape(30, 3, 6))
+    with pytest.raises(amgsolve.InputError, match="not 4"):
+        amgsolve.rigid_body_modes(points, block_size=4)
