@@ -192,13 +192,14 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
     for (Index I = 0; I < M.rows; ++I) {
       for (Offset k = M.row_begin(I); k < M.row_end(I); ++k)
         if (between_nodes.keep[k]) strong_of[M.col[k]] = I;
+      const bool isolated = s.nodes.degree(I) == 0;
       for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i) {
         Offset neighbours = 0;
         for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
           const Index J = node_of[A.col[k]];
           const bool strong = strong_of[J] == I;
           rows.keep[k] = strong;
-          neighbours += strong && J != I;
+          neighbours += strong && A.col[k] != i && !(isolated && J == I);
           weak += !strong;
         }
         g.row_ptr[static_cast<std::size_t>(i) + 1] = neighbours;
@@ -210,8 +211,9 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     Offset out = g.row_ptr[i];
+    const bool isolated = s.nodes.degree(node_of[i]) == 0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (rows.keep[k] && node_of[A.col[k]] != node_of[i]) g.adj[out++] = A.col[k];
+      if (rows.keep[k] && A.col[k] != i && !(isolated && node_of[A.col[k]] == node_of[i])) g.adj[out++] = A.col[k];
   }
   rows.weak_entries = weak;
   return s;

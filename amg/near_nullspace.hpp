@@ -81,8 +81,8 @@ void require_nonsingular_system(NullspaceChoice nullspace);
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size = 0);
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
-// (every entry classified; the rows' graph names their strong neighbours in other nodes only, so that a node
-// with none counts as isolated in the filtered matrix, amg/strength.hpp).
+// (every entry classified; the rows' graph names each row's strong off-diagonal entries, but none for a node
+// without strong neighbours, whose rows then count as isolated in the filtered matrix, amg/strength.hpp).
 struct NodeStrength {
   StrengthGraph nodes;
   Strength rows;

@@ -438,7 +438,8 @@ std::vector<KeySpec> amg_keys() {
   return {
       text("amg.spgemm", FIELD(amg.spgemm),
            "SpGEMM backend for the Galerkin product P^T (A P) and, except on cpu, the prolongator smoothing "
-           "A_f T (the cpu backend gathers that one in one pass: T has one entry per row), one of the chosen "
+           "A_f T (the cpu backend gathers that one in one pass: T has one entry per row; a system's it "
+           "multiplies too), one of the chosen "
            "`backend`'s (`amgsolve --list-backends`); empty: the backend's default, `" +
                std::string(default_spgemm_backend(BackendKind::cpu)) + "` on cpu, `" +
                default_spgemm_backend(BackendKind::cuda) + "` on cuda."),
@@ -460,7 +461,8 @@ std::vector<KeySpec> amg_keys() {
       library_bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels.")),
       library_bounded(integer("amg.block_size", FIELD(amg.block_size),
                       "Unknowns per node of a system, interleaved: rows b k to b k + b - 1 are node k's (elasticity: "
-                      "its displacements). Strength and aggregation then work on nodes (a block's Frobenius norm), "
+                      "its displacements, 2 or 3, with the rotations of beams, plates and shells 3 in 2D or 6 in "
+                      "3D). Strength and aggregation then work on nodes (a block's Frobenius norm), "
                       "and the tentative prolongator carries the near-nullspace (problem.near_nullspace or "
                       "problem.coordinates; by default the b unit vectors of the components) to every level by a "
                       "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend on one "
@@ -604,7 +606,8 @@ std::vector<KeySpec> make_schema() {
              names_of(BackendChoice{}),
              "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU: the whole setup on the "
              "device, with the GPU SpGEMM backends, only the coarsest level factorised on the host; PCG and the "
-             "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu. "
+             "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu (cpu "
+             "for a system: amg.block_size above 1, problem.near_nullspace or problem.coordinates). "
              "Under several MPI ranks the setup runs on each rank's CPU cores (with amg.spgemm's cpu or "
              "distributed backends) and `cuda` runs the solve on each rank's GPU; `auto` is cpu there."),
       choice("problem.type", FIELD(problem.type),
@@ -710,9 +713,12 @@ void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t>
 // MPI ranks, where `auto` is the cpu on every rank whether or not a rank sees a GPU.
 void check_backend(const KeyReader& r, Config& c) {
   const bool ranks = c.ranks > 1;
+  // A system (amg/near_nullspace.hpp) is set up on the cpu backend only, so far: `auto` means cpu for it.
+  const MatrixMarketParams& files = c.problem.matrix_market;
+  const bool system = c.amg.block_size > 1 || !files.near_nullspace.empty() || !files.coordinates.empty();
   try {
-    c.backend = ranks && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu
-                                                                       : resolve_backend(c.backend_choice);
+    c.backend = (ranks || system) && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu
+                                                                                   : resolve_backend(c.backend_choice);
   } catch (const InputError& e) {
     r.fail_at("backend", std::string("backend: ") + e.what());
   }

@@ -216,6 +216,23 @@ TEST(NodeStrength, ClassifiesWholeBlocksByTheirFrobeniusNorms) {
   }
 }
 
+TEST(NodeStrength, ANodeWithoutStrongNeighboursIsIsolatedRowByRow) {
+  // Nodes of 2 unknowns: nodes 0 and 1 strongly coupled, node 2 coupled to node 1 by a weak block only.
+  const std::vector<Triplet<double>> t = {
+      {0, 0, 4}, {0, 1, 1}, {1, 0, 1}, {1, 1, 4}, {2, 2, 4}, {2, 3, 1}, {3, 2, 1}, {3, 3, 4}, {4, 4, 4}, {4, 5, 1},
+      {5, 4, 1}, {5, 5, 4}, {0, 2, -2}, {2, 0, -2}, {1, 3, -2}, {3, 1, -2}, {2, 4, -0.01}, {4, 2, -0.01}};
+  const CsrMatrix<double> A = csr_from_triplets(6, 6, std::vector<Triplet<double>>(t));
+  const NodeStrength s = node_strength(A, Array<Index>{0, 2, 4, 6}, 0.1);
+  EXPECT_EQ(s.nodes.degree(2), 0);
+  EXPECT_EQ(s.rows.weak_entries, 2);
+  // A node with strong neighbours: its rows name its own other unknown too (they are no isolated rows).
+  EXPECT_EQ(s.rows.graph.degree(0), 2);
+  EXPECT_EQ(s.rows.graph.degree(2), 2);  // row 2: its own unknown 3 and node 0's 0; the weak 4 left out
+  // The isolated node's rows have no neighbours at all, so the filtered matrix may keep their diagonal alone.
+  EXPECT_EQ(s.rows.graph.degree(4), 0);
+  EXPECT_EQ(s.rows.graph.degree(5), 0);
+}
+
 struct Solved {
   Vector<double> x;
   SolveResult result;

@@ -207,6 +207,11 @@ void require_usable(const CsrMatrix<double>& A, bool mixed) {
     if (const std::string problem = mixed_precision_problem(A, 0); !problem.empty()) throw InputError("A: " + problem);
 }
 
+// Whether the settings ("key=value") set `key`.
+bool given(const std::vector<std::string>& settings, const std::string& key) {
+  return std::any_of(settings.begin(), settings.end(), [&](const std::string& s) { return s.rfind(key + "=", 0) == 0; });
+}
+
 // The hierarchy and the solver of one matrix.
 class PySolver {
  public:
@@ -215,9 +220,14 @@ class PySolver {
            const std::vector<std::string>& settings, std::optional<DoubleArray> near_nullspace, int vectors) {
     require_supported_thread_count();
     Parameters params = solver_parameters(parse_solver_settings(settings, "parameter"));
-    if (near_nullspace)
+    if (near_nullspace) {
       params.amg.near_nullspace = {vectors, std::make_shared<const Vector<double>>(
                                                 near_nullspace->data(), near_nullspace->data() + near_nullspace->shape(0))};
+      if (params.backend == BackendChoice::automatic) {  // auto: where a system can be set up (the config reader,
+        params.backend = BackendChoice::cpu;             // which did not see the vectors, may have chosen cuda and
+        if (!given(settings, "amg.spgemm")) params.amg.spgemm.clear();  // its default SpGEMM backend)
+      }
+    }
     auto A = std::make_shared<const CsrMatrix<double>>(
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
