@@ -137,38 +137,42 @@ class SmoothedAggregation {
 
   // coarsen() for a system (near_nullspace.hpp): steps 1-3 on A's nodes, then as a scalar level.
   std::optional<CoarseningStep<Backend, Value>> coarsen_system(const Csr& A, const NearNullspace& near,
-                                                               LevelInfo& info) const
-    requires std::is_same_v<Backend, CpuBackend>
-  {
-    LevelInfo::Phases& t = info.phases;
-    PhaseClock clock;
-    backend_.require_positive_diagonal(A, info.level);
-    NodeStrength strength = node_strength(A, near.node_ptr, params_.strength_threshold);
-    clock.lap(t.strength);
-    Aggregates aggregates =
-        mis2_aggregation(strength.nodes, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
-    clock.lap(t.aggregation);
-    if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
-    CoarseningStep<Backend, Value> step;
-    NearNullspace coarse;
-    Array<Index> row_aggregates;
-    Csr T = tentative_prolongation<Value>(aggregates, near, coarse, row_aggregates);
-    if (T.cols == 0 || T.cols > 0.9 * static_cast<double>(A.rows)) return std::nullopt;  // more vectors than rows
-    info.aggregates = aggregates.count;
-    step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
-    if (info.level == 0) step.aggregates = std::move(row_aggregates);
-    const Index aggregate_count = aggregates.count;
-    strength.nodes = StrengthGraph{};
-    aggregates = Aggregates{};
-    row_aggregates = Array<Index>{};
-    const auto release_done = [&] {  // as coarsen's: before the Galerkin products
-      if (params_.keep_structure) return;
-      strength.rows = Strength{};
-      T = Csr{};
-    };
-    smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr, release_done);
-    keep_structure(step, strength.rows, std::move(T), aggregate_count);
-    return step;
+                                                               LevelInfo& info) const {
+    // Only the cpu backend sets up a system (require_system_supported); an explicit instantiation of the class
+    // for another backend compiles this member too, so its body is there for the cpu backend alone.
+    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+    } else {
+      LevelInfo::Phases& t = info.phases;
+      PhaseClock clock;
+      backend_.require_positive_diagonal(A, info.level);
+      NodeStrength strength = node_strength(A, near.node_ptr, params_.strength_threshold);
+      clock.lap(t.strength);
+      Aggregates aggregates =
+          mis2_aggregation(strength.nodes, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+      clock.lap(t.aggregation);
+      if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
+      CoarseningStep<Backend, Value> step;
+      NearNullspace coarse;
+      Array<Index> row_aggregates;
+      Csr T = tentative_prolongation<Value>(aggregates, near, coarse, row_aggregates);
+      if (T.cols == 0 || T.cols > 0.9 * static_cast<double>(A.rows)) return std::nullopt;  // more vectors than rows
+      info.aggregates = aggregates.count;
+      step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
+      if (info.level == 0) step.aggregates = std::move(row_aggregates);
+      const Index aggregate_count = aggregates.count;
+      strength.nodes = StrengthGraph{};
+      aggregates = Aggregates{};
+      row_aggregates = Array<Index>{};
+      const auto release_done = [&] {  // as coarsen's: before the Galerkin products
+        if (params_.keep_structure) return;
+        strength.rows = Strength{};
+        T = Csr{};
+      };
+      smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr, release_done);
+      keep_structure(step, strength.rows, std::move(T), aggregate_count);
+      return step;
+    }
   }
 
   // What a re-setup keeps of a level coarsened anew (amg.keep_structure): its strength and T.
