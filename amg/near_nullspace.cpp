@@ -184,6 +184,12 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
   StrengthGraph& g = rows.graph;
   g.nodes = A.rows;
   g.row_ptr.assign(static_cast<std::size_t>(A.rows) + 1, 0);
+  // The row graph names a row's strong off-diagonal entries, its own node's too, but none of an isolated
+  // node's rows (no strong neighbour node).
+  const auto in_row_graph = [&](Index i, Offset k) {
+    const Index I = node_of[i];
+    return rows.keep[k] && A.col[k] != i && !(s.nodes.degree(I) == 0 && node_of[A.col[k]] == I);
+  };
   Offset weak = 0;
 #pragma omp parallel reduction(+ : weak)
   {
@@ -192,14 +198,12 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
     for (Index I = 0; I < M.rows; ++I) {
       for (Offset k = M.row_begin(I); k < M.row_end(I); ++k)
         if (between_nodes.keep[k]) strong_of[M.col[k]] = I;
-      const bool isolated = s.nodes.degree(I) == 0;
       for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i) {
         Offset neighbours = 0;
         for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-          const Index J = node_of[A.col[k]];
-          const bool strong = strong_of[J] == I;
+          const bool strong = strong_of[node_of[A.col[k]]] == I;
           rows.keep[k] = strong;
-          neighbours += strong && A.col[k] != i && !(isolated && J == I);
+          neighbours += in_row_graph(i, k);
           weak += !strong;
         }
         g.row_ptr[static_cast<std::size_t>(i) + 1] = neighbours;
@@ -211,9 +215,8 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < A.rows; ++i) {
     Offset out = g.row_ptr[i];
-    const bool isolated = s.nodes.degree(node_of[i]) == 0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (rows.keep[k] && A.col[k] != i && !(isolated && node_of[A.col[k]] == node_of[i])) g.adj[out++] = A.col[k];
+      if (in_row_graph(i, k)) g.adj[out++] = A.col[k];
   }
   rows.weak_entries = weak;
   return s;

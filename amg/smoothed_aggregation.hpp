@@ -102,8 +102,7 @@ class SmoothedAggregation {
   // level's statistics (aggregates, rho, phase times, the three products) into info.
   std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, const Weights& weights, const NearNullspace* near,
                                                         LevelInfo& info) const {
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
-      if (near) return coarsen_system(A, *near, info);
+    if (near) return coarsen_system(A, *near, info);
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     PhaseClock clock;
@@ -131,7 +130,7 @@ class SmoothedAggregation {
       T = Csr{};
     };
     smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr, release_done);
-    keep_structure(step, strength, std::move(T), aggregates.count);
+    record_kept_structure(step, strength, std::move(T), aggregates.count);
     return step;
   }
 
@@ -170,14 +169,15 @@ class SmoothedAggregation {
         T = Csr{};
       };
       smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr, release_done);
-      keep_structure(step, strength.rows, std::move(T), aggregate_count);
+      record_kept_structure(step, strength.rows, std::move(T), aggregate_count);
       return step;
     }
   }
 
   // What a re-setup keeps of a level coarsened anew (amg.keep_structure): its strength and T.
   template <class LevelStrengthOf>
-  void keep_structure(CoarseningStep<Backend, Value>& step, LevelStrengthOf& strength, Csr&& T, Index aggregates) const {
+  void record_kept_structure(CoarseningStep<Backend, Value>& step, LevelStrengthOf& strength, Csr&& T,
+                             Index aggregates) const {
     if (!step.structure) return;
     step.structure->weak_entries = strength.weak_entries;
     step.structure->strength = std::move(local_strength(strength));

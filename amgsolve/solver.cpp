@@ -700,8 +700,8 @@ class SolverOn final : public Solver::Impl {
 
   void fill_summary(double seconds) {
     summary.backend = SolveBackend::kind;
-    summary.nullspace = to_string(hierarchy_.params().nullspace);
     const AmgParams& amg = hierarchy_.params();
+    summary.nullspace = to_string(amg.nullspace);
     summary.block_size = amg.block_size;
     summary.near_nullspace_vectors = amg.near_nullspace.count > 0 ? amg.near_nullspace.count : amg.block_size;
     summary.levels = hierarchy_.info();

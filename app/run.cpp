@@ -533,10 +533,6 @@ void attach_near_nullspace(Config& config) {
   if (!p.near_nullspace.empty() && !p.coordinates.empty())
     throw InputError("problem.near_nullspace and problem.coordinates: give one of them (the coordinates give the "
                      "rigid-body modes as the near-nullspace)");
-  if (config.backend_choice == BackendChoice::automatic) {  // auto: where a system can be set up
-    config.backend_choice = BackendChoice::cpu;
-    config.backend = BackendKind::cpu;
-  }
   if (const std::string problem = system_support_problem(config.backend, assembling_by_rows(config)); !problem.empty())
     throw InputError(problem);
   if (!p.near_nullspace.empty()) {
