@@ -13,14 +13,15 @@
 
 namespace amgsolve {
 
-template <class Backend, class V>
+// Diagonal: D as the backend scales by it, a vector (the pointwise diagonal) or a system's node blocks.
+template <class Backend, class V, class Diagonal = typename Backend::template Vector<V>>
 class ChebyshevSmoother final : public Smoother<Backend, V> {
  public:
   using Vec = typename Backend::template Vector<V>;
   using Mat = typename Backend::template Matrix<V>;
 
-  // dinv: 1 / a_ii per row (smoother_diagonal).
-  ChebyshevSmoother(const Backend& backend, const Mat& A, const SmootherSpec& spec, Vec dinv)
+  // dinv: D^-1 (smoother_diagonal, smoother_block_diagonal).
+  ChebyshevSmoother(const Backend& backend, const Mat& A, const SmootherSpec& spec, Diagonal dinv)
       : backend_(backend), A_(A), degree_(spec.degree), upper_(spec.upper), lower_(spec.lower), dinv_(std::move(dinv)) {}
 
   void smooth(const Vec& b, Vec& x, bool x_is_zero) const override {
@@ -54,7 +55,7 @@ class ChebyshevSmoother final : public Smoother<Backend, V> {
   const Mat& A_;
   int degree_;
   double upper_, lower_;
-  Vec dinv_;
+  Diagonal dinv_;
   mutable Vec d_, x_next_;
 };
 

@@ -10,14 +10,15 @@
 
 namespace amgsolve {
 
-template <class Backend, class V>
+// Diagonal: D as the backend scales by it, a vector (the pointwise diagonal) or a system's node blocks.
+template <class Backend, class V, class Diagonal = typename Backend::template Vector<V>>
 class JacobiSmoother final : public Smoother<Backend, V> {
  public:
   using Vec = typename Backend::template Vector<V>;
   using Mat = typename Backend::template Matrix<V>;
 
-  // scaled_dinv: omega / a_ii per row (smoother_diagonal).
-  JacobiSmoother(const Backend& backend, const Mat& A, const SmootherSpec& spec, Vec scaled_dinv)
+  // scaled_dinv: omega D^-1 (smoother_diagonal, smoother_block_diagonal).
+  JacobiSmoother(const Backend& backend, const Mat& A, const SmootherSpec& spec, Diagonal scaled_dinv)
       : backend_(backend), A_(A), sweeps_(spec.sweeps), scaled_dinv_(std::move(scaled_dinv)) {}
 
   void smooth(const Vec& b, Vec& x, bool x_is_zero) const override {
@@ -35,7 +36,7 @@ class JacobiSmoother final : public Smoother<Backend, V> {
   const Backend& backend_;
   const Mat& A_;
   int sweeps_;
-  Vec scaled_dinv_;
+  Diagonal scaled_dinv_;
   mutable Vec next_;
 };
 

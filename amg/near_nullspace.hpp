@@ -24,6 +24,10 @@
 // same to within 3 on the beam and six structural matrices of docs/BENCHMARKS.md ("Systems"), where few
 // blocks are weak; the filtering keeps P sparse where many are.
 //
+// The smoothers of a system scale by the diagonal blocks of each level's nodes (amg.smoother.diagonal,
+// sparse/block_diagonal.hpp); the prolongator smoothing keeps the pointwise D_f of the filtered matrix, whose
+// lumped diagonal blocks need not be positive definite (bcsstk14's are not).
+//
 // Every step is deterministic: the QR of an aggregate runs over its rows in order, on one thread.
 #include <cstdint>
 #include <memory>

@@ -31,6 +31,13 @@ inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", Sm
                                                                 {"jacobi", SmootherType::jacobi}};
 constexpr const auto& names_of(SmootherType) { return kSmootherTypeNames; }
 
+// The diagonal D of a smoother's D^-1 A (amg/smoother.hpp): the rows' own entries, or for a system (amg/near_nullspace.hpp)
+// the blocks of its nodes (sparse/block_diagonal.hpp); `automatic` is the nodes' blocks for a system.
+enum class SmootherDiagonal { automatic, point, node };
+inline constexpr EnumName<SmootherDiagonal> kSmootherDiagonalNames[] = {
+    {"auto", SmootherDiagonal::automatic}, {"point", SmootherDiagonal::point}, {"node", SmootherDiagonal::node}};
+constexpr const auto& names_of(SmootherDiagonal) { return kSmootherDiagonalNames; }
+
 // How rho(D^-1 A) is estimated on each level, for the prolongator weight and the smoother's interval.
 enum class SpectralRadius { gershgorin, lanczos };
 inline constexpr EnumName<SpectralRadius> kSpectralRadiusNames[] = {{"lanczos", SpectralRadius::lanczos},
@@ -67,6 +74,9 @@ struct SmootherParams {
   double omega = 0.0;
   // Safety factor on the Lanczos estimate of rho(D^-1 A), which approaches it from below.
   double eigenvalue_safety = 1.1;
+  // A system's smoothers scale by its nodes' diagonal blocks: on the structural matrices of ../shared they
+  // need up to 3x fewer PCG iterations than with the pointwise diagonal (docs/BENCHMARKS.md, "Systems").
+  SmootherDiagonal diagonal = SmootherDiagonal::automatic;
 };
 
 struct AmgParams {

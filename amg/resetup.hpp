@@ -32,7 +32,7 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
     // record (a renewed one, on every backend) says so, so that the re-setup lets go of the first copy.
     const bool back = structure.first_pattern != nullptr;
     if (back) step.patterns_renewed = true;
-    smooth_and_multiply(A, weights,
+    smooth_and_multiply(A, weights, near,
                         kept_strength(backend_, back ? *structure.first_strength : structure.strength,
                                       back ? structure.first_weak_entries : structure.weak_entries, A),
                         *structure.T, info, clock, step, &kept);
@@ -53,7 +53,7 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
       step.patterns_renewed = true;
     }
     step.strength_renewed = true;
-    smooth_and_multiply(A, weights, strength, *structure.T, info, clock, step, &kept);
+    smooth_and_multiply(A, weights, near, strength, *structure.T, info, clock, step, &kept);
     if (step.structure) {
       step.structure->weak_entries = strength.weak_entries;
       step.structure->strength = std::move(local_strength(strength));

@@ -14,7 +14,7 @@
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
 // near-nullspace vectors; the cpu backend) takes steps 1-3 node by node, T by a QR factorisation per aggregate
-// (near_nullspace.hpp). Coarsening stops at amg.coarse_size
+// (near_nullspace.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp). Coarsening stops at amg.coarse_size
 // rows, at amg.max_levels, or when aggregation removes less than 10% of the rows; the coarsest level is
 // factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step that leaves the backend. A
 // singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
@@ -129,7 +129,7 @@ class SmoothedAggregation {
       aggregates = decltype(aggregates){};
       T = Csr{};
     };
-    smooth_and_multiply(A, weights, strength, T, info, clock, step, nullptr, release_done);
+    smooth_and_multiply(A, weights, nullptr, strength, T, info, clock, step, nullptr, release_done);
     record_kept_structure(step, strength, std::move(T), aggregates.count);
     return step;
   }
@@ -168,7 +168,7 @@ class SmoothedAggregation {
         strength.rows = Strength{};
         T = Csr{};
       };
-      smooth_and_multiply(A, Weights{}, strength.rows, T, info, clock, step, nullptr, release_done);
+      smooth_and_multiply(A, Weights{}, &near, strength.rows, T, info, clock, step, nullptr, release_done);
       record_kept_structure(step, strength.rows, std::move(T), aggregate_count);
       return step;
     }
@@ -231,7 +231,7 @@ class SmoothedAggregation {
         step = coarsen(*level_matrix, weights, near.get(), info);
       }
       if (!step) {
-        add_coarsest(std::move(level_matrix), weights, hierarchy, info, timer);
+        add_coarsest(std::move(level_matrix), weights, near.get(), hierarchy, info, timer);
         if (on_level) on_level(info);
         return;
       }
@@ -253,11 +253,12 @@ class SmoothedAggregation {
   // What the kept hierarchy gives level `level` of a setup on its structure (amg/resetup.hpp).
   KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, KeptProducts products) const;
 
-  // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T.
-  // `prolongator_built` is called once P is: the caller may let go of what only P needed (the filtered
-  // matrix goes then too).
+  // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T
+  // (and a system's nodes, `near`, for its smoother). `prolongator_built` is called once P is: the caller may
+  // let go of what only P needed (the filtered matrix goes then too).
   template <class StrengthOf>
-  void smooth_and_multiply(const Csr& A, const Weights& weights, const StrengthOf& strength, const Csr& T,
+  void smooth_and_multiply(const Csr& A, const Weights& weights, const NearNullspace* near, const StrengthOf& strength,
+                           const Csr& T,
                            LevelInfo& info, PhaseClock& clock, CoarseningStep<Backend, Value>& step,
                            const KeptLevel<Backend, Value>* kept,
                            const std::function<void()>& prolongator_built = {}) const {
@@ -286,7 +287,8 @@ class SmoothedAggregation {
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
     const double rho_f = spectral_radius(A_f, level_seed);
-    info.rho = has_weak ? spectral_radius(A, level_seed) : rho_f;
+    const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
+    info.rho = blocks ? block_spectral_radius(A, blocks, level_seed) : has_weak ? spectral_radius(A, level_seed) : rho_f;
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,
@@ -324,7 +326,7 @@ class SmoothedAggregation {
     }
     clock.lap(t.galerkin);
     // and the level's smoother
-    step.smoother = level_smoother(A, info);
+    step.smoother = level_smoother(A, blocks, info);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
   }
@@ -379,6 +381,28 @@ class SmoothedAggregation {
     return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed);
   }
 
+  // The nodes whose diagonal blocks a system's smoother scales by (amg.smoother.diagonal), or null: the
+  // pointwise diagonal (a scalar problem, `point`, or a level whose nodes are single rows, where the two agree).
+  std::shared_ptr<const Array<Index>> smoother_blocks(const NearNullspace* near) const {
+    if (!near || params_.smoother.diagonal == SmootherDiagonal::point || near->nodes() == near->rows()) return nullptr;
+    return std::make_shared<const Array<Index>>(near->node_ptr);
+  }
+  // rho(D_b^-1 A) and its Gershgorin bound for those blocks (only the cpu backend sets up a system).
+  double block_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
+                               std::uint64_t seed) const {
+    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+      throw Error("internal: node-block smoothing on the " + std::string(to_string(Backend::kind)) + " backend");
+    } else {
+      if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_block_dinv_a(A, blocks);
+      return lanczos_max_eigenvalue_block_dinv_a(A, blocks, params_.lanczos_steps, seed);
+    }
+  }
+  double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
+    if constexpr (std::is_same_v<Backend, CpuBackend>)
+      if (blocks) return gershgorin_bound_block_dinv_a(A, blocks);
+    return gershgorin_bound_dinv_a(backend_, A);
+  }
+
   // Shows a product of the setup to the caller's callback, on the host.
   void observe(int level, const char* product, const Csr& A, const Csr& B, const Csr& C) const {
     if (!on_product_) return;
@@ -387,10 +411,10 @@ class SmoothedAggregation {
 
   // The coarsest level: copied to the host and factorised there; for a singular matrix with the nullspace
   // B = sqrt(weights) (amg/tentative_prolongation.hpp), its pseudo-inverse.
-  void add_coarsest(Shared A, const Weights& weights, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info,
-                    const Timer& timer) const {
+  void add_coarsest(Shared A, const Weights& weights, const NearNullspace* near, Hierarchy<Backend, Value>& hierarchy,
+                    LevelInfo& info, const Timer& timer) const {
     if (info.rows > kMaxDirectRows)
-      return add_smoothed_coarsest(std::move(A), hierarchy, info, timer,
+      return add_smoothed_coarsest(std::move(A), near, hierarchy, info, timer,
                                    "over " + std::to_string(kMaxDirectRows) + " rows, too many to factorise");
     std::shared_ptr<const CsrMatrix<Value>> on_host;
     if constexpr (std::is_same_v<Csr, CsrMatrix<Value>>)
@@ -400,7 +424,7 @@ class SmoothedAggregation {
     if (info.rows > params_.coarse_size) {  // coarsening stopped early (amg/params.hpp)
       const double work = factorisation_work(*on_host);
       if (work > kMaxEarlyCoarsestWork)
-        return add_smoothed_coarsest(std::move(A), hierarchy, info, timer,
+        return add_smoothed_coarsest(std::move(A), near, hierarchy, info, timer,
                                      "its factorisation would take " + format_number(work) +
                                          " multiply-adds, too many");
     }
@@ -419,21 +443,25 @@ class SmoothedAggregation {
     hierarchy.add_coarsest(std::move(A), on_host, std::move(factor), std::move(nullspace), info);
   }
 
-  // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A); Chebyshev's also from
-  // Gershgorin's bound, above it.
-  SmootherSpec level_smoother(const Csr& A, const LevelInfo& info) const {
+  // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A), D the diagonal or the node
+  // blocks `blocks`; Chebyshev's also from Gershgorin's bound, above it.
+  SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, const LevelInfo& info) const {
     require_jacobi_converges(params_.smoother, params_.spectral_radius, info.rho, info.level);
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
-    return smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound_dinv_a(backend_, A) : 0.0);
+    SmootherSpec spec = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound(A, blocks) : 0.0);
+    spec.nodes = std::move(blocks);
+    return spec;
   }
 
   // A coarsest level too large to factorise (amg/params.hpp): its smoother, as any level's, applied
   // kCoarsestSmoothingSteps times by the cycle.
-  void add_smoothed_coarsest(Shared A, Hierarchy<Backend, Value>& hierarchy, LevelInfo& info, const Timer& timer,
-                             const std::string& why) const {
+  void add_smoothed_coarsest(Shared A, const NearNullspace* near, Hierarchy<Backend, Value>& hierarchy,
+                             LevelInfo& info, const Timer& timer, const std::string& why) const {
     backend_.require_positive_diagonal(*A, info.level);
-    info.rho = spectral_radius(*A, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
-    const SmootherSpec spec = level_smoother(*A, info);
+    const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
+    info.rho = blocks ? block_spectral_radius(*A, blocks, seed) : spectral_radius(*A, seed);
+    const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
     info.coarsest = true;
     info.smoothed_coarsest = true;
     info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": " + why;

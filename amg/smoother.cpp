@@ -11,11 +11,13 @@ SmootherSpec smoother_spec(const SmootherParams& p, double rho, double gershgori
 double smoother_scale(const SmootherSpec& spec) { return spec.type == SmootherType::jacobi ? spec.omega : 1.0; }
 
 std::string describe(const SmootherSpec& s) {
-  char text[96];
+  char text[128];
+  const char* blocks = s.nodes ? ", node blocks" : "";
   if (s.type == SmootherType::jacobi)
-    std::snprintf(text, sizeof text, "jacobi(sweeps=%d, omega=%.3f)", s.sweeps, s.omega);
+    std::snprintf(text, sizeof text, "jacobi(sweeps=%d, omega=%.3f%s)", s.sweeps, s.omega, blocks);
   else
-    std::snprintf(text, sizeof text, "chebyshev(degree=%d, interval=[%.3g, %.3g])", s.degree, s.lower, s.upper);
+    std::snprintf(text, sizeof text, "chebyshev(degree=%d, interval=[%.3g, %.3g]%s)", s.degree, s.lower, s.upper,
+                  blocks);
   return text;
 }
 

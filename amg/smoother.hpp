@@ -1,7 +1,8 @@
 #pragma once
 // The smoothers of the V-cycle, polynomials in D^-1 A and hence self-adjoint in the A inner product: the
 // V-cycle with equal pre- and post-smoothing is a symmetric positive definite preconditioner, as PCG
-// requires. Two halves:
+// requires. D is A's diagonal or, for a system (amg.smoother.diagonal), the diagonal blocks of its nodes
+// (sparse/block_diagonal.hpp), symmetric positive definite too. Two halves:
 //   * the setup's (host, once per level): SmootherSpec, the polynomial and its parameters for a level's
 //     matrix and its estimate of rho(D^-1 A), and the diagonal scaling it applies;
 //   * the cycle's: Smoother<Backend, V>, the polynomial applied with the backend's kernels, written once
@@ -21,12 +22,14 @@ namespace amgsolve {
 
 // What a smoother computes, as plain values. Jacobi: x <- x + omega D^-1 (b - A x), `sweeps` times;
 // Chebyshev: the degree-`degree` Chebyshev polynomial on [lower, upper] of D^-1 A.
+// D is A's diagonal, or with `nodes` the diagonal blocks of those nodes (sparse/block_diagonal.hpp).
 struct SmootherSpec {
   SmootherType type = SmootherType::chebyshev;
   int degree = 0;
   double upper = 0.0, lower = 0.0;
   int sweeps = 0;
   double omega = 0.0;
+  std::shared_ptr<const Array<Index>> nodes;  // node n's rows: [nodes[n], nodes[n + 1]); null: pointwise
 };
 
 // rho: the level's estimate of rho(D^-1 A) (amg.spectral_radius); gershgorin: Gershgorin's bound of

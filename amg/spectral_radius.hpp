@@ -8,10 +8,12 @@
 // The recurrence is written once over a backend (the setup's, amg/smoothed_aggregation.hpp); each step is
 // three passes, the backend's lanczos_product, lanczos_orthogonalize and lanczos_rescale (the cpu backend's below, the cuda
 // backend's in amg/cuda/device_setup.hpp), and the Ritz value comes from the small tridiagonal matrix on
-// the host.
+// the host. A system's smoothers scale by node blocks D_b (sparse/block_diagonal.hpp): rho(D_b^-1 A) by the
+// same recurrence on L^-1 A L^-T, D_b = L L^T, on the host.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/error.hpp"
@@ -67,15 +69,14 @@ double gershgorin_bound_dinv_a(const CpuBackend&, const CsrMatrix<Value>& A) {
 
 // ---- the recurrence
 
-template <class Backend, class Value>
-double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Backend::template Csr<Value>& A,
-                                     int steps, std::uint64_t seed) {
-  const Index n = A.rows;                             // this rank's rows (all, but on the mpi backend)
-  const std::int64_t everywhere = backend.global_rows(A);  // what every rank decides by
+// The top Ritz value of `steps` Lanczos steps on a symmetric operator S of n rows here and `everywhere` rows
+// on all ranks, given by product(beta, v_prev, v, w): w = S v - beta v_prev, returning w^T v.
+template <class Backend, class Product>
+double lanczos_largest_ritz_value(const Backend& backend, Index n, std::int64_t everywhere, int steps,
+                                  std::uint64_t seed, Product&& product) {
   if (everywhere == 0) return 0.0;
   using Vec = typename Backend::template Vector<double>;
-  const Vec scale = inverse_sqrt_diagonal(backend, A);
-  Vec v = seeded_vector(backend, n, seed), v_prev, w, scaled;
+  Vec v = seeded_vector(backend, n, seed), v_prev, w;
   backend.zero(v_prev, n);
   backend.resize(w, n);
   lanczos_rescale(backend, v, std::sqrt(backend.dot(v, v)), v);  // v = v / ||v||
@@ -83,7 +84,7 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   double beta_prev = 0.0;
   for (int j = 0; j < std::min<std::int64_t>(steps, everywhere); ++j) {
     // w = S v - beta_{j-1} v_{j-1}, alpha = w^T v, w -= alpha v, beta = ||w||.
-    const double a = lanczos_product(backend, A, scale, beta_prev, v_prev, v, w, scaled);
+    const double a = product(beta_prev, v_prev, v, w);
     alpha.push_back(a);
     const double b = std::sqrt(lanczos_orthogonalize(backend, a, v, w));
     if (!std::isfinite(b)) throw NumericalError("NaN or infinity while estimating the spectral radius");
@@ -96,8 +97,34 @@ double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Back
   return largest_ritz_value(alpha, beta);
 }
 
+template <class Backend, class Value>
+double lanczos_max_eigenvalue_dinv_a(const Backend& backend, const typename Backend::template Csr<Value>& A,
+                                     int steps, std::uint64_t seed) {
+  // S = D^-1/2 A D^-1/2 on this rank's rows (all, but on the mpi backend); every rank decides by all ranks' count
+  if (backend.global_rows(A) == 0) return 0.0;
+  using Vec = typename Backend::template Vector<double>;
+  const Vec scale = inverse_sqrt_diagonal(backend, A);
+  Vec scaled;
+  return lanczos_largest_ritz_value(backend, A.rows, backend.global_rows(A), steps, seed,
+                                    [&](double beta, const Vec& v_prev, const Vec& v, Vec& w) {
+                                      return lanczos_product(backend, A, scale, beta, v_prev, v, w, scaled);
+                                    });
+}
+
 // On the host (the cpu backend).
 template <class Value>
 double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed);
+
+// ---- a system's node blocks (sparse/block_diagonal.hpp), on the host
+
+// The largest eigenvalue of D_b^-1 A, D_b the diagonal blocks of `nodes`, by the same recurrence on the
+// similar symmetric matrix L^-1 A L^-T (D_b = L L^T block by block). A NumericalError where a block is not
+// positive definite.
+template <class Value>
+double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
+                                           int steps, std::uint64_t seed);
+// Gershgorin's bound of rho(D_b^-1 A): max_i sum_j |(D_b^-1 A)_ij|, one pass over A.
+template <class Value>
+double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes);
 
 }  // namespace amgsolve

@@ -12,6 +12,7 @@
 // `format`, the mpi backend keeps each rank's rows).
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "amg/chebyshev.hpp"
@@ -97,10 +98,21 @@ class Vcycle {
                                                              const Hierarchy<SetupBackend, V>& hierarchy,
                                                              std::size_t l, const Mat& A) {
     const SmootherSpec& spec = hierarchy.smoother(l);
-    Vec diagonal = backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec));
+    if (!spec.nodes) return smoother_with(backend, A, spec, backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec)));
+    // A system's node blocks: only the cpu backend sets up a system (amg/smoothed_aggregation.hpp).
+    if constexpr (requires { backend.smoother_block_diagonal(hierarchy.matrix(l), spec.nodes, 1.0); })
+      return smoother_with(backend, A, spec,
+                           backend.smoother_block_diagonal(hierarchy.matrix(l), spec.nodes, smoother_scale(spec)));
+    else
+      throw Error("internal: node-block smoothing on the " + std::string(to_string(Backend::kind)) + " backend");
+  }
+  // The smoother of spec's type, scaling by `diagonal` (a vector or node blocks).
+  template <class Diagonal>
+  static std::unique_ptr<Smoother<Backend, V>> smoother_with(const Backend& backend, const Mat& A,
+                                                             const SmootherSpec& spec, Diagonal diagonal) {
     if (spec.type == SmootherType::jacobi)
-      return std::make_unique<JacobiSmoother<Backend, V>>(backend, A, spec, std::move(diagonal));
-    return std::make_unique<ChebyshevSmoother<Backend, V>>(backend, A, spec, std::move(diagonal));
+      return std::make_unique<JacobiSmoother<Backend, V, Diagonal>>(backend, A, spec, std::move(diagonal));
+    return std::make_unique<ChebyshevSmoother<Backend, V, Diagonal>>(backend, A, spec, std::move(diagonal));
   }
 
   struct Level {

@@ -495,6 +495,12 @@ std::vector<KeySpec> amg_keys() {
       choice("amg.smoother.type", FIELD(amg.smoother.type),
              names_of(SmootherType{}),
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
+      choice("amg.smoother.diagonal", FIELD(amg.smoother.diagonal),
+             names_of(SmootherDiagonal{}),
+             "D in the smoother's D^-1 A. `point`: the diagonal entries; `node`: for a system (amg.block_size, "
+             "problem.near_nullspace) the diagonal blocks of its nodes (point-block Jacobi), on every level (a "
+             "coarse node has one row per near-nullspace vector), with rho(D^-1 A) and Gershgorin's bound for "
+             "those blocks; a scalar problem's nodes are its rows. `auto`: `node` for a system, else `point`."),
       library_bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
                       "Chebyshev: polynomial degree (matrix-vector products per smoothing step).")),
       library_bounded(number("amg.smoother.chebyshev_ratio", FIELD(amg.smoother.chebyshev_ratio),

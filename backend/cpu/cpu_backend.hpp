@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "sparse/block_diagonal.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/sliced_ellpack.hpp"
 #include "sparse/sparse_ldlt.hpp"
@@ -341,6 +342,12 @@ class CpuBackend {
   Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
     return scaled_inverse(diagonal(A), numerator);
   }
+  // numerator A_II^-1 per node (a system's smoothers with node blocks, sparse/block_diagonal.hpp).
+  template <class V>
+  BlockDiagonal<V> smoother_block_diagonal(const Csr<V>& A, std::shared_ptr<const Array<Index>> nodes,
+                                           double numerator) const {
+    return inverse_node_blocks<V>(A, std::move(nodes), BlockInverse::inverse, numerator);
+  }
   // numerator / d_i per entry, in double and rounded to V (the mpi backend scales its rows' diagonal so).
   template <class V>
   static Vector<V> scaled_inverse(Vector<V> d, double numerator) {
@@ -411,7 +418,48 @@ class CpuBackend {
     for_each_row_sum<true>(A, x, b.data(), chebyshev_update(a, c, dinv, d, x, x_next));
   }
 
+  // The same passes with the node blocks D_b in place of the diagonal: the residual of every row first (into
+  // x_next), then node by node the update from the node's residuals, over them.
+  template <class V>
+  void jacobi_from_zero(const BlockDiagonal<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
+    for_each_node(scaled_dinv, [&](Index n) { scaled_dinv.multiply_node(n, b.data(), V(1), [&](Index i, V t) { x[i] = t; }); });
+  }
+  template <class V>
+  void jacobi_sweep(const Matrix<V>& A, const BlockDiagonal<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
+                    Vector<V>& x_next) const {
+    residual(A, x, b, x_next);
+    for_each_node(scaled_dinv, [&](Index n) {
+      scaled_dinv.multiply_node(n, x_next.data(), V(1), [&](Index i, V t) { x_next[i] = x[i] + t; });
+    });
+  }
+  template <class V>
+  void chebyshev_from_zero(const BlockDiagonal<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d,
+                           Vector<V>& x) const {
+    for_each_node(dinv, [&](Index n) {
+      dinv.multiply_node(n, b.data(), inv_theta, [&](Index i, V t) { d[i] = x[i] = t; });
+    });
+  }
+  template <class V>
+  void chebyshev_step(const Matrix<V>& A, const BlockDiagonal<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
+                      const Vector<V>& x, Vector<V>& x_next) const {
+    residual(A, x, b, x_next);
+    const bool keep = a != V(0);
+    for_each_node(dinv, [&](Index n) {
+      dinv.multiply_node(n, x_next.data(), c, [&](Index i, V t) {
+        d[i] = (keep ? a * d[i] : V(0)) + t;
+        x_next[i] = x[i] + d[i];
+      });
+    });
+  }
+
  private:
+  // f(n) for every node of D, on the thread team where the rows are worth one.
+  template <class V, class F>
+  static void for_each_node(const BlockDiagonal<V>& D, F&& f) {
+#pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(D.rows())))
+    for (Index n = 0; n < D.nodes(); ++n) f(n);
+  }
+
   template <class V>
   static std::shared_ptr<const Matrix<V>> for_the_solve(std::shared_ptr<const Csr<V>> M, SpmvFormat format,
                                                         double padding_limit) {

@@ -580,6 +580,22 @@ def test_a_system_with_its_rigid_body_modes_converges_as_pyamg_does_with_them():
     assert info["iterations"] <= 1.25 * (len(residuals) - 1)
 
 
+def test_a_systems_smoothers_scale_by_its_node_blocks():
+    A, points = elasticity_2d(64, 16)
+    b = np.random.default_rng(4).standard_normal(A.shape[0])
+    B = amgsolve.rigid_body_modes(points)
+    node = amgsolve.Solver(A, near_nullspace=B, amg={"block_size": 2})
+    point = amgsolve.Solver(A, near_nullspace=B, amg={"block_size": 2, "smoother": {"diagonal": "point"}})
+    x, info = node.solve(b)
+    _, point_info = point.solve(b)
+    assert info["converged"] and relative_residual(A, x, b) <= 1e-8
+    assert info["iterations"] < point_info["iterations"]
+    assert "node blocks" in node.setup["levels"][0]["smoother"]
+    assert "node blocks" not in point.setup["levels"][0]["smoother"]
+    with pytest.raises(amgsolve.InputError, match="amg.smoother.diagonal"):
+        amgsolve.Solver(A, amg={"smoother": {"diagonal": "blocks"}})
+
+
 def test_near_nullspace_and_rigid_body_modes_refuse_what_does_not_fit():
     A, points = elasticity_2d(8, 4)
     with pytest.raises(amgsolve.InputError, match="near_nullspace: shape"):
