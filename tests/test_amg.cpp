@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/near_nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
@@ -941,6 +942,32 @@ TEST(Rebuild, TheHierarchyDoesNotDependOnTheReSetupsBeforeIt) {
         expect_same_hierarchy(rebuilt, AmgHierarchy<double>(CpuBackend{}, values, keeping_structure(), first_setup)));
   }
   EXPECT_GE(rebuilt.products_renewed_from(), 0);  // the last re-setup formed products anew
+  expect_same_hierarchy(rebuilt, first_setup);
+}
+
+// The same for a system (amg/near_nullspace.hpp): where other rows lump their weak entries, the coarse levels'
+// matrices leave their first patterns, and their strength is the nodes' again (a coarse node has a row per
+// near-nullspace vector), computed anew; back on the first values, the first hierarchy.
+TEST(Rebuild, ASystemsCoarseLevelsOnNewPatternsClassifyTheirNodesAnew) {
+  Vector<double> coordinates;
+  const auto A = shared(test::elasticity_2d(48, 12, coordinates));
+  AmgParams params = keeping_structure();
+  params.block_size = 2;
+  params.near_nullspace = rigid_body_modes(coordinates, 2);
+  params.coarse_size = 4;
+  params.strength_threshold = 0.25;  // weak blocks, which the new values lump elsewhere
+  const AmgHierarchy<double> first_setup(A, params);
+  AmgHierarchy<double> rebuilt(A, params);
+  const auto moved = shared(test::relumped(*A, 0.25));
+  rebuilt.rebuild(moved);
+  // Level 1 lumps other rows: level 2's matrix has another pattern, and is coarsened.
+  EXPECT_EQ(rebuilt.products_renewed_from(), 1);
+  ASSERT_GE(rebuilt.levels(), 4u);
+  EXPECT_TRUE(rebuilt.matrix(1).same_pattern(first_setup.matrix(1)));
+  EXPECT_FALSE(rebuilt.matrix(2).same_pattern(first_setup.matrix(2)));
+  ASSERT_NO_FATAL_FAILURE(expect_same_hierarchy(rebuilt, AmgHierarchy<double>(CpuBackend{}, moved, params, first_setup)));
+  for (std::size_t l = 0; l + 1 < rebuilt.levels(); ++l) EXPECT_TRUE(rebuilt.smoother(l).nodes) << "level " << l;
+  rebuilt.rebuild(A);
   expect_same_hierarchy(rebuilt, first_setup);
 }
 

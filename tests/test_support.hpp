@@ -113,16 +113,16 @@ inline CsrMatrix<double> scaled(CsrMatrix<double> A, double c) {
   return A;
 }
 
-// New values that change which rows lump their weak entries (amg/strength.cpp): the small couplings among
-// the upper half's rows 25 times larger, the diagonal raised by as much, so that lumping them would take
-// more than half of it and those rows keep them instead.
-inline CsrMatrix<double> relumped(const CsrMatrix<double>& A) {
+// New values that change which rows lump their weak entries (amg/strength.cpp): the small couplings (below
+// `small` in magnitude) among the upper half's rows 25 times larger, the diagonal raised by as much, so that
+// lumping them would take more than half of it and those rows keep them instead.
+inline CsrMatrix<double> relumped(const CsrMatrix<double>& A, double small = 0.1) {
   CsrMatrix<double> B = A;
   const Index half = A.rows / 2;
   std::vector<double> raise(static_cast<std::size_t>(A.rows), 0.0);
   for (Index i = half; i < B.rows; ++i)
     for (Offset k = B.row_begin(i); k < B.row_end(i); ++k)
-      if (B.col[k] != i && B.col[k] >= half && std::abs(B.val[k]) < 0.1) {
+      if (B.col[k] != i && B.col[k] >= half && std::abs(B.val[k]) < small) {
         raise[i] += 24 * std::abs(B.val[k]);
         B.val[k] *= 25;
       }
