@@ -101,6 +101,15 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
     return A
 
 
+def _block_size_of(A: Any, params: dict[str, Any]) -> list[str]:
+    """amg.block_size from a scipy BSR matrix's square blocks (as PyAMG takes it), where params do not set it."""
+    if not sp.issparse(A) or A.format != "bsr" or A.blocksize[0] != A.blocksize[1] or A.blocksize[0] == 1:
+        return []
+    if any(s.startswith("amg.block_size=") for s in _settings(params)):
+        return []
+    return [f"amg.block_size={A.blocksize[0]}"]
+
+
 def _arrays(A) -> tuple:
     """rows, cols, indptr, indices, data; scipy may keep spare room after the last entry, which is left out."""
     nnz = int(A.indptr[-1])
@@ -193,12 +202,14 @@ class Solver:
     A system of PDEs (linear elasticity: ux, uy, uz at each node) takes amg={"block_size": 3}, its unknowns
     interleaved node by node, and near_nullspace: the vectors the coarse levels must represent (PyAMG's B:
     shape (n, k), or (n,) for one), e.g. rigid_body_modes(coordinates). With block_size alone, the unit
-    vector of each component. The cpu backend on one process.
+    vector of each component. A scipy BSR matrix with square blocks of b > 1 rows (A.tobsr(blocksize=(b, b)))
+    sets amg.block_size to b unless params set it. The cpu backend on one process.
     """
 
     def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
+        settings = _settings(params) + _block_size_of(A, params)
         A = _csr(A, "A")
-        arrays, settings = _arrays(A), _settings(params)
+        arrays = _arrays(A)
         vectors = _near_nullspace(near_nullspace, A.shape[0])
         _started()
         self._core = _amgsolve.Solver(*arrays, settings, None if vectors is None else vectors.ravel(),

@@ -596,6 +596,21 @@ def test_a_systems_smoothers_scale_by_its_node_blocks():
         amgsolve.Solver(A, amg={"smoother": {"diagonal": "blocks"}})
 
 
+def test_a_bsr_matrix_gives_its_block_size():
+    A, points = elasticity_2d(64, 16)
+    b = np.ones(A.shape[0])
+    by_blocks = amgsolve.Solver(A.tobsr(blocksize=(2, 2)))
+    assert by_blocks.setup["block_size"] == 2
+    # The same matrix (BSR keeps a block's zeros as entries) with the key: the same solve, bit for bit.
+    by_key = amgsolve.Solver(A.tobsr(blocksize=(2, 2)).tocsr(), amg={"block_size": 2})
+    x, info = by_blocks.solve(b)
+    assert info["iterations"] > 1 and info["residuals"] == by_key.solve(b)[1]["residuals"]
+    # A block size set in the parameters wins; blocks of one row or not square set none.
+    assert amgsolve.Solver(A.tobsr(blocksize=(2, 2)), **{"amg.block_size": 1}).setup["block_size"] == 1
+    assert amgsolve.Solver(A.tobsr(blocksize=(1, 1))).setup["block_size"] == 1
+    assert amgsolve.Solver(A.tobsr(blocksize=(2, 4))).setup["block_size"] == 1
+
+
 def test_near_nullspace_and_rigid_body_modes_refuse_what_does_not_fit():
     A, points = elasticity_2d(8, 4)
     with pytest.raises(amgsolve.InputError, match="near_nullspace: shape"):
