@@ -127,8 +127,9 @@ class Hierarchy {
   // empty where the coarsest level is smoothed.
   const std::shared_ptr<const CsrMatrix<Value>>& coarsest_on_host() const { return coarsest_host_; }
   const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
-  // A singular matrix (amg.nullspace resolved to constant): the coarsest level's nullspace vector B.
-  bool singular() const { return params_.nullspace == NullspaceChoice::constant; }
+  // A singular matrix: the coarsest level's nullspace, its m vectors one after the other.
+  // A singular matrix (amg.nullspace resolved to constant, or for a system to near_nullspace).
+  bool singular() const { return params_.singular(); }
   const Vector<double>& coarse_nullspace() const { return coarse_nullspace_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
@@ -181,6 +182,7 @@ class Hierarchy {
   // `kept`'s products too). Defined in amg/resetup.hpp.
   void build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept, bool numeric_only);
   void add_smoothed_coarsest(Shared A, const SmootherSpec& smoother, const LevelInfo& info);
+  void resolve_nullspace_of_system(const Csr& A);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
                     std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace, const LevelInfo& info);
 

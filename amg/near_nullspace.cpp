@@ -53,12 +53,10 @@ std::string system_support_problem(BackendKind kind, bool distributed) {
          (distributed ? "over MPI ranks" : "on the " + std::string(to_string(kind)) + " backend");
 }
 
-void require_nonsingular_system(NullspaceChoice nullspace) {
+void require_system_nullspace_choice(NullspaceChoice nullspace) {
   if (nullspace == NullspaceChoice::constant)
-    throw InputError("amg.block_size or a near-nullspace is given with amg.nullspace constant (declared, or found by "
-                     "auto where every row sums to zero: a structure free to move): a system is solved only where "
-                     "its matrix is nonsingular (fix some unknowns: Dirichlet conditions; or set amg.nullspace: none "
-                     "for a nonsingular matrix)");
+    throw InputError("amg.nullspace constant is a scalar problem's: a system's nullspace (amg.block_size or a "
+                     "near-nullspace) is found among its near-nullspace vectors: use auto or near_nullspace");
 }
 
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {

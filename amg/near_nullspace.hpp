@@ -72,9 +72,9 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
 // process only, so far.
 std::string system_support_problem(BackendKind kind, bool distributed);
 
-// A system's matrix must be nonsingular: one whose rows sum to zero (`constant`: a structure free to move)
-// has more than the constant in its nullspace, which the coarsest solve does not know. An InputError then.
-void require_nonsingular_system(NullspaceChoice nullspace);
+// A system's nullspace is found among its near-nullspace vectors (amg/system_nullspace.hpp): amg.nullspace
+// constant, a scalar problem's, is an InputError for it.
+void require_system_nullspace_choice(NullspaceChoice nullspace);
 
 // The rigid-body modes of linear elasticity at nodes with the given coordinates (nodes x dimension, row by
 // row; dimension 2 or 3), for unknowns interleaved per node: the translations and the rotations about the

@@ -57,12 +57,20 @@ std::string number(double v) {
 }  // namespace
 
 NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice) {
+  require_scalar_nullspace_choice(choice);
   if (choice == NullspaceChoice::none || A.rows == 0) return NullspaceChoice::none;
   return resolve_nullspace(largest_relative_row_sum(A), [&] { return connected_components(A); }, choice);
 }
 
+void require_scalar_nullspace_choice(NullspaceChoice choice) {
+  if (choice == NullspaceChoice::near_nullspace)
+    throw InputError("amg.nullspace near_nullspace is a system's: it needs amg.block_size above 1 or near-nullspace "
+                     "vectors (a scalar problem's nullspace is the constant: auto or constant)");
+}
+
 NullspaceChoice resolve_nullspace(const RowSum& row_sum, const std::function<Index()>& count_components,
                                   NullspaceChoice choice) {
+  require_scalar_nullspace_choice(choice);
   if (choice == NullspaceChoice::none) return NullspaceChoice::none;
   const bool zero_sums = row_sum.relative <= zero_row_sum_tolerance<double>();
   if (choice == NullspaceChoice::constant && row_sum.relative > 1e-8)

@@ -45,6 +45,9 @@ RowSum largest_relative_row_sum(const CpuBackend&, const CsrMatrix<Value>& A) {
 // Connected components of the matrix's graph (its pattern, taken as undirected).
 Index connected_components(const CsrMatrix<double>& A);
 
+// amg.nullspace near_nullspace is a system's (amg/system_nullspace.hpp): an InputError for a scalar problem.
+void require_scalar_nullspace_choice(NullspaceChoice choice);
+
 // amg.nullspace for a host matrix in double, checked: `constant` on a matrix whose rows do not sum to zero,
 // or a singular matrix whose graph falls apart, is an InputError saying which row or how many parts.
 // Returns none or constant.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/enum_names.hpp"
 #include "sparse/csr.hpp"
@@ -45,10 +46,14 @@ inline constexpr EnumName<SpectralRadius> kSpectralRadiusNames[] = {{"lanczos", 
 constexpr const auto& names_of(SpectralRadius) { return kSpectralRadiusNames; }
 
 // The nullspace of the matrix (amg/nullspace.hpp): `automatic` finds the constant where every row sums to
-// zero, `constant` declares it (a pure-Neumann or graph Laplacian), `none` treats the matrix as nonsingular.
-enum class NullspaceChoice { automatic, none, constant };
-inline constexpr EnumName<NullspaceChoice> kNullspaceChoiceNames[] = {
-    {"auto", NullspaceChoice::automatic}, {"none", NullspaceChoice::none}, {"constant", NullspaceChoice::constant}};
+// zero (for a system: the combinations of its near-nullspace vectors that A maps to zero), `constant`
+// declares it (a pure-Neumann or graph Laplacian), `near_nullspace` declares a system's near-nullspace vectors
+// to be A's nullspace (a free-floating structure's rigid-body modes), `none` treats the matrix as nonsingular.
+enum class NullspaceChoice { automatic, none, constant, near_nullspace };
+inline constexpr EnumName<NullspaceChoice> kNullspaceChoiceNames[] = {{"auto", NullspaceChoice::automatic},
+                                                                      {"none", NullspaceChoice::none},
+                                                                      {"constant", NullspaceChoice::constant},
+                                                                      {"near_nullspace", NullspaceChoice::near_nullspace}};
 constexpr const auto& names_of(NullspaceChoice) { return kNullspaceChoiceNames; }
 
 // Vectors the coarse levels of a system must represent (amg/near_nullspace.hpp): `count` vectors over the
@@ -122,7 +127,11 @@ struct AmgParams {
   // constant.
   int block_size = 1;
   NearNullspaceVectors near_nullspace;
+  // A singular system's nullspace (amg.nullspace resolved to near_nullspace, amg/nullspace.hpp): m
+  // combinations of its k near-nullspace vectors, nullspace vector j = sum_v nullspace_combinations[j k + v] b_v.
+  std::shared_ptr<const std::vector<double>> nullspace_combinations;
   bool is_system() const { return block_size > 1 || near_nullspace.count > 0; }
+  bool singular() const { return nullspace == NullspaceChoice::constant || nullspace == NullspaceChoice::near_nullspace; }
 };
 
 }  // namespace amgsolve

@@ -124,6 +124,7 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
   params_.nullspace = structure_of.params_.nullspace;  // the structure's aggregates were made for it
   params_.block_size = structure_of.params_.block_size;  // and its tentative prolongators for its nodes and B
   params_.near_nullspace = structure_of.params_.near_nullspace;
+  params_.nullspace_combinations = structure_of.params_.nullspace_combinations;
   build_with_structure(backend, std::move(A), structure_of, false);
 }
 

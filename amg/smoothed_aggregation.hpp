@@ -42,6 +42,7 @@
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
+#include "amg/system_nullspace.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "backend/backend.hpp"
 #include "common/error.hpp"
@@ -149,6 +150,8 @@ class SmoothedAggregation {
       clock.lap(t.strength);
       Aggregates aggregates =
           mis2_aggregation(strength.nodes, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+      // A singular system's nullspace must reach every level through T B_c = B: no node left out.
+      if (params_.singular()) aggregate_left_out_nodes(aggregates);
       clock.lap(t.aggregation);
       if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
       CoarseningStep<Backend, Value> step;
@@ -264,7 +267,10 @@ class SmoothedAggregation {
                            const std::function<void()>& prolongator_built = {}) const {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
-    const bool has_weak = strength.weak_entries > 0;
+    // A singular system's prolongator is smoothed with A itself: lumping row by row keeps A_f 1 = A 1, not
+    // A_f B = 0 for a rotation, and P B_c = B must hold for its nullspace to be every level's
+    // (amg/system_nullspace.hpp).
+    const bool has_weak = strength.weak_entries > 0 && !(near && params_.singular());
     // A node without strong couplings is an aggregate of its own for a singular matrix, in none otherwise.
     const IsolatedRows isolated = params_.nullspace == NullspaceChoice::constant ? IsolatedRows::keep_weak
                                                                                  : IsolatedRows::diagonal_alone;
@@ -429,7 +435,9 @@ class SmoothedAggregation {
                                          " multiply-adds, too many");
     }
     Vector<double> nullspace;
-    if (params_.nullspace == NullspaceChoice::constant) {
+    if (params_.nullspace == NullspaceChoice::near_nullspace) {
+      nullspace = nullspace_vectors(*near, *params_.nullspace_combinations);  // B C of this level's B
+    } else if (params_.nullspace == NullspaceChoice::constant) {
       if (info.level == 0)  // the finest level (weights empty on every rank): B = 1
         nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);
       else
@@ -477,14 +485,29 @@ class SmoothedAggregation {
 
 // ---- the hierarchy's construction and filling (declared in hierarchy.hpp)
 
-// A system (near_nullspace.hpp) is set up on the cpu backend of one process, for a nonsingular matrix: an
-// InputError otherwise (the Solver says so before it builds a hierarchy).
+// A system (near_nullspace.hpp) is set up on the cpu backend of one process, with its nullspace among its
+// near-nullspace vectors: an InputError otherwise (the Solver says so before it builds a hierarchy).
 template <class Backend>
 void require_system_supported(const AmgParams& params) {
   if (!params.is_system()) return;
   if constexpr (!std::is_same_v<Backend, CpuBackend>)
     throw InputError(system_support_problem(Backend::kind, Backend::kind == BackendKind::cpu));
-  require_nonsingular_system(params.nullspace);
+  require_system_nullspace_choice(params.nullspace);
+}
+
+// amg.nullspace of a system, resolved where the caller (the Solver) has not: its combinations of the
+// near-nullspace vectors (amg/system_nullspace.hpp), on the host in double.
+template <class Backend, class Value>
+void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Csr& A) {
+  if constexpr (std::is_same_v<Backend, CpuBackend>) {
+    const bool resolved = params_.nullspace == NullspaceChoice::none ||
+                          (params_.nullspace == NullspaceChoice::near_nullspace && params_.nullspace_combinations);
+    if (resolved) return;
+    if constexpr (std::is_same_v<Value, double>)
+      resolve_system_nullspace(A, params_);
+    else
+      resolve_system_nullspace(cast_values<double>(A), params_);
+  }
 }
 
 template <class Backend, class Value>
@@ -493,12 +516,17 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
     : params_(params) {
   Timer total;
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
-  if (params_.nullspace == NullspaceChoice::automatic) {
+  require_system_supported<Backend>(params_);
+  if (params_.is_system()) {
+    resolve_nullspace_of_system(*A);
+  } else {
+    require_scalar_nullspace_choice(params_.nullspace);
+  }
+  if (!params_.is_system() && params_.nullspace == NullspaceChoice::automatic) {
     const bool zero_row_sums = backend.global_rows(*A) > 0 &&
                                largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
     params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
   }
-  require_system_supported<Backend>(params_);
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);
   setup_seconds_ = total.seconds();

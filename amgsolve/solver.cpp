@@ -8,10 +8,12 @@
 #include <exception>
 #include <limits>
 #include <new>
+#include <optional>
 #include <type_traits>
 
 #include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
+#include "amg/system_nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/parameter_ranges.hpp"
@@ -258,6 +260,7 @@ class SolverOn final : public Solver::Impl {
         A_csr_(backend_.csr(std::move(A))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
+    hold_system_nullspace();
     finish_setup();
     fill_summary(setup_timer_.seconds());
   }
@@ -306,19 +309,18 @@ class SolverOn final : public Solver::Impl {
       effective.tolerance = held_tolerance(effective, solving().norm2(b_on));
     }
     const double tolerance = effective.tolerance;
-    double constant_part = 0;  // c = ||b's constant part|| / ||b||, which no A x (A 1 = 0) takes away
+    double nullspace_part = 0;  // c = ||b's part along the nullspace|| / ||b||, which no A x takes away
     if (singular) {
-      // Only b's part in the range can be reached: a larger constant part is an error, a smaller one (below
-      // the tolerance) is removed so that the iteration sees a consistent system.
-      const double sum = solving().sum(b_on), norm = solving().norm2(b_on);
-      require_consistent_rhs(sum, norm, b.size(), tolerance, "the right-hand side");
-      solving().remove_mean(b_on);
-      if (norm > 0) constant_part = std::abs(sum) / (std::sqrt(static_cast<double>(b.size())) * norm);
-      effective.tolerance = range_tolerance(tolerance, constant_part);
+      // Only b's part in the range can be reached: a larger part along the nullspace is an error, a smaller
+      // one (below the tolerance) is removed so that the iteration sees a consistent system.
+      nullspace_part = consistent_part_of(b_on, b.size(), tolerance);
+      remove_nullspace(b_on);
+      effective.tolerance = range_tolerance(tolerance, nullspace_part);
     }
     // The iteration's residuals are of b's range part; the caller's, of b: sqrt(h^2 (1 - c^2) + c^2).
-    const auto of_b = [constant_part](double h) {
-      return constant_part == 0 ? h : std::sqrt(h * h * (1 - constant_part * constant_part) + constant_part * constant_part);
+    const auto of_b = [nullspace_part](double h) {
+      return nullspace_part == 0 ? h
+                                 : std::sqrt(h * h * (1 - nullspace_part * nullspace_part) + nullspace_part * nullspace_part);
     };
     const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
     Vec<double> x_on;
@@ -339,7 +341,7 @@ class SolverOn final : public Solver::Impl {
     }
     for (double& h : result.history) h = of_b(h);
     result.relative_residual = of_b(result.relative_residual);
-    if (singular) solving().remove_mean(x_on);  // the solution of least norm: x is defined up to a constant
+    if (singular) remove_nullspace(x_on);  // the solution of least norm: x is defined up to the nullspace
     solving().download(x_on, x);
     if (exponent != 0) {
       Vector<double> back = scaled_back(x, exponent, "solution");
@@ -446,7 +448,7 @@ class SolverOn final : public Solver::Impl {
       why = "the matrix's pattern changed";
       return false;
     }
-    if (resolve_nullspace(backend_, *A_new, params.amg.nullspace) != hierarchy_.params().nullspace) {
+    if (!same_nullspace(*A_new)) {
       why = "the matrix's nullspace changed";
       return false;
     }
@@ -554,7 +556,36 @@ class SolverOn final : public Solver::Impl {
       solving().convert(z_cycle_, z);
     }
     // Keeps the search directions orthogonal to the nullspace, which rounding would otherwise feed.
-    if (hierarchy_.singular()) solving().remove_mean(z);
+    if (hierarchy_.singular()) remove_nullspace(z);
+  }
+
+  // A singular system's nullspace basis on the finest level (amg/system_nullspace.hpp), for the outer
+  // iteration's projections; only the cpu backend sets up a system.
+  void hold_system_nullspace() {
+    const AmgParams& amg = hierarchy_.params();
+    if (amg.nullspace != NullspaceChoice::near_nullspace) return;
+    system_nullspace_.emplace(finest_near_nullspace(rows_, amg.block_size, amg.near_nullspace),
+                              *amg.nullspace_combinations);
+  }
+
+  // v -= its part along the nullspace of a singular matrix: the constant's mean, or a system's vectors'.
+  void remove_nullspace(Vec<double>& v) const {
+    if (!system_nullspace_) return solving().remove_mean(v);
+    if constexpr (std::is_same_v<Vec<double>, Vector<double>>) system_nullspace_->project(v);
+  }
+
+  // b's part along the nullspace, ||Q^T b|| / ||b||, checked against the tolerance (an InputError above it).
+  double consistent_part_of(const Vec<double>& b_on, std::size_t n, double tolerance) const {
+    if (system_nullspace_) {
+      if constexpr (std::is_same_v<Vec<double>, Vector<double>>) {
+        const double part = system_nullspace_->part(b_on);
+        require_consistent_rhs(part, system_nullspace_->vectors(), tolerance, "the right-hand side");
+        return part;
+      }
+    }
+    const double sum = solving().sum(b_on), norm = solving().norm2(b_on);
+    require_consistent_rhs(sum, norm, n, tolerance, "the right-hand side");
+    return norm > 0 ? std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm) : 0.0;
   }
 
   // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
@@ -698,10 +729,25 @@ class SolverOn final : public Solver::Impl {
       return {};
   }
 
+  // Whether A_new has the nullspace the hierarchy was built for (a system's: the same combinations).
+  bool same_nullspace(const typename Backend::template Csr<double>& A_new) const {
+    const AmgParams& amg = hierarchy_.params();
+    if constexpr (std::is_same_v<Backend, CpuBackend>) {
+      if (amg.is_system()) {
+        AmgParams again = params.amg;
+        resolve_system_nullspace(A_new, again);
+        return again.nullspace == amg.nullspace &&
+               (!again.nullspace_combinations || *again.nullspace_combinations == *amg.nullspace_combinations);
+      }
+    }
+    return resolve_nullspace(backend_, A_new, params.amg.nullspace) == amg.nullspace;
+  }
+
   void fill_summary(double seconds) {
     summary.backend = SolveBackend::kind;
     const AmgParams& amg = hierarchy_.params();
     summary.nullspace = to_string(amg.nullspace);
+    summary.nullspace_vectors = system_nullspace_ ? system_nullspace_->vectors() : amg.singular() ? 1 : 0;
     summary.block_size = amg.block_size;
     summary.near_nullspace_vectors = amg.near_nullspace.count > 0 ? amg.near_nullspace.count : amg.block_size;
     summary.levels = hierarchy_.info();
@@ -732,6 +778,7 @@ class SolverOn final : public Solver::Impl {
   std::shared_ptr<const typename SolveBackend::template Matrix<double>> A_;
   std::unique_ptr<Vcycle<SolveBackend, CycleValue>> cycle_;
   Vec<CycleValue> r_cycle_, z_cycle_;  // the cycle's input and output when it runs in float
+  std::optional<NullspaceProjection> system_nullspace_;  // a singular system's (hold_system_nullspace)
 };
 
 // Where A has an entry that float cannot hold (solver.precision: mixed sets up and cycles in float): beyond
@@ -855,7 +902,7 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
 void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind,
                               bool distributed) {
   if (const std::string problem = system_support_problem(kind, distributed); !problem.empty()) throw InputError(problem);
-  require_nonsingular_system(params.amg.nullspace);
+  require_system_nullspace_choice(params.amg.nullspace);
   if (const std::string problem = near_nullspace_problem(A.rows, params.amg.block_size, params.amg.near_nullspace);
       !problem.empty())
     throw InputError(problem);
@@ -868,12 +915,15 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
   Parameters resolved = params;
-  resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
+  if (!resolved.amg.is_system()) resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
   if (resolved.amg.is_system() && resolved.backend == BackendChoice::automatic)
     resolved.backend = BackendChoice::cpu;  // auto: where a system can be set up
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
-  if (resolved.amg.is_system()) require_system_supported(*A, resolved, kind, distributed);
+  if (resolved.amg.is_system()) {
+    require_system_supported(*A, resolved, kind, distributed);
+    resolve_system_nullspace(*A, resolved.amg);  // among its near-nullspace vectors (amg/system_nullspace.hpp)
+  }
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
 #endif

@@ -57,7 +57,11 @@ struct SetupSummary {
   Index local_rows = 0;  // this rank's rows of the finest level
   CommunicationStats communication;  // what this rank's setup sent and waited for (several ranks)
   HaloMode halo_exchange = HaloMode::overlap;  // how the solve's products meet their halo (several ranks)
-  std::string nullspace = "none";  // amg.nullspace resolved: "constant" for a singular matrix, solved on its range
+  // amg.nullspace resolved: "constant" for a singular matrix, "near_nullspace" for a singular system (its
+  // nullspace among its near-nullspace vectors), each solved on its range; and the nullspace's vectors (0, 1
+  // for the constant, a system's count).
+  std::string nullspace = "none";
+  int nullspace_vectors = 0;
   int block_size = 1;              // amg.block_size: unknowns per node
   // The near-nullspace vectors the tentative prolongators carry (amg/near_nullspace.hpp): 1 for a scalar
   // problem (the constant), amg.block_size's unit vectors, or the given ones.

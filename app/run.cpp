@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "amg/near_nullspace.hpp"
+#include "amg/system_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/params.hpp"
 #include "amgsolve/solver.hpp"
@@ -235,6 +236,9 @@ class PrintingSolver final : public AmgSolver {
     if (setup.nullspace == "constant")
       progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
                "solution of zero mean\n");
+    if (setup.nullspace == "near_nullspace")
+      progress("  singular: A maps %d combinations of the near-nullspace vectors to zero (a structure free to move); "
+               "solved on the range, the solution orthogonal to them\n", setup.nullspace_vectors);
     // On the cpu backend the solve's sliced ELLPACK copies replace the hierarchy's CSR matrices they copy, so
     // the hierarchy's bytes alone would understate what the solve holds.
     const std::string solve_copies = setup.backend == BackendKind::cuda || setup.backend_bytes == 0
@@ -343,9 +347,25 @@ std::string rhs_name(const Config& config) {
 
 double norm_of(const Vector<double>& b) { return std::sqrt(std::inner_product(b.begin(), b.end(), b.begin(), 0.0)); }
 
+// A singular system (amg/system_nullspace.hpp) needs a right-hand side without a part along its nullspace
+// (loads in equilibrium): checked before the setup, as the constant's below. Vectors that do not fit the
+// matrix are left to require_near_nullspace_fits, which names their file.
+void require_solvable_system(const Config& config, const LinearProblem& problem) {
+  const AmgParams& given = config.amg;
+  if (!near_nullspace_problem(problem.A->rows, given.block_size, given.near_nullspace).empty()) return;
+  AmgParams amg = given;
+  resolve_system_nullspace(*problem.A, amg);
+  if (amg.nullspace != NullspaceChoice::near_nullspace) return;
+  const NullspaceProjection nullspace(finest_near_nullspace(problem.A->rows, amg.block_size, amg.near_nullspace),
+                                      *amg.nullspace_combinations);
+  require_consistent_rhs(nullspace.part(problem.b), nullspace.vectors(),
+                         held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
+}
+
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
 // here, before the setup (the Solver checks both again, for its library users).
 void require_solvable(const Config& config, const LinearProblem& problem) {
+  if (config.amg.is_system()) return require_solvable_system(config, problem);
   if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
   require_consistent_rhs(problem.b, held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
 }

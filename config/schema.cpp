@@ -466,7 +466,7 @@ std::vector<KeySpec> amg_keys() {
                       "and the tentative prolongator carries the near-nullspace (problem.near_nullspace or "
                       "problem.coordinates; by default the b unit vectors of the components) to every level by a "
                       "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend on one "
-                      "process, for a nonsingular matrix.")),
+                      "process; a singular system (a structure free to move) is solved on its range (amg.nullspace).")),
       library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
@@ -481,8 +481,13 @@ std::vector<KeySpec> amg_keys() {
       choice("amg.nullspace", FIELD(amg.nullspace),
              names_of(NullspaceChoice{}),
              "The matrix's nullspace. `auto`: the constants when every row sums to zero (a pure-Neumann or graph "
-             "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; "
-             "`constant`: declared (the rows must sum to zero); `none`: the matrix is taken to be nonsingular."),
+             "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; for "
+             "a system (amg.block_size, problem.near_nullspace or problem.coordinates) the combinations of its "
+             "near-nullspace vectors that A maps to zero (a structure free to move: its rigid-body modes; "
+             "solved on its range, the loads in equilibrium); "
+             "`constant`: declared (the rows must sum to zero); `near_nullspace`: a system's near-nullspace vectors "
+             "declared to be the nullspace (A must map each to zero); `none`: the matrix is taken to be "
+             "nonsingular."),
       choice("amg.spectral_radius", FIELD(amg.spectral_radius),
              names_of(SpectralRadius{}),
              "Estimate of rho(D^-1 A) on each level, for the prolongator weight and the Chebyshev interval. "
@@ -750,11 +755,26 @@ const std::vector<KeySpec>& config_schema() {
   return schema;
 }
 
+// amg.nullspace's declared choices are each for one kind of problem: constant a scalar one's, near_nullspace a
+// system's (amg/system_nullspace.hpp).
+void check_nullspace(const KeyReader& r, const Config& c) {
+  const MatrixMarketParams& files = c.problem.matrix_market;
+  const bool system = c.amg.block_size > 1 || (c.problem.type == ProblemType::matrix_market &&
+                                                (!files.near_nullspace.empty() || !files.coordinates.empty()));
+  if (system && c.amg.nullspace == NullspaceChoice::constant)
+    r.fail_at("amg.nullspace", "amg.nullspace constant is a scalar problem's: a system's nullspace is found among its "
+                               "near-nullspace vectors (auto, or near_nullspace to declare them all)");
+  if (!system && c.amg.nullspace == NullspaceChoice::near_nullspace)
+    r.fail_at("amg.nullspace", "amg.nullspace near_nullspace is a system's: it needs amg.block_size above 1, "
+                               "problem.near_nullspace or problem.coordinates");
+}
+
 void check_config(const KeyReader& r, Config& c) {
   if (c.problem.type == ProblemType::poisson) check_poisson(r, c.problem.poisson);
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);
+  check_nullspace(r, c);
   const bool post_given = r.is_set("amg.smoother.post_steps");
   if (const std::string problem = smoothing_steps_problem(c.amg.pre_smooth, c.amg.post_smooth, c.solver.type, post_given);
       !problem.empty())

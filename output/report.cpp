@@ -84,6 +84,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"grid_complexity", s.grid_complexity},
           {"spgemm_backend", s.spgemm_backend},
           {"nullspace", s.nullspace},
+          {"nullspace_vectors", s.nullspace_vectors},
           {"block_size", s.block_size},
           {"near_nullspace_vectors", s.near_nullspace_vectors},
           {"hierarchy_bytes", s.hierarchy_bytes},

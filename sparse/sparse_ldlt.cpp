@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -31,37 +32,65 @@ bool positive_pivots(const Eigen::VectorXd& pivots, const Eigen::VectorXd& diago
   return true;
 }
 
-// The nullspace of a singular matrix, normalised, and the node pinned to zero (the largest |B_k|).
+// The nullspace of a singular matrix: its m vectors orthonormalised (modified Gram-Schmidt, twice), and m
+// nodes pinned to zero where the basis is well conditioned (one vector: the largest |B_k|; several: the pivot
+// rows of an LU factorisation of the basis with full pivoting), so that the matrix without them is SPD.
 struct Nullspace {
-  Eigen::VectorXd basis;  // empty: the matrix is nonsingular
-  Eigen::Index pinned = -1;
+  std::vector<Eigen::VectorXd> basis;  // empty: the matrix is nonsingular
+  std::vector<Eigen::Index> pinned;    // sorted
+  std::vector<Eigen::Index> reduced_index;  // each row's in the matrix without the pinned ones (-1: pinned)
 
   Nullspace(const Vector<double>& B, Index rows) {
     if (B.empty()) return;
-    if (B.size() != static_cast<std::size_t>(rows))
+    if (rows == 0 || B.size() % static_cast<std::size_t>(rows) != 0)
       throw Error("the coarsest level's nullspace has " + std::to_string(B.size()) + " entries for " +
                   std::to_string(rows) + " rows");
-    basis = Eigen::Map<const Eigen::VectorXd>(B.data(), static_cast<Eigen::Index>(B.size()));
-    basis.normalize();
-    basis.cwiseAbs().maxCoeff(&pinned);
+    const auto m = static_cast<Eigen::Index>(B.size() / static_cast<std::size_t>(rows));
+    const Eigen::Map<const Eigen::MatrixXd> vectors(B.data(), rows, m);
+    for (Eigen::Index v = 0; v < m; ++v) {
+      Eigen::VectorXd q = vectors.col(v);
+      for (int pass = 0; pass < 2; ++pass)
+        for (const Eigen::VectorXd& earlier : basis) q -= earlier.dot(q) * earlier;
+      q.normalize();
+      basis.push_back(std::move(q));
+    }
+    if (m == 1) {
+      Eigen::Index k;
+      basis[0].cwiseAbs().maxCoeff(&k);
+      pinned = {k};
+    } else {
+      Eigen::MatrixXd Q(rows, m);
+      for (Eigen::Index v = 0; v < m; ++v) Q.col(v) = basis[static_cast<std::size_t>(v)];
+      const Eigen::FullPivLU<Eigen::MatrixXd> lu(Q);
+      // P Q's first m rows are the pivots: P applied to the row numbers says which rows of Q they are.
+      const Eigen::VectorXi order = lu.permutationP() * Eigen::VectorXi::LinSpaced(rows, 0, rows - 1);
+      for (Eigen::Index v = 0; v < m; ++v) pinned.push_back(order[v]);
+      std::sort(pinned.begin(), pinned.end());
+    }
+    reduced_index.assign(static_cast<std::size_t>(rows), 0);
+    Eigen::Index next = 0;
+    for (Eigen::Index i = 0; i < rows; ++i)
+      reduced_index[static_cast<std::size_t>(i)] = std::binary_search(pinned.begin(), pinned.end(), i) ? -1 : next++;
   }
-  bool empty() const { return basis.size() == 0; }
-  // Index in the matrix without the pinned row and column.
-  Eigen::Index reduced(Eigen::Index i) const { return i < pinned || empty() ? i : i - 1; }
-  Eigen::Index size(Index rows) const { return empty() ? rows : rows - 1; }
-  // v - (basis^T v) basis
+  bool empty() const { return basis.empty(); }
+  bool is_pinned(Eigen::Index i) const { return !empty() && reduced_index[static_cast<std::size_t>(i)] < 0; }
+  // Index in the matrix without the pinned rows and columns.
+  Eigen::Index reduced(Eigen::Index i) const { return empty() ? i : reduced_index[static_cast<std::size_t>(i)]; }
+  Eigen::Index size(Index rows) const { return rows - static_cast<Eigen::Index>(pinned.size()); }
+  // v - Q Q^T v, vector by vector
   void project(Eigen::VectorXd& v) const {
-    if (!empty()) v -= basis.dot(v) * basis;
+    for (const Eigen::VectorXd& q : basis) v -= q.dot(v) * q;
   }
+  std::size_t values() const { return basis.empty() ? 0 : basis.size() * static_cast<std::size_t>(basis[0].size()); }
 };
 
 // The entries of A, without the pinned row and column, in reduced indices.
 template <class Value, class Add>
 void for_each_kept_entry(const CsrMatrix<Value>& A, const Nullspace& nullspace, Add add) {
   for (Index i = 0; i < A.rows; ++i) {
-    if (i == nullspace.pinned) continue;
+    if (nullspace.is_pinned(i)) continue;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      if (A.col[k] != nullspace.pinned)
+      if (!nullspace.is_pinned(A.col[k]))
         add(nullspace.reduced(i), nullspace.reduced(A.col[k]), static_cast<double>(A.val[k]));
   }
 }
@@ -116,7 +145,7 @@ std::uint64_t SparseLdlt<Value>::bytes() const {
   return static_cast<std::uint64_t>(L.nonZeros()) * (sizeof(double) + sizeof(StorageIndex)) +
          (n + 1) * sizeof(StorageIndex) + n * sizeof(double) +  // L's column starts, D
          2 * n * sizeof(StorageIndex) +                         // the ordering and its inverse
-         static_cast<std::uint64_t>(impl_->nullspace.basis.size()) * sizeof(double);
+         static_cast<std::uint64_t>(impl_->nullspace.values()) * sizeof(double);
 }
 
 template <class Value>
@@ -135,12 +164,12 @@ void SparseLdlt<Value>::solve(const Vector<Value>& b, Vector<Value>& x) const {
     s.solution = s.factor.solve(s.rhs);
   } else {
     N.project(s.rhs);  // onto the range: what A x can reach
-    s.reduced_rhs.resize(n - 1);
+    s.reduced_rhs.resize(N.size(static_cast<Index>(n)));
     for (Eigen::Index i = 0; i < n; ++i)
-      if (i != N.pinned) s.reduced_rhs[N.reduced(i)] = s.rhs[i];
+      if (!N.is_pinned(i)) s.reduced_rhs[N.reduced(i)] = s.rhs[i];
     const Eigen::VectorXd reduced = s.factor.solve(s.reduced_rhs);
     s.solution.resize(n);
-    for (Eigen::Index i = 0; i < n; ++i) s.solution[i] = i == N.pinned ? 0.0 : reduced[N.reduced(i)];
+    for (Eigen::Index i = 0; i < n; ++i) s.solution[i] = N.is_pinned(i) ? 0.0 : reduced[N.reduced(i)];
     N.project(s.solution);  // the solution of least norm
   }
   x.resize(b.size());
@@ -183,13 +212,14 @@ Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nu
   Eigen::MatrixXd inverse = Eigen::MatrixXd::Zero(n, n);
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = 0; i < n; ++i)
-      if (i != N.pinned && j != N.pinned) inverse(i, j) = reduced(N.reduced(i), N.reduced(j));
-  if (!N.empty()) {
-    // (I - u u^T) E (I - u u^T) = E - u w^T - w u^T + (u^T w) u u^T with w = E u: two rank-one updates.
-    const Eigen::VectorXd w = inverse * N.basis;
-    const double uw = N.basis.dot(w);
-    inverse -= N.basis * w.transpose() + w * N.basis.transpose();
-    inverse += uw * N.basis * N.basis.transpose();
+      if (!N.is_pinned(i) && !N.is_pinned(j)) inverse(i, j) = reduced(N.reduced(i), N.reduced(j));
+  for (const Eigen::VectorXd& u : N.basis) {
+    // (I - u u^T) E (I - u u^T) = E - u w^T - w u^T + (u^T w) u u^T with w = E u: two rank-one updates, per
+    // basis vector (orthonormal: the projections commute).
+    const Eigen::VectorXd w = inverse * u;
+    const double uw = u.dot(w);
+    inverse -= u * w.transpose() + w * u.transpose();
+    inverse += uw * u * u.transpose();
   }
   // Symmetric to rounding; made exactly so, so that a row can be read for a column.
   const Eigen::MatrixXd symmetric = 0.5 * (inverse + inverse.transpose());

@@ -3,11 +3,12 @@
 // Galerkin operator, computed in double whatever the hierarchy's value type. A non-positive pivot means
 // the coarse operator, and so the input matrix, is not positive definite: that is reported, not hidden.
 //
-// A singular coarsest matrix with a known one-vector nullspace B (amg.nullspace, amg/nullspace.hpp) is
-// solved on its range instead, x = A^+ b, the pseudo-inverse: with b projected onto the range (b - (B^T b)
-// B / B^T B), one node k (the largest |B_k|) is pinned, x_k = 0, and the rest solve the matrix without row
-// and column k, which is SPD when A's graph is connected; that x satisfies A x = b (row k follows from B^T A
-// = 0 and B^T b = 0), and projecting out B gives the solution of least norm, A^+ b.
+// A singular coarsest matrix with a known nullspace B (amg.nullspace, amg/nullspace.hpp: the constant, or
+// the m vectors of a free-floating system) is solved on its range instead, x = A^+ b, the pseudo-inverse:
+// with b projected onto the range (b - Q Q^T b, Q an orthonormal basis of B), m nodes P are pinned, x_P = 0,
+// and the rest solve the matrix without rows and columns P, which is SPD where Q's rows P are nonsingular
+// (one vector: the node of the largest |B_k|; for a connected graph); that x satisfies A x = b (rows P follow
+// from B^T A = 0 and B^T b = 0), and projecting out B gives the solution of least norm, A^+ b.
 #include <cstdint>
 #include <memory>
 
@@ -18,7 +19,7 @@ namespace amgsolve {
 template <class Value>
 class SparseLdlt {
  public:
-  // nullspace: empty, or the vector B with A B = 0.
+  // nullspace: empty, or the m vectors B with A B = 0, each of A.rows entries, one after the other.
   explicit SparseLdlt(const CsrMatrix<Value>& A, const Vector<double>& nullspace = {});
   ~SparseLdlt();
   SparseLdlt(SparseLdlt&&) noexcept;
@@ -40,7 +41,7 @@ template <class Value>
 double factorisation_work(const CsrMatrix<Value>& A);
 
 // The same solve as a dense n x n matrix, symmetric, by dense Cholesky in double: A^-1, or A^+ with the
-// nullspace B (for the cuda backend, which applies it as a product on the device).
+// nullspace B as above (for the cuda backend, which applies it as a product on the device).
 template <class Value>
 Vector<double> dense_inverse(const CsrMatrix<Value>& A, const Vector<double>& nullspace = {});
 

@@ -548,6 +548,45 @@ TEST(Cli, ANearNullspaceFileIsTheSameAsItsCoordinates) {
   EXPECT_EQ(field(f, "solve.history"), field(p, "solve.history"));
 }
 
+// A body held nowhere (singular): its rigid-body modes from full-precision coordinates are found to be the
+// nullspace, and loads in equilibrium solve to the solution orthogonal to them; a load with a net force is
+// refused before the setup, naming its file.
+TEST(Cli, AFloatingBodySolvesOnItsRangeAndRefusesANetForce) {
+  const ScratchDir dir;
+  Vector<double> xy;
+  const CsrMatrix<double> A = test::elasticity_2d(48, 12, xy, test::Support::floating);
+  write_matrix_market(dir.file("A.mtx"), A, true);
+  write_text(dir, "xy.mtx", dense_array(std::vector<double>(xy.begin(), xy.end()), 2));
+  // Loads pulling the two ends apart: equal and opposite, no net force or moment.
+  std::vector<double> stretch(static_cast<std::size_t>(A.rows), 0.0), pull(stretch.size(), 0.0);
+  const double right = xy[xy.size() - 2];  // the last node's x
+  for (std::size_t node = 0; node < xy.size() / 2; ++node) {
+    if (xy[2 * node] == 0.0) stretch[2 * node] = -1.0;
+    if (xy[2 * node] == right) stretch[2 * node] = 1.0;
+    pull[2 * node] = 1.0;  // the whole body to the right: a net force
+  }
+  write_text(dir, "stretch.mtx", array_vector(stretch));
+  write_text(dir, "pull.mtx", array_vector(pull));
+  const std::string cfg = matrix_config(dir);
+  const RunResult solved = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "problem.coordinates=xy.mtx",
+                                     "--set", "problem.rhs=stretch.mtx"});
+  ASSERT_EQ(solved.status, 0) << solved.err;
+  EXPECT_NE(solved.out.find("singular: A maps 3 combinations of the near-nullspace vectors to zero"), std::string::npos)
+      << solved.out;
+  const json r = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(r, "setup.nullspace"), "near_nullspace");
+  EXPECT_EQ(field(r, "setup.nullspace_vectors"), 3);
+  EXPECT_TRUE(field(r, "solve.converged").get<bool>());
+  const std::set<std::string> inputs = {"cfg.yaml", "A.mtx", "xy.mtx", "stretch.mtx", "pull.mtx", "R.json"};
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set", "problem.rhs=pull.mtx"}),
+                            dir, inputs, {"the right-hand side pull.mtx is inconsistent with the singular matrix"}));
+  // Declared nullspaces of the wrong kind name the key.
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx", "--set", "amg.nullspace=constant"}),
+                            dir, inputs, {"amg.nullspace constant is a scalar problem's"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "amg.nullspace=near_nullspace"}), dir, inputs,
+                            {"amg.nullspace near_nullspace is a system's"}));
+}
+
 TEST(Cli, SystemInputsThatDoNotFit) {
   const ScratchDir dir;
   write_elasticity(dir, 8, 4);

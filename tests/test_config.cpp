@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -170,12 +171,16 @@ TEST(Config, ReadsEveryKindOfValue) {
 }
 
 // Each name an enumeration's table declares (common/enum_names.hpp) is what its key reads, and name_of writes it.
+// `context`: other assignments a name needs to be valid (amg.nullspace near_nullspace: a system's block size).
 template <class Enum, class Field>
-void expect_every_name_read(const char* key, Field field) {
+void expect_every_name_read(const char* key, Field field,
+                            const std::function<std::vector<std::string>(const char*)>& context = {}) {
   for (const auto& [name, value] : names_of(Enum{})) {
     std::string assignment = key;  // appended, not key + "=" + name: GCC 12 warns falsely on that (-Warray-bounds)
     assignment.append("=").append(name);
-    const Config c = parse_config("", "cfg.yaml", {assignment});
+    std::vector<std::string> assignments = context ? context(name) : std::vector<std::string>{};
+    assignments.push_back(assignment);
+    const Config c = parse_config("", "cfg.yaml", assignments);
     EXPECT_TRUE(field(c) == value) << key << "=" << name;
     EXPECT_STREQ(name_of(value), name);
   }
@@ -188,7 +193,14 @@ TEST(Config, EveryDeclaredNameOfAChoiceIsRead) {
   expect_every_name_read<HaloMode>("solver.halo_exchange", [](const Config& c) { return c.solver.halo_exchange; });
   expect_every_name_read<SmootherType>("amg.smoother.type", [](const Config& c) { return c.amg.smoother.type; });
   expect_every_name_read<SpectralRadius>("amg.spectral_radius", [](const Config& c) { return c.amg.spectral_radius; });
-  expect_every_name_read<NullspaceChoice>("amg.nullspace", [](const Config& c) { return c.amg.nullspace; });
+  expect_every_name_read<NullspaceChoice>("amg.nullspace", [](const Config& c) { return c.amg.nullspace; },
+                                         [](const char* name) {
+                                           return std::string(name) == "near_nullspace"
+                                                      ? std::vector<std::string>{"amg.block_size=2"}
+                                                      : std::vector<std::string>{};
+                                         });
+  expect_every_name_read<SmootherDiagonal>("amg.smoother.diagonal",
+                                           [](const Config& c) { return c.amg.smoother.diagonal; });
   EXPECT_STREQ(name_of(static_cast<HaloMode>(9)), "?");
   EXPECT_FALSE(is_named(static_cast<SmootherType>(9)));
 }

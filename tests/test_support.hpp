@@ -157,13 +157,20 @@ inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
   return csr_from_triplets(static_cast<Index>(M.rows()), static_cast<Index>(M.cols()), std::move(t));
 }
 
+// How the 2D body below is held: clamped on its left edge (those nodes left out), not at all (free to
+// translate and rotate: its stiffness matrix is singular, with the three rigid-body modes as nullspace), or
+// by a spring of stiffness 1 in x and y at its corner (0, 0) (free to rotate about that corner alone).
+enum class Support { clamped, floating, pinned_corner };
+
 // Plane-strain linear elasticity (E = 1, nu = 0.3) with linear triangles on an nx x ny grid of the
-// rectangle [0, nx / ny] x [0, 1], clamped on its left edge (those nodes left out): unknowns (ux, uy) of
-// each free node, interleaved; `coordinates` receives the free nodes' (x, y).
-inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coordinates) {
+// rectangle [0, nx / ny] x [0, 1], held as `support` says: unknowns (ux, uy) of each free node, interleaved;
+// `coordinates` receives the free nodes' (x, y).
+inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coordinates,
+                                       Support support = Support::clamped) {
   const double E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
   const double h = 1.0 / ny;
-  const auto free_node = [&](Index i, Index j) { return (i - 1) * (ny + 1) + j; };  // i >= 1
+  const Index first = support == Support::clamped ? 1 : 0;  // the first column of free nodes
+  const auto free_node = [&](Index i, Index j) { return (i - first) * (ny + 1) + j; };
   std::vector<Triplet<double>> t;
   const auto add_triangle = [&](const std::array<std::array<Index, 2>, 3>& corners) {
     double x[3], y[3];
@@ -175,7 +182,7 @@ inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coord
     const double gy[3] = {(x[2] - x[1]) / det, (x[0] - x[2]) / det, (x[1] - x[0]) / det};
     for (int a = 0; a < 3; ++a)
       for (int b = 0; b < 3; ++b) {
-        if (corners[a][0] == 0 || corners[b][0] == 0) continue;  // clamped
+        if (corners[a][0] < first || corners[b][0] < first) continue;  // clamped
         const Index p = free_node(corners[a][0], corners[a][1]), q = free_node(corners[b][0], corners[b][1]);
         // The 2 x 2 block of B_a^T D B_b for strains (exx, eyy, 2 exy).
         const double xx = (lambda + 2 * mu) * gx[a] * gx[b] + mu * gy[a] * gy[b];
@@ -193,10 +200,11 @@ inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coord
       add_triangle({{{i, j}, {i + 1, j}, {i + 1, j + 1}}});
       add_triangle({{{i, j}, {i + 1, j + 1}, {i, j + 1}}});
     }
+  if (support == Support::pinned_corner) t.insert(t.end(), {{0, 0, 1.0}, {1, 1, 1.0}});
   coordinates.clear();
-  for (Index i = 1; i <= nx; ++i)
+  for (Index i = first; i <= nx; ++i)
     for (Index j = 0; j <= ny; ++j) coordinates.insert(coordinates.end(), {i * h, j * h});
-  const Index rows = 2 * nx * (ny + 1);
+  const Index rows = 2 * (nx + 1 - first) * (ny + 1);
   return csr_from_triplets(rows, rows, std::move(t));
 }
 

@@ -203,7 +203,9 @@ class Solver:
     interleaved node by node, and near_nullspace: the vectors the coarse levels must represent (PyAMG's B:
     shape (n, k), or (n,) for one), e.g. rigid_body_modes(coordinates). With block_size alone, the unit
     vector of each component. A scipy BSR matrix with square blocks of b > 1 rows (A.tobsr(blocksize=(b, b)))
-    sets amg.block_size to b unless params set it. The cpu backend on one process.
+    sets amg.block_size to b unless params set it. A system held nowhere (A maps some combinations of the
+    near_nullspace vectors to zero: rigid-body motions) is solved on its range, the solution orthogonal to
+    them, for b without a part along them. The cpu backend on one process.
     """
 
     def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
@@ -261,7 +263,7 @@ class Solver:
     @property
     def setup(self) -> dict:
         """What the setup built: backend, seconds, operator_complexity, grid_complexity, spgemm, nullspace
-        (what amg.nullspace resolved to), block_size, near_nullspace_vectors (1: a scalar problem's
+        (what amg.nullspace resolved to), nullspace_vectors, block_size, near_nullspace_vectors (1: a scalar problem's
         constant), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
         the aggregates were kept, and how the products were formed), levels."""
         return self._core.setup()

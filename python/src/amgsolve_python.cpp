@@ -294,6 +294,7 @@ class PySolver {
     d["grid_complexity"] = s.grid_complexity;
     d["spgemm"] = s.spgemm_backend;
     d["nullspace"] = s.nullspace;
+    d["nullspace_vectors"] = s.nullspace_vectors;
     d["block_size"] = s.block_size;
     d["near_nullspace_vectors"] = s.near_nullspace_vectors;
     d["hierarchy_bytes"] = s.hierarchy_bytes;

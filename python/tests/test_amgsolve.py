@@ -527,9 +527,10 @@ def test_the_preconditioner_has_a_transpose_only_where_the_cycle_is_symmetric():
         one_sided.aspreconditioner().rmatvec(r)
 
 
-def elasticity_2d(nx, ny, E=1.0, nu=0.3):
+def elasticity_2d(nx, ny, E=1.0, nu=0.3, clamped=True):
     """Plane-strain linear elasticity with linear triangles on an nx x ny grid of [0, nx/ny] x [0, 1], clamped
-    on its left edge: the matrix (unknowns ux, uy of each free node, interleaved) and the free nodes' points."""
+    on its left edge (or, clamped=False, held nowhere: singular): the matrix (unknowns ux, uy of each free
+    node, interleaved) and the free nodes' points."""
     h = 1.0 / ny
     X, Y = np.meshgrid(np.arange(nx + 1) * h, np.arange(ny + 1) * h, indexing="ij")
     points = np.c_[X.ravel(), Y.ravel()]
@@ -549,7 +550,7 @@ def elasticity_2d(nx, ny, E=1.0, nu=0.3):
         vals.append((abs(np.linalg.det(M)) / 2 * B.T @ D @ B).ravel())
     n = 2 * len(points)
     K = sp.csr_array((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    free_nodes = np.flatnonzero(points[:, 0] > 0)
+    free_nodes = np.flatnonzero(points[:, 0] > 0) if clamped else np.arange(len(points))
     free = np.c_[2 * free_nodes, 2 * free_nodes + 1].ravel()
     K = K[free][:, free].tocsr()
     return ((K + K.T) / 2).tocsr(), points[free_nodes]
@@ -594,6 +595,22 @@ def test_a_systems_smoothers_scale_by_its_node_blocks():
     assert "node blocks" not in point.setup["levels"][0]["smoother"]
     with pytest.raises(amgsolve.InputError, match="amg.smoother.diagonal"):
         amgsolve.Solver(A, amg={"smoother": {"diagonal": "blocks"}})
+
+
+def test_a_floating_body_solves_on_its_range():
+    A, points = elasticity_2d(96, 24, clamped=False)
+    B = amgsolve.rigid_body_modes(points)
+    Q, _ = np.linalg.qr(B)
+    b = np.random.default_rng(6).standard_normal(A.shape[0])
+    b -= Q @ (Q.T @ b)  # loads in equilibrium
+    solver = amgsolve.Solver(A, near_nullspace=B, amg={"block_size": 2})
+    assert solver.setup["nullspace"] == "near_nullspace" and solver.setup["nullspace_vectors"] == 3
+    x, info = solver.solve(b)
+    # A x = b and x orthogonal to the rigid-body modes: the pseudo-inverse's solution.
+    assert info["converged"] and relative_residual(A, x, b) <= 1e-8
+    assert np.linalg.norm(Q.T @ x) <= 1e-12 * np.linalg.norm(x)
+    with pytest.raises(amgsolve.InputError, match="inconsistent with the singular matrix"):
+        solver.solve(b + B[:, 0])  # a net force in x
 
 
 def test_a_bsr_matrix_gives_its_block_size():

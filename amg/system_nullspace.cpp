@@ -1,0 +1,202 @@
+#include "amg/system_nullspace.hpp"
+
+#include <Eigen/Eigenvalues>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "amg/nullspace.hpp"
+#include "common/error.hpp"
+#include "common/parallel.hpp"
+
+namespace amgsolve {
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", v);
+  return text;
+}
+
+// The row where A maps the vector n (one value per row) furthest from zero, relative to the row's magnitude
+// sum_j |a_ij| |n_j| (rows of zero magnitude count as zero), and that ratio.
+struct WorstRow {
+  Index row = -1;
+  double relative = 0.0;
+};
+WorstRow worst_row(const CsrMatrix<double>& A, const Vector<double>& n) {
+  WorstRow worst;
+  for (Index i = 0; i < A.rows; ++i) {
+    double image = 0.0, magnitude = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      image += A.val[k] * n[A.col[k]];
+      magnitude += std::abs(A.val[k] * n[A.col[k]]);
+    }
+    const double relative = magnitude > 0 ? std::abs(image) / magnitude : 0.0;
+    if (worst.row < 0 || relative > worst.relative) worst = {i, relative};
+  }
+  return worst;
+}
+
+// B c, one value per row.
+Vector<double> combined(const NearNullspace& B, const double* c) {
+  Vector<double> n(static_cast<std::size_t>(B.rows()), 0.0);
+  for (Index i = 0; i < B.rows(); ++i)
+    for (int v = 0; v < B.vectors; ++v) n[i] += B.values[static_cast<std::size_t>(i) * B.vectors + v] * c[v];
+  return n;
+}
+
+// The largest row sum of |A|: a bound of ||A||_2 for a symmetric A, the scale of A B's norms.
+double largest_row_magnitude(const CsrMatrix<double>& A) {
+  double largest = 0.0;
+  for (Index i = 0; i < A.rows; ++i) {
+    double magnitude = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) magnitude += std::abs(A.val[k]);
+    largest = std::max(largest, magnitude);
+  }
+  return largest;
+}
+
+// `auto`: the combinations of B that A maps to zero (see the header), as the columns of a k x m matrix.
+std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
+  const int k = B.vectors;
+  const auto n = static_cast<std::size_t>(A.rows);
+  Vector<double> AB(n * static_cast<std::size_t>(k), 0.0);
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset e = A.row_begin(i); e < A.row_end(i); ++e)
+      for (int v = 0; v < k; ++v)
+        AB[static_cast<std::size_t>(i) * k + v] += A.val[e] * B.values[static_cast<std::size_t>(A.col[e]) * k + v];
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(k, k), image_gram = Eigen::MatrixXd::Zero(k, k);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int v = 0; v < k; ++v)
+      for (int w = 0; w <= v; ++w) {
+        gram(v, w) += B.values[i * k + v] * B.values[i * k + w];
+        image_gram(v, w) += AB[i * k + v] * AB[i * k + w];
+      }
+  // W = V_r Lambda_r^-1/2 over B^T B's eigenvalues above rounding: B W has orthonormal columns (dependent
+  // vectors of B left out).
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_gram(gram.selfadjointView<Eigen::Lower>());
+  const double largest = of_gram.eigenvalues().maxCoeff();
+  std::vector<Eigen::Index> kept;
+  for (Eigen::Index j = 0; j < k; ++j)
+    if (of_gram.eigenvalues()[j] > 1e-12 * largest) kept.push_back(j);
+  Eigen::MatrixXd W(k, static_cast<Eigen::Index>(kept.size()));
+  for (std::size_t j = 0; j < kept.size(); ++j)
+    W.col(static_cast<Eigen::Index>(j)) = of_gram.eigenvectors().col(kept[j]) / std::sqrt(of_gram.eigenvalues()[kept[j]]);
+  const Eigen::MatrixXd M = W.transpose() * image_gram.selfadjointView<Eigen::Lower>() * W;
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_image(M);
+  const double scale = largest_row_magnitude(A);
+  std::vector<double> combinations;
+  for (Eigen::Index j = 0; j < M.rows(); ++j) {
+    if (std::sqrt(std::max(of_image.eigenvalues()[j], 0.0)) > kNullspaceCandidate * scale) continue;
+    const Eigen::VectorXd c = W * of_image.eigenvectors().col(j);
+    if (const WorstRow worst = worst_row(A, combined(B, c.data())); worst.relative > kNullspaceRowTolerance)
+      throw InputError("A maps a combination of the near-nullspace vectors nearly, not quite, to zero (row " +
+                       std::to_string(worst.row + 1) + ": " + number(worst.relative) +
+                       " of its magnitude): a structure free to move whose vectors or coordinates are not the ones "
+                       "the matrix was assembled on? Give them to full precision, or amg.nullspace: none where it "
+                       "is held (by a very soft support)");
+    combinations.insert(combinations.end(), c.data(), c.data() + k);
+  }
+  return combinations;
+}
+
+// `near_nullspace`: all of B, checked vector by vector.
+std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
+  const int k = B.vectors;
+  std::vector<double> identity(static_cast<std::size_t>(k) * k, 0.0);
+  for (int v = 0; v < k; ++v) {
+    identity[static_cast<std::size_t>(v) * k + v] = 1.0;
+    const WorstRow worst = worst_row(A, combined(B, identity.data() + static_cast<std::size_t>(v) * k));
+    if (worst.relative > kNullspaceRowTolerance)
+      throw InputError("amg.nullspace is near_nullspace, but A does not map near-nullspace vector " +
+                       std::to_string(v + 1) + " to zero: row " + std::to_string(worst.row + 1) + " of A times it is " +
+                       number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
+  }
+  return identity;
+}
+
+}  // namespace
+
+SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice) {
+  require_system_nullspace_choice(choice);
+  if (choice == NullspaceChoice::none || A.rows == 0) return {};
+  std::vector<double> combinations =
+      choice == NullspaceChoice::near_nullspace ? declared_nullspace(A, B) : combinations_in_nullspace(A, B);
+  if (combinations.empty()) return {};
+  if (const Index parts = connected_components(A); parts > 1)
+    throw InputError("the matrix is singular (A maps " + std::to_string(combinations.size() / B.vectors) +
+                     " combinations of the near-nullspace vectors to zero: a structure free to move) and its graph "
+                     "falls into " + std::to_string(parts) + " disconnected parts, each free on its own: solve the "
+                     "parts separately");
+  return {NullspaceChoice::near_nullspace, std::make_shared<const std::vector<double>>(std::move(combinations))};
+}
+
+void resolve_system_nullspace(const CsrMatrix<double>& A, AmgParams& params) {
+  const SystemNullspace resolved = resolve_system_nullspace(
+      A, finest_near_nullspace(A.rows, params.block_size, params.near_nullspace), params.nullspace);
+  params.nullspace = resolved.choice;
+  params.nullspace_combinations = resolved.combinations;
+}
+
+Vector<double> nullspace_vectors(const NearNullspace& B, const std::vector<double>& combinations) {
+  const std::size_t k = static_cast<std::size_t>(B.vectors), m = combinations.size() / k;
+  const auto n = static_cast<std::size_t>(B.rows());
+  Vector<double> N(n * m);
+  for (std::size_t j = 0; j < m; ++j) {
+    const Vector<double> column = combined(B, combinations.data() + j * k);
+    std::copy(column.begin(), column.end(), N.begin() + static_cast<std::ptrdiff_t>(j * n));
+  }
+  return N;
+}
+
+namespace {
+
+double dot(const Vector<double>& a, const Vector<double>& b) {
+  return deterministic_sum<double>(static_cast<std::int64_t>(a.size()), [&](std::int64_t i) { return a[i] * b[i]; });
+}
+
+// v -= s q
+void subtract(double s, const Vector<double>& q, Vector<double>& v) {
+#pragma omp parallel for schedule(static) if (worth_a_team(v.size()))
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) v[i] -= s * q[i];
+}
+
+}  // namespace
+
+NullspaceProjection::NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations) {
+  const std::size_t k = static_cast<std::size_t>(B.vectors);
+  for (std::size_t j = 0; j < combinations.size() / k; ++j) {
+    Vector<double> q = combined(B, combinations.data() + j * k);
+    for (int pass = 0; pass < 2; ++pass)  // modified Gram-Schmidt, twice
+      for (const Vector<double>& earlier : basis_) subtract(dot(earlier, q), earlier, q);
+    const double norm = std::sqrt(dot(q, q));
+    for (double& value : q) value /= norm;
+    basis_.push_back(std::move(q));
+  }
+}
+
+double NullspaceProjection::part(const Vector<double>& v) const {
+  const double norm = std::sqrt(dot(v, v));
+  if (norm == 0.0) return 0.0;
+  double along = 0.0;
+  for (const Vector<double>& q : basis_) along += dot(q, v) * dot(q, v);
+  return std::sqrt(along) / norm;
+}
+
+void NullspaceProjection::project(Vector<double>& v) const {
+  for (const Vector<double>& q : basis_) subtract(dot(q, v), q, v);
+}
+
+void require_consistent_rhs(double part, int vectors, double tolerance, const std::string& what) {
+  if (part <= tolerance) return;
+  throw InputError(what + " is inconsistent with the singular matrix: A maps " + std::to_string(vectors) +
+                   " combinations of the near-nullspace vectors to zero (motions the structure is free to make), "
+                   "so every A x is orthogonal to them, but b's part along them is " + number(part) +
+                   " of ||b||, above the solve's tolerance " + number(tolerance) +
+                   ": remove it (loads in equilibrium, with no net force or moment), the only case in which A x = b "
+                   "has a solution");
+}
+
+}  // namespace amgsolve

@@ -1,0 +1,68 @@
+#pragma once
+// The nullspace of a singular system (amg.block_size or near-nullspace vectors, amg/near_nullspace.hpp): a
+// structure free to make some or all of its rigid-body motions (nothing fixed, or only a roller), whose
+// stiffness matrix maps those motions to zero. Its nullspace is then found among the finest near-nullspace
+// vectors B: the combinations N = B C that A maps to zero. The setup carries B to every level exactly (T B_c =
+// B; without the filtered matrix, whose lumping row by row keeps A_f 1 = A 1 but not A_f B = 0 for a
+// rotation), so each level's nullspace is B_l C; the coarsest level is solved by its pseudo-inverse
+// (sparse/sparse_ldlt.hpp), and the outer iteration keeps its vectors orthogonal to N and checks that b is
+// (Kaasschieter, "Preconditioned conjugate gradients for solving singular systems", J. Comput. Appl. Math.
+// 24, 1988), as for the constant nullspace of a scalar problem (amg/nullspace.hpp).
+//
+// Finding C: with B's columns made orthonormal (W: B W has orthonormal columns, from the eigenvalues of B^T
+// B), the eigenvectors y of W^T (A B)^T (A B) W whose eigenvalues mu have sqrt(mu) at most
+// kNullspaceCandidate of A's largest row sum are the candidates (B W y nearly in A's nullspace: a structure
+// fixed somewhere moves it by far more); each must then be mapped to zero row by row, to
+// kNullspaceRowTolerance of the row's magnitude sum_j |a_ij| |n_j|, as the constant's row sums are judged: a
+// candidate that is not (rigid-body modes from rounded coordinates) is an InputError saying so, where the
+// setup would otherwise fail on a coarsest level singular in a direction it does not know.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amg/near_nullspace.hpp"
+#include "amg/params.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+inline constexpr double kNullspaceCandidate = 1e-6;
+inline constexpr double kNullspaceRowTolerance = 1e-8;
+
+struct SystemNullspace {
+  NullspaceChoice choice = NullspaceChoice::none;           // none or near_nullspace
+  std::shared_ptr<const std::vector<double>> combinations;  // k x m: AmgParams::nullspace_combinations
+};
+
+// amg.nullspace for a system whose finest near-nullspace vectors are B: `auto` finds the combinations that A
+// maps to zero (none: nonsingular); `near_nullspace` declares all of B to be A's nullspace (an InputError
+// naming the vector and row where A does not map it to zero); `none` is none; `constant` is a scalar
+// problem's (an InputError). A singular system whose graph falls into parts (each free on its own, more
+// motions than B holds) is an InputError too.
+SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice);
+// The same from the parameters' block size and vectors, into them (nullspace, nullspace_combinations).
+void resolve_system_nullspace(const CsrMatrix<double>& A, AmgParams& params);
+
+// A level's nullspace vectors N = B C, one after the other (B.rows() entries each): the coarsest level's,
+// for its pseudo-inverse.
+Vector<double> nullspace_vectors(const NearNullspace& B, const std::vector<double>& combinations);
+
+// An orthonormal basis Q of the finest level's nullspace N = B C, and what the outer iteration does with it.
+class NullspaceProjection {
+ public:
+  NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations);
+  // ||Q^T v|| / ||v||: v's part along the nullspace, which no A x reaches (0 for v = 0).
+  double part(const Vector<double>& v) const;
+  // v -= Q Q^T v, vector by vector (deterministic: the dot products are deterministic_sums).
+  void project(Vector<double>& v) const;
+  int vectors() const { return static_cast<int>(basis_.size()); }
+
+ private:
+  std::vector<Vector<double>> basis_;
+};
+
+// b's part along a system's nullspace (NullspaceProjection::part) above the solve's tolerance: an InputError
+// saying so (`what` names b's source).
+void require_consistent_rhs(double part, int vectors, double tolerance, const std::string& what);
+
+}  // namespace amgsolve

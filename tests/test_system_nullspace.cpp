@@ -1,0 +1,226 @@
+// Singular systems (amg/system_nullspace.hpp): a body free to move, whose stiffness matrix maps some rigid-body
+// motions to zero. The nullspace found among the near-nullspace vectors against the motions themselves (all
+// three when nothing holds the body, the rotation about a pinned corner alone), the refusals, the coarsest
+// pseudo-inverse with several nullspace vectors against Eigen's, and the solves against the two properties
+// that define A^+ b (A x = b, x orthogonal to the nullspace), on any thread count, in mixed precision and
+// after a re-setup; an inconsistent right-hand side refused.
+#include <Eigen/Dense>
+#include <cmath>
+#include <omp.h>
+
+#include "amg/hierarchy.hpp"
+#include "amg/near_nullspace.hpp"
+#include "amg/system_nullspace.hpp"
+#include "amgsolve/solver.hpp"
+#include "common/error.hpp"
+#include "common/hash.hpp"
+#include "sparse/sparse_ldlt.hpp"
+#include "test_support.hpp"
+
+namespace amgsolve {
+namespace {
+
+using namespace test;
+using Dense = Eigen::MatrixXd;
+
+// The rigid-body modes as a dense rows x 3 matrix.
+Dense modes_of(const NearNullspaceVectors& modes) {
+  const auto rows = static_cast<Eigen::Index>(modes.values->size() / 3);
+  return Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>>(modes.values->data(), rows, 3);
+}
+
+// |cos| of the angle between u and v: 1 where they are parallel.
+double alignment(const Eigen::VectorXd& u, const Eigen::VectorXd& v) { return std::abs(u.dot(v)) / (u.norm() * v.norm()); }
+
+struct Body {
+  std::shared_ptr<const CsrMatrix<double>> A;
+  NearNullspaceVectors modes;
+  Vector<double> coordinates;
+  Body(Index nx, Index ny, Support support) {
+    A = std::make_shared<const CsrMatrix<double>>(elasticity_2d(nx, ny, coordinates, support));
+    modes = rigid_body_modes(coordinates, 2);
+  }
+  NearNullspace finest() const { return finest_near_nullspace(A->rows, 2, modes); }
+  // Its nullspace's vectors (resolved by auto) as the columns of a dense matrix.
+  Dense nullspace() const {
+    const SystemNullspace resolved = resolve_system_nullspace(*A, finest(), NullspaceChoice::automatic);
+    if (!resolved.combinations) return Dense(A->rows, 0);
+    const Vector<double> N = nullspace_vectors(finest(), *resolved.combinations);
+    return Eigen::Map<const Dense>(N.data(), A->rows, static_cast<Eigen::Index>(N.size() / A->rows));
+  }
+  // A random right-hand side with its part along the nullspace N removed (loads in equilibrium).
+  Vector<double> consistent_rhs(std::uint64_t seed) const {
+    Eigen::VectorXd b(A->rows);
+    for (Index i = 0; i < A->rows; ++i) b[i] = seeded_uniform(seed, i) - 0.5;
+    const Dense N = nullspace();
+    if (N.cols() > 0) b -= N * N.colPivHouseholderQr().solve(b);
+    return Vector<double>(b.data(), b.data() + b.size());
+  }
+};
+
+TEST(SystemNullspace, IsTheRigidMotionsTheBodyIsFreeToMake) {
+  // Nothing holds it: the three modes. Clamped: none.
+  const Body floating(16, 4, Support::floating), clamped(16, 4, Support::clamped);
+  const SystemNullspace all = resolve_system_nullspace(*floating.A, floating.finest(), NullspaceChoice::automatic);
+  ASSERT_EQ(all.choice, NullspaceChoice::near_nullspace);
+  EXPECT_EQ(all.combinations->size(), 9u);  // 3 x 3
+  EXPECT_EQ(resolve_system_nullspace(*clamped.A, clamped.finest(), NullspaceChoice::automatic).choice,
+            NullspaceChoice::none);
+  EXPECT_EQ(resolve_system_nullspace(*floating.A, floating.finest(), NullspaceChoice::none).choice, NullspaceChoice::none);
+  // The unit vectors of the components (block_size alone): the two translations, not the rotation.
+  const SystemNullspace translations = resolve_system_nullspace(
+      *floating.A, finest_near_nullspace(floating.A->rows, 2, {}), NullspaceChoice::automatic);
+  ASSERT_EQ(translations.choice, NullspaceChoice::near_nullspace);
+  EXPECT_EQ(translations.combinations->size(), 4u);  // 2 x 2
+  // Pinned at the corner (0, 0): the rotation about it, (-y, x), a combination of the centroid's rotation
+  // and the translations.
+  const Body pinned(16, 4, Support::pinned_corner);
+  const Dense N = pinned.nullspace();
+  ASSERT_EQ(N.cols(), 1);
+  Eigen::VectorXd about_corner(pinned.A->rows);
+  for (Index node = 0; node < pinned.A->rows / 2; ++node) {
+    about_corner[2 * node] = -pinned.coordinates[2 * node + 1];
+    about_corner[2 * node + 1] = pinned.coordinates[2 * node];
+  }
+  EXPECT_GT(alignment(N.col(0), about_corner), 1 - 1e-12);
+  EXPECT_LT((to_dense(*pinned.A) * N).norm(), 1e-12 * N.norm());
+}
+
+TEST(SystemNullspace, RefusesWhatItCannotBe) {
+  const Body pinned(8, 4, Support::pinned_corner);
+  const auto message = [&](NullspaceChoice choice) {
+    try {
+      resolve_system_nullspace(*pinned.A, pinned.finest(), choice);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Declared: every vector must be A's; the pinned body's translations are not.
+  EXPECT_NE(message(NullspaceChoice::near_nullspace).find("does not map near-nullspace vector 1 to zero"),
+            std::string::npos)
+      << message(NullspaceChoice::near_nullspace);
+  EXPECT_NE(message(NullspaceChoice::constant).find("amg.nullspace constant is a scalar problem's"), std::string::npos);
+  // Two bodies side by side, free: each moves on its own, more motions than the modes of both together.
+  const Body one(4, 4, Support::floating);
+  std::vector<Triplet<double>> t;
+  for (int copy = 0; copy < 2; ++copy)
+    for (Index i = 0; i < one.A->rows; ++i)
+      for (Offset k = one.A->row_begin(i); k < one.A->row_end(i); ++k)
+        t.push_back({copy * one.A->rows + i, copy * one.A->rows + one.A->col[k], one.A->val[k]});
+  const CsrMatrix<double> two = csr_from_triplets(2 * one.A->rows, 2 * one.A->rows, std::move(t));
+  Vector<double> both = one.coordinates;
+  for (std::size_t i = 0; i < one.coordinates.size(); i += 2) both.insert(both.end(), {one.coordinates[i] + 5, one.coordinates[i + 1]});
+  try {
+    resolve_system_nullspace(two, finest_near_nullspace(two.rows, 2, rigid_body_modes(both, 2)), NullspaceChoice::automatic);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("falls into 2 disconnected parts"), std::string::npos) << e.what();
+  }
+  // A scalar problem has no near-nullspace to declare.
+  Parameters scalar;
+  scalar.amg.nullspace = NullspaceChoice::near_nullspace;
+  EXPECT_THROW(Solver(pinned.A, scalar), InputError);
+}
+
+TEST(SystemNullspace, TheCoarsestSolveIsThePseudoInverse) {
+  const Body floating(6, 3, Support::floating);
+  const Dense A = to_dense(*floating.A), N = floating.nullspace();
+  ASSERT_EQ(N.cols(), 3);
+  const Vector<double> columns(N.data(), N.data() + N.size());
+  const Dense pseudo_inverse = A.completeOrthogonalDecomposition().pseudoInverse();
+  const SparseLdlt<double> ldlt(*floating.A, columns);
+  EXPECT_TRUE(ldlt.singular());
+  for (std::uint64_t seed : {1, 2}) {
+    Vector<double> b(static_cast<std::size_t>(A.rows())), x;
+    for (Index i = 0; i < A.rows(); ++i) b[i] = seeded_uniform(seed, i) - 0.5;  // with a part along N: removed
+    ldlt.solve(b, x);
+    const Eigen::VectorXd expected = pseudo_inverse * Eigen::Map<const Eigen::VectorXd>(b.data(), A.rows());
+    EXPECT_LT((Eigen::Map<const Eigen::VectorXd>(x.data(), A.rows()) - expected).norm(), 1e-9 * expected.norm());
+  }
+  const Vector<double> dense = dense_inverse(*floating.A, columns);
+  EXPECT_LT((Eigen::Map<const Dense>(dense.data(), A.rows(), A.rows()) - pseudo_inverse).norm(),
+            1e-9 * pseudo_inverse.norm());
+}
+
+Parameters floating_parameters(const Body& body) {
+  Parameters p;
+  p.amg.block_size = 2;
+  p.amg.near_nullspace = body.modes;
+  p.solver.tolerance = 1e-8;
+  p.solver.max_iterations = 500;
+  return p;
+}
+
+// A x = b to the tolerance, and x orthogonal to the nullspace N: x is A^+ b.
+void expect_pseudo_inverse_solution(const Body& body, const Vector<double>& b, const Vector<double>& x) {
+  EXPECT_LE(true_relative_residual(*body.A, b, x), 1e-8);
+  const Dense N = body.nullspace();
+  const Eigen::Map<const Eigen::VectorXd> xe(x.data(), static_cast<Eigen::Index>(x.size()));
+  EXPECT_LT((N.transpose() * xe).norm(), 1e-12 * N.norm() * xe.norm());
+}
+
+TEST(SingularSystem, FloatingAndPinnedBodiesSolveToThePseudoInverseSolution) {
+  for (const Support support : {Support::floating, Support::pinned_corner}) {
+    const Body body(64, 16, support);
+    const Vector<double> b = body.consistent_rhs(7);
+    Solver solver(body.A, floating_parameters(body));
+    EXPECT_EQ(solver.setup().nullspace, "near_nullspace");
+    EXPECT_EQ(solver.setup().nullspace_vectors, support == Support::floating ? 3 : 1);
+    Vector<double> x;
+    const SolveResult result = solver.solve(b, x);
+    ASSERT_TRUE(result.converged) << result.relative_residual;
+    EXPECT_LT(result.iterations, 60);
+    expect_pseudo_inverse_solution(body, b, x);
+  }
+}
+
+TEST(SingularSystem, ARightHandSideWithNetForceIsRefused) {
+  const Body body(16, 4, Support::floating);
+  Solver solver(body.A, floating_parameters(body));
+  const Vector<double> pull_right = [&] {
+    Vector<double> b(static_cast<std::size_t>(body.A->rows), 0.0);
+    for (Index node = 0; node < body.A->rows / 2; ++node) b[2 * node] = 1.0;  // a net force in x
+    return b;
+  }();
+  Vector<double> x;
+  try {
+    solver.solve(pull_right, x);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("inconsistent with the singular matrix"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SingularSystem, IsTheSameOnAnyThreadCountInMixedPrecisionAndAfterAReSetup) {
+  const Body body(192, 48, Support::floating);  // over 256 aggregates: the QR's chunks on several threads
+  const Vector<double> b = body.consistent_rhs(8);
+  Parameters params = floating_parameters(body);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  Vector<double> one, several;
+  const SolveResult first = Solver(body.A, params).solve(b, one);
+  omp_set_num_threads(3);
+  const SolveResult second = Solver(body.A, params).solve(b, several);
+  omp_set_num_threads(threads);
+  ASSERT_TRUE(first.converged);
+  EXPECT_EQ(first.history, second.history);
+  EXPECT_EQ(one, several);
+  expect_pseudo_inverse_solution(body, b, one);
+  // The float cycle
+  params.solver.precision = Precision::mixed;
+  params.amg.keep_structure = true;
+  Solver mixed(body.A, params);
+  Vector<double> x;
+  ASSERT_TRUE(mixed.solve(b, x).converged);
+  expect_pseudo_inverse_solution(body, b, x);
+  // A stiffer material: the same nullspace, the aggregates kept, x halves.
+  mixed.rebuild(std::make_shared<const CsrMatrix<double>>(scaled(*body.A, 2.0)));
+  EXPECT_TRUE(mixed.setup().reused) << mixed.setup().rebuild_note;
+  ASSERT_TRUE(mixed.solve(b, x).converged);
+  for (double& v : x) v *= 2;
+  expect_pseudo_inverse_solution(body, b, x);
+}
+
+}  // namespace
+}  // namespace amgsolve
