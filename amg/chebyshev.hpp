@@ -45,6 +45,8 @@ class ChebyshevSmoother final : public Smoother<Backend, V> {
     }
   }
 
+  std::uint64_t bytes() const override { return held_bytes(dinv_) + held_bytes(d_) + held_bytes(x_next_); }
+
  private:
   void step(const Vec& b, Vec& x, V a, V c) const {
     backend_.chebyshev_step(A_, dinv_, b, a, c, d_, x, x_next_);

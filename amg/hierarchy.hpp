@@ -35,6 +35,9 @@ struct LevelInfo {
            smoother = 0;
   } phases;
   std::string smoother;         // description of the smoother used on this level
+  // The values of its D^-1 where they are a system's node blocks (sum of the nodes' rows squared); 0: the
+  // pointwise diagonal, one per row.
+  std::int64_t smoother_block_values = 0;
   bool coarsest = false;
   bool smoothed_coarsest = false;  // a coarsest level smoothed, not factorised (amg/params.hpp)
 };
@@ -127,9 +130,9 @@ class Hierarchy {
   // empty where the coarsest level is smoothed.
   const std::shared_ptr<const CsrMatrix<Value>>& coarsest_on_host() const { return coarsest_host_; }
   const std::shared_ptr<const SparseLdlt<Value>>& coarse_factor() const { return coarse_; }
-  // A singular matrix: the coarsest level's nullspace, its m vectors one after the other.
   // A singular matrix (amg.nullspace resolved to constant, or for a system to near_nullspace).
   bool singular() const { return params_.singular(); }
+  // Its coarsest level's nullspace: m vectors, one after the other.
   const Vector<double>& coarse_nullspace() const { return coarse_nullspace_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }

@@ -31,6 +31,7 @@ class JacobiSmoother final : public Smoother<Backend, V> {
       x.swap(next_);
     }
   }
+  std::uint64_t bytes() const override { return held_bytes(scaled_dinv_) + held_bytes(next_); }
 
  private:
   const Backend& backend_;

@@ -80,7 +80,7 @@ struct SmootherParams {
   // Safety factor on the Lanczos estimate of rho(D^-1 A), which approaches it from below.
   double eigenvalue_safety = 1.1;
   // A system's smoothers scale by its nodes' diagonal blocks: on the structural matrices of ../shared they
-  // need up to 3x fewer PCG iterations than with the pointwise diagonal (docs/BENCHMARKS.md, "Systems").
+  // need up to 5x fewer PCG iterations than with the pointwise diagonal (docs/BENCHMARKS.md, "Systems").
   SmootherDiagonal diagonal = SmootherDiagonal::automatic;
 };
 

@@ -14,11 +14,13 @@
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
 // near-nullspace vectors; the cpu backend) takes steps 1-3 node by node, T by a QR factorisation per aggregate
-// (near_nullspace.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp). Coarsening stops at amg.coarse_size
-// rows, at amg.max_levels, or when aggregation removes less than 10% of the rows; the coarsest level is
-// factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step that leaves the backend. A
-// singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp) keeps it on every level,
-// with the coarsest level's nullspace B known exactly, and the coarsest solve is its pseudo-inverse.
+// (near_nullspace.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp).
+// Coarsening stops at amg.coarse_size rows, at amg.max_levels, or when aggregation removes less than 10% of
+// the rows; the coarsest level is factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step
+// that leaves the backend. A singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp)
+// keeps it on every level, with the coarsest level's nullspace B known exactly, and the coarsest solve is its
+// pseudo-inverse; so does a singular system, whose nullspace is B C of each level's near-nullspace vectors B,
+// its prolongators smoothed with A itself rather than A_f (amg/system_nullspace.hpp).
 //
 // A re-setup for new values on the same pattern keeps steps 2-3 and repeats 4-5 (amg/resetup.hpp), and
 // step 1 where it can (a level whose matrix keeps its first pattern keeps its first classification).
@@ -294,7 +296,7 @@ class SmoothedAggregation {
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
     const double rho_f = spectral_radius(A_f, level_seed);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = blocks ? block_spectral_radius(A, blocks, level_seed) : has_weak ? spectral_radius(A, level_seed) : rho_f;
+    info.rho = blocks ? block_spectral_radius(A, blocks, level_seed, info) : has_weak ? spectral_radius(A, level_seed) : rho_f;
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,
@@ -393,14 +395,22 @@ class SmoothedAggregation {
     if (!near || params_.smoother.diagonal == SmootherDiagonal::point || near->nodes() == near->rows()) return nullptr;
     return std::make_shared<const Array<Index>>(near->node_ptr);
   }
-  // rho(D_b^-1 A) and its Gershgorin bound for those blocks (only the cpu backend sets up a system).
-  double block_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
-                               std::uint64_t seed) const {
+  // rho(D_b^-1 A) for those blocks (only the cpu backend sets up a system), and the blocks' values into the
+  // level's table (the traffic model's); a block that is not positive definite is an error naming the level.
+  double block_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, std::uint64_t seed,
+                               LevelInfo& info) const {
     if constexpr (!std::is_same_v<Backend, CpuBackend>) {
       throw Error("internal: node-block smoothing on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
-      if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_block_dinv_a(A, blocks);
-      return lanczos_max_eigenvalue_block_dinv_a(A, blocks, params_.lanczos_steps, seed);
+      info.smoother_block_values = 0;
+      for (std::size_t n = 0; n + 1 < blocks->size(); ++n)
+        info.smoother_block_values += std::int64_t{(*blocks)[n + 1] - (*blocks)[n]} * ((*blocks)[n + 1] - (*blocks)[n]);
+      try {
+        if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_block_dinv_a(A, blocks);
+        return lanczos_max_eigenvalue_block_dinv_a(A, blocks, params_.lanczos_steps, seed);
+      } catch (const NumericalError& e) {
+        throw NumericalError("AMG level " + std::to_string(info.level) + ": " + e.what());
+      }
     }
   }
   double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
@@ -416,7 +426,8 @@ class SmoothedAggregation {
   }
 
   // The coarsest level: copied to the host and factorised there; for a singular matrix with the nullspace
-  // B = sqrt(weights) (amg/tentative_prolongation.hpp), its pseudo-inverse.
+  // B = sqrt(weights) (amg/tentative_prolongation.hpp), or a singular system's B C of the level's
+  // near-nullspace vectors (amg/system_nullspace.hpp), its pseudo-inverse.
   void add_coarsest(Shared A, const Weights& weights, const NearNullspace* near, Hierarchy<Backend, Value>& hierarchy,
                     LevelInfo& info, const Timer& timer) const {
     if (info.rows > kMaxDirectRows)
@@ -468,7 +479,7 @@ class SmoothedAggregation {
     backend_.require_positive_diagonal(*A, info.level);
     const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = blocks ? block_spectral_radius(*A, blocks, seed) : spectral_radius(*A, seed);
+    info.rho = blocks ? block_spectral_radius(*A, blocks, seed, info) : spectral_radius(*A, seed);
     const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
     info.coarsest = true;
     info.smoothed_coarsest = true;

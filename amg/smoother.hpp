@@ -12,6 +12,7 @@
 // of its own as a backend kernel), its spec in <name>.cpp, the enum value in params.hpp, a case in
 // smoother_spec() (smoother.cpp) and in the cycle's construction (vcycle.hpp), and its name in
 // amg.smoother.type (config/schema.cpp).
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -55,6 +56,17 @@ class Smoother {
   virtual ~Smoother() = default;
   // x <- one smoothing step for A x = b. x_is_zero: x holds zeros (sized), so the first residual is b.
   virtual void smooth(const Vec& b, Vec& x, bool x_is_zero) const = 0;
+  // Memory it holds: its D^-1 and work vectors.
+  virtual std::uint64_t bytes() const = 0;
 };
+
+// The bytes of a smoother's D^-1 (a vector, or a system's node blocks) or work vector.
+template <class T>
+std::uint64_t held_bytes(const T& held) {
+  if constexpr (requires { held.bytes(); })
+    return held.bytes();
+  else
+    return held.size() * sizeof(typename T::value_type);
+}
 
 }  // namespace amgsolve

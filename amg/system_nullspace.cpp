@@ -58,36 +58,53 @@ double largest_row_magnitude(const CsrMatrix<double>& A) {
   return largest;
 }
 
-// `auto`: the combinations of B that A maps to zero (see the header), as the columns of a k x m matrix.
-std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
+// B^T B, and with A given (A B)^T (A B) too, summed in row order (k x k, the lower triangles filled).
+struct Grams {
+  Eigen::MatrixXd of_vectors, of_images;
+};
+Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A) {
   const int k = B.vectors;
-  const auto n = static_cast<std::size_t>(A.rows);
-  Vector<double> AB(n * static_cast<std::size_t>(k), 0.0);
-  for (Index i = 0; i < A.rows; ++i)
-    for (Offset e = A.row_begin(i); e < A.row_end(i); ++e)
-      for (int v = 0; v < k; ++v)
-        AB[static_cast<std::size_t>(i) * k + v] += A.val[e] * B.values[static_cast<std::size_t>(A.col[e]) * k + v];
-  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(k, k), image_gram = Eigen::MatrixXd::Zero(k, k);
-  for (std::size_t i = 0; i < n; ++i)
+  const auto n = static_cast<std::size_t>(B.rows());
+  Grams g{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)};
+  std::vector<double> image(static_cast<std::size_t>(k));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::fill(image.begin(), image.end(), 0.0);
+    if (A)
+      for (Offset e = A->row_begin(static_cast<Index>(i)); e < A->row_end(static_cast<Index>(i)); ++e)
+        for (int v = 0; v < k; ++v) image[v] += A->val[e] * B.values[static_cast<std::size_t>(A->col[e]) * k + v];
     for (int v = 0; v < k; ++v)
       for (int w = 0; w <= v; ++w) {
-        gram(v, w) += B.values[i * k + v] * B.values[i * k + w];
-        image_gram(v, w) += AB[i * k + v] * AB[i * k + w];
+        g.of_vectors(v, w) += B.values[i * k + v] * B.values[i * k + w];
+        g.of_images(v, w) += image[v] * image[w];
       }
-  // W = V_r Lambda_r^-1/2 over B^T B's eigenvalues above rounding: B W has orthonormal columns (dependent
-  // vectors of B left out).
+  }
+  return g;
+}
+
+// W = V_r Lambda_r^-1/2 over B^T B's eigenvalues above rounding: B W has orthonormal columns, spanning what B
+// spans (dependent or vanishing vectors of B left out).
+Eigen::MatrixXd orthonormalizing(const Eigen::MatrixXd& gram) {
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_gram(gram.selfadjointView<Eigen::Lower>());
   const double largest = of_gram.eigenvalues().maxCoeff();
   std::vector<Eigen::Index> kept;
-  for (Eigen::Index j = 0; j < k; ++j)
-    if (of_gram.eigenvalues()[j] > 1e-12 * largest) kept.push_back(j);
-  Eigen::MatrixXd W(k, static_cast<Eigen::Index>(kept.size()));
+  for (Eigen::Index j = 0; j < gram.rows(); ++j)
+    if (largest > 0 && of_gram.eigenvalues()[j] > 1e-12 * largest) kept.push_back(j);
+  Eigen::MatrixXd W(gram.rows(), static_cast<Eigen::Index>(kept.size()));
   for (std::size_t j = 0; j < kept.size(); ++j)
     W.col(static_cast<Eigen::Index>(j)) = of_gram.eigenvectors().col(kept[j]) / std::sqrt(of_gram.eigenvalues()[kept[j]]);
-  const Eigen::MatrixXd M = W.transpose() * image_gram.selfadjointView<Eigen::Lower>() * W;
+  return W;
+}
+
+std::vector<double> columns_of(const Eigen::MatrixXd& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
+
+// `auto`: the combinations of B that A maps to zero (see the header), as the columns of a k x m matrix.
+std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
+  const Grams grams = gram_matrices(B, &A);
+  const Eigen::MatrixXd W = orthonormalizing(grams.of_vectors);
+  const Eigen::MatrixXd M = W.transpose() * grams.of_images.selfadjointView<Eigen::Lower>() * W;
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_image(M);
   const double scale = largest_row_magnitude(A);
-  std::vector<double> combinations;
+  Eigen::MatrixXd kept(B.vectors, 0);
   for (Eigen::Index j = 0; j < M.rows(); ++j) {
     if (std::sqrt(std::max(of_image.eigenvalues()[j], 0.0)) > kNullspaceCandidate * scale) continue;
     const Eigen::VectorXd c = W * of_image.eigenvectors().col(j);
@@ -97,24 +114,24 @@ std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const 
                        " of its magnitude): a structure free to move whose vectors or coordinates are not the ones "
                        "the matrix was assembled on? Give them to full precision, or amg.nullspace: none where it "
                        "is held (by a very soft support)");
-    combinations.insert(combinations.end(), c.data(), c.data() + k);
+    kept.conservativeResize(Eigen::NoChange, kept.cols() + 1);
+    kept.col(kept.cols() - 1) = c;
   }
-  return combinations;
+  return columns_of(kept);
 }
 
-// `near_nullspace`: all of B, checked vector by vector.
+// `near_nullspace`: all of B, checked vector by vector; the combinations an orthonormal basis of its span.
 std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
   const int k = B.vectors;
-  std::vector<double> identity(static_cast<std::size_t>(k) * k, 0.0);
   for (int v = 0; v < k; ++v) {
-    identity[static_cast<std::size_t>(v) * k + v] = 1.0;
-    const WorstRow worst = worst_row(A, combined(B, identity.data() + static_cast<std::size_t>(v) * k));
+    Eigen::VectorXd unit = Eigen::VectorXd::Unit(k, v);
+    const WorstRow worst = worst_row(A, combined(B, unit.data()));
     if (worst.relative > kNullspaceRowTolerance)
       throw InputError("amg.nullspace is near_nullspace, but A does not map near-nullspace vector " +
                        std::to_string(v + 1) + " to zero: row " + std::to_string(worst.row + 1) + " of A times it is " +
                        number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
   }
-  return identity;
+  return columns_of(orthonormalizing(gram_matrices(B, nullptr).of_vectors));
 }
 
 }  // namespace
@@ -172,6 +189,7 @@ NullspaceProjection::NullspaceProjection(const NearNullspace& B, const std::vect
     for (int pass = 0; pass < 2; ++pass)  // modified Gram-Schmidt, twice
       for (const Vector<double>& earlier : basis_) subtract(dot(earlier, q), earlier, q);
     const double norm = std::sqrt(dot(q, q));
+    if (norm == 0.0) continue;  // the combinations are independent (orthonormalizing): never, but no NaN
     for (double& value : q) value /= norm;
     basis_.push_back(std::move(q));
   }
@@ -187,6 +205,13 @@ double NullspaceProjection::part(const Vector<double>& v) const {
 
 void NullspaceProjection::project(Vector<double>& v) const {
   for (const Vector<double>& q : basis_) subtract(dot(q, v), q, v);
+}
+
+double NullspaceProjection::outside(Vector<double> v) const {
+  const double norm = std::sqrt(dot(v, v));
+  if (norm == 0.0) return 0.0;
+  project(v);
+  return std::sqrt(dot(v, v)) / norm;
 }
 
 void require_consistent_rhs(double part, int vectors, double tolerance, const std::string& what) {

@@ -55,6 +55,8 @@ class NullspaceProjection {
   double part(const Vector<double>& v) const;
   // v -= Q Q^T v, vector by vector (deterministic: the dot products are deterministic_sums).
   void project(Vector<double>& v) const;
+  // ||v - Q Q^T v|| / ||v||: v's part outside the nullspace (0 for v = 0).
+  double outside(Vector<double> v) const;
   int vectors() const { return static_cast<int>(basis_.size()); }
 
  private:

@@ -71,13 +71,15 @@ class Vcycle {
 
   std::size_t levels() const { return levels_.size(); }
 
-  // Memory the cycle holds on its backend beyond the hierarchy (device copies, work vectors).
+  // Memory the cycle holds on its backend beyond the hierarchy (device copies, work vectors, the smoothers'
+  // D^-1).
   std::uint64_t bytes() const {
     std::uint64_t total = coarse_ ? coarse_->bytes() : 0;
     for (const Level& level : levels_) {
       for (const auto& M : {level.A, level.P, level.R})
         if (M) total += backend_.bytes(*M);
       total += sizeof(V) * (level.b.size() + level.x.size() + level.r.size());
+      if (level.smoother) total += level.smoother->bytes();
     }
     return total;
   }

@@ -14,17 +14,22 @@ double csr_bytes(double rows, double nnz, int value_bytes) {
 // `steps` smoothing steps on a level of n rows whose matrix A takes A_bytes, the first from x = 0 where
 // `from_zero`: every step multiplies spmvs_per_step times (one fewer in the first step, from x = 0); each
 // multiplication's update reads x, b, D^-1 and (Chebyshev) the search direction and writes x and
-// (Chebyshev) the direction; the first step's pass from x = 0 reads b and D^-1 and writes x (and d).
-double smoothing_bytes(const AmgParams& amg, int steps, bool from_zero, double A_bytes, double n, int s) {
+// (Chebyshev) the direction; the first step's pass from x = 0 reads b and D^-1 and writes x (and d). D^-1 is
+// n values, or a system's node blocks (block_values, LevelInfo::smoother_block_values), whose update is a
+// second pass: the residual written, then read node by node.
+double smoothing_bytes(const AmgParams& amg, int steps, bool from_zero, double A_bytes, double n, int s,
+                       double block_values = 0) {
   const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
   SmootherSpec spec;
   spec.type = amg.smoother.type;
   spec.sweeps = amg.smoother.sweeps;
   spec.degree = amg.smoother.degree;
   const double products = steps * spmvs_per_step(spec) - (from_zero ? 1 : 0);
-  const double vectors_per_product = chebyshev ? 6 : 4;
-  const double first_pass = from_zero ? (chebyshev ? 4 : 3) * n * s : 0;
-  return products * (A_bytes + vectors_per_product * n * s) + first_pass;
+  const double diagonal = block_values > 0 ? block_values : n;
+  const double residual_pass = block_values > 0 ? 2 * n : 0;
+  const double per_product = (chebyshev ? 5 : 3) * n + diagonal + residual_pass;
+  const double first_pass = from_zero ? (chebyshev ? 3 : 2) * n + diagonal : 0;
+  return products * (A_bytes + per_product * s) + first_pass * s;
 }
 
 // One level of the V-cycle (not the coarsest), values of s bytes.
@@ -33,7 +38,8 @@ double level_bytes(const LevelInfo& level, const LevelInfo& coarse, const AmgPar
   const double A = csr_bytes(n, static_cast<double>(level.nnz), s);
   const double P = csr_bytes(n, static_cast<double>(level.prolongator_product.nnz), s);
   const double R = csr_bytes(nc, static_cast<double>(level.prolongator_product.nnz), s);
-  double bytes = smoothing_bytes(amg, amg.pre_smooth + amg.post_smooth, amg.pre_smooth > 0, A, n, s);
+  double bytes = smoothing_bytes(amg, amg.pre_smooth + amg.post_smooth, amg.pre_smooth > 0, A, n, s,
+                                 static_cast<double>(level.smoother_block_values));
   bytes += A + 3 * n * s;             // r = b - A x
   bytes += R + n * s + nc * s;        // b_c = R r
   bytes += P + nc * s + 2 * n * s;    // x += P x_c
@@ -54,7 +60,8 @@ std::uint64_t model_bytes_per_iteration(const std::vector<LevelInfo>& levels, co
   const LevelInfo& coarsest = levels.back();
   if (coarsest.smoothed_coarsest)
     bytes += smoothing_bytes(amg, kCoarsestSmoothingSteps, true,
-                             csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), s), coarsest.rows, s);
+                             csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), s), coarsest.rows, s,
+                             static_cast<double>(coarsest.smoother_block_values));
   else
     bytes += 2 * csr_bytes(coarsest.rows, static_cast<double>(coarsest.nnz), 8) + 2 * coarsest.rows * 8.0;
   // The outer iteration in double on the finest level: its product A p, and PCG's vector work as

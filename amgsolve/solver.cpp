@@ -571,7 +571,10 @@ class SolverOn final : public Solver::Impl {
   // v -= its part along the nullspace of a singular matrix: the constant's mean, or a system's vectors'.
   void remove_nullspace(Vec<double>& v) const {
     if (!system_nullspace_) return solving().remove_mean(v);
-    if constexpr (std::is_same_v<Vec<double>, Vector<double>>) system_nullspace_->project(v);
+    if constexpr (std::is_same_v<Vec<double>, Vector<double>>)
+      system_nullspace_->project(v);
+    else
+      throw Error("internal: a system's nullspace on the " + std::string(to_string(SolveBackend::kind)) + " backend");
   }
 
   // b's part along the nullspace, ||Q^T b|| / ||b||, checked against the tolerance (an InputError above it).
@@ -581,6 +584,8 @@ class SolverOn final : public Solver::Impl {
         const double part = system_nullspace_->part(b_on);
         require_consistent_rhs(part, system_nullspace_->vectors(), tolerance, "the right-hand side");
         return part;
+      } else {
+        throw Error("internal: a system's nullspace on the " + std::string(to_string(SolveBackend::kind)) + " backend");
       }
     }
     const double sum = solving().sum(b_on), norm = solving().norm2(b_on);
@@ -729,15 +734,25 @@ class SolverOn final : public Solver::Impl {
       return {};
   }
 
-  // Whether A_new has the nullspace the hierarchy was built for (a system's: the same combinations).
+  // Whether A_new has the nullspace the hierarchy was built for (a system's: as many vectors, spanning the
+  // same space; the combinations found again may differ in rounding, and the hierarchy's are kept).
   bool same_nullspace(const typename Backend::template Csr<double>& A_new) const {
     const AmgParams& amg = hierarchy_.params();
     if constexpr (std::is_same_v<Backend, CpuBackend>) {
       if (amg.is_system()) {
         AmgParams again = params.amg;
         resolve_system_nullspace(A_new, again);
-        return again.nullspace == amg.nullspace &&
-               (!again.nullspace_combinations || *again.nullspace_combinations == *amg.nullspace_combinations);
+        if (again.nullspace != amg.nullspace) return false;
+        if (!system_nullspace_) return true;
+        const std::size_t values = again.nullspace_combinations->size();
+        if (values != amg.nullspace_combinations->size()) return false;
+        const Vector<double> found =
+            nullspace_vectors(finest_near_nullspace(rows_, amg.block_size, amg.near_nullspace), *again.nullspace_combinations);
+        const auto n = static_cast<std::size_t>(rows_);
+        for (std::size_t first = 0; first < found.size(); first += n)
+          if (system_nullspace_->outside(Vector<double>(found.begin() + first, found.begin() + first + n)) > 1e-8)
+            return false;
+        return true;
       }
     }
     return resolve_nullspace(backend_, A_new, params.amg.nullspace) == amg.nullspace;
@@ -897,8 +912,8 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
     throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem + " (counted from 0)");
 }
 
-// A system (amg.block_size, a near-nullspace) is set up on the cpu backend of one process, for a nonsingular
-// matrix whose rows its nodes and vectors fit (checked now, before any work).
+// A system (amg.block_size, a near-nullspace) is set up on the cpu backend of one process, for a matrix whose
+// rows its nodes and vectors fit, with a system's nullspace choice (checked now, before any work).
 void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind,
                               bool distributed) {
   if (const std::string problem = system_support_problem(kind, distributed); !problem.empty()) throw InputError(problem);

@@ -551,7 +551,7 @@ std::string canonical_settings(const Reader& reader, const std::string& type) {
   return out.str();
 }
 
-Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
+Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false, bool problem_given = true) {
   // problem.type decides which problem keys exist, so it is read first.
   const Reader pre(doc, "");
   const std::string type = pre.text("problem.type");
@@ -565,7 +565,7 @@ Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false) {
   for (const KeySpec& k : config_schema()) {
     if (applies_to(k, type) && k.read && reader.is_set(k.path)) k.read(reader, c);
   }
-  check_config(reader, c);
+  check_config(reader, c, problem_given);
   if (inputs_on_disk) require_readable_inputs(reader, type);
   return c;
 }
@@ -606,7 +606,7 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
       throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)");
     doc.apply_override(a);
   }
-  return read(doc);
+  return read(doc, 1, false, /*problem_given=*/false);
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks, bool check_inputs) {

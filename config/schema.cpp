@@ -504,7 +504,7 @@ std::vector<KeySpec> amg_keys() {
              names_of(SmootherDiagonal{}),
              "D in the smoother's D^-1 A. `point`: the diagonal entries; `node`: for a system (amg.block_size, "
              "problem.near_nullspace) the diagonal blocks of its nodes (point-block Jacobi), on every level (a "
-             "coarse node has one row per near-nullspace vector), with rho(D^-1 A) and Gershgorin's bound for "
+             "coarse node has one row per near-nullspace vector its aggregate keeps), with rho(D^-1 A) and Gershgorin's bound for "
              "those blocks; a scalar problem's nodes are its rows. `auto`: `node` for a system, else `point`."),
       library_bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
                       "Chebyshev: polynomial degree (matrix-vector products per smoothing step).")),
@@ -757,24 +757,24 @@ const std::vector<KeySpec>& config_schema() {
 
 // amg.nullspace's declared choices are each for one kind of problem: constant a scalar one's, near_nullspace a
 // system's (amg/system_nullspace.hpp).
-void check_nullspace(const KeyReader& r, const Config& c) {
+void check_nullspace(const KeyReader& r, const Config& c, bool problem_given) {
   const MatrixMarketParams& files = c.problem.matrix_market;
   const bool system = c.amg.block_size > 1 || (c.problem.type == ProblemType::matrix_market &&
                                                 (!files.near_nullspace.empty() || !files.coordinates.empty()));
   if (system && c.amg.nullspace == NullspaceChoice::constant)
     r.fail_at("amg.nullspace", "amg.nullspace constant is a scalar problem's: a system's nullspace is found among its "
                                "near-nullspace vectors (auto, or near_nullspace to declare them all)");
-  if (!system && c.amg.nullspace == NullspaceChoice::near_nullspace)
+  if (problem_given && !system && c.amg.nullspace == NullspaceChoice::near_nullspace)  // vectors may come apart
     r.fail_at("amg.nullspace", "amg.nullspace near_nullspace is a system's: it needs amg.block_size above 1, "
                                "problem.near_nullspace or problem.coordinates");
 }
 
-void check_config(const KeyReader& r, Config& c) {
+void check_config(const KeyReader& r, Config& c, bool problem_given) {
   if (c.problem.type == ProblemType::poisson) check_poisson(r, c.problem.poisson);
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);
-  check_nullspace(r, c);
+  check_nullspace(r, c, problem_given);
   const bool post_given = r.is_set("amg.smoother.post_steps");
   if (const std::string problem = smoothing_steps_problem(c.amg.pre_smooth, c.amg.post_smooth, c.solver.type, post_given);
       !problem.empty())

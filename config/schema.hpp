@@ -61,7 +61,9 @@ const std::vector<KeySpec>& config_schema();
 // The rules between keys, checked once every key is read: a Poisson size with as many entries as the
 // stencil has dimensions, a matrix for matrix_market problems, the backend resolved (resolve_backend) and
 // amg.spgemm one of its SpGEMM backends, output.spgemm_csv only with the comparison.
-void check_config(const KeyReader& reader, Config& config);
+// problem_given: false for a Solver's settings (Python), whose matrix and near-nullspace vectors come apart
+// from them, so that a check needing the problem is left to the library.
+void check_config(const KeyReader& reader, Config& config, bool problem_given = true);
 
 // Top-level and nested section names ("problem", "amg", "amg.smoother", ...).
 bool is_config_section(const std::string& path);

@@ -55,6 +55,7 @@ BlockDiagonal<V> inverse_node_blocks(const CsrMatrix<Value>& A, std::shared_ptr<
       const Index first = D.first_row(n), size = D.node_rows(n);
       gather_block(A, first, size, block);
       Eigen::LLT<Eigen::MatrixXd> cholesky(block);
+      // (A NaN on the diagonal passes Eigen's pivot test, x <= 0, unnoticed.)
       if (cholesky.info() != Eigen::Success || !(block.diagonal().array() > 0).all()) {
         failed = std::min(failed, n);
         continue;

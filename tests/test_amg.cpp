@@ -579,22 +579,7 @@ TEST(Hierarchy, VCycleIsASymmetricPositiveDefinitePreconditioner) {
   for (SmootherType type : {SmootherType::chebyshev, SmootherType::jacobi}) {
     params.smoother.type = type;
     const AmgHierarchy<double> amg(A, params);
-    const test::CpuVcycle<double> vcycle(amg);
-    Vector<double> u(A->rows), v(A->rows), Mu, Mv;
-    for (Index i = 0; i < A->rows; ++i) {
-      u[i] = seeded_uniform(1, i) - 0.5;
-      v[i] = seeded_uniform(2, i) - 0.5;
-    }
-    vcycle.apply(u, Mu);
-    vcycle.apply(v, Mv);
-    double vMu = 0, uMv = 0, uMu = 0;
-    for (Index i = 0; i < A->rows; ++i) {
-      vMu += v[i] * Mu[i];
-      uMv += u[i] * Mv[i];
-      uMu += u[i] * Mu[i];
-    }
-    EXPECT_NEAR(vMu, uMv, 1e-10 * std::abs(uMu));
-    EXPECT_GT(uMu, 0.0);
+    test::expect_symmetric_positive_definite(test::CpuVcycle<double>(amg), A->rows);
   }
 }
 

@@ -233,20 +233,6 @@ TEST(NodeStrength, ANodeWithoutStrongNeighboursIsIsolatedRowByRow) {
   EXPECT_EQ(s.rows.graph.degree(5), 0);
 }
 
-struct Solved {
-  Vector<double> x;
-  SolveResult result;
-  SetupSummary setup;
-};
-
-Solved solve_with(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const Vector<double>& b) {
-  Solver solver(std::move(A), params);
-  Solved s;
-  s.result = solver.solve(b, s.x);
-  s.setup = solver.setup();
-  return s;
-}
-
 class Elasticity : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -176,20 +176,6 @@ Parameters system(int block_size, SmootherDiagonal diagonal) {
   return p;
 }
 
-struct Solved {
-  Vector<double> x;
-  SolveResult result;
-  SetupSummary setup;
-};
-
-Solved solve_with(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const Vector<double>& b) {
-  Solver solver(std::move(A), params);
-  Solved s;
-  s.result = solver.solve(b, s.x);
-  s.setup = solver.setup();
-  return s;
-}
-
 TEST(NodeBlockSmoothing, TheVCycleIsSymmetricAndPositiveDefinite) {
   Vector<double> coordinates;
   const auto A = std::make_shared<const CsrMatrix<double>>(elasticity_2d(32, 8, coordinates));
@@ -201,22 +187,7 @@ TEST(NodeBlockSmoothing, TheVCycleIsSymmetricAndPositiveDefinite) {
     const AmgHierarchy<double> amg(A, params);
     ASSERT_GE(amg.levels(), 3u);
     for (std::size_t l = 0; l + 1 < amg.levels(); ++l) ASSERT_TRUE(amg.smoother(l).nodes) << "level " << l;
-    const test::CpuVcycle<double> vcycle(amg);
-    Vector<double> u(A->rows), v(A->rows), Mu, Mv;
-    for (Index i = 0; i < A->rows; ++i) {
-      u[i] = seeded_uniform(1, i) - 0.5;
-      v[i] = seeded_uniform(2, i) - 0.5;
-    }
-    vcycle.apply(u, Mu);
-    vcycle.apply(v, Mv);
-    double vMu = 0, uMv = 0, uMu = 0;
-    for (Index i = 0; i < A->rows; ++i) {
-      vMu += v[i] * Mu[i];
-      uMv += u[i] * Mv[i];
-      uMu += u[i] * Mu[i];
-    }
-    EXPECT_NEAR(vMu, uMv, 1e-10 * std::abs(uMu));
-    EXPECT_GT(uMu, 0.0);
+    expect_symmetric_positive_definite(test::CpuVcycle<double>(amg), A->rows);
   }
 }
 

@@ -19,6 +19,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/vcycle.hpp"
+#include "amgsolve/solver.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
@@ -39,6 +40,40 @@ class CpuVcycle {
   CpuBackend backend_;  // before the cycle, which refers to it
   Vcycle<CpuBackend, V> cycle_;
 };
+
+// u^T M v = v^T M u and u^T M u > 0 for two seeded vectors u, v of n entries, M the V-cycle: a symmetric
+// positive definite preconditioner, as PCG needs.
+inline void expect_symmetric_positive_definite(const CpuVcycle<double>& vcycle, Index n) {
+  Vector<double> u(static_cast<std::size_t>(n)), v(static_cast<std::size_t>(n)), Mu, Mv;
+  for (Index i = 0; i < n; ++i) {
+    u[i] = seeded_uniform(1, static_cast<std::uint64_t>(i)) - 0.5;
+    v[i] = seeded_uniform(2, static_cast<std::uint64_t>(i)) - 0.5;
+  }
+  vcycle.apply(u, Mu);
+  vcycle.apply(v, Mv);
+  double vMu = 0, uMv = 0, uMu = 0;
+  for (Index i = 0; i < n; ++i) {
+    vMu += v[i] * Mu[i];
+    uMv += u[i] * Mv[i];
+    uMu += u[i] * Mu[i];
+  }
+  EXPECT_NEAR(vMu, uMv, 1e-10 * std::abs(uMu));
+  EXPECT_GT(uMu, 0.0);
+}
+
+// A Solver's solve from x = 0 and its setup summary.
+struct Solved {
+  Vector<double> x;
+  SolveResult result;
+  SetupSummary setup;
+};
+inline Solved solve_with(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const Vector<double>& b) {
+  Solver solver(std::move(A), params);
+  Solved s;
+  s.result = solver.solve(b, s.x);
+  s.setup = solver.setup();
+  return s;
+}
 
 // x with A x = b by PCG with one V-cycle of a default hierarchy, x0 = 0; expects convergence.
 inline Vector<double> amg_pcg_solve(const CsrMatrix<double>& A, const Vector<double>& b, double tolerance = 1e-10) {

@@ -214,11 +214,38 @@ TEST(SingularSystem, IsTheSameOnAnyThreadCountInMixedPrecisionAndAfterAReSetup) 
   Vector<double> x;
   ASSERT_TRUE(mixed.solve(b, x).converged);
   expect_pseudo_inverse_solution(body, b, x);
-  // A stiffer material: the same nullspace, the aggregates kept, x halves.
-  mixed.rebuild(std::make_shared<const CsrMatrix<double>>(scaled(*body.A, 2.0)));
+  // A stiffer material: the same nullspace (found again in other rounding: 3 A is not exact), the aggregates
+  // kept, x a third.
+  mixed.rebuild(std::make_shared<const CsrMatrix<double>>(scaled(*body.A, 3.0)));
   EXPECT_TRUE(mixed.setup().reused) << mixed.setup().rebuild_note;
   ASSERT_TRUE(mixed.solve(b, x).converged);
-  for (double& v : x) v *= 2;
+  for (double& v : x) v *= 3;
+  expect_pseudo_inverse_solution(body, b, x);
+  // Held at a corner now: another nullspace, so a full setup.
+  const Body pinned(192, 48, Support::pinned_corner);
+  mixed.rebuild(pinned.A);
+  EXPECT_FALSE(mixed.setup().reused);
+  EXPECT_NE(mixed.setup().rebuild_note.find("the matrix's nullspace changed"), std::string::npos)
+      << mixed.setup().rebuild_note;
+  EXPECT_EQ(mixed.setup().nullspace_vectors, 1);
+}
+
+TEST(SingularSystem, DeclaredVectorsThatDependOnEachOtherSpanTheNullspaceOnce) {
+  // The three modes and the first again, declared to be A's nullspace: three vectors, no NaN from the fourth.
+  const Body body(64, 16, Support::floating);
+  Vector<double> four;
+  for (std::size_t row = 0; row < body.modes.values->size() / 3; ++row) {
+    const double* mode = body.modes.values->data() + 3 * row;
+    four.insert(four.end(), {mode[0], mode[1], mode[2], mode[0]});
+  }
+  Parameters params = floating_parameters(body);
+  params.amg.near_nullspace = {4, std::make_shared<const Vector<double>>(four)};
+  params.amg.nullspace = NullspaceChoice::near_nullspace;
+  const Vector<double> b = body.consistent_rhs(9);
+  Solver solver(body.A, params);
+  EXPECT_EQ(solver.setup().nullspace_vectors, 3);
+  Vector<double> x;
+  ASSERT_TRUE(solver.solve(b, x).converged);
   expect_pseudo_inverse_solution(body, b, x);
 }
 
