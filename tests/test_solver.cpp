@@ -959,6 +959,13 @@ TEST(IterationTraffic, CountsEveryPassOfTheCycleAndTheOuterIteration) {
   amg.smoother.degree = 2;
   const std::uint64_t chebyshev_cycle = 3 * (68008 + 6 * 8000) + 4 * 8000 + 92008 + 21608 + 36808 + 24816;
   EXPECT_EQ(model_bytes_per_iteration(levels, amg, pcg_params, 8), chebyshev_cycle + 172008);
+  // A system's node blocks of 2 rows (4 values each) in place of the diagonal: each product reads 2000 values
+  // of D^-1 rather than 1000, and writes and reads the residual in a pass of its own (2 more vectors); the
+  // pass from x = 0 reads the blocks too.
+  levels[0].smoother_block_values = 2000;
+  const std::uint64_t block_cycle =
+      3 * (68008 + (5 * 1000 + 2000 + 2 * 1000) * 8) + (3 * 1000 + 2000) * 8 + 92008 + 21608 + 36808 + 24816;
+  EXPECT_EQ(model_bytes_per_iteration(levels, amg, pcg_params, 8), block_cycle + 172008);
   EXPECT_EQ(model_bytes_per_iteration({}, amg, pcg_params, 8), 0u);
 }
 
