@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "amg/nullspace.hpp"
 #include "common/error.hpp"
@@ -12,12 +11,6 @@
 
 namespace amgsolve {
 namespace {
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", v);
-  return text;
-}
 
 // The row where A maps the vector n (one value per row) furthest from zero, relative to the row's magnitude
 // sum_j |a_ij| |n_j| (rows of zero magnitude count as zero), and that ratio.
@@ -110,7 +103,7 @@ std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const 
     const Eigen::VectorXd c = W * of_image.eigenvectors().col(j);
     if (const WorstRow worst = worst_row(A, combined(B, c.data())); worst.relative > kNullspaceRowTolerance)
       throw InputError("A maps a combination of the near-nullspace vectors nearly, not quite, to zero (row " +
-                       std::to_string(worst.row + 1) + ": " + number(worst.relative) +
+                       std::to_string(worst.row + 1) + ": " + format_number(worst.relative) +
                        " of its magnitude): a structure free to move whose vectors or coordinates are not the ones "
                        "the matrix was assembled on? Give them to full precision, or amg.nullspace: none where it "
                        "is held (by a very soft support)");
@@ -129,7 +122,7 @@ std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNul
     if (worst.relative > kNullspaceRowTolerance)
       throw InputError("amg.nullspace is near_nullspace, but A does not map near-nullspace vector " +
                        std::to_string(v + 1) + " to zero: row " + std::to_string(worst.row + 1) + " of A times it is " +
-                       number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
+                       format_number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
   }
   return columns_of(orthonormalizing(gram_matrices(B, nullptr).of_vectors));
 }
@@ -218,8 +211,8 @@ void require_consistent_rhs(double part, int vectors, double tolerance, const st
   if (part <= tolerance) return;
   throw InputError(what + " is inconsistent with the singular matrix: A maps " + std::to_string(vectors) +
                    " combinations of the near-nullspace vectors to zero (motions the structure is free to make), "
-                   "so every A x is orthogonal to them, but b's part along them is " + number(part) +
-                   " of ||b||, above the solve's tolerance " + number(tolerance) +
+                   "so every A x is orthogonal to them, but b's part along them is " + format_number(part) +
+                   " of ||b||, above the solve's tolerance " + format_number(tolerance) +
                    ": remove it (loads in equilibrium, with no net force or moment), the only case in which A x = b "
                    "has a solution");
 }

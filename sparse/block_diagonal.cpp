@@ -23,7 +23,7 @@ void gather_block(const CsrMatrix<Value>& A, Index first, Index size, Eigen::Mat
     }
 }
 
-std::string not_positive_definite(Index first, Index size) {
+std::string block_not_positive_definite(Index first, Index size) {
   return "the diagonal block of the node of rows " + std::to_string(first + 1) + " to " +
          std::to_string(first + size) + " is not positive definite, so the matrix is not";
 }
@@ -70,7 +70,7 @@ BlockDiagonal<V> inverse_node_blocks(const CsrMatrix<Value>& A, std::shared_ptr<
         for (Index k = 0; k < size; ++k) out[i * size + k] = static_cast<V>(inverse(i, k));
     }
   }
-  if (failed < count) throw NumericalError(not_positive_definite(D.first_row(failed), D.node_rows(failed)));
+  if (failed < count) throw NumericalError(block_not_positive_definite(D.first_row(failed), D.node_rows(failed)));
   return D;
 }
 
