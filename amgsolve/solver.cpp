@@ -417,7 +417,7 @@ class SolverOn final : public Solver::Impl {
   // (a GPU that does not start, out of its memory) is the first such rank's error on every rank, so that no
   // rank is left waiting in the next collective. f must do nothing collective.
   template <class F>
-  static void on_every_rank_or_none(const Backend& setup, F&& f) {
+  static void on_every_rank_or_none([[maybe_unused]] const Backend& setup, F&& f) {
     if constexpr (std::is_same_v<SolveBackend, Backend>) {
       f();
     } else {

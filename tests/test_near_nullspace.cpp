@@ -42,7 +42,7 @@ Vector<double> seeded_vector(Index n, std::uint64_t seed) {
 
 TEST(RigidBodyModes, MoveEveryPairOfPointsWithoutStretchingIt) {
   // (dimension, unknowns per node): displacements only, or with the rotations of beams, plates and shells.
-  for (const auto [dimension, block] : {std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 3}, std::pair{3, 6}}) {
+  for (const auto& [dimension, block] : {std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 3}, std::pair{3, 6}}) {
     const Index nodes = 40;
     const Vector<double> points = seeded_vector(nodes * dimension, 7 + dimension);
     const NearNullspaceVectors modes = rigid_body_modes(points, dimension, block);
@@ -59,8 +59,9 @@ TEST(RigidBodyModes, MoveEveryPairOfPointsWithoutStretchingIt) {
       double omega[3] = {0, 0, 0};
       if (mode >= dimension) omega[dimension == 2 ? 2 : mode - dimension] = 1;
       for (Index p = 0; p < nodes; ++p) {
-        if (block > dimension)
+        if (block > dimension) {
           for (int r = 0; r < rotations; ++r) EXPECT_EQ(u(p, dimension + r, mode), omega[dimension == 2 ? 2 : r]);
+        }
         for (Index q = 0; q < nodes; ++q) {
           // A rigid motion: u_p - u_q = omega x (x_p - x_q).
           const double dx[3] = {x(p, 0) - x(q, 0), x(p, 1) - x(q, 1), dimension == 3 ? x(p, 2) - x(q, 2) : 0.0};
@@ -280,8 +281,10 @@ TEST(Elasticity3d, SixRigidBodyModesSolveInAFractionOfTheScalarIterations) {
   for (int m = 0; m < 6; ++m) {
     for (Index i = 0; i < A->rows; ++i) mode[i] = (*modes.values)[static_cast<std::size_t>(i) * 6 + m];
     spmv(*A, mode, image);
-    for (Index i = 0; i < A->rows; ++i)
-      if (coordinates[3 * (i / 3)] > 0.15) ASSERT_NEAR(image[i], 0.0, 1e-12) << "mode " << m << ", row " << i;
+    for (Index i = 0; i < A->rows; ++i) {
+      if (coordinates[3 * (i / 3)] <= 0.15) continue;  // near the clamped face
+      ASSERT_NEAR(image[i], 0.0, 1e-12) << "mode " << m << ", row " << i;
+    }
   }
   const Vector<double> b = seeded_vector(A->rows, 9);
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(to_eigen(*A));

@@ -23,12 +23,6 @@ namespace {
 using namespace test;
 using Dense = Eigen::MatrixXd;
 
-// The rigid-body modes as a dense rows x 3 matrix.
-Dense modes_of(const NearNullspaceVectors& modes) {
-  const auto rows = static_cast<Eigen::Index>(modes.values->size() / 3);
-  return Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, 3, Eigen::RowMajor>>(modes.values->data(), rows, 3);
-}
-
 // |cos| of the angle between u and v: 1 where they are parallel.
 double alignment(const Eigen::VectorXd& u, const Eigen::VectorXd& v) { return std::abs(u.dot(v)) / (u.norm() * v.norm()); }
 
