@@ -86,9 +86,13 @@ NullspaceChoice resolve_nullspace(const RowSum& row_sum, const std::function<Ind
   return NullspaceChoice::constant;
 }
 
+double constant_part(double sum, double norm, std::size_t n) {
+  if (n == 0 || norm == 0.0) return 0.0;
+  return std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm);
+}
+
 void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what) {
-  if (n == 0 || norm == 0.0) return;
-  const double part = std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm);
+  const double part = constant_part(sum, norm, n);
   if (part <= tolerance) return;
   throw InputError(what + " is inconsistent with the singular matrix: A's rows sum to zero, so A x sums to zero for "
                    "every x, but b sums to " + number(sum) + " (its constant part is " + number(part) +

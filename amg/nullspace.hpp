@@ -62,8 +62,10 @@ inline NullspaceChoice resolve_nullspace(const CpuBackend&, const CsrMatrix<doub
 NullspaceChoice resolve_nullspace(const RowSum& largest_row_sum, const std::function<Index()>& count_components,
                                   NullspaceChoice choice);
 
-// b's part along the constant, |sum b| / (sqrt(n) ||b||): no x brings the residual of a singular A (A 1 = 0)
-// below it. Above the solve's tolerance that is an InputError saying so (`what` names b's source).
+// b's part along the constant, |sum b| / (sqrt(n) ||b||) from b's sum and norm (0 for b = 0): no x brings the
+// residual of a singular A (A 1 = 0) below it.
+double constant_part(double sum, double norm, std::size_t n);
+// Above the solve's tolerance that is an InputError saying so (`what` names b's source).
 void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what);
 // The same from the host vector.
 void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what);

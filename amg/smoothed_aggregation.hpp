@@ -532,11 +532,11 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
     resolve_nullspace_of_system(*A);
   } else {
     require_scalar_nullspace_choice(params_.nullspace);
-  }
-  if (!params_.is_system() && params_.nullspace == NullspaceChoice::automatic) {
-    const bool zero_row_sums = backend.global_rows(*A) > 0 &&
-                               largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
-    params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
+    if (params_.nullspace == NullspaceChoice::automatic) {
+      const bool zero_row_sums = backend.global_rows(*A) > 0 &&
+                                 largest_relative_row_sum(backend, *A).relative <= zero_row_sum_tolerance<Value>();
+      params_.nullspace = zero_row_sums ? NullspaceChoice::constant : NullspaceChoice::none;
+    }
   }
   const SpgemmBackend& spgemm = SpgemmRegistry::instance().get(params_.spgemm, Backend::kind);
   SmoothedAggregation<Backend, Value>(backend, params_, spgemm, std::move(on_product)).build(std::move(A), *this, on_level);

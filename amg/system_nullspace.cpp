@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "amg/nullspace.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 
@@ -163,9 +164,8 @@ Vector<double> nullspace_vectors(const NearNullspace& B, const std::vector<doubl
 
 namespace {
 
-double dot(const Vector<double>& a, const Vector<double>& b) {
-  return deterministic_sum<double>(static_cast<std::int64_t>(a.size()), [&](std::int64_t i) { return a[i] * b[i]; });
-}
+// The cpu backend's deterministic dot product.
+double dot(const Vector<double>& a, const Vector<double>& b) { return CpuBackend{}.dot(a, b); }
 
 // v -= s q
 void subtract(double s, const Vector<double>& q, Vector<double>& v) {
@@ -192,7 +192,10 @@ double NullspaceProjection::part(const Vector<double>& v) const {
   const double norm = std::sqrt(dot(v, v));
   if (norm == 0.0) return 0.0;
   double along = 0.0;
-  for (const Vector<double>& q : basis_) along += dot(q, v) * dot(q, v);
+  for (const Vector<double>& q : basis_) {
+    const double component = dot(q, v);
+    along += component * component;
+  }
   return std::sqrt(along) / norm;
 }
 

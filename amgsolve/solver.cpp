@@ -590,7 +590,7 @@ class SolverOn final : public Solver::Impl {
     }
     const double sum = solving().sum(b_on), norm = solving().norm2(b_on);
     require_consistent_rhs(sum, norm, n, tolerance, "the right-hand side");
-    return norm > 0 ? std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm) : 0.0;
+    return constant_part(sum, norm, n);
   }
 
   // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve

@@ -719,14 +719,20 @@ void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t>
     r.fail_at("output.vtk_sources", "output.vtk_sources lists source " + std::to_string(*twice) + " twice");
 }
 
+// Whether the config describes a system (amg/near_nullspace.hpp): unknowns per node, or a matrix_market
+// problem's near-nullspace vectors or coordinates.
+bool configures_a_system(const Config& c) {
+  const MatrixMarketParams& files = c.problem.matrix_market;
+  return c.amg.block_size > 1 || !files.near_nullspace.empty() || !files.coordinates.empty();
+}
+
 // The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) the SpGEMM backends of
 // where the setup runs: the backend's own on one process, the cpu's (and the distributed ones) on several
 // MPI ranks, where `auto` is the cpu on every rank whether or not a rank sees a GPU.
 void check_backend(const KeyReader& r, Config& c) {
   const bool ranks = c.ranks > 1;
   // A system (amg/near_nullspace.hpp) is set up on the cpu backend only, so far: `auto` means cpu for it.
-  const MatrixMarketParams& files = c.problem.matrix_market;
-  const bool system = c.amg.block_size > 1 || !files.near_nullspace.empty() || !files.coordinates.empty();
+  const bool system = configures_a_system(c);
   try {
     c.backend = (ranks || system) && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu
                                                                                    : resolve_backend(c.backend_choice);
@@ -758,9 +764,7 @@ const std::vector<KeySpec>& config_schema() {
 // amg.nullspace's declared choices are each for one kind of problem: constant a scalar one's, near_nullspace a
 // system's (amg/system_nullspace.hpp).
 void check_nullspace(const KeyReader& r, const Config& c, bool problem_given) {
-  const MatrixMarketParams& files = c.problem.matrix_market;
-  const bool system = c.amg.block_size > 1 || (c.problem.type == ProblemType::matrix_market &&
-                                                (!files.near_nullspace.empty() || !files.coordinates.empty()));
+  const bool system = configures_a_system(c);
   if (system && c.amg.nullspace == NullspaceChoice::constant)
     r.fail_at("amg.nullspace", "amg.nullspace constant is a scalar problem's: a system's nullspace is found among its "
                                "near-nullspace vectors (auto, or near_nullspace to declare them all)");

@@ -101,11 +101,12 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
     return A
 
 
-def _block_size_of(A: Any, params: dict[str, Any]) -> list[str]:
-    """amg.block_size from a scipy BSR matrix's square blocks (as PyAMG takes it), where params do not set it."""
+def _block_size_of(A: Any, settings: list[str]) -> list[str]:
+    """amg.block_size from a scipy BSR matrix's square blocks (as PyAMG takes it), where the settings do not set
+    it."""
     if not sp.issparse(A) or A.format != "bsr" or A.blocksize[0] != A.blocksize[1] or A.blocksize[0] == 1:
         return []
-    if any(s.startswith("amg.block_size=") for s in _settings(params)):
+    if any(s.startswith("amg.block_size=") for s in settings):
         return []
     return [f"amg.block_size={A.blocksize[0]}"]
 
@@ -209,7 +210,8 @@ class Solver:
     """
 
     def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
-        settings = _settings(params) + _block_size_of(A, params)
+        settings = _settings(params)
+        settings += _block_size_of(A, settings)
         A = _csr(A, "A")
         arrays = _arrays(A)
         vectors = _near_nullspace(near_nullspace, A.shape[0])
