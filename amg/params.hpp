@@ -127,6 +127,9 @@ struct AmgParams {
   // constant.
   int block_size = 1;
   NearNullspaceVectors near_nullspace;
+  // A system's near-nullspace vectors relaxed on A x = 0 before the finest level's aggregates are fitted to
+  // them: this many damped Jacobi sweeps (amg/improve_near_nullspace.hpp). 0: as given.
+  int improve_near_nullspace = 4;
   // A singular system's nullspace (amg.nullspace resolved to near_nullspace, amg/nullspace.hpp): m
   // combinations of its k near-nullspace vectors, nullspace vector j = sum_v nullspace_combinations[j k + v] b_v.
   std::shared_ptr<const std::vector<double>> nullspace_combinations;

@@ -38,6 +38,7 @@
 
 #include "amg/galerkin.hpp"
 #include "amg/hierarchy.hpp"
+#include "amg/improve_near_nullspace.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
@@ -157,9 +158,12 @@ class SmoothedAggregation {
       clock.lap(t.aggregation);
       if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
       CoarseningStep<Backend, Value> step;
+      std::optional<NearNullspace> improved;
+      if (info.level == 0 && params_.improve_near_nullspace > 0) improved = improved_near_nullspace(A, near, info, clock);
       NearNullspace coarse;
       Array<Index> row_aggregates;
-      Csr T = tentative_prolongation<Value>(aggregates, near, coarse, row_aggregates);
+      Csr T = tentative_prolongation<Value>(aggregates, improved ? *improved : near, coarse, row_aggregates);
+      improved.reset();
       if (T.cols == 0 || T.cols > 0.9 * static_cast<double>(A.rows)) return std::nullopt;  // more vectors than rows
       info.aggregates = aggregates.count;
       step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
@@ -176,6 +180,27 @@ class SmoothedAggregation {
       smooth_and_multiply(A, Weights{}, &near, strength.rows, T, info, clock, step, nullptr, release_done);
       record_kept_structure(step, strength.rows, std::move(T), aggregate_count);
       return step;
+    }
+  }
+
+  // The finest level's near-nullspace relaxed on A x = 0 (amg/improve_near_nullspace.hpp) in the level's smoother
+  // diagonal, with the prolongator smoothing's weight from its rho(D^-1 A): the estimate the level's smoother
+  // takes too (info.rho, not estimated again).
+  // (Only the cpu backend sets up a system: coarsen_system.)
+  NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info,
+                                        PhaseClock& clock) const {
+    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+    } else {
+      const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+      std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
+      info.rho = blocks ? block_spectral_radius(A, blocks, seed, info) : spectral_radius(A, seed);
+      clock.lap(info.phases.eigenvalues);
+      NearNullspace improved = near;
+      improve_near_nullspace(A, blocks ? std::move(blocks) : single_row_nodes(A.rows),
+                             params_.prolongator_damping / info.rho, params_.improve_near_nullspace, improved);
+      clock.lap(info.phases.prolongator);
+      return improved;
     }
   }
 
@@ -296,7 +321,8 @@ class SmoothedAggregation {
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
     const double rho_f = spectral_radius(A_f, level_seed);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = blocks ? block_spectral_radius(A, blocks, level_seed, info) : has_weak ? spectral_radius(A, level_seed) : rho_f;
+    if (info.rho == 0.0)  // else estimated where the near-nullspace was improved (improved_near_nullspace)
+      info.rho = blocks ? block_spectral_radius(A, blocks, level_seed, info) : has_weak ? spectral_radius(A, level_seed) : rho_f;
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,

@@ -26,6 +26,7 @@ const std::vector<Bounded>& table() {
       {{"amg.coarse_size", 1, kMaxInt}, VALUE(amg.coarse_size)},
       {{"amg.max_levels", 1, 100}, VALUE(amg.max_levels)},
       {{"amg.block_size", 1, 64}, VALUE(amg.block_size)},
+      {{"amg.improve_near_nullspace", 0, 100}, VALUE(amg.improve_near_nullspace)},
       {{"amg.strength_threshold", 0, 1}, VALUE(amg.strength_threshold)},
       {{"amg.prolongator_damping", 0, 2, true}, VALUE(amg.prolongator_damping)},
       // Fewer than 4 steps underestimate rho(D^-1 A) so far that the Chebyshev smoother amplifies the top of

@@ -66,6 +66,9 @@ struct SetupSummary {
   // The near-nullspace vectors the tentative prolongators carry (amg/near_nullspace.hpp): 1 for a scalar
   // problem (the constant), amg.block_size's unit vectors, or the given ones.
   int near_nullspace_vectors = 1;
+  // The Jacobi sweeps that relaxed them before the finest aggregates' QR (amg.improve_near_nullspace): 0 for
+  // a scalar problem and for a hierarchy of one level.
+  int near_nullspace_sweeps = 0;
   std::vector<LevelInfo> levels;
   double seconds = 0.0;
   double operator_complexity = 0.0;

@@ -231,8 +231,9 @@ class PrintingSolver final : public AmgSolver {
     progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
              setup.operator_complexity, setup.grid_complexity);
     if (setup.block_size > 1 || setup.near_nullspace_vectors > 1)
-      progress("  system: %d unknowns per node, %d near-nullspace vectors carried to every level\n", setup.block_size,
-               setup.near_nullspace_vectors);
+      progress("  system: %d unknowns per node, %d near-nullspace vectors (relaxed by %d Jacobi sweeps) carried to "
+               "every level\n",
+               setup.block_size, setup.near_nullspace_vectors, setup.near_nullspace_sweeps);
     if (setup.nullspace == "constant")
       progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
                "solution of zero mean\n");

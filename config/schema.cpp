@@ -467,6 +467,12 @@ std::vector<KeySpec> amg_keys() {
                       "problem.coordinates; by default the b unit vectors of the components) to every level by a "
                       "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend on one "
                       "process; a singular system (a structure free to move) is solved on its range (amg.nullspace).")),
+      library_bounded(integer("amg.improve_near_nullspace", FIELD(amg.improve_near_nullspace),
+                      "For a system: damped Jacobi sweeps (in amg.smoother.diagonal's D, omega = "
+                      "amg.prolongator_damping / rho(D^-1 A)) that relax each near-nullspace vector on A x = 0 "
+                      "before the finest aggregates' QR, so the coarse levels fit the low-energy vectors the "
+                      "matrix has near its boundaries (PyAMG's improve_candidates). 0: the vectors as given. A "
+                      "scalar problem's near-nullspace, the constant, is not relaxed.")),
       library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "

@@ -87,6 +87,7 @@ nlohmann::json setup_json(const SetupRecord& s) {
           {"nullspace_vectors", s.nullspace_vectors},
           {"block_size", s.block_size},
           {"near_nullspace_vectors", s.near_nullspace_vectors},
+          {"near_nullspace_sweeps", s.near_nullspace_sweeps},
           {"hierarchy_bytes", s.hierarchy_bytes},
           {"model_bytes_per_iteration", s.model_bytes_per_iteration},
           {"spmv_format", s.spmv_format},

@@ -28,24 +28,6 @@ namespace {
 using namespace test;
 using Dense = Eigen::MatrixXd;
 
-// Nodes of 1, 2, 3, 4, 1, 2, ... rows over n rows (the last one shorter where they do not fit), as a coarse
-// level of a system has nodes of several sizes.
-std::shared_ptr<const Array<Index>> uneven_nodes(Index n) {
-  auto nodes = std::make_shared<Array<Index>>(Array<Index>{0});
-  for (Index size = 1; nodes->back() < n; size = size % 4 + 1) nodes->push_back(std::min(n, nodes->back() + size));
-  return nodes;
-}
-
-// D_b as a dense matrix: A's entries inside the nodes' diagonal blocks.
-Dense dense_block_diagonal(const Dense& A, const Array<Index>& nodes) {
-  Dense D = Dense::Zero(A.rows(), A.cols());
-  for (std::size_t n = 0; n + 1 < nodes.size(); ++n) {
-    const Index first = nodes[n], size = nodes[n + 1] - nodes[n];
-    D.block(first, first, size, size) = A.block(first, first, size, size);
-  }
-  return D;
-}
-
 Dense dense_of(const BlockDiagonal<double>& B) {
   Dense D = Dense::Zero(B.rows(), B.rows());
   for (Index n = 0; n < B.nodes(); ++n)

@@ -750,6 +750,7 @@ TEST(Library, ParametersSetInCodeAreChecked) {
       {[](Parameters& p) { p.amg.strength_threshold = std::nan(""); }, "amg.strength_threshold"},
       {[](Parameters& p) { p.amg.prolongator_damping = 0; }, "amg.prolongator_damping must be > 0 and <= 2"},
       {[](Parameters& p) { p.amg.coarse_size = -5; }, "amg.coarse_size must be >= 1 and <= 2147483647, got -5"},
+      {[](Parameters& p) { p.amg.improve_near_nullspace = -1; }, "amg.improve_near_nullspace must be >= 0 and <= 100"},
       {[](Parameters& p) { p.solver.tolerance = 0; }, "solver.tolerance must be > 0 and < 1"},
       {[](Parameters& p) { p.amg.smoother.type = static_cast<SmootherType>(7); }, "amg.smoother.type is not one of"},
       {[](Parameters& p) { p.solver.type = static_cast<SolverType>(9); }, "solver.type is not one of"},

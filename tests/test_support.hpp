@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,6 +123,24 @@ Eigen::MatrixXd to_dense(const CsrMatrix<Value>& A) {
   Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows, A.cols);
   for (Index i = 0; i < A.rows; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) D(i, A.col[k]) += static_cast<double>(A.val[k]);
+  return D;
+}
+
+// Nodes of 1, 2, 3, 4, 1, 2, ... rows over n rows (the last one shorter where they do not fit), as a coarse
+// level of a system has nodes of several sizes.
+inline std::shared_ptr<const Array<Index>> uneven_nodes(Index n) {
+  auto nodes = std::make_shared<Array<Index>>(Array<Index>{0});
+  for (Index size = 1; nodes->back() < n; size = size % 4 + 1) nodes->push_back(std::min(n, nodes->back() + size));
+  return nodes;
+}
+
+// D_b as a dense matrix: A's entries inside the nodes' diagonal blocks.
+inline Eigen::MatrixXd dense_block_diagonal(const Eigen::MatrixXd& A, const Array<Index>& nodes) {
+  Eigen::MatrixXd D = Eigen::MatrixXd::Zero(A.rows(), A.cols());
+  for (std::size_t n = 0; n + 1 < nodes.size(); ++n) {
+    const Index first = nodes[n], size = nodes[n + 1] - nodes[n];
+    D.block(first, first, size, size) = A.block(first, first, size, size);
+  }
   return D;
 }
 

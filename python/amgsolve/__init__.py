@@ -266,7 +266,7 @@ class Solver:
     def setup(self) -> dict:
         """What the setup built: backend, seconds, operator_complexity, grid_complexity, spgemm, nullspace
         (what amg.nullspace resolved to), nullspace_vectors, block_size, near_nullspace_vectors (1: a scalar problem's
-        constant), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
+        constant), near_nullspace_sweeps (amg.improve_near_nullspace where it was applied), hierarchy_bytes, reused and rebuild_note (after a rebuild: whether
         the aggregates were kept, and how the products were formed), levels."""
         return self._core.setup()
 

@@ -297,6 +297,7 @@ class PySolver {
     d["nullspace_vectors"] = s.nullspace_vectors;
     d["block_size"] = s.block_size;
     d["near_nullspace_vectors"] = s.near_nullspace_vectors;
+    d["near_nullspace_sweeps"] = s.near_nullspace_sweeps;
     d["hierarchy_bytes"] = s.hierarchy_bytes;
     d["reused"] = s.reused;
     d["rebuild_note"] = s.rebuild_note;

@@ -597,6 +597,20 @@ def test_a_systems_smoothers_scale_by_its_node_blocks():
         amgsolve.Solver(A, amg={"smoother": {"diagonal": "blocks"}})
 
 
+def test_a_systems_near_nullspace_is_relaxed_as_asked():
+    A, _ = elasticity_2d(64, 16)
+    b = np.random.default_rng(5).standard_normal(A.shape[0])
+    relaxed = amgsolve.Solver(A, amg={"block_size": 2})  # amg.improve_near_nullspace: 4 sweeps by default
+    as_given = amgsolve.Solver(A, amg={"block_size": 2, "improve_near_nullspace": 0})
+    x, info = relaxed.solve(b)
+    _, given_info = as_given.solve(b)
+    assert info["converged"] and relative_residual(A, x, b) <= 1e-8
+    assert relaxed.setup["near_nullspace_sweeps"] == 4 and as_given.setup["near_nullspace_sweeps"] == 0
+    assert info["residuals"] != given_info["residuals"]  # another tentative prolongator, another cycle
+    with pytest.raises(amgsolve.InputError, match="amg.improve_near_nullspace"):
+        amgsolve.Solver(A, amg={"block_size": 2, "improve_near_nullspace": -1})
+
+
 def test_a_floating_body_solves_on_its_range():
     A, points = elasticity_2d(96, 24, clamped=False)
     B = amgsolve.rigid_body_modes(points)

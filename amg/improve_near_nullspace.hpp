@@ -1,0 +1,33 @@
+#pragma once
+// Improving a system's near-nullspace vectors before the finest tentative prolongator: each vector b is
+// relaxed on A x = 0, b <- (I - omega D^-1 A)^s b. What A maps to zero stays; what the smoother reduces at once
+// (the high-energy part) is taken out, so the aggregates' QR (amg/near_nullspace.hpp) fits the low-energy
+// vectors the matrix has rather than the ones it was given. This is PyAMG's `improve_candidates` (N. Bell,
+// L. N. Olson, J. Schroder, B. Southworth, "PyAMG: Algebraic Multigrid Solvers in Python", J. Open Source
+// Softw. 7(72), 2022), and the relaxation by which adaptive smoothed aggregation exposes its candidates
+// (M. Brezina, R. Falgout, S. MacLachlan, T. Manteuffel, S. McCormick, J. Ruge, "Adaptive smoothed
+// aggregation (alphaSA)", SIAM J. Sci. Comput. 25(6), 2004).
+//
+// The given vectors are exact only where no boundary condition, change of material or shell orientation
+// breaks them: the unit vectors of a shell's rotations (amg.block_size's default) are far from the modes
+// of a clamped roof. PyAMG sweeps symmetric Gauss-Seidel, which is sequential; here the sweeps are damped
+// Jacobi in the level's smoother diagonal (the node blocks, amg.smoother.diagonal), the same on any thread
+// count, with the prolongator smoothing's weight omega = (4/3) / rho(D^-1 A). The iterations this saves are
+// in docs/BENCHMARKS.md ("Systems").
+#include <memory>
+
+#include "amg/near_nullspace.hpp"
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// B's vectors <- (I - omega D^-1 A)^sweeps B, D the diagonal blocks of `nodes` (single rows: the pointwise
+// diagonal). A NumericalError where a block is not positive definite.
+template <class Value>
+void improve_near_nullspace(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes, double omega,
+                            int sweeps, NearNullspace& B);
+
+// Nodes of one row each: the pointwise diagonal as node blocks.
+std::shared_ptr<const Array<Index>> single_row_nodes(Index rows);
+
+}  // namespace amgsolve
