@@ -6,7 +6,9 @@
 // Galerkin products (by their numeric phase alone into the kept patterns, where the backend has it, the
 // SpGEMM sums in A's row order and the patterns still hold), smoothers and the coarsest factorisation; the
 // strength (step 1) only on a level whose matrix left its first pattern. The result equals a fresh setup of
-// the new matrix on the same aggregates and classification, bit for bit, whatever re-setups came before.
+// the new matrix on the same aggregates, tentative prolongators and classification, bit for bit, whatever
+// re-setups came before. (A system's T stays fitted to its near-nullspace as the first matrix relaxed it,
+// amg/improve_near_nullspace.hpp: a fresh setup would relax it with the new matrix.)
 #include <memory>
 
 #include "amg/smoothed_aggregation.hpp"

@@ -159,7 +159,8 @@ class SmoothedAggregation {
       if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
       CoarseningStep<Backend, Value> step;
       std::optional<NearNullspace> improved;
-      if (info.level == 0 && params_.improve_near_nullspace > 0) improved = improved_near_nullspace(A, near, info, clock);
+      std::optional<double> rho;  // rho(D^-1 A) for the level's smoother, where the relaxation estimated it
+      if (relaxes_near_nullspace(info.level)) improved = improved_near_nullspace(A, near, info, clock, rho);
       NearNullspace coarse;
       Array<Index> row_aggregates;
       Csr T = tentative_prolongation<Value>(aggregates, improved ? *improved : near, coarse, row_aggregates);
@@ -177,28 +178,33 @@ class SmoothedAggregation {
         strength.rows = Strength{};
         T = Csr{};
       };
-      smooth_and_multiply(A, Weights{}, &near, strength.rows, T, info, clock, step, nullptr, release_done);
+      smooth_and_multiply(A, Weights{}, &near, strength.rows, T, info, clock, step, nullptr, release_done, rho);
       record_kept_structure(step, strength.rows, std::move(T), aggregate_count);
       return step;
     }
   }
 
-  // The finest level's near-nullspace relaxed on A x = 0 (amg/improve_near_nullspace.hpp) in the level's smoother
-  // diagonal, with the prolongator smoothing's weight from its rho(D^-1 A): the estimate the level's smoother
-  // takes too (info.rho, not estimated again).
-  // (Only the cpu backend sets up a system: coarsen_system.)
-  NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info,
-                                        PhaseClock& clock) const {
+  // Whether a system's level relaxes its near-nullspace vectors before its QR (amg.improve_near_nullspace): the
+  // finest does, but for a singular system, whose nullspace (combinations of the given vectors) must reach
+  // every level exactly (amg/system_nullspace.hpp), which relaxed vectors would carry only to rounding.
+  bool relaxes_near_nullspace(int level) const {
+    return level == 0 && params_.improve_near_nullspace > 0 && !params_.singular();
+  }
+  // The level's near-nullspace relaxed on A x = 0 (amg/improve_near_nullspace.hpp) in the level's smoother
+  // diagonal, with the prolongator smoothing's weight from its rho(D^-1 A): an estimate the level's smoother
+  // takes too (into `rho`, not estimated again). (Only the cpu backend sets up a system: coarsen_system.)
+  NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info, PhaseClock& clock,
+                                        std::optional<double>& rho) const {
     if constexpr (!std::is_same_v<Backend, CpuBackend>) {
       throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
       const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
       std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
-      info.rho = blocks ? block_spectral_radius(A, blocks, seed, info) : spectral_radius(A, seed);
+      rho = blocks ? block_spectral_radius(A, blocks, seed, info.level) : spectral_radius(A, seed);
       clock.lap(info.phases.eigenvalues);
       NearNullspace improved = near;
       improve_near_nullspace(A, blocks ? std::move(blocks) : single_row_nodes(A.rows),
-                             params_.prolongator_damping / info.rho, params_.improve_near_nullspace, improved);
+                             params_.prolongator_damping / *rho, params_.improve_near_nullspace, improved);
       clock.lap(info.phases.prolongator);
       return improved;
     }
@@ -291,7 +297,8 @@ class SmoothedAggregation {
                            const Csr& T,
                            LevelInfo& info, PhaseClock& clock, CoarseningStep<Backend, Value>& step,
                            const KeptLevel<Backend, Value>* kept,
-                           const std::function<void()>& prolongator_built = {}) const {
+                           const std::function<void()>& prolongator_built = {},
+                           std::optional<double> smoother_rho = std::nullopt) const {
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
     // A singular system's prolongator is smoothed with A itself: lumping row by row keeps A_f 1 = A 1, not
@@ -321,8 +328,10 @@ class SmoothedAggregation {
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
     const double rho_f = spectral_radius(A_f, level_seed);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    if (info.rho == 0.0)  // else estimated where the near-nullspace was improved (improved_near_nullspace)
-      info.rho = blocks ? block_spectral_radius(A, blocks, level_seed, info) : has_weak ? spectral_radius(A, level_seed) : rho_f;
+    info.rho = smoother_rho ? *smoother_rho  // estimated where the near-nullspace was relaxed
+               : blocks     ? block_spectral_radius(A, blocks, level_seed, info.level)
+               : has_weak   ? spectral_radius(A, level_seed)
+                            : rho_f;
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,
@@ -421,21 +430,18 @@ class SmoothedAggregation {
     if (!near || params_.smoother.diagonal == SmootherDiagonal::point || near->nodes() == near->rows()) return nullptr;
     return std::make_shared<const Array<Index>>(near->node_ptr);
   }
-  // rho(D_b^-1 A) for those blocks (only the cpu backend sets up a system), and the blocks' values into the
-  // level's table (the traffic model's); a block that is not positive definite is an error naming the level.
+  // rho(D_b^-1 A) for those blocks (only the cpu backend sets up a system); a block that is not positive
+  // definite is an error naming the level.
   double block_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, std::uint64_t seed,
-                               LevelInfo& info) const {
+                               int level) const {
     if constexpr (!std::is_same_v<Backend, CpuBackend>) {
       throw Error("internal: node-block smoothing on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
-      info.smoother_block_values = 0;
-      for (std::size_t n = 0; n + 1 < blocks->size(); ++n)
-        info.smoother_block_values += std::int64_t{(*blocks)[n + 1] - (*blocks)[n]} * ((*blocks)[n + 1] - (*blocks)[n]);
       try {
         if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_block_dinv_a(A, blocks);
         return lanczos_max_eigenvalue_block_dinv_a(A, blocks, params_.lanczos_steps, seed);
       } catch (const NumericalError& e) {
-        throw NumericalError("AMG level " + std::to_string(info.level) + ": " + e.what());
+        throw NumericalError("AMG level " + std::to_string(level) + ": " + e.what());
       }
     }
   }
@@ -489,8 +495,13 @@ class SmoothedAggregation {
   }
 
   // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A), D the diagonal or the node
-  // blocks `blocks`; Chebyshev's also from Gershgorin's bound, above it.
-  SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, const LevelInfo& info) const {
+  // blocks `blocks`; Chebyshev's also from Gershgorin's bound, above it. The blocks' values go into the level's
+  // table (the traffic model's).
+  SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, LevelInfo& info) const {
+    info.smoother_block_values = 0;
+    if (blocks)
+      for (std::size_t n = 0; n + 1 < blocks->size(); ++n)
+        info.smoother_block_values += std::int64_t{(*blocks)[n + 1] - (*blocks)[n]} * ((*blocks)[n + 1] - (*blocks)[n]);
     require_jacobi_converges(params_.smoother, params_.spectral_radius, info.rho, info.level);
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
     SmootherSpec spec = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound(A, blocks) : 0.0);
@@ -505,7 +516,7 @@ class SmoothedAggregation {
     backend_.require_positive_diagonal(*A, info.level);
     const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = blocks ? block_spectral_radius(*A, blocks, seed, info) : spectral_radius(*A, seed);
+    info.rho = blocks ? block_spectral_radius(*A, blocks, seed, info.level) : spectral_radius(*A, seed);
     const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
     info.coarsest = true;
     info.smoothed_coarsest = true;

@@ -765,7 +765,8 @@ class SolverOn final : public Solver::Impl {
     summary.nullspace_vectors = system_nullspace_ ? system_nullspace_->vectors() : amg.singular() ? 1 : 0;
     summary.block_size = amg.block_size;
     summary.near_nullspace_vectors = amg.near_nullspace.count > 0 ? amg.near_nullspace.count : amg.block_size;
-    summary.near_nullspace_sweeps = amg.is_system() && hierarchy_.levels() > 1 ? amg.improve_near_nullspace : 0;
+    summary.near_nullspace_sweeps =
+        amg.is_system() && !amg.singular() && hierarchy_.levels() > 1 ? amg.improve_near_nullspace : 0;
     summary.levels = hierarchy_.info();
     summary.seconds = seconds;
     summary.operator_complexity = hierarchy_.operator_complexity();

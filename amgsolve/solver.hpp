@@ -67,7 +67,7 @@ struct SetupSummary {
   // problem (the constant), amg.block_size's unit vectors, or the given ones.
   int near_nullspace_vectors = 1;
   // The Jacobi sweeps that relaxed them before the finest aggregates' QR (amg.improve_near_nullspace): 0 for
-  // a scalar problem and for a hierarchy of one level.
+  // a scalar problem, a singular system and a hierarchy of one level.
   int near_nullspace_sweeps = 0;
   std::vector<LevelInfo> levels;
   double seconds = 0.0;
@@ -154,7 +154,7 @@ class Solver {
   // and the rest is recomputed (Hierarchy::rebuild: on the cpu backend the products by their numeric phase
   // only where amg.spgemm sums in A's row order, else by it in full; over MPI ranks the same after the rows
   // are fetched, or on summa2d's and split3d's grids; on the cuda backend by its SpGEMM; a fresh setup's
-  // hierarchy on the same aggregates, bit for bit); otherwise (a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
+  // hierarchy on the same aggregates and tentative prolongators, bit for bit); otherwise (a changed pattern or nullspace) a full setup with the same parameters. setup().reused says
   // which and setup().rebuild_note why. A solver built from row blocks is rebuilt from this rank's new
   // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
   // matrix from the whole new matrix.

@@ -122,6 +122,14 @@ void broadcast_from_first(Vector<double>& v) {
   }
 }
 
+void broadcast_from_first(std::vector<Vector<double>>& vectors) {
+  if (Ranks::size() == 1) return;
+  std::int64_t count = static_cast<std::int64_t>(vectors.size());
+  MPI_Bcast(&count, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  vectors.resize(static_cast<std::size_t>(count));
+  for (Vector<double>& v : vectors) broadcast_from_first(v);
+}
+
 namespace {
 
 constexpr std::size_t kBatchEntries = std::size_t{1} << 20;  // rank 0 deals out 16 MiB of entries at a time
@@ -328,6 +336,7 @@ void Ranks::abort_all(int code) { std::exit(code); }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
 void broadcast_from_first(Vector<double>&) {}
+void broadcast_from_first(std::vector<Vector<double>>&) {}
 MatrixRows read_matrix_market_rows(const std::string& path) { return whole_matrix_market(path); }
 void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
   require_spd_candidate(name, matrix.rows);

@@ -41,8 +41,10 @@ void collectively(const std::function<void()>& f);
 // What each rank held and communicated, on rank 0 (empty elsewhere and on one process).
 std::vector<RankLoad> gather_rank_loads(const RankLoad& mine);
 
-// Rank 0's vector on every rank (collective; v is resized elsewhere).
+// Rank 0's vector on every rank (collective; v is resized to its length where it is not of it already).
 void broadcast_from_first(Vector<double>& v);
+// The same for rank 0's vectors, their count too.
+void broadcast_from_first(std::vector<Vector<double>>& vectors);
 
 // A Matrix Market matrix read on rank 0 a batch of entries at a time, each batch dealt out to the ranks that
 // own its rows (the block partition of amgsolve::owned_rows; PETSc's MatLoad does the same), so no rank ever

@@ -142,14 +142,17 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact) {
 }
 
 // Every output of the run, committed together: if one cannot be written, none is left behind.
+// solutions: x, then those of problem.rhs's further columns.
 void write_outputs(const Config& config, const RunRecord& record, const LinearProblem& problem,
-                   const Array<Index>& aggregates, const Vector<double>& x) {
+                   const Array<Index>& aggregates, const std::vector<const Vector<double>*>& solutions) {
   const OutputParams& out = config.output;
+  const Vector<double>& x = *solutions.front();
   OutputBatch batch;
   std::vector<std::string> written;
   if (!out.solution.empty()) {
-    write_matrix_market_vector(out.solution, x);
-    written.push_back("solution written to " + out.solution);
+    write_matrix_market_columns(out.solution, solutions);
+    written.push_back(solutions.size() > 1 ? "solutions (" + std::to_string(solutions.size()) + " columns) written to " + out.solution
+                                           : "solution written to " + out.solution);
   }
   if (!out.vtk.empty()) {
     std::vector<ScalarField> scalars = {{"solution", x}, {"rhs", problem.b}};
@@ -231,9 +234,11 @@ class PrintingSolver final : public AmgSolver {
     progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
              setup.operator_complexity, setup.grid_complexity);
     if (setup.block_size > 1 || setup.near_nullspace_vectors > 1)
-      progress("  system: %d unknowns per node, %d near-nullspace vectors (relaxed by %d Jacobi sweeps) carried to "
-               "every level\n",
-               setup.block_size, setup.near_nullspace_vectors, setup.near_nullspace_sweeps);
+      progress("  system: %d unknowns per node, %d near-nullspace vectors%s carried to every level\n", setup.block_size,
+               setup.near_nullspace_vectors,
+               setup.near_nullspace_sweeps > 0
+                   ? (" (relaxed by " + std::to_string(setup.near_nullspace_sweeps) + " Jacobi sweeps)").c_str()
+                   : "");
     if (setup.nullspace == "constant")
       progress("  singular: the rows sum to zero, so the constants are the nullspace; solved on the range, the "
                "solution of zero mean\n");
@@ -325,15 +330,37 @@ bool assembled_by_rows(const Config& config) {
 // every rank keeps its rows and the whole right-hand side, read on rank 0. Collective.
 LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
+  // The right-hand sides' shape against the matrix's from their headers (on rank 0, which reads the files),
+  // and the room for them on every rank (each holds them whole), before the matrix is read.
+  std::int64_t rows = 0, columns = 0;
+  collectively([&] {
+    if (!Ranks::prints()) return;
+    rows = read_matrix_market_header(p.matrix).rows;
+    columns = matrix_market_rhs_columns(p, rows);
+  });
+  rows = Ranks::sum(rows);
+  columns = Ranks::sum(columns);
+  collectively([&] {
+    require_memory(right_hand_side_bytes(rows, columns, Ranks::prints()),
+                   p.rhs.empty() ? std::string("the right-hand side and the solution")
+                                 : "the right-hand sides in " + p.rhs + " and their solutions");
+  });
   MatrixRows matrix = read_matrix_market_rows(p.matrix);
   drop_stored_zeros(matrix.rows, static_cast<Index>(owned_rows(matrix.global_rows).first));
   require_spd_candidate_rows(p.matrix, matrix);
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
+  // Allocated on every rank here, where running out is every rank's one-line error, then filled from rank 0.
+  std::vector<Vector<double>> loads;
   collectively([&] {
-    if (Ranks::prints()) problem.b = matrix_market_rhs(p, matrix.global_rows);
+    if (Ranks::prints())
+      loads = matrix_market_rhs(p, matrix.global_rows);
+    else
+      loads.assign(static_cast<std::size_t>(columns), Vector<double>(static_cast<std::size_t>(rows)));
   });
-  broadcast_from_first(problem.b);
+  broadcast_from_first(loads);
+  problem.b = std::move(loads.front());
+  problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
   problem.global_rows = matrix.global_rows;
   problem.first_row = owned_rows(matrix.global_rows).first;
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
@@ -341,9 +368,25 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
 }
 
 // The right-hand side as the messages name it: its file, or b = 1.
-std::string rhs_name(const Config& config) {
+std::string rhs_name(const Config& config, std::size_t column = 0, std::size_t columns = 1) {
   const bool rhs_file = config.problem.type == ProblemType::matrix_market && !config.problem.matrix_market.rhs.empty();
-  return rhs_file ? "the right-hand side " + config.problem.matrix_market.rhs : "the right-hand side (b = 1)";
+  if (!rhs_file) return "the right-hand side (b = 1)";
+  const std::string name = "the right-hand side " + config.problem.matrix_market.rhs;
+  return columns > 1 ? name + ", column " + std::to_string(column + 1) + "," : name;
+}
+
+// b and problem.rhs's further columns, in order.
+std::vector<const Vector<double>*> right_hand_sides(const LinearProblem& problem) {
+  std::vector<const Vector<double>*> all = {&problem.b};
+  for (const Vector<double>& b : problem.more_b) all.push_back(&b);
+  return all;
+}
+
+// check(b, name) for every right-hand side.
+template <class Check>
+void for_each_rhs(const Config& config, const LinearProblem& problem, Check&& check) {
+  const std::vector<const Vector<double>*> all = right_hand_sides(problem);
+  for (std::size_t c = 0; c < all.size(); ++c) check(*all[c], rhs_name(config, c, all.size()));
 }
 
 double norm_of(const Vector<double>& b) { return std::sqrt(std::inner_product(b.begin(), b.end(), b.begin(), 0.0)); }
@@ -359,8 +402,16 @@ void require_solvable_system(const Config& config, const LinearProblem& problem)
   if (amg.nullspace != NullspaceChoice::near_nullspace) return;
   const NullspaceProjection nullspace(finest_near_nullspace(problem.A->rows, amg.block_size, amg.near_nullspace),
                                       *amg.nullspace_combinations);
-  require_consistent_rhs(nullspace.part(problem.b), nullspace.vectors(),
-                         held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
+  for_each_rhs(config, problem, [&](const Vector<double>& b, const std::string& name) {
+    require_consistent_rhs(nullspace.part(b), nullspace.vectors(), held_tolerance(config.solver, norm_of(b)), name);
+  });
+}
+
+// A singular scalar matrix's right-hand sides must each sum to zero.
+void require_constant_free_rhs(const Config& config, const LinearProblem& problem) {
+  for_each_rhs(config, problem, [&](const Vector<double>& b, const std::string& name) {
+    require_consistent_rhs(b, held_tolerance(config.solver, norm_of(b)), name);
+  });
 }
 
 // A singular matrix (amg.nullspace) needs a connected graph and a right-hand side that sums to zero: checked
@@ -368,7 +419,7 @@ void require_solvable_system(const Config& config, const LinearProblem& problem)
 void require_solvable(const Config& config, const LinearProblem& problem) {
   if (config.amg.is_system()) return require_solvable_system(config, problem);
   if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
-  require_consistent_rhs(problem.b, held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
+  require_constant_free_rhs(config, problem);
 }
 
 // The same where the ranks hold the rows (and b whole): the rows' sums judged on every rank, so that an
@@ -377,8 +428,7 @@ void require_solvable(const Config& config, const LinearProblem& problem) {
 void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
   if (config.amg.nullspace == NullspaceChoice::none) return;
   const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
-  if (Ranks::sum(zero_sums ? 0 : 1) == 0)
-    require_consistent_rhs(problem.b, held_tolerance(config.solver, norm_of(problem.b)), rhs_name(config));
+  if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_constant_free_rhs(config, problem);
 }
 
 }  // namespace
@@ -432,21 +482,23 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
 }
 }  // namespace
 
-int exit_status(const Config& config, const std::vector<SolveResult>& solves) {
+int exit_status(const Config& config, const std::vector<SolveResult>& solves, bool load_cases) {
   int failed = 0;
-  const SolveResult* first = nullptr;
-  for (const SolveResult& s : solves)
-    if (!s.converged) {
+  std::size_t first = solves.size();
+  for (std::size_t k = 0; k < solves.size(); ++k)
+    if (!solves[k].converged) {
       ++failed;
-      if (!first) first = &s;
+      if (first == solves.size()) first = k;
     }
-  if (!first) return kExitOk;
+  if (first == solves.size()) return kExitOk;
+  const std::string unit = load_cases ? "load case" : "solve";
+  std::string what = failed > 1 ? std::to_string(failed) + " " + unit + "s not converged, the first" : unit + " not converged";
+  if (load_cases) what += " (column " + std::to_string(first + 1) + ")";
+  const SolveResult& s = solves[first];
   if (Ranks::prints())
     std::fprintf(stderr, "amgsolve: %s: %s after %d iterations (relative residual %.3e > %.1e)%s\n",
-               config.source.c_str(),
-               failed > 1 ? (std::to_string(failed) + " solves not converged, the first").c_str() : "solve not converged",
-               first->iterations, first->relative_residual, first->tolerance,
-               why_not_converged(*first, config).c_str());
+               config.source.c_str(), what.c_str(), s.iterations, s.relative_residual, s.tolerance,
+               why_not_converged(s, config).c_str());
   return kExitNotConverged;
 }
 
@@ -648,6 +700,9 @@ void describe_problem(const Config& config, const LinearProblem& problem, bool b
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
            by_rows ? " (each rank its rows)" : "");
+  if (!problem.more_b.empty())
+    progress("         %zu right-hand sides (load cases, the columns of %s), solved one after another\n",
+             problem.more_b.size() + 1, config.problem.matrix_market.rhs.c_str());
 }
 
 // This rank's rows as the solver takes them; the block becomes the rank's only copy of its rows.
@@ -672,16 +727,23 @@ void set_up_or_rebuild(const Config& config, LinearProblem& problem, bool by_row
 }
 
 // After the last step: the error against an exact solution, the summary lines, the outputs, the exit status.
-int finish_run(const Config& config, const LinearProblem& problem, const AmgSolver& solver, const Vector<double>& x,
-               RunRecord& record) {
+int finish_run(const Config& config, const LinearProblem& problem, const AmgSolver& solver,
+               const std::vector<const Vector<double>*>& solutions, RunRecord& record) {
+  const Vector<double>& x = *solutions.front();
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
   record.peak_memory_bytes = peak_resident_bytes();
 
   const SolveResult& s = record.solve;
-  print_solve_summary(s);
+  if (record.load_cases.empty()) print_solve_summary(s);
   record_rank_loads(record.setup.communication, s.communication, "the solve's", record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
-  if (record.steps.empty()) {
+  if (!record.load_cases.empty()) {
+    double solves = 0;
+    for (const SolveResult& c : record.load_cases) solves += c.seconds;
+    progress("total setup %.3f s + %zu solves %.3f s = %.3f s, peak memory %s\n", record.setup.seconds,
+             record.load_cases.size(), solves, record.setup.seconds + solves,
+             format_bytes(record.peak_memory_bytes).c_str());
+  } else if (record.steps.empty()) {
     progress("total setup + solve %.3f s, peak memory %s\n", record.setup.seconds + s.seconds,
              format_bytes(record.peak_memory_bytes).c_str());
   } else {  // every step's, not the last one's (which the report's setup and solve hold)
@@ -696,12 +758,32 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 
   // Rank 0 writes; a write that fails there (a full disk) ends every rank with its error, not rank 0 alone.
   collectively([&] {
-    if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), x);
+    if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), solutions);
   });
-  std::vector<SolveResult> solves;
+  std::vector<SolveResult> solves = record.load_cases;
   for (const StepRecord& step : record.steps) solves.push_back(step.solve);
   if (solves.empty()) solves.push_back(s);
-  return exit_status(config, solves);
+  return exit_status(config, solves, !record.load_cases.empty());
+}
+
+// problem.rhs's further columns (load cases), each solved with the hierarchy of the first, whose solve is
+// record.solve; their solutions, in order.
+std::vector<Vector<double>> solve_further_columns(const LinearProblem& problem, AmgSolver& solver, RunRecord& record) {
+  std::vector<Vector<double>> solutions;
+  if (problem.more_b.empty()) return solutions;
+  const std::size_t columns = problem.more_b.size() + 1;
+  const auto summary = [&](std::size_t column) {
+    print_solve_summary(record.load_cases.back(),
+                        ("load case " + std::to_string(column) + " of " + std::to_string(columns) + ": ").c_str());
+  };
+  record.load_cases.push_back(record.solve);
+  summary(1);
+  for (const Vector<double>& b : problem.more_b) {
+    solutions.emplace_back();
+    record.load_cases.push_back(solver.solve(b, solutions.back(), true, false));
+    summary(record.load_cases.size());
+  }
+  return solutions;
 }
 
 }  // namespace
@@ -750,7 +832,10 @@ int run(const RunOptions& options) {
       if (step < steps) print_solve_summary(record.solve);
     }
   }
-  return finish_run(config, problem, *solver, x, record);
+  const std::vector<Vector<double>> further_solutions = solve_further_columns(problem, *solver, record);
+  std::vector<const Vector<double>*> solutions = {&x};
+  for (const Vector<double>& further : further_solutions) solutions.push_back(&further);
+  return finish_run(config, problem, *solver, solutions, record);
 }
 
 }  // namespace amgsolve

@@ -30,8 +30,9 @@ void record_rank_loads(const CommunicationStats& setups, const CommunicationStat
 // output.spgemm_csv, where the run compared the SpGEMM backends; its line for the list of written files.
 void write_comparison_if_asked(const OutputParams& out, const RunRecord& record, std::vector<std::string>& written);
 
-// kExitOk, or kExitNotConverged with a message on stderr when any of the solves did not converge.
-int exit_status(const Config& config, const std::vector<SolveResult>& solves);
+// kExitOk, or kExitNotConverged with a message on stderr when any of the solves did not converge (named by
+// their column where they are problem.rhs's load cases).
+int exit_status(const Config& config, const std::vector<SolveResult>& solves, bool load_cases = false);
 
 // The diffuse-optical mouse (problem.type: mouse): phantom, sources, one hierarchy per wavelength,
 // a solve per source, fluorescence, VTK of the animal.

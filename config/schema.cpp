@@ -286,7 +286,9 @@ std::vector<KeySpec> matrix_market_keys() {
                "matrix_market"),
       only_for(input_file("problem.rhs", FIELD(problem.matrix_market.rhs),
                           "Matrix Market file with the right-hand side (n x 1, array or coordinate), relative as "
-                          "problem.matrix; empty: b = 1."),
+                          "problem.matrix; empty: b = 1. n x m: m right-hand sides (load cases, up to " +
+                              std::to_string(kMaxRightHandSides) + "), solved one after another with one setup "
+                          "(the report's `load_cases`; output.solution then holds the n x m solutions)."),
                "matrix_market"),
       only_for(input_file("problem.near_nullspace", FIELD(problem.matrix_market.near_nullspace),
                           "Matrix Market file (n x k, array or coordinate) with the k vectors of a system's "
@@ -472,7 +474,8 @@ std::vector<KeySpec> amg_keys() {
                       "amg.prolongator_damping / rho(D^-1 A)) that relax each near-nullspace vector on A x = 0 "
                       "before the finest aggregates' QR, so the coarse levels fit the low-energy vectors the "
                       "matrix has near its boundaries (PyAMG's improve_candidates). 0: the vectors as given. A "
-                      "scalar problem's near-nullspace, the constant, is not relaxed.")),
+                      "scalar problem's near-nullspace (the constant) and a singular system's (its nullspace must "
+                      "reach every level exactly) are not relaxed; a re-setup keeps the first matrix's.")),
       library_bounded(number("amg.strength_threshold", FIELD(amg.strength_threshold),
                      "theta in the strength test |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps all links of the "
                      "5/7/9/27-point Laplacians (weakest: 1/26 for 27pt) and drops the weak direction of "
@@ -608,7 +611,8 @@ std::vector<KeySpec> output_keys() {
            "Mouse: VTK image (.vti) of what a camera above the back records, an orthographic projection with one "
            "pixel per voxel column: radiance (exitance / pi) per source in `output.vtk_sources`; empty: none."),
       file("output.solution", FIELD(output.solution),
-           "Matrix Market file (n x 1 array) for the solution vector; empty: none."),
+           "Matrix Market file (n x 1 array) for the solution vector (n x m for problem.rhs's m load cases); "
+           "empty: none."),
       list_of(bounded(list("output.vtk_sources", FIELD(output.vtk_sources), KeyKind::integer_list,
                            "Mouse: the sources (numbered from 1) whose fluence goes into the VTK file, and whose "
                            "exitance into output.skin and output.camera; empty: all."),

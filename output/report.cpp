@@ -249,6 +249,14 @@ nlohmann::json report_json(const RunRecord& run) {
       j["steps"].push_back(std::move(step));
     }
   }
+  if (!run.load_cases.empty()) {
+    j["load_cases"] = nlohmann::json::array();
+    for (std::size_t c = 0; c < run.load_cases.size(); ++c) {
+      nlohmann::json load_case = brief_solve_json(run.load_cases[c]);
+      load_case["column"] = c + 1;
+      j["load_cases"].push_back(std::move(load_case));
+    }
+  }
   if (run.relative_error) j["solve"]["relative_error"] = *run.relative_error;
   if (run.spgemm_compared || !run.spgemm_comparison.empty()) {
     j["spgemm_comparison"] = nlohmann::json::array();

@@ -100,6 +100,7 @@ struct RunRecord {
   std::vector<SourceRecord> sources;   // diffuse-optical problems
   std::optional<MouseRecord> mouse;
   std::vector<StepRecord> steps;       // problem.steps > 1
+  std::vector<SolveResult> load_cases;  // problem.rhs of several columns: each one's solve (the first: `solve`)
   std::optional<double> relative_error;  // ||x - x*|| / ||x*|| when the exact solution is known
   // machine
   std::string backend = "cpu";  // where the setup and the solve ran (`backend`, resolved)

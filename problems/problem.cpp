@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <numbers>
 
@@ -134,24 +135,42 @@ std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t 
 
 namespace {
 
-// The right-hand side file's size against the matrix's, from its header: before its entries are read (or
-// the matrix's, where the header of both comes first), so that a wrong or enormous size costs nothing.
-void require_rhs_rows(const MatrixMarketParams& p, std::int64_t rows) {
-  const MatrixMarketHeader header = read_matrix_market_header(p.rhs);
-  if (header.cols != 1)  // a row or several columns: the size below would not be its length
-    throw InputError(p.rhs + ": right-hand side is " + std::to_string(header.rows) + " x " +
-                     std::to_string(header.cols) + "; a vector must have exactly 1 column");
-  if (header.rows != rows)
-    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.rows) + " entries but " + p.matrix +
-                     " has " + std::to_string(rows) + " rows");
+// The columns of a Matrix Market matrix (array or coordinate; entries not stored are 0).
+std::vector<Vector<double>> columns_of(const CsrMatrix<double>& M) {
+  std::vector<Vector<double>> columns(static_cast<std::size_t>(M.cols), Vector<double>(static_cast<std::size_t>(M.rows), 0.0));
+  for (Index i = 0; i < M.rows; ++i)
+    for (Offset k = M.row_begin(i); k < M.row_end(i); ++k) columns[static_cast<std::size_t>(M.col[k])][i] = M.val[k];
+  return columns;
 }
 
 }  // namespace
 
-Vector<double> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
-  if (p.rhs.empty()) return Vector<double>(static_cast<std::size_t>(rows), 1.0);
-  require_rhs_rows(p, rows);
-  return read_matrix_market_vector(p.rhs);
+std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows) {
+  if (p.rhs.empty()) return 1;
+  const MatrixMarketHeader header = read_matrix_market_header(p.rhs);
+  if (header.rows == 1 && header.cols == rows && rows > 1)
+    throw InputError(p.rhs + ": right-hand side is 1 x " + std::to_string(rows) + ", a row; a right-hand side is a "
+                     "column (n x 1), several are the columns of n x m");
+  if (header.rows != rows)
+    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.rows) + " rows but " + p.matrix +
+                     " has " + std::to_string(rows));
+  if (header.cols < 1 || header.cols > kMaxRightHandSides)
+    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.cols) + " columns; 1 to " +
+                     std::to_string(kMaxRightHandSides) + " right-hand sides (load cases) are taken");
+  return header.cols;
+}
+
+std::uint64_t right_hand_side_bytes(std::int64_t rows, std::int64_t columns, bool reading) {
+  const double entries = static_cast<double>(rows) * static_cast<double>(columns);
+  // b and x per column; a file of several columns passes through the reader's triplets and matrix.
+  const double bytes = 16.0 * entries + (reading && columns > 1 ? 28.0 * entries : 0.0);
+  return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+}
+
+std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
+  if (p.rhs.empty()) return {Vector<double>(static_cast<std::size_t>(rows), 1.0)};
+  if (matrix_market_rhs_columns(p, rows) == 1) return {read_matrix_market_vector(p.rhs)};
+  return columns_of(read_matrix_market(p.rhs));
 }
 
 namespace {
@@ -159,18 +178,22 @@ namespace {
 LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
-  if (!p.rhs.empty()) require_rhs_rows(p, header.rows);
+  const std::int64_t columns = matrix_market_rhs_columns(p, header.rows);
   const Offset nnz = header.symmetry == "general" ? header.entries : 2 * header.entries;
-  // The triplets of the reader (16 bytes per entry) come on top of the solve.
-  require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz),
-                 "the matrix in " + p.matrix);
+  // The triplets of the reader (16 bytes per entry) come on top of the solve, and so do the load cases.
+  require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz) +
+                     right_hand_side_bytes(header.rows, columns, true),
+                 "the matrix in " + p.matrix +
+                     (columns > 1 ? " and the " + std::to_string(columns) + " right-hand sides in " + p.rhs : ""));
 
   auto A = std::make_shared<CsrMatrix<double>>(read_matrix_market(p.matrix));
   drop_stored_zeros(*A);
   require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
   problem.description = matrix_market_description(p, A->rows);
-  problem.b = matrix_market_rhs(p, A->rows);
+  std::vector<Vector<double>> loads = matrix_market_rhs(p, A->rows);
+  problem.b = std::move(loads.front());
+  problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
   problem.A = std::move(A);
   return problem;
 }

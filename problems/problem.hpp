@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "problems/matrix_market_problem.hpp"
 #include "problems/mouse.hpp"
@@ -35,6 +36,8 @@ struct LinearProblem {
   std::optional<std::int64_t> global_rows;
   std::int64_t first_row = 0;
   Vector<double> b;
+  // problem.rhs's further columns (load cases), each solved after b with the same hierarchy.
+  std::vector<Vector<double>> more_b;
   std::optional<Vector<double>> exact;         // known solution (manufactured right-hand sides)
   std::optional<Grid> grid;                    // present for grid problems (VTK output)
 };
@@ -52,10 +55,18 @@ struct ProblemSpec {
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
 
-// A Matrix Market problem's description and right-hand side (problem.rhs, or ones) for a matrix of `rows`
-// rows: what make_problem uses, and the program when the ranks read the matrix by rows.
+// A Matrix Market problem's description and right-hand sides (problem.rhs's columns, or ones) for a matrix of
+// `rows` rows: what make_problem uses, and the program when the ranks read the matrix by rows.
 std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t rows);
-Vector<double> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows);
+std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows);
+// Their count from problem.rhs's header (1 without a file), checked against the matrix's rows: before any
+// entries are read, so that a wrong or enormous size costs nothing.
+std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows);
+// The bytes `columns` right-hand sides of `rows` and their solutions take, on the rank `reading` the file too.
+std::uint64_t right_hand_side_bytes(std::int64_t rows, std::int64_t columns, bool reading);
+
+// At most this many right-hand sides in one problem.rhs file (load cases solved one after another).
+inline constexpr Index kMaxRightHandSides = 10000;
 
 // rows: assemble only those rows of the matrix where the problem can (Poisson); others ignore it and
 // build the whole matrix (global_rows stays empty).

@@ -470,11 +470,19 @@ void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bo
 }
 
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x) {
+  write_matrix_market_columns(path, {&x});
+}
+
+void write_matrix_market_columns(const std::string& path, const std::vector<const Vector<double>*>& columns) {
+  const std::size_t rows = columns.empty() ? 0 : columns.front()->size();
+  for (const Vector<double>* column : columns)
+    if (column->size() != rows) throw Error("internal: columns of " + std::to_string(rows) + " and " + std::to_string(column->size()) + " rows");
   AtomicFile target(path, "solution file", kSolutionMark);
   OutFile out(target);
-  std::fprintf(out.f, "%.*s\n%zu 1\n", static_cast<int>(kSolutionMark.text.size()), kSolutionMark.text.data(),
-               x.size());
-  for (double v : x) std::fprintf(out.f, "%.17g\n", v);
+  std::fprintf(out.f, "%.*s\n%zu %zu\n", static_cast<int>(kSolutionMark.text.size()), kSolutionMark.text.data(),
+               rows, columns.size());
+  for (const Vector<double>* column : columns)  // an array lists its entries column by column
+    for (double v : *column) std::fprintf(out.f, "%.17g\n", v);
   out.close(target);
   target.commit();
 }

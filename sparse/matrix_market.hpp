@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/output_mark.hpp"
 #include "sparse/csr.hpp"
@@ -72,5 +73,7 @@ void write_matrix_market(const std::string& path, const CsrMatrix<double>& A, bo
 // Writes x as an n x 1 "array real general" file, with the comment kSolutionMark below the banner.
 inline constexpr OutputMark kSolutionMark{"%%MatrixMarket matrix array real general\n% written by amgsolve", true};
 void write_matrix_market_vector(const std::string& path, const Vector<double>& x);
+// The same for several vectors of one length: an n x columns array (several right-hand sides' solutions).
+void write_matrix_market_columns(const std::string& path, const std::vector<const Vector<double>*>& columns);
 
 }  // namespace amgsolve

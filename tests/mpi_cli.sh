@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file (where
 # the build has VTK) on 1 and N ranks for a Poisson problem, its time steps, the mouse and a Matrix Market
-# matrix, only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
+# matrix (with three right-hand sides too), only rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
 # exit 1, never a hang (ctest's timeout would catch one). The one-process runs are made once, by the
 # `reference` mode (the ctest fixture MpiCli.OneProcess), and compared with by every rank count:
 #   mpi_cli.sh reference AMGSOLVE SOURCE_DIR REFERENCE_DIR
@@ -213,6 +213,20 @@ with open("bad-value.mtx", "w") as f:
 PY
   printf 'problem:\n  type: matrix_market\n  matrix: general.mtx\n' > general.yaml
   "$amgsolve" general.yaml --report general-one.json --quiet || fail "general storage, one process"
+  # Three right-hand sides (load cases) in one file, solved with one setup.
+  python3 -c "
+import math
+n = 40000
+with open('loads.mtx', 'w') as f:
+    f.write('%%%%MatrixMarket matrix array real general\n%d 3\n' % n)
+    for c in range(3):
+        f.writelines('%r\n' % math.sin(0.001 * (c + 1) * (i + 1)) for i in range(n))
+"
+  "$amgsolve" general.yaml --set problem.rhs=loads.mtx --set output.solution=loads-x-one.mtx \
+    --report loads-one.json --quiet || fail "load cases, one process"
+  sed '40005s/.*/nan/' loads.mtx > loads-nan.mtx  # column 2's third entry
+  "$amgsolve" general.yaml --set problem.rhs=loads-nan.mtx --quiet >/dev/null 2>loads-nan-err.txt
+  [ $? -eq 1 ] || fail "a load case of no value: not exit 1 on one process"
   sed "s/general.mtx/noisy.mtx/" general.yaml > noisy.yaml
   "$amgsolve" noisy.yaml --quiet >/dev/null || fail "round-off taken for an asymmetry, one process"
   for broken in "${broken_files[@]}"; do
@@ -232,6 +246,23 @@ assert one["solve"]["history"] == many["solve"]["history"], "residual history"
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1)
 PY
   run "$ranks" "$amgsolve" noisy.yaml --quiet >/dev/null || fail "round-off taken for an asymmetry, $ranks ranks"
+  # Every load case's history and solution as on one process.
+  run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads.mtx --set output.solution="$work/loads-x-many.mtx" \
+    --report "$work/loads-many.json" --quiet || fail "load cases, $ranks ranks"
+  cmp -s loads-x-one.mtx "$work/loads-x-many.mtx" || fail "the load cases' solutions differ"
+  python3 - loads-one.json "$work/loads-many.json" <<'PY' || fail "the load cases' reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert [c["column"] for c in one["load_cases"]] == [1, 2, 3]
+assert [c["history"] for c in one["load_cases"]] == [c["history"] for c in many["load_cases"]]
+assert one["load_cases"][0]["history"] == many["solve"]["history"]
+PY
+  run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads-nan.mtx --quiet >/dev/null 2>"$work/loads-nan-err.txt"
+  status=$?
+  [ "$status" -eq 1 ] || fail "a load case of no value: exit $status on $ranks ranks, expected 1"
+  [ "$(grep -c '^amgsolve:' "$work/loads-nan-err.txt")" -eq 1 ] &&
+    [ "$(grep '^amgsolve:' loads-nan-err.txt)" = "$(grep '^amgsolve:' "$work/loads-nan-err.txt")" ] ||
+    fail "a load case of no value: '$(cat loads-nan-err.txt)' on one process, '$(cat "$work/loads-nan-err.txt")' on $ranks"
   for broken in "${broken_files[@]}"; do
     run "$ranks" "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>"$work/$broken-err.txt"
     status=$?

@@ -731,7 +731,27 @@ TEST(Cli, RhsFileOfWrongLength) {
   // A header announcing 2^31 - 1 entries is refused from the header, at once (it was read into 16 GiB).
   write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n2147483647 1\n1\n");
   const RunResult huge = run(dir, {cfg, "--report", dir.file("R.json")});
-  EXPECT_TRUE(FailedCleanly(huge, dir, {"cfg.yaml", "A.mtx", "b.mtx"}, {dir.file("b.mtx"), "2147483647 entries"}));
+  EXPECT_TRUE(FailedCleanly(huge, dir, {"cfg.yaml", "A.mtx", "b.mtx"}, {dir.file("b.mtx"), "2147483647 rows"}));
+}
+
+// Several right-hand sides (load cases): a column of no value, no columns, and a singular matrix's column
+// that does not sum to zero are refused before the setup, naming the file (and the column).
+TEST(Cli, LoadCasesThatDoNotFit) {
+  ScratchDir dir;
+  write_text(dir, "A.mtx", laplacian_1d(4));
+  const std::string cfg = write_text(
+      dir, "cfg.yaml",
+      "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("b.mtx") + "\n");
+  const std::set<std::string> inputs = {"cfg.yaml", "A.mtx", "b.mtx"};
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n4 2\n1\n1\n1\n1\n1\nnan\n1\n1\n");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg}), dir, inputs, {dir.file("b.mtx"), "not finite"}));
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n4 0\n");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg}), dir, inputs, {dir.file("b.mtx"), "0 columns"}));
+  // A path graph's Laplacian (rows summing to zero): singular, each b must sum to zero; the second does not.
+  write_text(dir, "A.mtx", "%%MatrixMarket matrix coordinate real symmetric\n4 4 7\n1 1 1\n2 2 2\n3 3 2\n4 4 1\n"
+                           "2 1 -1\n3 2 -1\n4 3 -1\n");
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n4 2\n1\n-1\n1\n-1\n1\n1\n1\n-1\n");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg}), dir, inputs, {dir.file("b.mtx") + ", column 2, is inconsistent"}));
 }
 
 // ================================================================ good input
@@ -1304,6 +1324,53 @@ TEST(Cli, MatrixMarketRightHandSideFile) {
   const Vector<double> x = read_matrix_market_vector(dir.file("x.mtx"));
   ASSERT_EQ(x.size(), static_cast<std::size_t>(n));
   for (int i = 1; i <= n; ++i) EXPECT_NEAR(x[i - 1], double(i) * (n + 1 - i), 1e-5 * n * n) << "i = " << i;
+}
+
+// Several right-hand sides in one file (load cases) are solved one after another with one setup: each
+// column's solution is the one a run with that column alone gives, bit for bit, to the tolerance's residual;
+// the solution file holds them as columns, the report each one's solve.
+TEST(Cli, LoadCasesSolveWithOneSetup) {
+  ScratchDir dir;
+  const int n = 3000, columns = 3;  // over amg.coarse_size: a hierarchy of several levels
+  write_text(dir, "A.mtx", laplacian_1d(n));
+  std::vector<double> loads(static_cast<std::size_t>(n) * columns);
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < columns; ++c) loads[static_cast<std::size_t>(i) * columns + c] = std::sin(0.01 * (c + 1) * (i + 1)) + c;
+  write_text(dir, "B.mtx", dense_array(loads, columns));
+  const std::string cfg = write_text(
+      dir, "cfg.yaml", "problem:\n  type: matrix_market\n  matrix: " + dir.file("A.mtx") + "\n  rhs: " + dir.file("B.mtx") + "\n");
+  const RunResult all = run(dir, {cfg, "--report", dir.file("R.json"), "--set", "output.solution=" + dir.file("X.mtx")});
+  ASSERT_EQ(all.status, kExitOk) << all.err;
+  EXPECT_NE(all.out.find("load case 3 of 3: converged"), std::string::npos) << all.out;
+  const std::size_t setup = all.out.find("AMG setup");
+  ASSERT_NE(setup, std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("AMG setup", setup + 1), std::string::npos) << "a second setup: " << all.out;
+  EXPECT_NE(all.out.find("3 right-hand sides (load cases"), std::string::npos) << all.out;
+  const CsrMatrix<double> X = read_matrix_market(dir.file("X.mtx"));
+  ASSERT_EQ(X.rows, n);
+  ASSERT_EQ(X.cols, columns);
+  const json r = read_report(dir.file("R.json"));
+  ASSERT_EQ(field(r, "load_cases").size(), static_cast<std::size_t>(columns));
+  const CsrMatrix<double> A = read_matrix_market(dir.file("A.mtx"));
+  for (int c = 0; c < columns; ++c) {
+    Vector<double> b(static_cast<std::size_t>(n)), x(static_cast<std::size_t>(n), 0.0);
+    for (int i = 0; i < n; ++i) b[i] = loads[static_cast<std::size_t>(i) * columns + c];
+    for (Index i = 0; i < X.rows; ++i)
+      for (Offset k = X.row_begin(i); k < X.row_end(i); ++k)
+        if (X.col[k] == c) x[i] = X.val[k];
+    EXPECT_LE(test::true_relative_residual(A, b, x), 1.01e-8) << "column " << c + 1;
+    const json load_case = field(r, "load_cases")[static_cast<std::size_t>(c)];
+    EXPECT_EQ(load_case["column"], c + 1);
+    EXPECT_TRUE(load_case["converged"].get<bool>());
+    // The column alone: the same hierarchy and solve, so the same bits.
+    write_text(dir, "b.mtx", dense_array(std::vector<double>(b.begin(), b.end()), 1));
+    const RunResult alone = run(dir, {cfg, "--quiet", "--set", "problem.rhs=" + dir.file("b.mtx"), "--set",
+                                      "output.solution=" + dir.file("x.mtx"), "--report", dir.file("r1.json")});
+    ASSERT_EQ(alone.status, kExitOk) << alone.err;
+    EXPECT_EQ(read_matrix_market_vector(dir.file("x.mtx")), x) << "column " << c + 1;
+    EXPECT_EQ(field(read_report(dir.file("r1.json")), "solve.history"), load_case["history"]) << "column " << c + 1;
+  }
+  EXPECT_EQ(field(r, "solve.history"), field(r, "load_cases")[0]["history"]);  // `solve` is the first column's
 }
 
 // A config's relative problem.matrix is read from the config's folder, wherever amgsolve runs; a relative

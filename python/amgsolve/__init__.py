@@ -126,10 +126,29 @@ def _vector(v: Any, name: str) -> np.ndarray:
     if np.iscomplexobj(v):
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
     if v.ndim == 0 or (v.ndim == 2 and 1 not in v.shape) or v.ndim > 2:
-        raise InputError(f"{name}: one vector is needed (shape (n,) or (n, 1)), got {type(v).__name__} of shape {v.shape}")
+        several = "; b may be several, the columns of (n, m)" if name == "b" else ""
+        raise InputError(f"{name}: one vector is needed (shape (n,) or (n, 1){several}), got {type(v).__name__} of "
+                         f"shape {v.shape}")
     if v.dtype.kind not in "biuf":  # None, strings, objects
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
     return np.ascontiguousarray(v, dtype=np.float64).ravel()
+
+
+def _columns(v: Any, rows: int, name: str) -> np.ndarray | None:
+    """v as several vectors of `rows` entries, its columns (shape (rows, m), m > 1), or None where it is one
+    vector or something else (which _vector then judges)."""
+    if sp.issparse(v):
+        v = v.toarray()
+    v = np.asarray(v)
+    if v.ndim != 2 or v.shape[0] != rows or v.shape[1] < 2:
+        return None
+    if np.iscomplexobj(v) or v.dtype.kind not in "biuf":
+        raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
+    v = np.asarray(v, dtype=np.float64)
+    if not np.isfinite(v).all():  # before any column's solve
+        row, column = np.argwhere(~np.isfinite(v))[0]
+        raise InputError(f"{name}: entry ({row}, {column}) (counted from 0) is {v[row, column]}")
+    return v
 
 
 def _count(value: Any, name: str) -> int | None:
@@ -220,14 +239,26 @@ class Solver:
                                       0 if vectors is None else vectors.shape[1])
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
-              x0: Any = None, atol: float | None = None) -> tuple[np.ndarray, dict]:
+              x0: Any = None, atol: float | None = None) -> tuple[np.ndarray, dict | list[dict]]:
         """x with A x = b from x0 (zero when not given), to ||b - A x|| <= max(tol ||b||, atol) (scipy's cg
         test; tol and atol default to solver.tolerance and solver.absolute_tolerance, 0), and the
         statistics: converged, iterations, tolerance (the relative residual held to, atol counted),
         relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
         after each), seconds, convergence_factor (the average reduction per iteration), stagnated (the true
         residual stopped falling above the tolerance: the attainable accuracy, or a singular A), levels
-        (the hierarchy this solve used, as Solver.levels)."""
+        (the hierarchy this solve used, as Solver.levels).
+
+        b of shape (n, m), m > 1: m right-hand sides (load cases), each column solved in turn with the same
+        hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts."""
+        rhs = _columns(b, self.shape[0], "b")
+        if rhs is not None:
+            starts = None if x0 is None else _columns(x0, self.shape[0], "x0")
+            if x0 is not None and (starts is None or starts.shape != rhs.shape):
+                raise InputError(f"x0: the shape of b, {rhs.shape}, is needed for several right-hand sides, got "
+                                 f"{np.shape(x0)}")
+            solved = [self.solve(rhs[:, j], tol, maxiter, None if starts is None else starts[:, j], atol)
+                      for j in range(rhs.shape[1])]
+            return np.column_stack([x for x, _ in solved]), [info for _, info in solved]
         start = None if x0 is None else _vector(x0, "x0")
         return self._core.solve(_vector(b, "b"), _number(tol, "tol"), _count(maxiter, "maxiter"), start,
                                 _number(atol, "atol"))

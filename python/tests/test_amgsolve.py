@@ -418,7 +418,7 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: amgsolve.Solver(A, amg={"coarse_size": 9}, **{"amg.coarse_size": 10}), "amg.coarse_size is given twice"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {1, 2}}), "amg.coarse_size"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {}}), "amg.coarse_size"),
-        (lambda: solver.solve(np.ones((A.shape[0], 2))), "one vector"),
+        (lambda: solver.solve(np.ones((A.shape[0] - 1, 2))), "one vector"),
         (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
         (lambda: solver.solve(b, maxiter=True), "maxiter must be a whole number"),
@@ -595,6 +595,26 @@ def test_a_systems_smoothers_scale_by_its_node_blocks():
     assert "node blocks" not in point.setup["levels"][0]["smoother"]
     with pytest.raises(amgsolve.InputError, match="amg.smoother.diagonal"):
         amgsolve.Solver(A, amg={"smoother": {"diagonal": "blocks"}})
+
+
+def test_several_right_hand_sides_solve_column_by_column():
+    A = poisson(40, dims=2)
+    B = np.random.default_rng(6).standard_normal((A.shape[0], 3))
+    solver = amgsolve.Solver(A)
+    X, infos = solver.solve(B)
+    assert X.shape == B.shape and len(infos) == 3
+    for j in range(3):
+        x, info = solver.solve(B[:, j])
+        assert np.array_equal(X[:, j], x) and infos[j]["residuals"] == info["residuals"]
+        assert relative_residual(A, X[:, j], B[:, j]) <= 1e-8
+    # From a start of the same shape, each column from its own.
+    X2, infos2 = solver.solve(B, x0=X)
+    assert all(info["iterations"] <= 1 for info in infos2)
+    with pytest.raises(amgsolve.InputError, match="x0: the shape of b"):
+        solver.solve(B, x0=np.zeros(A.shape[0]))
+    B[5, 2] = np.nan  # refused before the first column's solve
+    with pytest.raises(amgsolve.InputError, match=r"b: entry \(5, 2\) \(counted from 0\) is nan"):
+        solver.solve(B)
 
 
 def test_a_systems_near_nullspace_is_relaxed_as_asked():
