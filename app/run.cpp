@@ -66,7 +66,7 @@ void check_outputs(const Config& config) {
   std::vector<std::string> inputs = {config.source};
   if (config.problem.type == ProblemType::matrix_market) {
     const MatrixMarketParams& p = config.problem.matrix_market;
-    inputs.insert(inputs.end(), {p.matrix, p.rhs, p.near_nullspace, p.coordinates});
+    inputs.insert(inputs.end(), {p.matrix, p.rhs, p.x0, p.near_nullspace, p.coordinates});
   }
   require_distinct_outputs(outputs, inputs);
   if (!out.report.empty()) require_writable(out.report, "report file", kReportMark);
@@ -341,7 +341,7 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   rows = Ranks::sum(rows);
   columns = Ranks::sum(columns);
   collectively([&] {
-    require_memory(right_hand_side_bytes(rows, columns, Ranks::prints()),
+    require_memory(right_hand_side_bytes(p, rows, columns, Ranks::prints()),
                    p.rhs.empty() ? std::string("the right-hand side and the solution")
                                  : "the right-hand sides in " + p.rhs + " and their solutions");
   });
@@ -351,16 +351,20 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
   // Allocated on every rank here, where running out is every rank's one-line error, then filled from rank 0.
-  std::vector<Vector<double>> loads;
+  std::vector<Vector<double>> loads, starts;
   collectively([&] {
-    if (Ranks::prints())
+    if (Ranks::prints()) {
       loads = matrix_market_rhs(p, matrix.global_rows);
-    else
+      starts = matrix_market_x0(p, matrix.global_rows);
+    } else {
       loads.assign(static_cast<std::size_t>(columns), Vector<double>(static_cast<std::size_t>(rows)));
+      if (!p.x0.empty()) starts = loads;
+    }
   });
   broadcast_from_first(loads);
-  problem.b = std::move(loads.front());
-  problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
+  broadcast_from_first(starts);
+  set_right_hand_sides(problem, std::move(loads));
+  problem.x0 = std::move(starts);
   problem.global_rows = matrix.global_rows;
   problem.first_row = owned_rows(matrix.global_rows).first;
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
@@ -659,7 +663,8 @@ RunRecord start_record(const Config& config) {
   record.precision = name_of(config.solver.precision);
   record.tolerance = config.solver.tolerance;
   record.absolute_tolerance = config.solver.absolute_tolerance;
-  record.initial_guess = name_of(config.initial_guess);
+  const bool x0_file = config.problem.type == ProblemType::matrix_market && !config.problem.matrix_market.x0.empty();
+  record.initial_guess = x0_file ? "file" : name_of(config.initial_guess);
   record.spgemm_compared = config.compare_spgemm;
   return record;
 }
@@ -778,10 +783,11 @@ std::vector<Vector<double>> solve_further_columns(const LinearProblem& problem, 
   };
   record.load_cases.push_back(record.solve);
   summary(1);
-  for (const Vector<double>& b : problem.more_b) {
-    solutions.emplace_back();
-    record.load_cases.push_back(solver.solve(b, solutions.back(), true, false));
-    summary(record.load_cases.size());
+  for (std::size_t c = 1; c < columns; ++c) {
+    const bool from_x0 = !problem.x0.empty();
+    solutions.push_back(from_x0 ? problem.x0[c] : Vector<double>{});
+    record.load_cases.push_back(solver.solve(problem.more_b[c - 1], solutions.back(), true, from_x0));
+    summary(c + 1);
   }
   return solutions;
 }
@@ -821,11 +827,15 @@ int run(const RunOptions& options) {
     }
     set_up_or_rebuild(config, problem, by_rows, solver, record);
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
+    const bool from_x0 = !problem.x0.empty();  // problem.x0 (a matrix_market problem: one step)
+    if (from_x0) x = problem.x0.front();
     progress("%s solve to relative residual %.1e%s%s:\n",
              config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
              config.solver.tolerance, absolute_tolerance_text(config.solver).c_str(),
-             from_previous ? ", from the step before's solution" : "");
-    record.solve = solver->solve(problem.b, x, true, from_previous);
+             from_previous ? ", from the step before's solution"
+             : from_x0     ? (", from " + config.problem.matrix_market.x0).c_str()
+                           : "");
+    record.solve = solver->solve(problem.b, x, true, from_previous || from_x0);
     if (steps > 1) {
       record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
                               step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});

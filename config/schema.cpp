@@ -290,6 +290,11 @@ std::vector<KeySpec> matrix_market_keys() {
                               std::to_string(kMaxRightHandSides) + "), solved one after another with one setup "
                           "(the report's `load_cases`; output.solution then holds the n x m solutions)."),
                "matrix_market"),
+      only_for(input_file("problem.x0", FIELD(problem.matrix_market.x0),
+                          "Matrix Market file with where each solve starts (n x 1, or n x m: one column per "
+                          "right-hand side of problem.rhs), relative as problem.matrix; empty: from zero. The "
+                          "tolerance stays relative to ||b||: a start that meets it takes no iteration."),
+               "matrix_market"),
       only_for(input_file("problem.near_nullspace", FIELD(problem.matrix_market.near_nullspace),
                           "Matrix Market file (n x k, array or coordinate) with the k vectors of a system's "
                           "near-nullspace, the error the coarse levels must represent (PyAMG's B; rigid-body modes "
@@ -587,7 +592,8 @@ std::vector<KeySpec> solver_keys() {
              "Where each solve starts: `zero`, or `previous_step`: with problem.steps, each step after the first "
              "from the step before's solution (the warm start of time stepping: fewer iterations where the "
              "solution changes little between steps), the first from zero. The tolerance stays relative to "
-             "||b||. (The library: SolveOptions::initial_guess; Python: solve(b, x0=...).)"),
+             "||b||. A matrix_market problem starts from problem.x0 where it is given. (The library: "
+             "SolveOptions::initial_guess; Python: solve(b, x0=...).)"),
       bounded(integer("solver.print_every", FIELD(print_every),
                       "Print a progress line every this many iterations (0: only the summary)."),
               0, kMaxInt),

@@ -143,34 +143,64 @@ std::vector<Vector<double>> columns_of(const CsrMatrix<double>& M) {
   return columns;
 }
 
-}  // namespace
-
-std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows) {
-  if (p.rhs.empty()) return 1;
-  const MatrixMarketHeader header = read_matrix_market_header(p.rhs);
+// The columns of a file of vectors (`what`: "right-hand side", "initial guess") for a matrix of `rows` rows,
+// from its header: a row where a column is meant, another row count or too many columns are errors.
+std::int64_t vector_file_columns(const std::string& path, const char* what, const MatrixMarketParams& p,
+                                 std::int64_t rows) {
+  const MatrixMarketHeader header = read_matrix_market_header(path);
   if (header.rows == 1 && header.cols == rows && rows > 1)
-    throw InputError(p.rhs + ": right-hand side is 1 x " + std::to_string(rows) + ", a row; a right-hand side is a "
-                     "column (n x 1), several are the columns of n x m");
+    throw InputError(path + ": " + what + " is 1 x " + std::to_string(rows) + ", a row; a vector is a column (n x 1), "
+                     "several are the columns of n x m");
   if (header.rows != rows)
-    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.rows) + " rows but " + p.matrix +
-                     " has " + std::to_string(rows));
+    throw InputError(path + ": " + what + " has " + std::to_string(header.rows) + " rows but " + p.matrix + " has " +
+                     std::to_string(rows));
   if (header.cols < 1 || header.cols > kMaxRightHandSides)
-    throw InputError(p.rhs + ": right-hand side has " + std::to_string(header.cols) + " columns; 1 to " +
+    throw InputError(path + ": " + what + " has " + std::to_string(header.cols) + " columns; 1 to " +
                      std::to_string(kMaxRightHandSides) + " right-hand sides (load cases) are taken");
   return header.cols;
 }
 
-std::uint64_t right_hand_side_bytes(std::int64_t rows, std::int64_t columns, bool reading) {
+std::vector<Vector<double>> read_columns(const std::string& path, std::int64_t columns) {
+  if (columns == 1) return {read_matrix_market_vector(path)};
+  return columns_of(read_matrix_market(path));
+}
+
+}  // namespace
+
+std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows) {
+  const std::int64_t columns = p.rhs.empty() ? 1 : vector_file_columns(p.rhs, "right-hand side", p, rows);
+  if (!p.x0.empty()) {
+    const std::int64_t starts = vector_file_columns(p.x0, "initial guess", p, rows);
+    if (starts != columns)
+      throw InputError(p.x0 + ": initial guess has " + std::to_string(starts) + " columns, one per right-hand side " +
+                       "is needed: " + std::to_string(columns));
+  }
+  return columns;
+}
+
+std::uint64_t right_hand_side_bytes(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
+                                    bool reading) {
   const double entries = static_cast<double>(rows) * static_cast<double>(columns);
-  // b and x per column; a file of several columns passes through the reader's triplets and matrix.
-  const double bytes = 16.0 * entries + (reading && columns > 1 ? 28.0 * entries : 0.0);
+  // b and x per column (an initial guess is read into its solution); a file of several columns passes
+  // through the reader's triplets and matrix.
+  const double files = (p.rhs.empty() ? 0.0 : 1.0) + (p.x0.empty() ? 0.0 : 1.0);
+  const double bytes = 16.0 * entries + (reading && columns > 1 ? 28.0 * files * entries : 0.0);
   return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
 }
 
 std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
   if (p.rhs.empty()) return {Vector<double>(static_cast<std::size_t>(rows), 1.0)};
-  if (matrix_market_rhs_columns(p, rows) == 1) return {read_matrix_market_vector(p.rhs)};
-  return columns_of(read_matrix_market(p.rhs));
+  return read_columns(p.rhs, matrix_market_rhs_columns(p, rows));
+}
+
+std::vector<Vector<double>> matrix_market_x0(const MatrixMarketParams& p, std::int64_t rows) {
+  if (p.x0.empty()) return {};
+  return read_columns(p.x0, matrix_market_rhs_columns(p, rows));
+}
+
+void set_right_hand_sides(LinearProblem& problem, std::vector<Vector<double>> loads) {
+  problem.b = std::move(loads.front());
+  problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
 }
 
 namespace {
@@ -182,7 +212,7 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   const Offset nnz = header.symmetry == "general" ? header.entries : 2 * header.entries;
   // The triplets of the reader (16 bytes per entry) come on top of the solve, and so do the load cases.
   require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz) +
-                     right_hand_side_bytes(header.rows, columns, true),
+                     right_hand_side_bytes(p, header.rows, columns, true),
                  "the matrix in " + p.matrix +
                      (columns > 1 ? " and the " + std::to_string(columns) + " right-hand sides in " + p.rhs : ""));
 
@@ -191,9 +221,8 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
   problem.description = matrix_market_description(p, A->rows);
-  std::vector<Vector<double>> loads = matrix_market_rhs(p, A->rows);
-  problem.b = std::move(loads.front());
-  problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
+  set_right_hand_sides(problem, matrix_market_rhs(p, A->rows));
+  problem.x0 = matrix_market_x0(p, A->rows);
   problem.A = std::move(A);
   return problem;
 }

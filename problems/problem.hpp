@@ -38,6 +38,8 @@ struct LinearProblem {
   Vector<double> b;
   // problem.rhs's further columns (load cases), each solved after b with the same hierarchy.
   std::vector<Vector<double>> more_b;
+  // Where the solves start (problem.x0): one vector per right-hand side, b's first; none: from zero.
+  std::vector<Vector<double>> x0;
   std::optional<Vector<double>> exact;         // known solution (manufactured right-hand sides)
   std::optional<Grid> grid;                    // present for grid problems (VTK output)
 };
@@ -59,11 +61,16 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
 // `rows` rows: what make_problem uses, and the program when the ranks read the matrix by rows.
 std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t rows);
 std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows);
-// Their count from problem.rhs's header (1 without a file), checked against the matrix's rows: before any
-// entries are read, so that a wrong or enormous size costs nothing.
+// The initial guesses (problem.x0, one per right-hand side), none without it.
+std::vector<Vector<double>> matrix_market_x0(const MatrixMarketParams& p, std::int64_t rows);
+// Their count from problem.rhs's header (1 without a file), checked against the matrix's rows and
+// problem.x0's: before any entries are read, so that a wrong or enormous size costs nothing.
 std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows);
-// The bytes `columns` right-hand sides of `rows` and their solutions take, on the rank `reading` the file too.
-std::uint64_t right_hand_side_bytes(std::int64_t rows, std::int64_t columns, bool reading);
+// The bytes `columns` right-hand sides of `rows` and their solutions take, on the rank `reading` the files too.
+std::uint64_t right_hand_side_bytes(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
+                                    bool reading);
+// b and more_b from the right-hand sides, in order.
+void set_right_hand_sides(LinearProblem& problem, std::vector<Vector<double>> loads);
 
 // At most this many right-hand sides in one problem.rhs file (load cases solved one after another).
 inline constexpr Index kMaxRightHandSides = 10000;

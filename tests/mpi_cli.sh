@@ -257,6 +257,13 @@ assert [c["column"] for c in one["load_cases"]] == [1, 2, 3]
 assert [c["history"] for c in one["load_cases"]] == [c["history"] for c in many["load_cases"]]
 assert one["load_cases"][0]["history"] == many["solve"]["history"]
 PY
+  # Started from one process's solutions (problem.x0, read on rank 0 and sent to every rank): no iteration.
+  run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads.mtx --set problem.x0=loads-x-one.mtx \
+    --report "$work/loads-x0.json" --quiet || fail "load cases from their solutions, $ranks ranks"
+  python3 -c "
+import json, sys
+assert [c['iterations'] for c in json.load(open(sys.argv[1]))['load_cases']] == [0, 0, 0]
+" "$work/loads-x0.json" || fail "load cases from their solutions took iterations on $ranks ranks"
   run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads-nan.mtx --quiet >/dev/null 2>"$work/loads-nan-err.txt"
   status=$?
   [ "$status" -eq 1 ] || fail "a load case of no value: exit $status on $ranks ranks, expected 1"

@@ -752,6 +752,15 @@ TEST(Cli, LoadCasesThatDoNotFit) {
                            "2 1 -1\n3 2 -1\n4 3 -1\n");
   write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n4 2\n1\n-1\n1\n-1\n1\n1\n1\n-1\n");
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg}), dir, inputs, {dir.file("b.mtx") + ", column 2, is inconsistent"}));
+  // Initial guesses (problem.x0): one per right-hand side, a column each.
+  write_text(dir, "b.mtx", "%%MatrixMarket matrix array real general\n4 2\n1\n1\n1\n1\n2\n2\n2\n2\n");
+  write_text(dir, "x0.mtx", "%%MatrixMarket matrix array real general\n4 1\n0\n0\n0\n0\n");
+  const std::set<std::string> with_x0 = {"cfg.yaml", "A.mtx", "b.mtx", "x0.mtx"};
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.x0=" + dir.file("x0.mtx")}), dir, with_x0,
+                            {dir.file("x0.mtx"), "initial guess has 1 columns", "2"}));
+  write_text(dir, "x0.mtx", "%%MatrixMarket matrix array real general\n1 4\n0\n0\n0\n0\n");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.x0=" + dir.file("x0.mtx")}), dir, with_x0,
+                            {dir.file("x0.mtx"), "initial guess is 1 x 4, a row"}));
 }
 
 // ================================================================ good input
@@ -1371,6 +1380,35 @@ TEST(Cli, LoadCasesSolveWithOneSetup) {
     EXPECT_EQ(field(read_report(dir.file("r1.json")), "solve.history"), load_case["history"]) << "column " << c + 1;
   }
   EXPECT_EQ(field(r, "solve.history"), field(r, "load_cases")[0]["history"]);  // `solve` is the first column's
+  // Started from those solutions (problem.x0), every load case meets the tolerance at once and keeps them.
+  const RunResult restarted = run(dir, {cfg, "--quiet", "--set", "problem.x0=" + dir.file("X.mtx"), "--set",
+                                        "output.solution=" + dir.file("X2.mtx"), "--report", dir.file("R2.json")});
+  ASSERT_EQ(restarted.status, kExitOk) << restarted.err;
+  const json r2 = read_report(dir.file("R2.json"));
+  EXPECT_EQ(field(r2, "solve.initial_guess"), "file");
+  for (const json& load_case : field(r2, "load_cases")) EXPECT_EQ(load_case["iterations"], 0);
+  EXPECT_EQ(read_text(dir.file("X2.mtx")), read_text(dir.file("X.mtx")));
+}
+
+// A start from a solution to 1e-4 (problem.x0) takes fewer iterations to 1e-8 than one from zero, to the same
+// residual.
+TEST(Cli, AnInitialGuessFileIsWhereTheSolveStarts) {
+  ScratchDir dir;
+  write_text(dir, "A.mtx", laplacian_1d(3000));
+  const std::string cfg = matrix_config(dir);
+  const RunResult loose = run(dir, {cfg, "--quiet", "--set", "solver.tolerance=1e-4", "--set",
+                                    "output.solution=" + dir.file("x0.mtx")});
+  ASSERT_EQ(loose.status, kExitOk) << loose.err;
+  const RunResult from_zero = run(dir, {cfg, "--quiet", "--report", dir.file("zero.json")});
+  const RunResult from_x0 = run(dir, {cfg, "--quiet", "--report", dir.file("x0.json"), "--set",
+                                      "problem.x0=" + dir.file("x0.mtx"), "--set", "output.solution=" + dir.file("x.mtx")});
+  ASSERT_EQ(from_zero.status, kExitOk) << from_zero.err;
+  ASSERT_EQ(from_x0.status, kExitOk) << from_x0.err;
+  const json zero = read_report(dir.file("zero.json")), started = read_report(dir.file("x0.json"));
+  EXPECT_LT(field(started, "solve.iterations").get<int>(), field(zero, "solve.iterations").get<int>());
+  EXPECT_GT(field(started, "solve.iterations").get<int>(), 0);
+  const Vector<double> x = read_matrix_market_vector(dir.file("x.mtx"));
+  EXPECT_LE(test::true_relative_residual(read_matrix_market(dir.file("A.mtx")), Vector<double>(x.size(), 1.0), x), 1.01e-8);
 }
 
 // A config's relative problem.matrix is read from the config's folder, wherever amgsolve runs; a relative
