@@ -142,6 +142,45 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact) {
 }
 
 // Every output of the run, committed together: if one cannot be written, none is left behind.
+// Every point's first value of v, whose unknowns come `per_point` at a point (a system's aggregates, one per node).
+template <class T>
+Array<T> first_of_each_point(const Array<T>& v, int per_point) {
+  if (per_point == 1) return v;
+  Array<T> first(v.size() / static_cast<std::size_t>(per_point));
+  for (std::size_t p = 0; p < first.size(); ++p) first[p] = v[p * static_cast<std::size_t>(per_point)];
+  return first;
+}
+
+// The VTK point fields of a grid problem's solution x: x and b, and the exact solution and the error where
+// it is known; a system's (elasticity's) each component of x, named by its axis, and their magnitude.
+std::vector<ScalarField> point_fields(const LinearProblem& problem, const Vector<double>& x) {
+  const int d = problem.unknowns_per_point;
+  if (d > 1) {
+    const std::size_t points = x.size() / static_cast<std::size_t>(d);
+    std::vector<ScalarField> fields;
+    Vector<double> magnitude(points, 0.0);
+    for (int c = 0; c < d; ++c) {
+      Vector<double> component(points);
+      for (std::size_t p = 0; p < points; ++p) {
+        component[p] = x[p * d + c];
+        magnitude[p] += component[p] * component[p];
+      }
+      fields.push_back({std::string("displacement_") + "xyz"[c], std::move(component)});
+    }
+    for (double& m : magnitude) m = std::sqrt(m);
+    fields.push_back({"displacement_magnitude", std::move(magnitude)});
+    return fields;
+  }
+  std::vector<ScalarField> scalars = {{"solution", x}, {"rhs", problem.b}};
+  if (problem.exact) {
+    scalars.push_back({"exact", *problem.exact});
+    Vector<double> error(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) error[i] = x[i] - (*problem.exact)[i];
+    scalars.push_back({"error", std::move(error)});
+  }
+  return scalars;
+}
+
 // solutions: x, then those of problem.rhs's further columns.
 void write_outputs(const Config& config, const RunRecord& record, const LinearProblem& problem,
                    const Array<Index>& aggregates, const std::vector<const Vector<double>*>& solutions) {
@@ -155,15 +194,9 @@ void write_outputs(const Config& config, const RunRecord& record, const LinearPr
                                            : "solution written to " + out.solution);
   }
   if (!out.vtk.empty()) {
-    std::vector<ScalarField> scalars = {{"solution", x}, {"rhs", problem.b}};
-    if (problem.exact) {
-      scalars.push_back({"exact", *problem.exact});
-      Vector<double> error(x.size());
-      for (std::size_t i = 0; i < x.size(); ++i) error[i] = x[i] - (*problem.exact)[i];
-      scalars.push_back({"error", std::move(error)});
-    }
+    std::vector<ScalarField> scalars = point_fields(problem, x);
     std::vector<IntegerField> integers;
-    if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
+    if (!aggregates.empty()) integers.push_back({"aggregate", first_of_each_point(aggregates, problem.unknowns_per_point)});
     write_vti(out.vtk, *problem.grid, scalars, integers);
     written.push_back("VTK image data written to " + out.vtk);
   }
@@ -323,7 +356,8 @@ namespace {
 // rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and dealt out as it
 // is read).
 bool assembled_by_rows(const Config& config) {
-  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse;
+  return assembling_by_rows(config) &&
+         (config.problem.type == ProblemType::poisson || config.problem.type == ProblemType::matrix_market);
 }
 
 // A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),
@@ -606,13 +640,18 @@ Vector<double> dense_rows(const CsrMatrix<double>& M) {
 void attach_near_nullspace(Config& config) {
   const MatrixMarketParams& p = config.problem.matrix_market;
   const bool files = config.problem.type == ProblemType::matrix_market && !(p.near_nullspace.empty() && p.coordinates.empty());
-  if (!files && !config.amg.is_system()) return;
+  const bool elasticity = config.problem.type == ProblemType::elasticity;
+  if (!files && !elasticity && !config.amg.is_system()) return;
   if (!p.near_nullspace.empty() && !p.coordinates.empty())
     throw InputError("problem.near_nullspace and problem.coordinates: give one of them (the coordinates give the "
                      "rigid-body modes as the near-nullspace)");
   if (const std::string problem = system_support_problem(config.backend, assembling_by_rows(config)); !problem.empty())
     throw InputError(problem);
-  if (!p.near_nullspace.empty()) {
+  if (elasticity) {  // the rigid-body modes of its nodes
+    const ElasticityParams& body = config.problem.elasticity;
+    config.amg.block_size = body.dimensions();
+    config.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
+  } else if (!p.near_nullspace.empty()) {
     const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
     if (B.cols < 1 || B.cols > kMaxNearNullspaceVectors)
       throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.cols) +
@@ -696,7 +735,9 @@ void describe_problem(const Config& config, const LinearProblem& problem, bool b
                       RunRecord& record) {
   record.problem_seconds = seconds;
   record.problem_description = problem.description;
-  record.problem_type = config.problem.type == ProblemType::poisson ? "poisson" : "matrix_market";
+  record.problem_type = config.problem.type == ProblemType::poisson      ? "poisson"
+                        : config.problem.type == ProblemType::elasticity ? "elasticity"
+                                                                         : "matrix_market";
   record.assembled_by_rows = by_rows;
   if (by_rows)
     describe_distributed_matrix(*problem.A, *problem.global_rows, record);

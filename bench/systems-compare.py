@@ -6,7 +6,9 @@ amg={"block_size": b}) (the b unit vectors of the components as near-nullspace; 
 and PyAMG's smoothed_aggregation_solver on A.tobsr(blocksize=(b, b)) (its default B for blocks is the same
 unit vectors). Then a 2D plane-strain elasticity beam (linear triangles, clamped on one end, the generator of
 python/tests/test_amgsolve.py) with its rigid-body modes as near-nullspace for both, and the same beam held
-nowhere (singular: amgsolve finds the modes to be its nullspace; b random, less its part along them). b = 1, tolerance 1e-8 on
+nowhere (singular: amgsolve finds the modes to be its nullspace; b random, less its part along them); then
+the program's 3D cantilever (amgsolve.elasticity, problem.type elasticity: linear tetrahedra, clamped at one
+end). b = 1, tolerance 1e-8 on
 the true relative residual (PyAMG's tol tightened until it holds, as bench/pyamg-compare.py does); iterations
 (deterministic) and the medians of --runs setup + solve seconds, alternating the two.
   .venv/bin/python bench/systems-compare.py [--matrices ../shared/matrices] [--runs 3]
@@ -101,6 +103,10 @@ def main():
     compare("beam 192x48", A, 2, args.runs, amgsolve.rigid_body_modes(points))
     A, points = elasticity_2d(192, 48, clamped=False)
     compare("beam 192x48 floating", A, 2, args.runs, amgsolve.rigid_body_modes(points), floating=True)
+    # The program's 3D cantilever (problem.type elasticity), smaller than configs/elasticity.yaml's.
+    A, _, points = amgsolve.elasticity((48, 12, 12))
+    compare("cantilever 48x12x12 (3D)", A, 3, args.runs)
+    compare("cantilever 48x12x12 (3D)", A, 3, args.runs, amgsolve.rigid_body_modes(points))
 
 
 if __name__ == "__main__":

@@ -314,6 +314,44 @@ std::vector<KeySpec> matrix_market_keys() {
 
 // problem.tissues.<name>.mua / .musp for every tissue: [excitation, emission], replacing the tissue model's
 // values (at problem.wavelengths, read before these) where given.
+std::vector<KeySpec> elasticity_keys() {
+  return {
+      only_for(list_of(bounded(list("problem.box", FIELD(problem.elasticity.cells), KeyKind::integer_list,
+                                    "Cells per direction (x, y[, z]) of the cantilever, each a square (cube) of side "
+                                    "1 / (y's count): 2 entries for plane strain, 3 for a solid. It is clamped on "
+                                    "its face x = 0 and loaded by its weight (1 per unit volume, in -y); linear "
+                                    "triangles or tetrahedra (Kuhn's, 2 or 6 per cell), unknowns (ux, uy[, uz]) "
+                                    "per node, the near-nullspace its rigid-body modes (amg.block_size is set to "
+                                    "the dimension). The VTK output has the displacement's components."),
+                               1, 2147483647.0),
+                       2, 3),
+               "elasticity"),
+      only_for(bounded(number("problem.young_modulus", FIELD(problem.elasticity.young_modulus),
+                              "Young's modulus E of the material."),
+                       0, 1e10, Excluded::min),
+               "elasticity"),
+      only_for(bounded(number("problem.poisson_ratio", FIELD(problem.elasticity.poisson_ratio),
+                              "Poisson ratio nu of the material, 0 to 0.49 (at 0.5 it is incompressible, and linear "
+                              "elements lock)."),
+                       0, 0.49),
+               "elasticity"),
+  };
+}
+
+// An elasticity problem's size against the 32-bit row limit (amg.block_size is the dimension, or not given).
+void check_elasticity(const KeyReader& r, const Config& c) {
+  const ElasticityParams& p = c.problem.elasticity;
+  double rows = p.dimensions();
+  for (std::size_t a = 0; a < p.cells.size(); ++a) rows *= static_cast<double>(p.cells[a]) + (a == 0 ? 0 : 1);
+  if (rows > 2147483647.0)
+    r.fail_at("problem.box", "problem.box gives " + format_number(rows) + " unknowns, more than the 32-bit index "
+                             "limit of 2147483647");
+  if (c.amg.block_size != 1 && c.amg.block_size != p.dimensions())
+    r.fail_at("amg.block_size", "amg.block_size is " + std::to_string(c.amg.block_size) + ", but an elasticity "
+                                "problem in " + std::to_string(p.dimensions()) + "D has " +
+                                    std::to_string(p.dimensions()) + " unknowns per node");
+}
+
 std::vector<KeySpec> tissue_keys() {
   std::vector<KeySpec> keys;
   struct Property {
@@ -640,11 +678,14 @@ std::vector<KeySpec> make_schema() {
       choice("problem.type", FIELD(problem.type),
              {{"poisson", ProblemType::poisson},
               {"matrix_market", ProblemType::matrix_market},
-              {"mouse", ProblemType::mouse}},
-             "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, or light "
-             "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources)."),
+              {"mouse", ProblemType::mouse},
+              {"elasticity", ProblemType::elasticity}},
+             "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, light "
+             "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources), or a "
+             "generated linear-elasticity cantilever (a system: set up with its rigid-body modes)."),
   };
-  for (auto group : {poisson_keys(), matrix_market_keys(), mouse_keys(), amg_keys(), solver_keys(), output_keys()})
+  for (auto group : {poisson_keys(), matrix_market_keys(), elasticity_keys(), mouse_keys(), amg_keys(), solver_keys(),
+                     output_keys()})
     for (KeySpec& k : group) keys.push_back(std::move(k));
   return keys;
 }
@@ -735,11 +776,12 @@ void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t>
     r.fail_at("output.vtk_sources", "output.vtk_sources lists source " + std::to_string(*twice) + " twice");
 }
 
-// Whether the config describes a system (amg/near_nullspace.hpp): unknowns per node, or a matrix_market
-// problem's near-nullspace vectors or coordinates.
+// Whether the config describes a system (amg/near_nullspace.hpp): unknowns per node, a matrix_market
+// problem's near-nullspace vectors or coordinates, or an elasticity problem.
 bool configures_a_system(const Config& c) {
   const MatrixMarketParams& files = c.problem.matrix_market;
-  return c.amg.block_size > 1 || !files.near_nullspace.empty() || !files.coordinates.empty();
+  return c.amg.block_size > 1 || !files.near_nullspace.empty() || !files.coordinates.empty() ||
+         c.problem.type == ProblemType::elasticity;
 }
 
 // The backend is resolved here, once, and amg.spgemm checked against (or defaulted to) the SpGEMM backends of
@@ -791,6 +833,7 @@ void check_nullspace(const KeyReader& r, const Config& c, bool problem_given) {
 
 void check_config(const KeyReader& r, Config& c, bool problem_given) {
   if (c.problem.type == ProblemType::poisson) check_poisson(r, c.problem.poisson);
+  if (c.problem.type == ProblemType::elasticity) check_elasticity(r, c);
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);

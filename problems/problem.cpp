@@ -237,10 +237,41 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
   return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
 }
 
+namespace {
+
+// The cantilever's stiffness matrix and weight (problems/elasticity.hpp), on the grid of its free nodes.
+LinearProblem make_elasticity(const ElasticityParams& p) {
+  require_memory(estimated_solve_bytes(elasticity_rows(p), elasticity_nnz_bound(p)), "the elasticity problem");
+  LinearProblem problem;
+  const int d = p.dimensions();
+  std::string cells;
+  for (int a = 0; a < d; ++a) {
+    if (a > 0) cells += 'x';
+    cells += std::to_string(p.cells[a]);
+  }
+  problem.description = "elasticity " + std::to_string(d) + "D cantilever " + cells + " cells, E " +
+                        format_number(p.young_modulus) + ", nu " + format_number(p.poisson_ratio) +
+                        ", clamped at x = 0, under its weight";
+  problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
+  problem.b = elasticity_load(p);
+  const double h = 1.0 / static_cast<double>(p.cells[1]);
+  Grid grid;
+  grid.dims = d;
+  grid.size = {static_cast<Index>(p.cells[0]), static_cast<Index>(p.cells[1] + 1), d == 3 ? static_cast<Index>(p.cells[2] + 1) : 1};
+  grid.origin = {h, 0, 0};
+  grid.spacing = {h, h, h};
+  problem.grid = grid;
+  problem.unknowns_per_point = d;
+  return problem;
+}
+
+}  // namespace
+
 LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows) {
   switch (spec.type) {
     case ProblemType::poisson: return make_poisson(spec.poisson, rows);
     case ProblemType::matrix_market: return make_matrix_market(spec.matrix_market);
+    case ProblemType::elasticity: return make_elasticity(spec.elasticity);
     case ProblemType::mouse: break;
   }
   throw Error("make_problem: this problem type has several right-hand sides; use its own builder");

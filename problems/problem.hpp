@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "problems/elasticity.hpp"
 #include "problems/matrix_market_problem.hpp"
 #include "problems/mouse.hpp"
 #include "problems/poisson.hpp"
@@ -42,14 +43,16 @@ struct LinearProblem {
   std::vector<Vector<double>> x0;
   std::optional<Vector<double>> exact;         // known solution (manufactured right-hand sides)
   std::optional<Grid> grid;                    // present for grid problems (VTK output)
+  int unknowns_per_point = 1;                  // a system's unknowns at each grid point, interleaved (elasticity)
 };
 
-enum class ProblemType { poisson, matrix_market, mouse };
+enum class ProblemType { poisson, matrix_market, mouse, elasticity };
 
 struct ProblemSpec {
   ProblemType type = ProblemType::poisson;
   PoissonParams poisson;
   MatrixMarketParams matrix_market;
+  ElasticityParams elasticity;
   MouseParams mouse;  // built by make_mouse_problem (many right-hand sides), not make_problem
 };
 

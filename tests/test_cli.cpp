@@ -587,6 +587,36 @@ TEST(Cli, AFloatingBodySolvesOnItsRangeAndRefusesANetForce) {
                             {"amg.nullspace near_nullspace is a system's"}));
 }
 
+// The shipped elasticity config, made small: a system set up with its rigid-body modes, its report saying
+// so, the VTK file the displacement's components; inputs that make no body are refused naming their key.
+TEST(Cli, TheElasticityCantileverIsASystem) {
+  const ScratchDir dir;
+  const std::string cfg = std::string(AMGSOLVE_SOURCE_DIR) + "/configs/elasticity.yaml";
+  std::vector<std::string> args = {cfg, "--set", "problem.box=[16,4,4]", "--report", dir.file("R.json")};
+  for (std::string& flag : vtk_flag(dir, "E.vti")) args.push_back(std::move(flag));
+  const RunResult r = run(dir, args);
+  ASSERT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("system: 3 unknowns per node, 6 near-nullspace vectors"), std::string::npos) << r.out;
+  const json report = read_report(dir.file("R.json"));
+  EXPECT_EQ(field(report, "problem.type"), "elasticity");
+  EXPECT_EQ(field(report, "problem.rows"), 3 * 16 * 5 * 5);
+  EXPECT_EQ(field(report, "setup.block_size"), 3);
+  EXPECT_EQ(field(report, "setup.near_nullspace_vectors"), 6);
+  EXPECT_TRUE(field(report, "solve.converged").get<bool>());
+  if (vtk_available()) {
+    const std::string vti = read_text(dir.file("E.vti"));
+    for (const char* name : {"displacement_x", "displacement_y", "displacement_z", "displacement_magnitude", "aggregate"})
+      EXPECT_NE(vti.find(name), std::string::npos) << name;
+  }
+  std::set<std::string> none = {"R.json"};  // the good run's outputs, untouched by the refused ones
+  if (vtk_available()) none.insert("E.vti");
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.box=[16]"}), dir, none, {"problem.box"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.poisson_ratio=0.5"}), dir, none, {"problem.poisson_ratio"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "amg.block_size=2"}), dir, none,
+                            {"amg.block_size is 2, but an elasticity problem in 3D has 3 unknowns per node"}));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.size=[4,4,4]"}), dir, none, {"problem.size"}));
+}
+
 TEST(Cli, SystemInputsThatDoNotFit) {
   const ScratchDir dir;
   write_elasticity(dir, 8, 4);

@@ -213,6 +213,18 @@ def rigid_body_modes(coordinates: Any, block_size: int | None = None) -> np.ndar
     return values.reshape(-1, modes)
 
 
+def elasticity(box: Any, young_modulus: float = 1.0, poisson_ratio: float = 0.3):
+    """The program's elasticity problem (problem.type elasticity): a cantilever of box = (nx, ny) or (nx, ny,
+    nz) cells of side 1 / ny, clamped at x = 0 and loaded by its weight, linear triangles (plane strain) or
+    tetrahedra. Returns (A, b, points): the stiffness matrix (a csr_array; unknowns ux, uy[, uz] interleaved
+    node by node), the load, and the free nodes' coordinates, shape (nodes, d), for rigid_body_modes."""
+    cells = [_count(c, "box") for c in np.atleast_1d(np.asarray(box)).tolist()]
+    rows, indptr, indices, data, load, points = _amgsolve.elasticity(cells, _number(young_modulus, "young_modulus"),
+                                                                     _number(poisson_ratio, "poisson_ratio"))
+    A = sp.csr_array((data, indices, indptr), shape=(rows, rows))
+    return A, load, points.reshape(-1, len(cells))
+
+
 class Solver:
     """The AMG hierarchy of a symmetric positive definite matrix and its outer iteration (PCG by default).
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "amg/near_nullspace.hpp"
+#include "problems/elasticity.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
@@ -427,6 +428,17 @@ NB_MODULE(_amgsolve, m) {
     NearNullspaceVectors modes = rigid_body_modes(
         Vector<double>(coordinates.data(), coordinates.data() + coordinates.shape(0)), dimension, block_size);
     return nb::make_tuple(modes.count, to_numpy(Vector<double>(*modes.values)));
+  });
+  // The elasticity cantilever (problems/elasticity.hpp): (rows, indptr, indices, data, load, coordinates).
+  m.def("elasticity", [](std::vector<std::int64_t> cells, double young_modulus, double poisson_ratio) {
+    ElasticityParams p;
+    p.cells = std::move(cells);
+    p.young_modulus = young_modulus;
+    p.poisson_ratio = poisson_ratio;
+    CsrMatrix<double> A = elasticity_matrix(p);
+    const Index rows = A.rows;
+    return nb::make_tuple(rows, to_numpy(std::move(A.row_ptr)), to_numpy(std::move(A.col)), to_numpy(std::move(A.val)),
+                          to_numpy(elasticity_load(p)), to_numpy(elasticity_coordinates(p)));
   });
   // Interrupted arrives with Python's error set: raise that error.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

@@ -617,6 +617,23 @@ def test_several_right_hand_sides_solve_column_by_column():
         solver.solve(B)
 
 
+def test_the_elasticity_cantilever_is_the_tests_own_beam():
+    # The program's generator (row by row, nodes x fastest) against this file's (element by element, y fastest).
+    A, b, points = amgsolve.elasticity((12, 5))
+    R, reference_points = elasticity_2d(12, 5)
+    assert A.shape == R.shape and points.shape == reference_points.shape
+    order = {tuple(np.round(p * 1e6).astype(int)): k for k, p in enumerate(reference_points)}
+    node = np.array([order[tuple(np.round(p * 1e6).astype(int))] for p in points])
+    unknown = np.c_[2 * node, 2 * node + 1].ravel()
+    P = sp.csr_array((np.ones(A.shape[0]), (np.arange(A.shape[0]), unknown)), shape=A.shape)
+    assert abs(P @ R @ P.T - A).max() <= 1e-13 * abs(R).max()
+    assert b[0::2].max() == 0 and b[1::2].sum() < 0  # its weight, straight down
+    x, info = amgsolve.Solver(A, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 2}).solve(b)
+    assert info["converged"] and relative_residual(A, x, b) <= 1e-8
+    with pytest.raises(amgsolve.InputError, match="Poisson ratio"):
+        amgsolve.elasticity((4, 2), poisson_ratio=0.5)
+
+
 def test_a_systems_near_nullspace_is_relaxed_as_asked():
     A, _ = elasticity_2d(64, 16)
     b = np.random.default_rng(5).standard_normal(A.shape[0])

@@ -1,0 +1,208 @@
+#include "problems/elasticity.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+
+#include "common/error.hpp"
+
+namespace amgsolve {
+namespace {
+
+using Point = std::array<std::int64_t, 3>;  // a grid point (i, j, k), i = 0 on the clamped face; k = 0 in 2D
+
+// The cells and the free nodes' numbering: x fastest, from the first column off the clamped face.
+struct Body {
+  explicit Body(const ElasticityParams& p) : d(p.dimensions()) {
+    if (d != 2 && d != 3) throw InputError("elasticity: 2 or 3 cell counts are needed, got " + std::to_string(d));
+    for (int a = 0; a < d; ++a) {
+      if (p.cells[a] < 1) throw InputError("elasticity: a cell count is below 1");
+      cells[a] = p.cells[a];
+    }
+    h = 1.0 / static_cast<double>(cells[1]);
+  }
+  std::int64_t points(int axis) const { return cells[axis] + 1; }  // 1 along an axis beyond d (cells 0)
+  std::int64_t nodes() const { return cells[0] * points(1) * points(2); }
+  std::int64_t node(const Point& q) const { return (q[0] - 1) + cells[0] * (q[1] + points(1) * q[2]); }
+  Point point(std::int64_t n) const {
+    const std::int64_t i = n % cells[0], rest = n / cells[0];
+    return {i + 1, rest % points(1), rest / points(1)};
+  }
+  int d;
+  double h = 1;
+  Point cells = {0, 0, 0};
+};
+
+// One of a cell's Kuhn simplices: its corners (offsets from the cell's first corner), volume and the element
+// matrix's d x d blocks, blocks[a][b] coupling corner a's displacement equation to corner b's displacement.
+struct Simplex {
+  std::array<Point, 4> corners{};
+  double volume = 0;
+  double blocks[4][4][3][3] = {};
+};
+
+// The d! simplices of the cell [0, h]^d: for each order of the axes, the path from corner 0 along them. Corner
+// m's shape function is x_{o(m-1)} - x_{o(m)} (in units of h, with x_{o(-1)} = 1 and x_{o(d)} = 0).
+std::vector<Simplex> kuhn_simplices(int d, double h, double lambda, double mu) {
+  std::vector<Simplex> simplices;
+  std::array<int, 3> order = {0, 1, 2};
+  double factorial = 1;
+  for (int m = 2; m <= d; ++m) factorial *= m;
+  do {
+    Simplex s;
+    double gradient[4][3] = {};
+    for (int m = 0; m < d; ++m) {
+      s.corners[m + 1] = s.corners[m];
+      ++s.corners[m + 1][order[m]];
+      gradient[m][order[m]] -= 1 / h;  // the shape function of corner m falls along axis o(m)
+      gradient[m + 1][order[m]] += 1 / h;
+    }
+    s.volume = std::pow(h, d) / factorial;
+    for (int a = 0; a <= d; ++a)
+      for (int b = 0; b <= d; ++b) {
+        double dot = 0;
+        for (int r = 0; r < d; ++r) dot += gradient[a][r] * gradient[b][r];
+        for (int r = 0; r < d; ++r)
+          for (int c = 0; c < d; ++c)
+            s.blocks[a][b][r][c] = s.volume * (lambda * gradient[a][r] * gradient[b][c] +
+                                               mu * gradient[a][c] * gradient[b][r] + (r == c ? mu * dot : 0.0));
+      }
+    simplices.push_back(s);
+  } while (std::next_permutation(order.begin(), order.begin() + d));
+  return simplices;
+}
+
+// The 3^d neighbours of a node, x fastest: the order of their numbers, so of a row's columns.
+constexpr int kSlots = 27;
+int slot_of(const Point& offset) { return (offset[0] + 1) + 3 * ((offset[1] + 1) + 3 * (offset[2] + 1)); }
+
+// A node's row blocks: for every element around it, the blocks coupling it to the element's free corners,
+// summed in a fixed order (cells, then simplices, then corners), and the weight's share of its elements.
+struct NodeRows {
+  double blocks[kSlots][3][3] = {};
+  bool touched[kSlots] = {};
+  double weight = 0;
+};
+
+NodeRows node_rows(const Body& body, const std::vector<Simplex>& simplices, const Point& p) {
+  NodeRows rows;
+  const int d = body.d;
+  Point low{}, high{};
+  for (int a = 0; a < 3; ++a) {
+    low[a] = a < d ? std::max<std::int64_t>(p[a] - 1, 0) : 0;
+    high[a] = a < d ? std::min(p[a], body.cells[a] - 1) : 0;
+  }
+  for (std::int64_t ck = low[2]; ck <= high[2]; ++ck)
+    for (std::int64_t cj = low[1]; cj <= high[1]; ++cj)
+      for (std::int64_t ci = low[0]; ci <= high[0]; ++ci)
+        for (const Simplex& s : simplices)
+          for (int a = 0; a <= d; ++a) {
+            const Point corner = {ci + s.corners[a][0], cj + s.corners[a][1], ck + s.corners[a][2]};
+            if (corner != p) continue;
+            rows.weight += s.volume / (d + 1);
+            for (int b = 0; b <= d; ++b) {
+              const Point q = {ci + s.corners[b][0], cj + s.corners[b][1], ck + s.corners[b][2]};
+              if (q[0] == 0) continue;  // clamped: not an unknown
+              const int slot = slot_of({q[0] - p[0], q[1] - p[1], q[2] - p[2]});
+              rows.touched[slot] = true;
+              for (int r = 0; r < d; ++r)
+                for (int c = 0; c < d; ++c) rows.blocks[slot][r][c] += s.blocks[a][b][r][c];
+            }
+          }
+  return rows;
+}
+
+// The free node at `offset` from p (slot's), or -1 beyond the body.
+std::int64_t neighbour(const Body& body, const Point& p, int slot) {
+  const Point q = {p[0] + slot % 3 - 1, p[1] + (slot / 3) % 3 - 1, p[2] + slot / 9 - 1};
+  return body.node(q);
+}
+
+}  // namespace
+
+std::int64_t elasticity_nodes(const ElasticityParams& p) { return Body(p).nodes(); }
+std::int64_t elasticity_rows(const ElasticityParams& p) { return p.dimensions() * elasticity_nodes(p); }
+std::int64_t elasticity_nnz_bound(const ElasticityParams& p) {
+  const int d = p.dimensions();
+  return elasticity_rows(p) * d * (d == 2 ? 9 : 27);
+}
+
+Vector<double> elasticity_coordinates(const ElasticityParams& p) {
+  const Body body(p);
+  Vector<double> xyz(static_cast<std::size_t>(body.nodes() * body.d));
+  for (std::int64_t n = 0; n < body.nodes(); ++n) {
+    const Point q = body.point(n);
+    for (int a = 0; a < body.d; ++a) xyz[static_cast<std::size_t>(n * body.d + a)] = static_cast<double>(q[a]) * body.h;
+  }
+  return xyz;
+}
+
+namespace {
+
+std::vector<Simplex> simplices_of(const ElasticityParams& p, const Body& body) {
+  const double E = p.young_modulus, nu = p.poisson_ratio;
+  if (!(E > 0) || !(nu >= 0 && nu < 0.5))
+    throw InputError("elasticity: Young's modulus must be > 0 and the Poisson ratio in [0, 0.5)");
+  return kuhn_simplices(body.d, body.h, E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu)));
+}
+
+// Whether a row's entry is stored: the diagonal always, another one where the elements leave it non-zero.
+bool stored(int slot, int r, int c, double value) { return value != 0.0 || (slot == 13 && r == c); }
+
+}  // namespace
+
+CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
+  const Body body(p);
+  const std::vector<Simplex> simplices = simplices_of(p, body);
+  const int d = body.d;
+  const std::int64_t nodes = body.nodes();
+  if (d * nodes > std::int64_t{2147483647}) throw InputError("elasticity: more than 2^31 - 1 unknowns");
+  const auto rows = static_cast<Index>(d * nodes);
+  CsrMatrix<double> A(rows, rows);
+  // Count each row's entries, then fill them: the same blocks, summed twice in the same order.
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < nodes; ++n) {
+    const NodeRows node = node_rows(body, simplices, body.point(n));
+    for (int r = 0; r < d; ++r) {
+      Offset count = 0;
+      for (int slot = 0; slot < kSlots; ++slot)
+        if (node.touched[slot])
+          for (int c = 0; c < d; ++c) count += stored(slot, r, c, node.blocks[slot][r][c]);
+      A.row_ptr[static_cast<std::size_t>(d * n + r + 1)] = count;
+    }
+  }
+  std::partial_sum(A.row_ptr.begin(), A.row_ptr.end(), A.row_ptr.begin());
+  A.col.resize(static_cast<std::size_t>(A.row_ptr.back()));
+  A.val.resize(static_cast<std::size_t>(A.row_ptr.back()));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < nodes; ++n) {
+    const Point point = body.point(n);
+    const NodeRows node = node_rows(body, simplices, point);
+    for (int r = 0; r < d; ++r) {
+      Offset at = A.row_ptr[static_cast<std::size_t>(d * n + r)];
+      for (int slot = 0; slot < kSlots; ++slot) {
+        if (!node.touched[slot]) continue;
+        const std::int64_t q = neighbour(body, point, slot);
+        for (int c = 0; c < d; ++c)
+          if (stored(slot, r, c, node.blocks[slot][r][c])) {
+            A.col[static_cast<std::size_t>(at)] = static_cast<Index>(d * q + c);
+            A.val[static_cast<std::size_t>(at++)] = node.blocks[slot][r][c];
+          }
+      }
+    }
+  }
+  return A;
+}
+
+Vector<double> elasticity_load(const ElasticityParams& p) {
+  const Body body(p);
+  const std::vector<Simplex> simplices = simplices_of(p, body);
+  Vector<double> b(static_cast<std::size_t>(body.d * body.nodes()), 0.0);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < body.nodes(); ++n)
+    b[static_cast<std::size_t>(body.d * n + 1)] = -node_rows(body, simplices, body.point(n)).weight;
+  return b;
+}
+
+}  // namespace amgsolve
