@@ -141,7 +141,6 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact) {
   return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
-// Every output of the run, committed together: if one cannot be written, none is left behind.
 // Every point's first value of v, whose unknowns come `per_point` at a point (a system's aggregates, one per node).
 template <class T>
 Array<T> first_of_each_point(const Array<T>& v, int per_point) {
@@ -181,7 +180,8 @@ std::vector<ScalarField> point_fields(const LinearProblem& problem, const Vector
   return scalars;
 }
 
-// solutions: x, then those of problem.rhs's further columns.
+// Every output of the run, committed together: if one cannot be written, none is left behind. solutions: x,
+// then those of problem.rhs's further columns.
 void write_outputs(const Config& config, const RunRecord& record, const LinearProblem& problem,
                    const Array<Index>& aggregates, const std::vector<const Vector<double>*>& solutions) {
   const OutputParams& out = config.output;
@@ -649,6 +649,7 @@ void attach_near_nullspace(Config& config) {
     throw InputError(problem);
   if (elasticity) {  // the rigid-body modes of its nodes
     const ElasticityParams& body = config.problem.elasticity;
+    require_memory(elasticity_bytes(body), "the elasticity problem (problem.box)");
     config.amg.block_size = body.dimensions();
     config.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
   } else if (!p.near_nullspace.empty()) {
@@ -813,8 +814,8 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 }
 
 // problem.rhs's further columns (load cases), each solved with the hierarchy of the first, whose solve is
-// record.solve; their solutions, in order.
-std::vector<Vector<double>> solve_further_columns(const LinearProblem& problem, AmgSolver& solver, RunRecord& record) {
+// record.solve; their solutions, in order (each from its problem.x0 column, moved into it, where given).
+std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSolver& solver, RunRecord& record) {
   std::vector<Vector<double>> solutions;
   if (problem.more_b.empty()) return solutions;
   const std::size_t columns = problem.more_b.size() + 1;
@@ -826,7 +827,7 @@ std::vector<Vector<double>> solve_further_columns(const LinearProblem& problem, 
   summary(1);
   for (std::size_t c = 1; c < columns; ++c) {
     const bool from_x0 = !problem.x0.empty();
-    solutions.push_back(from_x0 ? problem.x0[c] : Vector<double>{});
+    solutions.push_back(from_x0 ? std::move(problem.x0[c]) : Vector<double>{});
     record.load_cases.push_back(solver.solve(problem.more_b[c - 1], solutions.back(), true, from_x0));
     summary(c + 1);
   }
@@ -869,7 +870,7 @@ int run(const RunOptions& options) {
     set_up_or_rebuild(config, problem, by_rows, solver, record);
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
     const bool from_x0 = !problem.x0.empty();  // problem.x0 (a matrix_market problem: one step)
-    if (from_x0) x = problem.x0.front();
+    if (from_x0) x = std::move(problem.x0.front());  // the start becomes the solution: no second copy
     progress("%s solve to relative residual %.1e%s%s:\n",
              config.solver.type == SolverType::pcg ? "PCG (V-cycle preconditioner)" : "AMG V-cycle",
              config.solver.tolerance, absolute_tolerance_text(config.solver).c_str(),

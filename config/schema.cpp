@@ -312,8 +312,7 @@ std::vector<KeySpec> matrix_market_keys() {
   };
 }
 
-// problem.tissues.<name>.mua / .musp for every tissue: [excitation, emission], replacing the tissue model's
-// values (at problem.wavelengths, read before these) where given.
+// problem.type elasticity's keys (problems/elasticity.hpp).
 std::vector<KeySpec> elasticity_keys() {
   return {
       only_for(list_of(bounded(list("problem.box", FIELD(problem.elasticity.cells), KeyKind::integer_list,
@@ -328,19 +327,23 @@ std::vector<KeySpec> elasticity_keys() {
                "elasticity"),
       only_for(bounded(number("problem.young_modulus", FIELD(problem.elasticity.young_modulus),
                               "Young's modulus E of the material."),
-                       0, 1e10, Excluded::min),
+                       0, kMaxYoungModulus, Excluded::min),
                "elasticity"),
       only_for(bounded(number("problem.poisson_ratio", FIELD(problem.elasticity.poisson_ratio),
                               "Poisson ratio nu of the material, 0 to 0.49 (at 0.5 it is incompressible, and linear "
                               "elements lock)."),
-                       0, 0.49),
+                       0, kMaxPoissonRatio),
                "elasticity"),
   };
 }
 
-// An elasticity problem's size against the 32-bit row limit (amg.block_size is the dimension, or not given).
+// An elasticity problem's size against the 32-bit row limit (amg.block_size is the dimension, or not given);
+// a system is set up on one process only, so far.
 void check_elasticity(const KeyReader& r, const Config& c) {
   const ElasticityParams& p = c.problem.elasticity;
+  if (c.ranks > 1)
+    r.fail_at("problem.type", "problem.type elasticity is a system, set up on one process only so far, not over " +
+                                  std::to_string(c.ranks) + " MPI ranks");
   double rows = p.dimensions();
   for (std::size_t a = 0; a < p.cells.size(); ++a) rows *= static_cast<double>(p.cells[a]) + (a == 0 ? 0 : 1);
   if (rows > 2147483647.0)
@@ -352,6 +355,8 @@ void check_elasticity(const KeyReader& r, const Config& c) {
                                     std::to_string(p.dimensions()) + " unknowns per node");
 }
 
+// problem.tissues.<name>.mua / .musp for every tissue: [excitation, emission], replacing the tissue model's
+// values (at problem.wavelengths, read before these) where given.
 std::vector<KeySpec> tissue_keys() {
   std::vector<KeySpec> keys;
   struct Property {
@@ -534,7 +539,7 @@ std::vector<KeySpec> amg_keys() {
              names_of(NullspaceChoice{}),
              "The matrix's nullspace. `auto`: the constants when every row sums to zero (a pure-Neumann or graph "
              "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; for "
-             "a system (amg.block_size, problem.near_nullspace or problem.coordinates) the combinations of its "
+             "a system (amg.block_size, problem.near_nullspace, problem.coordinates or problem.type elasticity) the combinations of its "
              "near-nullspace vectors that A maps to zero (a structure free to move: its rigid-body modes; "
              "solved on its range, the loads in equilibrium); "
              "`constant`: declared (the rows must sum to zero); `near_nullspace`: a system's near-nullspace vectors "
@@ -555,7 +560,7 @@ std::vector<KeySpec> amg_keys() {
       choice("amg.smoother.diagonal", FIELD(amg.smoother.diagonal),
              names_of(SmootherDiagonal{}),
              "D in the smoother's D^-1 A. `point`: the diagonal entries; `node`: for a system (amg.block_size, "
-             "problem.near_nullspace) the diagonal blocks of its nodes (point-block Jacobi), on every level (a "
+             "problem.near_nullspace, problem.type elasticity) the diagonal blocks of its nodes (point-block Jacobi), on every level (a "
              "coarse node has one row per near-nullspace vector its aggregate keeps), with rho(D^-1 A) and Gershgorin's bound for "
              "those blocks; a scalar problem's nodes are its rows. `auto`: `node` for a system, else `point`."),
       library_bounded(integer("amg.smoother.degree", FIELD(amg.smoother.degree),
@@ -672,7 +677,8 @@ std::vector<KeySpec> make_schema() {
              "Where the setup and the solve run: `cpu` (OpenMP threads), `cuda` (a GPU: the whole setup on the "
              "device, with the GPU SpGEMM backends, only the coarsest level factorised on the host; PCG and the "
              "V-cycle on the device; not yet run on a GPU), or `auto`: cuda when a GPU can be used, else cpu (cpu "
-             "for a system: amg.block_size above 1, problem.near_nullspace or problem.coordinates). "
+             "for a system: amg.block_size above 1, problem.near_nullspace, problem.coordinates or problem.type "
+             "elasticity). "
              "Under several MPI ranks the setup runs on each rank's CPU cores (with amg.spgemm's cpu or "
              "distributed backends) and `cuda` runs the solve on each rank's GPU; `auto` is cpu there."),
       choice("problem.type", FIELD(problem.type),

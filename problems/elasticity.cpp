@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "common/error.hpp"
+#include "common/memory.hpp"
 
 namespace amgsolve {
 namespace {
@@ -21,6 +22,11 @@ struct Body {
       cells[a] = p.cells[a];
     }
     h = 1.0 / static_cast<double>(cells[1]);
+    // The unknowns, counted in double: a box of 2^31 cells a side would wrap in integers.
+    const double unknowns = d * static_cast<double>(cells[0]) * static_cast<double>(points(1)) * static_cast<double>(points(2));
+    if (unknowns > 2147483647.0)
+      throw InputError("elasticity: the box gives " + format_number(unknowns) + " unknowns, more than the 32-bit "
+                       "index limit of 2147483647");
   }
   std::int64_t points(int axis) const { return cells[axis] + 1; }  // 1 along an axis beyond d (cells 0)
   std::int64_t nodes() const { return cells[0] * points(1) * points(2); }
@@ -113,7 +119,7 @@ NodeRows node_rows(const Body& body, const std::vector<Simplex>& simplices, cons
   return rows;
 }
 
-// The free node at `offset` from p (slot's), or -1 beyond the body.
+// The free node at slot's offset from p (a neighbour an element reached: inside the body).
 std::int64_t neighbour(const Body& body, const Point& p, int slot) {
   const Point q = {p[0] + slot % 3 - 1, p[1] + (slot / 3) % 3 - 1, p[2] + slot / 9 - 1};
   return body.node(q);
@@ -124,8 +130,16 @@ std::int64_t neighbour(const Body& body, const Point& p, int slot) {
 std::int64_t elasticity_nodes(const ElasticityParams& p) { return Body(p).nodes(); }
 std::int64_t elasticity_rows(const ElasticityParams& p) { return p.dimensions() * elasticity_nodes(p); }
 std::int64_t elasticity_nnz_bound(const ElasticityParams& p) {
+  // A node of Kuhn's triangulation has 6 neighbours in 2D, 14 in 3D: rows of 7 d or 15 d entries at most.
   const int d = p.dimensions();
-  return elasticity_rows(p) * d * (d == 2 ? 9 : 27);
+  return elasticity_rows(p) * d * (d == 2 ? 7 : 15);
+}
+
+std::uint64_t elasticity_bytes(const ElasticityParams& p) {
+  // The matrix (12 bytes an entry, 8 a row) and, for the setup, the rigid-body modes (3 or 6 a row) and the
+  // coordinates.
+  const double rows = static_cast<double>(elasticity_rows(p)), modes = p.dimensions() == 2 ? 3 : 6;
+  return static_cast<std::uint64_t>(12.0 * static_cast<double>(elasticity_nnz_bound(p)) + 8.0 * rows * (2 + modes));
 }
 
 Vector<double> elasticity_coordinates(const ElasticityParams& p) {
@@ -142,8 +156,12 @@ namespace {
 
 std::vector<Simplex> simplices_of(const ElasticityParams& p, const Body& body) {
   const double E = p.young_modulus, nu = p.poisson_ratio;
-  if (!(E > 0) || !(nu >= 0 && nu < 0.5))
-    throw InputError("elasticity: Young's modulus must be > 0 and the Poisson ratio in [0, 0.5)");
+  if (!(E > 0 && E <= kMaxYoungModulus))
+    throw InputError("elasticity: Young's modulus must be > 0 and <= " + format_number(kMaxYoungModulus) + ", got " +
+                     format_number(E));
+  if (!(nu >= 0 && nu <= kMaxPoissonRatio))
+    throw InputError("elasticity: the Poisson ratio must be >= 0 and <= " + format_number(kMaxPoissonRatio) +
+                     " (at 0.5 the material is incompressible), got " + format_number(nu));
   return kuhn_simplices(body.d, body.h, E * nu / ((1 + nu) * (1 - 2 * nu)), E / (2 * (1 + nu)));
 }
 
@@ -155,6 +173,7 @@ bool stored(int slot, int r, int c, double value) { return value != 0.0 || (slot
 CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
   const Body body(p);
   const std::vector<Simplex> simplices = simplices_of(p, body);
+  require_memory(elasticity_bytes(p), "the elasticity problem's matrix");
   const int d = body.d;
   const std::int64_t nodes = body.nodes();
   if (d * nodes > std::int64_t{2147483647}) throw InputError("elasticity: more than 2^31 - 1 unknowns");

@@ -19,6 +19,10 @@
 
 namespace amgsolve {
 
+// The material's ranges: beyond nu = 0.49 linear elements lock (at 0.5 the material is incompressible).
+inline constexpr double kMaxYoungModulus = 1e10;
+inline constexpr double kMaxPoissonRatio = 0.49;
+
 struct ElasticityParams {
   std::vector<std::int64_t> cells = {48, 8, 8};  // per direction: 2 entries (plane strain) or 3
   double young_modulus = 1.0;
@@ -30,6 +34,8 @@ struct ElasticityParams {
 std::int64_t elasticity_nodes(const ElasticityParams& p);
 std::int64_t elasticity_rows(const ElasticityParams& p);
 std::int64_t elasticity_nnz_bound(const ElasticityParams& p);
+// What the matrix and the setup's rigid-body modes take: checked before either is made.
+std::uint64_t elasticity_bytes(const ElasticityParams& p);
 
 // The free nodes' coordinates, node by node (nodes x dimensions).
 Vector<double> elasticity_coordinates(const ElasticityParams& p);

@@ -241,7 +241,7 @@ namespace {
 
 // The cantilever's stiffness matrix and weight (problems/elasticity.hpp), on the grid of its free nodes.
 LinearProblem make_elasticity(const ElasticityParams& p) {
-  require_memory(estimated_solve_bytes(elasticity_rows(p), elasticity_nnz_bound(p)), "the elasticity problem");
+  require_memory(estimated_solve_bytes(elasticity_rows(p), elasticity_nnz_bound(p)), "the elasticity problem (problem.box)");
   LinearProblem problem;
   const int d = p.dimensions();
   std::string cells;

@@ -303,6 +303,11 @@ if many; then
     check_error "backend cuda without a GPU" "the cuda backend needs a GPU" "$config" --set backend=cuda
   fi
   check_error "a GPU SpGEMM backend for the ranks' setup" "cusparse" "$config" --set amg.spgemm=cusparse
+  # A system is set up on one process only, so far: the elasticity cantilever is refused on ranks, naming it.
+  if [ "$ranks" -gt 1 ]; then
+    check_error "elasticity on ranks" "problem.type elasticity is a system" "$source/configs/elasticity.yaml" \
+      --set "problem.box=[4,2,2]"
+  fi
   # An output that fails only when rank 0 writes it (/dev/full takes the open, not the data) ends every rank
   # with exit 1, each rank's status seen by a wrapper (mpirun told not to end the others at the first).
   "$mpirun" -np "$ranks" --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0 \

@@ -608,7 +608,14 @@ TEST(Cli, TheElasticityCantileverIsASystem) {
     for (const char* name : {"displacement_x", "displacement_y", "displacement_z", "displacement_magnitude", "aggregate"})
       EXPECT_NE(vti.find(name), std::string::npos) << name;
   }
-  std::set<std::string> none = {"R.json"};  // the good run's outputs, untouched by the refused ones
+  // Plane strain, the block size given as the dimension: the same kind of run.
+  const RunResult plane = run(dir, {cfg, "--quiet", "--set", "problem.box=[16,4]", "--set", "amg.block_size=2",
+                                    "--report", dir.file("P.json")});
+  ASSERT_EQ(plane.status, kExitOk) << plane.err;
+  const json plane_report = read_report(dir.file("P.json"));
+  EXPECT_EQ(field(plane_report, "setup.block_size"), 2);
+  EXPECT_EQ(field(plane_report, "setup.near_nullspace_vectors"), 3);
+  std::set<std::string> none = {"R.json", "P.json"};  // the good runs' outputs, untouched by the refused ones
   if (vtk_available()) none.insert("E.vti");
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.box=[16]"}), dir, none, {"problem.box"}));
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.poisson_ratio=0.5"}), dir, none, {"problem.poisson_ratio"}));

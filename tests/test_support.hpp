@@ -262,17 +262,17 @@ inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coord
   return csr_from_triplets(rows, rows, std::move(t));
 }
 
-// Linear elasticity (E = 1, nu = 0.3) with linear tetrahedra (each cube of an n^3 grid of the unit cube cut
-// into Kuhn's six) clamped on the face x = 0 (those nodes left out): unknowns (ux, uy, uz) of each free node,
-// interleaved; `coordinates` receives the free nodes' (x, y, z).
-inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) {
+// Linear elasticity (E = 1, nu = 0.3) with linear tetrahedra (each cube of an nx x ny x nz grid of cubes of
+// side 1 / ny cut into Kuhn's six) clamped on the face x = 0 (those nodes left out): unknowns (ux, uy, uz) of
+// each free node, interleaved; `coordinates` receives the free nodes' (x, y, z).
+inline CsrMatrix<double> elasticity_3d(Index nx, Index ny, Index nz, Vector<double>& coordinates) {
   const double E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
-  const double h = 1.0 / n;
+  const double h = 1.0 / ny;
   Eigen::Matrix<double, 6, 6> D = Eigen::Matrix<double, 6, 6>::Zero();
   D.topLeftCorner<3, 3>().setConstant(lambda);
   D.topLeftCorner<3, 3>().diagonal().array() += 2 * mu;
   D.bottomRightCorner<3, 3>().diagonal().setConstant(mu);
-  const auto free_node = [&](const std::array<Index, 3>& p) { return ((p[0] - 1) * (n + 1) + p[1]) * (n + 1) + p[2]; };
+  const auto free_node = [&](const std::array<Index, 3>& p) { return ((p[0] - 1) * (ny + 1) + p[1]) * (nz + 1) + p[2]; };
   std::vector<Triplet<double>> t;
   const auto add_tetrahedron = [&](const std::array<std::array<Index, 3>, 4>& corners) {
     Eigen::Matrix4d M;
@@ -295,9 +295,9 @@ inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) {
       }
   };
   const int axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  for (Index i = 0; i < n; ++i)
-    for (Index j = 0; j < n; ++j)
-      for (Index k = 0; k < n; ++k)
+  for (Index i = 0; i < nx; ++i)
+    for (Index j = 0; j < ny; ++j)
+      for (Index k = 0; k < nz; ++k)
         for (const auto& order : axes) {  // the path from corner (i, j, k) to the opposite one along `order`
           std::array<std::array<Index, 3>, 4> corners;
           corners[0] = {i, j, k};
@@ -308,12 +308,14 @@ inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) {
           add_tetrahedron(corners);
         }
   coordinates.clear();
-  for (Index i = 1; i <= n; ++i)
-    for (Index j = 0; j <= n; ++j)
-      for (Index k = 0; k <= n; ++k) coordinates.insert(coordinates.end(), {i * h, j * h, k * h});
-  const Index rows = 3 * n * (n + 1) * (n + 1);
+  for (Index i = 1; i <= nx; ++i)
+    for (Index j = 0; j <= ny; ++j)
+      for (Index k = 0; k <= nz; ++k) coordinates.insert(coordinates.end(), {i * h, j * h, k * h});
+  const Index rows = 3 * nx * (ny + 1) * (nz + 1);
   return csr_from_triplets(rows, rows, std::move(t));
 }
+// The unit cube's: n x n x n cubes.
+inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) { return elasticity_3d(n, n, n, coordinates); }
 
 // The source tree (configs/, docs/): where the build found it, or $AMGSOLVE_SOURCE where the binaries run in
 // another copy of it (the GPU machine's prebuilt binaries, scripts/device-prebuild). For the test programs

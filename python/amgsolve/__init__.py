@@ -43,7 +43,8 @@ def _after_fork_in_child() -> None:
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
-__all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "Error", "InputError", "NumericalError"]
+__all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "elasticity", "Error", "InputError",
+           "NumericalError"]
 __version__ = "0.1.0"
 
 
@@ -218,9 +219,13 @@ def elasticity(box: Any, young_modulus: float = 1.0, poisson_ratio: float = 0.3)
     nz) cells of side 1 / ny, clamped at x = 0 and loaded by its weight, linear triangles (plane strain) or
     tetrahedra. Returns (A, b, points): the stiffness matrix (a csr_array; unknowns ux, uy[, uz] interleaved
     node by node), the load, and the free nodes' coordinates, shape (nodes, d), for rigid_body_modes."""
-    cells = [_count(c, "box") for c in np.atleast_1d(np.asarray(box)).tolist()]
-    rows, indptr, indices, data, load, points = _amgsolve.elasticity(cells, _number(young_modulus, "young_modulus"),
-                                                                     _number(poisson_ratio, "poisson_ratio"))
+    if not isinstance(box, (list, tuple, np.ndarray)) or len(box) not in (2, 3):
+        raise InputError(f"box: 2 or 3 cell counts (x, y[, z]) are needed, got {box!r}")
+    cells = [_count(c, "box") for c in box]
+    if any(c is None for c in cells):
+        raise InputError(f"box: every cell count must be a whole number, got {box!r}")
+    E, nu = _number(young_modulus, "young_modulus"), _number(poisson_ratio, "poisson_ratio")
+    rows, indptr, indices, data, load, points = _amgsolve.elasticity(cells, E, nu)
     A = sp.csr_array((data, indices, indptr), shape=(rows, rows))
     return A, load, points.reshape(-1, len(cells))
 

@@ -630,8 +630,11 @@ def test_the_elasticity_cantilever_is_the_tests_own_beam():
     assert b[0::2].max() == 0 and b[1::2].sum() < 0  # its weight, straight down
     x, info = amgsolve.Solver(A, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 2}).solve(b)
     assert info["converged"] and relative_residual(A, x, b) <= 1e-8
-    with pytest.raises(amgsolve.InputError, match="Poisson ratio"):
-        amgsolve.elasticity((4, 2), poisson_ratio=0.5)
+    for bad, message in [(dict(poisson_ratio=0.5), "Poisson ratio"), (dict(young_modulus=np.inf), "Young's modulus"),
+                         (dict(box=4), "box: 2 or 3 cell counts"), (dict(box=(4, 0)), "box must be from 1"),
+                         (dict(box=(4, 2.5)), "box must be a whole number"), (dict(box=None), "box: 2 or 3")]:
+        with pytest.raises(amgsolve.InputError, match=message):
+            amgsolve.elasticity(**{"box": (4, 2), **bad})
 
 
 def test_a_systems_near_nullspace_is_relaxed_as_asked():
