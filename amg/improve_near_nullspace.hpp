@@ -12,7 +12,8 @@
 // breaks them: the unit vectors of a shell's rotations (amg.block_size's default) are far from the modes
 // of a clamped roof. PyAMG sweeps symmetric Gauss-Seidel, which is sequential; here the sweeps are damped
 // Jacobi in the level's smoother diagonal (the node blocks, amg.smoother.diagonal), the same on any thread
-// count, with the prolongator smoothing's weight omega = (4/3) / rho(D^-1 A). The iterations this saves are
+// count, with the prolongator smoothing's weight omega = amg.prolongator_damping / rho(D^-1 A) (4/3 / rho by
+// default). The iterations this saves are
 // in docs/BENCHMARKS.md ("Systems").
 #include <memory>
 

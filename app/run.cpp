@@ -384,21 +384,17 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   require_spd_candidate_rows(p.matrix, matrix);
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
-  // Allocated on every rank here, where running out is every rank's one-line error, then filled from rank 0.
-  std::vector<Vector<double>> loads, starts;
+  // Read on rank 0 and allocated on the others here, where running out is every rank's one-line error, then
+  // sent from rank 0.
   collectively([&] {
-    if (Ranks::prints()) {
-      loads = matrix_market_rhs(p, matrix.global_rows);
-      starts = matrix_market_x0(p, matrix.global_rows);
-    } else {
-      loads.assign(static_cast<std::size_t>(columns), Vector<double>(static_cast<std::size_t>(rows)));
-      if (!p.x0.empty()) starts = loads;
-    }
+    if (Ranks::prints())
+      read_right_hand_sides(p, rows, columns, problem);
+    else
+      allocate_right_hand_sides(p, rows, columns, problem);
   });
-  broadcast_from_first(loads);
-  broadcast_from_first(starts);
-  set_right_hand_sides(problem, std::move(loads));
-  problem.x0 = std::move(starts);
+  broadcast_from_first(problem.b);
+  broadcast_from_first(problem.more_b);
+  broadcast_from_first(problem.x0);
   problem.global_rows = matrix.global_rows;
   problem.first_row = owned_rows(matrix.global_rows).first;
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
@@ -413,17 +409,17 @@ std::string rhs_name(const Config& config, std::size_t column = 0, std::size_t c
   return columns > 1 ? name + ", column " + std::to_string(column + 1) + "," : name;
 }
 
-// b and problem.rhs's further columns, in order.
-std::vector<const Vector<double>*> right_hand_sides(const LinearProblem& problem) {
-  std::vector<const Vector<double>*> all = {&problem.b};
-  for (const Vector<double>& b : problem.more_b) all.push_back(&b);
+// first, then each of rest: a load case's vectors in column order (b and more_b, x and the further solutions).
+std::vector<const Vector<double>*> in_column_order(const Vector<double>& first, const std::vector<Vector<double>>& rest) {
+  std::vector<const Vector<double>*> all = {&first};
+  for (const Vector<double>& v : rest) all.push_back(&v);
   return all;
 }
 
 // check(b, name) for every right-hand side.
 template <class Check>
 void for_each_rhs(const Config& config, const LinearProblem& problem, Check&& check) {
-  const std::vector<const Vector<double>*> all = right_hand_sides(problem);
+  const std::vector<const Vector<double>*> all = in_column_order(problem.b, problem.more_b);
   for (std::size_t c = 0; c < all.size(); ++c) check(*all[c], rhs_name(config, c, all.size()));
 }
 
@@ -635,8 +631,9 @@ Vector<double> dense_rows(const CsrMatrix<double>& M) {
   return dense;
 }
 
-// A system's near-nullspace (problem.near_nullspace, or the rigid-body modes of problem.coordinates) read
-// into the setup's parameters, and a system refused where it cannot be set up, before the matrix is read.
+// A system's near-nullspace (problem.near_nullspace, the rigid-body modes of problem.coordinates, or those of
+// the elasticity problem's nodes, with amg.block_size its dimension) into the setup's parameters, and a
+// system refused where it cannot be set up, before the matrix is read or made.
 void attach_near_nullspace(Config& config) {
   const MatrixMarketParams& p = config.problem.matrix_market;
   const bool files = config.problem.type == ProblemType::matrix_market && !(p.near_nullspace.empty() && p.coordinates.empty());
@@ -736,9 +733,7 @@ void describe_problem(const Config& config, const LinearProblem& problem, bool b
                       RunRecord& record) {
   record.problem_seconds = seconds;
   record.problem_description = problem.description;
-  record.problem_type = config.problem.type == ProblemType::poisson      ? "poisson"
-                        : config.problem.type == ProblemType::elasticity ? "elasticity"
-                                                                         : "matrix_market";
+  record.problem_type = name_of(config.problem.type);
   record.assembled_by_rows = by_rows;
   if (by_rows)
     describe_distributed_matrix(*problem.A, *problem.global_rows, record);
@@ -825,7 +820,7 @@ std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSol
   };
   record.load_cases.push_back(record.solve);
   summary(1);
-  for (std::size_t c = 1; c < columns; ++c) {
+  for (std::size_t c = 1; c < columns; ++c) {  // column c: more_b[c - 1], x0[c] (x0[0] was b's)
     const bool from_x0 = !problem.x0.empty();
     solutions.push_back(from_x0 ? std::move(problem.x0[c]) : Vector<double>{});
     record.load_cases.push_back(solver.solve(problem.more_b[c - 1], solutions.back(), true, from_x0));
@@ -885,9 +880,7 @@ int run(const RunOptions& options) {
     }
   }
   const std::vector<Vector<double>> further_solutions = solve_further_columns(problem, *solver, record);
-  std::vector<const Vector<double>*> solutions = {&x};
-  for (const Vector<double>& further : further_solutions) solutions.push_back(&further);
-  return finish_run(config, problem, *solver, solutions, record);
+  return finish_run(config, problem, *solver, in_column_order(x, further_solutions), record);
 }
 
 }  // namespace amgsolve

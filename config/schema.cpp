@@ -681,11 +681,7 @@ std::vector<KeySpec> make_schema() {
              "elasticity). "
              "Under several MPI ranks the setup runs on each rank's CPU cores (with amg.spgemm's cpu or "
              "distributed backends) and `cuda` runs the solve on each rank's GPU; `auto` is cpu there."),
-      choice("problem.type", FIELD(problem.type),
-             {{"poisson", ProblemType::poisson},
-              {"matrix_market", ProblemType::matrix_market},
-              {"mouse", ProblemType::mouse},
-              {"elasticity", ProblemType::elasticity}},
+      choice("problem.type", FIELD(problem.type), names_of(ProblemType{}),
              "Problem family: a generated Poisson problem, a matrix read from Matrix Market files, light "
              "diffusion in a voxel mouse (diffuse optical / fluorescence tomography, many sources), or a "
              "generated linear-elasticity cantilever (a system: set up with its rigid-body modes)."),

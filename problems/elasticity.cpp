@@ -176,8 +176,7 @@ CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
   require_memory(elasticity_bytes(p), "the elasticity problem's matrix");
   const int d = body.d;
   const std::int64_t nodes = body.nodes();
-  if (d * nodes > std::int64_t{2147483647}) throw InputError("elasticity: more than 2^31 - 1 unknowns");
-  const auto rows = static_cast<Index>(d * nodes);
+  const auto rows = static_cast<Index>(d * nodes);  // within Index: Body checked it
   CsrMatrix<double> A(rows, rows);
   // Count each row's entries, then fill them: the same blocks, summed twice in the same order.
 #pragma omp parallel for schedule(static)

@@ -1,5 +1,7 @@
 #pragma once
-// Linear elasticity of a cantilever under its own weight: a block of nx x ny (x nz) square (cubic) cells of
+// Linear elasticity of a cantilever under its own weight (linear simplicial elements: T. J. R. Hughes, "The
+// Finite Element Method", 2000; the cell's cut into simplices along each order of the axes: H. W. Kuhn,
+// "Some combinatorial lemmas in topology", IBM J. Res. Dev. 4(5), 1960): a block of nx x ny (x nz) square (cubic) cells of
 // side h = 1 / ny, the box [0, nx h] x [0, 1] (x [0, nz h]), clamped on its face x = 0 and loaded by a body
 // force of 1 per unit volume in -y. Plane strain in 2D; each cell cut into Kuhn's simplices (2 triangles, 6
 // tetrahedra: the path from the cell's first corner to its opposite one along each order of the axes),

@@ -1,7 +1,8 @@
 #pragma once
 // A linear system read from Matrix Market files: the matrix must be square, symmetric and have a
-// positive diagonal (checked with the offending entry named); the right-hand side is read from a second
-// file or defaults to ones. Positive definiteness itself is established by the solve: a non-positive
+// positive diagonal (checked with the offending entry named); the right-hand sides are the columns of a
+// second file (several: load cases, solved one after another) or default to ones, and a third may hold
+// where each solve starts. Positive definiteness itself is established by the solve: a non-positive
 // pivot or p^T A p <= 0 is reported as "not positive definite".
 #include <string>
 

@@ -172,7 +172,7 @@ std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t
   if (!p.x0.empty()) {
     const std::int64_t starts = vector_file_columns(p.x0, "initial guess", p, rows);
     if (starts != columns)
-      throw InputError(p.x0 + ": initial guess has " + std::to_string(starts) + " columns, one per right-hand side " +
+      throw InputError(p.x0 + ": initial guess has " + std::to_string(starts) + " column(s), one per right-hand side "
                        "is needed: " + std::to_string(columns));
   }
   return columns;
@@ -188,19 +188,21 @@ std::uint64_t right_hand_side_bytes(const MatrixMarketParams& p, std::int64_t ro
   return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
 }
 
-std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows) {
-  if (p.rhs.empty()) return {Vector<double>(static_cast<std::size_t>(rows), 1.0)};
-  return read_columns(p.rhs, matrix_market_rhs_columns(p, rows));
-}
-
-std::vector<Vector<double>> matrix_market_x0(const MatrixMarketParams& p, std::int64_t rows) {
-  if (p.x0.empty()) return {};
-  return read_columns(p.x0, matrix_market_rhs_columns(p, rows));
-}
-
-void set_right_hand_sides(LinearProblem& problem, std::vector<Vector<double>> loads) {
+void read_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
+                           LinearProblem& problem) {
+  std::vector<Vector<double>> loads = p.rhs.empty() ? std::vector<Vector<double>>{Vector<double>(static_cast<std::size_t>(rows), 1.0)}
+                                                    : read_columns(p.rhs, columns);
   problem.b = std::move(loads.front());
   problem.more_b.assign(std::make_move_iterator(loads.begin() + 1), std::make_move_iterator(loads.end()));
+  if (!p.x0.empty()) problem.x0 = read_columns(p.x0, columns);
+}
+
+void allocate_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
+                               LinearProblem& problem) {
+  const Vector<double> column(static_cast<std::size_t>(rows));
+  problem.b = column;
+  problem.more_b.assign(static_cast<std::size_t>(columns - 1), column);
+  if (!p.x0.empty()) problem.x0.assign(static_cast<std::size_t>(columns), column);
 }
 
 namespace {
@@ -221,8 +223,7 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   require_spd_candidate(p.matrix, *A);
   LinearProblem problem;
   problem.description = matrix_market_description(p, A->rows);
-  set_right_hand_sides(problem, matrix_market_rhs(p, A->rows));
-  problem.x0 = matrix_market_x0(p, A->rows);
+  read_right_hand_sides(p, A->rows, columns, problem);
   problem.A = std::move(A);
   return problem;
 }
@@ -274,7 +275,7 @@ LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows) {
     case ProblemType::elasticity: return make_elasticity(spec.elasticity);
     case ProblemType::mouse: break;
   }
-  throw Error("make_problem: this problem type has several right-hand sides; use its own builder");
+  throw Error("make_problem: the mouse has a builder of its own (make_mouse_problem: a right-hand side per source)");
 }
 
 }  // namespace amgsolve

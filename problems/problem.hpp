@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "problems/elasticity.hpp"
 #include "problems/matrix_market_problem.hpp"
 #include "problems/mouse.hpp"
@@ -47,6 +48,11 @@ struct LinearProblem {
 };
 
 enum class ProblemType { poisson, matrix_market, mouse, elasticity };
+inline constexpr EnumName<ProblemType> kProblemTypeNames[] = {{"poisson", ProblemType::poisson},
+                                                              {"matrix_market", ProblemType::matrix_market},
+                                                              {"mouse", ProblemType::mouse},
+                                                              {"elasticity", ProblemType::elasticity}};
+constexpr const auto& names_of(ProblemType) { return kProblemTypeNames; }
 
 struct ProblemSpec {
   ProblemType type = ProblemType::poisson;
@@ -60,20 +66,21 @@ struct ProblemSpec {
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
 
-// A Matrix Market problem's description and right-hand sides (problem.rhs's columns, or ones) for a matrix of
-// `rows` rows: what make_problem uses, and the program when the ranks read the matrix by rows.
+// A Matrix Market problem's description and right-hand sides for a matrix of `rows` rows: what make_problem
+// uses, and the program when the ranks read the matrix by rows.
 std::string matrix_market_description(const MatrixMarketParams& p, std::int64_t rows);
-std::vector<Vector<double>> matrix_market_rhs(const MatrixMarketParams& p, std::int64_t rows);
-// The initial guesses (problem.x0, one per right-hand side), none without it.
-std::vector<Vector<double>> matrix_market_x0(const MatrixMarketParams& p, std::int64_t rows);
 // Their count from problem.rhs's header (1 without a file), checked against the matrix's rows and
 // problem.x0's: before any entries are read, so that a wrong or enormous size costs nothing.
 std::int64_t matrix_market_rhs_columns(const MatrixMarketParams& p, std::int64_t rows);
 // The bytes `columns` right-hand sides of `rows` and their solutions take, on the rank `reading` the files too.
 std::uint64_t right_hand_side_bytes(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
                                     bool reading);
-// b and more_b from the right-hand sides, in order.
-void set_right_hand_sides(LinearProblem& problem, std::vector<Vector<double>> loads);
+// problem.rhs's columns (ones without it) into b and more_b, and problem.x0's into x0, for a matrix of `rows`
+// rows and `columns` right-hand sides (matrix_market_rhs_columns); or room for them, to be filled (the ranks
+// that do not read the files).
+void read_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns, LinearProblem& problem);
+void allocate_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
+                               LinearProblem& problem);
 
 // At most this many right-hand sides in one problem.rhs file (load cases solved one after another).
 inline constexpr Index kMaxRightHandSides = 10000;

@@ -794,7 +794,7 @@ TEST(Cli, LoadCasesThatDoNotFit) {
   write_text(dir, "x0.mtx", "%%MatrixMarket matrix array real general\n4 1\n0\n0\n0\n0\n");
   const std::set<std::string> with_x0 = {"cfg.yaml", "A.mtx", "b.mtx", "x0.mtx"};
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.x0=" + dir.file("x0.mtx")}), dir, with_x0,
-                            {dir.file("x0.mtx"), "initial guess has 1 columns", "2"}));
+                            {dir.file("x0.mtx"), "initial guess has 1 column(s)", "2"}));
   write_text(dir, "x0.mtx", "%%MatrixMarket matrix array real general\n1 4\n0\n0\n0\n0\n");
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.x0=" + dir.file("x0.mtx")}), dir, with_x0,
                             {dir.file("x0.mtx"), "initial guess is 1 x 4, a row"}));

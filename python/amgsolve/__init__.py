@@ -3,8 +3,11 @@
     import amgsolve, scipy.sparse as sp
     solver = amgsolve.Solver(A, solver={"tolerance": 1e-10}, amg={"coarse_size": 500})
     x, info = solver.solve(b)                 # info["iterations"], info["residuals"], ...
+    X, infos = solver.solve(B)                # B of shape (n, m): m right-hand sides, one hierarchy
     M = solver.aspreconditioner()             # for scipy.sparse.linalg.cg(A, b, M=M)
     C = amgsolve.spgemm(A, B, backend="magnus")
+    K, f, points = amgsolve.elasticity((48, 12, 12))       # the program's 3D cantilever
+    elastic = amgsolve.Solver(K, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 3})
 
 The parameters are the YAML keys of the amgsolve program (docs/CONFIG.md): a section as a dict
 (amg={"coarse_size": 500}), or a dotted key (**{"amg.coarse_size": 500}), and `backend`. They are checked as
@@ -141,6 +144,8 @@ def _columns(v: Any, rows: int, name: str) -> np.ndarray | None:
     if sp.issparse(v):
         v = v.toarray()
     v = np.asarray(v)
+    if v.ndim == 2 and v.shape[1] > 1 and v.shape[0] not in (1, rows):
+        raise InputError(f"{name}: shape {v.shape}, but several right-hand sides are the columns of ({rows}, m)")
     if v.ndim != 2 or v.shape[0] != rows or v.shape[1] < 2:
         return None
     if np.iscomplexobj(v) or v.dtype.kind not in "biuf":
@@ -266,7 +271,8 @@ class Solver:
         (the hierarchy this solve used, as Solver.levels).
 
         b of shape (n, m), m > 1: m right-hand sides (load cases), each column solved in turn with the same
-        hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts."""
+        hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts. (b
+        of shape (n, 1) is one vector: x of shape (n,).)"""
         rhs = _columns(b, self.shape[0], "b")
         if rhs is not None:
             starts = None if x0 is None else _columns(x0, self.shape[0], "x0")

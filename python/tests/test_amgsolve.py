@@ -418,7 +418,7 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: amgsolve.Solver(A, amg={"coarse_size": 9}, **{"amg.coarse_size": 10}), "amg.coarse_size is given twice"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {1, 2}}), "amg.coarse_size"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {}}), "amg.coarse_size"),
-        (lambda: solver.solve(np.ones((A.shape[0] - 1, 2))), "one vector"),
+        (lambda: solver.solve(np.ones((A.shape[0] - 1, 2))), "several right-hand sides are the columns"),
         (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
         (lambda: solver.solve(b, maxiter=True), "maxiter must be a whole number"),
