@@ -10,20 +10,11 @@
 namespace amgsolve {
 namespace {
 
-// AB = A B for B's vectors at once (row by row, values[i * vectors + v]): one pass over A for all of them.
+// AB = A B, row by row as B (values[i * vectors + v]).
 template <class Value>
 void multiply_vectors(const CsrMatrix<Value>& A, const NearNullspace& B, Vector<double>& AB) {
-  const std::size_t k = static_cast<std::size_t>(B.vectors);
 #pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries))
-  for (Index i = 0; i < A.rows; ++i) {
-    double* out = AB.data() + static_cast<std::size_t>(i) * k;
-    std::fill(out, out + k, 0.0);
-    for (Offset e = A.row_begin(i); e < A.row_end(i); ++e) {
-      const double a = static_cast<double>(A.val[e]);
-      const double* b = B.values.data() + static_cast<std::size_t>(A.col[e]) * k;
-      for (std::size_t v = 0; v < k; ++v) out[v] += a * b[v];
-    }
-  }
+  for (Index i = 0; i < A.rows; ++i) product_row(A, i, B, AB.data() + static_cast<std::size_t>(i) * B.vectors);
 }
 
 }  // namespace

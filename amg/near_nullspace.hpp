@@ -29,6 +29,7 @@
 // lumped diagonal blocks need not be positive definite (bcsstk14's are not).
 //
 // Every step is deterministic: the QR of an aggregate runs over its rows in order, on one thread.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +53,18 @@ struct NearNullspace {
   Index nodes() const { return static_cast<Index>(node_ptr.size()) - 1; }
   std::uint64_t bytes() const { return node_ptr.size() * sizeof(Index) + values.size() * sizeof(double); }
 };
+
+// Row i of A B, all of B's vectors at once (one pass over the row): out[v] = sum_j a_ij b_jv.
+template <class Value>
+void product_row(const CsrMatrix<Value>& A, Index i, const NearNullspace& B, double* out) {
+  const auto k = static_cast<std::size_t>(B.vectors);
+  std::fill(out, out + k, 0.0);
+  for (Offset e = A.row_begin(i); e < A.row_end(i); ++e) {
+    const double a = static_cast<double>(A.val[e]);
+    const double* b = B.values.data() + static_cast<std::size_t>(A.col[e]) * k;
+    for (std::size_t v = 0; v < k; ++v) out[v] += a * b[v];
+  }
+}
 
 // A column of B that is at most this fraction of its norm on an aggregate once the columns before it are
 // taken out (modified Gram-Schmidt, twice) is left out there: it lies in their span up to rounding.

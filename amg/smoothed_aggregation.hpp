@@ -200,7 +200,7 @@ class SmoothedAggregation {
     } else {
       const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
       std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
-      rho = blocks ? block_spectral_radius(A, blocks, seed, info.level) : spectral_radius(A, seed);
+      rho = smoother_spectral_radius(A, blocks, seed, info.level);
       clock.lap(info.phases.eigenvalues);
       NearNullspace improved = near;
       improve_near_nullspace(A, blocks ? std::move(blocks) : single_row_nodes(A.rows),
@@ -328,10 +328,9 @@ class SmoothedAggregation {
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
     const double rho_f = spectral_radius(A_f, level_seed);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = smoother_rho ? *smoother_rho  // estimated where the near-nullspace was relaxed
-               : blocks     ? block_spectral_radius(A, blocks, level_seed, info.level)
-               : has_weak   ? spectral_radius(A, level_seed)
-                            : rho_f;
+    info.rho = smoother_rho        ? *smoother_rho  // estimated where the near-nullspace was relaxed
+               : blocks || has_weak ? smoother_spectral_radius(A, blocks, level_seed, info.level)
+                                    : rho_f;  // A_f is A
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,
@@ -445,6 +444,11 @@ class SmoothedAggregation {
       }
     }
   }
+  // rho(D^-1 A) for a smoother's D: the node blocks `blocks`, or (null) the diagonal.
+  double smoother_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, std::uint64_t seed,
+                                  int level) const {
+    return blocks ? block_spectral_radius(A, blocks, seed, level) : spectral_radius(A, seed);
+  }
   double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
     if constexpr (std::is_same_v<Backend, CpuBackend>)
       if (blocks) return gershgorin_bound_block_dinv_a(A, blocks);
@@ -516,7 +520,7 @@ class SmoothedAggregation {
     backend_.require_positive_diagonal(*A, info.level);
     const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = blocks ? block_spectral_radius(*A, blocks, seed, info.level) : spectral_radius(*A, seed);
+    info.rho = smoother_spectral_radius(*A, blocks, seed, info.level);
     const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
     info.coarsest = true;
     info.smoothed_coarsest = true;

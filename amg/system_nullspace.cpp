@@ -62,10 +62,7 @@ Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A) {
   Grams g{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)};
   std::vector<double> image(static_cast<std::size_t>(k));
   for (std::size_t i = 0; i < n; ++i) {
-    std::fill(image.begin(), image.end(), 0.0);
-    if (A)
-      for (Offset e = A->row_begin(static_cast<Index>(i)); e < A->row_end(static_cast<Index>(i)); ++e)
-        for (int v = 0; v < k; ++v) image[v] += A->val[e] * B.values[static_cast<std::size_t>(A->col[e]) * k + v];
+    if (A) product_row(*A, static_cast<Index>(i), B, image.data());
     for (int v = 0; v < k; ++v)
       for (int w = 0; w <= v; ++w) {
         g.of_vectors(v, w) += B.values[i * k + v] * B.values[i * k + w];
