@@ -185,7 +185,7 @@ class Hierarchy {
   // `kept`'s products too). Defined in amg/resetup.hpp.
   void build_with_structure(const Backend& backend, Shared A, const Hierarchy& kept, bool numeric_only);
   void add_smoothed_coarsest(Shared A, const SmootherSpec& smoother, const LevelInfo& info);
-  void resolve_nullspace_of_system(const Csr& A);
+  void resolve_nullspace_of_system(const Backend& backend, const Csr& A);
   void add_coarsest(Shared A, std::shared_ptr<const CsrMatrix<Value>> on_host,
                     std::shared_ptr<const SparseLdlt<Value>> factor, Vector<double> nullspace, const LevelInfo& info);
 

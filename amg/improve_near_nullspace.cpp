@@ -27,14 +27,17 @@ std::shared_ptr<const Array<Index>> single_row_nodes(Index rows) {
 
 template <class Value>
 void improve_near_nullspace(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes, double omega,
-                            int sweeps, NearNullspace& B) {
+                            int sweeps, NearNullspace& B, const GhostRows& ghost_rows) {
   if (B.rows() != A.rows) throw Error("internal: a near-nullspace of " + std::to_string(B.rows()) + " rows for a matrix of " + std::to_string(A.rows));
   if (sweeps <= 0 || A.rows == 0) return;
   const BlockDiagonal<double> damped_inverse = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::inverse, omega);
   const std::size_t k = static_cast<std::size_t>(B.vectors);
   Vector<double> AB(B.values.size());
+  NearNullspace columns;  // B over A's columns, where they name other ranks' rows
+  columns.vectors = B.vectors;
   for (int sweep = 0; sweep < sweeps; ++sweep) {
-    multiply_vectors(A, B, AB);
+    if (ghost_rows) ghost_rows(B.values, B.vectors, columns.values);
+    multiply_vectors(A, ghost_rows ? columns : B, AB);
     // b_I -= omega D_I^-1 (A b)_I node by node, each vector in turn.
 #pragma omp parallel for schedule(static) if (worth_a_team(B.values.size()))
     for (Index n = 0; n < damped_inverse.nodes(); ++n) {
@@ -50,8 +53,8 @@ void improve_near_nullspace(const CsrMatrix<Value>& A, std::shared_ptr<const Arr
 }
 
 template void improve_near_nullspace(const CsrMatrix<double>&, std::shared_ptr<const Array<Index>>, double, int,
-                                     NearNullspace&);
+                                     NearNullspace&, const GhostRows&);
 template void improve_near_nullspace(const CsrMatrix<float>&, std::shared_ptr<const Array<Index>>, double, int,
-                                     NearNullspace&);
+                                     NearNullspace&, const GhostRows&);
 
 }  // namespace amgsolve

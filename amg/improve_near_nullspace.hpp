@@ -15,6 +15,7 @@
 // count, with the prolongator smoothing's weight omega = amg.prolongator_damping / rho(D^-1 A) (4/3 / rho by
 // default). The iterations this saves are
 // in docs/BENCHMARKS.md ("Systems").
+#include <functional>
 #include <memory>
 
 #include "amg/near_nullspace.hpp"
@@ -22,13 +23,24 @@
 
 namespace amgsolve {
 
+// B's values over A's columns: on a rank's rows, whose columns name other ranks' rows after its own, B's rows
+// there brought from their ranks (amg/mpi/distributed_setup.cpp); `own` holds this rank's rows, k values each.
+using GhostRows = std::function<void(const Vector<double>& own, int k, Vector<double>& columns)>;
+
 // B's vectors <- (I - omega D^-1 A)^sweeps B, D the diagonal blocks of `nodes` (single rows: the pointwise
-// diagonal). A NumericalError where a block is not positive definite.
+// diagonal). A NumericalError where a block is not positive definite. With ghost_rows, A is a rank's rows.
 template <class Value>
 void improve_near_nullspace(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes, double omega,
-                            int sweeps, NearNullspace& B);
+                            int sweeps, NearNullspace& B, const GhostRows& ghost_rows = {});
 
 // Nodes of one row each: the pointwise diagonal as node blocks.
 std::shared_ptr<const Array<Index>> single_row_nodes(Index rows);
+
+// Through the setup's backend (amg/smoothed_aggregation.hpp); the mpi backend's in amg/mpi/.
+template <class Value>
+void improve_near_nullspace(const CpuBackend&, const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
+                            double omega, int sweeps, NearNullspace& B) {
+  improve_near_nullspace(A, std::move(nodes), omega, sweeps, B);
+}
 
 }  // namespace amgsolve

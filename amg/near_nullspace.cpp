@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/reduction_block.hpp"
 
 namespace amgsolve {
 
@@ -29,12 +30,20 @@ std::string near_nullspace_problem(Index rows, int block_size, const NearNullspa
   return "";
 }
 
+Array<Index> regular_reduction_blocks(Index nodes) {
+  Array<Index> blocks = {0};
+  for (std::int64_t first = kReductionBlock; first < nodes; first += kReductionBlock) blocks.push_back(static_cast<Index>(first));
+  if (nodes > 0) blocks.push_back(nodes);
+  return blocks;
+}
+
 NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given) {
   if (const std::string problem = near_nullspace_problem(rows, block_size, given); !problem.empty())
     throw InputError(problem);
   NearNullspace B;
   B.node_ptr.resize(static_cast<std::size_t>(rows / block_size) + 1);
   for (std::size_t n = 0; n < B.node_ptr.size(); ++n) B.node_ptr[n] = static_cast<Index>(n) * block_size;
+  B.reduction_blocks = regular_reduction_blocks(B.nodes());
   if (given.count <= 0) {  // the unit vector of each component
     B.vectors = block_size;
     B.values.assign(static_cast<std::size_t>(rows) * block_size, 0.0);
@@ -46,11 +55,16 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
   return B;
 }
 
-std::string system_support_problem(BackendKind kind, bool distributed) {
-  if (!distributed && kind == BackendKind::cpu) return "";
-  return std::string("amg.block_size and a near-nullspace (a system's setup) need the cpu backend on one process; "
-                     "not yet ") +
-         (distributed ? "over MPI ranks" : "on the " + std::string(to_string(kind)) + " backend");
+std::string system_support_problem(BackendKind kind) {
+  if (kind == BackendKind::cpu) return "";
+  return "amg.block_size and a near-nullspace (a system's setup) need the cpu backend (of one process or of each "
+         "MPI rank); not yet the " + std::string(to_string(kind)) + " backend";
+}
+
+std::string singular_system_on_ranks() {
+  return "the system is singular (A maps combinations of its near-nullspace vectors to zero: a structure free to "
+         "move), and a singular system is not yet solved over MPI ranks: run it on one process, or fix the "
+         "structure (amg.nullspace: none if it is held)";
 }
 
 void require_system_nullspace_choice(NullspaceChoice nullspace) {
@@ -118,16 +132,22 @@ Array<Index> node_of_rows(const Array<Index>& node_ptr) {
   return node;
 }
 
-// The amalgamated matrix: entry (I, J) the Frobenius norm of A's block of nodes I and J, over A's pattern.
+// The amalgamated matrix of a level's (a rank's) own nodes: entry (I, J) the Frobenius norm of A's block of
+// nodes I and J, over A's pattern, each row's entries in the nodes' global order (its squares summed in A's).
 template <class Value>
-CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, const Array<Index>& node_of) {
-  const Index nodes = static_cast<Index>(node_ptr.size()) - 1;
-  CsrMatrix<double> M(nodes, nodes);
+CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const NodeColumns& nodes) {
+  const Array<Index>& node_ptr = nodes.node_ptr;
+  const Array<Index>& node_of = nodes.node_of_column;
+  const Index own = static_cast<Index>(node_ptr.size()) - 1, all = nodes.nodes_with_ghosts;
+  const auto before = [&](Index I, Index J) {
+    return nodes.global_node.empty() ? I < J : nodes.global_node[static_cast<std::size_t>(I)] < nodes.global_node[static_cast<std::size_t>(J)];
+  };
+  CsrMatrix<double> M(own, all);
 #pragma omp parallel
   {
-    std::vector<Index> marker(static_cast<std::size_t>(nodes), -1);
+    std::vector<Index> marker(static_cast<std::size_t>(all), -1);
 #pragma omp for schedule(static)
-    for (Index I = 0; I < nodes; ++I) {
+    for (Index I = 0; I < own; ++I) {
       Offset length = 0;
       for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i)
         for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
@@ -141,10 +161,10 @@ CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const Array<Index>& nod
   allocate_from_row_lengths(M);
 #pragma omp parallel
   {
-    std::vector<Index> marker(static_cast<std::size_t>(nodes), -1);
-    std::vector<double> squares(static_cast<std::size_t>(nodes), 0.0);
+    std::vector<Index> marker(static_cast<std::size_t>(all), -1);
+    std::vector<double> squares(static_cast<std::size_t>(all), 0.0);
 #pragma omp for schedule(static)
-    for (Index I = 0; I < nodes; ++I) {
+    for (Index I = 0; I < own; ++I) {
       Index* columns = M.col.data() + M.row_begin(I);
       Index length = 0;
       for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i)
@@ -154,7 +174,7 @@ CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const Array<Index>& nod
           marker[J] = I;
           squares[J] += static_cast<double>(A.val[k]) * static_cast<double>(A.val[k]);
         }
-      std::sort(columns, columns + length);
+      std::sort(columns, columns + length, before);
       for (Index n = 0; n < length; ++n) {
         M.val[M.row_begin(I) + n] = std::sqrt(squares[columns[n]]);
         squares[columns[n]] = 0.0;
@@ -167,14 +187,41 @@ CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const Array<Index>& nod
 }  // namespace
 
 template <class Value>
+Vector<double> diagonal_block_norms(const CsrMatrix<Value>& A, const Array<Index>& node_ptr,
+                                    const Array<Index>& node_of_column) {
+  const Index nodes = static_cast<Index>(node_ptr.size()) - 1;
+  Vector<double> norms(static_cast<std::size_t>(nodes));
+#pragma omp parallel for schedule(static)
+  for (Index I = 0; I < nodes; ++I) {
+    double squares = 0.0;  // in A's order, as block_norms sums them
+    for (Index i = node_ptr[I]; i < node_ptr[I + 1]; ++i)
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+        if (node_of_column[A.col[k]] == I) squares += static_cast<double>(A.val[k]) * static_cast<double>(A.val[k]);
+    norms[I] = std::sqrt(squares);
+  }
+  return norms;
+}
+
+template <class Value>
 NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, double theta) {
   if (node_ptr.empty() || node_ptr.back() != A.rows)
     throw Error("internal: node_strength: the nodes cover " + std::to_string(node_ptr.empty() ? 0 : node_ptr.back()) +
                 " rows of " + std::to_string(A.rows));
-  const Array<Index> node_of = node_of_rows(node_ptr);
-  const CsrMatrix<double> M = block_norms(A, node_ptr, node_of);
+  NodeColumns nodes;
+  nodes.node_ptr = node_ptr;
+  nodes.node_of_column = node_of_rows(node_ptr);
+  nodes.nodes_with_ghosts = static_cast<Index>(node_ptr.size()) - 1;
+  nodes.node_norms = diagonal_block_norms(A, node_ptr, nodes.node_of_column);
+  return node_strength(A, nodes, theta);
+}
+
+template <class Value>
+NodeStrength node_strength(const CsrMatrix<Value>& A, const NodeColumns& nodes, double theta) {
+  const Array<Index>& node_ptr = nodes.node_ptr;
+  const Array<Index>& node_of = nodes.node_of_column;
+  const CsrMatrix<double> M = block_norms(A, nodes);
   NodeStrength s;
-  Strength between_nodes = strength_of_connection(M, theta);
+  Strength between_nodes = strength_of_connection(M, theta, nodes.node_norms);
   s.nodes = std::move(between_nodes.graph);
   // An entry of A is strong where its nodes' block is (a node's own block included).
   Strength& rows = s.rows;
@@ -191,7 +238,7 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
   Offset weak = 0;
 #pragma omp parallel reduction(+ : weak)
   {
-    std::vector<Index> strong_of(static_cast<std::size_t>(M.rows), -1);
+    std::vector<Index> strong_of(static_cast<std::size_t>(nodes.nodes_with_ghosts), -1);
 #pragma omp for schedule(static)
     for (Index I = 0; I < M.rows; ++I) {
       for (Offset k = M.row_begin(I); k < M.row_end(I); ++k)
@@ -220,20 +267,13 @@ NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_p
   return s;
 }
 
-namespace {
-
-// B restricted to one aggregate (m rows) factorised as Q R by modified Gram-Schmidt with one
-// reorthogonalisation, leaving out dependent columns (kDependentColumn): Q's kept columns one after the
-// other in q (m values each), R in r (k x k, row by row; rows past the kept count stay zero). Returns the
-// number of columns kept.
-int factor_aggregate(const NearNullspace& B, const Index* rows, Index m, double* q, double* r) {
-  const int k = B.vectors;
+int factor_aggregate(const double* values, int k, const Index* rows, Index m, double* q, double* r) {
   int kept = 0;
   for (int c = 0; c < k; ++c) {
     double* v = q + static_cast<std::size_t>(kept) * m;  // the next column's place
     double norm0 = 0;
     for (Index i = 0; i < m; ++i) {
-      v[i] = B.values[static_cast<std::size_t>(rows[i]) * k + c];
+      v[i] = values[static_cast<std::size_t>(rows[i]) * k + c];
       norm0 += v[i] * v[i];
     }
     for (int pass = 0; pass < 2; ++pass)
@@ -255,7 +295,22 @@ int factor_aggregate(const NearNullspace& B, const Index* rows, Index m, double*
   return kept;
 }
 
-}  // namespace
+NearNullspace coarse_near_nullspace(int k, const std::vector<Index>& first_column, const std::vector<double>& r) {
+  NearNullspace coarse;
+  coarse.vectors = k;
+  coarse.values.resize(static_cast<std::size_t>(first_column.back()) * k);
+  const auto aggregates = static_cast<Index>(first_column.size()) - 1;
+  for (Index a = 0; a < aggregates; ++a) {
+    if (a > 0 && a % kReductionBlock == 0) coarse.reduction_blocks.push_back(coarse.nodes());
+    const Index columns = first_column[a + 1] - first_column[a];
+    if (columns == 0) continue;
+    coarse.node_ptr.push_back(first_column[a + 1]);
+    std::copy_n(r.data() + static_cast<std::size_t>(a) * k * k, static_cast<std::size_t>(columns) * k,
+                coarse.values.data() + static_cast<std::size_t>(first_column[a]) * k);
+  }
+  if (aggregates > 0) coarse.reduction_blocks.push_back(coarse.nodes());
+  return coarse;
+}
 
 template <class Value>
 CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const NearNullspace& B,
@@ -287,7 +342,7 @@ CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const
   std::vector<Index> kept(static_cast<std::size_t>(aggregates) + 1, 0);
 #pragma omp parallel for schedule(dynamic, 256)
   for (Index a = 0; a < aggregates; ++a)
-    kept[a + 1] = factor_aggregate(B, members.data() + first[a], first[a + 1] - first[a],
+    kept[a + 1] = factor_aggregate(B.values.data(), k, members.data() + first[a], first[a + 1] - first[a],
                                    q.data() + static_cast<std::size_t>(first[a]) * k,
                                    r.data() + static_cast<std::size_t>(a) * k * k);
   for (Index a = 0; a < aggregates; ++a) kept[a + 1] += kept[a];  // now each aggregate's first coarse row
@@ -309,22 +364,16 @@ CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const
       T.val[T.row_begin(i) + p] = static_cast<Value>(qa[static_cast<std::size_t>(p) * m + place[i]]);
     }
   }
-  // ... and the coarse level: a node per aggregate that kept a column, B_c the R_a stacked.
-  coarse.vectors = k;
-  coarse.node_ptr.assign(1, 0);
-  coarse.values.resize(static_cast<std::size_t>(kept.back()) * k);
-  for (Index a = 0; a < aggregates; ++a) {
-    const Index columns = kept[a + 1] - kept[a];
-    if (columns == 0) continue;
-    coarse.node_ptr.push_back(kept[a + 1]);
-    std::copy_n(r.data() + static_cast<std::size_t>(a) * k * k, static_cast<std::size_t>(columns) * k,
-                coarse.values.data() + static_cast<std::size_t>(kept[a]) * k);
-  }
+  coarse = coarse_near_nullspace(k, kept, r);
   return T;
 }
 
 template NodeStrength node_strength(const CsrMatrix<double>&, const Array<Index>&, double);
 template NodeStrength node_strength(const CsrMatrix<float>&, const Array<Index>&, double);
+template NodeStrength node_strength(const CsrMatrix<double>&, const NodeColumns&, double);
+template NodeStrength node_strength(const CsrMatrix<float>&, const NodeColumns&, double);
+template Vector<double> diagonal_block_norms(const CsrMatrix<double>&, const Array<Index>&, const Array<Index>&);
+template Vector<double> diagonal_block_norms(const CsrMatrix<float>&, const Array<Index>&, const Array<Index>&);
 template CsrMatrix<double> tentative_prolongation(const Aggregates&, const NearNullspace&, NearNullspace&,
                                                   Array<Index>&);
 template CsrMatrix<float> tentative_prolongation(const Aggregates&, const NearNullspace&, NearNullspace&,

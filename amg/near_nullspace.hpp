@@ -33,26 +33,60 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "amg/mis2_aggregation.hpp"
 #include "amg/params.hpp"
 #include "amg/strength.hpp"
 #include "common/device.hpp"
+#include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
 // A level's rows grouped in nodes (node n's rows are [node_ptr[n], node_ptr[n + 1])) and its near-nullspace
-// vectors B, stored row by row (values[i * vectors + v]).
+// vectors B, stored row by row (values[i * vectors + v]). Over MPI ranks, a rank's nodes (whole: a node's rows
+// are one rank's), numbered from 0 on each.
+//
+// The level's reductions (a system's Lanczos estimate, amg/system_spectral_radius.hpp) sum its rows in the
+// blocks of reduction_blocks (block b: nodes [reduction_blocks[b], reduction_blocks[b + 1])), each block's
+// rows in order, the block sums exactly (common/exact_sum.hpp): the finest level's blocks are
+// kReductionBlock nodes, a coarse level's the nodes of kReductionBlock aggregates of the level above (an
+// aggregate whose vectors vanish makes no node). The ranks own whole blocks (the mpi backend's partitions),
+// so every rank count sums as one process does.
 struct NearNullspace {
   int vectors = 0;
   Array<Index> node_ptr = {0};
   Vector<double> values;
+  Array<Index> reduction_blocks = {0};
   Index rows() const { return node_ptr.back(); }
   Index nodes() const { return static_cast<Index>(node_ptr.size()) - 1; }
-  std::uint64_t bytes() const { return node_ptr.size() * sizeof(Index) + values.size() * sizeof(double); }
+  std::uint64_t bytes() const {
+    return (node_ptr.size() + reduction_blocks.size()) * sizeof(Index) + values.size() * sizeof(double);
+  }
 };
+
+// The reduction blocks of `nodes` nodes in blocks of kReductionBlock.
+Array<Index> regular_reduction_blocks(Index nodes);
+
+// The exact sum of f(i) over the level's rows, summed in its reduction blocks (above): what a rank
+// contributes to a global reduction.
+template <class F>
+ExactSum node_blocked_partial_sum(const NearNullspace& level, F&& f) {
+  const Array<Index>& blocks = level.reduction_blocks;
+  const auto count = static_cast<std::int64_t>(blocks.size()) - 1;
+  std::vector<double> partial(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
+#pragma omp parallel for schedule(static) if (count > 1)
+  for (std::int64_t b = 0; b < count; ++b) {
+    double s = 0;
+    for (Index i = level.node_ptr[blocks[b]]; i < level.node_ptr[blocks[b + 1]]; ++i) s += f(i);
+    partial[static_cast<std::size_t>(b)] = s;
+  }
+  ExactSum sum;
+  for (double p : partial) sum.add(p);
+  return sum;
+}
 
 // Row i of A B, all of B's vectors at once (one pass over the row): out[v] = sum_j a_ij b_jv.
 template <class Value>
@@ -81,9 +115,11 @@ std::string near_nullspace_problem(Index rows, int block_size, const NearNullspa
 // vectors of the components (the constant in each). An InputError where near_nullspace_problem finds one.
 NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given);
 
-// Why a system cannot be set up on `kind` (over MPI ranks: distributed), or "": the cpu backend of one
-// process only, so far.
-std::string system_support_problem(BackendKind kind, bool distributed);
+// Why a system cannot be set up on `kind`, or "": the cpu backend only (of one process or of each MPI rank),
+// so far.
+std::string system_support_problem(BackendKind kind);
+// Why a singular system is refused over MPI ranks (its nullspace's projections are one process's so far).
+std::string singular_system_on_ranks();
 
 // A system's nullspace is found among its near-nullspace vectors (amg/system_nullspace.hpp): amg.nullspace
 // constant, a scalar problem's, is an InputError for it.
@@ -106,11 +142,65 @@ struct NodeStrength {
 };
 template <class Value>
 NodeStrength node_strength(const CsrMatrix<Value>& A, const Array<Index>& node_ptr, double theta);
+// The same on a rank's rows, whose columns name other ranks' nodes too: how its columns map to nodes.
+struct NodeColumns {
+  Array<Index> node_ptr = {0};          // the own nodes' rows
+  Array<Index> node_of_column;          // each local column's node: own nodes first, ghost nodes after them
+  Index nodes_with_ghosts = 0;
+  std::vector<std::int64_t> global_node;  // each node's global number (empty: the local one, one process)
+  Vector<double> node_norms;            // s_JJ of every node, own and ghost: the amalgamated diagonal
+};
+template <class Value>
+NodeStrength node_strength(const CsrMatrix<Value>& A, const NodeColumns& nodes, double theta);
+// s_II, the Frobenius norm of each own node's diagonal block (node_of_column: each column's node).
+template <class Value>
+Vector<double> diagonal_block_norms(const CsrMatrix<Value>& A, const Array<Index>& node_ptr,
+                                    const Array<Index>& node_of_column);
+
+// B restricted to one aggregate of m rows (B's rows `rows`, k values each, row by row) factorised as Q R by
+// modified Gram-Schmidt with one reorthogonalisation, leaving out dependent columns (kDependentColumn): Q's
+// kept columns one after the other in q (m values each), R in r (k x k, row by row, zero on entry; rows past
+// the kept count stay zero). Returns the number of columns kept. The arithmetic runs over the rows in order.
+int factor_aggregate(const double* values, int k, const Index* rows, Index m, double* q, double* r);
+
+// The coarse level of aggregates whose QR kept first_column[a + 1] - first_column[a] columns (first_column:
+// the running count, aggregates + 1 entries), R_a in r (k x k each): a node per aggregate that kept a
+// column, B_c the R_a stacked, the reduction blocks kReductionBlock aggregates each.
+NearNullspace coarse_near_nullspace(int k, const std::vector<Index>& first_column, const std::vector<double>& r);
 
 // Step 3: T from the aggregates of the nodes and the level's B; `coarse` receives the next level's nodes (one
 // per aggregate that keeps a column) and B, row_aggregates every row's aggregate (kNotAggregated: none).
 template <class Value>
 CsrMatrix<Value> tentative_prolongation(const Aggregates& node_aggregates, const NearNullspace& B,
                                         NearNullspace& coarse, Array<Index>& row_aggregates);
+
+// ---- a system's steps through the setup's backend (amg/smoothed_aggregation.hpp): on the cpu backend the
+// functions above, the mpi backend's in amg/mpi/distributed_setup.hpp
+
+// Whether a backend sets up systems (has the overloads below).
+template <class Backend>
+struct SetsUpSystems : std::false_type {};
+template <>
+struct SetsUpSystems<CpuBackend> : std::true_type {};
+
+template <class Value>
+NodeStrength node_strength(const CpuBackend&, const CsrMatrix<Value>& A, const NearNullspace& level, double theta) {
+  return node_strength(A, level.node_ptr, theta);
+}
+inline Aggregates node_aggregation(const CpuBackend&, const NodeStrength& strength, std::uint64_t seed) {
+  return mis2_aggregation(strength.nodes, seed);
+}
+template <class Value>
+CsrMatrix<Value> tentative_prolongation(const CpuBackend&, const Aggregates& node_aggregates, const NearNullspace& B,
+                                        NearNullspace& coarse, Array<Index>& row_aggregates) {
+  return tentative_prolongation<Value>(node_aggregates, B, coarse, row_aggregates);
+}
+template <class Value>
+NearNullspace finest_near_nullspace(const CpuBackend&, const CsrMatrix<Value>& A, int block_size,
+                                    const NearNullspaceVectors& given) {
+  return finest_near_nullspace(A.rows, block_size, given);
+}
+// A count over the ranks (one process: itself).
+inline std::int64_t sum_over_ranks(const CpuBackend&, std::int64_t count) { return count; }
 
 }  // namespace amgsolve

@@ -46,6 +46,7 @@
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/system_nullspace.hpp"
+#include "amg/system_spectral_radius.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "backend/backend.hpp"
 #include "common/error.hpp"
@@ -141,41 +142,44 @@ class SmoothedAggregation {
   // coarsen() for a system (near_nullspace.hpp): steps 1-3 on A's nodes, then as a scalar level.
   std::optional<CoarseningStep<Backend, Value>> coarsen_system(const Csr& A, const NearNullspace& near,
                                                                LevelInfo& info) const {
-    // Only the cpu backend sets up a system (require_system_supported); an explicit instantiation of the class
-    // for another backend compiles this member too, so its body is there for the cpu backend alone.
-    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
+    // Only the backends with a system's steps set one up (require_system_supported); an explicit instantiation
+    // of the class for another compiles this member too, so its body is there for those alone.
+    if constexpr (!SetsUpSystems<Backend>::value) {
       throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
       LevelInfo::Phases& t = info.phases;
       PhaseClock clock;
       backend_.require_positive_diagonal(A, info.level);
-      NodeStrength strength = node_strength(A, near.node_ptr, params_.strength_threshold);
+      auto strength = node_strength(backend_, A, near, params_.strength_threshold);
       clock.lap(t.strength);
       Aggregates aggregates =
-          mis2_aggregation(strength.nodes, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+          node_aggregation(backend_, strength, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
       // A singular system's nullspace must reach every level through T B_c = B: no node left out.
-      if (params_.singular()) aggregate_left_out_nodes(aggregates);
+      if (params_.singular()) aggregate_left_out_nodes(backend_, aggregates);
       clock.lap(t.aggregation);
-      if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(near.nodes())) return std::nullopt;
+      const std::int64_t nodes = sum_over_ranks(backend_, near.nodes());
+      if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(nodes)) return std::nullopt;
       CoarseningStep<Backend, Value> step;
       std::optional<NearNullspace> improved;
       std::optional<double> rho;  // rho(D^-1 A) for the level's smoother, where the relaxation estimated it
       if (relaxes_near_nullspace(info.level)) improved = improved_near_nullspace(A, near, info, clock, rho);
       NearNullspace coarse;
-      Array<Index> row_aggregates;
-      Csr T = tentative_prolongation<Value>(aggregates, improved ? *improved : near, coarse, row_aggregates);
+      Aggregates row_aggregates{aggregates.count, {}, {}};
+      Csr T = tentative_prolongation<Value>(backend_, aggregates, improved ? *improved : near, coarse, row_aggregates.id);
       improved.reset();
-      if (T.cols == 0 || T.cols > 0.9 * static_cast<double>(A.rows)) return std::nullopt;  // more vectors than rows
+      const std::int64_t coarse_rows = sum_over_ranks(backend_, coarse.rows());
+      if (coarse_rows == 0 || coarse_rows > 0.9 * static_cast<double>(backend_.global_rows(A)))
+        return std::nullopt;  // more vectors than rows
       info.aggregates = aggregates.count;
       step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
-      if (info.level == 0) step.aggregates = std::move(row_aggregates);
+      if (info.level == 0) step.aggregates = aggregate_ids(backend_, row_aggregates);
       const Index aggregate_count = aggregates.count;
       strength.nodes = StrengthGraph{};
       aggregates = Aggregates{};
-      row_aggregates = Array<Index>{};
+      row_aggregates = Aggregates{};
       const auto release_done = [&] {  // as coarsen's: before the Galerkin products
         if (params_.keep_structure) return;
-        strength.rows = Strength{};
+        strength.rows = decltype(strength.rows){};
         T = Csr{};
       };
       smooth_and_multiply(A, Weights{}, &near, strength.rows, T, info, clock, step, nullptr, release_done, rho);
@@ -192,22 +196,18 @@ class SmoothedAggregation {
   }
   // The level's near-nullspace relaxed on A x = 0 (amg/improve_near_nullspace.hpp) in the level's smoother
   // diagonal, with the prolongator smoothing's weight from its rho(D^-1 A): an estimate the level's smoother
-  // takes too (into `rho`, not estimated again). (Only the cpu backend sets up a system: coarsen_system.)
+  // takes too (into `rho`, not estimated again). (Only for a backend with a system's steps: coarsen_system.)
   NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info, PhaseClock& clock,
                                         std::optional<double>& rho) const {
-    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
-    } else {
-      const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
-      std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
-      rho = smoother_spectral_radius(A, blocks, seed, info.level);
-      clock.lap(info.phases.eigenvalues);
-      NearNullspace improved = near;
-      improve_near_nullspace(A, blocks ? std::move(blocks) : single_row_nodes(A.rows),
-                             params_.prolongator_damping / *rho, params_.improve_near_nullspace, improved);
-      clock.lap(info.phases.prolongator);
-      return improved;
-    }
+    const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
+    rho = smoother_spectral_radius(A, blocks, &near, seed, info.level);
+    clock.lap(info.phases.eigenvalues);
+    NearNullspace improved = near;
+    improve_near_nullspace(backend_, A, blocks ? std::move(blocks) : single_row_nodes(near.rows()),
+                           params_.prolongator_damping / *rho, params_.improve_near_nullspace, improved);
+    clock.lap(info.phases.prolongator);
+    return improved;
   }
 
   // What a re-setup keeps of a level coarsened anew (amg.keep_structure): its strength and T.
@@ -225,8 +225,8 @@ class SmoothedAggregation {
   // Step 1 of a level (a system's: of the nodes, near_nullspace.hpp), for a re-setup whose level matrix has
   // another pattern than the kept classification's.
   auto strength_of(const Csr& A, const NearNullspace* near) const {
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
-      if (near) return std::move(node_strength(A, near->node_ptr, params_.strength_threshold).rows);
+    if constexpr (SetsUpSystems<Backend>::value)
+      if (near) return std::move(node_strength(backend_, A, *near, params_.strength_threshold).rows);
     return strength_of_connection(backend_, A, params_.strength_threshold);
   }
 
@@ -243,10 +243,10 @@ class SmoothedAggregation {
     Shared level_matrix = std::move(A);
     Weights weights;  // the finest level's: empty, all 1
     std::shared_ptr<const NearNullspace> near;  // a system's nodes and near-nullspace (near_nullspace.hpp)
-    if (params_.is_system())
-      near = std::make_shared<const NearNullspace>(
-          finest_near_nullspace(static_cast<Index>(backend_.global_rows(*level_matrix)), params_.block_size,
-                                params_.near_nullspace));
+    if constexpr (SetsUpSystems<Backend>::value)
+      if (params_.is_system())
+        near = std::make_shared<const NearNullspace>(
+            finest_near_nullspace(backend_, *level_matrix, params_.block_size, params_.near_nullspace));
     bool patterns_hold = numeric_only;  // until a level's filtered matrix has another pattern
     for (int level = 0;; ++level) {
       LevelInfo info;
@@ -326,10 +326,10 @@ class SmoothedAggregation {
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
-    const double rho_f = spectral_radius(A_f, level_seed);
+    const double rho_f = spectral_radius(A_f, near, level_seed);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
     info.rho = smoother_rho        ? *smoother_rho  // estimated where the near-nullspace was relaxed
-               : blocks || has_weak ? smoother_spectral_radius(A, blocks, level_seed, info.level)
+               : blocks || has_weak ? smoother_spectral_radius(A, blocks, near, level_seed, info.level)
                                     : rho_f;  // A_f is A
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
@@ -418,40 +418,45 @@ class SmoothedAggregation {
   }
 
 
-  double spectral_radius(const Csr& A, std::uint64_t seed) const {
+  // rho(D^-1 A), D the diagonal; on a system's level (near) summed by its nodes (amg/system_spectral_radius.hpp).
+  double spectral_radius(const Csr& A, const NearNullspace* near, std::uint64_t seed) const {
+    if (near) return system_spectral_radius(A, nullptr, *near, seed, -1);
     if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(backend_, A);
     return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed);
   }
 
   // The nodes whose diagonal blocks a system's smoother scales by (amg.smoother.diagonal), or null: the
-  // pointwise diagonal (a scalar problem, `point`, or a level whose nodes are single rows, where the two agree).
+  // pointwise diagonal (a scalar problem, `point`, or a level whose nodes are single rows, where the two
+  // agree; on every rank's nodes).
   std::shared_ptr<const Array<Index>> smoother_blocks(const NearNullspace* near) const {
-    if (!near || params_.smoother.diagonal == SmootherDiagonal::point || near->nodes() == near->rows()) return nullptr;
+    if (!near || params_.smoother.diagonal == SmootherDiagonal::point || backend_.everywhere(near->nodes() == near->rows()))
+      return nullptr;
     return std::make_shared<const Array<Index>>(near->node_ptr);
   }
-  // rho(D_b^-1 A) for those blocks (only the cpu backend sets up a system); a block that is not positive
-  // definite is an error naming the level.
-  double block_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, std::uint64_t seed,
-                               int level) const {
-    if constexpr (!std::is_same_v<Backend, CpuBackend>) {
-      throw Error("internal: node-block smoothing on the " + std::string(to_string(Backend::kind)) + " backend");
+  // rho(D^-1 A) on a system's level for D the node blocks `blocks` or (null) the diagonal, summed by the
+  // level's nodes; a block that is not positive definite is an error naming the level (level >= 0).
+  double system_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
+                                const NearNullspace& near, std::uint64_t seed, int level) const {
+    if constexpr (!SetsUpSystems<Backend>::value) {
+      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
       try {
-        if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_block_dinv_a(A, blocks);
-        return lanczos_max_eigenvalue_block_dinv_a(A, blocks, params_.lanczos_steps, seed);
+        if (params_.spectral_radius == SpectralRadius::gershgorin) return system_gershgorin_bound(backend_, A, blocks);
+        return amgsolve::system_spectral_radius(backend_, A, blocks, near, params_.lanczos_steps, seed);
       } catch (const NumericalError& e) {
+        if (level < 0) throw;
         throw NumericalError("AMG level " + std::to_string(level) + ": " + e.what());
       }
     }
   }
   // rho(D^-1 A) for a smoother's D: the node blocks `blocks`, or (null) the diagonal.
-  double smoother_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, std::uint64_t seed,
-                                  int level) const {
-    return blocks ? block_spectral_radius(A, blocks, seed, level) : spectral_radius(A, seed);
+  double smoother_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
+                                  const NearNullspace* near, std::uint64_t seed, int level) const {
+    return near ? system_spectral_radius(A, blocks, *near, seed, level) : spectral_radius(A, nullptr, seed);
   }
   double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
-    if constexpr (std::is_same_v<Backend, CpuBackend>)
-      if (blocks) return gershgorin_bound_block_dinv_a(A, blocks);
+    if constexpr (SetsUpSystems<Backend>::value)
+      if (blocks) return system_gershgorin_bound(backend_, A, blocks);
     return gershgorin_bound_dinv_a(backend_, A);
   }
 
@@ -503,9 +508,13 @@ class SmoothedAggregation {
   // table (the traffic model's).
   SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, LevelInfo& info) const {
     info.smoother_block_values = 0;
-    if (blocks)
-      for (std::size_t n = 0; n + 1 < blocks->size(); ++n)
-        info.smoother_block_values += std::int64_t{(*blocks)[n + 1] - (*blocks)[n]} * ((*blocks)[n + 1] - (*blocks)[n]);
+    if constexpr (SetsUpSystems<Backend>::value) {
+      std::int64_t values = 0;
+      if (blocks)
+        for (std::size_t n = 0; n + 1 < blocks->size(); ++n)
+          values += std::int64_t{(*blocks)[n + 1] - (*blocks)[n]} * ((*blocks)[n + 1] - (*blocks)[n]);
+      info.smoother_block_values = sum_over_ranks(backend_, values);
+    }
     require_jacobi_converges(params_.smoother, params_.spectral_radius, info.rho, info.level);
     const bool chebyshev = params_.smoother.type == SmootherType::chebyshev;
     SmootherSpec spec = smoother_spec(params_.smoother, info.rho, chebyshev ? gershgorin_bound(A, blocks) : 0.0);
@@ -520,7 +529,7 @@ class SmoothedAggregation {
     backend_.require_positive_diagonal(*A, info.level);
     const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
-    info.rho = smoother_spectral_radius(*A, blocks, seed, info.level);
+    info.rho = smoother_spectral_radius(*A, blocks, near, seed, info.level);
     const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
     info.coarsest = true;
     info.smoothed_coarsest = true;
@@ -537,28 +546,32 @@ class SmoothedAggregation {
 
 // ---- the hierarchy's construction and filling (declared in hierarchy.hpp)
 
-// A system (near_nullspace.hpp) is set up on the cpu backend of one process, with its nullspace among its
-// near-nullspace vectors: an InputError otherwise (the Solver says so before it builds a hierarchy).
+// A system (near_nullspace.hpp) is set up on the cpu backend, of one process or of each MPI rank, with its
+// nullspace among its near-nullspace vectors: an InputError otherwise (the Solver says so before it builds a
+// hierarchy).
 template <class Backend>
 void require_system_supported(const AmgParams& params) {
   if (!params.is_system()) return;
-  if constexpr (!std::is_same_v<Backend, CpuBackend>)
-    throw InputError(system_support_problem(Backend::kind, Backend::kind == BackendKind::cpu));
+  if constexpr (!SetsUpSystems<Backend>::value) throw InputError(system_support_problem(Backend::kind));
   require_system_nullspace_choice(params.nullspace);
 }
 
 // amg.nullspace of a system, resolved where the caller (the Solver) has not: its combinations of the
-// near-nullspace vectors (amg/system_nullspace.hpp), on the host in double.
+// near-nullspace vectors (amg/system_nullspace.hpp), on the host in double (over MPI ranks on the whole
+// matrix, gathered on every rank). A singular system is not set up over MPI ranks yet: an InputError there.
 template <class Backend, class Value>
-void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Csr& A) {
-  if constexpr (std::is_same_v<Backend, CpuBackend>) {
+void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Backend& backend, const Csr& A) {
+  if constexpr (SetsUpSystems<Backend>::value) {
     const bool resolved = params_.nullspace == NullspaceChoice::none ||
                           (params_.nullspace == NullspaceChoice::near_nullspace && params_.nullspace_combinations);
-    if (resolved) return;
-    if constexpr (std::is_same_v<Value, double>)
-      resolve_system_nullspace(A, params_);
-    else
-      resolve_system_nullspace(cast_values<double>(A), params_);
+    if (!resolved) {
+      if constexpr (kHostCsr<Backend> && std::is_same_v<Value, double>)
+        resolve_system_nullspace(A, params_);
+      else
+        resolve_system_nullspace(cast_values<double>(*backend.host_view(A)), params_);
+    }
+    if constexpr (!kHostCsr<Backend>)
+      if (params_.singular()) throw InputError(singular_system_on_ranks());
   }
 }
 
@@ -570,7 +583,7 @@ Hierarchy<Backend, Value>::Hierarchy(const Backend& backend, Shared A, const Amg
   if (params_.spgemm.empty()) params_.spgemm = default_spgemm_backend(Backend::kind);
   require_system_supported<Backend>(params_);
   if (params_.is_system()) {
-    resolve_nullspace_of_system(*A);
+    resolve_nullspace_of_system(backend, *A);
   } else {
     require_scalar_nullspace_choice(params_.nullspace);
     if (params_.nullspace == NullspaceChoice::automatic) {

@@ -1,5 +1,7 @@
 #include "amg/spectral_radius.hpp"
 
+#include "amg/system_spectral_radius.hpp"
+
 #include <Eigen/Eigenvalues>
 
 #include <algorithm>
@@ -117,48 +119,22 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
 template <class Value>
 double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
                                            int steps, std::uint64_t seed) {
-  const BlockDiagonal<double> L_inv = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::cholesky_factor);
-  Vector<double> scaled(static_cast<std::size_t>(A.rows));
-  const auto product = [&](double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w) {
-    // L^-T v node by node first (the product then gathers one vector), then node by node L^-1 (A L^-T v).
-#pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(A.rows)))
-    for (Index n = 0; n < L_inv.nodes(); ++n) {
-      const Index first = L_inv.first_row(n), size = L_inv.node_rows(n);
-      const double* block = L_inv.values.data() + L_inv.block_ptr[n];
-      for (Index k = 0; k < size; ++k) {
-        double s = 0.0;
-        for (Index i = k; i < size; ++i) s += block[i * size + k] * v[first + i];  // (L^-1)^T is upper triangular
-        scaled[first + k] = s;
-      }
-    }
-    return deterministic_sum<double>(L_inv.nodes(), [&](std::int64_t node) {
-      const auto n = static_cast<Index>(node);
-      const Index first = L_inv.first_row(n), size = L_inv.node_rows(n);
-      double y[kMaxNodeRows];
-      for (Index i = 0; i < size; ++i) {
-        double s = 0.0;
-        for (Offset k = A.row_begin(first + i); k < A.row_end(first + i); ++k) s += double(A.val[k]) * scaled[A.col[k]];
-        y[i] = s;
-      }
-      double wv = 0.0;
-      L_inv.multiply_block(n, y, 1.0, [&](Index i, double t) {
-        w[i] = t - beta * v_prev[i];
-        wv += w[i] * v[i];
-      });
-      return wv;
-    });
-  };
-  return lanczos_largest_ritz_value(CpuBackend{}, A.rows, A.rows, steps, seed, product);
+  NearNullspace level;
+  level.node_ptr = *nodes;
+  level.reduction_blocks = regular_reduction_blocks(level.nodes());
+  return system_max_eigenvalue(A, std::move(nodes), level, steps, seed);
 }
 
 template <class Value>
-double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes) {
+double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
+                                     const std::vector<std::int64_t>* column_order) {
   const BlockDiagonal<double> D_inv = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::inverse);
   double bound = 0.0;
 #pragma omp parallel reduction(max : bound) if (worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries))
   {
     struct Entry {
-      Index col, row;  // row within the node
+      std::int64_t col;  // the column's place in column_order
+      Index row;         // row within the node
       double value;
     };
     std::vector<Entry> entries;
@@ -170,7 +146,8 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
       entries.clear();
       for (Index k = 0; k < size; ++k)
         for (Offset e = A.row_begin(first + k); e < A.row_end(first + k); ++e)
-          entries.push_back({A.col[e], k, static_cast<double>(A.val[e])});
+          entries.push_back({column_order ? (*column_order)[static_cast<std::size_t>(A.col[e])] : A.col[e], k,
+                             static_cast<double>(A.val[e])});
       std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.col < b.col; });
       double row_sums[kMaxNodeRows] = {};
       for (std::size_t begin = 0, end; begin < entries.size(); begin = end) {
@@ -199,7 +176,8 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
   template double gershgorin_bound_dinv_a(const CsrMatrix<V>&);                                                       \
   template double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>, int,   \
                                                       std::uint64_t);                                                \
-  template double gershgorin_bound_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>);
+  template double gershgorin_bound_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>,        \
+                                                const std::vector<std::int64_t>*);
 AMGSOLVE_SPECTRAL_RADIUS(double)
 AMGSOLVE_SPECTRAL_RADIUS(float)
 #undef AMGSOLVE_SPECTRAL_RADIUS

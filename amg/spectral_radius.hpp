@@ -118,13 +118,16 @@ double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::
 // ---- a system's node blocks (sparse/block_diagonal.hpp), on the host
 
 // The largest eigenvalue of D_b^-1 A, D_b the diagonal blocks of `nodes`, by the same recurrence on the
-// similar symmetric matrix L^-1 A L^-T (D_b = L L^T block by block). A NumericalError where a block is not
-// positive definite.
+// similar symmetric matrix L^-1 A L^-T (D_b = L L^T block by block), summed in blocks of kReductionBlock
+// nodes (amg/system_spectral_radius.hpp, where a level's own blocks are given). A NumericalError where a
+// block is not positive definite.
 template <class Value>
 double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
                                            int steps, std::uint64_t seed);
-// Gershgorin's bound of rho(D_b^-1 A): max_i sum_j |(D_b^-1 A)_ij|, one pass over A.
+// Gershgorin's bound of rho(D_b^-1 A): max_i sum_j |(D_b^-1 A)_ij|, one pass over A, each row's terms summed
+// in the order of the columns' places in column_order (a rank's columns' global numbers; null: their own).
 template <class Value>
-double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes);
+double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
+                                     const std::vector<std::int64_t>* column_order = nullptr);
 
 }  // namespace amgsolve

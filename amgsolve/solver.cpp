@@ -22,6 +22,7 @@
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "distributed/partition.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #include "spgemm/numeric_product.hpp"
@@ -193,11 +194,20 @@ const typename AmgHierarchy<CycleValue>::ProductCallback& product_callback(const
 // amg with its nullspace resolved on the ranks' rows (nothing gathered): the same decision and messages
 // as resolve_nullspace on the whole matrix.
 AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, const DistributedMatrix<double>& A) {
-  amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);
+  if (!amg.is_system()) amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);  // a system's: the hierarchy's
   return amg;
 }
 
 #endif
+
+// A's rows; over MPI ranks a system's finest rows (and the vectors uploaded) partitioned in whole blocks of
+// its nodes (node_partition_unit) first, before A is distributed.
+template <class Backend>
+Index finest_rows(Backend& backend, Index rows, const AmgParams& amg) {
+  if constexpr (requires { backend.set_finest_unit(std::int64_t{1}); })
+    if (amg.is_system()) backend.set_finest_unit(node_partition_unit(amg.block_size));
+  return rows;
+}
 
 // On one process a row block is the whole matrix.
 void require_whole_block(const RowBlock& block) {
@@ -256,7 +266,7 @@ class SolverOn final : public Solver::Impl {
       : setup_timer_(),
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
-        rows_(A->rows),
+        rows_(finest_rows(backend_, A->rows, params.amg)),
         A_csr_(backend_.csr(std::move(A))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
@@ -272,9 +282,9 @@ class SolverOn final : public Solver::Impl {
       : setup_timer_(),
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
-        rows_(static_cast<Index>(block.global_rows)),
-        A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), block.global_rows,
-                                                                 std::move(block.rows))),
+        rows_(finest_rows(backend_, static_cast<Index>(block.global_rows), params.amg)),
+        A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), backend_.finest_partition(rows_),
+                                                                 backend_.finest_partition(rows_), std::move(block.rows))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
                    with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
@@ -363,7 +373,9 @@ class SolverOn final : public Solver::Impl {
   bool rebuild(const RowBlock& block, std::string& why) override {
 #ifdef AMGSOLVE_WITH_MPI
     if constexpr (std::is_same_v<Backend, MpiBackend>)
-      return rebuild_from(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), block.global_rows, block.rows),
+      return rebuild_from(std::make_shared<const DistributedMatrix<double>>(
+                              backend_.comm(), backend_.finest_partition(block.global_rows),
+                              backend_.finest_partition(block.global_rows), block.rows),
                           why);
 #endif
     // One process: the block is the whole matrix (make_impl checked that for the first one).
@@ -914,11 +926,11 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
     throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem + " (counted from 0)");
 }
 
-// A system (amg.block_size, a near-nullspace) is set up on the cpu backend of one process, for a matrix whose
-// rows its nodes and vectors fit, with a system's nullspace choice (checked now, before any work).
-void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind,
-                              bool distributed) {
-  if (const std::string problem = system_support_problem(kind, distributed); !problem.empty()) throw InputError(problem);
+// A system (amg.block_size, a near-nullspace) is set up on the cpu backend (of one process or of each MPI
+// rank), for a matrix whose rows its nodes and vectors fit, with a system's nullspace choice (checked now,
+// before any work).
+void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind) {
+  if (const std::string problem = system_support_problem(kind); !problem.empty()) throw InputError(problem);
   require_system_nullspace_choice(params.amg.nullspace);
   if (const std::string problem = near_nullspace_problem(A.rows, params.amg.block_size, params.amg.near_nullspace);
       !problem.empty())
@@ -938,8 +950,9 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
   if (resolved.amg.is_system()) {
-    require_system_supported(*A, resolved, kind, distributed);
+    require_system_supported(*A, resolved, kind);
     resolve_system_nullspace(*A, resolved.amg);  // among its near-nullspace vectors (amg/system_nullspace.hpp)
+    if (distributed && resolved.amg.singular()) throw InputError(singular_system_on_ranks());
   }
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
@@ -957,14 +970,14 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 
 #ifdef AMGSOLVE_WITH_MPI
 // What is wrong with this rank's block, or "": the shape every rank must agree on, then the values.
-std::string block_problem(const RowBlock& block, Precision precision, int rank) {
+std::string block_problem(const RowBlock& block, Precision precision, int block_size, int rank) {
   const std::string mine = "Solver: rank " + std::to_string(rank) + "'s row block ";
   if (block.global_rows < 0 || block.global_rows > std::numeric_limits<Index>::max())
     return mine + "is of a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
   if (block.rows.cols != block.global_rows)
     return mine + "has rows of " + std::to_string(block.rows.cols) + " columns for a matrix of " +
            std::to_string(block.global_rows) + " (columns are global)";
-  const auto [first, last] = owned_rows(block.global_rows);
+  const auto [first, last] = owned_rows(block.global_rows, block_size);
   if (block.rows.rows != last - first)
     return mine + "has " + std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " +
            std::to_string(last) + ") are this rank's (owned_rows)";
@@ -976,12 +989,16 @@ std::string block_problem(const RowBlock& block, Precision precision, int rank) 
 
 // Every rank checks its block and all agree on the row count: a bad block on any rank is the first such
 // rank's InputError on every rank (the message sent from there), before anything else collective.
-void require_agreed_blocks(const RowBlock& block, const Parameters& params) {
+void require_agreed_blocks(const RowBlock& block, const Parameters& params, BackendKind kind) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::string problem = parameter_problem(params);
-  if (problem.empty() && params.amg.is_system()) problem = system_support_problem(BackendKind::cpu, true);
-  if (problem.empty()) problem = block_problem(block, params.solver.precision, rank);
+  const AmgParams& amg = params.amg;
+  if (problem.empty() && amg.is_system()) {
+    problem = system_support_problem(kind);
+    if (problem.empty()) problem = near_nullspace_problem(static_cast<Index>(block.global_rows), amg.block_size, amg.near_nullspace);
+  }
+  if (problem.empty()) problem = block_problem(block, params.solver.precision, amg.block_size, rank);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
   MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && rows[0] != -rows[1]) problem = "Solver: the ranks disagree on the matrix's row count";
@@ -995,7 +1012,7 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
   [[maybe_unused]] const BackendKind kind = chosen_backend(params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) {
-    require_agreed_blocks(block, params);  // the parameters too: one rank's bad one must not leave the rest waiting
+    require_agreed_blocks(block, params, kind);  // the parameters too: one rank's bad one must not leave the rest waiting
     return make_distributed_solver(std::move(block), kind, params, callbacks);
   }
 #endif
@@ -1005,13 +1022,13 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
 
 }  // namespace
 
-std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows) {
+std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows, int block_size) {
 #ifdef AMGSOLVE_WITH_MPI
   if (running_on_several_ranks()) {  // no collective call: any rank may ask at any time
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    const BlockPartition partition(global_rows, ranks);
+    const BlockPartition partition(global_rows, ranks, node_partition_unit(std::max(block_size, 1)));
     return {partition.begin(rank), partition.end(rank)};
   }
 #endif
@@ -1048,9 +1065,9 @@ void Solver::rebuild(RowBlock block) {
     throw InputError("Solver::rebuild: this solver was built from the whole matrix; rebuild it from the whole "
                      "new matrix");
   bool distributed = false;
-  (void)chosen_backend(impl_->params, distributed);
+  [[maybe_unused]] const BackendKind kind = chosen_backend(impl_->params, distributed);
 #ifdef AMGSOLVE_WITH_MPI
-  if (distributed) require_agreed_blocks(block, impl_->params);
+  if (distributed) require_agreed_blocks(block, impl_->params, kind);
 #endif
   if (!distributed) {
     require_whole_block(block);

@@ -117,9 +117,10 @@ struct RowBlock {
 };
 
 // The rows [first, last) this process holds of a distributed matrix of global_rows rows: a function of
-// the row count and the number of ranks only (blocks aligned to the exact reductions' blocks, so results
-// do not depend on the rank count); {0, global_rows} on one process.
-std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows);
+// the row count, the number of ranks and a system's amg.block_size only (blocks aligned to the exact
+// reductions' blocks, of kReductionBlock nodes for a system, so results do not depend on the rank count);
+// {0, global_rows} on one process.
+std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows, int block_size = 1);
 
 class Solver {
  public:

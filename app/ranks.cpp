@@ -31,6 +31,7 @@ MatrixRows whole_matrix_market(const std::string& path) {
   MatrixRows whole;
   whole.rows = read_matrix_market(path);
   whole.global_rows = whole.rows.rows;
+  whole.partition = BlockPartition(whole.global_rows, 1);
   return whole;
 }
 
@@ -214,7 +215,7 @@ std::vector<Triplet<double>> route(const std::vector<Triplet<double>>& entries, 
 
 }  // namespace
 
-MatrixRows read_matrix_market_rows(const std::string& path) {
+MatrixRows read_matrix_market_rows(const std::string& path, int block_size) {
   if (Ranks::size() == 1) return whole_matrix_market(path);
   std::unique_ptr<MatrixMarketReader> reader;
   std::int64_t shape[4] = {0, 0, 0, 0};  // rows, columns, entries stored with mirrors, symmetric storage
@@ -234,7 +235,7 @@ MatrixRows read_matrix_market_rows(const std::string& path) {
                        16 * static_cast<std::uint64_t>(shape[2] / ranks + 1),
                    "this rank's rows of the matrix in " + path);
   });
-  const BlockPartition partition(shape[0], ranks);
+  const BlockPartition partition(shape[0], ranks, node_partition_unit(block_size));
   std::vector<Triplet<double>> mine, batch;
   for (int more = 1; more;) {
     batch.clear();
@@ -249,6 +250,7 @@ MatrixRows read_matrix_market_rows(const std::string& path) {
   MatrixRows result;
   result.global_rows = shape[0];
   result.symmetric_storage = shape[3] == 1;
+  result.partition = partition;
   std::pair<Index, Index> duplicate{-1, -1};
   result.rows = csr_from_triplets(static_cast<Index>(partition.count(Ranks::rank())), static_cast<Index>(shape[1]),
                                   std::move(mine), &duplicate);
@@ -270,7 +272,7 @@ void require_spd_candidate_rows(const std::string& name, const MatrixRows& matri
   if (rows.cols != global_rows)  // the same on every rank: both come from the header
     throw InputError(name + ": matrix is " + std::to_string(global_rows) + "x" + std::to_string(rows.cols) +
                      ", not square");
-  const BlockPartition partition(global_rows, Ranks::size());
+  const BlockPartition& partition = matrix.partition;
   const std::int64_t first = partition.begin(Ranks::rank());
   // The first diagonal entry that is not a positive normal number, over the ranks: 3 row + (0: zero or
   // missing, 1: negative or NaN, 2: subnormal, whose value its rank then gives every rank for the message).
@@ -337,7 +339,7 @@ void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
 void broadcast_from_first(Vector<double>&) {}
 void broadcast_from_first(std::vector<Vector<double>>&) {}
-MatrixRows read_matrix_market_rows(const std::string& path) { return whole_matrix_market(path); }
+MatrixRows read_matrix_market_rows(const std::string& path, int /*block_size*/) { return whole_matrix_market(path); }
 void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
   require_spd_candidate(name, matrix.rows);
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/partition.hpp"
 #include "output/report.hpp"
 #include "sparse/csr.hpp"
 
@@ -54,8 +55,11 @@ struct MatrixRows {
   std::int64_t global_rows = 0;
   bool symmetric_storage = false;  // the file stored one triangle (so the matrix is symmetric)
   CsrMatrix<double> rows;          // this rank's, with global column numbers
+  BlockPartition partition;        // the ranks' rows
+  std::int64_t first_row() const { return partition.begin(Ranks::rank()); }
 };
-MatrixRows read_matrix_market_rows(const std::string& path);
+// block_size: a system's nodes, whole on each rank (owned_rows).
+MatrixRows read_matrix_market_rows(const std::string& path, int block_size = 1);
 // require_spd_candidate on a matrix spread by rows: the same checks and the same message as for the whole
 // (the first non-positive diagonal entry, the largest asymmetry with its entry). Collective.
 void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix);

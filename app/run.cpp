@@ -362,7 +362,7 @@ bool assembled_by_rows(const Config& config) {
 
 // A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),
 // every rank keeps its rows and the whole right-hand side, read on rank 0. Collective.
-LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
+LinearProblem matrix_market_by_rows(const MatrixMarketParams& p, int block_size) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   // The right-hand sides' shape against the matrix's from their headers (on rank 0, which reads the files),
   // and the room for them on every rank (each holds them whole), before the matrix is read.
@@ -379,8 +379,8 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
                    p.rhs.empty() ? std::string("the right-hand side and the solution")
                                  : "the right-hand sides in " + p.rhs + " and their solutions");
   });
-  MatrixRows matrix = read_matrix_market_rows(p.matrix);
-  drop_stored_zeros(matrix.rows, static_cast<Index>(owned_rows(matrix.global_rows).first));
+  MatrixRows matrix = read_matrix_market_rows(p.matrix, block_size);
+  drop_stored_zeros(matrix.rows, static_cast<Index>(matrix.first_row()));
   require_spd_candidate_rows(p.matrix, matrix);
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
@@ -396,7 +396,7 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p) {
   broadcast_from_first(problem.more_b);
   broadcast_from_first(problem.x0);
   problem.global_rows = matrix.global_rows;
-  problem.first_row = owned_rows(matrix.global_rows).first;
+  problem.first_row = matrix.first_row();
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
   return problem;
 }
@@ -460,7 +460,8 @@ void require_solvable(const Config& config, const LinearProblem& problem) {
 // inconsistent b is refused before the setup, not after it in the solve (the Solver counts the graph's parts
 // over the ranks). Collective.
 void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
-  if (config.amg.nullspace == NullspaceChoice::none) return;
+  // (A system's nullspace the Solver decides, refusing a singular one over ranks.)
+  if (config.amg.nullspace == NullspaceChoice::none || config.amg.is_system()) return;
   const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
   if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_constant_free_rhs(config, problem);
 }
@@ -642,7 +643,7 @@ void attach_near_nullspace(Config& config) {
   if (!p.near_nullspace.empty() && !p.coordinates.empty())
     throw InputError("problem.near_nullspace and problem.coordinates: give one of them (the coordinates give the "
                      "rigid-body modes as the near-nullspace)");
-  if (const std::string problem = system_support_problem(config.backend, assembling_by_rows(config)); !problem.empty())
+  if (const std::string problem = system_support_problem(config.backend); !problem.empty())
     throw InputError(problem);
   if (elasticity) {  // the rigid-body modes of its nodes
     const ElasticityParams& body = config.problem.elasticity;
@@ -709,7 +710,7 @@ RunRecord start_record(const Config& config) {
 // One step's problem: the whole matrix on every rank, or (by_rows) each rank's rows of it.
 LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows) {
   if (by_rows && spec.type == ProblemType::matrix_market) {
-    LinearProblem problem = matrix_market_by_rows(spec.matrix_market);  // read on rank 0 and dealt out
+    LinearProblem problem = matrix_market_by_rows(spec.matrix_market, config.amg.block_size);  // read on rank 0, dealt out
     require_solvable_by_rows(config, problem);
     return problem;
   }

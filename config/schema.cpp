@@ -299,7 +299,7 @@ std::vector<KeySpec> matrix_market_keys() {
                           "Matrix Market file (n x k, array or coordinate) with the k vectors of a system's "
                           "near-nullspace, the error the coarse levels must represent (PyAMG's B; rigid-body modes "
                           "for elasticity; at most 64), relative as problem.matrix; empty: amg.block_size's unit "
-                          "vectors. The cpu backend on one process."),
+                          "vectors. The cpu backend, on one process or MPI ranks (every rank reads the file)."),
                "matrix_market"),
       only_for(input_file("problem.coordinates", FIELD(problem.matrix_market.coordinates),
                           "Matrix Market file (nodes x 2 or nodes x 3) with the coordinates of the nodes of a linear "
@@ -337,13 +337,9 @@ std::vector<KeySpec> elasticity_keys() {
   };
 }
 
-// An elasticity problem's size against the 32-bit row limit (amg.block_size is the dimension, or not given);
-// a system is set up on one process only, so far.
+// An elasticity problem's size against the 32-bit row limit (amg.block_size is the dimension, or not given).
 void check_elasticity(const KeyReader& r, const Config& c) {
   const ElasticityParams& p = c.problem.elasticity;
-  if (c.ranks > 1)
-    r.fail_at("problem.type", "problem.type elasticity is a system, set up on one process only so far, not over " +
-                                  std::to_string(c.ranks) + " MPI ranks");
   double rows = p.dimensions();
   for (std::size_t a = 0; a < p.cells.size(); ++a) rows *= static_cast<double>(p.cells[a]) + (a == 0 ? 0 : 1);
   if (rows > 2147483647.0)
@@ -515,8 +511,10 @@ std::vector<KeySpec> amg_keys() {
                       "3D). Strength and aggregation then work on nodes (a block's Frobenius norm), "
                       "and the tentative prolongator carries the near-nullspace (problem.near_nullspace or "
                       "problem.coordinates; by default the b unit vectors of the components) to every level by a "
-                      "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend on one "
-                      "process; a singular system (a structure free to move) is solved on its range (amg.nullspace).")),
+                      "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend, on one "
+                      "process or MPI ranks (each rank whole blocks of 8192 nodes: the same hierarchy and iterates "
+                      "on any rank count); a singular system (a structure free to move) is solved on its range "
+                      "(amg.nullspace), on one process only so far.")),
       library_bounded(integer("amg.improve_near_nullspace", FIELD(amg.improve_near_nullspace),
                       "For a system: damped Jacobi sweeps (in amg.smoother.diagonal's D, omega = "
                       "amg.prolongator_damping / rho(D^-1 A)) that relax each near-nullspace vector on A x = 0 "

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 
 #include "common/error.hpp"
 #include "common/timer.hpp"
@@ -102,6 +103,15 @@ RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine) {
 std::string Communicator::first_problem(const std::string& mine) const {
   ++stats_.reductions;
   return first_rank_problem(comm_, mine).text;
+}
+
+BlockPartition Communicator::partition_of(std::int64_t count) const {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(size_));
+  MPI_Allgather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_);
+  ++stats_.reductions;
+  std::vector<std::int64_t> offsets(counts.size() + 1, 0);
+  std::partial_sum(counts.begin(), counts.end(), offsets.begin() + 1);
+  return BlockPartition::from_offsets(std::move(offsets));
 }
 
 template <class V>

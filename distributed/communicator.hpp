@@ -63,6 +63,9 @@ class Communicator {
   std::int64_t min(std::int64_t value) const;
   // The first rank's problem (text non-empty) on every rank, or "" where no rank has one.
   std::string first_problem(const std::string& mine) const;
+  // The ranks' consecutive ranges of `count` entries each (every rank its own count), on every rank: the
+  // partition of what the ranks hold, however it was cut. Collective.
+  BlockPartition partition_of(std::int64_t count) const;
   // The global vector of a block-distributed one (every rank's range of `partition`), on every rank.
   template <class V>
   void allgather(const Vector<V>& local, const BlockPartition& partition, Vector<V>& global) const;
@@ -102,5 +105,26 @@ int mpi_count(std::int64_t n, const std::string& what);
 std::vector<int> mpi_displacements(const std::vector<int>& counts, const std::string& what);
 // The bytes an all-to-all of these counts (values of `value_bytes` each) sends to ranks other than `rank`.
 std::uint64_t bytes_to_other_ranks(const std::vector<int>& counts, int rank, std::size_t value_bytes);
+
+// send[r] to rank r of comm, received[r] from rank r, values of a type mpi_type knows; the bytes sent to
+// other ranks are counted as halo traffic. Collective; a count beyond MPI's ints ends every rank.
+template <class T>
+void all_to_all(const Communicator& comm, const std::vector<std::vector<T>>& send,
+                std::vector<std::vector<T>>& received) {
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::vector<int> send_counts(ranks), receive_counts(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) send_counts[r] = mpi_count(static_cast<std::int64_t>(send[r].size()), "all-to-all");
+  MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm.get());
+  const std::vector<int> send_at = mpi_displacements(send_counts, "all-to-all");
+  const std::vector<int> receive_at = mpi_displacements(receive_counts, "all-to-all");
+  std::vector<T> flat_send, flat_received(static_cast<std::size_t>(receive_at.back() + receive_counts.back()));
+  for (const std::vector<T>& part : send) flat_send.insert(flat_send.end(), part.begin(), part.end());
+  MPI_Alltoallv(flat_send.data(), send_counts.data(), send_at.data(), mpi_type<T>(), flat_received.data(),
+                receive_counts.data(), receive_at.data(), mpi_type<T>(), comm.get());
+  comm.stats().halo_bytes += bytes_to_other_ranks(send_counts, comm.rank(), sizeof(T));
+  received.assign(ranks, {});
+  for (std::size_t r = 0; r < ranks; ++r)
+    received[r].assign(flat_received.begin() + receive_at[r], flat_received.begin() + receive_at[r] + receive_counts[r]);
+}
 
 }  // namespace amgsolve

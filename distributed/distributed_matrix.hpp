@@ -75,21 +75,33 @@ template <class V>
 class DistributedMatrix {
  public:
   DistributedMatrix() = default;
-  // This rank's rows of a matrix every rank holds whole (the input, assembled on every rank). Collective.
+  // This rank's rows of a matrix every rank holds whole (the input, assembled on every rank), in the given
+  // partitions (BlockPartition(rows, ranks) and BlockPartition(cols, ranks) by default). Collective.
   DistributedMatrix(const Communicator& comm, const CsrMatrix<V>& global)
-      : comm_(&comm), row_partition_(global.rows, comm.size()), column_partition_(global.cols, comm.size()) {
-    build(row_block(global, static_cast<Index>(row_partition_.begin(comm.rank())),
-                    static_cast<Index>(row_partition_.end(comm.rank()))));
-  }
-  // From this rank's rows (its range of BlockPartition(global_rows, ranks)) with global column numbers,
-  // rows.cols being the global column count: what the distributed setup's steps produce. Collective.
-  DistributedMatrix(const Communicator& comm, std::int64_t global_rows, CsrMatrix<V> rows)
-      : comm_(&comm), row_partition_(global_rows, comm.size()), column_partition_(rows.cols, comm.size()) {
-    if (rows.rows != row_partition_.count(comm.rank()))
-      abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " rows given for a range of " +
-                       std::to_string(row_partition_.count(comm.rank())));
+      : DistributedMatrix(comm, global, BlockPartition(global.rows, comm.size()), BlockPartition(global.cols, comm.size())) {}
+  DistributedMatrix(const Communicator& comm, const CsrMatrix<V>& global, const BlockPartition& rows,
+                    const BlockPartition& columns)
+      : DistributedMatrix(comm, rows, columns,
+                          row_block(global, static_cast<Index>(rows.begin(comm.rank())),
+                                    static_cast<Index>(rows.end(comm.rank())))) {}
+  // From this rank's rows (its range of row_partition) with global column numbers, rows.cols being the
+  // global column count: what the distributed setup's steps produce, in the partitions of the matrices they
+  // come from. Collective.
+  DistributedMatrix(const Communicator& comm, BlockPartition row_partition, BlockPartition column_partition,
+                    CsrMatrix<V> rows)
+      : comm_(&comm), row_partition_(std::move(row_partition)), column_partition_(std::move(column_partition)) {
+    if (rows.rows != row_partition_.count(comm.rank()) || rows.cols != column_partition_.size() ||
+        row_partition_.ranks() != comm.size() || column_partition_.ranks() != comm.size())
+      abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " x " + std::to_string(rows.cols) +
+                       " given for a range of " + std::to_string(row_partition_.count(comm.rank())) + " rows of " +
+                       std::to_string(column_partition_.size()) + " columns");
     build(std::move(rows));
   }
+  // The same in the default partitions, BlockPartition(global_rows, ranks) and BlockPartition(rows.cols,
+  // ranks).
+  DistributedMatrix(const Communicator& comm, std::int64_t global_rows, CsrMatrix<V> rows)
+      : DistributedMatrix(comm, BlockPartition(global_rows, comm.size()), BlockPartition(rows.cols, comm.size()),
+                          std::move(rows)) {}
   // A matrix laid out as `layout` (its rows, ghosts and halo plan) with the entries of `local`, which has
   // layout's local pattern: a product formed again into a kept pattern (distributed/spgemm/rowwise.hpp),
   // nothing renumbered or exchanged. Not collective.

@@ -66,7 +66,7 @@ DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const Distri
                                          Array<std::uint8_t>* filtered_rows, IsolatedRows isolated) {
   const Vector<double> column_weights = unit_weights(backend.comm(), weights) ? Vector<double>{} : A.with_ghosts(weights);
   const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows, isolated);
-  return DistributedMatrix<Value>(backend.comm(), A.global_rows(), A.with_global_columns(F));
+  return DistributedMatrix<Value>(backend.comm(), A.row_partition(), A.column_partition(), A.with_global_columns(F));
 }
 
 template <class Value>
@@ -82,7 +82,7 @@ void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates)
 Array<Index> aggregate_ids(const MpiBackend& backend, Aggregates& aggregates) {
   const Communicator& comm = backend.comm();
   Array<Index> all;
-  comm.allgather(aggregates.id, BlockPartition(comm.sum(static_cast<std::int64_t>(aggregates.id.size())), comm.size()), all);
+  comm.allgather(aggregates.id, comm.partition_of(static_cast<std::int64_t>(aggregates.id.size())), all);
   return all;
 }
 
@@ -104,7 +104,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
     }
     rows.row_ptr[i + 1] = static_cast<Offset>(rows.col.size());
   }
-  const DistributedMatrix<double> W(comm, comm.sum(n), std::move(rows));
+  const DistributedMatrix<double> W(comm, comm.partition_of(n), BlockPartition(aggregates.count, comm.size()), std::move(rows));
   const DistributedMatrix<double> W_transposed = backend.transpose(W);
   const CsrMatrix<double>& by_aggregate = W_transposed.local();
   coarse_weights.assign(static_cast<std::size_t>(by_aggregate.rows), 0.0);
@@ -121,7 +121,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
   for (Index i = 0; i < T.rows; ++i)
     for (Offset e = T.row_begin(i); e < T.row_end(i); ++e)
       T.val[e] = tentative_entry<Value>(weight(i), column_weights[T.col[e]]);
-  return DistributedMatrix<Value>(comm, W.global_rows(), W.with_global_columns(std::move(T)));
+  return DistributedMatrix<Value>(comm, W.row_partition(), W.column_partition(), W.with_global_columns(std::move(T)));
 }
 
 template <class Value>

@@ -3,6 +3,7 @@
 // level is built on the ranks' rows.
 #include "amg/hierarchy.hpp"
 #include "amg/mpi/distributed_setup.hpp"
+#include "amg/mpi/system_setup.hpp"
 #include "amg/resetup.hpp"
 #include "amg/smoothed_aggregation.hpp"
 #include "backend/mpi/mpi_backend.hpp"

@@ -428,6 +428,11 @@ class CpuBackend {
   void jacobi_sweep(const Matrix<V>& A, const BlockDiagonal<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     residual(A, x, b, x_next);
+    block_jacobi_update(scaled_dinv, x, x_next);
+  }
+  // The node-by-node update of those two passes from the residual r in x_next (the mpi backend forms r its way).
+  template <class V>
+  static void block_jacobi_update(const BlockDiagonal<V>& scaled_dinv, const Vector<V>& x, Vector<V>& x_next) {
     for_each_node(scaled_dinv, [&](Index n) {
       scaled_dinv.multiply_node(n, x_next.data(), V(1), [&](Index i, V t) { x_next[i] = x[i] + t; });
     });
@@ -443,6 +448,11 @@ class CpuBackend {
   void chebyshev_step(const Matrix<V>& A, const BlockDiagonal<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
     residual(A, x, b, x_next);
+    block_chebyshev_update(dinv, a, c, d, x, x_next);
+  }
+  template <class V>
+  static void block_chebyshev_update(const BlockDiagonal<V>& dinv, V a, V c, Vector<V>& d, const Vector<V>& x,
+                                     Vector<V>& x_next) {
     const bool keep = a != V(0);
     for_each_node(dinv, [&](Index n) {
       dinv.multiply_node(n, x_next.data(), c, [&](Index i, V t) {

@@ -24,8 +24,8 @@ template <class V>
 DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr<V>& A, const Csr<V>& B,
                                           SpgemmStats* stats) const {
   SpgemmStats ignored;
-  CsrMatrix<V> C = multiply_rows(A, B.with_global_columns(), spgemm, stats ? *stats : ignored);
-  return Csr<V>(*comm_, A.global_rows(), std::move(C));
+  CsrMatrix<V> C = multiply_rows(A, B.with_global_columns(), B.row_partition(), spgemm, stats ? *stats : ignored);
+  return Csr<V>(*comm_, A.row_partition(), B.column_partition(), std::move(C));
 }
 
 template <class V>
@@ -103,7 +103,7 @@ DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposeP
   const auto cols = static_cast<Index>(M.global_rows());
   CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, cols)
                                     : concatenate_rows(parts, std::vector<Index>(parts.size(), 0), cols);
-  Csr<V> MT(*comm_, M.global_cols(), std::move(mine));
+  Csr<V> MT(*comm_, M.column_partition(), M.row_partition(), std::move(mine));
   if (plan) plan->layout = std::make_shared<const Csr<V>>(MT.layout_copy());
   return MT;
 }

@@ -59,10 +59,11 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   template <class V>
   class CoarseSolve {
    public:
-    CoarseSolve(const MpiBackend& backend, const CsrMatrix<V>& A, std::shared_ptr<const SparseLdlt<V>> factor,
+    CoarseSolve(const MpiBackend& backend, const CsrMatrix<V>& /*A*/, std::shared_ptr<const SparseLdlt<V>> factor,
                 const amgsolve::Vector<double>& /*nullspace: the factor knows it*/)
-        : backend_(backend), partition_(A.rows, backend.comm().size()), factor_(std::move(factor)) {}
+        : backend_(backend), factor_(std::move(factor)) {}
     void solve(const Vector<V>& b, Vector<V>& x) const {
+      if (partition_.ranks() == 0) partition_ = backend_.comm().partition_of(static_cast<std::int64_t>(b.size()));
       backend_.comm().allgather(b, partition_, b_global_);
       factor_->solve(b_global_, x_global_);
       const auto first = x_global_.begin() + partition_.begin(backend_.comm().rank());
@@ -72,7 +73,7 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
 
    private:
     const MpiBackend& backend_;
-    BlockPartition partition_;
+    mutable BlockPartition partition_;  // the level's, from the ranks' counts at the first solve (collective)
     std::shared_ptr<const SparseLdlt<V>> factor_;
     mutable amgsolve::Vector<V> b_global_, x_global_;
   };
@@ -83,10 +84,17 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
 
   // ---- data: a rank's rows and entries of what every rank holds whole, and the whole of what is spread
 
+  // The finest level's rows, and the vectors uploaded whole, in ranges of whole units of `unit` rows (a
+  // system's: node_partition_unit, distributed/partition.hpp); before the finest matrix is distributed.
+  void set_finest_unit(std::int64_t unit) { finest_unit_ = unit; }
+  BlockPartition finest_partition(std::int64_t rows) const { return BlockPartition(rows, comm_->size(), finest_unit_); }
+
   // This rank's rows of a matrix every rank holds whole. Collective.
   template <class V>
   std::shared_ptr<const Csr<V>> csr(std::shared_ptr<const CsrMatrix<V>> whole) const {
-    return std::make_shared<const Csr<V>>(*comm_, *whole);
+    if (!whole->is_square()) return std::make_shared<const Csr<V>>(*comm_, *whole);
+    const BlockPartition rows = finest_partition(whole->rows);
+    return std::make_shared<const Csr<V>>(*comm_, *whole, rows, rows);
   }
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> whole, SpmvFormat) const {
@@ -101,7 +109,8 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const;
   template <class To, class From>
   std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
-    return std::make_shared<const Csr<To>>(*comm_, M.global_rows(), cast_values<To>(M.with_global_columns()));
+    return std::make_shared<const Csr<To>>(*comm_, M.row_partition(), M.column_partition(),
+                                           cast_values<To>(M.with_global_columns()));
   }
   // The setup's counts are global: every rank takes the same decisions.
   template <class V>
@@ -114,14 +123,14 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   }
   template <class V>
   Vector<V> upload(const amgsolve::Vector<V>& global) const {
-    const BlockPartition partition(static_cast<std::int64_t>(global.size()), comm_->size());
+    const BlockPartition partition = finest_partition(static_cast<std::int64_t>(global.size()));
     const auto first = global.begin() + partition.begin(comm_->rank());
     return Vector<V>(first, first + partition.count(comm_->rank()));
   }
   // The whole vector, on every rank.
   template <class V>
   void download(const Vector<V>& local, amgsolve::Vector<V>& global) const {
-    comm_->allgather(local, BlockPartition(comm_->sum(static_cast<std::int64_t>(local.size())), comm_->size()), global);
+    comm_->allgather(local, comm_->partition_of(static_cast<std::int64_t>(local.size())), global);
   }
   template <class V>
   std::uint64_t bytes(const Matrix<V>& A) const {
@@ -131,6 +140,13 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   template <class V>
   Vector<V> smoother_diagonal(const Csr<V>& A, double numerator) const {
     return CpuBackend::scaled_inverse(A.diagonal(), numerator);
+  }
+  // numerator A_II^-1 for this rank's nodes (a system's, whole on each rank: their blocks are in the own
+  // columns, numbered as the rows).
+  template <class V>
+  BlockDiagonal<V> smoother_block_diagonal(const Csr<V>& A, std::shared_ptr<const Array<Index>> nodes,
+                                           double numerator) const {
+    return local_.smoother_block_diagonal(A.local(), std::move(nodes), numerator);
   }
 
   // ---- products: the rows that need no ghost while the halo is exchanged, then the others
@@ -171,6 +187,31 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
     A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
       local_.chebyshev_step_rows(A.local(), rows, columns, dinv, b, a, c, d, x, x_next);
     });
+  }
+
+  // The same with a system's node blocks: the residual with the halo, then the rank's nodes.
+  using RankVectors<CpuBackend, MpiBackend>::jacobi_from_zero;
+  using RankVectors<CpuBackend, MpiBackend>::chebyshev_from_zero;
+  template <class V>
+  void jacobi_from_zero(const BlockDiagonal<V>& scaled_dinv, const Vector<V>& b, Vector<V>& x) const {
+    local_.jacobi_from_zero(scaled_dinv, b, x);
+  }
+  template <class V>
+  void jacobi_sweep(const Matrix<V>& A, const BlockDiagonal<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
+                    Vector<V>& x_next) const {
+    residual(A, x, b, x_next);
+    CpuBackend::block_jacobi_update(scaled_dinv, x, x_next);
+  }
+  template <class V>
+  void chebyshev_from_zero(const BlockDiagonal<V>& dinv, const Vector<V>& b, V inv_theta, Vector<V>& d,
+                           Vector<V>& x) const {
+    local_.chebyshev_from_zero(dinv, b, inv_theta, d, x);
+  }
+  template <class V>
+  void chebyshev_step(const Matrix<V>& A, const BlockDiagonal<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
+                      const Vector<V>& x, Vector<V>& x_next) const {
+    residual(A, x, b, x_next);
+    CpuBackend::block_chebyshev_update(dinv, a, c, d, x, x_next);
   }
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/mpi/)
@@ -247,6 +288,7 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
 
   std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
   HaloMode halo_mode_ = HaloMode::overlap;
+  std::int64_t finest_unit_ = kReductionBlock;
 };
 
 }  // namespace amgsolve

@@ -67,11 +67,12 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
   template <class V>
   class CoarseSolve {
    public:
-    CoarseSolve(const MpiOver& backend, const CsrMatrix<V>& A, std::shared_ptr<const SparseLdlt<V>> factor,
+    CoarseSolve(const MpiOver& backend, const CsrMatrix<V>& /*A*/, std::shared_ptr<const SparseLdlt<V>> factor,
                 const amgsolve::Vector<double>& /*nullspace: the factor knows it*/)
-        : backend_(backend), partition_(A.rows, backend.comm().size()), factor_(std::move(factor)) {}
+        : backend_(backend), factor_(std::move(factor)) {}
     void solve(const Vector<V>& b, Vector<V>& x) const {
       backend_.local().download(b, b_host_);
+      if (partition_.ranks() == 0) partition_ = backend_.comm().partition_of(static_cast<std::int64_t>(b_host_.size()));
       backend_.comm().allgather(b_host_, partition_, b_global_);
       factor_->solve(b_global_, x_global_);
       const auto first = x_global_.begin() + partition_.begin(backend_.comm().rank());
@@ -82,7 +83,7 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
 
    private:
     const MpiOver& backend_;
-    BlockPartition partition_;
+    mutable BlockPartition partition_;  // the level's, from the ranks' counts at the first solve (collective)
     std::shared_ptr<const SparseLdlt<V>> factor_;
     mutable amgsolve::Vector<V> b_host_, x_host_, b_global_, x_global_;
   };
@@ -126,7 +127,7 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
   void download(const Vector<V>& local, amgsolve::Vector<V>& global) const {
     amgsolve::Vector<V> mine;
     local_.download(local, mine);
-    comm().allgather(mine, BlockPartition(comm().sum(static_cast<std::int64_t>(mine.size())), comm().size()), global);
+    comm().allgather(mine, comm().partition_of(static_cast<std::int64_t>(mine.size())), global);
   }
   template <class V>
   std::uint64_t bytes(const Matrix<V>& A) const {

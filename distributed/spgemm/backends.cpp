@@ -57,12 +57,13 @@ void end_of_rows_product(const std::vector<std::string>& names, const Timer& tim
 class RowsProduct {
  public:
   virtual ~RowsProduct() = default;
+  // A_rows: this rank's rows of A by a_rows, with global columns; B_rows: its rows of B by b_rows.
   virtual CsrMatrix<double> product_of_rows(const Communicator& comm, const CsrMatrix<double>& A_rows,
-                                            std::int64_t rows_of_A, const CsrMatrix<double>& B_rows,
-                                            SpgemmStats& stats) const = 0;
+                                            const BlockPartition& a_rows, const CsrMatrix<double>& B_rows,
+                                            const BlockPartition& b_rows, SpgemmStats& stats) const = 0;
   virtual CsrMatrix<float> product_of_rows(const Communicator& comm, const CsrMatrix<float>& A_rows,
-                                           std::int64_t rows_of_A, const CsrMatrix<float>& B_rows,
-                                           SpgemmStats& stats) const = 0;
+                                           const BlockPartition& a_rows, const CsrMatrix<float>& B_rows,
+                                           const BlockPartition& b_rows, SpgemmStats& stats) const = 0;
 };
 
 // The phases' names of the rowwise algorithm, and of the grid algorithms from and to rows.
@@ -127,13 +128,15 @@ class RowwiseSpgemm final : public DistributedSpgemm<RowwiseSpgemm> {
 template <class Self>
 class GridSpgemm : public DistributedSpgemm<Self>, public RowsProduct {
  public:
-  CsrMatrix<double> product_of_rows(const Communicator& comm, const CsrMatrix<double>& A_rows, std::int64_t rows_of_A,
-                                    const CsrMatrix<double>& B_rows, SpgemmStats& stats) const override {
-    return rows_product(comm, A_rows, rows_of_A, B_rows, stats);
+  CsrMatrix<double> product_of_rows(const Communicator& comm, const CsrMatrix<double>& A_rows,
+                                    const BlockPartition& a_rows, const CsrMatrix<double>& B_rows,
+                                    const BlockPartition& b_rows, SpgemmStats& stats) const override {
+    return rows_product(comm, A_rows, a_rows, B_rows, b_rows, stats);
   }
-  CsrMatrix<float> product_of_rows(const Communicator& comm, const CsrMatrix<float>& A_rows, std::int64_t rows_of_A,
-                                   const CsrMatrix<float>& B_rows, SpgemmStats& stats) const override {
-    return rows_product(comm, A_rows, rows_of_A, B_rows, stats);
+  CsrMatrix<float> product_of_rows(const Communicator& comm, const CsrMatrix<float>& A_rows,
+                                   const BlockPartition& a_rows, const CsrMatrix<float>& B_rows,
+                                   const BlockPartition& b_rows, SpgemmStats& stats) const override {
+    return rows_product(comm, A_rows, a_rows, B_rows, b_rows, stats);
   }
 
   template <class V>
@@ -164,11 +167,10 @@ class GridSpgemm : public DistributedSpgemm<Self>, public RowsProduct {
   // The distributed setup's product: A's and B's rows sent to the grid blocks they fall in, the grid's
   // product, and C's blocks sent back to the ranks whose rows they hold.
   template <class V>
-  CsrMatrix<V> rows_product(const Communicator& comm, const CsrMatrix<V>& A_rows, std::int64_t rows_of_A,
-                            const CsrMatrix<V>& B_rows, SpgemmStats& stats) const {
+  CsrMatrix<V> rows_product(const Communicator& comm, const CsrMatrix<V>& A_rows, const BlockPartition& a_rows,
+                            const CsrMatrix<V>& B_rows, const BlockPartition& b_rows, SpgemmStats& stats) const {
     const Grid3d g(comm.get(), static_cast<const Self&>(*this).layers(comm.size()));
     const std::int64_t inner = A_rows.cols, cols = B_rows.cols;
-    const BlockPartition a_rows(rows_of_A, comm.size()), b_rows(inner, comm.size());
     Timer timer;
     std::uint64_t bytes = 0;
     const CsrMatrix<V> A_block = to_grid(comm, g, A_rows, a_rows, inner, bytes);
@@ -268,20 +270,20 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 }  // namespace
 
 template <class V>
-CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const SpgemmBackend& spgemm,
-                           SpgemmStats& stats) {
+CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const BlockPartition& rows_of_B,
+                           const SpgemmBackend& spgemm, SpgemmStats& stats) {
   const Communicator& comm = A.communicator();
   Timer timer;
   CsrMatrix<V> C;
   std::vector<std::string> names;
   if (const auto* grid = dynamic_cast<const RowsProduct*>(&spgemm)) {
-    C = grid->product_of_rows(comm, A.with_global_columns(), A.global_rows(), B_rows, stats);
+    C = grid->product_of_rows(comm, A.with_global_columns(), A.row_partition(), B_rows, rows_of_B, stats);
     names = kGridPhases;
     names.insert(names.begin(), "to the grid");
     names.push_back("to the rows");
   } else {
     const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
-    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), A.global_cols(), std::move(B_rows), local, stats);
+    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), rows_of_B, std::move(B_rows), local, stats);
     names = kRowwisePhases;
     stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm, A.rows);
   }
@@ -301,7 +303,8 @@ DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>& A, const Dis
 }
 
 #define AMGSOLVE_MULTIPLY_ROWS(V)                                                                                  \
-  template CsrMatrix<V> multiply_rows(const DistributedMatrix<V>&, CsrMatrix<V>, const SpgemmBackend&, SpgemmStats&); \
+  template CsrMatrix<V> multiply_rows(const DistributedMatrix<V>&, CsrMatrix<V>, const BlockPartition&,             \
+                                      const SpgemmBackend&, SpgemmStats&);                                         \
   template DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>&, const DistributedMatrix<V>&,        \
                                                    const RowwisePattern<V>&, SpgemmStats&);
 AMGSOLVE_MULTIPLY_ROWS(double)

@@ -59,14 +59,13 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
             ? static_cast<Index>(j - own_first)
             : static_cast<Index>(own_last - own_first) +
                   static_cast<Index>(std::lower_bound(needed.begin(), needed.end(), j) - needed.begin());
-  return rowwise_multiply_local(comm, A_local, needed, A_rows.cols, B_rows, local, stats);
+  return rowwise_multiply_local(comm, A_local, needed, inner, B_rows, local, stats);
 }
 
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
-                                    const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats) {
-  const BlockPartition rows_of_B(inner, comm.size());
+                                    const std::vector<std::int64_t>& ghosts, const BlockPartition& rows_of_B,
+                                    CsrMatrix<V> B_rows, const SpgemmBackend& local, SpgemmStats& stats) {
   Timer timer;
   const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
   std::vector<CsrMatrix<V>> fetched;
@@ -123,8 +122,7 @@ template <class V>
 RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
                                    const DistributedMatrix<V>& C, std::uint64_t& bytes) {
   const Communicator& comm = A.communicator();
-  const BlockPartition rows_of_B(A.global_cols(), comm.size());  // as rowwise_multiply_local fetches
-  const OwnerRequests requests = ask_owners(comm, A.ghost_columns(), rows_of_B);
+  const OwnerRequests requests = ask_owners(comm, A.ghost_columns(), B.row_partition());  // as the product fetched
   RowFetchPlan<V> plan;
   // The fetched rows once, as the product fetched them (their values too).
   std::vector<CsrMatrix<V>> fetched;
@@ -217,10 +215,10 @@ template CsrMatrix<double> rowwise_multiply(const Communicator&, const CsrMatrix
 template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<float>&, const CsrMatrix<float>&,
                                            const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<double> rowwise_multiply_local(const Communicator&, const CsrMatrix<double>&,
-                                                  const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<double>,
+                                                  const std::vector<std::int64_t>&, const BlockPartition&, CsrMatrix<double>,
                                                   const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<float> rowwise_multiply_local(const Communicator&, const CsrMatrix<float>&,
-                                                 const std::vector<std::int64_t>&, std::int64_t, CsrMatrix<float>,
+                                                 const std::vector<std::int64_t>&, const BlockPartition&, CsrMatrix<float>,
                                                  const SpgemmBackend&, SpgemmStats&);
 #define AMGSOLVE_ROWWISE_PLAN(V)                                                                                \
   template struct RowFetchPlan<V>;                                                                              \

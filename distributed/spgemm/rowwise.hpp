@@ -21,13 +21,13 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
                               const SpgemmBackend& local, SpgemmStats& stats);
 
 // The same with A's columns in local numbers, as a DistributedMatrix holds them: this rank's inner indices
-// (its range of BlockPartition(inner, ranks)) first, then `ghosts`, the other inner indices A references,
+// (its range of rows_of_B, B's row partition) first, then `ghosts`, the other inner indices A references,
 // sorted. No renumbering, no copy of A.
 // B_rows is taken over: the fetched rows are appended to it.
 template <class V>
 CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
-                                    const std::vector<std::int64_t>& ghosts, std::int64_t inner, CsrMatrix<V> B_rows,
-                                    const SpgemmBackend& local, SpgemmStats& stats);
+                                    const std::vector<std::int64_t>& ghosts, const BlockPartition& rows_of_B,
+                                    CsrMatrix<V> B_rows, const SpgemmBackend& local, SpgemmStats& stats);
 
 // ---- the same product formed again, for operands with new values on the same patterns (a re-setup)
 
