@@ -301,7 +301,7 @@ NearNullspace coarse_near_nullspace(int k, const std::vector<Index>& first_colum
   coarse.values.resize(static_cast<std::size_t>(first_column.back()) * k);
   const auto aggregates = static_cast<Index>(first_column.size()) - 1;
   for (Index a = 0; a < aggregates; ++a) {
-    if (a > 0 && a % kReductionBlock == 0) coarse.reduction_blocks.push_back(coarse.nodes());
+    if (a > 0 && a % kAggregateBlock == 0) coarse.reduction_blocks.push_back(coarse.nodes());
     const Index columns = first_column[a + 1] - first_column[a];
     if (columns == 0) continue;
     coarse.node_ptr.push_back(first_column[a + 1]);

@@ -52,7 +52,7 @@ namespace amgsolve {
 // The level's reductions (a system's Lanczos estimate, amg/system_spectral_radius.hpp) sum its rows in the
 // blocks of reduction_blocks (block b: nodes [reduction_blocks[b], reduction_blocks[b + 1])), each block's
 // rows in order, the block sums exactly (common/exact_sum.hpp): the finest level's blocks are
-// kReductionBlock nodes, a coarse level's the nodes of kReductionBlock aggregates of the level above (an
+// kReductionBlock nodes, a coarse level's the nodes of kAggregateBlock aggregates of the level above (an
 // aggregate whose vectors vanish makes no node). The ranks own whole blocks (the mpi backend's partitions),
 // so every rank count sums as one process does.
 struct NearNullspace {
@@ -66,6 +66,11 @@ struct NearNullspace {
     return (node_ptr.size() + reduction_blocks.size()) * sizeof(Index) + values.size() * sizeof(double);
   }
 };
+
+// A coarse level's reduction block and the unit its rows are spread over ranks in: kAggregateBlock aggregates
+// of the level above (elasticity's six vectors: about 1,500 rows), so that even a small coarse level spreads
+// evenly over the ranks (its Galerkin product R (A P), the setup's largest, with it).
+inline constexpr Index kAggregateBlock = 256;
 
 // The reduction blocks of `nodes` nodes in blocks of kReductionBlock.
 Array<Index> regular_reduction_blocks(Index nodes);
@@ -165,7 +170,7 @@ int factor_aggregate(const double* values, int k, const Index* rows, Index m, do
 
 // The coarse level of aggregates whose QR kept first_column[a + 1] - first_column[a] columns (first_column:
 // the running count, aggregates + 1 entries), R_a in r (k x k each): a node per aggregate that kept a
-// column, B_c the R_a stacked, the reduction blocks kReductionBlock aggregates each.
+// column, B_c the R_a stacked, the reduction blocks kAggregateBlock aggregates each.
 NearNullspace coarse_near_nullspace(int k, const std::vector<Index>& first_column, const std::vector<double>& r);
 
 // Step 3: T from the aggregates of the nodes and the level's B; `coarse` receives the next level's nodes (one

@@ -199,15 +199,19 @@ class SmoothedAggregation {
   // takes too (into `rho`, not estimated again). (Only for a backend with a system's steps: coarsen_system.)
   NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info, PhaseClock& clock,
                                         std::optional<double>& rho) const {
-    const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
-    std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
-    rho = smoother_spectral_radius(A, blocks, &near, seed, info.level);
-    clock.lap(info.phases.eigenvalues);
-    NearNullspace improved = near;
-    improve_near_nullspace(backend_, A, blocks ? std::move(blocks) : single_row_nodes(near.rows()),
-                           params_.prolongator_damping / *rho, params_.improve_near_nullspace, improved);
-    clock.lap(info.phases.prolongator);
-    return improved;
+    if constexpr (!SetsUpSystems<Backend>::value) {
+      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+    } else {
+      const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+      std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
+      rho = smoother_spectral_radius(A, blocks, &near, seed, info.level);
+      clock.lap(info.phases.eigenvalues);
+      NearNullspace improved = near;
+      improve_near_nullspace(backend_, A, blocks ? std::move(blocks) : single_row_nodes(near.rows()),
+                             params_.prolongator_damping / *rho, params_.improve_near_nullspace, improved);
+      clock.lap(info.phases.prolongator);
+      return improved;
+    }
   }
 
   // What a re-setup keeps of a level coarsened anew (amg.keep_structure): its strength and T.
@@ -429,9 +433,13 @@ class SmoothedAggregation {
   // pointwise diagonal (a scalar problem, `point`, or a level whose nodes are single rows, where the two
   // agree; on every rank's nodes).
   std::shared_ptr<const Array<Index>> smoother_blocks(const NearNullspace* near) const {
-    if (!near || params_.smoother.diagonal == SmootherDiagonal::point || backend_.everywhere(near->nodes() == near->rows()))
-      return nullptr;
-    return std::make_shared<const Array<Index>>(near->node_ptr);
+    if constexpr (SetsUpSystems<Backend>::value) {
+      if (!near || params_.smoother.diagonal == SmootherDiagonal::point ||
+          backend_.everywhere(near->nodes() == near->rows()))
+        return nullptr;
+      return std::make_shared<const Array<Index>>(near->node_ptr);
+    }
+    return nullptr;  // no system's nodes here
   }
   // rho(D^-1 A) on a system's level for D the node blocks `blocks` or (null) the diagonal, summed by the
   // level's nodes; a block that is not positive definite is an error naming the level (level >= 0).

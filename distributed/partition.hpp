@@ -21,7 +21,8 @@ namespace amgsolve {
 class BlockPartition {
  public:
   BlockPartition() = default;
-  // In whole units: `unit` a multiple of kReductionBlock (partition_unit).
+  // In whole units of `unit` entries: kReductionBlock rows, a system's node_partition_unit (below), or a
+  // system's kAggregateBlock aggregates (amg/near_nullspace.hpp).
   BlockPartition(std::int64_t size, int ranks, std::int64_t unit = kReductionBlock)
       : offsets_(static_cast<std::size_t>(ranks) + 1, 0) {
     // Each rank gets units / ranks units, the first units % ranks one more.

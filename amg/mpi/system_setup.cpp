@@ -187,7 +187,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
   const Communicator& comm = backend.comm();
   const int k = B.vectors;
   const auto ranks = static_cast<std::size_t>(comm.size());
-  const BlockPartition owners(node_aggregates.count, comm.size());
+  const BlockPartition owners(node_aggregates.count, comm.size(), kAggregateBlock);
   const BlockPartition fine_rows = comm.partition_of(B.rows());
   // Every own row to the owner of its aggregate, in row order.
   RowsToOwners sent{std::vector<std::vector<std::int64_t>>(ranks), std::vector<std::vector<double>>(ranks),
