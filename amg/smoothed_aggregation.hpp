@@ -175,6 +175,7 @@ class SmoothedAggregation {
       if (info.level == 0) step.aggregates = aggregate_ids(backend_, row_aggregates);
       const Index aggregate_count = aggregates.count;
       strength.nodes = StrengthGraph{};
+      if constexpr (requires { strength.columns; }) strength.columns = {};  // the ranks' ghost nodes: MIS-2's
       aggregates = Aggregates{};
       row_aggregates = Aggregates{};
       const auto release_done = [&] {  // as coarsen's: before the Galerkin products
@@ -424,7 +425,7 @@ class SmoothedAggregation {
 
   // rho(D^-1 A), D the diagonal; on a system's level (near) summed by its nodes (amg/system_spectral_radius.hpp).
   double spectral_radius(const Csr& A, const NearNullspace* near, std::uint64_t seed) const {
-    if (near) return system_spectral_radius(A, nullptr, *near, seed, -1);
+    if (near) return system_rho(A, nullptr, *near, seed, std::nullopt);
     if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(backend_, A);
     return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed);
   }
@@ -442,25 +443,25 @@ class SmoothedAggregation {
     return nullptr;  // no system's nodes here
   }
   // rho(D^-1 A) on a system's level for D the node blocks `blocks` or (null) the diagonal, summed by the
-  // level's nodes; a block that is not positive definite is an error naming the level (level >= 0).
-  double system_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
-                                const NearNullspace& near, std::uint64_t seed, int level) const {
+  // level's nodes; a block that is not positive definite is an error naming the level, where given.
+  double system_rho(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, const NearNullspace& near,
+                    std::uint64_t seed, std::optional<int> level) const {
     if constexpr (!SetsUpSystems<Backend>::value) {
       throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
       try {
         if (params_.spectral_radius == SpectralRadius::gershgorin) return system_gershgorin_bound(backend_, A, blocks);
-        return amgsolve::system_spectral_radius(backend_, A, blocks, near, params_.lanczos_steps, seed);
+        return system_spectral_radius(backend_, A, blocks, near, params_.lanczos_steps, seed);
       } catch (const NumericalError& e) {
-        if (level < 0) throw;
-        throw NumericalError("AMG level " + std::to_string(level) + ": " + e.what());
+        if (!level) throw;
+        throw NumericalError("AMG level " + std::to_string(*level) + ": " + e.what());
       }
     }
   }
   // rho(D^-1 A) for a smoother's D: the node blocks `blocks`, or (null) the diagonal.
   double smoother_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
                                   const NearNullspace* near, std::uint64_t seed, int level) const {
-    return near ? system_spectral_radius(A, blocks, *near, seed, level) : spectral_radius(A, nullptr, seed);
+    return near ? system_rho(A, blocks, *near, seed, level) : spectral_radius(A, nullptr, seed);
   }
   double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
     if constexpr (SetsUpSystems<Backend>::value)
@@ -565,18 +566,18 @@ void require_system_supported(const AmgParams& params) {
 }
 
 // amg.nullspace of a system, resolved where the caller (the Solver) has not: its combinations of the
-// near-nullspace vectors (amg/system_nullspace.hpp), on the host in double (over MPI ranks on the whole
-// matrix, gathered on every rank). A singular system is not set up over MPI ranks yet: an InputError there.
+// near-nullspace vectors (amg/system_nullspace.hpp), in double (over MPI ranks on their rows). A singular
+// system is not set up over MPI ranks yet: an InputError there.
 template <class Backend, class Value>
 void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Backend& backend, const Csr& A) {
   if constexpr (SetsUpSystems<Backend>::value) {
     const bool resolved = params_.nullspace == NullspaceChoice::none ||
                           (params_.nullspace == NullspaceChoice::near_nullspace && params_.nullspace_combinations);
     if (!resolved) {
-      if constexpr (kHostCsr<Backend> && std::is_same_v<Value, double>)
-        resolve_system_nullspace(A, params_);
+      if constexpr (std::is_same_v<Value, double>)
+        resolve_system_nullspace(backend, A, params_);
       else
-        resolve_system_nullspace(cast_values<double>(*backend.host_view(A)), params_);
+        resolve_system_nullspace(backend, *backend.template cast<double>(A), params_);
     }
     if constexpr (!kHostCsr<Backend>)
       if (params_.singular()) throw InputError(singular_system_on_ranks());

@@ -127,8 +127,8 @@ double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<Value>& A, std::share
 
 template <class Value>
 double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
-                                     const std::vector<std::int64_t>* column_order) {
-  const BlockDiagonal<double> D_inv = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::inverse);
+                                     const std::vector<std::int64_t>* column_order, std::int64_t first_row) {
+  const BlockDiagonal<double> D_inv = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::inverse, 1.0, first_row);
   double bound = 0.0;
 #pragma omp parallel reduction(max : bound) if (worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries))
   {
@@ -148,7 +148,8 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
         for (Offset e = A.row_begin(first + k); e < A.row_end(first + k); ++e)
           entries.push_back({column_order ? (*column_order)[static_cast<std::size_t>(A.col[e])] : A.col[e], k,
                              static_cast<double>(A.val[e])});
-      std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.col < b.col; });
+      std::sort(entries.begin(), entries.end(),
+                [](const Entry& a, const Entry& b) { return a.col < b.col || (a.col == b.col && a.row < b.row); });
       double row_sums[kMaxNodeRows] = {};
       for (std::size_t begin = 0, end; begin < entries.size(); begin = end) {
         for (end = begin; end < entries.size() && entries[end].col == entries[begin].col;) ++end;
@@ -177,7 +178,7 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
   template double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>, int,   \
                                                       std::uint64_t);                                                \
   template double gershgorin_bound_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>,        \
-                                                const std::vector<std::int64_t>*);
+                                                const std::vector<std::int64_t>*, std::int64_t);
 AMGSOLVE_SPECTRAL_RADIUS(double)
 AMGSOLVE_SPECTRAL_RADIUS(float)
 #undef AMGSOLVE_SPECTRAL_RADIUS

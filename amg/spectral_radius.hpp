@@ -125,9 +125,10 @@ template <class Value>
 double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
                                            int steps, std::uint64_t seed);
 // Gershgorin's bound of rho(D_b^-1 A): max_i sum_j |(D_b^-1 A)_ij|, one pass over A, each row's terms summed
-// in the order of the columns' places in column_order (a rank's columns' global numbers; null: their own).
+// in the order of the columns' places in column_order (a rank's columns' global numbers; null: their own);
+// first_row numbers the rows in the error of a block that is not positive definite.
 template <class Value>
 double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
-                                     const std::vector<std::int64_t>* column_order = nullptr);
+                                     const std::vector<std::int64_t>* column_order = nullptr, std::int64_t first_row = 0);
 
 }  // namespace amgsolve

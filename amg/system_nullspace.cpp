@@ -13,13 +13,10 @@
 namespace amgsolve {
 namespace {
 
-// The row where A maps the vector n (one value per row) furthest from zero, relative to the row's magnitude
-// sum_j |a_ij| |n_j| (rows of zero magnitude count as zero), and that ratio.
-struct WorstRow {
-  Index row = -1;
-  double relative = 0.0;
-};
-WorstRow worst_row(const CsrMatrix<double>& A, const Vector<double>& n) {
+// The row of A (a rank's rows: global numbers from rows.first_row()) where A maps the vector n (one value per
+// column) furthest from zero, relative to the row's magnitude sum_j |a_ij| |n_j| (rows of zero magnitude
+// count as zero), and that ratio; over the ranks, the worst of theirs.
+WorstRow worst_row(const CsrMatrix<double>& A, const Vector<double>& n, const SystemRows& rows) {
   WorstRow worst;
   for (Index i = 0; i < A.rows; ++i) {
     double image = 0.0, magnitude = 0.0;
@@ -28,47 +25,73 @@ WorstRow worst_row(const CsrMatrix<double>& A, const Vector<double>& n) {
       magnitude += std::abs(A.val[k] * n[A.col[k]]);
     }
     const double relative = magnitude > 0 ? std::abs(image) / magnitude : 0.0;
-    if (worst.row < 0 || relative > worst.relative) worst = {i, relative};
+    if (worst.row < 0 || relative > worst.relative) worst = {rows.first_row() + i, relative};
   }
-  return worst;
+  return rows.worst(worst);
 }
 
-// B c, one value per row.
+// B c, one value per row (of B's rows: over A's columns where B holds those).
 Vector<double> combined(const NearNullspace& B, const double* c) {
-  Vector<double> n(static_cast<std::size_t>(B.rows()), 0.0);
-  for (Index i = 0; i < B.rows(); ++i)
-    for (int v = 0; v < B.vectors; ++v) n[i] += B.values[static_cast<std::size_t>(i) * B.vectors + v] * c[v];
-  return n;
+  const auto n = static_cast<Index>(B.values.size() / static_cast<std::size_t>(B.vectors));
+  Vector<double> v(static_cast<std::size_t>(n), 0.0);
+  for (Index i = 0; i < n; ++i)
+    for (int w = 0; w < B.vectors; ++w) v[i] += B.values[static_cast<std::size_t>(i) * B.vectors + w] * c[w];
+  return v;
 }
 
-// The largest row sum of |A|: a bound of ||A||_2 for a symmetric A, the scale of A B's norms.
-double largest_row_magnitude(const CsrMatrix<double>& A) {
+// The largest row sum of |A| over the ranks: a bound of ||A||_2 for a symmetric A, the scale of A B's norms.
+double largest_row_magnitude(const CsrMatrix<double>& A, const SystemRows& rows) {
   double largest = 0.0;
   for (Index i = 0; i < A.rows; ++i) {
     double magnitude = 0.0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) magnitude += std::abs(A.val[k]);
     largest = std::max(largest, magnitude);
   }
-  return largest;
+  return rows.max(largest);
 }
 
-// B^T B, and with A given (A B)^T (A B) too, summed in row order (k x k, the lower triangles filled).
+// B^T B, and with A given (A B)^T (A B) too (k x k, the lower triangles filled), summed in B's reduction
+// blocks (each block's rows in order, the blocks' sums exactly) and over the ranks. B_columns: B over A's
+// columns (SystemRows::columns).
 struct Grams {
   Eigen::MatrixXd of_vectors, of_images;
 };
-Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A) {
+Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A, const NearNullspace& B_columns,
+                    const SystemRows& rows) {
   const int k = B.vectors;
-  const auto n = static_cast<std::size_t>(B.rows());
-  Grams g{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)};
-  std::vector<double> image(static_cast<std::size_t>(k));
-  for (std::size_t i = 0; i < n; ++i) {
-    if (A) product_row(*A, static_cast<Index>(i), B, image.data());
-    for (int v = 0; v < k; ++v)
-      for (int w = 0; w <= v; ++w) {
-        g.of_vectors(v, w) += B.values[i * k + v] * B.values[i * k + w];
-        g.of_images(v, w) += image[v] * image[w];
-      }
+  const auto entries = static_cast<std::size_t>(k) * (k + 1) / 2;
+  const auto blocks = static_cast<std::int64_t>(B.reduction_blocks.size()) - 1;
+  // Per block, the lower triangles' entries of both, row by row: [vectors..., images...].
+  std::vector<double> partial(static_cast<std::size_t>(std::max<std::int64_t>(blocks, 0)) * 2 * entries, 0.0);
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+  for (std::int64_t block = 0; block < blocks; ++block) {
+    double* of_vectors = partial.data() + static_cast<std::size_t>(block) * 2 * entries;
+    double* of_images = of_vectors + entries;
+    std::vector<double> image(static_cast<std::size_t>(k), 0.0);
+    const Index first = B.node_ptr[B.reduction_blocks[block]], last = B.node_ptr[B.reduction_blocks[block + 1]];
+    for (Index i = first; i < last; ++i) {
+      if (A) product_row(*A, i, B_columns, image.data());
+      const double* b = B.values.data() + static_cast<std::size_t>(i) * k;
+      std::size_t e = 0;
+      for (int v = 0; v < k; ++v)
+        for (int w = 0; w <= v; ++w, ++e) {
+          of_vectors[e] += b[v] * b[w];
+          of_images[e] += image[v] * image[w];
+        }
+    }
   }
+  Grams g{Eigen::MatrixXd::Zero(k, k), Eigen::MatrixXd::Zero(k, k)};
+  std::size_t e = 0;
+  for (int v = 0; v < k; ++v)
+    for (int w = 0; w <= v; ++w, ++e) {
+      ExactSum vectors, images;
+      for (std::int64_t block = 0; block < blocks; ++block) {
+        vectors.add(partial[static_cast<std::size_t>(block) * 2 * entries + e]);
+        images.add(partial[static_cast<std::size_t>(block) * 2 * entries + entries + e]);
+      }
+      g.of_vectors(v, w) = rows.sum(vectors);
+      if (A) g.of_images(v, w) = rows.sum(images);
+    }
   return g;
 }
 
@@ -89,17 +112,18 @@ Eigen::MatrixXd orthonormalizing(const Eigen::MatrixXd& gram) {
 std::vector<double> columns_of(const Eigen::MatrixXd& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
 
 // `auto`: the combinations of B that A maps to zero (see the header), as the columns of a k x m matrix.
-std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
-  const Grams grams = gram_matrices(B, &A);
+std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B,
+                                              const NearNullspace& B_columns, const SystemRows& rows) {
+  const Grams grams = gram_matrices(B, &A, B_columns, rows);
   const Eigen::MatrixXd W = orthonormalizing(grams.of_vectors);
   const Eigen::MatrixXd M = W.transpose() * grams.of_images.selfadjointView<Eigen::Lower>() * W;
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_image(M);
-  const double scale = largest_row_magnitude(A);
+  const double scale = largest_row_magnitude(A, rows);
   Eigen::MatrixXd kept(B.vectors, 0);
   for (Eigen::Index j = 0; j < M.rows(); ++j) {
     if (std::sqrt(std::max(of_image.eigenvalues()[j], 0.0)) > kNullspaceCandidate * scale) continue;
     const Eigen::VectorXd c = W * of_image.eigenvectors().col(j);
-    if (const WorstRow worst = worst_row(A, combined(B, c.data())); worst.relative > kNullspaceRowTolerance)
+    if (const WorstRow worst = worst_row(A, combined(B_columns, c.data()), rows); worst.relative > kNullspaceRowTolerance)
       throw InputError("A maps a combination of the near-nullspace vectors nearly, not quite, to zero (row " +
                        std::to_string(worst.row + 1) + ": " + format_number(worst.relative) +
                        " of its magnitude): a structure free to move whose vectors or coordinates are not the ones "
@@ -112,28 +136,36 @@ std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const 
 }
 
 // `near_nullspace`: all of B, checked vector by vector; the combinations an orthonormal basis of its span.
-std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNullspace& B) {
+std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNullspace& B,
+                                       const NearNullspace& B_columns, const SystemRows& rows) {
   const int k = B.vectors;
   for (int v = 0; v < k; ++v) {
     Eigen::VectorXd unit = Eigen::VectorXd::Unit(k, v);
-    const WorstRow worst = worst_row(A, combined(B, unit.data()));
+    const WorstRow worst = worst_row(A, combined(B_columns, unit.data()), rows);
     if (worst.relative > kNullspaceRowTolerance)
       throw InputError("amg.nullspace is near_nullspace, but A does not map near-nullspace vector " +
                        std::to_string(v + 1) + " to zero: row " + std::to_string(worst.row + 1) + " of A times it is " +
                        format_number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
   }
-  return columns_of(orthonormalizing(gram_matrices(B, nullptr).of_vectors));
+  return columns_of(orthonormalizing(gram_matrices(B, nullptr, B_columns, rows).of_vectors));
 }
 
 }  // namespace
 
-SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice) {
+Index SystemRows::connected_components(const CsrMatrix<double>& A) const { return amgsolve::connected_components(A); }
+
+SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice,
+                                         const SystemRows& rows) {
   require_system_nullspace_choice(choice);
-  if (choice == NullspaceChoice::none || A.rows == 0) return {};
-  std::vector<double> combinations =
-      choice == NullspaceChoice::near_nullspace ? declared_nullspace(A, B) : combinations_in_nullspace(A, B);
+  // (Every rank decides alike: the count of all ranks' rows, the sums over them.)
+  if (choice == NullspaceChoice::none || rows.max(static_cast<double>(A.rows)) == 0) return {};
+  NearNullspace scratch;
+  const NearNullspace& B_columns = rows.columns(B, scratch);
+  std::vector<double> combinations = choice == NullspaceChoice::near_nullspace
+                                         ? declared_nullspace(A, B, B_columns, rows)
+                                         : combinations_in_nullspace(A, B, B_columns, rows);
   if (combinations.empty()) return {};
-  if (const Index parts = connected_components(A); parts > 1)
+  if (const Index parts = rows.connected_components(A); parts > 1)
     throw InputError("the matrix is singular (A maps " + std::to_string(combinations.size() / B.vectors) +
                      " combinations of the near-nullspace vectors to zero: a structure free to move) and its graph "
                      "falls into " + std::to_string(parts) + " disconnected parts, each free on its own: solve the "

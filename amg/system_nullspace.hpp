@@ -16,12 +16,14 @@
 // kNullspaceRowTolerance of the row's magnitude sum_j |a_ij| |n_j|, as the constant's row sums are judged: a
 // candidate that is not (rigid-body modes from rounded coordinates) is an InputError saying so, where the
 // setup would otherwise fail on a coarsest level singular in a direction it does not know.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "amg/near_nullspace.hpp"
 #include "amg/params.hpp"
+#include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -34,14 +36,41 @@ struct SystemNullspace {
   std::shared_ptr<const std::vector<double>> combinations;  // k x m: AmgParams::nullspace_combinations
 };
 
+// The row where A maps a vector furthest from zero relative to the row's magnitude (row: global, -1: none).
+struct WorstRow {
+  std::int64_t row = -1;
+  double relative = 0.0;
+};
+
+// How a rank's rows of A and B join the other ranks' in the search: one process's are all of them (this
+// class); over MPI ranks, amg/mpi/system_setup.cpp's. The sums are exact (the Gram matrices are summed in B's
+// reduction blocks), so every rank count finds one process's nullspace.
+class SystemRows {
+ public:
+  virtual ~SystemRows() = default;
+  virtual double sum(const ExactSum& partial) const { return partial.value(); }
+  virtual double max(double value) const { return value; }
+  virtual std::int64_t first_row() const { return 0; }
+  // The worst of the ranks' rows: the largest relative value, at its first row in global order.
+  virtual WorstRow worst(WorstRow mine) const { return mine; }
+  // B's rows over A's columns (a rank's own rows, then its ghost columns' from their ranks): B on one process.
+  virtual const NearNullspace& columns(const NearNullspace& B, NearNullspace& /*scratch*/) const { return B; }
+  virtual Index connected_components(const CsrMatrix<double>& A) const;
+};
+
 // amg.nullspace for a system whose finest near-nullspace vectors are B: `auto` finds the combinations that A
 // maps to zero (none: nonsingular); `near_nullspace` declares all of B to be A's nullspace (an InputError
 // naming the vector and row where A does not map it to zero); `none` is none; `constant` is a scalar
 // problem's (an InputError). A singular system whose graph falls into parts (each free on its own, more
 // motions than B holds) is an InputError too.
-SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice);
-// The same from the parameters' block size and vectors, into them (nullspace, nullspace_combinations).
+SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice,
+                                         const SystemRows& rows = SystemRows{});
+// The same from the parameters' block size and vectors, into them (nullspace, nullspace_combinations); through
+// the setup's backend too (the mpi backend's on the ranks' rows: amg/mpi/system_setup.hpp).
 void resolve_system_nullspace(const CsrMatrix<double>& A, AmgParams& params);
+inline void resolve_system_nullspace(const CpuBackend&, const CsrMatrix<double>& A, AmgParams& params) {
+  resolve_system_nullspace(A, params);
+}
 
 // A level's nullspace vectors N = B C, one after the other (B.rows() entries each): the coarsest level's,
 // for its pseudo-inverse.

@@ -105,7 +105,7 @@ double system_max_eigenvalue(const CsrMatrix<Value>& A, std::shared_ptr<const Ar
   std::string problem;
   try {
     if (blocks)
-      L_inv = inverse_node_blocks<double>(A, blocks, BlockInverse::cholesky_factor);
+      L_inv = inverse_node_blocks<double>(A, blocks, BlockInverse::cholesky_factor, 1.0, part.first_row());
     else
       scale = inverse_sqrt(scanned_diagonal(A), part.first_row());
   } catch (const NumericalError& e) {

@@ -33,6 +33,7 @@
 #endif
 #ifdef AMGSOLVE_WITH_MPI
 #include "amg/mpi/distributed_setup.hpp"
+#include "amg/mpi/system_setup.hpp"
 #include "backend/mpi/mpi_backend.hpp"
 #include "backend/mpi/mpi_over.hpp"
 #include "distributed/spgemm/backends.hpp"
@@ -194,7 +195,12 @@ const typename AmgHierarchy<CycleValue>::ProductCallback& product_callback(const
 // amg with its nullspace resolved on the ranks' rows (nothing gathered): the same decision and messages
 // as resolve_nullspace on the whole matrix.
 AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, const DistributedMatrix<double>& A) {
-  if (!amg.is_system()) amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);  // a system's: the hierarchy's
+  if (!amg.is_system()) {
+    amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);
+  } else {
+    resolve_system_nullspace(backend, A, amg);
+    if (amg.singular()) throw InputError(singular_system_on_ranks());
+  }
   return amg;
 }
 
@@ -766,6 +772,12 @@ class SolverOn final : public Solver::Impl {
             return false;
         return true;
       }
+    } else if constexpr (kDistributed<Backend>) {
+      if (amg.is_system()) {  // over MPI ranks, where a system is not singular (refused)
+        AmgParams again = params.amg;
+        resolve_system_nullspace(backend_, A_new, again);
+        return again.nullspace == amg.nullspace;
+      }
     }
     return resolve_nullspace(backend_, A_new, params.amg.nullspace) == amg.nullspace;
   }
@@ -980,7 +992,8 @@ std::string block_problem(const RowBlock& block, Precision precision, int block_
   const auto [first, last] = owned_rows(block.global_rows, block_size);
   if (block.rows.rows != last - first)
     return mine + "has " + std::to_string(block.rows.rows) + " rows where rows [" + std::to_string(first) + ", " +
-           std::to_string(last) + ") are this rank's (owned_rows)";
+           std::to_string(last) + ") are this rank's (owned_rows" +
+           (block_size > 1 ? " with amg.block_size " + std::to_string(block_size) : std::string()) + ")";
   if (const std::string problem = csr_structure_problem(block.rows); !problem.empty())
     return mine + "is not valid CSR: " + problem + " (this rank's rows, counted from 0)";
   if (precision == Precision::mixed) return float_range_problem(block.rows, static_cast<Index>(first));

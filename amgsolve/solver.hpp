@@ -109,8 +109,9 @@ struct SolveOptions {
 using SolveLimits = SolveOptions;  // the name of the first version, which had the limits only
 
 // This process's rows of a matrix distributed over the MPI ranks (the input of hypre's ParCSR or PETSc's
-// MPIAIJ): rows [owned_rows(global_rows)) with global column numbers, rows.cols = global_rows. Each rank
-// passes its own block and no rank ever holds the whole matrix. On one process the block is the matrix.
+// MPIAIJ): rows [owned_rows(global_rows, amg.block_size)) with global column numbers, rows.cols =
+// global_rows. Each rank passes its own block and no rank ever holds the whole matrix. On one process the
+// block is the matrix.
 struct RowBlock {
   std::int64_t global_rows = 0;
   CsrMatrix<double> rows;

@@ -11,8 +11,8 @@
 namespace amgsolve {
 namespace {
 
-// A_II: the entries of node n's rows in node n's columns (columns are sorted within a row, so they lie
-// together).
+// A_II: the entries of node n's rows in node n's columns, each row scanned whole (a rank's rows hold their
+// ghost columns after the own ones, so their columns need not be sorted).
 template <class Value>
 void gather_block(const CsrMatrix<Value>& A, Index first, Index size, Eigen::MatrixXd& block) {
   block.setZero(size, size);
@@ -23,7 +23,7 @@ void gather_block(const CsrMatrix<Value>& A, Index first, Index size, Eigen::Mat
     }
 }
 
-std::string block_not_positive_definite(Index first, Index size) {
+std::string block_not_positive_definite(std::int64_t first, Index size) {
   return "the diagonal block of the node of rows " + std::to_string(first + 1) + " to " +
          std::to_string(first + size) + " is not positive definite, so the matrix is not";
 }
@@ -32,7 +32,7 @@ std::string block_not_positive_definite(Index first, Index size) {
 
 template <class V, class Value>
 BlockDiagonal<V> inverse_node_blocks(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
-                                     BlockInverse what, double scale) {
+                                     BlockInverse what, double scale, std::int64_t first_row) {
   BlockDiagonal<V> D;
   D.node_ptr = std::move(nodes);
   const Index count = D.nodes();
@@ -70,13 +70,14 @@ BlockDiagonal<V> inverse_node_blocks(const CsrMatrix<Value>& A, std::shared_ptr<
         for (Index k = 0; k < size; ++k) out[i * size + k] = static_cast<V>(inverse(i, k));
     }
   }
-  if (failed < count) throw NumericalError(block_not_positive_definite(D.first_row(failed), D.node_rows(failed)));
+  if (failed < count)
+    throw NumericalError(block_not_positive_definite(first_row + D.first_row(failed), D.node_rows(failed)));
   return D;
 }
 
 #define AMGSOLVE_BLOCK_DIAGONAL(V, Value)                                                                          \
   template BlockDiagonal<V> inverse_node_blocks<V, Value>(const CsrMatrix<Value>&, std::shared_ptr<const Array<Index>>, \
-                                                          BlockInverse, double);
+                                                          BlockInverse, double, std::int64_t);
 AMGSOLVE_BLOCK_DIAGONAL(double, double)
 AMGSOLVE_BLOCK_DIAGONAL(float, float)
 AMGSOLVE_BLOCK_DIAGONAL(double, float)

@@ -62,9 +62,9 @@ enum class BlockInverse {
 
 // The inverses of A's node blocks (nodes: at most kMaxNodeRows rows each, covering A's rows), in double and
 // rounded to V. A NumericalError naming the node's rows where a block is not positive definite: then neither
-// is A.
+// is A (rows counted from first_row: a rank's rows' global numbers).
 template <class V, class Value>
 BlockDiagonal<V> inverse_node_blocks(const CsrMatrix<Value>& A, std::shared_ptr<const Array<Index>> nodes,
-                                     BlockInverse what, double scale = 1.0);
+                                     BlockInverse what, double scale = 1.0, std::int64_t first_row = 0);
 
 }  // namespace amgsolve

@@ -20,6 +20,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/mpi/distributed_setup.hpp"
 #include "amg/mpi/system_setup.hpp"
+#include "amg/system_nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/solver.hpp"
 #include "backend/mpi/mpi_backend.hpp"
@@ -705,6 +706,51 @@ TEST(DistributedSetup, ReSetupIsTheSingleProcessReSetup) {
   EXPECT_NE(AmgHierarchy<double>(changed, p).finest_aggregates(), rebuilt.finest_aggregates());
 }
 
+// A system's nullspace found on the ranks' rows (the Gram matrices summed over them, B's ghost rows through
+// the halo) is one process's, bit for bit: the floating beam's three rigid-body modes, the rotation alone of
+// the beam pinned at a corner, none for the clamped one; and a declared one that does not hold is the same
+// error on every rank, naming the row.
+TEST(DistributedSetup, FindsTheSingleProcessNullspaceOfASystem) {
+  MpiBackend mpi;
+  mpi.set_finest_unit(node_partition_unit(2));
+  for (const test::Support support : {test::Support::floating, test::Support::pinned_corner, test::Support::clamped}) {
+    Vector<double> points;
+    const auto A = std::make_shared<const CsrMatrix<double>>(test::elasticity_2d(160, 60, points, support));
+    AmgParams alone;
+    alone.block_size = 2;
+    alone.near_nullspace = rigid_body_modes(points, 2);
+    AmgParams together = alone;
+    resolve_system_nullspace(*A, alone);
+    resolve_system_nullspace(mpi, *mpi.csr(A), together);
+    EXPECT_EQ(together.nullspace, alone.nullspace);
+    ASSERT_EQ(together.nullspace_combinations != nullptr, alone.nullspace_combinations != nullptr);
+    if (alone.nullspace_combinations) {
+      EXPECT_EQ(*together.nullspace_combinations, *alone.nullspace_combinations);
+    }
+    EXPECT_EQ(alone.nullspace_combinations ? alone.nullspace_combinations->size() / 3 : 0u,
+              support == test::Support::floating ? 3u : support == test::Support::pinned_corner ? 1u : 0u);
+  }
+  Vector<double> points;
+  const auto A = std::make_shared<const CsrMatrix<double>>(test::elasticity_2d(160, 60, points));
+  AmgParams declared;
+  declared.block_size = 2;
+  declared.near_nullspace = rigid_body_modes(points, 2);
+  declared.nullspace = NullspaceChoice::near_nullspace;
+  std::string alone, together;
+  try {
+    resolve_system_nullspace(*A, declared);
+  } catch (const InputError& e) {
+    alone = e.what();
+  }
+  try {
+    resolve_system_nullspace(mpi, *mpi.csr(A), declared);
+  } catch (const InputError& e) {
+    together = e.what();
+  }
+  EXPECT_NE(alone.find("does not map near-nullspace vector 1"), std::string::npos) << alone;
+  EXPECT_EQ(together, alone);
+}
+
 // A system's re-setup on the ranks (its aggregates, T and coarse near-nullspaces kept on their ranks) is the
 // single-process one: the 2D cantilever's 18,300 nodes in three blocks, rescaled twice (D A D: still SPD).
 TEST(DistributedSetup, ASystemsReSetupIsTheSingleProcessReSetup) {
@@ -837,7 +883,7 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
   return blocks;
 }
 
-// The 2D cantilever (30,100 nodes: four blocks of 8192 on the finest level, about 3,000 aggregates: a dozen
+// The 2D cantilever (30,300 nodes: four blocks of 8192 on the finest level, about 3,000 aggregates: a dozen
 // blocks of 256 on level 1) and the 5-point Laplacian set up as a system (likewise); aggregates that span
 // ranks, QR'd where they are owned; the node blocks' smoothing and the pointwise one, Chebyshev and Jacobi,
 // Lanczos and Gershgorin, the near-nullspace relaxed and not; in double and float.

@@ -1,10 +1,12 @@
 #include "amg/mpi/system_setup.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "amg/improve_near_nullspace.hpp"
+#include "amg/system_nullspace.hpp"
 #include "amg/system_spectral_radius.hpp"
 #include "common/error.hpp"
 
@@ -79,6 +81,47 @@ class NodeHaloLayout final : public GraphLayout {
   std::int64_t first_;
 };
 
+// B's rows (k values each) over A's columns: this rank's, then its ghost columns' from their ranks, a vector
+// at a time through A's halo. Collective.
+template <class Value>
+void rows_over_columns(const DistributedMatrix<Value>& A, const Vector<double>& own, int k, Vector<double>& columns) {
+  columns.assign(static_cast<std::size_t>(A.local().cols) * k, 0.0);
+  Vector<double> vector(static_cast<std::size_t>(A.rows));
+  for (int v = 0; v < k; ++v) {
+    for (Index i = 0; i < A.rows; ++i) vector[i] = own[static_cast<std::size_t>(i) * k + v];
+    const Vector<double> all = A.with_ghosts(vector);
+    for (Index j = 0; j < A.local().cols; ++j) columns[static_cast<std::size_t>(j) * k + v] = all[j];
+  }
+}
+
+// How a rank's rows join the others' in the search for a system's nullspace (amg/system_nullspace.hpp).
+class RankRows final : public SystemRows {
+ public:
+  RankRows(const MpiBackend& backend, const DistributedMatrix<double>& A) : backend_(backend), A_(A) {}
+  double sum(const ExactSum& partial) const override { return backend_.comm().sum(partial); }
+  double max(double value) const override { return backend_.comm().max(value); }
+  std::int64_t first_row() const override { return A_.first_row(); }
+  WorstRow worst(WorstRow mine) const override {
+    const Communicator& comm = backend_.comm();
+    const double worst = comm.max(mine.row < 0 ? -1.0 : mine.relative);
+    constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t row = comm.min(mine.row >= 0 && mine.relative == worst ? mine.row : kNone);
+    return row == kNone ? WorstRow{} : WorstRow{row, worst};
+  }
+  const NearNullspace& columns(const NearNullspace& B, NearNullspace& scratch) const override {
+    scratch.vectors = B.vectors;
+    rows_over_columns(A_, B.values, B.vectors, scratch.values);
+    return scratch;
+  }
+  Index connected_components(const CsrMatrix<double>& /*A: this rank's rows of A_*/) const override {
+    return amgsolve::connected_components(backend_, A_);
+  }
+
+ private:
+  const MpiBackend& backend_;
+  const DistributedMatrix<double>& A_;
+};
+
 // How a rank's part of a system's Lanczos estimate joins the others' (amg/system_spectral_radius.hpp).
 template <class Value>
 class RankPart {
@@ -122,9 +165,14 @@ QRows factor_owned_aggregates(const Communicator& comm, const BlockPartition& ow
   // All received rows in one buffer (k values each), and each aggregate's members in order.
   std::vector<double> rows_values;
   std::vector<std::vector<Index>> members(static_cast<std::size_t>(owned));
+  std::vector<std::int64_t> last_row(static_cast<std::size_t>(owned), -1);  // each aggregate's, to check the order
   for (std::size_t r = 0; r < keys.size(); ++r)
     for (std::size_t e = 0; e < keys[r].size() / 2; ++e) {
       const auto a = static_cast<std::size_t>(keys[r][2 * e] - first_aggregate);
+      const std::int64_t row = keys[r][2 * e + 1];
+      if (row <= last_row[a])  // the QR must see one process's order, or its bits differ
+        abort_every_rank("aggregate QR: row " + std::to_string(row) + " arrived after row " + std::to_string(last_row[a]));
+      last_row[a] = row;
       members[a].push_back(static_cast<Index>(rows_values.size() / static_cast<std::size_t>(k)));
       rows_values.insert(rows_values.end(), values[r].begin() + static_cast<std::ptrdiff_t>(e * k),
                          values[r].begin() + static_cast<std::ptrdiff_t>((e + 1) * k));
@@ -158,6 +206,59 @@ QRows factor_owned_aggregates(const Communicator& comm, const BlockPartition& ow
   return back;
 }
 
+// Every own row to the owner of its aggregate, in row order (its aggregate, its global number, its k values),
+// and every own row's aggregate into row_aggregates.
+RowsToOwners rows_to_owners(const Communicator& comm, const Aggregates& node_aggregates, const NearNullspace& B,
+                            const BlockPartition& owners, const BlockPartition& fine_rows, Array<Index>& row_aggregates) {
+  const int k = B.vectors;
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  RowsToOwners sent{std::vector<std::vector<std::int64_t>>(ranks), std::vector<std::vector<double>>(ranks),
+                    std::vector<std::vector<Index>>(ranks)};
+  row_aggregates.assign(static_cast<std::size_t>(B.rows()), kNotAggregated);
+  for (Index n = 0; n < B.nodes(); ++n) {
+    const Index a = node_aggregates.id[n];
+    for (Index i = B.node_ptr[n]; i < B.node_ptr[n + 1]; ++i) {
+      row_aggregates[i] = a;
+      if (a == kNotAggregated) continue;
+      const auto r = static_cast<std::size_t>(owners.owner(a));
+      sent.keys[r].push_back(a);
+      sent.keys[r].push_back(fine_rows.begin(comm.rank()) + i);
+      sent.values[r].insert(sent.values[r].end(), B.values.begin() + static_cast<std::ptrdiff_t>(i) * k,
+                            B.values.begin() + static_cast<std::ptrdiff_t>(i + 1) * k);
+      sent.rows[r].push_back(i);
+    }
+  }
+  return sent;
+}
+
+// T's rows from the owners' answers: row i of aggregate a holds its row of Q_a in a's coarse columns (the
+// answers in the order the rows were sent, rank by rank).
+template <class Value>
+CsrMatrix<Value> rows_of_q(const std::vector<std::vector<Index>>& sent_rows, const QRows& received, Index rows,
+                           std::int64_t coarse_rows) {
+  CsrMatrix<Value> T(rows, static_cast<Index>(coarse_rows));
+  std::vector<std::int64_t> first(static_cast<std::size_t>(rows), 0);
+  std::vector<std::size_t> at(static_cast<std::size_t>(rows), 0);
+  for (std::size_t r = 0; r < sent_rows.size(); ++r) {
+    std::size_t cursor = 0;
+    for (std::size_t e = 0; e < sent_rows[r].size(); ++e) {
+      const Index i = sent_rows[r][e];
+      first[i] = received.columns[r][2 * e];
+      T.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<Offset>(received.columns[r][2 * e + 1]);
+      at[i] = cursor;
+      cursor += static_cast<std::size_t>(received.columns[r][2 * e + 1]);
+    }
+  }
+  allocate_from_row_lengths(T);
+  for (std::size_t r = 0; r < sent_rows.size(); ++r)
+    for (const Index i : sent_rows[r])
+      for (Offset p = 0; p < T.row_end(i) - T.row_begin(i); ++p) {
+        T.col[T.row_begin(i) + p] = static_cast<Index>(first[i] + p);
+        T.val[T.row_begin(i) + p] = static_cast<Value>(received.values[r][at[i] + static_cast<std::size_t>(p)]);
+      }
+  return T;
+}
+
 }  // namespace
 
 std::int64_t sum_over_ranks(const MpiBackend& backend, std::int64_t count) { return backend.comm().sum(count); }
@@ -185,60 +286,22 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
                                                 const NearNullspace& B, NearNullspace& coarse,
                                                 Array<Index>& row_aggregates) {
   const Communicator& comm = backend.comm();
-  const int k = B.vectors;
-  const auto ranks = static_cast<std::size_t>(comm.size());
   const BlockPartition owners(node_aggregates.count, comm.size(), kAggregateBlock);
   const BlockPartition fine_rows = comm.partition_of(B.rows());
-  // Every own row to the owner of its aggregate, in row order.
-  RowsToOwners sent{std::vector<std::vector<std::int64_t>>(ranks), std::vector<std::vector<double>>(ranks),
-                    std::vector<std::vector<Index>>(ranks)};
-  row_aggregates.assign(static_cast<std::size_t>(B.rows()), kNotAggregated);
-  for (Index n = 0; n < B.nodes(); ++n) {
-    const Index a = node_aggregates.id[n];
-    for (Index i = B.node_ptr[n]; i < B.node_ptr[n + 1]; ++i) {
-      row_aggregates[i] = a;
-      if (a == kNotAggregated) continue;
-      const auto r = static_cast<std::size_t>(owners.owner(a));
-      sent.keys[r].push_back(a);
-      sent.keys[r].push_back(fine_rows.begin(comm.rank()) + i);
-      sent.values[r].insert(sent.values[r].end(), B.values.begin() + static_cast<std::ptrdiff_t>(i) * k,
-                            B.values.begin() + static_cast<std::ptrdiff_t>(i + 1) * k);
-      sent.rows[r].push_back(i);
-    }
+  const RowsToOwners sent = rows_to_owners(comm, node_aggregates, B, owners, fine_rows, row_aggregates);
+  QRows back;
+  {
+    std::vector<std::vector<std::int64_t>> keys;
+    std::vector<std::vector<double>> values;
+    all_to_all(comm, sent.keys, keys);
+    all_to_all(comm, sent.values, values);
+    back = factor_owned_aggregates(comm, owners, B.vectors, keys, values, coarse);
   }
-  std::vector<std::vector<std::int64_t>> keys;
-  std::vector<std::vector<double>> values;
-  all_to_all(comm, sent.keys, keys);
-  all_to_all(comm, sent.values, values);
-  const QRows back = factor_owned_aggregates(comm, owners, k, keys, values, coarse);
-  keys = {};
-  values = {};
-  std::vector<std::vector<std::int64_t>> columns;
-  std::vector<std::vector<double>> q;
-  all_to_all(comm, back.columns, columns);
-  all_to_all(comm, back.values, q);
-
-  // T's rows: row i of aggregate a holds its row of Q_a, in a's coarse columns.
-  const std::int64_t coarse_rows = comm.sum(coarse.rows());
-  CsrMatrix<Value> T(B.rows(), static_cast<Index>(coarse_rows));
-  std::vector<std::int64_t> first(static_cast<std::size_t>(B.rows()), 0);
-  std::vector<std::size_t> at(static_cast<std::size_t>(B.rows()), 0);
-  std::vector<std::size_t> cursor(ranks, 0);
-  for (std::size_t r = 0; r < ranks; ++r)
-    for (std::size_t e = 0; e < sent.rows[r].size(); ++e) {
-      const Index i = sent.rows[r][e];
-      first[i] = columns[r][2 * e];
-      T.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<Offset>(columns[r][2 * e + 1]);
-      at[i] = cursor[r];
-      cursor[r] += static_cast<std::size_t>(columns[r][2 * e + 1]);
-    }
-  allocate_from_row_lengths(T);
-  for (std::size_t r = 0; r < ranks; ++r)
-    for (const Index i : sent.rows[r])
-      for (Offset p = 0; p < T.row_end(i) - T.row_begin(i); ++p) {
-        T.col[T.row_begin(i) + p] = static_cast<Index>(first[i] + p);
-        T.val[T.row_begin(i) + p] = static_cast<Value>(q[r][at[i] + static_cast<std::size_t>(p)]);
-      }
+  QRows received;
+  all_to_all(comm, back.columns, received.columns);
+  all_to_all(comm, back.values, received.values);
+  back = {};
+  CsrMatrix<Value> T = rows_of_q<Value>(sent.rows, received, B.rows(), comm.sum(coarse.rows()));
   return DistributedMatrix<Value>(comm, fine_rows, comm.partition_of(coarse.rows()), std::move(T));
 }
 
@@ -258,7 +321,7 @@ double system_gershgorin_bound(const MpiBackend& backend, const DistributedMatri
   std::string problem;
   double bound = 0.0;
   try {
-    bound = gershgorin_bound_block_dinv_a(A.local(), std::move(blocks), &global_columns);
+    bound = gershgorin_bound_block_dinv_a(A.local(), std::move(blocks), &global_columns, A.first_row());
   } catch (const NumericalError& e) {
     problem = e.what();
   }
@@ -270,13 +333,7 @@ template <class Value>
 void improve_near_nullspace(const MpiBackend&, const DistributedMatrix<Value>& A,
                             std::shared_ptr<const Array<Index>> nodes, double omega, int sweeps, NearNullspace& B) {
   const GhostRows ghost_rows = [&A](const Vector<double>& own, int k, Vector<double>& columns) {
-    columns.assign(static_cast<std::size_t>(A.local().cols) * k, 0.0);
-    Vector<double> vector(static_cast<std::size_t>(A.rows));
-    for (int v = 0; v < k; ++v) {
-      for (Index i = 0; i < A.rows; ++i) vector[i] = own[static_cast<std::size_t>(i) * k + v];
-      const Vector<double> all = A.with_ghosts(vector);
-      for (Index j = 0; j < A.local().cols; ++j) columns[static_cast<std::size_t>(j) * k + v] = all[j];
-    }
+    rows_over_columns(A, own, k, columns);
   };
   improve_near_nullspace(A.local(), std::move(nodes), omega, sweeps, B, ghost_rows);
 }
@@ -284,6 +341,10 @@ void improve_near_nullspace(const MpiBackend&, const DistributedMatrix<Value>& A
 template <class Value>
 NearNullspace finest_near_nullspace(const MpiBackend&, const DistributedMatrix<Value>& A, int block_size,
                                     const NearNullspaceVectors& given) {
+  // The whole vectors checked on every rank alike (no rank left waiting), before this rank's part is cut.
+  if (const std::string problem = near_nullspace_problem(static_cast<Index>(A.global_rows()), block_size, given);
+      !problem.empty())
+    throw InputError(problem);
   const auto first = static_cast<Index>(A.first_row());
   const bool whole_blocks = first % block_size == 0 && (first / block_size) % kReductionBlock == 0;
   if ((A.rows > 0 && !whole_blocks) || A.rows % block_size != 0)
@@ -296,6 +357,14 @@ NearNullspace finest_near_nullspace(const MpiBackend&, const DistributedMatrix<V
                                                          given.values->begin() + static_cast<std::ptrdiff_t>((first + A.rows) * k));
   }
   return finest_near_nullspace(A.rows, block_size, mine);
+}
+
+void resolve_system_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, AmgParams& params) {
+  const SystemNullspace resolved =
+      resolve_system_nullspace(A.local(), finest_near_nullspace(backend, A, params.block_size, params.near_nullspace),
+                               params.nullspace, RankRows(backend, A));
+  params.nullspace = resolved.choice;
+  params.nullspace_combinations = resolved.combinations;
 }
 
 #define AMGSOLVE_SYSTEM_SETUP(V)                                                                                      \

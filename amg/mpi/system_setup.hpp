@@ -36,10 +36,9 @@ MpiNodeStrength<Value> node_strength(const MpiBackend& backend, const Distribute
 template <class Value>
 Aggregates node_aggregation(const MpiBackend& backend, const MpiNodeStrength<Value>& strength, std::uint64_t seed);
 // Step 3: T by the QR of each aggregate on the rank that owns it (BlockPartition(aggregates, ranks,
-// kAggregateBlock)), its
-// rows sent there and Q's rows back; `coarse` receives the rank's nodes of the coarse level (its
-// aggregates'), row_aggregates each own row's aggregate. T's columns are partitioned as the coarse level's
-// rows. Collective.
+// kAggregateBlock)), its rows sent there and Q's rows back; `coarse` receives the rank's nodes of the coarse
+// level (its aggregates'), row_aggregates each own row's aggregate. T's columns are partitioned as the coarse
+// level's rows. Collective.
 template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& node_aggregates,
                                                 const NearNullspace& B, NearNullspace& coarse,
@@ -58,6 +57,11 @@ double system_gershgorin_bound(const MpiBackend& backend, const DistributedMatri
 template <class Value>
 void improve_near_nullspace(const MpiBackend& backend, const DistributedMatrix<Value>& A,
                             std::shared_ptr<const Array<Index>> nodes, double omega, int sweeps, NearNullspace& B);
+
+// amg.nullspace of a system found on the ranks' rows (amg/system_nullspace.hpp: the Gram matrices summed
+// over the ranks, B's ghost rows through A's halo), into params, the same on every rank as on one process.
+// Collective.
+void resolve_system_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, AmgParams& params);
 
 // This rank's part of the finest level's near-nullspace (finest_near_nullspace of the whole, every rank
 // holding the given vectors whole): its rows' nodes and vectors.

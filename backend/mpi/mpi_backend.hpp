@@ -89,7 +89,8 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   void set_finest_unit(std::int64_t unit) { finest_unit_ = unit; }
   BlockPartition finest_partition(std::int64_t rows) const { return BlockPartition(rows, comm_->size(), finest_unit_); }
 
-  // This rank's rows of a matrix every rank holds whole. Collective.
+  // This rank's rows of a matrix every rank holds whole, a square one in the finest level's partition
+  // (set_finest_unit). Collective.
   template <class V>
   std::shared_ptr<const Csr<V>> csr(std::shared_ptr<const CsrMatrix<V>> whole) const {
     if (!whole->is_square()) return std::make_shared<const Csr<V>>(*comm_, *whole);
