@@ -61,12 +61,6 @@ std::string system_support_problem(BackendKind kind) {
          "MPI rank); not yet the " + std::string(to_string(kind)) + " backend";
 }
 
-std::string singular_system_on_ranks() {
-  return "the system is singular (A maps combinations of its near-nullspace vectors to zero: a structure free to "
-         "move), and a singular system is not yet solved over MPI ranks: run it on one process, or fix the "
-         "structure (amg.nullspace: none if it is held)";
-}
-
 void require_system_nullspace_choice(NullspaceChoice nullspace) {
   if (nullspace == NullspaceChoice::constant)
     throw InputError("amg.nullspace constant is a scalar problem's: a system's nullspace (amg.block_size or a "

@@ -123,8 +123,6 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
 // Why a system cannot be set up on `kind`, or "": the cpu backend only (of one process or of each MPI rank),
 // so far.
 std::string system_support_problem(BackendKind kind);
-// Why a singular system is refused over MPI ranks (its nullspace's projections are one process's so far).
-std::string singular_system_on_ranks();
 
 // A system's nullspace is found among its near-nullspace vectors (amg/system_nullspace.hpp): amg.nullspace
 // constant, a scalar problem's, is an InputError for it.
@@ -205,6 +203,9 @@ NearNullspace finest_near_nullspace(const CpuBackend&, const CsrMatrix<Value>& A
                                     const NearNullspaceVectors& given) {
   return finest_near_nullspace(A.rows, block_size, given);
 }
+// The level's near-nullspace whole (over MPI ranks gathered on every rank: the coarsest level's, for its
+// pseudo-inverse).
+inline const NearNullspace& whole_near_nullspace(const CpuBackend&, const NearNullspace& level) { return level; }
 // A count over the ranks (one process: itself).
 inline std::int64_t sum_over_ranks(const CpuBackend&, std::int64_t count) { return count; }
 

@@ -497,7 +497,8 @@ class SmoothedAggregation {
     }
     Vector<double> nullspace;
     if (params_.nullspace == NullspaceChoice::near_nullspace) {
-      nullspace = nullspace_vectors(*near, *params_.nullspace_combinations);  // B C of this level's B
+      // B C of this level's B (over MPI ranks gathered, as the level is)
+      nullspace = nullspace_vectors(whole_near_nullspace(backend_, *near), *params_.nullspace_combinations);
     } else if (params_.nullspace == NullspaceChoice::constant) {
       if (info.level == 0)  // the finest level (weights empty on every rank): B = 1
         nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);
@@ -566,8 +567,7 @@ void require_system_supported(const AmgParams& params) {
 }
 
 // amg.nullspace of a system, resolved where the caller (the Solver) has not: its combinations of the
-// near-nullspace vectors (amg/system_nullspace.hpp), in double (over MPI ranks on their rows). A singular
-// system is not set up over MPI ranks yet: an InputError there.
+// near-nullspace vectors (amg/system_nullspace.hpp), in double (over MPI ranks on their rows).
 template <class Backend, class Value>
 void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Backend& backend, const Csr& A) {
   if constexpr (SetsUpSystems<Backend>::value) {
@@ -579,8 +579,6 @@ void Hierarchy<Backend, Value>::resolve_nullspace_of_system(const Backend& backe
       else
         resolve_system_nullspace(backend, *backend.template cast<double>(A), params_);
     }
-    if constexpr (!kHostCsr<Backend>)
-      if (params_.singular()) throw InputError(singular_system_on_ranks());
   }
 }
 

@@ -194,7 +194,7 @@ Vector<double> nullspace_vectors(const NearNullspace& B, const std::vector<doubl
 namespace {
 
 // The cpu backend's deterministic dot product.
-double dot(const Vector<double>& a, const Vector<double>& b) { return CpuBackend{}.dot(a, b); }
+double cpu_dot(const Vector<double>& a, const Vector<double>& b) { return CpuBackend{}.dot(a, b); }
 
 // v -= s q
 void subtract(double s, const Vector<double>& q, Vector<double>& v) {
@@ -204,13 +204,14 @@ void subtract(double s, const Vector<double>& q, Vector<double>& v) {
 
 }  // namespace
 
-NullspaceProjection::NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations) {
+NullspaceProjection::NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations, Dot dot)
+    : dot_(dot ? std::move(dot) : Dot(cpu_dot)) {
   const std::size_t k = static_cast<std::size_t>(B.vectors);
   for (std::size_t j = 0; j < combinations.size() / k; ++j) {
     Vector<double> q = combined(B, combinations.data() + j * k);
     for (int pass = 0; pass < 2; ++pass)  // modified Gram-Schmidt, twice
-      for (const Vector<double>& earlier : basis_) subtract(dot(earlier, q), earlier, q);
-    const double norm = std::sqrt(dot(q, q));
+      for (const Vector<double>& earlier : basis_) subtract(dot_(earlier, q), earlier, q);
+    const double norm = std::sqrt(dot_(q, q));
     if (norm == 0.0) continue;  // the combinations are independent (orthonormalizing): never, but no NaN
     for (double& value : q) value /= norm;
     basis_.push_back(std::move(q));
@@ -218,25 +219,25 @@ NullspaceProjection::NullspaceProjection(const NearNullspace& B, const std::vect
 }
 
 double NullspaceProjection::part(const Vector<double>& v) const {
-  const double norm = std::sqrt(dot(v, v));
+  const double norm = std::sqrt(dot_(v, v));
   if (norm == 0.0) return 0.0;
   double along = 0.0;
   for (const Vector<double>& q : basis_) {
-    const double component = dot(q, v);
+    const double component = dot_(q, v);
     along += component * component;
   }
   return std::sqrt(along) / norm;
 }
 
 void NullspaceProjection::project(Vector<double>& v) const {
-  for (const Vector<double>& q : basis_) subtract(dot(q, v), q, v);
+  for (const Vector<double>& q : basis_) subtract(dot_(q, v), q, v);
 }
 
 double NullspaceProjection::outside(Vector<double> v) const {
-  const double norm = std::sqrt(dot(v, v));
+  const double norm = std::sqrt(dot_(v, v));
   if (norm == 0.0) return 0.0;
   project(v);
-  return std::sqrt(dot(v, v)) / norm;
+  return std::sqrt(dot_(v, v)) / norm;
 }
 
 void require_consistent_rhs(double part, int vectors, double tolerance, const std::string& what) {

@@ -17,6 +17,7 @@
 // candidate that is not (rigid-body modes from rounded coordinates) is an InputError saying so, where the
 // setup would otherwise fail on a coarsest level singular in a direction it does not know.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,7 +80,11 @@ Vector<double> nullspace_vectors(const NearNullspace& B, const std::vector<doubl
 // An orthonormal basis Q of the finest level's nullspace N = B C, and what the outer iteration does with it.
 class NullspaceProjection {
  public:
-  NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations);
+  // The exact dot product of two vectors (over MPI ranks, of their rows: RankVectors::dot).
+  using Dot = std::function<double(const Vector<double>&, const Vector<double>&)>;
+  // B: the rows the vectors hold (over MPI ranks, a rank's: then `dot` sums over the ranks); by default the
+  // cpu backend's deterministic dot product.
+  NullspaceProjection(const NearNullspace& B, const std::vector<double>& combinations, Dot dot = {});
   // ||Q^T v|| / ||v||: v's part along the nullspace, which no A x reaches (0 for v = 0).
   double part(const Vector<double>& v) const;
   // v -= Q Q^T v, vector by vector (deterministic: the dot products are deterministic_sums).
@@ -89,6 +94,7 @@ class NullspaceProjection {
   int vectors() const { return static_cast<int>(basis_.size()); }
 
  private:
+  Dot dot_;
   std::vector<Vector<double>> basis_;
 };
 

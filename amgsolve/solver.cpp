@@ -199,7 +199,6 @@ AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, cons
     amg.nullspace = resolve_nullspace(backend, A, amg.nullspace);
   } else {
     resolve_system_nullspace(backend, A, amg);
-    if (amg.singular()) throw InputError(singular_system_on_ranks());
   }
   return amg;
 }
@@ -294,6 +293,7 @@ class SolverOn final : public Solver::Impl {
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
                    with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
+    hold_system_nullspace();
     finish_setup();
     fill_summary(setup_timer_.seconds());
   }
@@ -582,8 +582,13 @@ class SolverOn final : public Solver::Impl {
   void hold_system_nullspace() {
     const AmgParams& amg = hierarchy_.params();
     if (amg.nullspace != NullspaceChoice::near_nullspace) return;
-    system_nullspace_.emplace(finest_near_nullspace(rows_, amg.block_size, amg.near_nullspace),
-                              *amg.nullspace_combinations);
+    if constexpr (kDistributed<Backend>)  // the rank's rows of the vectors, their dot products over the ranks
+      system_nullspace_.emplace(finest_near_nullspace(backend_, *A_csr_, amg.block_size, amg.near_nullspace),
+                                *amg.nullspace_combinations,
+                                [this](const Vector<double>& a, const Vector<double>& b) { return backend_.dot(a, b); });
+    else
+      system_nullspace_.emplace(finest_near_nullspace(rows_, amg.block_size, amg.near_nullspace),
+                                *amg.nullspace_combinations);
   }
 
   // v -= its part along the nullspace of a singular matrix: the constant's mean, or a system's vectors'.
@@ -773,10 +778,11 @@ class SolverOn final : public Solver::Impl {
         return true;
       }
     } else if constexpr (kDistributed<Backend>) {
-      if (amg.is_system()) {  // over MPI ranks, where a system is not singular (refused)
+      if (amg.is_system()) {  // over MPI ranks: the same choice and combinations (found alike on every rank)
         AmgParams again = params.amg;
         resolve_system_nullspace(backend_, A_new, again);
-        return again.nullspace == amg.nullspace;
+        if (again.nullspace != amg.nullspace) return false;
+        return !amg.nullspace_combinations || *again.nullspace_combinations == *amg.nullspace_combinations;
       }
     }
     return resolve_nullspace(backend_, A_new, params.amg.nullspace) == amg.nullspace;
@@ -964,7 +970,6 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   if (resolved.amg.is_system()) {
     require_system_supported(*A, resolved, kind);
     resolve_system_nullspace(*A, resolved.amg);  // among its near-nullspace vectors (amg/system_nullspace.hpp)
-    if (distributed && resolved.amg.singular()) throw InputError(singular_system_on_ranks());
   }
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);

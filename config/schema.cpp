@@ -514,7 +514,7 @@ std::vector<KeySpec> amg_keys() {
                       "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend, on one "
                       "process or MPI ranks (each rank whole blocks of 8192 nodes: the same hierarchy and iterates "
                       "on any rank count); a singular system (a structure free to move) is solved on its range "
-                      "(amg.nullspace), on one process only so far.")),
+                      "(amg.nullspace).")),
       library_bounded(integer("amg.improve_near_nullspace", FIELD(amg.improve_near_nullspace),
                       "For a system: damped Jacobi sweeps (in amg.smoother.diagonal's D, omega = "
                       "amg.prolongator_damping / rho(D^-1 A)) that relax each near-nullspace vector on A x = 0 "

@@ -264,6 +264,17 @@ with open('loads.mtx', 'w') as f:
     [ "$broken" != asymmetric ] || grep -q 'entries (8101, 8301) and (8301, 8101) differ' "$broken-err.txt" ||
       fail "asymmetric: the pair is not named: $(cat "$broken-err.txt")"
   done
+  # The singular graph Laplacian as a system of nodes of two rows, whose nullspace (the constant: the sum of the
+  # two components' unit vectors) the ranks find on their rows, with a right-hand side of +1 and -1 in turn
+  # (in equilibrium).
+  python3 -c "
+n = 40000
+with open('balanced.mtx', 'w') as f:
+    f.write('%%%%MatrixMarket matrix array real general\n%d 1\n' % n)
+    f.writelines('%d\n' % (1 - 2 * (i % 2)) for i in range(n))
+"
+  "$amgsolve" singular.yaml --set amg.block_size=2 --set problem.rhs=balanced.mtx --report singular-system-one.json \
+    --quiet || fail "a singular system, one process"
 else
   run "$ranks" "$amgsolve" general.yaml --report "$work/general-many.json" --quiet || fail "general storage, $ranks ranks"
   python3 - general-one.json "$work/general-many.json" <<'PY' || fail "general storage reports differ"
@@ -280,6 +291,14 @@ one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["history"] == many["solve"]["history"], "residual history"
 assert one["setup"]["block_size"] == many["setup"]["block_size"] == 2
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "rank 0 reads, every rank keeps its nodes"
+PY
+  run "$ranks" "$amgsolve" singular.yaml --set amg.block_size=2 --set problem.rhs=balanced.mtx \
+    --report "$work/singular-system-many.json" --quiet || fail "a singular system, $ranks ranks"
+  python3 - singular-system-one.json "$work/singular-system-many.json" <<'PY' || fail "the singular system's reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert one["solve"]["history"] == many["solve"]["history"], "residual history"
+assert one["setup"]["nullspace"] == many["setup"]["nullspace"] == "near_nullspace", one["setup"]["nullspace"]
 PY
   run "$ranks" "$amgsolve" noisy.yaml --quiet >/dev/null || fail "round-off taken for an asymmetry, $ranks ranks"
   # Every load case's history and solution as on one process.
@@ -339,10 +358,6 @@ if many; then
     check_error "backend cuda without a GPU" "the cuda backend needs a GPU" "$config" --set backend=cuda
   fi
   check_error "a GPU SpGEMM backend for the ranks' setup" "cusparse" "$config" --set amg.spgemm=cusparse
-  # A singular system (a structure free to move) is solved on one process only, so far: one line, exit 1.
-  if [ "$ranks" -gt 1 ]; then
-    check_error "a singular system on ranks" "not yet solved over MPI ranks" singular.yaml --set amg.block_size=2
-  fi
   # An output that fails only when rank 0 writes it (/dev/full takes the open, not the data) ends every rank
   # with exit 1, each rank's status seen by a wrapper (mpirun told not to end the others at the first).
   "$mpirun" -np "$ranks" --oversubscribe --bind-to none --mca orte_abort_on_non_zero_status 0 \

@@ -359,6 +359,15 @@ NearNullspace finest_near_nullspace(const MpiBackend&, const DistributedMatrix<V
   return finest_near_nullspace(A.rows, block_size, mine);
 }
 
+NearNullspace whole_near_nullspace(const MpiBackend& backend, const NearNullspace& level) {
+  const Communicator& comm = backend.comm();
+  NearNullspace whole;
+  whole.vectors = static_cast<int>(comm.max(level.vectors));  // a rank without rows holds none
+  comm.allgather(level.values, comm.partition_of(static_cast<std::int64_t>(level.values.size())), whole.values);
+  whole.node_ptr = {0, static_cast<Index>(whole.values.size() / static_cast<std::size_t>(whole.vectors))};
+  return whole;
+}
+
 void resolve_system_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, AmgParams& params) {
   const SystemNullspace resolved =
       resolve_system_nullspace(A.local(), finest_near_nullspace(backend, A, params.block_size, params.near_nullspace),

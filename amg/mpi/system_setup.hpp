@@ -63,6 +63,9 @@ void improve_near_nullspace(const MpiBackend& backend, const DistributedMatrix<V
 // Collective.
 void resolve_system_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, AmgParams& params);
 
+// The level's near-nullspace gathered on every rank (the coarsest level's, for its pseudo-inverse). Collective.
+NearNullspace whole_near_nullspace(const MpiBackend& backend, const NearNullspace& level);
+
 // This rank's part of the finest level's near-nullspace (finest_near_nullspace of the whole, every rank
 // holding the given vectors whole): its rows' nodes and vectors.
 template <class Value>
