@@ -497,8 +497,9 @@ class SmoothedAggregation {
     }
     Vector<double> nullspace;
     if (params_.nullspace == NullspaceChoice::near_nullspace) {
-      // B C of this level's B (over MPI ranks gathered, as the level is)
-      nullspace = nullspace_vectors(whole_near_nullspace(backend_, *near), *params_.nullspace_combinations);
+      // B C of this level's B (over MPI ranks gathered, as the level is); only where a system is set up
+      if constexpr (SetsUpSystems<Backend>::value)
+        nullspace = nullspace_vectors(whole_near_nullspace(backend_, *near), *params_.nullspace_combinations);
     } else if (params_.nullspace == NullspaceChoice::constant) {
       if (info.level == 0)  // the finest level (weights empty on every rank): B = 1
         nullspace.assign(static_cast<std::size_t>(on_host->rows), 1.0);
