@@ -1040,7 +1040,7 @@ std::unique_ptr<Solver::Impl> make_impl(RowBlock block, const Parameters& params
 
 }  // namespace
 
-std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows, int block_size) {
+std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows, [[maybe_unused]] int block_size) {
 #ifdef AMGSOLVE_WITH_MPI
   if (running_on_several_ranks()) {  // no collective call: any rank may ask at any time
     int rank = 0, ranks = 1;
