@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 
 #include "common/error.hpp"
@@ -82,6 +83,14 @@ std::int64_t Communicator::min(std::int64_t value) const {
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MIN, comm_);
   ++stats_.reductions;
   return value;
+}
+
+Communicator::Located Communicator::first_of_largest(std::int64_t index, double value) const {
+  const double largest = max(index < 0 ? -1.0 : value);
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t first = min(index >= 0 && value == largest ? index : kNone);
+  if (first == kNone) return {};
+  return {first, largest};
 }
 
 RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine) {

@@ -61,6 +61,13 @@ class Communicator {
   std::int64_t sum_before(std::int64_t value) const;
   double max(double value) const;
   std::int64_t min(std::int64_t value) const;
+  // The largest of the ranks' values (each >= 0, at a global index; index -1: this rank has none) and the
+  // first index holding it, as one process scanning in order finds it; index -1 where no rank has one.
+  struct Located {
+    std::int64_t index = -1;
+    double value = 0.0;
+  };
+  Located first_of_largest(std::int64_t index, double value) const;
   // The first rank's problem (text non-empty) on every rank, or "" where no rank has one.
   std::string first_problem(const std::string& mine) const;
   // The ranks' consecutive ranges of `count` entries each (every rank its own count), on every rank: the

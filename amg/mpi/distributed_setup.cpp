@@ -127,14 +127,11 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
 template <class Value>
 RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatrix<Value>& A) {
   // The first row, in global order, of the largest relative sum, as one process finds it.
-  const Communicator& comm = backend.comm();
   const RowSum mine = largest_relative_row_sum(A.local());
-  const double largest = comm.max(mine.row < 0 ? -1.0 : mine.relative);
-  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-  const bool holds = mine.row >= 0 && mine.relative == largest;
-  const std::int64_t row = comm.min(holds ? A.first_row() + mine.row : kNone);
-  if (row == kNone) return {};
-  return {static_cast<Index>(row), largest};
+  const Communicator::Located found =
+      backend.comm().first_of_largest(mine.row < 0 ? -1 : A.first_row() + mine.row, mine.relative);
+  if (found.index < 0) return {};
+  return {static_cast<Index>(found.index), found.value};
 }
 
 namespace {

@@ -1,7 +1,6 @@
 #include "amg/mpi/system_setup.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -102,11 +101,8 @@ class RankRows final : public SystemRows {
   double max(double value) const override { return backend_.comm().max(value); }
   std::int64_t first_row() const override { return A_.first_row(); }
   WorstRow worst(WorstRow mine) const override {
-    const Communicator& comm = backend_.comm();
-    const double worst = comm.max(mine.row < 0 ? -1.0 : mine.relative);
-    constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-    const std::int64_t row = comm.min(mine.row >= 0 && mine.relative == worst ? mine.row : kNone);
-    return row == kNone ? WorstRow{} : WorstRow{row, worst};
+    const Communicator::Located found = backend_.comm().first_of_largest(mine.row, mine.relative);
+    return found.index < 0 ? WorstRow{} : WorstRow{found.index, found.value};
   }
   const NearNullspace& columns(const NearNullspace& B, NearNullspace& scratch) const override {
     scratch.vectors = B.vectors;
