@@ -352,12 +352,11 @@ bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solv
 
 namespace {
 
-// Whether this run spreads the matrix by rows over the ranks: a Poisson problem (its generator makes any
-// rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and dealt out as it
-// is read).
+// Whether this run spreads the matrix by rows over the ranks: a Poisson or elasticity problem (their
+// generators make any rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and
+// dealt out as it is read).
 bool assembled_by_rows(const Config& config) {
-  return assembling_by_rows(config) &&
-         (config.problem.type == ProblemType::poisson || config.problem.type == ProblemType::matrix_market);
+  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse;
 }
 
 // A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),
@@ -647,7 +646,7 @@ void attach_near_nullspace(Config& config) {
     throw InputError(problem);
   if (elasticity) {  // the rigid-body modes of its nodes
     const ElasticityParams& body = config.problem.elasticity;
-    require_memory(elasticity_bytes(body), "the elasticity problem (problem.box)");
+    require_memory(elasticity_near_nullspace_bytes(body), "the elasticity problem's rigid-body modes (problem.box)");
     config.amg.block_size = body.dimensions();
     config.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
   } else if (!p.near_nullspace.empty()) {
@@ -707,6 +706,15 @@ RunRecord start_record(const Config& config) {
   return record;
 }
 
+// This rank's rows of a problem whose generator makes any rows alone: a Poisson problem's, the elasticity
+// problem's whole nodes.
+RowRange generated_rows(const ProblemSpec& spec) {
+  const auto [first, last] = spec.type == ProblemType::elasticity
+                                 ? owned_rows(elasticity_rows(spec.elasticity), spec.elasticity.dimensions())
+                                 : owned_rows(poisson_rows(spec.poisson));
+  return {first, last};
+}
+
 // One step's problem: the whole matrix on every rank, or (by_rows) each rank's rows of it.
 LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows) {
   if (by_rows && spec.type == ProblemType::matrix_market) {
@@ -717,8 +725,7 @@ LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool 
   std::optional<LinearProblem> assembled;
   collectively([&] {
     if (by_rows) {
-      const auto [first, last] = owned_rows(poisson_rows(spec.poisson));
-      const RowRange rows{first, last};
+      const RowRange rows = generated_rows(spec);
       assembled = make_problem(spec, &rows);  // the Solver decides the nullspace over the ranks
     } else {
       assembled = make_problem(spec);

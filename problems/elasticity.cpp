@@ -84,21 +84,26 @@ constexpr int kSlots = 27;
 int slot_of(const Point& offset) { return (offset[0] + 1) + 3 * ((offset[1] + 1) + 3 * (offset[2] + 1)); }
 
 // A node's row blocks: for every element around it, the blocks coupling it to the element's free corners,
-// summed in a fixed order (cells, then simplices, then corners), and the weight's share of its elements.
+// summed in a fixed order (cells, then simplices, then corners).
 struct NodeRows {
   double blocks[kSlots][3][3] = {};
   bool touched[kSlots] = {};
-  double weight = 0;
 };
+
+// The cells around grid point p (those of the body that have it as a corner): [low, high] per axis.
+std::array<Point, 2> cells_around(const Body& body, const Point& p) {
+  Point low{}, high{};
+  for (int a = 0; a < 3; ++a) {
+    low[a] = a < body.d ? std::max<std::int64_t>(p[a] - 1, 0) : 0;
+    high[a] = a < body.d ? std::min(p[a], body.cells[a] - 1) : 0;
+  }
+  return {low, high};
+}
 
 NodeRows node_rows(const Body& body, const std::vector<Simplex>& simplices, const Point& p) {
   NodeRows rows;
   const int d = body.d;
-  Point low{}, high{};
-  for (int a = 0; a < 3; ++a) {
-    low[a] = a < d ? std::max<std::int64_t>(p[a] - 1, 0) : 0;
-    high[a] = a < d ? std::min(p[a], body.cells[a] - 1) : 0;
-  }
+  const auto [low, high] = cells_around(body, p);
   for (std::int64_t ck = low[2]; ck <= high[2]; ++ck)
     for (std::int64_t cj = low[1]; cj <= high[1]; ++cj)
       for (std::int64_t ci = low[0]; ci <= high[0]; ++ci)
@@ -106,7 +111,6 @@ NodeRows node_rows(const Body& body, const std::vector<Simplex>& simplices, cons
           for (int a = 0; a <= d; ++a) {
             const Point corner = {ci + s.corners[a][0], cj + s.corners[a][1], ck + s.corners[a][2]};
             if (corner != p) continue;
-            rows.weight += s.volume / (d + 1);
             for (int b = 0; b <= d; ++b) {
               const Point q = {ci + s.corners[b][0], cj + s.corners[b][1], ck + s.corners[b][2]};
               if (q[0] == 0) continue;  // clamped: not an unknown
@@ -119,6 +123,15 @@ NodeRows node_rows(const Body& body, const std::vector<Simplex>& simplices, cons
   return rows;
 }
 
+// How many of a cell's simplices have each of its corners, numbered by their offset (x + 2 y + 4 z): every
+// simplex has the first and the opposite corner, the others fewer.
+std::array<int, 8> simplices_at_corner(const std::vector<Simplex>& simplices, int d) {
+  std::array<int, 8> count{};
+  for (const Simplex& s : simplices)
+    for (int a = 0; a <= d; ++a) ++count[s.corners[a][0] + 2 * s.corners[a][1] + 4 * s.corners[a][2]];
+  return count;
+}
+
 // The free node at slot's offset from p (a neighbour an element reached: inside the body).
 std::int64_t neighbour(const Body& body, const Point& p, int slot) {
   const Point q = {p[0] + slot % 3 - 1, p[1] + (slot / 3) % 3 - 1, p[2] + slot / 9 - 1};
@@ -129,17 +142,23 @@ std::int64_t neighbour(const Body& body, const Point& p, int slot) {
 
 std::int64_t elasticity_nodes(const ElasticityParams& p) { return Body(p).nodes(); }
 std::int64_t elasticity_rows(const ElasticityParams& p) { return p.dimensions() * elasticity_nodes(p); }
+namespace {
+// A node of Kuhn's triangulation has 6 neighbours in 2D, 14 in 3D: rows of 7 d or 15 d entries at most.
+int row_entries_bound(int d) { return d * (d == 2 ? 7 : 15); }
+}  // namespace
+
 std::int64_t elasticity_nnz_bound(const ElasticityParams& p) {
-  // A node of Kuhn's triangulation has 6 neighbours in 2D, 14 in 3D: rows of 7 d or 15 d entries at most.
-  const int d = p.dimensions();
-  return elasticity_rows(p) * d * (d == 2 ? 7 : 15);
+  return elasticity_rows(p) * row_entries_bound(p.dimensions());
 }
 
-std::uint64_t elasticity_bytes(const ElasticityParams& p) {
-  // The matrix (12 bytes an entry, 8 a row) and, for the setup, the rigid-body modes (3 or 6 a row) and the
-  // coordinates.
+std::uint64_t elasticity_matrix_bytes(const ElasticityParams& p, std::int64_t nodes) {
+  const double rows = static_cast<double>(p.dimensions()) * static_cast<double>(nodes);
+  return static_cast<std::uint64_t>(12.0 * rows * row_entries_bound(p.dimensions()) + 8.0 * rows);
+}
+
+std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p) {
   const double rows = static_cast<double>(elasticity_rows(p)), modes = p.dimensions() == 2 ? 3 : 6;
-  return static_cast<std::uint64_t>(12.0 * static_cast<double>(elasticity_nnz_bound(p)) + 8.0 * rows * (2 + modes));
+  return static_cast<std::uint64_t>(8.0 * rows * (modes + 1));
 }
 
 Vector<double> elasticity_coordinates(const ElasticityParams& p) {
@@ -170,18 +189,21 @@ bool stored(int slot, int r, int c, double value) { return value != 0.0 || (slot
 
 }  // namespace
 
-CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
+CsrMatrix<double> elasticity_matrix_rows(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
   const std::vector<Simplex> simplices = simplices_of(p, body);
-  require_memory(elasticity_bytes(p), "the elasticity problem's matrix");
+  if (first_node < 0 || last_node < first_node || last_node > body.nodes())
+    throw Error("elasticity_matrix_rows: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) +
+                ") are not among the " + std::to_string(body.nodes()) + " free nodes");
+  const std::int64_t nodes = last_node - first_node;
+  require_memory(elasticity_matrix_bytes(p, nodes), "the elasticity problem's matrix");
   const int d = body.d;
-  const std::int64_t nodes = body.nodes();
-  const auto rows = static_cast<Index>(d * nodes);  // within Index: Body checked it
-  CsrMatrix<double> A(rows, rows);
+  // Within Index: Body checked the whole.
+  CsrMatrix<double> A(static_cast<Index>(d * nodes), static_cast<Index>(d * body.nodes()));
   // Count each row's entries, then fill them: the same blocks, summed twice in the same order.
 #pragma omp parallel for schedule(static)
   for (std::int64_t n = 0; n < nodes; ++n) {
-    const NodeRows node = node_rows(body, simplices, body.point(n));
+    const NodeRows node = node_rows(body, simplices, body.point(first_node + n));
     for (int r = 0; r < d; ++r) {
       Offset count = 0;
       for (int slot = 0; slot < kSlots; ++slot)
@@ -195,7 +217,7 @@ CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
   A.val.resize(static_cast<std::size_t>(A.row_ptr.back()));
 #pragma omp parallel for schedule(static)
   for (std::int64_t n = 0; n < nodes; ++n) {
-    const Point point = body.point(n);
+    const Point point = body.point(first_node + n);
     const NodeRows node = node_rows(body, simplices, point);
     for (int r = 0; r < d; ++r) {
       Offset at = A.row_ptr[static_cast<std::size_t>(d * n + r)];
@@ -213,13 +235,25 @@ CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) {
   return A;
 }
 
+CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) { return elasticity_matrix_rows(p, 0, elasticity_nodes(p)); }
+
 Vector<double> elasticity_load(const ElasticityParams& p) {
   const Body body(p);
   const std::vector<Simplex> simplices = simplices_of(p, body);
+  const std::array<int, 8> at_corner = simplices_at_corner(simplices, body.d);
+  const double share = simplices.front().volume / (body.d + 1);  // an element's weight at each corner
   Vector<double> b(static_cast<std::size_t>(body.d * body.nodes()), 0.0);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t n = 0; n < body.nodes(); ++n)
-    b[static_cast<std::size_t>(body.d * n + 1)] = -node_rows(body, simplices, body.point(n)).weight;
+  for (std::int64_t n = 0; n < body.nodes(); ++n) {
+    const Point point = body.point(n);
+    const auto [low, high] = cells_around(body, point);
+    int elements = 0;
+    for (std::int64_t ck = low[2]; ck <= high[2]; ++ck)
+      for (std::int64_t cj = low[1]; cj <= high[1]; ++cj)
+        for (std::int64_t ci = low[0]; ci <= high[0]; ++ci)
+          elements += at_corner[(point[0] - ci) + 2 * (point[1] - cj) + 4 * (point[2] - ck)];
+    b[static_cast<std::size_t>(body.d * n + 1)] = -share * elements;
+  }
   return b;
 }
 

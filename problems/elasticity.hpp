@@ -36,15 +36,20 @@ struct ElasticityParams {
 std::int64_t elasticity_nodes(const ElasticityParams& p);
 std::int64_t elasticity_rows(const ElasticityParams& p);
 std::int64_t elasticity_nnz_bound(const ElasticityParams& p);
-// What the matrix and the setup's rigid-body modes take: checked before either is made.
-std::uint64_t elasticity_bytes(const ElasticityParams& p);
+// What the matrix rows of `nodes` free nodes take (12 bytes an entry, 8 a row), and what the setup's
+// rigid-body modes of all the nodes and their coordinates take: each checked before it is made.
+std::uint64_t elasticity_matrix_bytes(const ElasticityParams& p, std::int64_t nodes);
+std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p);
 
 // The free nodes' coordinates, node by node (nodes x dimensions).
 Vector<double> elasticity_coordinates(const ElasticityParams& p);
 
-// The stiffness matrix and the weight's load vector (the body force lumped to the nodes: each element's
-// volume / (d + 1) to each of its corners).
+// The stiffness matrix's rows of the free nodes [first_node, last_node): their d unknowns each, columns
+// numbered globally (A.cols is every unknown). An MPI rank's part of the cantilever, or all nodes the whole.
+CsrMatrix<double> elasticity_matrix_rows(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node);
 CsrMatrix<double> elasticity_matrix(const ElasticityParams& p);
+// The weight's load vector, whole: the body force lumped to the nodes, each element's volume / (d + 1) to
+// each of its corners (a few table lookups a node, so every rank makes it whole, as the other problems' b).
 Vector<double> elasticity_load(const ElasticityParams& p);
 
 }  // namespace amgsolve

@@ -240,11 +240,20 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
 
 namespace {
 
-// The cantilever's stiffness matrix and weight (problems/elasticity.hpp), on the grid of its free nodes.
-LinearProblem make_elasticity(const ElasticityParams& p) {
-  require_memory(estimated_solve_bytes(elasticity_rows(p), elasticity_nnz_bound(p)), "the elasticity problem (problem.box)");
-  LinearProblem problem;
+// The cantilever's stiffness matrix and weight (problems/elasticity.hpp), on the grid of its free nodes; rows:
+// only those (whole nodes) of the matrix.
+LinearProblem make_elasticity(const ElasticityParams& p, const RowRange* rows) {
   const int d = p.dimensions();
+  const std::int64_t unknowns = elasticity_rows(p);
+  if (rows && (rows->first % d != 0 || rows->last % d != 0))
+    throw Error("make_problem: an elasticity problem's rows [" + std::to_string(rows->first) + ", " +
+                std::to_string(rows->last) + ") are not whole nodes of " + std::to_string(d) + " unknowns");
+  // A rank that assembles a part holds about that share of the matrix and the hierarchy, and the whole vectors.
+  const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(unknowns) : 1.0;
+  require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(unknowns, elasticity_nnz_bound(p)))) +
+                     (rows ? 4 * 8 * static_cast<std::uint64_t>(unknowns) : 0),
+                 "the elasticity problem (problem.box)");
+  LinearProblem problem;
   std::string cells;
   for (int a = 0; a < d; ++a) {
     if (a > 0) cells += 'x';
@@ -253,7 +262,13 @@ LinearProblem make_elasticity(const ElasticityParams& p) {
   problem.description = "elasticity " + std::to_string(d) + "D cantilever " + cells + " cells, E " +
                         format_number(p.young_modulus) + ", nu " + format_number(p.poisson_ratio) +
                         ", clamped at x = 0, under its weight";
-  problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
+  if (rows) {
+    problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix_rows(p, rows->first / d, rows->last / d));
+    problem.global_rows = unknowns;
+    problem.first_row = rows->first;
+  } else {
+    problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
+  }
   problem.b = elasticity_load(p);
   const double h = 1.0 / static_cast<double>(p.cells[1]);
   Grid grid;
@@ -272,7 +287,7 @@ LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows) {
   switch (spec.type) {
     case ProblemType::poisson: return make_poisson(spec.poisson, rows);
     case ProblemType::matrix_market: return make_matrix_market(spec.matrix_market);
-    case ProblemType::elasticity: return make_elasticity(spec.elasticity);
+    case ProblemType::elasticity: return make_elasticity(spec.elasticity, rows);
     case ProblemType::mouse: break;
   }
   throw Error("make_problem: the mouse has a builder of its own (make_mouse_problem: a right-hand side per source)");

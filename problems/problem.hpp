@@ -85,8 +85,8 @@ void allocate_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, s
 // At most this many right-hand sides in one problem.rhs file (load cases solved one after another).
 inline constexpr Index kMaxRightHandSides = 10000;
 
-// rows: assemble only those rows of the matrix where the problem can (Poisson); others ignore it and
-// build the whole matrix (global_rows stays empty).
+// rows: assemble only those rows of the matrix where the problem can (Poisson; elasticity, rows of whole
+// nodes); others ignore it and build the whole matrix (global_rows stays empty).
 LinearProblem make_problem(const ProblemSpec& spec, const RowRange* rows = nullptr);
 
 }  // namespace amgsolve

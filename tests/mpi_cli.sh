@@ -150,8 +150,8 @@ PY
 fi
 
 # A system: the 2D cantilever (problem.type elasticity), 200 x 60 cells, its 12,200 nodes in two blocks of
-# 8,192 nodes (a system's ranks hold whole blocks of nodes), so two ranks hold rows; every rank assembles it
-# whole and keeps its nodes. The same hierarchy (node blocks, rigid-body modes), history and VTK file.
+# 8,192 nodes (a system's ranks hold whole blocks of nodes), so two ranks hold rows; each rank assembles only
+# its nodes' rows. The same hierarchy (node blocks, rigid-body modes), history and VTK file.
 elastic=("$source/configs/elasticity.yaml" --set "problem.box=[200,60]" --quiet)
 if one; then
   vtk_output elastic-one.vti
@@ -164,6 +164,8 @@ else
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["iterations"] == many["solve"]["iterations"] and one["solve"]["history"] == many["solve"]["history"]
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles its nodes' rows"
+assert one["problem"]["nnz"] == many["problem"]["nnz"]
 table = lambda r: [(l["rows"], l["nnz"], l.get("aggregates"), l.get("rho_dinv_a"), l["smoother"]) for l in r["setup"]["levels"]]
 assert table(one) == table(many), "hierarchy (built on the ranks' nodes)"
 assert one["setup"]["block_size"] == many["setup"]["block_size"] == 2

@@ -78,6 +78,45 @@ TEST(Elasticity, TheLoadIsTheBodysWeight) {
   EXPECT_EQ(sideways, 0.0);
 }
 
+TEST(Elasticity, AnInteriorNodeCarriesOneCellsWeight) {
+  // Kuhn's triangulation puts 6 triangles (2D) or 24 tetrahedra (3D) around an interior vertex, each giving
+  // it 1 / (d + 1) of its volume h^d / d!: one cell's volume, h^d.
+  for (const std::vector<std::int64_t>& cells : {std::vector<std::int64_t>{6, 4}, std::vector<std::int64_t>{5, 4, 3}}) {
+    ElasticityParams p;
+    p.cells = cells;
+    const int d = p.dimensions();
+    const Vector<double> b = elasticity_load(p);
+    const double h = 1.0 / static_cast<double>(cells[1]);
+    // The free node at grid point (2, 1, 1): node (i - 1) + cells_x (j + (cells_y + 1) k).
+    const std::int64_t node = 1 + cells[0] * (1 + (cells[1] + 1) * (d == 3 ? 1 : 0));
+    EXPECT_NEAR(b[static_cast<std::size_t>(d * node + 1)], -std::pow(h, d), 1e-15) << d << "D";
+  }
+}
+
+TEST(Elasticity, ANodeRangesRowsAreThoseOfTheWholeMatrix) {
+  for (const std::vector<std::int64_t>& cells : {std::vector<std::int64_t>{7, 3}, std::vector<std::int64_t>{4, 3, 2}}) {
+    ElasticityParams p;
+    p.cells = cells;
+    const int d = p.dimensions();
+    const CsrMatrix<double> whole = elasticity_matrix(p);
+    const std::int64_t nodes = elasticity_nodes(p);
+    for (const auto& [first, last] : {std::pair<std::int64_t, std::int64_t>{0, nodes}, {3, 11}, {nodes - 5, nodes}, {4, 4}}) {
+      const CsrMatrix<double> part = elasticity_matrix_rows(p, first, last);
+      ASSERT_EQ(part.rows, d * (last - first));
+      ASSERT_EQ(part.cols, whole.cols);
+      for (Index i = 0; i < part.rows; ++i) {
+        const Index row = static_cast<Index>(d * first) + i;
+        ASSERT_EQ(part.row_end(i) - part.row_begin(i), whole.row_end(row) - whole.row_begin(row)) << "row " << row;
+        for (Offset k = part.row_begin(i), w = whole.row_begin(row); k < part.row_end(i); ++k, ++w) {
+          EXPECT_EQ(part.col[k], whole.col[w]);
+          EXPECT_EQ(part.val[k], whole.val[w]);
+        }
+      }
+    }
+    EXPECT_THROW(elasticity_matrix_rows(p, 2, nodes + 1), Error);
+  }
+}
+
 // The cantilever's tip deflection (the largest downward displacement), solved with its rigid-body modes, and
 // the solve's iterations.
 struct Bent {
