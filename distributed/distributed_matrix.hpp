@@ -203,14 +203,15 @@ class DistributedMatrix {
     fill_ghosts(all);
     return all;
   }
-  // The same in place: values holds the own entries and room for the ghosts' (local_.cols entries).
+  // The same in place: values holds the own entries and room for the ghosts' (local_.cols entries), each
+  // `width` consecutive values (the rows of a block of vectors, exchanged in one message per neighbour).
   template <class T>
-  void fill_ghosts(Vector<T>& values) const {
+  void fill_ghosts(Vector<T>& values, int width = 1) const {
     Vector<T> ghost, send_buffer;
     std::vector<MPI_Request> requests;
-    halo_.begin(*comm_, values, ghost, send_buffer, requests);
+    halo_.begin(*comm_, values, ghost, send_buffer, requests, width);
     halo_.end(*comm_, requests);
-    std::copy(ghost.begin(), ghost.end(), values.begin() + own_columns());
+    std::copy(ghost.begin(), ghost.end(), values.begin() + static_cast<std::ptrdiff_t>(own_columns()) * width);
   }
 
  private:

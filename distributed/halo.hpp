@@ -27,15 +27,16 @@ class HaloPlan {
   Index sent_entries() const { return static_cast<Index>(send_local_.size()); }
   int neighbours() const { return static_cast<int>(receive_ranks_.size() + send_ranks_.size()); }
 
-  // Starts the exchange of x (this rank's entries): ghost values arrive in `ghost`, sized ghosts().
+  // Starts the exchange of x (this rank's entries, `width` consecutive values each: the rows of a block of
+  // vectors, one message for all of them): ghost values arrive in `ghost`, sized ghosts() * width.
   template <class V>
   void begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
-             std::vector<MPI_Request>& requests) const;
+             std::vector<MPI_Request>& requests, int width = 1) const;
   // The same for entries packed elsewhere (a device gathers them: backend/mpi/mpi_over.hpp): send_buffer
   // holds x[sent_indices()[k]] in order.
   template <class V>
   void begin_packed(const Communicator& comm, const Vector<V>& send_buffer, Vector<V>& ghost,
-                    std::vector<MPI_Request>& requests) const;
+                    std::vector<MPI_Request>& requests, int width = 1) const;
   // The local indices of the entries other ranks read, in the order they are sent.
   const std::vector<Index>& sent_indices() const { return send_local_; }
   // Waits for it; the time spent waiting is counted in comm's stats.
@@ -51,29 +52,34 @@ class HaloPlan {
 
 template <class V>
 void HaloPlan::begin(const Communicator& comm, const Vector<V>& x, Vector<V>& ghost, Vector<V>& send_buffer,
-                     std::vector<MPI_Request>& requests) const {
-  send_buffer.resize(send_local_.size());
+                     std::vector<MPI_Request>& requests, int width) const {
+  const auto w = static_cast<std::size_t>(width);
+  send_buffer.resize(send_local_.size() * w);
 #pragma omp parallel for schedule(static)
-  for (std::size_t k = 0; k < send_local_.size(); ++k) send_buffer[k] = x[send_local_[k]];
-  begin_packed(comm, send_buffer, ghost, requests);
+  for (std::size_t k = 0; k < send_local_.size(); ++k)
+    for (std::size_t j = 0; j < w; ++j) send_buffer[k * w + j] = x[static_cast<std::size_t>(send_local_[k]) * w + j];
+  begin_packed(comm, send_buffer, ghost, requests, width);
 }
 
 template <class V>
 void HaloPlan::begin_packed(const Communicator& comm, const Vector<V>& send_buffer, Vector<V>& ghost,
-                            std::vector<MPI_Request>& requests) const {
+                            std::vector<MPI_Request>& requests, int width) const {
   constexpr int tag = 2718;
-  if (send_buffer.size() != send_local_.size())
+  const auto w = static_cast<std::int64_t>(width);
+  if (send_buffer.size() != send_local_.size() * static_cast<std::size_t>(width))
     abort_every_rank("halo plan: " + std::to_string(send_buffer.size()) + " entries packed for " +
-                     std::to_string(send_local_.size()) + " sent");
-  ghost.resize(static_cast<std::size_t>(ghosts()));
+                     std::to_string(send_local_.size()) + " sent, " + std::to_string(width) + " values each");
+  ghost.resize(static_cast<std::size_t>(ghosts() * w));
   requests.assign(receive_ranks_.size() + send_ranks_.size(), MPI_REQUEST_NULL);
   for (std::size_t k = 0; k < receive_ranks_.size(); ++k)
-    MPI_Irecv(ghost.data() + receive_offsets_[k], static_cast<int>(receive_offsets_[k + 1] - receive_offsets_[k]),
-              mpi_type<V>(), receive_ranks_[k], tag, comm.get(), &requests[k]);
+    MPI_Irecv(ghost.data() + receive_offsets_[k] * w,
+              mpi_count((receive_offsets_[k + 1] - receive_offsets_[k]) * w, "a halo message"), mpi_type<V>(),
+              receive_ranks_[k], tag, comm.get(), &requests[k]);
   for (std::size_t k = 0; k < send_ranks_.size(); ++k)
-    MPI_Isend(send_buffer.data() + send_offsets_[k], static_cast<int>(send_offsets_[k + 1] - send_offsets_[k]),
-              mpi_type<V>(), send_ranks_[k], tag, comm.get(), &requests[receive_ranks_.size() + k]);
-  comm.stats().halo_bytes += sizeof(V) * send_local_.size();
+    MPI_Isend(send_buffer.data() + send_offsets_[k] * w,
+              mpi_count((send_offsets_[k + 1] - send_offsets_[k]) * w, "a halo message"), mpi_type<V>(),
+              send_ranks_[k], tag, comm.get(), &requests[receive_ranks_.size() + k]);
+  comm.stats().halo_bytes += sizeof(V) * send_buffer.size();
   comm.stats().halo_messages += send_ranks_.size();
 }
 

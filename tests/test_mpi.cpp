@@ -271,6 +271,30 @@ TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
   EXPECT_EQ(D->interior_rows() + static_cast<Index>(neighbours * 32 * 32), D->rows);
 }
 
+TEST_F(Distributed, ABlockOfVectorsCrossesTheHaloAsEachOfThemAlone) {
+  // The rows of 3 vectors (3 values a row, as a system's near-nullspace is stored) in one exchange: the
+  // ghosts' rows are the owners' entries, as 3 exchanges of one vector each give them.
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {24, 24, 48}));
+  const auto D = mpi.matrix(A, SpmvFormat::csr);
+  constexpr int k = 3;
+  const std::int64_t first = D->first_row();
+  Vector<double> rows(static_cast<std::size_t>(D->local().cols) * k);
+  for (Index i = 0; i < D->rows; ++i)
+    for (int v = 0; v < k; ++v) rows[static_cast<std::size_t>(i) * k + v] = std::sin(1.0 + v + 0.5 * static_cast<double>(first + i));
+  const std::uint64_t bytes_before = mpi.comm().stats().halo_bytes;
+  D->fill_ghosts(rows, k);
+  EXPECT_EQ(mpi.comm().stats().halo_bytes - bytes_before, sizeof(double) * k * static_cast<std::uint64_t>(D->halo().sent_entries()));
+  for (int v = 0; v < k; ++v) {
+    Vector<double> own(static_cast<std::size_t>(D->rows));
+    for (Index i = 0; i < D->rows; ++i) own[i] = rows[static_cast<std::size_t>(i) * k + v];
+    const Vector<double> alone = D->with_ghosts(own);
+    for (Index j = 0; j < D->local().cols; ++j) {
+      ASSERT_EQ(rows[static_cast<std::size_t>(j) * k + v], alone[j]) << "column " << j << ", vector " << v;
+      ASSERT_EQ(alone[j], std::sin(1.0 + v + 0.5 * static_cast<double>(D->global_column(j)))) << "column " << j;
+    }
+  }
+}
+
 // Rows [first, last) of A, as a rank that holds only them would pass them (global column numbers).
 CsrMatrix<double> rows_of(const CsrMatrix<double>& A, std::int64_t first, std::int64_t last) {
   return row_block(A, static_cast<Index>(first), static_cast<Index>(last));

@@ -80,17 +80,13 @@ class NodeHaloLayout final : public GraphLayout {
   std::int64_t first_;
 };
 
-// B's rows (k values each) over A's columns: this rank's, then its ghost columns' from their ranks, a vector
-// at a time through A's halo. Collective.
+// B's rows (k values each) over A's columns: this rank's, then its ghost columns' from their ranks, all k
+// vectors in one exchange through A's halo. Collective.
 template <class Value>
 void rows_over_columns(const DistributedMatrix<Value>& A, const Vector<double>& own, int k, Vector<double>& columns) {
-  columns.assign(static_cast<std::size_t>(A.local().cols) * k, 0.0);
-  Vector<double> vector(static_cast<std::size_t>(A.rows));
-  for (int v = 0; v < k; ++v) {
-    for (Index i = 0; i < A.rows; ++i) vector[i] = own[static_cast<std::size_t>(i) * k + v];
-    const Vector<double> all = A.with_ghosts(vector);
-    for (Index j = 0; j < A.local().cols; ++j) columns[static_cast<std::size_t>(j) * k + v] = all[j];
-  }
+  columns.assign(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(A.rows) * k);
+  columns.resize(static_cast<std::size_t>(A.local().cols) * k);
+  A.fill_ghosts(columns, k);
 }
 
 // How a rank's rows join the others' in the search for a system's nullspace (amg/system_nullspace.hpp).
