@@ -128,8 +128,12 @@ class DistributedMatrix {
   Index rows = 0;  // this rank's rows: the algorithms size their vectors by it
 
   const CsrMatrix<V>& local() const { return local_; }
-  // The values of the local entries, for the setup's steps that rescale them (the pattern stays).
-  Array<V>& values() { return local_.val; }
+  // The values of the local entries, for the setup's steps that rescale them (the pattern stays); a sliced
+  // copy for the solve is let go of.
+  Array<V>& values() {
+    sliced_.reset();
+    return local_.val;
+  }
   Offset nnz() const { return local_.nnz(); }  // this rank's
   std::int64_t global_rows() const { return row_partition_.size(); }
   std::int64_t global_cols() const { return column_partition_.size(); }
@@ -177,10 +181,48 @@ class DistributedMatrix {
            sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
   }
 
+  // For the solve: a sliced ELLPACK copy of the local rows (sparse/sliced_ellpack.hpp), whose chunks of
+  // kChunk rows that read no ghost are then multiplied in it while the halo is exchanged, and the interior
+  // rows of the other chunks in CSR, as before (each row's sum in the same order: the same bits). Kept beside
+  // the CSR, which the setup and the boundary rows read, as the cpu backend keeps its copy of the finest
+  // matrix; let go of when the values change (values()). Not collective.
+  void slice_for_the_solve() const {
+    constexpr Index kChunk = SlicedEllpack<V>::kChunk;
+    std::vector<std::uint8_t> reads_ghosts(static_cast<std::size_t>(rows), 0);
+    for (Index i : boundary_) reads_ghosts[static_cast<std::size_t>(i)] = 1;
+    sliced_runs_.clear();
+    interior_rest_.clear();
+    const Index chunks = (rows + kChunk - 1) / kChunk;
+    for (Index c = 0; c < chunks; ++c) {
+      const Index first = c * kChunk, last = std::min(rows, first + kChunk);
+      const bool interior = std::none_of(reads_ghosts.begin() + first, reads_ghosts.begin() + last,
+                                         [](std::uint8_t ghost) { return ghost != 0; });
+      if (!interior) {
+        for (Index i = first; i < last; ++i)
+          if (!reads_ghosts[static_cast<std::size_t>(i)]) interior_rest_.push_back(i);
+      } else if (!sliced_runs_.empty() && sliced_runs_.back().first + sliced_runs_.back().second == c &&
+                 sliced_runs_.back().second < kSlicedRunChunks) {
+        ++sliced_runs_.back().second;
+      } else {
+        sliced_runs_.emplace_back(c, 1);
+      }
+    }
+    sliced_ = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(local_));
+  }
+  bool sliced() const { return sliced_ != nullptr; }
+  std::uint64_t sliced_bytes() const {
+    return sliced_ ? sliced_->bytes() + sizeof(std::pair<Index, Index>) * sliced_runs_.size() +
+                         sizeof(Index) * interior_rest_.size()
+                   : 0;
+  }
+
   // kernel(rows, columns) on the interior rows and, once x's halo has arrived, on the boundary rows, the
   // exchange met as `mode` says (common/device.hpp; task mode needs a second thread, else it is naive
-  // overlap); columns reads x and the ghosts (GhostedColumns). The kernel computes each of its rows on its
+  // overlap); columns reads x alone on the interior rows (ArrayColumns: they read no ghost), x and the ghosts
+  // on the boundary rows (GhostedColumns). The kernel computes each of its rows on its
   // own (it writes row i's outputs only): in task mode several threads call it at once, on different rows.
+  // With a sliced copy (slice_for_the_solve) the interior rows are its interior chunks (SlicedRuns) and the
+  // rest, a second call.
   template <class Kernel>
   void with_halo(const Vector<V>& x, HaloMode mode, Kernel&& kernel) const {
     halo_.begin(*comm_, x, ghost_, send_buffer_, requests_);
@@ -188,7 +230,8 @@ class DistributedMatrix {
       interior_beside_the_exchange(x, kernel);
     } else {
       if (mode == HaloMode::vector) halo_.end(*comm_, requests_);
-      kernel(RowList{interior_.data(), static_cast<Index>(interior_.size())}, columns(x));
+      if (sliced_) kernel(SlicedRuns<V>{sliced_.get(), sliced_runs_.data(), static_cast<Index>(sliced_runs_.size())}, ArrayColumns<V>{x.data()});
+      kernel(interior_rows(0, static_cast<Index>(interior_list().size())), ArrayColumns<V>{x.data()});
       if (mode != HaloMode::vector) halo_.end(*comm_, requests_);
     }
     kernel(RowList{boundary_.data(), static_cast<Index>(boundary_.size())}, columns(x));
@@ -222,18 +265,31 @@ class DistributedMatrix {
   // when its wait is over. The kernel's own parallel loop runs in one thread here (nested).
   template <class Kernel>
   void interior_beside_the_exchange(const Vector<V>& x, Kernel& kernel) const {
-    const auto interior = static_cast<Index>(interior_.size());
-    const Index blocks = (interior + kTaskModeRows - 1) / kTaskModeRows;
+    // Tasks of about kTaskModeRows rows: the rows in CSR first, then the sliced copy's runs.
+    const auto interior = static_cast<Index>(interior_list().size());
+    const Index row_tasks = (interior + kTaskModeRows - 1) / kTaskModeRows;
+    constexpr Index kRunsPerTask = kTaskModeRows / (kSlicedRunChunks * SlicedEllpack<V>::kChunk);
+    const auto runs = static_cast<Index>(sliced_runs_.size());
+    const Index tasks = row_tasks + (sliced_ ? (runs + kRunsPerTask - 1) / kRunsPerTask : 0);
 #pragma omp parallel
     {
       if (omp_get_thread_num() == 0) halo_.end(*comm_, requests_);
 #pragma omp for schedule(dynamic, 1) nowait
-      for (Index b = 0; b < blocks; ++b) {
-        const Index first = b * kTaskModeRows;
-        kernel(RowList{interior_.data() + first, std::min(kTaskModeRows, interior - first)}, columns(x));
+      for (Index t = 0; t < tasks; ++t) {
+        if (t < row_tasks) {
+          const Index first = t * kTaskModeRows;
+          kernel(interior_rows(first, std::min(kTaskModeRows, interior - first)), ArrayColumns<V>{x.data()});
+        } else {
+          const Index first = (t - row_tasks) * kRunsPerTask;
+          kernel(SlicedRuns<V>{sliced_.get(), sliced_runs_.data() + first, std::min(kRunsPerTask, runs - first)},
+                 ArrayColumns<V>{x.data()});
+        }
       }
     }
   }
+  // The interior rows the CSR kernels compute: all of them, or those outside the sliced copy's runs.
+  const std::vector<Index>& interior_list() const { return sliced_ ? interior_rest_ : interior_; }
+  RowList interior_rows(Index first, Index count) const { return RowList{interior_list().data() + first, count}; }
 
   // ghosts_: the columns not in is_own, sorted and unique; by marks over their span when it is not much
   // larger than the entries (one pass), else by sorting the entries.
@@ -293,6 +349,10 @@ class DistributedMatrix {
   HaloPlan halo_;
   mutable Vector<V> ghost_, send_buffer_;
   mutable std::vector<MPI_Request> requests_;
+  // The solve's sliced copy (slice_for_the_solve): its runs of interior chunks, the other interior rows.
+  mutable std::shared_ptr<const SlicedEllpack<V>> sliced_;
+  mutable std::vector<std::pair<Index, Index>> sliced_runs_;
+  mutable std::vector<Index> interior_rest_;
 };
 
 }  // namespace amgsolve

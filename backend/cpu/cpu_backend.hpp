@@ -37,6 +37,16 @@ struct RowList {
   Index size() const { return count; }
   Index operator[](Index k) const { return rows[k]; }
 };
+// Rows in a sliced ELLPACK copy of the matrix (sparse/sliced_ellpack.hpp): runs of chunks of kChunk rows,
+// each run {first chunk, count} at most kSlicedRunChunks long, read from x alone (ArrayColumns). The
+// distributed layer's interior chunks, those of its rows that read no ghost.
+inline constexpr Index kSlicedRunChunks = 32;
+template <class V>
+struct SlicedRuns {
+  const SlicedEllpack<V>* matrix = nullptr;
+  const std::pair<Index, Index>* runs = nullptr;
+  Index count = 0;
+};
 // f(row) for each row of `rows`, on the thread team where the rows' entries (`entries`) are worth one.
 template <class Rows, class F>
 void for_each_row(const Rows& rows, std::uint64_t entries, F&& f) {
@@ -493,19 +503,36 @@ class CpuBackend {
       for_each_csr_row_sum<kResidual>(*A.csr, AllRows{A.rows}, ArrayColumns<V>{x.data()}, b, then);
       return;
     }
-    constexpr Index kChunksPerBlock = 32;
-    constexpr Index kChunk = SlicedEllpack<V>::kChunk;
     const SlicedEllpack<V>& S = *A.sliced;
-    const Index blocks = (S.chunks() + kChunksPerBlock - 1) / kChunksPerBlock;
+    const Index blocks = (S.chunks() + kSlicedRunChunks - 1) / kSlicedRunChunks;
 #pragma omp parallel for schedule(static) if (worth_a_team(S.val.size(), kSerialMatrixEntries))
     for (Index block = 0; block < blocks; ++block) {
-      alignas(64) V sums[kChunksPerBlock * kChunk];
-      const Index first_chunk = block * kChunksPerBlock;
-      const Index count = std::min(kChunksPerBlock, S.chunks() - first_chunk);
-      sliced_ellpack_sums<kResidual>(S, first_chunk, count, x.data(), b, sums);
-      const Index first_row = first_chunk * kChunk, last_row = std::min(A.rows, (first_chunk + count) * kChunk);
-      for (Index i = first_row; i < last_row; ++i) then(i, sums[i - first_row]);
+      const Index first_chunk = block * kSlicedRunChunks;
+      sliced_run_sums<kResidual>(S, first_chunk, std::min(kSlicedRunChunks, S.chunks() - first_chunk), x.data(), b, then);
     }
+  }
+
+  // then(i, s) for the rows of chunks [first_chunk, first_chunk + count) (count <= kSlicedRunChunks): their
+  // sums side by side first, then `then` on each row of the matrix among them.
+  template <bool kResidual, class V, class Then>
+  static void sliced_run_sums(const SlicedEllpack<V>& S, Index first_chunk, Index count, const V* x, const V* b,
+                              Then& then) {
+    constexpr Index kChunk = SlicedEllpack<V>::kChunk;
+    alignas(64) V sums[kSlicedRunChunks * kChunk];
+    sliced_ellpack_sums<kResidual>(S, first_chunk, count, x, b, sums);
+    const Index first_row = first_chunk * kChunk, last_row = std::min(S.rows, (first_chunk + count) * kChunk);
+    for (Index i = first_row; i < last_row; ++i) then(i, sums[i - first_row]);
+  }
+
+  // The same on runs of a sliced copy's chunks (the distributed layer's interior chunks), which read x alone.
+  template <bool kResidual, class V, class Then>
+  static void for_each_csr_row_sum(const CsrMatrix<V>& /*A: the copy's rows*/, const SlicedRuns<V>& chunks,
+                                   const ArrayColumns<V>& x, const V* b, Then&& then) {
+    const std::uint64_t entries = static_cast<std::uint64_t>(chunks.count) * kSlicedRunChunks * SlicedEllpack<V>::kChunk *
+                                  (chunks.matrix->val.size() / std::max<std::size_t>(chunks.matrix->rows, 1));
+#pragma omp parallel for schedule(static) if (worth_a_team(entries, kSerialMatrixEntries))
+    for (Index k = 0; k < chunks.count; ++k)
+      sliced_run_sums<kResidual>(*chunks.matrix, chunks.runs[k].first, chunks.runs[k].second, x.x, b, then);
   }
 
   // The same on the rows of a CSR matrix, reading x through `x`.

@@ -98,12 +98,17 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
     return std::make_shared<const Csr<V>>(*comm_, *whole, rows, rows);
   }
   template <class V>
-  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> whole, SpmvFormat) const {
-    return csr(std::move(whole));
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const CsrMatrix<V>> whole, SpmvFormat format) const {
+    return matrix(csr(std::move(whole)), format);
   }
+  // Each rank multiplies its rows in CSR, the interior chunks in a sliced ELLPACK copy where the cpu backend
+  // would keep one beside the CSR (the padding at most kSlicedPaddingBesideCsr).
   template <class V>
-  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat) const {
-    return M;  // each rank multiplies its rows in CSR
+  std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
+    if (format != SpmvFormat::csr && M->rows >= SlicedEllpack<V>::kChunk && sliced_ellpack_vector_units() &&
+        !M->sliced() && sliced_ellpack_padding(M->local()) <= kSlicedPaddingBesideCsr)
+      M->slice_for_the_solve();
+    return M;
   }
   // The whole matrix, on every rank (the coarsest level's factorisation, the SpGEMM comparison). Collective.
   template <class V>
@@ -133,11 +138,11 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   void download(const Vector<V>& local, amgsolve::Vector<V>& global) const {
     comm_->allgather(local, comm_->partition_of(static_cast<std::int64_t>(local.size())), global);
   }
-  // What the solve holds of a matrix beyond the hierarchy: nothing, it multiplies the hierarchy's own rows
-  // (counted there, as the cpu backend's CSR is).
+  // What the solve holds of a matrix beyond the hierarchy: its sliced copy, if any (the rows themselves are
+  // the hierarchy's, counted there, as the cpu backend's CSR is).
   template <class V>
-  std::uint64_t bytes(const Matrix<V>&) const {
-    return 0;
+  std::uint64_t bytes(const Matrix<V>& A) const {
+    return A.sliced_bytes();
   }
   // numerator / a_ii for this rank's rows, computed in double and rounded to V (as the cpu backend does).
   template <class V>
@@ -158,17 +163,17 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   void spmv(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
     y.resize(static_cast<std::size_t>(A.rows));
     A.with_halo(x, halo_mode_,
-                [&](const RowList& rows, const auto& columns) { local_.spmv_rows(A.local(), rows, columns, y); });
+                [&](const auto& rows, const auto& columns) { local_.spmv_rows(A.local(), rows, columns, y); });
   }
   template <class V>
   void spmv_add(const Matrix<V>& A, const Vector<V>& x, Vector<V>& y) const {
     A.with_halo(x, halo_mode_,
-                [&](const RowList& rows, const auto& columns) { local_.spmv_add_rows(A.local(), rows, columns, y); });
+                [&](const auto& rows, const auto& columns) { local_.spmv_add_rows(A.local(), rows, columns, y); });
   }
   template <class V>
   void residual(const Matrix<V>& A, const Vector<V>& x, const Vector<V>& b, Vector<V>& r) const {
     r.resize(static_cast<std::size_t>(A.rows));
-    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
+    A.with_halo(x, halo_mode_, [&](const auto& rows, const auto& columns) {
       local_.residual_rows(A.local(), rows, columns, b, r);
     });
   }
@@ -179,7 +184,7 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   void jacobi_sweep(const Matrix<V>& A, const Vector<V>& scaled_dinv, const Vector<V>& b, const Vector<V>& x,
                     Vector<V>& x_next) const {
     x_next.resize(x.size());
-    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
+    A.with_halo(x, halo_mode_, [&](const auto& rows, const auto& columns) {
       local_.jacobi_sweep_rows(A.local(), rows, columns, scaled_dinv, b, x, x_next);
     });
   }
@@ -187,7 +192,7 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   void chebyshev_step(const Matrix<V>& A, const Vector<V>& dinv, const Vector<V>& b, V a, V c, Vector<V>& d,
                       const Vector<V>& x, Vector<V>& x_next) const {
     x_next.resize(x.size());
-    A.with_halo(x, halo_mode_, [&](const RowList& rows, const auto& columns) {
+    A.with_halo(x, halo_mode_, [&](const auto& rows, const auto& columns) {
       local_.chebyshev_step_rows(A.local(), rows, columns, dinv, b, a, c, d, x, x_next);
     });
   }
