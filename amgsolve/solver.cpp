@@ -163,10 +163,9 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   } else if constexpr (kDistributed<Backend> && SolveBackend::kind == BackendKind::cpu) {
-    summary.spmv_format = "csr";
-    summary.spmv_format_reason = "the mpi backend's ranks multiply in CSR (the GPU formats' model would pick " +
-                                 format_name(choice.format) + ": " + choice.reason + ")";
-    return SpmvFormat::csr;
+    // Which level matrices the ranks slice is decided as the cycle builds them (SlicedOnRanks).
+    summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
+    return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   }
   summary.spmv_format = format_name(choice.format);
   summary.spmv_format_reason = choice.reason;
@@ -257,6 +256,35 @@ class SlicedOperators {
  private:
   std::string matrices_, prolongators_, restrictions_;
 };
+
+#ifdef AMGSOLVE_WITH_MPI
+// What setup().spmv_format says of the mpi backend's cycle: the levels whose matrix some rank multiplies in
+// part in sliced ELLPACK (its interior chunks, MpiBackend::matrix), counted over the ranks. Collective.
+template <class Hierarchy>
+void describe_sliced_on_ranks(const MpiBackend& backend, const Hierarchy& hierarchy, SpmvFormat requested,
+                              SetupSummary& summary) {
+  const std::string model = " (" + summary.spmv_format_reason + ")";
+  std::string levels;
+  for (std::size_t l = 0; l < hierarchy.levels(); ++l) {
+    const auto& M = hierarchy.shared_matrix(l);
+    if (backend.comm().sum(std::int64_t{M && M->sliced() ? 1 : 0}) > 0)
+      levels += (levels.empty() ? "" : ", ") + std::to_string(l);
+  }
+  if (levels.empty()) {
+    summary.spmv_format = "csr";
+    summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
+                                                               : "no level matrix's padding is small enough for the "
+                                                                 "sliced ELLPACK, or the CPU lacks AVX-512/AVX2") + model;
+    return;
+  }
+  summary.spmv_format = "sliced-ellpack";
+  summary.spmv_format_reason =
+      "each rank multiplies the interior chunks (blocks of " + std::to_string(SlicedEllpack<double>::kChunk) +
+      " rows that read no ghost) of the level matrices whose padding is at most " +
+      padding_percent(kSlicedPaddingBesideCsr) + " (levels " + levels +
+      ") in a sliced ELLPACK copy, the other rows, P and R in CSR" + model;
+}
+#endif
 
 // The solver on one backend, with the V-cycle in CycleValue: double, or float for solver.precision: mixed
 // (the cycle in float inside the double outer iteration). The solve runs on SolveBackend: the setup's
@@ -562,6 +590,10 @@ class SolverOn final : public Solver::Impl {
       };
     cycle_ = std::make_unique<Vcycle<SolveBackend, CycleValue>>(solving(), hierarchy_, format, fine, release);
     if constexpr (kHostCsr<Backend>) sliced.describe(params_.spmv_format, summary);
+#ifdef AMGSOLVE_WITH_MPI
+    if constexpr (std::is_same_v<SolveBackend, MpiBackend>)
+      describe_sliced_on_ranks(backend_, hierarchy_, params_.spmv_format, summary);
+#endif
   }
 
   // z = one V-cycle on r from z = 0, in the cycle's precision.
