@@ -378,31 +378,37 @@ class SmoothedAggregation {
     clock.lap(t.smoother);
   }
 
-  // P = T - omega D_f^-1 (A_f T): on the cpu backend gathered in one pass where T has one entry per row (a
-  // scalar problem), otherwise the SpGEMM A_f T (or, with a kept pattern, its numeric phase), then scaled. The
-  // callback still sees the product A_f T.
+  // P = T - omega D_f^-1 (A_f T): on the cpu and mpi backends gathered in one pass where T has one entry per
+  // row (a scalar problem), otherwise the SpGEMM A_f T (or, with a kept pattern, its numeric phase), then
+  // scaled. The callback still sees the product A_f T.
   Csr smoothed_prolongator(const Csr& A_f, const Csr& T, double omega, int level, const ProductPattern* pattern,
                            SpgemmStats& stats) const {
-    if constexpr (kHostCsr<Backend>) {
+    if constexpr (kGathersProlongator) {
       if (!params_.is_system()) {
         if (on_product_) observe(level, "prolongator", A_f, T, backend_.multiply(spgemm_, A_f, T, nullptr));
         return amgsolve::smoothed_prolongator(backend_, A_f, T, omega, &stats);
       }
-      pattern = nullptr;  // the cpu keeps no pattern of A_f T (a scalar problem's is gathered)
     }
+    if constexpr (kHostCsr<Backend>) pattern = nullptr;  // the cpu keeps no pattern of A_f T
     Csr P = product(A_f, T, pattern, stats);
     observe(level, "prolongator", A_f, T, P);
     scale_and_add_tentative(backend_, P, A_f, T, omega);
     return P;
   }
 
-  // What forms A_f T again where the backend multiplies it (kNumericProducts without the cpu's one-pass
-  // gather: the mpi backend): the product's plan and P's layout (A_f T is scaled in place). Nothing otherwise.
+  // What forms A_f T again where the backend multiplies it (kNumericProducts without the cpu's: the mpi
+  // backend, a system's, whose T has several entries a row): the product's plan and P's layout (A_f T is
+  // scaled in place). Nothing otherwise.
   ProductPattern prolongator_pattern(const Csr& A_f, const Csr& T, const Csr& P) const {
     if constexpr (kNumericProducts<Backend, Value> && !kHostCsr<Backend>)
-      if (spgemm_.sums_in_row_order()) return backend_.product_pattern(A_f, T, P.layout_copy());
+      if (spgemm_.sums_in_row_order() && !(kGathersProlongator && !params_.is_system()))
+        return backend_.product_pattern(A_f, T, P.layout_copy());
     return {};
   }
+  // Whether the backend forms a scalar problem's P in one pass (amg/smoothed_prolongation.hpp).
+  static constexpr bool kGathersProlongator = requires(const Backend& b, const Csr& M, SpgemmStats* s) {
+    amgsolve::smoothed_prolongator(b, M, M, 1.0, s);
+  };
 
   // P^T: by a kept pattern (a re-setup's), recording one in `keep`, or anew; only where the backend keeps
   // transposes (the mpi one, whose transpose moves P's entries between ranks), else anew.

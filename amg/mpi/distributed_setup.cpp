@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "common/error.hpp"
@@ -238,6 +239,91 @@ void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<Value>& P, con
   }
 }
 
+namespace {
+
+// The aggregates of `aggregate` (global numbers, -1: none) numbered locally in their global order:
+// `distinct` lists them, `local` gives each entry's number (-1: none). By marks over their span where it is
+// not much larger than the entries (one rank's aggregates lie close together), else by sorting.
+struct LocalAggregates {
+  std::vector<std::int64_t> distinct;
+  Array<Index> local;
+};
+LocalAggregates number_locally(const Vector<std::int64_t>& aggregate) {
+  LocalAggregates result;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1, entries = 0;
+  for (std::int64_t a : aggregate)
+    if (a >= 0) lo = std::min(lo, a), hi = std::max(hi, a), ++entries;
+  result.local.assign(aggregate.size(), -1);
+  if (entries == 0) return result;
+  if (hi - lo + 1 <= 4 * entries + 4096) {
+    std::vector<Index> number(static_cast<std::size_t>(hi - lo + 1), -1);
+    for (std::int64_t a : aggregate)
+      if (a >= 0) number[static_cast<std::size_t>(a - lo)] = 0;
+    for (std::int64_t g = lo; g <= hi; ++g)
+      if (number[static_cast<std::size_t>(g - lo)] == 0) {
+        number[static_cast<std::size_t>(g - lo)] = static_cast<Index>(result.distinct.size());
+        result.distinct.push_back(g);
+      }
+    for (std::size_t k = 0; k < aggregate.size(); ++k)
+      if (aggregate[k] >= 0) result.local[k] = number[static_cast<std::size_t>(aggregate[k] - lo)];
+    return result;
+  }
+  for (std::int64_t a : aggregate)
+    if (a >= 0) result.distinct.push_back(a);
+  std::sort(result.distinct.begin(), result.distinct.end());
+  result.distinct.erase(std::unique(result.distinct.begin(), result.distinct.end()), result.distinct.end());
+  for (std::size_t k = 0; k < aggregate.size(); ++k)
+    if (aggregate[k] >= 0)
+      result.local[k] = static_cast<Index>(
+          std::lower_bound(result.distinct.begin(), result.distinct.end(), aggregate[k]) - result.distinct.begin());
+  return result;
+}
+
+}  // namespace
+
+template <class Value>
+DistributedMatrix<Value> smoothed_prolongator(const MpiBackend& backend, const DistributedMatrix<Value>& A_f,
+                                              const DistributedMatrix<Value>& T, double omega, SpgemmStats* stats) {
+  const Communicator& comm = backend.comm();
+  if (!(A_f.row_partition() == A_f.column_partition() && A_f.column_partition() == T.row_partition()))
+    abort_every_rank("smoothed_prolongator: A_f's rows, its columns and T's rows are not in one partition");
+  // Each local column's aggregate (global) and T's value: this rank's rows', then the ghosts' from their ranks.
+  const CsrMatrix<Value>& t = T.local();
+  const auto columns = static_cast<std::size_t>(A_f.local().cols);
+  Vector<std::int64_t> aggregate(columns, -1);
+  Vector<Value> weight(columns, Value(0));
+  std::string problem;
+  for (Index i = 0; i < t.rows; ++i) {
+    if (t.row_length(i) > 1) problem = "smoothed_prolongator: the tentative prolongator has a row with several entries";
+    if (t.row_length(i) != 1) continue;
+    aggregate[static_cast<std::size_t>(i)] = T.global_column(t.col[t.row_begin(i)]);
+    weight[static_cast<std::size_t>(i)] = t.val[t.row_begin(i)];
+  }
+  if (const std::string first = comm.first_problem(problem); !first.empty()) throw Error(first);
+  A_f.fill_ghosts(aggregate);
+  A_f.fill_ghosts(weight);
+  // T over A_f's local columns, its columns the aggregates numbered locally in global order: P's row i sorted
+  // by local number is sorted by global number.
+  LocalAggregates numbered = number_locally(aggregate);
+  CsrMatrix<Value> T_columns(static_cast<Index>(columns), static_cast<Index>(numbered.distinct.size()));
+  for (std::size_t k = 0; k < columns; ++k) {
+    T_columns.row_ptr[k + 1] = T_columns.row_ptr[k] + (numbered.local[k] >= 0 ? 1 : 0);
+    if (numbered.local[k] < 0) continue;
+    T_columns.col.push_back(numbered.local[k]);
+    T_columns.val.push_back(weight[k]);
+  }
+  CsrMatrix<Value> P = smoothed_prolongator(CpuBackend{}, A_f.local(), T_columns, omega, stats);
+  for (Index& j : P.col) j = static_cast<Index>(numbered.distinct[static_cast<std::size_t>(j)]);
+  P.cols = static_cast<Index>(T.global_cols());
+  if (stats) {
+    stats->multiplications = comm.sum(stats->multiplications);
+    stats->nnz = comm.sum(static_cast<std::int64_t>(P.nnz()));
+    stats->symbolic_seconds = comm.max(stats->symbolic_seconds);
+    stats->numeric_seconds = comm.max(stats->numeric_seconds);
+  }
+  return DistributedMatrix<Value>(comm, A_f.row_partition(), T.column_partition(), std::move(P));
+}
+
 template <class Value>
 double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatrix<Value>& A) {
   return backend.comm().max(gershgorin_bound_dinv_a(A.local()));
@@ -280,6 +366,8 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
   template RowSum largest_relative_row_sum(const MpiBackend&, const DistributedMatrix<V>&);                           \
   template void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<V>&, const DistributedMatrix<V>&,         \
                                         const DistributedMatrix<V>&, double);                                         \
+  template DistributedMatrix<V> smoothed_prolongator(const MpiBackend&, const DistributedMatrix<V>&,                   \
+                                                     const DistributedMatrix<V>&, double, SpgemmStats*);             \
   template double gershgorin_bound_dinv_a(const MpiBackend&, const DistributedMatrix<V>&);                            \
   template Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<V>&);                      \
   template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&, double,      \
