@@ -46,19 +46,24 @@ template <class V>
 CsrMatrix<V> concatenate_rows(const std::vector<CsrMatrix<V>>& blocks, const std::vector<Index>& offsets, Index cols) {
   if (blocks.empty()) return {};
   CsrMatrix<V> J(blocks.front().rows, cols);
-  Offset entries = 0;
-  for (const auto& b : blocks) entries += b.nnz();
-  J.col.reserve(static_cast<std::size_t>(entries));
-  J.val.reserve(static_cast<std::size_t>(entries));
+  // Each row's length over the blocks, then the rows filled side by side.
+#pragma omp parallel for schedule(static)
   for (Index i = 0; i < J.rows; ++i) {
+    Offset length = 0;
+    for (const CsrMatrix<V>& b : blocks) length += b.row_end(i) - b.row_begin(i);
+    J.row_ptr[static_cast<std::size_t>(i) + 1] = length;
+  }
+  allocate_from_row_lengths(J);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < J.rows; ++i) {
+    Offset at = J.row_begin(i);
     for (std::size_t l = 0; l < blocks.size(); ++l) {
       const CsrMatrix<V>& b = blocks[l];
-      for (Offset k = b.row_begin(i); k < b.row_end(i); ++k) {
-        J.col.push_back(b.col[static_cast<std::size_t>(k)] + offsets[l]);
-        J.val.push_back(b.val[static_cast<std::size_t>(k)]);
+      for (Offset k = b.row_begin(i); k < b.row_end(i); ++k, ++at) {
+        J.col[static_cast<std::size_t>(at)] = b.col[static_cast<std::size_t>(k)] + offsets[l];
+        J.val[static_cast<std::size_t>(at)] = b.val[static_cast<std::size_t>(k)];
       }
     }
-    J.row_ptr[static_cast<std::size_t>(i) + 1] = static_cast<Offset>(J.col.size());
   }
   return J;
 }
@@ -243,11 +248,13 @@ std::uint64_t all_to_all_blocks(const std::vector<CsrMatrix<V>>& send, std::vect
                                 MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  // This rank's own block is copied once, not packed, sent to itself and unpacked.
   std::vector<PackedBlocks<V>> packs(send.size());
   std::uint64_t bytes = 0;
   for (std::size_t r = 0; r < send.size(); ++r) {
+    if (static_cast<int>(r) == rank) continue;
     packs[r].add(send[r]);
-    if (static_cast<int>(r) != rank) bytes += packs[r].bytes();
+    bytes += packs[r].bytes();
   }
   auto array = [&](auto member) {
     std::vector<std::decay_t<decltype(packs[0].*member)>> v;
@@ -260,8 +267,14 @@ std::uint64_t all_to_all_blocks(const std::vector<CsrMatrix<V>>& send, std::vect
   const auto col = all_to_all_array(array(&PackedBlocks<V>::col), ec, comm);
   const auto val = all_to_all_array(array(&PackedBlocks<V>::val), vc, comm);
   received.clear();
-  for (const PackedBlocks<V>& p : split_packs<V>(header, hc, row_ptr, rc, col, ec, val))
-    for (CsrMatrix<V>& b : p.unpack()) received.push_back(std::move(b));
+  const std::vector<PackedBlocks<V>> arrived = split_packs<V>(header, hc, row_ptr, rc, col, ec, val);
+  for (std::size_t r = 0; r < arrived.size(); ++r) {
+    if (static_cast<int>(r) == rank) {
+      received.push_back(send[r]);
+      continue;
+    }
+    for (CsrMatrix<V>& b : arrived[r].unpack()) received.push_back(std::move(b));
+  }
   return bytes;
 }
 
