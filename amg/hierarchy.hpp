@@ -85,8 +85,9 @@ class Hierarchy {
   // numeric phase only, into the kept patterns, down to a level whose filtered matrix has another pattern
   // than before (other rows lumped, or another strength on a level matrix of another pattern), from which on
   // by the SpGEMM (products_renewed_from()); each level's strength the one a setup on the kept aggregates
-  // would use (LevelStructure); on the mpi backend by the distributed
-  // SpGEMM, so the result is the cpu re-setup's, bit for bit; on the cuda backend by its SpGEMM, each level's
+  // would use (LevelStructure); on the mpi backend the Galerkin products by the distributed SpGEMM's numeric
+  // phase on kept plans and a scalar problem's A_f T gathered in one pass, so the result is the cpu
+  // re-setup's, bit for bit; on the cuda backend by its SpGEMM, each level's
   // strength kept where its matrix has the kept pattern (the cpu re-setup's decisions; on the device, so
   // nothing but A goes up). Throws InputError when A's pattern is not the finest matrix's (checked over all
   // ranks) or no structure was kept, and leaves the hierarchy as it was. The old P and R are let go of

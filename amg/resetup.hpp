@@ -92,6 +92,7 @@ auto SmoothedAggregation<Backend, Value>::pattern_record(const Shared& A) -> Sha
     pattern->col = A->col;
     return pattern;
   } else {
+    if constexpr (requires { A->drop_solve_copy(); }) A->drop_solve_copy();  // the solve's copy is the old cycle's
     return A;
   }
 }

@@ -564,6 +564,10 @@ class SolverOn final : public Solver::Impl {
       backend_.set_halo_mode(params_.halo_exchange);
     const SpmvFormat format = choose_format<SolveBackend>(backend_, hierarchy_, params_.spmv_format, summary);
     on_every_rank_or_none(backend_, [&] { make_solve_operators(format); });
+#ifdef AMGSOLVE_WITH_MPI
+    if constexpr (std::is_same_v<SolveBackend, MpiBackend>)  // collective: after every rank built its cycle
+      describe_sliced_on_ranks(backend_, hierarchy_, params_.spmv_format, summary);
+#endif
     finest_aggregates = hierarchy_.finest_aggregates();
   }
 
@@ -590,10 +594,6 @@ class SolverOn final : public Solver::Impl {
       };
     cycle_ = std::make_unique<Vcycle<SolveBackend, CycleValue>>(solving(), hierarchy_, format, fine, release);
     if constexpr (kHostCsr<Backend>) sliced.describe(params_.spmv_format, summary);
-#ifdef AMGSOLVE_WITH_MPI
-    if constexpr (std::is_same_v<SolveBackend, MpiBackend>)
-      describe_sliced_on_ranks(backend_, hierarchy_, params_.spmv_format, summary);
-#endif
   }
 
   // z = one V-cycle on r from z = 0, in the cycle's precision.

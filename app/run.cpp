@@ -356,7 +356,9 @@ namespace {
 // generators make any rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and
 // dealt out as it is read).
 bool assembled_by_rows(const Config& config) {
-  return assembling_by_rows(config) && config.problem.type != ProblemType::mouse;
+  const ProblemType type = config.problem.type;
+  return assembling_by_rows(config) &&
+         (type == ProblemType::poisson || type == ProblemType::elasticity || type == ProblemType::matrix_market);
 }
 
 // A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),

@@ -611,8 +611,10 @@ std::vector<KeySpec> solver_keys() {
                  " rows summed side by side with AVX-512/AVX2, the same results) the level matrices whose padding "
                  "is at most " + padding_percent(kSlicedPaddingBesideCsr) +
                  " and the P and R whose padding is at most " + padding_percent(kSlicedPaddingReplacingCsr) +
-                 " (their CSR released), and in CSR the rest. Over MPI ranks the cpu backend's solve multiplies "
-                 "in CSR whatever the value (the report says so)."),
+                 " (their CSR released), and in CSR the rest. Over MPI ranks, with any value but `csr`, each rank "
+                 "multiplies a level matrix's interior chunks (rows that read no other rank's values) in a sliced "
+                 "copy where its padding is at most " + padding_percent(kSlicedPaddingBesideCsr) +
+                 ", the other rows, P and R in CSR."),
       choice("solver.halo_exchange", FIELD(solver.halo_exchange),
              names_of(HaloMode{}),
              "Over MPI ranks, how each matrix-vector product meets its halo exchange (Kreutzer et al. 2011, "

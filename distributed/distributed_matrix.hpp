@@ -115,6 +115,7 @@ class DistributedMatrix {
   }
   // The same matrix without its values: a layout to keep (above).
   DistributedMatrix layout_only() && {
+    drop_solve_copy();
     Array<V>().swap(local_.val);  // freed, not only emptied
     return std::move(*this);
   }
@@ -131,7 +132,7 @@ class DistributedMatrix {
   // The values of the local entries, for the setup's steps that rescale them (the pattern stays); a sliced
   // copy for the solve is let go of.
   Array<V>& values() {
-    sliced_.reset();
+    drop_solve_copy();
     return local_.val;
   }
   Offset nnz() const { return local_.nnz(); }  // this rank's
@@ -181,33 +182,60 @@ class DistributedMatrix {
            sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
   }
 
-  // For the solve: a sliced ELLPACK copy of the local rows (sparse/sliced_ellpack.hpp), whose chunks of
-  // kChunk rows that read no ghost are then multiplied in it while the halo is exchanged, and the interior
-  // rows of the other chunks in CSR, as before (each row's sum in the same order: the same bits). Kept beside
-  // the CSR, which the setup and the boundary rows read, as the cpu backend keeps its copy of the finest
-  // matrix; let go of when the values change (values()). Not collective.
+  // For the solve: a sliced ELLPACK copy (sparse/sliced_ellpack.hpp) of the local rows' chunks of kChunk
+  // rows that read no ghost, which are then multiplied in it while the halo is exchanged, the interior rows of
+  // the other chunks in CSR, as before (each row's sum in the same order: the same bits). Kept beside the
+  // CSR, which the setup and the boundary rows read, as the cpu backend keeps its copy of the finest matrix;
+  // let go of when the values change (values(), layout_only(), drop_solve_copy()). Made only where those
+  // chunks hold at least half the rows (a thin slab of a grid, or an unstructured matrix whose every chunk
+  // has a boundary row, would gain little). Not collective.
   void slice_for_the_solve() const {
     constexpr Index kChunk = SlicedEllpack<V>::kChunk;
-    std::vector<std::uint8_t> reads_ghosts(static_cast<std::size_t>(rows), 0);
-    for (Index i : boundary_) reads_ghosts[static_cast<std::size_t>(i)] = 1;
+    std::vector<std::uint8_t> in_interior_chunk(static_cast<std::size_t>(rows), 1);
+    for (Index i : boundary_) in_interior_chunk[static_cast<std::size_t>(i)] = 0;
     sliced_runs_.clear();
     interior_rest_.clear();
-    const Index chunks = (rows + kChunk - 1) / kChunk;
-    for (Index c = 0; c < chunks; ++c) {
-      const Index first = c * kChunk, last = std::min(rows, first + kChunk);
-      const bool interior = std::none_of(reads_ghosts.begin() + first, reads_ghosts.begin() + last,
-                                         [](std::uint8_t ghost) { return ghost != 0; });
-      if (!interior) {
+    Index sliced_rows = 0;
+    for (Index first = 0; first < rows; first += kChunk) {
+      const Index last = std::min(rows, first + kChunk), c = first / kChunk;
+      const auto chunk = in_interior_chunk.begin() + first;
+      if (!std::all_of(chunk, chunk + (last - first), [](std::uint8_t interior) { return interior != 0; })) {
         for (Index i = first; i < last; ++i)
-          if (!reads_ghosts[static_cast<std::size_t>(i)]) interior_rest_.push_back(i);
-      } else if (!sliced_runs_.empty() && sliced_runs_.back().first + sliced_runs_.back().second == c &&
-                 sliced_runs_.back().second < kSlicedRunChunks) {
-        ++sliced_runs_.back().second;
-      } else {
-        sliced_runs_.emplace_back(c, 1);
+          if (in_interior_chunk[static_cast<std::size_t>(i)]) interior_rest_.push_back(i);
+        std::fill(chunk, chunk + (last - first), std::uint8_t{0});
+        continue;
       }
+      sliced_rows += last - first;
+      if (!sliced_runs_.empty() && sliced_runs_.back().first + sliced_runs_.back().second == c &&
+          sliced_runs_.back().second < kSlicedRunChunks)
+        ++sliced_runs_.back().second;
+      else
+        sliced_runs_.emplace_back(c, 1);
     }
-    sliced_ = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(local_));
+    if (2 * sliced_rows < rows) {
+      drop_solve_copy();
+      return;
+    }
+    // The copy of the interior chunks alone: the other rows empty (their chunks of width 0).
+    CsrMatrix<V> interior(rows, local_.cols);
+    for (Index i = 0; i < rows; ++i)
+      interior.row_ptr[i + 1] = in_interior_chunk[static_cast<std::size_t>(i)] ? local_.row_end(i) - local_.row_begin(i) : 0;
+    allocate_from_row_lengths(interior);
+#pragma omp parallel for schedule(static)
+    for (Index i = 0; i < rows; ++i) {
+      if (!in_interior_chunk[static_cast<std::size_t>(i)]) continue;
+      std::copy(local_.col.begin() + local_.row_begin(i), local_.col.begin() + local_.row_end(i),
+                interior.col.begin() + interior.row_begin(i));
+      std::copy(local_.val.begin() + local_.row_begin(i), local_.val.begin() + local_.row_end(i),
+                interior.val.begin() + interior.row_begin(i));
+    }
+    sliced_ = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(interior));
+  }
+  // The solve's copy let go of (a matrix the setup keeps for a later re-setup's pattern). Not collective.
+  void drop_solve_copy() const {
+    sliced_.reset();
+    std::vector<std::pair<Index, Index>>().swap(sliced_runs_);
+    std::vector<Index>().swap(interior_rest_);
   }
   bool sliced() const { return sliced_ != nullptr; }
   std::uint64_t sliced_bytes() const {
@@ -246,6 +274,15 @@ class DistributedMatrix {
     fill_ghosts(all);
     return all;
   }
+  // The transpose of fill_ghosts: values over the local columns (own entries, then the ghosts'); each
+  // ghost's value is added to its owner's entry, and the own entries returned (own_columns() of them), each
+  // rank's contributions added in rank order. Collective; for sums no order changes (counts, integer weights).
+  template <class T>
+  Vector<T> sum_at_owners(const Vector<T>& values) const {
+    Vector<T> own(values.begin(), values.begin() + own_columns());
+    halo_.add_to_owners(*comm_, Vector<T>(values.begin() + own_columns(), values.end()), own);
+    return own;
+  }
   // The same in place: values holds the own entries and room for the ghosts' (local_.cols entries), each
   // `width` consecutive values (the rows of a block of vectors, exchanged in one message per neighbour).
   template <class T>
@@ -269,6 +306,7 @@ class DistributedMatrix {
     const auto interior = static_cast<Index>(interior_list().size());
     const Index row_tasks = (interior + kTaskModeRows - 1) / kTaskModeRows;
     constexpr Index kRunsPerTask = kTaskModeRows / (kSlicedRunChunks * SlicedEllpack<V>::kChunk);
+    static_assert(kRunsPerTask > 0);
     const auto runs = static_cast<Index>(sliced_runs_.size());
     const Index tasks = row_tasks + (sliced_ ? (runs + kRunsPerTask - 1) / kRunsPerTask : 0);
 #pragma omp parallel

@@ -41,6 +41,11 @@ class HaloPlan {
   const std::vector<Index>& sent_indices() const { return send_local_; }
   // Waits for it; the time spent waiting is counted in comm's stats.
   void end(const Communicator& comm, std::vector<MPI_Request>& requests) const;
+  // The exchange backwards: each ghost's value (ghost, sized ghosts()) goes to its owner, which adds it to
+  // its entry of own, the ranks' contributions in rank order. Collective; for sums whose value no order
+  // changes (counts, integer weights).
+  template <class V>
+  void add_to_owners(const Communicator& comm, const Vector<V>& ghost, Vector<V>& own) const;
 
  private:
   std::vector<int> receive_ranks_;
@@ -81,6 +86,26 @@ void HaloPlan::begin_packed(const Communicator& comm, const Vector<V>& send_buff
               send_ranks_[k], tag, comm.get(), &requests[receive_ranks_.size() + k]);
   comm.stats().halo_bytes += sizeof(V) * send_buffer.size();
   comm.stats().halo_messages += send_ranks_.size();
+}
+
+template <class V>
+void HaloPlan::add_to_owners(const Communicator& comm, const Vector<V>& ghost, Vector<V>& own) const {
+  constexpr int tag = 2719;
+  if (ghost.size() != static_cast<std::size_t>(ghosts()))
+    abort_every_rank("halo plan: " + std::to_string(ghost.size()) + " ghost values for " + std::to_string(ghosts()) +
+                     " ghosts");
+  Vector<V> arrived(send_local_.size());
+  std::vector<MPI_Request> requests(receive_ranks_.size() + send_ranks_.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < send_ranks_.size(); ++k)  // from the ranks that read this one's entries
+    MPI_Irecv(arrived.data() + send_offsets_[k], static_cast<int>(send_offsets_[k + 1] - send_offsets_[k]),
+              mpi_type<V>(), send_ranks_[k], tag, comm.get(), &requests[k]);
+  for (std::size_t k = 0; k < receive_ranks_.size(); ++k)  // to the owners of this rank's ghosts
+    MPI_Isend(ghost.data() + receive_offsets_[k], static_cast<int>(receive_offsets_[k + 1] - receive_offsets_[k]),
+              mpi_type<V>(), receive_ranks_[k], tag, comm.get(), &requests[send_ranks_.size() + k]);
+  comm.stats().halo_bytes += sizeof(V) * ghost.size();
+  comm.stats().halo_messages += receive_ranks_.size();
+  end(comm, requests);
+  for (std::size_t j = 0; j < send_local_.size(); ++j) own[static_cast<std::size_t>(send_local_[j])] += arrived[j];
 }
 
 }  // namespace amgsolve

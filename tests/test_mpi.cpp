@@ -110,7 +110,7 @@ std::vector<NamedMatrix> test_matrices() {
   auto add = [&](std::string name, CsrMatrix<double> A) {
     m.push_back({std::move(name), std::make_shared<const CsrMatrix<double>>(std::move(A))});
   };
-  add("poisson 7-point 40^3", poisson(Stencil::p7, {40, 40, 40}));
+  add("poisson 7-point 41^3 (a last chunk of one row)", poisson(Stencil::p7, {41, 41, 41}));
   add("random 40000 x 30000", random_rows(40000, 30000, 6, 3));
   add("random 30000 x 45000", random_rows(30000, 45000, 4, 9));
   add("block diagonal 40000", block_diagonal(40000));
@@ -301,6 +301,31 @@ TEST_F(Distributed, ABlockOfVectorsCrossesTheHaloAsEachOfThemAlone) {
       ASSERT_EQ(rows[static_cast<std::size_t>(j) * k + v], alone[j]) << "column " << j << ", vector " << v;
       ASSERT_EQ(alone[j], std::sin(1.0 + v + 0.5 * static_cast<double>(D->global_column(j)))) << "column " << j;
     }
+  }
+}
+
+TEST_F(Distributed, GhostValuesAddUpAtTheirOwners) {
+  // Each rank puts g % 7 + 1 + rank at every local column g (own and ghost); an owner's total is its own
+  // value plus those of the ranks that read g as a ghost, found from every rank's ghost list.
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {24, 24, 48}));
+  const auto D = mpi.matrix(A, SpmvFormat::csr);
+  const int rank = mpi.comm().rank();
+  const auto value = [](std::int64_t g, int r) { return static_cast<double>(g % 7 + 1 + r); };
+  Vector<double> values(static_cast<std::size_t>(D->local().cols));
+  for (Index j = 0; j < D->local().cols; ++j) values[j] = value(D->global_column(j), rank);
+  const Vector<double> own = D->sum_at_owners(values);
+  const Vector<double> mine(D->ghost_columns().begin(), D->ghost_columns().end());
+  const BlockPartition lists = mpi.comm().partition_of(static_cast<std::int64_t>(mine.size()));
+  Vector<double> every;
+  mpi.comm().allgather(mine, lists, every);
+  ASSERT_EQ(own.size(), static_cast<std::size_t>(D->rows));
+  for (Index i = 0; i < D->rows; ++i) {
+    const std::int64_t g = D->first_row() + i;
+    double expected = value(g, rank);
+    for (int r = 0; r < mpi.comm().size(); ++r)
+      if (std::binary_search(every.begin() + lists.begin(r), every.begin() + lists.end(r), static_cast<double>(g)))
+        expected += value(g, r);
+    ASSERT_EQ(own[i], expected) << "row " << g;
   }
 }
 

@@ -91,8 +91,9 @@ template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
                                                 const Vector<double>& weights, Vector<double>& coarse_weights) {
   // W: the aggregates' indicator with each node's weight w_i; the coarse weights w^c are the row sums of
-  // W^T, integers that no order of addition changes (amg/tentative_prolongation.hpp), held by the ranks that
-  // own the aggregates, and read back for W's columns through W's halo.
+  // W^T, integers that no order of addition changes (amg/tentative_prolongation.hpp): each rank sums its
+  // rows' weights by local column of W, the ghost columns' sums go to the aggregates' owners (W's halo
+  // backwards, no transpose of W), and the owners' totals come back for W's columns through W's halo.
   const Communicator& comm = backend.comm();
   const bool unit = unit_weights(comm, weights);
   const auto n = static_cast<Index>(aggregates.id.size());
@@ -106,11 +107,9 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
     rows.row_ptr[i + 1] = static_cast<Offset>(rows.col.size());
   }
   const DistributedMatrix<double> W(comm, comm.partition_of(n), BlockPartition(aggregates.count, comm.size()), std::move(rows));
-  const DistributedMatrix<double> W_transposed = backend.transpose(W);
-  const CsrMatrix<double>& by_aggregate = W_transposed.local();
-  coarse_weights.assign(static_cast<std::size_t>(by_aggregate.rows), 0.0);
-  for (Index k = 0; k < by_aggregate.rows; ++k)
-    for (Offset e = by_aggregate.row_begin(k); e < by_aggregate.row_end(k); ++e) coarse_weights[k] += by_aggregate.val[e];
+  Vector<double> by_column(static_cast<std::size_t>(W.local().cols), 0.0);
+  for (Offset e = 0; e < W.local().nnz(); ++e) by_column[W.local().col[e]] += W.local().val[e];
+  coarse_weights = W.sum_at_owners(by_column);
   const Vector<double> column_weights = W.with_ghosts(coarse_weights);
 
   // T_ij = sqrt(w_i) / sqrt(w^c_j), in W's pattern.

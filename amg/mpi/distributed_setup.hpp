@@ -11,6 +11,7 @@
 
 #include "amg/mis2_aggregation.hpp"
 #include "amg/nullspace.hpp"
+#include "amg/smoothed_prolongation.hpp"
 #include "amg/strength.hpp"
 #include "backend/mpi/mpi_backend.hpp"
 
@@ -71,13 +72,11 @@ NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMa
 template <class Value>
 void scale_and_add_tentative(const MpiBackend& backend, DistributedMatrix<Value>& P, const DistributedMatrix<Value>& A_f,
                              const DistributedMatrix<Value>& T, double omega);
+// smoothed_prolongator(const MpiBackend&, A_f, T, omega, stats), declared in amg/smoothed_prolongation.hpp:
 // P = T - omega D_f^-1 (A_f T) for T with at most one entry per row (a scalar problem), in one pass over a
-// rank's rows as on one process (amg/smoothed_prolongation.hpp): T's entries of A_f's ghost columns through
-// A_f's halo, the aggregates they name numbered locally in global order, the same bits. `stats`: the ranks'
-// multiplications and entries together. Collective.
-template <class Value>
-DistributedMatrix<Value> smoothed_prolongator(const MpiBackend& backend, const DistributedMatrix<Value>& A_f,
-                                              const DistributedMatrix<Value>& T, double omega, SpgemmStats* stats);
+// rank's rows as on one process: T's entries of A_f's ghost columns through A_f's halo, the aggregates they
+// name numbered locally in global order, the same bits. `stats`: the ranks' multiplications and entries
+// together. Collective.
 
 template <class Value>
 double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatrix<Value>& A);

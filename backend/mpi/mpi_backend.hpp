@@ -102,11 +102,12 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
     return matrix(csr(std::move(whole)), format);
   }
   // Each rank multiplies its rows in CSR, a level matrix's interior chunks in a sliced ELLPACK copy where the
-  // cpu backend would keep one beside the CSR (the padding at most kSlicedPaddingBesideCsr; P and R, padded
-  // 20-50%, stay in CSR).
+  // cpu backend would keep one beside the CSR (the padding at most kSlicedPaddingBesideCsr;
+  // DistributedMatrix::slice_for_the_solve). P and R (other row and column partitions) stay in CSR: a copy
+  // beside their CSR would pay for its padding (20-50%) with memory.
   template <class V>
   std::shared_ptr<const Matrix<V>> matrix(std::shared_ptr<const Csr<V>> M, SpmvFormat format) const {
-    if (format != SpmvFormat::csr && M->global_rows() == M->global_cols() && M->rows >= SlicedEllpack<V>::kChunk &&
+    if (format != SpmvFormat::csr && M->row_partition() == M->column_partition() && M->rows >= SlicedEllpack<V>::kChunk &&
         sliced_ellpack_vector_units() && !M->sliced() && sliced_ellpack_padding(M->local()) <= kSlicedPaddingBesideCsr)
       M->slice_for_the_solve();
     return M;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "distributed/communicator.hpp"
 
 namespace amgsolve {
@@ -47,14 +48,17 @@ CsrMatrix<V> concatenate_rows(const std::vector<CsrMatrix<V>>& blocks, const std
   if (blocks.empty()) return {};
   CsrMatrix<V> J(blocks.front().rows, cols);
   // Each row's length over the blocks, then the rows filled side by side.
-#pragma omp parallel for schedule(static)
+  Offset entries = 0;
+  for (const CsrMatrix<V>& b : blocks) entries += b.nnz();
+  const bool team = worth_a_team(static_cast<std::uint64_t>(entries));
+#pragma omp parallel for schedule(static) if (team)
   for (Index i = 0; i < J.rows; ++i) {
     Offset length = 0;
     for (const CsrMatrix<V>& b : blocks) length += b.row_end(i) - b.row_begin(i);
     J.row_ptr[static_cast<std::size_t>(i) + 1] = length;
   }
   allocate_from_row_lengths(J);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (team)
   for (Index i = 0; i < J.rows; ++i) {
     Offset at = J.row_begin(i);
     for (std::size_t l = 0; l < blocks.size(); ++l) {
