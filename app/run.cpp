@@ -787,7 +787,14 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
 
   const SolveResult& s = record.solve;
   if (record.load_cases.empty()) print_solve_summary(s);
-  record_rank_loads(record.setup.communication, s.communication, "the solve's", record);
+  // A run of load cases: every column's solve, as the mouse run counts its solves.
+  CommunicationStats solving = s.communication;
+  if (!record.load_cases.empty()) {
+    solving = {};
+    for (const SolveResult& c : record.load_cases) solving = solving + c.communication;
+  }
+  record_rank_loads(record.setup.communication, solving, record.load_cases.empty() ? "the solve's" : "the solves'",
+                    record);
   if (record.relative_error) progress("relative error against the exact solution: %.3e\n", *record.relative_error);
   if (!record.load_cases.empty()) {
     double solves = 0;

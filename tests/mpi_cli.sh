@@ -313,6 +313,9 @@ one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert [c["column"] for c in one["load_cases"]] == [1, 2, 3]
 assert [c["history"] for c in one["load_cases"]] == [c["history"] for c in many["load_cases"]]
 assert one["load_cases"][0]["history"] == many["solve"]["history"]
+# Every column's solve in the per-rank figures (PCG sums at least twice an iteration), not the first's alone.
+iterations = sum(c["iterations"] for c in many["load_cases"])
+assert all(r["reductions"] >= 2 * iterations for r in many["solve"]["per_rank"]), (iterations, many["solve"]["per_rank"])
 PY
   # Started from one process's solutions (problem.x0, read on rank 0 and sent to every rank): no iteration.
   run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads.mtx --set problem.x0=loads-x-one.mtx \
