@@ -53,11 +53,15 @@ static_assert(Backend<MpiOver<CudaBackend>>);
 #endif
 #endif
 
+// How a caller's vectors are laid out: whole on every rank (solve, precondition), or each rank's rows of them
+// (solve_rows, precondition_rows). On one process both are the whole vector.
+enum class VectorLayout { whole, rows };
+
 struct Solver::Impl {
   virtual ~Impl() = default;
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
-                            const SolveOptions& options) = 0;
-  virtual void precondition(const Vector<double>& r, Vector<double>& z) = 0;
+                            const SolveOptions& options, VectorLayout layout) = 0;
+  virtual void precondition(const Vector<double>& r, Vector<double>& z, VectorLayout layout) = 0;
   // False after a rebuild failed (a re-setup on its values, or the full setup in its place): no levels.
   virtual bool has_hierarchy() const = 0;
   virtual void drop_hierarchy() = 0;
@@ -328,7 +332,7 @@ class SolverOn final : public Solver::Impl {
 #endif
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
-                    const SolveOptions& options) override {
+                    const SolveOptions& options, VectorLayout layout) override {
     SolverParams effective = params_;  // this solve's limits over the solver's
     if (options.tolerance) effective.tolerance = *options.tolerance;
     if (options.absolute_tolerance) effective.absolute_tolerance = *options.absolute_tolerance;
@@ -336,16 +340,16 @@ class SolverOn final : public Solver::Impl {
     // The solve runs on b / 2^e, with 2^e about b's largest entry, and scales x back: PCG's norms and dot
     // products then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300).
     // Powers of two scale exactly, so the iterates are those of b itself, bit for bit, wherever those exist.
-    const int exponent = scale_exponent(b);
-    // Before anything collective: a wrong input on one rank must not leave the others waiting.
-    std::string problem = solve_input_problem(b, effective);
-    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, exponent);
+    const int exponent = scale_exponent(b, layout);
+    // Before anything else collective: a wrong input on one rank must not leave the others waiting.
+    std::string problem = solve_input_problem(b, effective, layout);
+    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, exponent, layout);
     require_agreed(problem);
     require_same_limits(effective);
     Timer timer;
     const TransferCounts before = solving().transfers();
     const CommunicationStats communicated_before = communication();
-    Vec<double> b_on = exponent == 0 ? solving().upload(b) : solving().upload(scaled(b, -exponent));
+    Vec<double> b_on = exponent == 0 ? to_solve(b, layout) : to_solve(scaled(b, -exponent), layout);
     const bool singular = hierarchy_.singular();
     // The absolute tolerance as a relative one, on b_on's scale (b / 2^exponent) so that nothing overflows.
     if (effective.absolute_tolerance > 0) {
@@ -357,7 +361,7 @@ class SolverOn final : public Solver::Impl {
     if (singular) {
       // Only b's part in the range can be reached: a larger part along the nullspace is an error, a smaller
       // one (below the tolerance) is removed so that the iteration sees a consistent system.
-      nullspace_part = consistent_part_of(b_on, b.size(), tolerance);
+      nullspace_part = consistent_part_of(b_on, static_cast<std::size_t>(rows_), tolerance);
       remove_nullspace(b_on);
       effective.tolerance = range_tolerance(tolerance, nullspace_part);
     }
@@ -369,7 +373,7 @@ class SolverOn final : public Solver::Impl {
     const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
     Vec<double> x_on;
     if (options.initial_guess)
-      x_on = exponent == 0 ? solving().upload(x) : solving().upload(scaled(x, -exponent));  // on b's scale too
+      x_on = exponent == 0 ? to_solve(x, layout) : to_solve(scaled(x, -exponent), layout);  // on b's scale too
     else
       solving().zero(x_on, A_->rows);
     const BackendPreconditioner<SolveBackend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
@@ -386,12 +390,12 @@ class SolverOn final : public Solver::Impl {
     for (double& h : result.history) h = of_b(h);
     result.relative_residual = of_b(result.relative_residual);
     if (singular) remove_nullspace(x_on);  // the solution of least norm: x is defined up to the nullspace
-    solving().download(x_on, x);
+    from_solve(x_on, x, layout);
     if (exponent != 0) {
-      Vector<double> back = scaled_back(x, exponent, "solution");
-      const bool lost = lost_digits(x, back, exponent);
+      Vector<double> back = scaled_back(x, exponent, "solution", layout);
+      const bool lost = lost_digits(x, back, exponent, layout);
       x = std::move(back);
-      if (lost) require_attained(b, x, tolerance, result);
+      if (lost) require_attained(b, x, tolerance, result, layout);
     }
     result.tolerance = tolerance;
     result.seconds = timer.seconds();
@@ -430,17 +434,17 @@ class SolverOn final : public Solver::Impl {
     finest_aggregates.clear();
   }
 
-  void precondition(const Vector<double>& r, Vector<double>& z) override {
-    std::string problem = rows_problem(r, "preconditioned vector");
-    if (problem.empty()) problem = non_finite_problem(r, "preconditioned vector");
+  void precondition(const Vector<double>& r, Vector<double>& z, VectorLayout layout) override {
+    const int exponent = scale_exponent(r, layout);  // the cycle is linear: as in solve(), so that float holds r
+    std::string problem = rows_problem(r, "preconditioned vector", layout);
+    if (problem.empty()) problem = non_finite_problem(r, "preconditioned vector", first_entry(layout));
     require_agreed(problem);
-    const int exponent = scale_exponent(r);  // the cycle is linear: as in solve(), so that float holds r
-    const Vec<double> r_on = exponent == 0 ? solving().upload(r) : solving().upload(scaled(r, -exponent));
+    const Vec<double> r_on = exponent == 0 ? to_solve(r, layout) : to_solve(scaled(r, -exponent), layout);
     Vec<double> z_on;
     solving().zero(z_on, A_->rows);
     apply_cycle(r_on, z_on);
-    solving().download(z_on, z);
-    if (exponent != 0) z = scaled_back(z, exponent, "preconditioned vector");
+    from_solve(z_on, z, layout);
+    if (exponent != 0) z = scaled_back(z, exponent, "preconditioned vector", layout);
   }
 
  private:
@@ -648,15 +652,47 @@ class SolverOn final : public Solver::Impl {
     return constant_part(sum, norm, n);
   }
 
+  // A caller's vector on the solve's backend, and back: whole on every rank, or this rank's rows.
+  Vec<double> to_solve(const Vector<double>& v, VectorLayout layout) const {
+    if constexpr (kDistributed<SolveBackend>)
+      if (layout == VectorLayout::rows) return solving().upload_rows(v);
+    return solving().upload(v);
+  }
+  void from_solve(const Vec<double>& v, Vector<double>& out, VectorLayout layout) const {
+    if constexpr (kDistributed<SolveBackend>)
+      if (layout == VectorLayout::rows) return solving().download_rows(v, out);
+    solving().download(v, out);
+  }
+  // The entries a caller's vector has, and the global number of its first.
+  std::size_t entries(VectorLayout layout) const {
+    return static_cast<std::size_t>(layout == VectorLayout::rows ? A_->rows : rows_);
+  }
+  std::int64_t first_entry(VectorLayout layout) const {
+    if constexpr (kDistributed<Backend>)
+      if (layout == VectorLayout::rows) return A_csr_->first_row();
+    return 0;
+  }
+  // The largest of the ranks' `mine` where each holds its rows of the vectors (the same on every rank;
+  // collective); `mine` where every rank holds them whole.
+  double largest_over_ranks(double mine, VectorLayout layout) const {
+    if constexpr (kDistributed<Backend>)
+      if (layout == VectorLayout::rows) return backend_.comm().max(mine);
+    return mine;
+  }
+
   // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
-  // refuses as it is).
-  static int scale_exponent(const Vector<double>& b) {
+  // refuses as it is). Collective for a vector's rows.
+  int scale_exponent(const Vector<double>& b, VectorLayout layout) const {
     double largest = 0;
     for (const double v : b) {
-      if (!std::isfinite(v)) return 0;
+      if (!std::isfinite(v)) {
+        largest = std::numeric_limits<double>::infinity();
+        break;
+      }
       largest = std::max(largest, std::abs(v));
     }
-    return largest > 0 ? std::ilogb(largest) : 0;
+    largest = largest_over_ranks(largest, layout);
+    return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
   }
 
   static Vector<double> scaled(const Vector<double>& v, int exponent) {
@@ -677,17 +713,21 @@ class SolverOn final : public Solver::Impl {
     return std::sqrt(std::max(tolerance * tolerance - c2, 0.0) / (1 - c2));
   }
 
-  // Whether scaling back by 2^exponent lost digits of an entry (underflow to a subnormal or to zero).
-  static bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent) {
+  // Whether scaling back by 2^exponent lost digits of an entry (underflow to a subnormal or to zero), on any
+  // rank for a vector's rows (collective).
+  bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent, VectorLayout layout) const {
     const auto n = static_cast<std::int64_t>(x.size());
-    return first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
+    const bool lost =
+        first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
+    return largest_over_ranks(lost ? 1.0 : 0.0, layout) > 0;
   }
 
   // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
   // the tolerance, or the solve is an error (x_1 of diag(1e200, 1) x = [1e-150, 1e-150] is 1e-350: flushed
   // to 0, a residual of 0.7 had been reported as converged).
-  void require_attained(const Vector<double>& b, const Vector<double>& x, double tolerance, SolveResult& result) const {
-    const Vec<double> b_on = solving().upload(b), x_on = solving().upload(x);
+  void require_attained(const Vector<double>& b, const Vector<double>& x, double tolerance, SolveResult& result,
+                        VectorLayout layout) const {
+    const Vec<double> b_on = to_solve(b, layout), x_on = to_solve(x, layout);
     Vec<double> r;
     solving().residual(*A_, x_on, b_on, r);
     const double attained = solving().norm2(r) / solving().norm2(b_on);
@@ -700,11 +740,13 @@ class SolverOn final : public Solver::Impl {
   }
 
   // y 2^e, the result of the scaled solve on b's scale: an error where it leaves double's range, since no
-  // residual of the returned vector would then be what the iteration reached.
-  static Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what) {
+  // residual of the returned vector would then be what the iteration reached (judged on all of a vector's
+  // rows: collective for them).
+  Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what, VectorLayout layout) const {
     Vector<double> out = scaled(y, exponent);
     double largest = 0;
     for (const double v : out) largest = std::max(largest, std::abs(v));  // NaN-free: y was checked finite
+    largest = largest_over_ranks(largest, layout);
     if (!std::isfinite(largest))
       throw NumericalError(std::string("the ") + what + " overflows double (entries beyond 1.8e+308): scale the "
                            "right-hand side down");
@@ -714,15 +756,19 @@ class SolverOn final : public Solver::Impl {
     return out;
   }
 
-  std::string rows_problem(const Vector<double>& v, const std::string& what) const {
-    if (v.size() == static_cast<std::size_t>(rows_)) return "";
-    return what + " has " + std::to_string(v.size()) + " entries, the matrix " + std::to_string(rows_) + " rows";
+  std::string rows_problem(const Vector<double>& v, const std::string& what, VectorLayout layout) const {
+    if (v.size() == entries(layout)) return "";
+    return what + " has " + std::to_string(v.size()) + " entries, " +
+           (layout == VectorLayout::rows && kDistributed<Backend> ? "this rank's rows of the matrix "
+                                                                   : "the matrix ") +
+           std::to_string(entries(layout)) + " rows";
   }
 
   // What is wrong with a solve's right-hand side or limits, or "".
-  std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective) const {
-    if (std::string problem = rows_problem(b, "right-hand side"); !problem.empty()) return problem;
-    if (std::string problem = non_finite_problem(b, "right-hand side"); !problem.empty()) return problem;
+  std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective, VectorLayout layout) const {
+    if (std::string problem = rows_problem(b, "right-hand side", layout); !problem.empty()) return problem;
+    if (std::string problem = non_finite_problem(b, "right-hand side", first_entry(layout)); !problem.empty())
+      return problem;
     // The per-solve limits in the ranges of the keys they stand in for.
     const ParameterRange& tolerance = parameter_range("solver.tolerance");
     if (!within(tolerance, effective.tolerance))
@@ -737,19 +783,21 @@ class SolverOn final : public Solver::Impl {
   }
 
   // "what: entry i (counted from 0) is nan" for a vector's first entry that is not finite, or "": the
-  // library's vectors are arrays, indexed from 0 by its callers (C++, numpy).
-  static std::string non_finite_problem(const Vector<double>& v, const std::string& what) {
+  // library's vectors are arrays, indexed from 0 by its callers (C++, numpy); a rank's rows by their global
+  // numbers (its first is `first`).
+  static std::string non_finite_problem(const Vector<double>& v, const std::string& what, std::int64_t first = 0) {
     const auto n = static_cast<std::int64_t>(v.size());
     const std::int64_t bad = first_index_where(n, [&](std::int64_t i) { return !std::isfinite(v[i]); });
     if (bad == n) return "";
-    return what + ": entry " + std::to_string(bad) + " (counted from 0) is " + format_number(v[bad]);
+    return what + ": entry " + std::to_string(first + bad) + " (counted from 0) is " + format_number(v[bad]);
   }
 
   // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond
   // double's range on the scale the solve runs on (b / 2^exponent: a guess far larger than b's solution).
-  std::string initial_guess_problem(const Vector<double>& x, int exponent) const {
-    if (std::string problem = rows_problem(x, "initial guess"); !problem.empty()) return problem;
-    if (std::string problem = non_finite_problem(x, "initial guess"); !problem.empty()) return problem;
+  std::string initial_guess_problem(const Vector<double>& x, int exponent, VectorLayout layout) const {
+    if (std::string problem = rows_problem(x, "initial guess", layout); !problem.empty()) return problem;
+    if (std::string problem = non_finite_problem(x, "initial guess", first_entry(layout)); !problem.empty())
+      return problem;
     double largest = 0;
     for (const double v : x) largest = std::max(largest, std::abs(v));
     if (!std::isfinite(std::ldexp(largest, -exponent)))
@@ -1173,12 +1221,23 @@ void Solver::require_hierarchy() const {
 SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                           const SolveOptions& options) const {
   require_hierarchy();
-  return impl_->solve(b, x, on_iteration, options);
+  return impl_->solve(b, x, on_iteration, options, VectorLayout::whole);
+}
+
+SolveResult Solver::solve_rows(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
+                               const SolveOptions& options) const {
+  require_hierarchy();
+  return impl_->solve(b, x, on_iteration, options, VectorLayout::rows);
 }
 
 void Solver::precondition(const Vector<double>& r, Vector<double>& z) const {
   require_hierarchy();
-  impl_->precondition(r, z);
+  impl_->precondition(r, z, VectorLayout::whole);
+}
+
+void Solver::precondition_rows(const Vector<double>& r, Vector<double>& z) const {
+  require_hierarchy();
+  impl_->precondition(r, z, VectorLayout::rows);
 }
 
 const SetupSummary& Solver::setup() const { return impl_->summary; }

@@ -128,7 +128,8 @@ class Solver {
   // Builds the hierarchy of A (shared, not copied) on the chosen backend.
   Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
   // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
-  // whole matrix gives, bit for bit. The vectors of solve() and precondition() stay whole on every rank.
+  // whole matrix gives, bit for bit. solve() and precondition() take their vectors whole on every rank,
+  // solve_rows() and precondition_rows() this rank's rows of them, as the block holds its rows.
   // A wrong block on any rank (other rows than owned_rows, local column numbers, ranks that disagree on
   // the row count) is an InputError on every rank. A singular matrix's connectivity is checked on the
   // ranks' rows too (nothing is gathered).
@@ -146,10 +147,20 @@ class Solver {
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
                     const SolveOptions& options = {}) const;
 
+  // The same with b and x (and x's start) this rank's rows of the vectors: rows [owned_rows(global_rows,
+  // amg.block_size)), the rows of the solver's RowBlock (or of the finest partition, for a solver built from
+  // the whole matrix), as hypre's and PETSc's vectors are held. No rank holds or receives a whole vector; the
+  // iterations and each rank's rows of x are those solve() gives, bit for bit. Collective. On one process
+  // the rows are the whole vector: the same as solve().
+  SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
+                         const SolveOptions& options = {}) const;
+
   // z = M^-1 r: one application of the preconditioner the solve uses (a V-cycle from z = 0, in the cycle's
   // precision), for another outer iteration (scipy's cg, a Krylov method of the caller's). Same sharing
   // rule as solve().
   void precondition(const Vector<double>& r, Vector<double>& z) const;
+  // The same on this rank's rows of r and z (as solve_rows). Collective.
+  void precondition_rows(const Vector<double>& r, Vector<double>& z) const;
 
   // Re-setup for A with new values (time stepping, nonlinear iterations): with amg.keep_structure and A on
   // the pattern of the matrix the solver was built for, the aggregates and tentative prolongators are kept

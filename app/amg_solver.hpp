@@ -27,6 +27,8 @@ class AmgSolver {
   // Solves A x = b from x = 0, or from x with from_x (solver.initial_guess); `show` prints a line every
   // config print_every iterations (if enabled).
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
+  // The same with b and x this rank's rows of the vectors (a solver created from a RowBlock: Solver::solve_rows).
+  virtual SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
   virtual Array<Index> finest_aggregates() const = 0;
   // New values of A on its pattern (problem.steps): Solver::rebuild, with a line saying what it did; `setup`
   // is refilled.

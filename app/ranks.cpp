@@ -4,6 +4,8 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <numeric>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -129,6 +131,75 @@ void broadcast_from_first(std::vector<Vector<double>>& vectors) {
   MPI_Bcast(&count, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   vectors.resize(static_cast<std::size_t>(count));
   for (Vector<double>& v : vectors) broadcast_from_first(v);
+}
+
+double Ranks::sum(const ExactSum& partial) { return exact_sum_over(MPI_COMM_WORLD, partial); }
+
+namespace {
+
+// Each rank's count of entries, on rank 0 (empty elsewhere).
+std::vector<std::int64_t> counts_on_first(std::size_t mine) {
+  std::vector<std::int64_t> counts(Ranks::prints() ? static_cast<std::size_t>(Ranks::size()) : 0);
+  const auto count = static_cast<std::int64_t>(mine);
+  MPI_Gather(&count, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  return counts;
+}
+
+// n entries from `from` to `to` (one of them this rank), a message of at most kMaxMessage at a time.
+void send_entries(double* data, std::int64_t n, int from, int to) {
+  constexpr int tag = 3141;
+  for (std::int64_t at = 0; at < n; at += kMaxMessage) {
+    const int count = static_cast<int>(std::min<std::int64_t>(kMaxMessage, n - at));
+    if (Ranks::rank() == from)
+      MPI_Send(data + at, count, MPI_DOUBLE, to, tag, MPI_COMM_WORLD);
+    else
+      MPI_Recv(data + at, count, MPI_DOUBLE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
+}  // namespace
+
+void scatter_from_first(Vector<double>& v) {
+  if (Ranks::size() == 1) return;
+  const std::vector<std::int64_t> counts = counts_on_first(Ranks::prints() ? 0 : v.size());
+  if (!Ranks::prints()) return send_entries(v.data(), static_cast<std::int64_t>(v.size()), 0, Ranks::rank());
+  std::int64_t first = 0;  // rank 0's own rows lead: the others' follow in rank order
+  for (int r = 1; r < Ranks::size(); ++r) first += counts[static_cast<std::size_t>(r)];
+  first = static_cast<std::int64_t>(v.size()) - first;
+  if (first < 0) {  // an internal error: the others' rows exceed rank 0's vector, and they wait for them
+    std::fprintf(stderr, "amgsolve: error: internal: the ranks' rows of a vector exceed its %zu entries\n", v.size());
+    Ranks::abort_all(1);
+  }
+  std::int64_t at = first;
+  for (int r = 1; r < Ranks::size(); ++r) {
+    send_entries(v.data() + at, counts[static_cast<std::size_t>(r)], 0, r);
+    at += counts[static_cast<std::size_t>(r)];
+  }
+  Vector<double>(v.begin(), v.begin() + first).swap(v);  // the whole one let go of
+}
+
+void scatter_from_first(std::vector<Vector<double>>& vectors) {
+  for (Vector<double>& v : vectors) scatter_from_first(v);
+}
+
+Vector<double> gather_on_first(const Vector<double>& mine) {
+  if (Ranks::size() == 1) return mine;
+  const std::vector<std::int64_t> counts = counts_on_first(mine.size());
+  Vector<double> whole;
+  collectively([&] {
+    if (Ranks::prints()) whole.resize(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0})));
+  });
+  if (!Ranks::prints()) {
+    send_entries(const_cast<double*>(mine.data()), static_cast<std::int64_t>(mine.size()), Ranks::rank(), 0);
+    return whole;
+  }
+  std::copy(mine.begin(), mine.end(), whole.begin());
+  std::int64_t at = static_cast<std::int64_t>(mine.size());
+  for (int r = 1; r < Ranks::size(); ++r) {
+    send_entries(whole.data() + at, counts[static_cast<std::size_t>(r)], r, 0);
+    at += counts[static_cast<std::size_t>(r)];
+  }
+  return whole;
 }
 
 namespace {
@@ -339,6 +410,10 @@ void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
 void broadcast_from_first(Vector<double>&) {}
 void broadcast_from_first(std::vector<Vector<double>>&) {}
+double Ranks::sum(const ExactSum& partial) { return partial.value(); }
+void scatter_from_first(Vector<double>&) {}
+void scatter_from_first(std::vector<Vector<double>>&) {}
+Vector<double> gather_on_first(const Vector<double>& mine) { return mine; }
 MatrixRows read_matrix_market_rows(const std::string& path, int /*block_size*/) { return whole_matrix_market(path); }
 void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
   require_spd_candidate(name, matrix.rows);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/exact_sum.hpp"
 #include "distributed/partition.hpp"
 #include "output/report.hpp"
 #include "sparse/csr.hpp"
@@ -31,6 +32,9 @@ class Ranks {
   // Over every rank (collective); the value itself on one process.
   static std::int64_t sum(std::int64_t value);
   static std::int64_t max(std::int64_t value);
+  // The exact sum of the ranks' partial sums (common/exact_sum.hpp): the single-process value on any number
+  // of ranks where each sums whole reduction blocks. Collective.
+  static double sum(const ExactSum& partial);
   // Ends every rank at once with `code` (an error that other ranks cannot know of).
   [[noreturn]] static void abort_all(int code);
 };
@@ -46,6 +50,16 @@ std::vector<RankLoad> gather_rank_loads(const RankLoad& mine);
 void broadcast_from_first(Vector<double>& v);
 // The same for rank 0's vectors, their count too.
 void broadcast_from_first(std::vector<Vector<double>>& vectors);
+
+// Where each rank holds its rows of a vector (consecutive ranges, in rank order):
+// rank 0's whole vector dealt out, every other rank's v (sized to its rows by the caller, so that running out
+// of memory is found before) receiving its rows and rank 0 keeping its own (collective; one process: v as
+// it is);
+void scatter_from_first(Vector<double>& v);
+void scatter_from_first(std::vector<Vector<double>>& vectors);  // as many on every rank
+// and the ranks' rows put together on rank 0, the whole vector there and an empty one elsewhere (collective;
+// rank 0 running out of memory for it is every rank's error; one process: a copy).
+Vector<double> gather_on_first(const Vector<double>& mine);
 
 // A Matrix Market matrix read on rank 0 a batch of entries at a time, each batch dealt out to the ranks that
 // own its rows (the block partition of amgsolve::owned_rows; PETSc's MatLoad does the same), so no rank ever

@@ -134,11 +134,13 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
   }
 }
 
-double relative_error(const Vector<double>& x, const Vector<double>& exact) {
+// ||x - exact|| / ||exact||, of whole vectors or (by_rows) of the ranks' rows of them (collective).
+double relative_error(const Vector<double>& x, const Vector<double>& exact, bool by_rows) {
   const auto n = static_cast<std::int64_t>(x.size());
-  const double diff = deterministic_sum<double>(n, [&](std::int64_t i) { return (x[i] - exact[i]) * (x[i] - exact[i]); });
-  const double ref = deterministic_sum<double>(n, [&](std::int64_t i) { return exact[i] * exact[i]; });
-  return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
+  const ExactSum diff = deterministic_partial_sum(n, [&](std::int64_t i) { return (x[i] - exact[i]) * (x[i] - exact[i]); });
+  const ExactSum ref = deterministic_partial_sum(n, [&](std::int64_t i) { return exact[i] * exact[i]; });
+  const double d = by_rows ? Ranks::sum(diff) : diff.value(), r = by_rows ? Ranks::sum(ref) : ref.value();
+  return r > 0 ? std::sqrt(d / r) : std::sqrt(d);
 }
 
 // Every point's first value of v, whose unknowns come `per_point` at a point (a system's aggregates, one per node).
@@ -293,15 +295,10 @@ class PrintingSolver final : public AmgSolver {
   }
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x) override {
-    double previous = 1.0;
-    const IterationCallback show = [&](int k, double relres) {
-      if (show_iterations && config_.print_every > 0 && k % config_.print_every == 0)
-        progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
-      previous = relres;
-    };
-    SolveOptions options;
-    options.initial_guess = from_x;
-    return solver_->solve(b, x, show, options);
+    return solve_showing(b, x, show_iterations, from_x, &Solver::solve);
+  }
+  SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x) override {
+    return solve_showing(b, x, show_iterations, from_x, &Solver::solve_rows);
   }
 
   Array<Index> finest_aggregates() const override { return solver_->finest_aggregates(); }
@@ -316,6 +313,21 @@ class PrintingSolver final : public AmgSolver {
   }
 
  private:
+  using SolveMethod = SolveResult (Solver::*)(const Vector<double>&, Vector<double>&, const IterationCallback&,
+                                              const SolveOptions&) const;
+  SolveResult solve_showing(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x,
+                            SolveMethod method) {
+    double previous = 1.0;
+    const IterationCallback show = [&](int k, double relres) {
+      if (show_iterations && config_.print_every > 0 && k % config_.print_every == 0)
+        progress("  iteration %4d   relative residual %.3e   factor %.3f\n", k, relres, relres / previous);
+      previous = relres;
+    };
+    SolveOptions options;
+    options.initial_guess = from_x;
+    return ((*solver_).*method)(b, x, show, options);
+  }
+
   void report_rebuild(SetupRecord& setup) const {
     setup = solver_->setup();
     progress("  %s %.3f s (%s)\n", setup.reused ? "re-setup" : "setup", setup.seconds, setup.rebuild_note.c_str());
@@ -361,12 +373,12 @@ bool assembled_by_rows(const Config& config) {
          (type == ProblemType::poisson || type == ProblemType::elasticity || type == ProblemType::matrix_market);
 }
 
-// A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows),
-// every rank keeps its rows and the whole right-hand side, read on rank 0. Collective.
+// A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows)
+// and then the right-hand sides' and initial guesses' rows; every rank keeps its rows of each. Collective.
 LinearProblem matrix_market_by_rows(const MatrixMarketParams& p, int block_size) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   // The right-hand sides' shape against the matrix's from their headers (on rank 0, which reads the files),
-  // and the room for them on every rank (each holds them whole), before the matrix is read.
+  // and the room for them on every rank (rank 0 whole, the others their rows), before the matrix is read.
   std::int64_t rows = 0, columns = 0;
   collectively([&] {
     if (!Ranks::prints()) return;
@@ -375,8 +387,10 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p, int block_size)
   });
   rows = Ranks::sum(rows);
   columns = Ranks::sum(columns);
+  const auto [first, last] = owned_rows(rows, block_size);
+  const std::int64_t held = Ranks::prints() ? rows : last - first;
   collectively([&] {
-    require_memory(right_hand_side_bytes(p, rows, columns, Ranks::prints()),
+    require_memory(right_hand_side_bytes(p, held, columns, Ranks::prints()),
                    p.rhs.empty() ? std::string("the right-hand side and the solution")
                                  : "the right-hand sides in " + p.rhs + " and their solutions");
   });
@@ -385,17 +399,17 @@ LinearProblem matrix_market_by_rows(const MatrixMarketParams& p, int block_size)
   require_spd_candidate_rows(p.matrix, matrix);
   LinearProblem problem;
   problem.description = matrix_market_description(p, matrix.global_rows);
-  // Read on rank 0 and allocated on the others here, where running out is every rank's one-line error, then
-  // sent from rank 0.
+  // Read on rank 0 and the others' rows allocated here, where running out is every rank's one-line error,
+  // then dealt out from rank 0.
   collectively([&] {
     if (Ranks::prints())
       read_right_hand_sides(p, rows, columns, problem);
     else
-      allocate_right_hand_sides(p, rows, columns, problem);
+      allocate_right_hand_sides(p, held, columns, problem);
   });
-  broadcast_from_first(problem.b);
-  broadcast_from_first(problem.more_b);
-  broadcast_from_first(problem.x0);
+  scatter_from_first(problem.b);
+  scatter_from_first(problem.more_b);
+  scatter_from_first(problem.x0);
   problem.global_rows = matrix.global_rows;
   problem.first_row = matrix.first_row();
   problem.A = std::make_shared<const CsrMatrix<double>>(std::move(matrix.rows));
@@ -457,14 +471,26 @@ void require_solvable(const Config& config, const LinearProblem& problem) {
   require_constant_free_rhs(config, problem);
 }
 
-// The same where the ranks hold the rows (and b whole): the rows' sums judged on every rank, so that an
-// inconsistent b is refused before the setup, not after it in the solve (the Solver counts the graph's parts
-// over the ranks). Collective.
+// The exact sum over the ranks of f(i) for each rank's rows i of a vector (the single-process sum). Collective.
+template <class F>
+double sum_over_rows(const Vector<double>& mine, F&& f) {
+  return Ranks::sum(deterministic_partial_sum(static_cast<std::int64_t>(mine.size()), f));
+}
+
+// The same where the ranks hold the rows of A and of the right-hand sides: the rows' sums and b's sum and
+// norm judged over the ranks, so that an inconsistent b is refused before the setup, not after it in the
+// solve (the Solver counts the graph's parts over the ranks). Collective.
 void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
   // (A system's nullspace the Solver decides, refusing a singular one over ranks.)
   if (config.amg.nullspace == NullspaceChoice::none || config.amg.is_system()) return;
   const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
-  if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_constant_free_rhs(config, problem);
+  if (Ranks::sum(zero_sums ? 0 : 1) > 0) return;
+  for_each_rhs(config, problem, [&](const Vector<double>& b, const std::string& name) {
+    const double sum = sum_over_rows(b, [&](std::int64_t i) { return b[i]; });
+    const double norm = std::sqrt(sum_over_rows(b, [&](std::int64_t i) { return b[i] * b[i]; }));
+    require_consistent_rhs(sum, norm, static_cast<std::size_t>(*problem.global_rows),
+                           held_tolerance(config.solver, norm), name);
+  });
 }
 
 }  // namespace
@@ -778,11 +804,37 @@ void set_up_or_rebuild(const Config& config, LinearProblem& problem, bool by_row
     solver->rebuild(problem.A, record.setup);
 }
 
+// What rank 0 writes where the ranks hold their rows of the vectors: the solutions (for the VTK file or
+// output.solution) and b and the exact solution (the VTK file's), gathered there whole, with the grid.
+// Collective.
+struct GatheredOutputs {
+  LinearProblem problem;
+  std::vector<Vector<double>> solutions;
+
+  GatheredOutputs(const Config& config, const LinearProblem& mine, const std::vector<const Vector<double>*>& rows) {
+    const bool vtk = !config.output.vtk.empty();
+    if (vtk || !config.output.solution.empty())
+      for (const Vector<double>* x : rows) solutions.push_back(gather_on_first(*x));
+    if (vtk) {
+      problem.b = gather_on_first(mine.b);
+      if (mine.exact) problem.exact = gather_on_first(*mine.exact);
+    }
+    problem.grid = mine.grid;
+    problem.unknowns_per_point = mine.unknowns_per_point;
+  }
+  std::vector<const Vector<double>*> written() const {
+    std::vector<const Vector<double>*> all;
+    for (const Vector<double>& x : solutions) all.push_back(&x);
+    return all;
+  }
+};
+
 // After the last step: the error against an exact solution, the summary lines, the outputs, the exit status.
+// by_rows: the problem's vectors and the solutions are each rank's rows.
 int finish_run(const Config& config, const LinearProblem& problem, const AmgSolver& solver,
-               const std::vector<const Vector<double>*>& solutions, RunRecord& record) {
+               const std::vector<const Vector<double>*>& solutions, bool by_rows, RunRecord& record) {
   const Vector<double>& x = *solutions.front();
-  if (problem.exact) record.relative_error = relative_error(x, *problem.exact);
+  if (problem.exact) record.relative_error = relative_error(x, *problem.exact, by_rows);
   record.peak_memory_bytes = peak_resident_bytes();
 
   const SolveResult& s = record.solve;
@@ -816,8 +868,15 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   }
 
   // Rank 0 writes; a write that fails there (a full disk) ends every rank with its error, not rank 0 alone.
+  std::optional<GatheredOutputs> whole;
+  if (by_rows) whole.emplace(config, problem, solutions);
   collectively([&] {
-    if (Ranks::prints()) write_outputs(config, record, problem, solver.finest_aggregates(), solutions);
+    if (!Ranks::prints()) return;
+    if (whole)
+      write_outputs(config, record, whole->problem, solver.finest_aggregates(),
+                    whole->solutions.empty() ? solutions : whole->written());
+    else
+      write_outputs(config, record, problem, solver.finest_aggregates(), solutions);
   });
   std::vector<SolveResult> solves = record.load_cases;
   for (const StepRecord& step : record.steps) solves.push_back(step.solve);
@@ -825,9 +884,15 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   return exit_status(config, solves, !record.load_cases.empty());
 }
 
+// A x = b with the iterations shown, from x where from_x; b and x each rank's rows where by_rows.
+SolveResult solve_one(AmgSolver& solver, bool by_rows, const Vector<double>& b, Vector<double>& x, bool from_x) {
+  return by_rows ? solver.solve_rows(b, x, true, from_x) : solver.solve(b, x, true, from_x);
+}
+
 // problem.rhs's further columns (load cases), each solved with the hierarchy of the first, whose solve is
 // record.solve; their solutions, in order (each from its problem.x0 column, moved into it, where given).
-std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSolver& solver, RunRecord& record) {
+std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSolver& solver, bool by_rows,
+                                                  RunRecord& record) {
   std::vector<Vector<double>> solutions;
   if (problem.more_b.empty()) return solutions;
   const std::size_t columns = problem.more_b.size() + 1;
@@ -840,7 +905,7 @@ std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSol
   for (std::size_t c = 1; c < columns; ++c) {  // column c: more_b[c - 1], x0[c] (x0[0] was b's)
     const bool from_x0 = !problem.x0.empty();
     solutions.push_back(from_x0 ? std::move(problem.x0[c]) : Vector<double>{});
-    record.load_cases.push_back(solver.solve(problem.more_b[c - 1], solutions.back(), true, from_x0));
+    record.load_cases.push_back(solve_one(solver, by_rows, problem.more_b[c - 1], solutions.back(), from_x0));
     summary(c + 1);
   }
   return solutions;
@@ -889,15 +954,15 @@ int run(const RunOptions& options) {
              from_previous ? ", from the step before's solution"
              : from_x0     ? (", from " + config.problem.matrix_market.x0).c_str()
                            : "");
-    record.solve = solver->solve(problem.b, x, true, from_previous || from_x0);
+    record.solve = solve_one(*solver, by_rows, problem.b, x, from_previous || from_x0);
     if (steps > 1) {
       record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
                               step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});
       if (step < steps) print_solve_summary(record.solve);
     }
   }
-  const std::vector<Vector<double>> further_solutions = solve_further_columns(problem, *solver, record);
-  return finish_run(config, problem, *solver, in_column_order(x, further_solutions), record);
+  const std::vector<Vector<double>> further_solutions = solve_further_columns(problem, *solver, by_rows, record);
+  return finish_run(config, problem, *solver, in_column_order(x, further_solutions), by_rows, record);
 }
 
 }  // namespace amgsolve

@@ -50,14 +50,19 @@ Communicator::~Communicator() {
   if (mpi_is_running()) MPI_Comm_free(&comm_);
 }
 
+double exact_sum_over(MPI_Comm comm, ExactSum partial) {
+  partial.normalise();  // limbs below 2^32: the int64 sums over ranks cannot overflow
+  MPI_Allreduce(MPI_IN_PLACE, partial.limbs().data(), ExactSum::kLimbs, MPI_INT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &partial.special(), 1, MPI_DOUBLE, MPI_SUM, comm);
+  return partial.value();
+}
+
 double Communicator::sum(ExactSum partial) const {
   Timer timer;
-  partial.normalise();  // limbs below 2^32: the int64 sums over ranks cannot overflow
-  MPI_Allreduce(MPI_IN_PLACE, partial.limbs().data(), ExactSum::kLimbs, MPI_INT64_T, MPI_SUM, comm_);
-  MPI_Allreduce(MPI_IN_PLACE, &partial.special(), 1, MPI_DOUBLE, MPI_SUM, comm_);
+  const double total = exact_sum_over(comm_, partial);
   ++stats_.reductions;
   stats_.reduction_seconds += timer.seconds();
-  return partial.value();
+  return total;
 }
 
 std::int64_t Communicator::sum(std::int64_t value) const {

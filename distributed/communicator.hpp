@@ -37,6 +37,9 @@ struct RankProblem {
   std::string text;
 };
 RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine);
+// The exact sum over comm's ranks of each one's partial sum (common/exact_sum.hpp): the same value on every
+// rank and for any rank count. Collective.
+double exact_sum_over(MPI_Comm comm, ExactSum partial);
 
 class Communicator {
  public:

@@ -261,20 +261,4 @@ CsrMatrix<double> poisson_matrix_rows(const PoissonParams& p, std::int64_t first
   return A;
 }
 
-Vector<double> poisson_product(const PoissonParams& p, const Vector<double>& u) {
-  const std::int64_t rows = poisson_rows(p), chunk = std::int64_t{1} << 16;
-  Vector<double> y(static_cast<std::size_t>(rows));
-  for (std::int64_t first = 0; first < rows; first += chunk) {
-    const std::int64_t last = std::min(rows, first + chunk);
-    const CsrMatrix<double> block = poisson_matrix_rows(p, first, last);
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < block.rows; ++i) {
-      double sum = 0.0;
-      for (Offset k = block.row_begin(i); k < block.row_end(i); ++k) sum += block.val[k] * u[block.col[k]];
-      y[static_cast<std::size_t>(first + i)] = sum;
-    }
-  }
-  return y;
-}
-
 }  // namespace amgsolve

@@ -70,8 +70,4 @@ CsrMatrix<double> poisson_matrix(const PoissonParams& p);
 // distributed problem (the whole matrix is never built).
 CsrMatrix<double> poisson_matrix_rows(const PoissonParams& p, std::int64_t first, std::int64_t last);
 
-// poisson_matrix(p) * u, assembled and applied a block of rows at a time (a manufactured right-hand side
-// without the whole matrix). The same sums, in the same order, as spmv with the whole matrix.
-Vector<double> poisson_product(const PoissonParams& p, const Vector<double>& u);
-
 }  // namespace amgsolve

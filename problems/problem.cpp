@@ -59,15 +59,26 @@ Vector<double> manufactured_solution(const Grid& g) {
   return u;
 }
 
+// What a rank that assembles its rows holds beyond its share of the matrix, the hierarchy and the vectors
+// (estimated_solve_bytes): a whole vector as its rows are made (the load, a manufactured solution), and on
+// rank 0, which has the first rows, the whole solution, right-hand side, exact solution and error it writes.
+std::uint64_t whole_vector_bytes(const RowRange* rows, std::int64_t unknowns) {
+  if (!rows) return 0;
+  return (rows->first == 0 ? 4 : 1) * sizeof(double) * static_cast<std::uint64_t>(unknowns);
+}
+
+// Rows [rows.first, rows.last) of a whole vector.
+Vector<double> rows_of(const Vector<double>& whole, const RowRange& rows) {
+  return Vector<double>(whole.begin() + rows.first, whole.begin() + rows.last);
+}
+
 LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   check_poisson_size(p);
   const std::string what = std::string("poisson ") + to_string(p.stencil) + " problem";
-  // A rank that assembles a part holds about that share of the matrix and the hierarchy, and the whole
-  // vectors.
   const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(poisson_rows(p)) : 1.0;
   require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(
                                                         poisson_rows(p), poisson_nnz(p)))) +
-                     (rows ? 4 * 8 * static_cast<std::uint64_t>(poisson_rows(p)) : 0),
+                     whole_vector_bytes(rows, poisson_rows(p)),
                  "the " + what);
 
   LinearProblem problem;
@@ -111,16 +122,15 @@ LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   }
   if (p.boundary == Boundary::neumann) problem.description += ", Neumann boundary (singular: constants)";
   if (p.rhs == PoissonRhs::manufactured) {
+    // A's rows (global columns) times the whole u*: b's rows. u* is made whole, for its mean.
     problem.exact = manufactured_solution(grid);
-    if (rows)
-      problem.b = poisson_product(p, *problem.exact);
-    else
-      spmv(*A, *problem.exact, problem.b);
+    spmv(*A, *problem.exact, problem.b);
     // Neumann: u* is known up to a constant, and the solver returns the solution of zero mean.
     if (p.boundary == Boundary::neumann) remove_mean(*problem.exact);
+    if (rows) problem.exact = rows_of(*problem.exact, *rows);
     problem.description += ", manufactured solution";
   } else {
-    problem.b.assign(static_cast<std::size_t>(poisson_rows(p)), 1.0);
+    problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
   }
   problem.A = std::move(A);
   problem.grid = grid;
@@ -248,10 +258,9 @@ LinearProblem make_elasticity(const ElasticityParams& p, const RowRange* rows) {
   if (rows && (rows->first % d != 0 || rows->last % d != 0))
     throw Error("make_problem: an elasticity problem's rows [" + std::to_string(rows->first) + ", " +
                 std::to_string(rows->last) + ") are not whole nodes of " + std::to_string(d) + " unknowns");
-  // A rank that assembles a part holds about that share of the matrix and the hierarchy, and the whole vectors.
   const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(unknowns) : 1.0;
   require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(unknowns, elasticity_nnz_bound(p)))) +
-                     (rows ? 4 * 8 * static_cast<std::uint64_t>(unknowns) : 0),
+                     whole_vector_bytes(rows, unknowns),
                  "the elasticity problem (problem.box)");
   LinearProblem problem;
   std::string cells;
@@ -269,7 +278,7 @@ LinearProblem make_elasticity(const ElasticityParams& p, const RowRange* rows) {
   } else {
     problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
   }
-  problem.b = elasticity_load(p);
+  problem.b = rows ? rows_of(elasticity_load(p), *rows) : elasticity_load(p);
   const double h = 1.0 / static_cast<double>(p.cells[1]);
   Grid grid;
   grid.dims = d;

@@ -34,7 +34,8 @@ struct LinearProblem {
   std::string description;                     // one line for the log, e.g. "poisson 7pt 128x128x128"
   std::shared_ptr<const CsrMatrix<double>> A;  // the matrix, or with global_rows this rank's rows of it
   // Set when A holds only rows [first_row, first_row + A->rows) of a global_rows x global_rows matrix (global
-  // column numbers): a distributed problem assembled by each rank. b and exact are whole all the same.
+  // column numbers): a distributed problem assembled by each rank, whose b, more_b, x0 and exact are those
+  // rows of the vectors too.
   std::optional<std::int64_t> global_rows;
   std::int64_t first_row = 0;
   Vector<double> b;

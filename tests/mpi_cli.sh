@@ -19,7 +19,7 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 # (relative paths, so that the error lines name the files as one process does) and write into its own.
 cd "$reference" || exit 1
 if [ "$mode" = ranks ]; then
-  for f in one.json atol-one.json steps-one.json mouse-one.json general-one.json elastic-one.json; do
+  for f in one.json atol-one.json small-one.json steps-one.json mouse-one.json general-one.json elastic-one.json; do
     [ -f "$f" ] || { echo "FAIL: $reference/$f is missing: run the fixture MpiCli.OneProcess first"; exit 1; }
   done
 fi
@@ -81,6 +81,27 @@ one, many = (json.load(open(f))["solve"] for f in sys.argv[1:3])
 assert one["effective_tolerance"] == many["effective_tolerance"] > 1e-12, (one["effective_tolerance"], many["effective_tolerance"])
 assert one["history"] == many["history"] and one["converged"] and many["converged"]
 PY
+fi
+
+# A manufactured solution (poisson-small.yaml; 4 blocks of rows, so that 8 ranks leave 4 without any): each rank
+# holds its rows of b, u* and x, the error against u* is summed over them and the VTK file of x, b, u* and the
+# error is gathered on rank 0, all as one process's.
+small="$source/configs/poisson-small.yaml"
+if one; then
+  vtk_output small-one.vti
+  "$amgsolve" "$small" --report small-one.json "${vtk_args[@]}" --quiet || fail "manufactured, one process"
+else
+  vtk_output "$work/small-many.vti"
+  run "$ranks" "$amgsolve" "$small" --report "$work/small-many.json" "${vtk_args[@]}" --quiet ||
+    fail "manufactured, $ranks ranks"
+  python3 - small-one.json "$work/small-many.json" <<'PY' || fail "manufactured reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert one["solve"]["history"] == many["solve"]["history"], "residual history"
+assert 0 < one["solve"]["relative_error"] == many["solve"]["relative_error"], "error against u*"
+assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1)
+PY
+  [ "$vtk" = 0 ] || cmp -s small-one.vti "$work/small-many.vti" || fail "the manufactured VTK files differ"
 fi
 
 # Time steps on one pattern: each rank assembles its rows at every step and re-sets up from them (the

@@ -408,6 +408,29 @@ void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std:
   EXPECT_EQ(by_rows.setup().nullspace, together.setup().nullspace);
   EXPECT_EQ(rows_result.history, one.history);
   EXPECT_EQ(x_by_rows, x_alone);
+
+  // With the vectors by rows too (no rank holds a whole one): each rank's rows of the same x, from zero and
+  // from the guess's rows, and its rows of the same preconditioned vector.
+  const auto slice = [&](const Vector<double>& v) {
+    return Vector<double>(v.begin() + first, v.begin() + last);
+  };
+  Vector<double> x_rows;
+  const SolveResult rows_only = by_rows.solve_rows(slice(b), x_rows);
+  EXPECT_EQ(rows_only.iterations, one.iterations);
+  EXPECT_EQ(rows_only.history, one.history);
+  EXPECT_EQ(x_rows, slice(x_alone));
+  Vector<double> guess_rows = slice(x_alone);
+  for (double& v : guess_rows) v *= 0.5;
+  EXPECT_EQ(by_rows.solve_rows(slice(b), guess_rows, {}, from_x).history, warm_one.history);
+  EXPECT_EQ(guess_rows, slice(guess_alone));
+  Vector<double> z_alone, z_rows;
+  alone.precondition(b, z_alone);
+  by_rows.precondition_rows(slice(b), z_rows);
+  EXPECT_EQ(z_rows, slice(z_alone));
+  // A solver built from the whole matrix takes the rows of the same partition.
+  Vector<double> x_whole_matrix;
+  EXPECT_EQ(together.solve_rows(slice(b), x_whole_matrix).history, one.history);
+  EXPECT_EQ(x_whole_matrix, slice(x_alone));
 }
 
 // A system's solve on the ranks (the node blocks' Chebyshev in the V-cycle), from the whole matrix and from
@@ -1195,6 +1218,38 @@ TEST(DistributedSolve, ASolveInputWrongOnOneRankIsAnErrorOnEveryRank) {
     EXPECT_NE(message_of(b, differing).find("different tolerances or iteration limits"), std::string::npos);
   }
   EXPECT_TRUE(solver.solve(b, x).converged);  // still usable, on every rank
+
+  // By rows (a matrix of three blocks of rows, so that up to three ranks hold some): a rank's wrong count of
+  // rows, or a NaN in one rank's rows (named by its global row), is every rank's error too; the scale of b
+  // is the largest over all ranks' rows, so a b that one rank holds a large entry of solves as the whole does.
+  const auto spread_A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {130, 130}));
+  const Solver spread(spread_A, Parameters{});
+  const auto [first, end] = owned_rows(spread_A->rows);
+  const Vector<double> mine(static_cast<std::size_t>(end - first), 1.0);
+  const auto rows_message_of = [&](const Vector<double>& rhs) {
+    try {
+      (void)spread.solve_rows(rhs, x);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string short_rows = rows_message_of(rank == last ? Vector<double>(3, 1.0) : mine);
+  EXPECT_NE(short_rows.find("right-hand side has 3 entries"), std::string::npos) << short_rows;
+  const bool holds_last_row = end == spread_A->rows && first < end;
+  Vector<double> with_nan = mine;
+  if (holds_last_row) with_nan.back() = std::nan("");
+  const std::string nan = rows_message_of(with_nan);
+  EXPECT_NE(nan.find("entry " + std::to_string(spread_A->rows - 1) + " (counted from 0) is nan"), std::string::npos)
+      << nan;
+  Vector<double> scaled_whole(static_cast<std::size_t>(spread_A->rows), 1.0);
+  scaled_whole.back() = 1e200;
+  Vector<double> x_whole, x_rows;
+  const SolveResult whole_result = spread.solve(scaled_whole, x_whole);
+  Vector<double> scaled_rows = mine;
+  if (holds_last_row) scaled_rows.back() = 1e200;
+  EXPECT_EQ(spread.solve_rows(scaled_rows, x_rows).history, whole_result.history);
+  EXPECT_EQ(x_rows, Vector<double>(x_whole.begin() + first, x_whole.begin() + end));
 }
 
 // ---- distributed SpGEMM: every backend against gustavson on one process

@@ -35,6 +35,13 @@ class RankVectors {
   template <class V>
   void xpby(const Vector<V>& z, V beta, Vector<V>& p) const { local_.xpby(z, beta, p); }
 
+  // A vector of this rank's entries (its rows of the level, the caller's own block) onto the local backend,
+  // and back: no rank sees another's (the whole-vector upload and download are each layer's own).
+  template <class V>
+  Vector<V> upload_rows(const amgsolve::Vector<V>& mine) const { return local_.upload(mine); }
+  template <class V>
+  void download_rows(const Vector<V>& local, amgsolve::Vector<V>& mine) const { local_.download(local, mine); }
+
   template <class V>
   double dot(const Vector<V>& a, const Vector<V>& b) const { return communicator_->sum(local_.dot_partial(a, b)); }
   template <class V>
