@@ -137,6 +137,7 @@ class Hierarchy {
   const Vector<double>& coarse_nullspace() const { return coarse_nullspace_; }
   const AmgParams& params() const { return params_; }
   const std::vector<LevelInfo>& info() const { return info_; }
+  // The finest level's aggregate of each row (of this rank's rows, over MPI ranks).
   const Array<Index>& finest_aggregates() const { return finest_aggregates_; }
   const std::string& spgemm_backend() const { return params_.spgemm; }  // the one used (never empty)
   double setup_seconds() const { return setup_seconds_; }

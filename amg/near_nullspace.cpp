@@ -67,7 +67,10 @@ void require_system_nullspace_choice(NullspaceChoice nullspace) {
                      "near-nullspace) is found among its near-nullspace vectors: use auto or near_nullspace");
 }
 
-NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {
+namespace {
+
+// What every rigid_body_modes call checks first; the number of rotations.
+int require_rigid_body_input(const Vector<double>& coordinates, int dimension, int& block_size) {
   if (dimension != 2 && dimension != 3)
     throw InputError("rigid-body modes need coordinates in 2 or 3 dimensions, not " + std::to_string(dimension));
   const int rotations = dimension == 2 ? 1 : 3;
@@ -76,17 +79,38 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
     throw InputError("rigid-body modes in " + std::to_string(dimension) + " dimensions are for nodes of " +
                      std::to_string(dimension) + " unknowns (displacements) or " + std::to_string(dimension + rotations) +
                      " (and rotations), not " + std::to_string(block_size));
-  if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
   if (coordinates.size() % static_cast<std::size_t>(dimension) != 0)
     throw InputError("rigid-body modes: " + std::to_string(coordinates.size()) + " coordinates are no whole number of " +
                      std::to_string(dimension) + "-dimensional points");
   for (double c : coordinates)
     if (!std::isfinite(c)) throw InputError("rigid-body modes: a coordinate is not finite");
-  const std::size_t nodes = coordinates.size() / static_cast<std::size_t>(dimension);
+  return rotations;
+}
+
+}  // namespace
+
+std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension) {
+  std::array<ExactSum, 3> sums;
+  const auto d = static_cast<std::size_t>(dimension);
+  for (std::size_t k = 0; k < coordinates.size(); ++k) sums[k % d].add(coordinates[k]);
+  return sums;
+}
+
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {
+  int block = block_size;
+  require_rigid_body_input(coordinates, dimension, block);
+  if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
   // About the centroid, so that the rotations are not nearly translations far from the origin.
-  double centre[3] = {0, 0, 0};
-  for (std::size_t n = 0; n < nodes; ++n)
-    for (int d = 0; d < dimension; ++d) centre[d] += coordinates[n * dimension + d] / static_cast<double>(nodes);
+  const std::array<ExactSum, 3> sums = coordinate_sums(coordinates, dimension);
+  const double nodes = static_cast<double>(coordinates.size() / static_cast<std::size_t>(dimension));
+  return rigid_body_modes(coordinates, dimension, block_size,
+                          {sums[0].value() / nodes, sums[1].value() / nodes, sums[2].value() / nodes});
+}
+
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
+                                      const std::array<double, 3>& centre) {
+  const int rotations = require_rigid_body_input(coordinates, dimension, block_size);
+  const std::size_t nodes = coordinates.size() / static_cast<std::size_t>(dimension);
   const int modes = dimension + rotations;
   const std::size_t block = static_cast<std::size_t>(block_size);
   auto values = std::make_shared<Vector<double>>(nodes * block * modes, 0.0);

@@ -30,6 +30,7 @@
 //
 // Every step is deterministic: the QR of an aggregate runs over its rows in order, on one thread.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,6 +41,7 @@
 #include "amg/params.hpp"
 #include "amg/strength.hpp"
 #include "common/device.hpp"
+#include "common/exact_sum.hpp"
 #include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 
@@ -115,6 +117,12 @@ inline constexpr int kMaxNearNullspaceVectors = 64;
 // What does not fit: a block_size that does not divide `rows`, vectors that are not rows x count (count at
 // most kMaxNearNullspaceVectors) with finite values; "" when all does.
 std::string near_nullspace_problem(Index rows, int block_size, const NearNullspaceVectors& given);
+// Whether vectors given to a rank that holds `rows` of a matrix's global_rows are its rows of them rather
+// than the whole vectors: by their length (on a rank that holds every row both are the same).
+inline bool near_nullspace_given_by_rows(const NearNullspaceVectors& given, Index rows, std::int64_t global_rows) {
+  return given.count > 0 && given.values && rows != global_rows &&
+         given.values->size() == static_cast<std::size_t>(rows) * static_cast<std::size_t>(given.count);
+}
 
 // The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
 // vectors of the components (the constant in each). An InputError where near_nullspace_problem finds one.
@@ -135,6 +143,12 @@ void require_system_nullspace_choice(NullspaceChoice nullspace);
 // theta_x, theta_y, theta_z in 3D: block_size 3 or 6), which a rotation about axis e turns by e.
 // An InputError for another block_size.
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size = 0);
+// The same about a given centre: some of the nodes (a rank's), the centroid being that of them all.
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
+                                      const std::array<double, 3>& centre);
+// The sums of the nodes' coordinates along each axis, exact (so that the ranks' sums add up to one process's
+// whatever the split): the centroid is their value over the count of nodes.
+std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension);
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
 // (every entry classified; the rows' graph names each row's strong off-diagonal entries, but none for a node

@@ -129,7 +129,9 @@ class Solver {
   Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
   // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
   // whole matrix gives, bit for bit. solve() and precondition() take their vectors whole on every rank,
-  // solve_rows() and precondition_rows() this rank's rows of them, as the block holds its rows.
+  // solve_rows() and precondition_rows() this rank's rows of them, as the block holds its rows; a system's
+  // amg.near_nullspace may be given whole or as this rank's rows of the vectors (told apart by the length;
+  // rigid_body_modes with the centroid of all the nodes makes a rank's rows from its nodes' coordinates).
   // A wrong block on any rank (other rows than owned_rows, local column numbers, ranks that disagree on
   // the row count) is an InputError on every rank. A singular matrix's connectivity is checked on the
   // ranks' rows too (nothing is gathered).
@@ -185,7 +187,8 @@ class Solver {
 
   // Both refer into the solver: valid until its next rebuild (copy what must outlive one).
   const SetupSummary& setup() const;
-  // The aggregate of every unknown on the finest level (-1: none), for visualisation.
+  // The aggregate of every unknown on the finest level (-1: none), for visualisation; a solver distributed
+  // over MPI ranks (setup().ranks > 1) gives each rank's rows of it, as solve_rows() the vectors.
   const Array<Index>& finest_aggregates() const;
 
   struct Impl;

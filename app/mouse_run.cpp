@@ -318,9 +318,10 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
 
   read_detectors(m, excitation, emission, sources);
   const std::vector<SolveResult> solves = summarise_solves(record);
+  const Array<Index> aggregates =
+      config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(*excitation_solver, record.setup);
   collectively([&] {  // rank 0 writes; its failure is every rank's
-    if (Ranks::prints())
-      write_mouse_outputs(config, m, excitation_solver->finest_aggregates(), excitation, emission, record);
+    if (Ranks::prints()) write_mouse_outputs(config, m, aggregates, excitation, emission, record);
   });
   return exit_status(config, solves);
 }

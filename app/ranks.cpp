@@ -114,25 +114,6 @@ void collectively(const std::function<void()>& f) {
   throw Error(first.rank == 0 ? first.text : "rank " + std::to_string(first.rank) + ": " + first.text);
 }
 
-void broadcast_from_first(Vector<double>& v) {
-  if (Ranks::size() == 1) return;
-  std::int64_t n = static_cast<std::int64_t>(v.size());
-  MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  v.resize(static_cast<std::size_t>(n));
-  for (std::int64_t at = 0; at < n; at += kMaxMessage) {  // MPI counts are ints
-    const int count = static_cast<int>(std::min<std::int64_t>(kMaxMessage, n - at));
-    MPI_Bcast(v.data() + at, count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  }
-}
-
-void broadcast_from_first(std::vector<Vector<double>>& vectors) {
-  if (Ranks::size() == 1) return;
-  std::int64_t count = static_cast<std::int64_t>(vectors.size());
-  MPI_Bcast(&count, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
-  vectors.resize(static_cast<std::size_t>(count));
-  for (Vector<double>& v : vectors) broadcast_from_first(v);
-}
-
 double Ranks::sum(const ExactSum& partial) { return exact_sum_over(MPI_COMM_WORLD, partial); }
 
 namespace {
@@ -146,14 +127,16 @@ std::vector<std::int64_t> counts_on_first(std::size_t mine) {
 }
 
 // n entries from `from` to `to` (one of them this rank), a message of at most kMaxMessage at a time.
-void send_entries(double* data, std::int64_t n, int from, int to) {
+template <class T>
+void send_entries(T* data, std::int64_t n, int from, int to) {
   constexpr int tag = 3141;
+  const MPI_Datatype type = mpi_type<T>();
   for (std::int64_t at = 0; at < n; at += kMaxMessage) {
     const int count = static_cast<int>(std::min<std::int64_t>(kMaxMessage, n - at));
     if (Ranks::rank() == from)
-      MPI_Send(data + at, count, MPI_DOUBLE, to, tag, MPI_COMM_WORLD);
+      MPI_Send(data + at, count, type, to, tag, MPI_COMM_WORLD);
     else
-      MPI_Recv(data + at, count, MPI_DOUBLE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Recv(data + at, count, type, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
 }
 
@@ -182,15 +165,16 @@ void scatter_from_first(std::vector<Vector<double>>& vectors) {
   for (Vector<double>& v : vectors) scatter_from_first(v);
 }
 
-Vector<double> gather_on_first(const Vector<double>& mine) {
+template <class T>
+Array<T> gather_on_first(const Array<T>& mine) {
   if (Ranks::size() == 1) return mine;
   const std::vector<std::int64_t> counts = counts_on_first(mine.size());
-  Vector<double> whole;
+  Array<T> whole;
   collectively([&] {
     if (Ranks::prints()) whole.resize(static_cast<std::size_t>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0})));
   });
   if (!Ranks::prints()) {
-    send_entries(const_cast<double*>(mine.data()), static_cast<std::int64_t>(mine.size()), Ranks::rank(), 0);
+    send_entries(const_cast<T*>(mine.data()), static_cast<std::int64_t>(mine.size()), Ranks::rank(), 0);
     return whole;
   }
   std::copy(mine.begin(), mine.end(), whole.begin());
@@ -201,6 +185,9 @@ Vector<double> gather_on_first(const Vector<double>& mine) {
   }
   return whole;
 }
+
+template Array<double> gather_on_first(const Array<double>&);
+template Array<Index> gather_on_first(const Array<Index>&);
 
 namespace {
 
@@ -408,12 +395,15 @@ std::int64_t Ranks::max(std::int64_t value) { return value; }
 void Ranks::abort_all(int code) { std::exit(code); }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
-void broadcast_from_first(Vector<double>&) {}
-void broadcast_from_first(std::vector<Vector<double>>&) {}
 double Ranks::sum(const ExactSum& partial) { return partial.value(); }
 void scatter_from_first(Vector<double>&) {}
 void scatter_from_first(std::vector<Vector<double>>&) {}
-Vector<double> gather_on_first(const Vector<double>& mine) { return mine; }
+template <class T>
+Array<T> gather_on_first(const Array<T>& mine) {
+  return mine;
+}
+template Array<double> gather_on_first(const Array<double>&);
+template Array<Index> gather_on_first(const Array<Index>&);
 MatrixRows read_matrix_market_rows(const std::string& path, int /*block_size*/) { return whole_matrix_market(path); }
 void require_spd_candidate_rows(const std::string& name, const MatrixRows& matrix) {
   require_spd_candidate(name, matrix.rows);

@@ -46,11 +46,6 @@ void collectively(const std::function<void()>& f);
 // What each rank held and communicated, on rank 0 (empty elsewhere and on one process).
 std::vector<RankLoad> gather_rank_loads(const RankLoad& mine);
 
-// Rank 0's vector on every rank (collective; v is resized to its length where it is not of it already).
-void broadcast_from_first(Vector<double>& v);
-// The same for rank 0's vectors, their count too.
-void broadcast_from_first(std::vector<Vector<double>>& vectors);
-
 // Where each rank holds its rows of a vector (consecutive ranges, in rank order):
 // rank 0's whole vector dealt out, every other rank's v (sized to its rows by the caller, so that running out
 // of memory is found before) receiving its rows and rank 0 keeping its own (collective; one process: v as
@@ -58,8 +53,9 @@ void broadcast_from_first(std::vector<Vector<double>>& vectors);
 void scatter_from_first(Vector<double>& v);
 void scatter_from_first(std::vector<Vector<double>>& vectors);  // as many on every rank
 // and the ranks' rows put together on rank 0, the whole vector there and an empty one elsewhere (collective;
-// rank 0 running out of memory for it is every rank's error; one process: a copy).
-Vector<double> gather_on_first(const Vector<double>& mine);
+// rank 0 running out of memory for it is every rank's error; one process: a copy). T: double or Index.
+template <class T>
+Array<T> gather_on_first(const Array<T>& mine);
 
 // A Matrix Market matrix read on rank 0 a batch of entries at a time, each batch dealt out to the ranks that
 // own its rows (the block partition of amgsolve::owned_rows; PETSc's MatLoad does the same), so no rank ever

@@ -362,6 +362,11 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
 
 bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
 
+Array<Index> aggregates_to_write(const AmgSolver& solver, const SetupRecord& setup) {
+  Array<Index> mine = solver.finest_aggregates();
+  return setup.ranks > 1 ? gather_on_first(mine) : mine;
+}
+
 namespace {
 
 // Whether this run spreads the matrix by rows over the ranks: a Poisson or elasticity problem (their
@@ -659,6 +664,38 @@ Vector<double> dense_rows(const CsrMatrix<double>& M) {
   return dense;
 }
 
+// This rank's rows of a problem whose generator makes any rows alone: a Poisson problem's, the elasticity
+// problem's whole nodes.
+RowRange generated_rows(const ProblemSpec& spec) {
+  const auto [first, last] = spec.type == ProblemType::elasticity
+                                 ? owned_rows(elasticity_rows(spec.elasticity), spec.elasticity.dimensions())
+                                 : owned_rows(poisson_rows(spec.poisson));
+  return {first, last};
+}
+
+// The elasticity problem's rigid-body modes: of all its nodes, or of this rank's nodes (by rows) about the
+// centroid of all (the coordinates' sums over the ranks: the same modes as one process's rows of them).
+NearNullspaceVectors whole_rigid_body_modes(const ElasticityParams& body) {
+  require_memory(elasticity_near_nullspace_bytes(body), "the elasticity problem's rigid-body modes (problem.box)");
+  return rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
+}
+
+NearNullspaceVectors rows_rigid_body_modes(const Config& config, const ElasticityParams& body) {
+  const int d = body.dimensions();
+  const RowRange rows = generated_rows(config.problem);
+  const std::int64_t first_node = rows.first / d, last_node = rows.last / d;
+  collectively([&] {
+    require_memory(elasticity_near_nullspace_bytes(body, last_node - first_node),
+                   "the elasticity problem's rigid-body modes (problem.box)");
+  });
+  const Vector<double> mine = elasticity_coordinates(body, first_node, last_node);
+  const std::array<ExactSum, 3> sums = coordinate_sums(mine, d);
+  const auto nodes = static_cast<double>(elasticity_rows(body) / d);
+  std::array<double, 3> centre{};
+  for (int a = 0; a < 3; ++a) centre[static_cast<std::size_t>(a)] = Ranks::sum(sums[static_cast<std::size_t>(a)]) / nodes;
+  return rigid_body_modes(mine, d, d, centre);
+}
+
 // A system's near-nullspace (problem.near_nullspace, the rigid-body modes of problem.coordinates, or those of
 // the elasticity problem's nodes, with amg.block_size its dimension) into the setup's parameters, and a
 // system refused where it cannot be set up, before the matrix is read or made.
@@ -672,11 +709,11 @@ void attach_near_nullspace(Config& config) {
                      "rigid-body modes as the near-nullspace)");
   if (const std::string problem = system_support_problem(config.backend); !problem.empty())
     throw InputError(problem);
-  if (elasticity) {  // the rigid-body modes of its nodes
+  if (elasticity) {  // the rigid-body modes of its nodes: all of them, or this rank's (by rows)
     const ElasticityParams& body = config.problem.elasticity;
-    require_memory(elasticity_near_nullspace_bytes(body), "the elasticity problem's rigid-body modes (problem.box)");
     config.amg.block_size = body.dimensions();
-    config.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
+    config.amg.near_nullspace = assembled_by_rows(config) ? rows_rigid_body_modes(config, body)
+                                                          : whole_rigid_body_modes(body);
   } else if (!p.near_nullspace.empty()) {
     const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
     if (B.cols < 1 || B.cols > kMaxNearNullspaceVectors)
@@ -732,15 +769,6 @@ RunRecord start_record(const Config& config) {
   record.initial_guess = x0_file ? "file" : name_of(config.initial_guess);
   record.spgemm_compared = config.compare_spgemm;
   return record;
-}
-
-// This rank's rows of a problem whose generator makes any rows alone: a Poisson problem's, the elasticity
-// problem's whole nodes.
-RowRange generated_rows(const ProblemSpec& spec) {
-  const auto [first, last] = spec.type == ProblemType::elasticity
-                                 ? owned_rows(elasticity_rows(spec.elasticity), spec.elasticity.dimensions())
-                                 : owned_rows(poisson_rows(spec.poisson));
-  return {first, last};
 }
 
 // One step's problem: the whole matrix on every rank, or (by_rows) each rank's rows of it.
@@ -870,13 +898,13 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   // Rank 0 writes; a write that fails there (a full disk) ends every rank with its error, not rank 0 alone.
   std::optional<GatheredOutputs> whole;
   if (by_rows) whole.emplace(config, problem, solutions);
+  const Array<Index> aggregates = config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(solver, record.setup);
   collectively([&] {
     if (!Ranks::prints()) return;
     if (whole)
-      write_outputs(config, record, whole->problem, solver.finest_aggregates(),
-                    whole->solutions.empty() ? solutions : whole->written());
+      write_outputs(config, record, whole->problem, aggregates, whole->solutions.empty() ? solutions : whole->written());
     else
-      write_outputs(config, record, problem, solver.finest_aggregates(), solutions);
+      write_outputs(config, record, problem, aggregates, solutions);
   });
   std::vector<SolveResult> solves = record.load_cases;
   for (const StepRecord& step : record.steps) solves.push_back(step.solve);

@@ -16,6 +16,10 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
 // Whether the matrix is assembled by rows on each rank: several ranks and a distributed solve.
 bool assembling_by_rows(const Config& config);
 
+// The solver's finest aggregates whole on rank 0 for the VTK file: gathered there where the solver is
+// distributed over the ranks (`setup` its summary), each rank holding its rows. Collective.
+Array<Index> aggregates_to_write(const AmgSolver& solver, const SetupRecord& setup);
+
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");
 // " or residual 1.0e-12" where solver.absolute_tolerance is set, for the line that starts a solve; "" otherwise.

@@ -39,6 +39,31 @@ struct GhostedColumns {
 // takes what is left when its wait ends).
 inline constexpr Index kTaskModeRows = 4096;
 
+// The distinct value(k) of the k in [0, n) where keep(k), sorted: by marks over their span when it is not
+// much larger than the count of kept k (one pass; a product's columns, the planes next to a rank's block),
+// else by sorting them.
+template <class Value, class Keep>
+std::vector<std::int64_t> sorted_distinct(std::size_t n, Value value, Keep keep) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1, entries = 0;
+  for (std::size_t k = 0; k < n; ++k)
+    if (keep(k)) lo = std::min<std::int64_t>(lo, value(k)), hi = std::max<std::int64_t>(hi, value(k)), ++entries;
+  std::vector<std::int64_t> distinct;
+  if (entries == 0) return distinct;
+  if (hi - lo + 1 <= 4 * entries + 4096) {
+    std::vector<std::uint8_t> seen(static_cast<std::size_t>(hi - lo + 1), 0);
+    for (std::size_t k = 0; k < n; ++k)
+      if (keep(k)) seen[static_cast<std::size_t>(value(k) - lo)] = 1;
+    for (std::int64_t g = lo; g <= hi; ++g)
+      if (seen[static_cast<std::size_t>(g - lo)]) distinct.push_back(g);
+    return distinct;
+  }
+  for (std::size_t k = 0; k < n; ++k)
+    if (keep(k)) distinct.push_back(value(k));
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  return distinct;
+}
+
 // The position of a global column among the sorted ghosts: a table over their span when it is not much
 // larger than their count (a product's columns, the planes next to a rank's block), a binary search otherwise.
 class GhostNumbers {
@@ -191,18 +216,17 @@ class DistributedMatrix {
   // has a boundary row, would gain little). Not collective.
   void slice_for_the_solve() const {
     constexpr Index kChunk = SlicedEllpack<V>::kChunk;
-    std::vector<std::uint8_t> in_interior_chunk(static_cast<std::size_t>(rows), 1);
-    for (Index i : boundary_) in_interior_chunk[static_cast<std::size_t>(i)] = 0;
+    std::vector<std::uint8_t> interior_row(static_cast<std::size_t>(rows), 1);
+    for (Index i : boundary_) interior_row[static_cast<std::size_t>(i)] = 0;
     sliced_runs_.clear();
     interior_rest_.clear();
     Index sliced_rows = 0;
     for (Index first = 0; first < rows; first += kChunk) {
       const Index last = std::min(rows, first + kChunk), c = first / kChunk;
-      const auto chunk = in_interior_chunk.begin() + first;
+      const auto chunk = interior_row.begin() + first;
       if (!std::all_of(chunk, chunk + (last - first), [](std::uint8_t interior) { return interior != 0; })) {
         for (Index i = first; i < last; ++i)
-          if (in_interior_chunk[static_cast<std::size_t>(i)]) interior_rest_.push_back(i);
-        std::fill(chunk, chunk + (last - first), std::uint8_t{0});
+          if (interior_row[static_cast<std::size_t>(i)]) interior_rest_.push_back(i);
         continue;
       }
       sliced_rows += last - first;
@@ -216,20 +240,11 @@ class DistributedMatrix {
       drop_solve_copy();
       return;
     }
-    // The copy of the interior chunks alone: the other rows empty (their chunks of width 0).
-    CsrMatrix<V> interior(rows, local_.cols);
-    for (Index i = 0; i < rows; ++i)
-      interior.row_ptr[i + 1] = in_interior_chunk[static_cast<std::size_t>(i)] ? local_.row_end(i) - local_.row_begin(i) : 0;
-    allocate_from_row_lengths(interior);
-#pragma omp parallel for schedule(static)
-    for (Index i = 0; i < rows; ++i) {
-      if (!in_interior_chunk[static_cast<std::size_t>(i)]) continue;
-      std::copy(local_.col.begin() + local_.row_begin(i), local_.col.begin() + local_.row_end(i),
-                interior.col.begin() + interior.row_begin(i));
-      std::copy(local_.val.begin() + local_.row_begin(i), local_.val.begin() + local_.row_end(i),
-                interior.val.begin() + interior.row_begin(i));
-    }
-    sliced_ = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(interior));
+    // The copy of the interior chunks alone: the other chunks of width 0.
+    std::vector<std::uint8_t> interior_chunks(static_cast<std::size_t>((rows + kChunk - 1) / kChunk), 0);
+    for (const auto& [first_chunk, count] : sliced_runs_)
+      std::fill_n(interior_chunks.begin() + first_chunk, count, std::uint8_t{1});
+    sliced_ = std::make_shared<const SlicedEllpack<V>>(sliced_ellpack_from_csr(local_, interior_chunks));
   }
   // The solve's copy let go of (a matrix the setup keeps for a later re-setup's pattern). Not collective.
   void drop_solve_copy() const {
@@ -329,34 +344,13 @@ class DistributedMatrix {
   const std::vector<Index>& interior_list() const { return sliced_ ? interior_rest_ : interior_; }
   RowList interior_rows(Index first, Index count) const { return RowList{interior_list().data() + first, count}; }
 
-  // ghosts_: the columns not in is_own, sorted and unique; by marks over their span when it is not much
-  // larger than the entries (one pass), else by sorting the entries.
-  template <class IsOwn>
-  void collect_ghosts(const Array<Index>& columns, const IsOwn& is_own) {
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1, entries = 0;
-    for (Index j : columns)
-      if (!is_own(j)) lo = std::min<std::int64_t>(lo, j), hi = std::max<std::int64_t>(hi, j), ++entries;
-    if (entries == 0) return;
-    if (hi - lo + 1 <= 4 * entries + 4096) {
-      std::vector<std::uint8_t> seen(static_cast<std::size_t>(hi - lo + 1), 0);
-      for (Index j : columns)
-        if (!is_own(j)) seen[static_cast<std::size_t>(j - lo)] = 1;
-      for (std::int64_t g = lo; g <= hi; ++g)
-        if (seen[static_cast<std::size_t>(g - lo)]) ghosts_.push_back(g);
-      return;
-    }
-    for (Index j : columns)
-      if (!is_own(j)) ghosts_.push_back(j);
-    std::sort(ghosts_.begin(), ghosts_.end());
-    ghosts_.erase(std::unique(ghosts_.begin(), ghosts_.end()), ghosts_.end());
-  }
-
   // The local matrix and the halo from this rank's rows with global column indices.
   void build(CsrMatrix<V> own) {
     const std::int64_t own_first = column_partition_.begin(comm_->rank());
     const std::int64_t own_last = column_partition_.end(comm_->rank());
     const auto is_own = [&](std::int64_t j) { return j >= own_first && j < own_last; };
-    collect_ghosts(own.col, is_own);
+    ghosts_ = sorted_distinct(
+        own.col.size(), [&](std::size_t k) { return own.col[k]; }, [&](std::size_t k) { return !is_own(own.col[k]); });
     const auto own_columns = static_cast<Index>(own_last - own_first);
 
     rows = own.rows;

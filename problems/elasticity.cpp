@@ -156,19 +156,31 @@ std::uint64_t elasticity_matrix_bytes(const ElasticityParams& p, std::int64_t no
   return static_cast<std::uint64_t>(12.0 * rows * row_entries_bound(p.dimensions()) + 8.0 * rows);
 }
 
-std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p) {
-  const double rows = static_cast<double>(elasticity_rows(p)), modes = p.dimensions() == 2 ? 3 : 6;
+std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p, std::int64_t nodes) {
+  const double rows = static_cast<double>(nodes) * p.dimensions(), modes = p.dimensions() == 2 ? 3 : 6;
   return static_cast<std::uint64_t>(8.0 * rows * (modes + 1));
 }
 
-Vector<double> elasticity_coordinates(const ElasticityParams& p) {
+std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p) {
+  return elasticity_near_nullspace_bytes(p, elasticity_rows(p) / p.dimensions());
+}
+
+Vector<double> elasticity_coordinates(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
-  Vector<double> xyz(static_cast<std::size_t>(body.nodes() * body.d));
-  for (std::int64_t n = 0; n < body.nodes(); ++n) {
+  if (first_node < 0 || first_node > last_node || last_node > body.nodes())
+    throw Error("elasticity_coordinates: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) +
+                ") of " + std::to_string(body.nodes()));
+  Vector<double> xyz(static_cast<std::size_t>((last_node - first_node) * body.d));
+  for (std::int64_t n = first_node; n < last_node; ++n) {
     const Point q = body.point(n);
-    for (int a = 0; a < body.d; ++a) xyz[static_cast<std::size_t>(n * body.d + a)] = static_cast<double>(q[a]) * body.h;
+    for (int a = 0; a < body.d; ++a)
+      xyz[static_cast<std::size_t>((n - first_node) * body.d + a)] = static_cast<double>(q[a]) * body.h;
   }
   return xyz;
+}
+
+Vector<double> elasticity_coordinates(const ElasticityParams& p) {
+  return elasticity_coordinates(p, 0, Body(p).nodes());
 }
 
 namespace {

@@ -39,10 +39,13 @@ std::int64_t elasticity_nnz_bound(const ElasticityParams& p);
 // What the matrix rows of `nodes` free nodes take (12 bytes an entry, 8 a row), and what the setup's
 // rigid-body modes of all the nodes and their coordinates take: each checked before it is made.
 std::uint64_t elasticity_matrix_bytes(const ElasticityParams& p, std::int64_t nodes);
+std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p, std::int64_t nodes);
 std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p);
 
-// The free nodes' coordinates, node by node (nodes x dimensions).
+// The free nodes' coordinates, node by node (nodes x dimensions): all of them, or those of the nodes
+// [first_node, last_node) (an MPI rank's).
 Vector<double> elasticity_coordinates(const ElasticityParams& p);
+Vector<double> elasticity_coordinates(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node);
 
 // The stiffness matrix's rows of the free nodes [first_node, last_node): their d unknowns each, columns
 // numbered globally (A.cols is every unknown). An MPI rank's part of the cantilever, or all nodes the whole.

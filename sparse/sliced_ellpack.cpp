@@ -103,6 +103,11 @@ bool vector_units_for(float) {
 
 template <class Value>
 SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A) {
+  return sliced_ellpack_from_csr(A, std::vector<std::uint8_t>(static_cast<std::size_t>(chunk_count(A.rows)), 1));
+}
+
+template <class Value>
+SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const std::vector<std::uint8_t>& kept_chunks) {
   SlicedEllpack<Value> S;
   S.rows = A.rows;
   S.cols = A.cols;
@@ -110,13 +115,15 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A) {
   S.chunk_start.resize(static_cast<std::size_t>(chunks) + 1);
   S.chunk_start[0] = 0;
 #pragma omp parallel for schedule(static)
-  for (Index c = 0; c < chunks; ++c) S.chunk_start[c + 1] = static_cast<Offset>(kChunk) * longest_row_of_chunk(A, c);
+  for (Index c = 0; c < chunks; ++c)
+    S.chunk_start[c + 1] = kept_chunks[static_cast<std::size_t>(c)] ? static_cast<Offset>(kChunk) * longest_row_of_chunk(A, c) : 0;
   for (Index c = 0; c < chunks; ++c) S.chunk_start[c + 1] += S.chunk_start[c];
   S.col.resize(static_cast<std::size_t>(S.chunk_start.back()));
   S.val.resize(static_cast<std::size_t>(S.chunk_start.back()));
 #pragma omp parallel for schedule(static)
   for (Index c = 0; c < chunks; ++c) {
     const Index width = S.width(c);
+    if (width == 0) continue;
     Index filler = 0;  // a column of the chunk, for the padding
     for (Index i = c * kChunk; i < std::min(A.rows, (c + 1) * kChunk); ++i)
       if (A.row_length(i) > 0) filler = A.col[A.row_begin(i)];
@@ -169,6 +176,7 @@ void sliced_ellpack_sums(const SlicedEllpack<Value>& S, Index first_chunk, Index
 
 #define AMGSOLVE_SLICED_ELLPACK(V)                                                                      \
   template SlicedEllpack<V> sliced_ellpack_from_csr(const CsrMatrix<V>&);                              \
+  template SlicedEllpack<V> sliced_ellpack_from_csr(const CsrMatrix<V>&, const std::vector<std::uint8_t>&); \
   template double sliced_ellpack_padding(const CsrMatrix<V>&);                                         \
   template void sliced_ellpack_sums<true, V>(const SlicedEllpack<V>&, Index, Index, const V*, const V*, V*); \
   template void sliced_ellpack_sums<false, V>(const SlicedEllpack<V>&, Index, Index, const V*, const V*, V*);

@@ -16,6 +16,7 @@
 // vector units.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sparse/csr.hpp"
 
@@ -50,6 +51,10 @@ struct SlicedEllpack {
 
 template <class Value>
 SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A);
+// The same with only the chunks c where kept_chunks[c] is set (the others of width 0, their rows left to
+// another kernel): a distributed matrix's interior chunks.
+template <class Value>
+SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const std::vector<std::uint8_t>& kept_chunks);
 
 // The stored entries (padding included) over A's nonzeros, minus 1, without building the layout.
 template <class Value>

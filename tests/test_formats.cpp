@@ -126,6 +126,31 @@ TEST(Pjds, ConstantRowLengthNeedsNoPadding) {
 
 // ---- the cpu backend's sliced ELLPACK (sparse/sliced_ellpack.hpp)
 
+// A copy of some chunks only (a distributed matrix's interior ones): those chunks as the whole copy has them,
+// the others of width 0.
+TEST(SlicedEllpack, TheChunksKeptAreTheWholeCopysAndTheOthersEmpty) {
+  for (const CsrMatrix<double>& A : inputs()) {
+    SCOPED_TRACE(std::to_string(A.rows) + " rows");
+    const SlicedEllpack<double> whole = sliced_ellpack_from_csr(A);
+    std::vector<std::uint8_t> kept(static_cast<std::size_t>(whole.chunks()));
+    for (std::size_t c = 0; c < kept.size(); ++c) kept[c] = c % 3 != 1 ? 1 : 0;
+    const SlicedEllpack<double> part = sliced_ellpack_from_csr(A, kept);
+    ASSERT_EQ(part.chunks(), whole.chunks());
+    for (Index c = 0; c < part.chunks(); ++c) {
+      if (!kept[static_cast<std::size_t>(c)]) {
+        EXPECT_EQ(part.width(c), 0) << "chunk " << c;
+        continue;
+      }
+      ASSERT_EQ(part.width(c), whole.width(c)) << "chunk " << c;
+      const auto slots = static_cast<std::ptrdiff_t>(part.chunk_start[c + 1] - part.chunk_start[c]);
+      EXPECT_TRUE(std::equal(part.col.begin() + part.chunk_start[c], part.col.begin() + part.chunk_start[c] + slots,
+                             whole.col.begin() + whole.chunk_start[c]));
+      EXPECT_TRUE(std::equal(part.val.begin() + part.chunk_start[c], part.val.begin() + part.chunk_start[c] + slots,
+                             whole.val.begin() + whole.chunk_start[c]));
+    }
+  }
+}
+
 TEST(SlicedEllpack, EveryEntryWhereTheLayoutSaysAndPaddingThatAddsNothing) {
   for (const CsrMatrix<double>& A : inputs()) {
     SCOPED_TRACE(std::to_string(A.rows) + " rows");

@@ -427,6 +427,11 @@ void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std:
   alone.precondition(b, z_alone);
   by_rows.precondition_rows(slice(b), z_rows);
   EXPECT_EQ(z_rows, slice(z_alone));
+  // The finest aggregates, each rank its rows of them where the solver is distributed.
+  const Array<Index>& all_aggregates = alone.finest_aggregates();
+  EXPECT_EQ(by_rows.finest_aggregates(),
+            by_rows.setup().ranks > 1 ? Array<Index>(all_aggregates.begin() + first, all_aggregates.begin() + last)
+                                      : all_aggregates);
   // A solver built from the whole matrix takes the rows of the same partition.
   Vector<double> x_whole_matrix;
   EXPECT_EQ(together.solve_rows(slice(b), x_whole_matrix).history, one.history);
@@ -454,6 +459,48 @@ TEST(DistributedSolve, ASystemsSolveEqualsTheSingleProcessSolve) {
   p.amg.block_size = 2;
   p.amg.near_nullspace = rigid_body_modes(points, 2);
   expect_same_solve(floating, p, "2D beam held nowhere (singular)");
+}
+
+// A system's near-nullspace given as each rank's rows of the vectors (the rigid-body modes of its nodes about
+// the centroid of all, summed over the ranks) is those rows of the whole vectors, bit for bit, and sets up
+// and solves as they do: no rank need hold a whole vector.
+TEST(DistributedSolve, ASystemsNearNullspaceByRowsIsTheWholeOnes) {
+  ElasticityParams body;
+  body.cells = {100, 12, 12};  // 16,900 nodes: three blocks of rows
+  const CsrMatrix<double> A = elasticity_matrix(body);
+  Parameters whole;
+  whole.amg.block_size = 3;
+  whole.amg.nullspace = NullspaceChoice::none;
+  whole.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), 3, 3);
+  const auto [first, last] = owned_rows(A.rows, 3);
+  const Vector<double> coordinates = elasticity_coordinates(body, first / 3, last / 3);
+  const std::array<ExactSum, 3> sums = coordinate_sums(coordinates, 3);
+  std::array<double, 3> centre{};
+  for (std::size_t a = 0; a < 3; ++a) centre[a] = exact_sum_over(MPI_COMM_WORLD, sums[a]) / static_cast<double>(A.rows / 3);
+  Parameters by_rows = whole;
+  by_rows.amg.near_nullspace = rigid_body_modes(coordinates, 3, 3, centre);
+  const Vector<double>& all = *whole.amg.near_nullspace.values;
+  EXPECT_EQ(*by_rows.amg.near_nullspace.values, Vector<double>(all.begin() + first * 6, all.begin() + last * 6));
+
+  const Solver from_whole(RowBlock{A.rows, rows_of(A, first, last)}, whole);
+  const Solver from_rows(RowBlock{A.rows, rows_of(A, first, last)}, by_rows);
+  const Vector<double> b = seeded_vector(A.rows, 5);
+  const Vector<double> mine(b.begin() + first, b.begin() + last);
+  Vector<double> x_whole, x_rows;
+  const SolveResult one = from_whole.solve_rows(mine, x_whole);
+  EXPECT_TRUE(one.converged);
+  EXPECT_EQ(from_rows.solve_rows(mine, x_rows).history, one.history);
+  EXPECT_EQ(x_rows, x_whole);
+  EXPECT_EQ(from_rows.setup().operator_complexity, from_whole.setup().operator_complexity);
+
+  // Rows of the wrong length on one rank are every rank's error.
+  Parameters wrong = by_rows;
+  if (last > first)
+    wrong.amg.near_nullspace.values = std::make_shared<const Vector<double>>(
+        by_rows.amg.near_nullspace.values->begin(), by_rows.amg.near_nullspace.values->end() - 6);
+  if (running_on_several_ranks()) {
+    EXPECT_THROW(Solver(RowBlock{A.rows, rows_of(A, first, last)}, wrong), InputError);
+  }
 }
 
 TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
@@ -701,7 +748,11 @@ void expect_same_levels(const MpiBackend& mpi, const Hierarchy<MpiBackend, V>& t
     expect_same_matrix(*mpi.host_view(together.prolongator(l)), alone.prolongator(l), level + " P", relative);
     expect_same_matrix(*mpi.host_view(together.restriction(l)), alone.restriction(l), level + " R", relative);
   }
-  EXPECT_EQ(together.finest_aggregates(), alone.finest_aggregates());
+  // Each rank keeps its rows' aggregates.
+  const auto& finest = together.matrix(0);
+  const Array<Index>& all = alone.finest_aggregates();
+  EXPECT_EQ(together.finest_aggregates(),
+            Array<Index>(all.begin() + finest.first_row(), all.begin() + finest.first_row() + finest.rows));
   EXPECT_EQ(together.coarse_nullspace(), alone.coarse_nullspace());
 }
 

@@ -80,13 +80,6 @@ void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates)
   aggregate_left_out_nodes(aggregates, RankLayout(backend.comm(), backend.comm().sum_before(nodes)));
 }
 
-Array<Index> aggregate_ids(const MpiBackend& backend, Aggregates& aggregates) {
-  const Communicator& comm = backend.comm();
-  Array<Index> all;
-  comm.allgather(aggregates.id, comm.partition_of(static_cast<std::int64_t>(aggregates.id.size())), all);
-  return all;
-}
-
 template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
                                                 const Vector<double>& weights, Vector<double>& coarse_weights) {
@@ -241,40 +234,20 @@ void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<Value>& P, con
 namespace {
 
 // The aggregates of `aggregate` (global numbers, -1: none) numbered locally in their global order:
-// `distinct` lists them, `local` gives each entry's number (-1: none). By marks over their span where it is
-// not much larger than the entries (one rank's aggregates lie close together), else by sorting.
+// `distinct` lists them (sorted_distinct: one rank's aggregates lie close together), `local` gives each
+// entry's number (-1: none).
 struct LocalAggregates {
   std::vector<std::int64_t> distinct;
   Array<Index> local;
 };
 LocalAggregates number_locally(const Vector<std::int64_t>& aggregate) {
   LocalAggregates result;
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1, entries = 0;
-  for (std::int64_t a : aggregate)
-    if (a >= 0) lo = std::min(lo, a), hi = std::max(hi, a), ++entries;
+  result.distinct = sorted_distinct(
+      aggregate.size(), [&](std::size_t k) { return aggregate[k]; }, [&](std::size_t k) { return aggregate[k] >= 0; });
+  const GhostNumbers number(result.distinct);
   result.local.assign(aggregate.size(), -1);
-  if (entries == 0) return result;
-  if (hi - lo + 1 <= 4 * entries + 4096) {
-    std::vector<Index> number(static_cast<std::size_t>(hi - lo + 1), -1);
-    for (std::int64_t a : aggregate)
-      if (a >= 0) number[static_cast<std::size_t>(a - lo)] = 0;
-    for (std::int64_t g = lo; g <= hi; ++g)
-      if (number[static_cast<std::size_t>(g - lo)] == 0) {
-        number[static_cast<std::size_t>(g - lo)] = static_cast<Index>(result.distinct.size());
-        result.distinct.push_back(g);
-      }
-    for (std::size_t k = 0; k < aggregate.size(); ++k)
-      if (aggregate[k] >= 0) result.local[k] = number[static_cast<std::size_t>(aggregate[k] - lo)];
-    return result;
-  }
-  for (std::int64_t a : aggregate)
-    if (a >= 0) result.distinct.push_back(a);
-  std::sort(result.distinct.begin(), result.distinct.end());
-  result.distinct.erase(std::unique(result.distinct.begin(), result.distinct.end()), result.distinct.end());
   for (std::size_t k = 0; k < aggregate.size(); ++k)
-    if (aggregate[k] >= 0)
-      result.local[k] = static_cast<Index>(
-          std::lower_bound(result.distinct.begin(), result.distinct.end(), aggregate[k]) - result.distinct.begin());
+    if (aggregate[k] >= 0) result.local[k] = number(aggregate[k]);
   return result;
 }
 

@@ -50,8 +50,9 @@ DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const Distri
 template <class Value>
 Aggregates mis2_aggregation(const MpiBackend& backend, const MpiStrength<Value>& strength, std::uint64_t seed);
 void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates);
-// Every node's aggregate, on every rank (the finest level's, for the output).
-Array<Index> aggregate_ids(const MpiBackend& backend, Aggregates& aggregates);
+// The aggregate of each of this rank's nodes (the finest level's, for the output: each rank its rows, as the
+// solve's vectors; the program gathers them on rank 0 to write them).
+inline Array<Index> aggregate_ids(const MpiBackend&, Aggregates& aggregates) { return std::move(aggregates.id); }
 
 // weights: B^2 of this rank's nodes, empty on the finest level; coarse_weights receives this rank's
 // aggregates' (its rows of the coarse level).

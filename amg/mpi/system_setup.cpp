@@ -331,20 +331,23 @@ void improve_near_nullspace(const MpiBackend&, const DistributedMatrix<Value>& A
 }
 
 template <class Value>
-NearNullspace finest_near_nullspace(const MpiBackend&, const DistributedMatrix<Value>& A, int block_size,
+NearNullspace finest_near_nullspace(const MpiBackend& backend, const DistributedMatrix<Value>& A, int block_size,
                                     const NearNullspaceVectors& given) {
-  // The whole vectors checked on every rank alike (no rank left waiting), before this rank's part is cut.
-  if (const std::string problem = near_nullspace_problem(static_cast<Index>(A.global_rows()), block_size, given);
-      !problem.empty())
-    throw InputError(problem);
+  // The vectors whole, this rank's part cut from them, or (a program that holds no whole vector) this rank's
+  // rows of them, told apart by their length; checked either way, the first rank's problem every rank's.
+  const auto k = static_cast<std::size_t>(std::max(given.count, 0));
+  const bool rows_given = near_nullspace_given_by_rows(given, A.rows, A.global_rows());
+  const std::string problem =
+      near_nullspace_problem(static_cast<Index>(rows_given ? A.rows : A.global_rows()), block_size, given);
+  if (const std::string first = backend.comm().first_problem(problem); !first.empty())
+    throw InputError(problem.empty() ? "on another rank: " + first : first);
   const auto first = static_cast<Index>(A.first_row());
   const bool whole_blocks = first % block_size == 0 && (first / block_size) % kReductionBlock == 0;
   if ((A.rows > 0 && !whole_blocks) || A.rows % block_size != 0)
     abort_every_rank("a system's finest rows " + std::to_string(first) + " + " + std::to_string(A.rows) +
                      " on this rank are not whole blocks of " + std::to_string(kReductionBlock) + " nodes");
   NearNullspaceVectors mine = given;
-  if (given.count > 0) {
-    const auto k = static_cast<std::size_t>(given.count);
+  if (k > 0 && !rows_given) {
     mine.values = std::make_shared<const Vector<double>>(given.values->begin() + static_cast<std::ptrdiff_t>(first * k),
                                                          given.values->begin() + static_cast<std::ptrdiff_t>((first + A.rows) * k));
   }

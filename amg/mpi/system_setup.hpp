@@ -66,8 +66,8 @@ void resolve_system_nullspace(const MpiBackend& backend, const DistributedMatrix
 // The level's near-nullspace gathered on every rank (the coarsest level's, for its pseudo-inverse). Collective.
 NearNullspace whole_near_nullspace(const MpiBackend& backend, const NearNullspace& level);
 
-// This rank's part of the finest level's near-nullspace (finest_near_nullspace of the whole, every rank
-// holding the given vectors whole): its rows' nodes and vectors.
+// This rank's part of the finest level's near-nullspace (finest_near_nullspace of the whole): its rows' nodes
+// and vectors, from the given vectors whole on every rank or each rank's rows of them. Collective.
 template <class Value>
 NearNullspace finest_near_nullspace(const MpiBackend& backend, const DistributedMatrix<Value>& A, int block_size,
                                     const NearNullspaceVectors& given);
