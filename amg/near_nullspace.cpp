@@ -90,26 +90,24 @@ int require_rigid_body_input(const Vector<double>& coordinates, int dimension, i
 }  // namespace
 
 std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension) {
+  if (dimension != 2 && dimension != 3)
+    throw InputError("coordinates in 2 or 3 dimensions are needed, not " + std::to_string(dimension));
   std::array<ExactSum, 3> sums;
   const auto d = static_cast<std::size_t>(dimension);
   for (std::size_t k = 0; k < coordinates.size(); ++k) sums[k % d].add(coordinates[k]);
   return sums;
 }
 
-NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {
-  int block = block_size;
-  require_rigid_body_input(coordinates, dimension, block);
-  if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
-  // About the centroid, so that the rotations are not nearly translations far from the origin.
-  const std::array<ExactSum, 3> sums = coordinate_sums(coordinates, dimension);
-  const double nodes = static_cast<double>(coordinates.size() / static_cast<std::size_t>(dimension));
-  return rigid_body_modes(coordinates, dimension, block_size,
-                          {sums[0].value() / nodes, sums[1].value() / nodes, sums[2].value() / nodes});
+std::array<double, 3> centroid(const std::array<double, 3>& sums, std::int64_t nodes) {
+  const auto n = static_cast<double>(nodes);
+  return {sums[0] / n, sums[1] / n, sums[2] / n};
 }
 
-NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
-                                      const std::array<double, 3>& centre) {
-  const int rotations = require_rigid_body_input(coordinates, dimension, block_size);
+namespace {
+
+// The modes of checked input (require_rigid_body_input) about `centre`.
+NearNullspaceVectors modes_about(const Vector<double>& coordinates, int dimension, int block_size, int rotations,
+                                 const std::array<double, 3>& centre) {
   const std::size_t nodes = coordinates.size() / static_cast<std::size_t>(dimension);
   const int modes = dimension + rotations;
   const std::size_t block = static_cast<std::size_t>(block_size);
@@ -137,6 +135,24 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
       for (int axis = 0; axis < 3; ++axis) uz[(axis + 1) * modes + 3 + axis] = 1;
   }
   return {modes, std::move(values)};
+}
+
+}  // namespace
+
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size) {
+  const int rotations = require_rigid_body_input(coordinates, dimension, block_size);
+  if (coordinates.empty()) throw InputError("rigid-body modes: no points given");
+  // About the centroid, so that the rotations are not nearly translations far from the origin.
+  const std::array<ExactSum, 3> sums = coordinate_sums(coordinates, dimension);
+  const auto nodes = static_cast<std::int64_t>(coordinates.size() / static_cast<std::size_t>(dimension));
+  return modes_about(coordinates, dimension, block_size, rotations,
+                     centroid({sums[0].value(), sums[1].value(), sums[2].value()}, nodes));
+}
+
+NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
+                                      const std::array<double, 3>& centre) {
+  const int rotations = require_rigid_body_input(coordinates, dimension, block_size);
+  return modes_about(coordinates, dimension, block_size, rotations, centre);
 }
 
 namespace {

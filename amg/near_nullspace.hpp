@@ -42,7 +42,6 @@
 #include "amg/strength.hpp"
 #include "common/device.hpp"
 #include "common/exact_sum.hpp"
-#include "common/exact_sum.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -123,6 +122,13 @@ inline bool near_nullspace_given_by_rows(const NearNullspaceVectors& given, Inde
   return given.count > 0 && given.values && rows != global_rows &&
          given.values->size() == static_cast<std::size_t>(rows) * static_cast<std::size_t>(given.count);
 }
+// near_nullspace_problem of the vectors such a rank was given: of its rows where they are those, else of the
+// whole.
+inline std::string rank_near_nullspace_problem(Index rows, std::int64_t global_rows, int block_size,
+                                               const NearNullspaceVectors& given) {
+  return near_nullspace_problem(near_nullspace_given_by_rows(given, rows, global_rows) ? rows : static_cast<Index>(global_rows),
+                                block_size, given);
+}
 
 // The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
 // vectors of the components (the constant in each). An InputError where near_nullspace_problem finds one.
@@ -147,8 +153,9 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
                                       const std::array<double, 3>& centre);
 // The sums of the nodes' coordinates along each axis, exact (so that the ranks' sums add up to one process's
-// whatever the split): the centroid is their value over the count of nodes.
+// whatever the split), and the centroid of `nodes` nodes from those sums' values.
 std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension);
+std::array<double, 3> centroid(const std::array<double, 3>& sums, std::int64_t nodes);
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
 // (every entry classified; the rows' graph names each row's strong off-diagonal entries, but none for a node

@@ -100,13 +100,4 @@ void require_consistent_rhs(double sum, double norm, std::size_t n, double toler
                    "): make b sum to zero (subtract its mean), the only case in which A x = b has a solution");
 }
 
-void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what) {
-  double sum = 0.0, squares = 0.0;
-  for (double v : b) {
-    sum += v;
-    squares += v * v;
-  }
-  require_consistent_rhs(sum, std::sqrt(squares), b.size(), tolerance, what);
-}
-
 }  // namespace amgsolve

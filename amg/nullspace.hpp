@@ -67,8 +67,6 @@ NullspaceChoice resolve_nullspace(const RowSum& largest_row_sum, const std::func
 double constant_part(double sum, double norm, std::size_t n);
 // Above the solve's tolerance that is an InputError saying so (`what` names b's source).
 void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what);
-// The same from the host vector.
-void require_consistent_rhs(const Vector<double>& b, double tolerance, const std::string& what);
 
 inline std::string to_string(NullspaceChoice choice) { return name_of(choice); }
 

@@ -1085,14 +1085,6 @@ std::string block_problem(const RowBlock& block, Precision precision, int block_
   return "";
 }
 
-// What is wrong with a system's near-nullspace vectors given whole or as the block's rows (told apart by
-// their length, as finest_near_nullspace does), or "".
-std::string block_near_nullspace_problem(const RowBlock& block, const AmgParams& amg) {
-  const bool rows_given = near_nullspace_given_by_rows(amg.near_nullspace, block.rows.rows, block.global_rows);
-  return near_nullspace_problem(rows_given ? block.rows.rows : static_cast<Index>(block.global_rows), amg.block_size,
-                                amg.near_nullspace);
-}
-
 // Every rank checks its block and all agree on the row count: a bad block on any rank is the first such
 // rank's InputError on every rank (the message sent from there), before anything else collective.
 void require_agreed_blocks(const RowBlock& block, const Parameters& params, BackendKind kind) {
@@ -1102,7 +1094,8 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   const AmgParams& amg = params.amg;
   if (problem.empty() && amg.is_system()) {
     problem = system_support_problem(kind);
-    if (problem.empty()) problem = block_near_nullspace_problem(block, amg);
+    if (problem.empty())
+      problem = rank_near_nullspace_problem(block.rows.rows, block.global_rows, amg.block_size, amg.near_nullspace);
   }
   if (problem.empty()) problem = block_problem(block, params.solver.precision, amg.block_size, rank);
   std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max

@@ -152,8 +152,9 @@ class Solver {
   // The same with b and x (and x's start) this rank's rows of the vectors: rows [owned_rows(global_rows,
   // amg.block_size)), the rows of the solver's RowBlock (or of the finest partition, for a solver built from
   // the whole matrix), as hypre's and PETSc's vectors are held. No rank holds or receives a whole vector; the
-  // iterations and each rank's rows of x are those solve() gives, bit for bit. Collective. On one process
-  // the rows are the whole vector: the same as solve().
+  // iterations and each rank's rows of x are those solve() gives, bit for bit. Collective. On one process,
+  // and where each rank solves alone (Parameters::distribute false), the rows are the whole vector: the same
+  // as solve().
   SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
                          const SolveOptions& options = {}) const;
 

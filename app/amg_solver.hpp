@@ -29,7 +29,7 @@ class AmgSolver {
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
   // The same with b and x this rank's rows of the vectors (a solver created from a RowBlock: Solver::solve_rows).
   virtual SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
-  // Solver::finest_aggregates: each rank's rows of them over ranks (gathered_aggregates puts them together).
+  // Solver::finest_aggregates: each rank's rows of them over ranks (aggregates_to_write puts them together).
   virtual Array<Index> finest_aggregates() const = 0;
   // New values of A on its pattern (problem.steps): Solver::rebuild, with a line saying what it did; `setup`
   // is refilled.

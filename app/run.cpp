@@ -134,12 +134,18 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
   }
 }
 
+// The sum of f(i) over a vector's entries i: a whole vector's, or (by_rows) over the ranks' rows of it
+// (collective). Exact either way, so the same on any number of ranks.
+template <class F>
+double sum_of(const Vector<double>& v, F&& f, bool by_rows) {
+  const ExactSum partial = deterministic_partial_sum(static_cast<std::int64_t>(v.size()), f);
+  return by_rows ? Ranks::sum(partial) : partial.value();
+}
+
 // ||x - exact|| / ||exact||, of whole vectors or (by_rows) of the ranks' rows of them (collective).
 double relative_error(const Vector<double>& x, const Vector<double>& exact, bool by_rows) {
-  const auto n = static_cast<std::int64_t>(x.size());
-  const ExactSum diff = deterministic_partial_sum(n, [&](std::int64_t i) { return (x[i] - exact[i]) * (x[i] - exact[i]); });
-  const ExactSum ref = deterministic_partial_sum(n, [&](std::int64_t i) { return exact[i] * exact[i]; });
-  const double d = by_rows ? Ranks::sum(diff) : diff.value(), r = by_rows ? Ranks::sum(ref) : ref.value();
+  const double d = sum_of(x, [&](std::int64_t i) { return (x[i] - exact[i]) * (x[i] - exact[i]); }, by_rows);
+  const double r = sum_of(exact, [&](std::int64_t i) { return exact[i] * exact[i]; }, by_rows);
   return r > 0 ? std::sqrt(d / r) : std::sqrt(d);
 }
 
@@ -443,7 +449,9 @@ void for_each_rhs(const Config& config, const LinearProblem& problem, Check&& ch
   for (std::size_t c = 0; c < all.size(); ++c) check(*all[c], rhs_name(config, c, all.size()));
 }
 
-double norm_of(const Vector<double>& b) { return std::sqrt(std::inner_product(b.begin(), b.end(), b.begin(), 0.0)); }
+double norm_of(const Vector<double>& b, bool by_rows = false) {
+  return std::sqrt(sum_of(b, [&](std::int64_t i) { return b[i] * b[i]; }, by_rows));
+}
 
 // A singular system (amg/system_nullspace.hpp) needs a right-hand side without a part along its nullspace
 // (loads in equilibrium): checked before the setup, as the constant's below. Vectors that do not fit the
@@ -461,10 +469,13 @@ void require_solvable_system(const Config& config, const LinearProblem& problem)
   });
 }
 
-// A singular scalar matrix's right-hand sides must each sum to zero.
-void require_constant_free_rhs(const Config& config, const LinearProblem& problem) {
+// A singular scalar matrix's right-hand sides must each sum to zero: whole, or (by_rows) summed over the
+// ranks' rows (collective), exactly either way.
+void require_constant_free_rhs(const Config& config, const LinearProblem& problem, bool by_rows) {
+  const std::int64_t n = problem.global_rows ? *problem.global_rows : problem.A->rows;
   for_each_rhs(config, problem, [&](const Vector<double>& b, const std::string& name) {
-    require_consistent_rhs(b, held_tolerance(config.solver, norm_of(b)), name);
+    const double sum = sum_of(b, [&](std::int64_t i) { return b[i]; }, by_rows), norm = norm_of(b, by_rows);
+    require_consistent_rhs(sum, norm, static_cast<std::size_t>(n), held_tolerance(config.solver, norm), name);
   });
 }
 
@@ -473,13 +484,7 @@ void require_constant_free_rhs(const Config& config, const LinearProblem& proble
 void require_solvable(const Config& config, const LinearProblem& problem) {
   if (config.amg.is_system()) return require_solvable_system(config, problem);
   if (resolve_nullspace(*problem.A, config.amg.nullspace) != NullspaceChoice::constant) return;
-  require_constant_free_rhs(config, problem);
-}
-
-// The exact sum over the ranks of f(i) for each rank's rows i of a vector (the single-process sum). Collective.
-template <class F>
-double sum_over_rows(const Vector<double>& mine, F&& f) {
-  return Ranks::sum(deterministic_partial_sum(static_cast<std::int64_t>(mine.size()), f));
+  require_constant_free_rhs(config, problem, false);
 }
 
 // The same where the ranks hold the rows of A and of the right-hand sides: the rows' sums and b's sum and
@@ -489,13 +494,7 @@ void require_solvable_by_rows(const Config& config, const LinearProblem& problem
   // (A system's nullspace the Solver decides, refusing a singular one over ranks.)
   if (config.amg.nullspace == NullspaceChoice::none || config.amg.is_system()) return;
   const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
-  if (Ranks::sum(zero_sums ? 0 : 1) > 0) return;
-  for_each_rhs(config, problem, [&](const Vector<double>& b, const std::string& name) {
-    const double sum = sum_over_rows(b, [&](std::int64_t i) { return b[i]; });
-    const double norm = std::sqrt(sum_over_rows(b, [&](std::int64_t i) { return b[i] * b[i]; }));
-    require_consistent_rhs(sum, norm, static_cast<std::size_t>(*problem.global_rows),
-                           held_tolerance(config.solver, norm), name);
-  });
+  if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_constant_free_rhs(config, problem, true);
 }
 
 }  // namespace
@@ -684,16 +683,19 @@ NearNullspaceVectors rows_rigid_body_modes(const Config& config, const Elasticit
   const int d = body.dimensions();
   const RowRange rows = generated_rows(config.problem);
   const std::int64_t first_node = rows.first / d, last_node = rows.last / d;
-  collectively([&] {
+  Vector<double> mine;
+  collectively([&] {  // running out of memory is every rank's error, before the sums below
     require_memory(elasticity_near_nullspace_bytes(body, last_node - first_node),
                    "the elasticity problem's rigid-body modes (problem.box)");
+    mine = elasticity_coordinates(body, first_node, last_node);
   });
-  const Vector<double> mine = elasticity_coordinates(body, first_node, last_node);
-  const std::array<ExactSum, 3> sums = coordinate_sums(mine, d);
-  const auto nodes = static_cast<double>(elasticity_rows(body) / d);
-  std::array<double, 3> centre{};
-  for (int a = 0; a < 3; ++a) centre[static_cast<std::size_t>(a)] = Ranks::sum(sums[static_cast<std::size_t>(a)]) / nodes;
-  return rigid_body_modes(mine, d, d, centre);
+  const std::array<ExactSum, 3> partial = coordinate_sums(mine, d);
+  std::array<double, 3> sums{};
+  for (std::size_t a = 0; a < 3; ++a) sums[a] = Ranks::sum(partial[a]);
+  const std::array<double, 3> centre = centroid(sums, elasticity_rows(body) / d);
+  NearNullspaceVectors modes;
+  collectively([&] { modes = rigid_body_modes(mine, d, d, centre); });
+  return modes;
 }
 
 // A system's near-nullspace (problem.near_nullspace, the rigid-body modes of problem.coordinates, or those of

@@ -249,14 +249,19 @@ CsrMatrix<double> elasticity_matrix_rows(const ElasticityParams& p, std::int64_t
 
 CsrMatrix<double> elasticity_matrix(const ElasticityParams& p) { return elasticity_matrix_rows(p, 0, elasticity_nodes(p)); }
 
-Vector<double> elasticity_load(const ElasticityParams& p) {
+Vector<double> elasticity_load(const ElasticityParams& p) { return elasticity_load(p, 0, Body(p).nodes()); }
+
+Vector<double> elasticity_load(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
+  if (first_node < 0 || first_node > last_node || last_node > body.nodes())
+    throw Error("elasticity_load: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) + ") of " +
+                std::to_string(body.nodes()));
   const std::vector<Simplex> simplices = simplices_of(p, body);
   const std::array<int, 8> at_corner = simplices_at_corner(simplices, body.d);
   const double share = simplices.front().volume / (body.d + 1);  // an element's weight at each corner
-  Vector<double> b(static_cast<std::size_t>(body.d * body.nodes()), 0.0);
+  Vector<double> b(static_cast<std::size_t>(body.d * (last_node - first_node)), 0.0);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t n = 0; n < body.nodes(); ++n) {
+  for (std::int64_t n = first_node; n < last_node; ++n) {
     const Point point = body.point(n);
     const auto [low, high] = cells_around(body, point);
     int elements = 0;
@@ -264,7 +269,7 @@ Vector<double> elasticity_load(const ElasticityParams& p) {
       for (std::int64_t cj = low[1]; cj <= high[1]; ++cj)
         for (std::int64_t ci = low[0]; ci <= high[0]; ++ci)
           elements += at_corner[(point[0] - ci) + 2 * (point[1] - cj) + 4 * (point[2] - ck)];
-    b[static_cast<std::size_t>(body.d * n + 1)] = -share * elements;
+    b[static_cast<std::size_t>(body.d * (n - first_node) + 1)] = -share * elements;
   }
   return b;
 }

@@ -51,8 +51,9 @@ Vector<double> elasticity_coordinates(const ElasticityParams& p, std::int64_t fi
 // numbered globally (A.cols is every unknown). An MPI rank's part of the cantilever, or all nodes the whole.
 CsrMatrix<double> elasticity_matrix_rows(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node);
 CsrMatrix<double> elasticity_matrix(const ElasticityParams& p);
-// The weight's load vector, whole: the body force lumped to the nodes, each element's volume / (d + 1) to
-// each of its corners (a few table lookups a node, so every rank makes it whole, as the other problems' b).
+// The weight's load vector: the body force lumped to the nodes, each element's volume / (d + 1) to each of
+// its corners (a few table lookups a node); whole, or the rows of the nodes [first_node, last_node).
 Vector<double> elasticity_load(const ElasticityParams& p);
+Vector<double> elasticity_load(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node);
 
 }  // namespace amgsolve

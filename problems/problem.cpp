@@ -8,7 +8,9 @@
 #include <numbers>
 
 #include "common/error.hpp"
+#include "common/exact_sum.hpp"
 #include "common/memory.hpp"
+#include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
 
@@ -36,40 +38,53 @@ void check_poisson_size(const PoissonParams& p) {
   }
 }
 
-void remove_mean(Vector<double>& v) {
-  double sum = 0.0;
-  for (double x : v) sum += x;
-  const double mean = v.empty() ? 0.0 : sum / static_cast<double>(v.size());
-  for (double& x : v) x -= mean;
+// u* = x(1-x) y(1-y) [z(1-z)] e^(x + 2y [+ 3z]) at the grid's point idx: smooth, zero on the boundary, and
+// no eigenvector of A. (sin(pi x) sin(2 pi y) sin(3 pi z), used before, is one on these grids: b was then a
+// multiple of u*, which even one Jacobi-preconditioned CG step solves, so it told little about a solver.)
+double manufactured_value(const Grid& g, std::int64_t idx) {
+  const std::int64_t i = idx % g.size[0], j = (idx / g.size[0]) % g.size[1], k = idx / (std::int64_t{g.size[0]} * g.size[1]);
+  const double x = (i + 1.0) / (g.size[0] + 1.0), y = (j + 1.0) / (g.size[1] + 1.0);
+  const double z = g.dims == 3 ? (k + 1.0) / (g.size[2] + 1.0) : 0.0;
+  const double bump = x * (1 - x) * y * (1 - y) * (g.dims == 3 ? z * (1 - z) : 1.0);
+  return bump * std::exp(x + 2 * y + 3 * z);
 }
 
-// u* = x(1-x) y(1-y) [z(1-z)] e^(x + 2y [+ 3z]) at the grid's points: smooth, zero on the boundary, and no
-// eigenvector of A. (sin(pi x) sin(2 pi y) sin(3 pi z), used before, is one on these grids: b was then a
-// multiple of u*, which even one Jacobi-preconditioned CG step solves, so it told little about a solver.)
-Vector<double> manufactured_solution(const Grid& g) {
-  Vector<double> u(static_cast<std::size_t>(g.points()));
+// u* at the points [first, last).
+Vector<double> manufactured_solution(const Grid& g, std::int64_t first, std::int64_t last) {
+  Vector<double> u(static_cast<std::size_t>(last - first));
 #pragma omp parallel for schedule(static)
-  for (std::int64_t idx = 0; idx < g.points(); ++idx) {
-    const std::int64_t i = idx % g.size[0], j = (idx / g.size[0]) % g.size[1], k = idx / (std::int64_t{g.size[0]} * g.size[1]);
-    const double x = (i + 1.0) / (g.size[0] + 1.0), y = (j + 1.0) / (g.size[1] + 1.0);
-    const double z = g.dims == 3 ? (k + 1.0) / (g.size[2] + 1.0) : 0.0;
-    const double bump = x * (1 - x) * y * (1 - y) * (g.dims == 3 ? z * (1 - z) : 1.0);
-    u[idx] = bump * std::exp(x + 2 * y + 3 * z);
-  }
+  for (std::int64_t idx = first; idx < last; ++idx) u[idx - first] = manufactured_value(g, idx);
   return u;
 }
 
-// What a rank that assembles its rows holds beyond its share of the matrix, the hierarchy and the vectors
-// (estimated_solve_bytes): a whole vector as its rows are made (the load, a manufactured solution), and on
-// rank 0, which has the first rows, the whole solution, right-hand side, exact solution and error it writes.
-std::uint64_t whole_vector_bytes(const RowRange* rows, std::int64_t unknowns) {
-  if (!rows) return 0;
-  return (rows->first == 0 ? 4 : 1) * sizeof(double) * static_cast<std::uint64_t>(unknowns);
+// The mean of u* over every point, its sum exact: the same on every rank, whichever rows it holds.
+double manufactured_mean(const Grid& g) {
+  const ExactSum sum = deterministic_partial_sum(g.points(), [&](std::int64_t idx) { return manufactured_value(g, idx); });
+  return sum.value() / static_cast<double>(g.points());
 }
 
-// Rows [rows.first, rows.last) of a whole vector.
-Vector<double> rows_of(const Vector<double>& whole, const RowRange& rows) {
-  return Vector<double>(whole.begin() + rows.first, whole.begin() + rows.last);
+// A manufactured right-hand side b = A u* on A's rows (the first of them `first`), u* made only on the span
+// of their columns (a rank's rows and the planes next to them), and u* there: problem.b and problem.exact.
+void manufacture(const CsrMatrix<double>& A, std::int64_t first, const Grid& g, LinearProblem& problem) {
+  std::int64_t lo = first, hi = first + A.rows;  // the span [lo, hi): the rows' own points and their columns
+  for (Index j : A.col) lo = std::min<std::int64_t>(lo, j), hi = std::max<std::int64_t>(hi, j + 1);
+  const Vector<double> u = manufactured_solution(g, lo, hi);
+  problem.b.assign(static_cast<std::size_t>(A.rows), 0.0);
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < A.rows; ++i) {
+    double sum = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) sum += A.val[k] * u[static_cast<std::size_t>(A.col[k] - lo)];
+    problem.b[static_cast<std::size_t>(i)] = sum;
+  }
+  problem.exact.emplace(u.begin() + (first - lo), u.begin() + (first - lo + A.rows));
+}
+
+// What a rank that assembles its rows holds beyond its share of the matrix, the hierarchy and the vectors
+// (estimated_solve_bytes): on rank 0, which has the first rows, the whole solution, right-hand side, exact
+// solution and error it gathers to write.
+std::uint64_t whole_vector_bytes(const RowRange* rows, std::int64_t unknowns) {
+  if (!rows || rows->first != 0) return 0;
+  return 4 * sizeof(double) * static_cast<std::uint64_t>(unknowns);
 }
 
 LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
@@ -122,12 +137,12 @@ LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   }
   if (p.boundary == Boundary::neumann) problem.description += ", Neumann boundary (singular: constants)";
   if (p.rhs == PoissonRhs::manufactured) {
-    // A's rows (global columns) times the whole u*: b's rows. u* is made whole, for its mean.
-    problem.exact = manufactured_solution(grid);
-    spmv(*A, *problem.exact, problem.b);
+    manufacture(*A, rows ? rows->first : 0, grid, problem);
     // Neumann: u* is known up to a constant, and the solver returns the solution of zero mean.
-    if (p.boundary == Boundary::neumann) remove_mean(*problem.exact);
-    if (rows) problem.exact = rows_of(*problem.exact, *rows);
+    if (p.boundary == Boundary::neumann) {
+      const double mean = manufactured_mean(grid);
+      for (double& u : *problem.exact) u -= mean;
+    }
     problem.description += ", manufactured solution";
   } else {
     problem.b.assign(static_cast<std::size_t>(A->rows), 1.0);
@@ -278,7 +293,7 @@ LinearProblem make_elasticity(const ElasticityParams& p, const RowRange* rows) {
   } else {
     problem.A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
   }
-  problem.b = rows ? rows_of(elasticity_load(p), *rows) : elasticity_load(p);
+  problem.b = rows ? elasticity_load(p, rows->first / d, rows->last / d) : elasticity_load(p);
   const double h = 1.0 / static_cast<double>(p.cells[1]);
   Grid grid;
   grid.dims = d;

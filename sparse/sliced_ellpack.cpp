@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
+
+#include "common/error.hpp"
 
 namespace amgsolve {
 namespace {
@@ -108,6 +111,9 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A) {
 
 template <class Value>
 SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const std::vector<std::uint8_t>& kept_chunks) {
+  if (kept_chunks.size() != static_cast<std::size_t>(chunk_count(A.rows)))
+    throw Error("sliced_ellpack_from_csr: " + std::to_string(kept_chunks.size()) + " chunks marked of " +
+                std::to_string(chunk_count(A.rows)));
   SlicedEllpack<Value> S;
   S.rows = A.rows;
   S.cols = A.cols;

@@ -474,9 +474,10 @@ TEST(DistributedSolve, ASystemsNearNullspaceByRowsIsTheWholeOnes) {
   whole.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(body), 3, 3);
   const auto [first, last] = owned_rows(A.rows, 3);
   const Vector<double> coordinates = elasticity_coordinates(body, first / 3, last / 3);
-  const std::array<ExactSum, 3> sums = coordinate_sums(coordinates, 3);
-  std::array<double, 3> centre{};
-  for (std::size_t a = 0; a < 3; ++a) centre[a] = exact_sum_over(MPI_COMM_WORLD, sums[a]) / static_cast<double>(A.rows / 3);
+  const std::array<ExactSum, 3> partial = coordinate_sums(coordinates, 3);
+  std::array<double, 3> sums{};
+  for (std::size_t a = 0; a < 3; ++a) sums[a] = exact_sum_over(MPI_COMM_WORLD, partial[a]);
+  const std::array<double, 3> centre = centroid(sums, A.rows / 3);
   Parameters by_rows = whole;
   by_rows.amg.near_nullspace = rigid_body_modes(coordinates, 3, 3, centre);
   const Vector<double>& all = *whole.amg.near_nullspace.values;
@@ -1300,6 +1301,10 @@ TEST(DistributedSolve, ASolveInputWrongOnOneRankIsAnErrorOnEveryRank) {
   Vector<double> scaled_rows = mine;
   if (holds_last_row) scaled_rows.back() = 1e200;
   EXPECT_EQ(spread.solve_rows(scaled_rows, x_rows).history, whole_result.history);
+  // precondition_rows refuses alike: a rank's wrong count, a NaN in one rank's rows.
+  Vector<double> z;
+  EXPECT_THROW(spread.precondition_rows(rank == last ? Vector<double>(3, 1.0) : mine, z), InputError);
+  EXPECT_THROW(spread.precondition_rows(with_nan, z), InputError);
   EXPECT_EQ(x_rows, Vector<double>(x_whole.begin() + first, x_whole.begin() + end));
 }
 

@@ -337,8 +337,7 @@ NearNullspace finest_near_nullspace(const MpiBackend& backend, const Distributed
   // rows of them, told apart by their length; checked either way, the first rank's problem every rank's.
   const auto k = static_cast<std::size_t>(std::max(given.count, 0));
   const bool rows_given = near_nullspace_given_by_rows(given, A.rows, A.global_rows());
-  const std::string problem =
-      near_nullspace_problem(static_cast<Index>(rows_given ? A.rows : A.global_rows()), block_size, given);
+  const std::string problem = rank_near_nullspace_problem(A.rows, A.global_rows(), block_size, given);
   if (const std::string first = backend.comm().first_problem(problem); !first.empty())
     throw InputError(problem.empty() ? "on another rank: " + first : first);
   const auto first = static_cast<Index>(A.first_row());
