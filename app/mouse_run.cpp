@@ -19,10 +19,6 @@
 namespace amgsolve {
 namespace {
 
-double dot(const Vector<double>& a, const Vector<double>& b) {
-  return deterministic_sum<double>(static_cast<std::int64_t>(a.size()), [&](std::int64_t i) { return a[i] * b[i]; });
-}
-
 std::string describe(const MouseParams& p, const MouseProblem& m) {
   char text[256];
   std::snprintf(text, sizeof text, "mouse phantom, %g mm voxels (box %dx%dx%d), %zu source%s%s%s", p.phantom.voxel_size,
@@ -60,18 +56,21 @@ void print_model(const MouseRecord& r) {
              t.volume_cm3, t.mua[0], t.musp[0], t.mua[1], t.musp[1]);
 }
 
-// Solves every source against one hierarchy; prints one line per source.
+// Solves every source against one hierarchy; prints one line per source. The fluences are of m.rows: each
+// rank's rows of them under several ranks (by_rows), the sums of the line over the ranks.
 std::vector<Vector<double>> solve_sources(AmgSolver& solver, const MouseProblem& m, const DiffusionOperator& op,
                                           const char* band, const std::vector<Vector<double>>* excitation,
                                           std::vector<SourceRecord>& records) {
   std::vector<Vector<double>> fluence(m.sources.size());
+  const std::size_t first = static_cast<std::size_t>(m.rows.first);
   for (std::size_t s = 0; s < m.sources.size(); ++s) {
     const Vector<double> b = excitation ? m.emission_rhs((*excitation)[s]) : m.source_rhs(m.sources[s]);
-    const SolveResult r = solver.solve(b, fluence[s], false);
+    const Vector<double>& f = fluence[s];
+    const SolveResult r = m.by_rows ? solver.solve_rows(b, fluence[s], false) : solver.solve(b, fluence[s], false);
     SourceRecord& rec = records[s];
-    const double power = deterministic_sum<double>(static_cast<std::int64_t>(b.size()),
-                                                   [&](std::int64_t i) { return b[i]; });
-    const double absorbed = dot(op.absorption, fluence[s]), outflow = dot(op.boundary, fluence[s]);
+    const double power = sum_of(b, [&](std::int64_t i) { return b[i]; }, m.by_rows);
+    const double absorbed = sum_of(f, [&](std::int64_t i) { return op.absorption[first + i] * f[i]; }, m.by_rows);
+    const double outflow = sum_of(f, [&](std::int64_t i) { return op.boundary[first + i] * f[i]; }, m.by_rows);
     if (excitation) {
       rec.emission = r;
       rec.emission_outflow = outflow;
@@ -164,6 +163,13 @@ void write_mouse_vtk(const Config& config, const MouseProblem& m, const Array<In
   std::vector<IntegerField> integers = {{"tissue", std::move(tissue)}};
   if (!aggregates.empty()) integers.push_back({"aggregate", aggregates});
   write_voxel_vti(config.output.vtk, m.domain, scalars, integers, kMouseFrame);
+}
+
+// Each rank's rows of the vectors put together on rank 0 (empty elsewhere). Collective.
+std::vector<Vector<double>> gathered_on_first(const std::vector<Vector<double>>& rows) {
+  std::vector<Vector<double>> whole;
+  for (const Vector<double>& v : rows) whole.push_back(gather_on_first(v));
+  return whole;
 }
 
 // The hierarchy of one band's operator: from the whole matrix, or this rank's rows of it.
@@ -316,12 +322,22 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
     emission = solve_sources(*emission_solver, m, m.emission_operator(), "emission  ", &excitation, sources);
   }
 
-  read_detectors(m, excitation, emission, sources);
   const std::vector<SolveResult> solves = summarise_solves(record);
   const Array<Index> aggregates =
       config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(*excitation_solver, record.setup);
-  collectively([&] {  // rank 0 writes; its failure is every rank's
-    if (Ranks::prints()) write_mouse_outputs(config, m, aggregates, excitation, emission, record);
+  // Rank 0 reads the detectors and writes (its failure is every rank's), from the ranks' rows of the
+  // fluences put together there.
+  std::vector<Vector<double>> gathered_excitation, gathered_emission;
+  if (m.by_rows) {
+    gathered_excitation = gathered_on_first(excitation);
+    gathered_emission = gathered_on_first(emission);
+  }
+  const std::vector<Vector<double>>& whole_excitation = m.by_rows ? gathered_excitation : excitation;
+  const std::vector<Vector<double>>& whole_emission = m.by_rows ? gathered_emission : emission;
+  collectively([&] {
+    if (!Ranks::prints()) return;
+    read_detectors(m, whole_excitation, whole_emission, sources);
+    write_mouse_outputs(config, m, aggregates, whole_excitation, whole_emission, record);
   });
   return exit_status(config, solves);
 }

@@ -134,14 +134,6 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
   }
 }
 
-// The sum of f(i) over a vector's entries i: a whole vector's, or (by_rows) over the ranks' rows of it
-// (collective). Exact either way, so the same on any number of ranks.
-template <class F>
-double sum_of(const Vector<double>& v, F&& f, bool by_rows) {
-  const ExactSum partial = deterministic_partial_sum(static_cast<std::int64_t>(v.size()), f);
-  return by_rows ? Ranks::sum(partial) : partial.value();
-}
-
 // ||x - exact|| / ||exact||, of whole vectors or (by_rows) of the ranks' rows of them (collective).
 double relative_error(const Vector<double>& x, const Vector<double>& exact, bool by_rows) {
   const double d = sum_of(x, [&](std::int64_t i) { return (x[i] - exact[i]) * (x[i] - exact[i]); }, by_rows);

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "app/amg_solver.hpp"
+#include "app/ranks.hpp"
+#include "common/parallel.hpp"
 
 namespace amgsolve {
 
@@ -19,6 +21,14 @@ bool assembling_by_rows(const Config& config);
 // The solver's finest aggregates whole on rank 0 for the VTK file: gathered there where the solver is
 // distributed over the ranks (`setup` its summary), each rank holding its rows. Collective.
 Array<Index> aggregates_to_write(const AmgSolver& solver, const SetupRecord& setup);
+
+// The sum of f(i) over a vector's entries i: a whole vector's, or (by_rows) over the ranks' rows of it
+// (collective). Exact either way, so the same on any number of ranks.
+template <class F>
+double sum_of(const Vector<double>& v, F&& f, bool by_rows) {
+  const ExactSum partial = deterministic_partial_sum(static_cast<std::int64_t>(v.size()), f);
+  return by_rows ? Ranks::sum(partial) : partial.value();
+}
 
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");

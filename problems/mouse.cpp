@@ -218,16 +218,18 @@ std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom&
 }
 
 Vector<double> MouseProblem::source_rhs(const LightSource& s) const {
-  Vector<double> b(static_cast<std::size_t>(domain.unknowns()), 0.0);
-  for (const auto& [u, w] : s.weights) b[u] = source_power * w;
+  Vector<double> b(static_cast<std::size_t>(rows.last - rows.first), 0.0);
+  for (const auto& [u, w] : s.weights)
+    if (u >= rows.first && u < rows.last) b[static_cast<std::size_t>(u - rows.first)] = source_power * w;
   return b;
 }
 
 Vector<double> MouseProblem::emission_rhs(const Vector<double>& excitation_fluence) const {
   const double volume = domain.voxel_size * domain.voxel_size * domain.voxel_size;
   Vector<double> b(excitation_fluence.size());
+  const std::size_t first = static_cast<std::size_t>(rows.first);
 #pragma omp parallel for schedule(static)
-  for (std::size_t u = 0; u < b.size(); ++u) b[u] = volume * yield[u] * excitation_fluence[u];
+  for (std::size_t u = 0; u < b.size(); ++u) b[u] = volume * yield[first + u] * excitation_fluence[u];
   return b;
 }
 
@@ -304,6 +306,7 @@ MouseProblem make_mouse_problem(const MouseParams& p, const std::function<RowRan
   m.robin = robin_factor(p.refractive_index, p.reflection);
   m.by_rows = static_cast<bool>(rows_of);
   const RowRange own = rows_of ? rows_of(m.domain.unknowns()) : RowRange{0, m.domain.unknowns()};
+  m.rows = own;
   const RowRange* rows = rows_of ? &own : nullptr;
   const std::vector<Primitive> body = mouse_body(p.phantom);
   const OutwardNormal normal = [&body](const Point3& at) { return skin_normal(body, at); };

@@ -61,6 +61,7 @@ struct MouseProblem {
   VoxelDomain domain;                 // the voxels inside the animal
   DiffusionOperator excitation;       // with rows_of: only this rank's rows of A
   bool by_rows = false;
+  RowRange rows;                      // the unknowns this rank holds: all, or its rows (by_rows)
   DiffusionOperator emission;         // A equal to excitation.A when the two bands' properties agree
   bool emission_differs = true;
   std::vector<LightSource> sources;
@@ -74,6 +75,8 @@ struct MouseProblem {
   // The operator of the emission band: its own, or the excitation's where the bands' optics agree.
   const DiffusionOperator& emission_operator() const { return emission_differs ? emission : excitation; }
 
+  // A laser source's right-hand side and the fluorescence's (from the excitation fluence), on `rows` (all
+  // the unknowns, or this rank's): the fluence is of those rows too.
   Vector<double> source_rhs(const LightSource& s) const;
   Vector<double> emission_rhs(const Vector<double>& excitation_fluence) const;
   // Optical property of the band (0 excitation, 1 emission) per unknown, for output.
