@@ -34,6 +34,20 @@ failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 one() { [ "$mode" = reference ]; }  # the one-process half of each comparison
 many() { [ "$mode" = ranks ]; }     # the rank count's half and the comparison
+# run_both NAME WHAT ARGS...: amgsolve ARGS on one process (NAME-one.json and .vti in the reference folder)
+# or on the rank count (NAME-many.* in its work folder), quietly; WHAT names it in a failure.
+run_both() {
+  local name="$1" what="$2"
+  shift 2
+  if one; then
+    vtk_output "$name-one.vti"
+    "$amgsolve" "$@" --report "$name-one.json" "${vtk_args[@]}" --quiet || fail "$what, one process"
+  else
+    vtk_output "$work/$name-many.vti"
+    run "$ranks" "$amgsolve" "$@" --report "$work/$name-many.json" "${vtk_args[@]}" --quiet ||
+      fail "$what, $ranks ranks"
+  fi
+}
 
 config="$source/configs/poisson-jump2d.yaml"
 if one; then
@@ -86,14 +100,8 @@ fi
 # A manufactured solution (poisson-small.yaml; 4 blocks of rows, so that 8 ranks leave 4 without any): each rank
 # holds its rows of b, u* and x, the error against u* is summed over them and the VTK file of x, b, u* and the
 # error is gathered on rank 0, all as one process's.
-small="$source/configs/poisson-small.yaml"
-if one; then
-  vtk_output small-one.vti
-  "$amgsolve" "$small" --report small-one.json "${vtk_args[@]}" --quiet || fail "manufactured, one process"
-else
-  vtk_output "$work/small-many.vti"
-  run "$ranks" "$amgsolve" "$small" --report "$work/small-many.json" "${vtk_args[@]}" --quiet ||
-    fail "manufactured, $ranks ranks"
+run_both small manufactured "$source/configs/poisson-small.yaml"
+if many; then
   python3 - small-one.json "$work/small-many.json" <<'PY' || fail "manufactured reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
@@ -125,13 +133,8 @@ fi
 
 # The mouse (many sources, one hierarchy, fluorescence) and a Matrix Market matrix: the same numbers.
 mouse="$source/configs/mouse-quick.yaml"
-if one; then
-  vtk_output mouse-one.vti
-  "$amgsolve" "$mouse" --report mouse-one.json "${vtk_args[@]}" --quiet || fail "mouse, one process"
-else
-  vtk_output "$work/mouse-many.vti"
-  run "$ranks" "$amgsolve" "$mouse" --report "$work/mouse-many.json" "${vtk_args[@]}" --quiet ||
-    fail "mouse, $ranks ranks"
+run_both mouse mouse "$mouse"
+if many; then
   python3 - mouse-one.json "$work/mouse-many.json" <<'PY' || fail "mouse reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
@@ -141,6 +144,7 @@ for a, b in zip(one["sources"], many["sources"]):
         assert a[band]["iterations"] == b[band]["iterations"], band
         assert a[band]["relative_residual"] == b[band]["relative_residual"], band
     assert a["absorbed_power"] == b["absorbed_power"] and a["boundary_outflow"] == b["boundary_outflow"]
+    assert a.get("detectors") == b.get("detectors"), "detectors (read on rank 0 from the gathered fluences)"
 assert one["solve"]["history"] == many["solve"]["history"]
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles only its rows"
 assert one["problem"]["row_length_histogram"] == many["problem"]["row_length_histogram"]
