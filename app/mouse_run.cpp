@@ -326,11 +326,14 @@ int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
   const Array<Index> aggregates =
       config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(*excitation_solver, record.setup);
   // Rank 0 reads the detectors and writes (its failure is every rank's), from the ranks' rows of the
-  // fluences put together there.
+  // fluences put together there where the detectors or the outputs read them; its peak memory with them.
+  const OutputParams& out = config.output;
+  const bool fluences_read = !m.detectors.empty() || !out.vtk.empty() || !out.skin.empty() || !out.camera.empty();
   std::vector<Vector<double>> gathered_excitation, gathered_emission;
-  if (m.by_rows) {
+  if (m.by_rows && fluences_read) {
     gathered_excitation = gathered_on_first(excitation);
     gathered_emission = gathered_on_first(emission);
+    record.peak_memory_bytes = peak_resident_bytes();
   }
   const std::vector<Vector<double>>& whole_excitation = m.by_rows ? gathered_excitation : excitation;
   const std::vector<Vector<double>>& whole_emission = m.by_rows ? gathered_emission : emission;

@@ -857,6 +857,10 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
                const std::vector<const Vector<double>*>& solutions, bool by_rows, RunRecord& record) {
   const Vector<double>& x = *solutions.front();
   if (problem.exact) record.relative_error = relative_error(x, *problem.exact, by_rows);
+  // What rank 0 writes, gathered before the peak memory is taken (rank 0's includes it).
+  std::optional<GatheredOutputs> whole;
+  if (by_rows) whole.emplace(config, problem, solutions);
+  const Array<Index> aggregates = config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(solver, record.setup);
   record.peak_memory_bytes = peak_resident_bytes();
 
   const SolveResult& s = record.solve;
@@ -890,9 +894,6 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   }
 
   // Rank 0 writes; a write that fails there (a full disk) ends every rank with its error, not rank 0 alone.
-  std::optional<GatheredOutputs> whole;
-  if (by_rows) whole.emplace(config, problem, solutions);
-  const Array<Index> aggregates = config.output.vtk.empty() ? Array<Index>{} : aggregates_to_write(solver, record.setup);
   collectively([&] {
     if (!Ranks::prints()) return;
     if (whole)
