@@ -680,18 +680,20 @@ class SolverOn final : public Solver::Impl {
     return mine;
   }
 
+  // max |v_i| (0 for an empty v), infinite where an entry is not finite.
+  static double largest_magnitude(const Vector<double>& v) {
+    double largest = 0;
+    for (const double entry : v) {
+      if (!std::isfinite(entry)) return std::numeric_limits<double>::infinity();
+      largest = std::max(largest, std::abs(entry));
+    }
+    return largest;
+  }
+
   // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
   // refuses as it is). Collective for a vector's rows.
   int scale_exponent(const Vector<double>& b, VectorLayout layout) const {
-    double largest = 0;
-    for (const double v : b) {
-      if (!std::isfinite(v)) {
-        largest = std::numeric_limits<double>::infinity();
-        break;
-      }
-      largest = std::max(largest, std::abs(v));
-    }
-    largest = largest_over_ranks(largest, layout);
+    const double largest = largest_over_ranks(largest_magnitude(b), layout);
     return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
   }
 
@@ -744,9 +746,7 @@ class SolverOn final : public Solver::Impl {
   // rows: collective for them).
   Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what, VectorLayout layout) const {
     Vector<double> out = scaled(y, exponent);
-    double largest = 0;
-    for (const double v : out) largest = std::max(largest, std::abs(v));  // NaN-free: y was checked finite
-    largest = largest_over_ranks(largest, layout);
+    const double largest = largest_over_ranks(largest_magnitude(out), layout);  // y was checked finite
     if (!std::isfinite(largest))
       throw NumericalError(std::string("the ") + what + " overflows double (entries beyond 1.8e+308): scale the "
                            "right-hand side down");
@@ -798,8 +798,7 @@ class SolverOn final : public Solver::Impl {
     if (std::string problem = rows_problem(x, "initial guess", layout); !problem.empty()) return problem;
     if (std::string problem = non_finite_problem(x, "initial guess", first_entry(layout)); !problem.empty())
       return problem;
-    double largest = 0;
-    for (const double v : x) largest = std::max(largest, std::abs(v));
+    const double largest = largest_magnitude(x);
     if (!std::isfinite(std::ldexp(largest, -exponent)))
       return "initial guess: its largest entry, " + format_number(largest) + ", is beyond double's range on the "
              "right-hand side's scale (2^" + std::to_string(exponent) + "): start from zero";

@@ -35,6 +35,12 @@ struct Body {
     const std::int64_t i = n % cells[0], rest = n / cells[0];
     return {i + 1, rest % points(1), rest / points(1)};
   }
+  // An Error naming `what` unless [first_node, last_node) are free nodes (a rank's part, or all of them).
+  void require_nodes(const char* what, std::int64_t first_node, std::int64_t last_node) const {
+    if (first_node < 0 || last_node < first_node || last_node > nodes())
+      throw Error(std::string(what) + ": nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) +
+                  ") are not among the " + std::to_string(nodes()) + " free nodes");
+  }
   int d;
   double h = 1;
   Point cells = {0, 0, 0};
@@ -167,9 +173,7 @@ std::uint64_t elasticity_near_nullspace_bytes(const ElasticityParams& p) {
 
 Vector<double> elasticity_coordinates(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
-  if (first_node < 0 || first_node > last_node || last_node > body.nodes())
-    throw Error("elasticity_coordinates: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) +
-                ") of " + std::to_string(body.nodes()));
+  body.require_nodes("elasticity_coordinates", first_node, last_node);
   Vector<double> xyz(static_cast<std::size_t>((last_node - first_node) * body.d));
   for (std::int64_t n = first_node; n < last_node; ++n) {
     const Point q = body.point(n);
@@ -204,9 +208,7 @@ bool stored(int slot, int r, int c, double value) { return value != 0.0 || (slot
 CsrMatrix<double> elasticity_matrix_rows(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
   const std::vector<Simplex> simplices = simplices_of(p, body);
-  if (first_node < 0 || last_node < first_node || last_node > body.nodes())
-    throw Error("elasticity_matrix_rows: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) +
-                ") are not among the " + std::to_string(body.nodes()) + " free nodes");
+  body.require_nodes("elasticity_matrix_rows", first_node, last_node);
   const std::int64_t nodes = last_node - first_node;
   require_memory(elasticity_matrix_bytes(p, nodes), "the elasticity problem's matrix");
   const int d = body.d;
@@ -253,9 +255,7 @@ Vector<double> elasticity_load(const ElasticityParams& p) { return elasticity_lo
 
 Vector<double> elasticity_load(const ElasticityParams& p, std::int64_t first_node, std::int64_t last_node) {
   const Body body(p);
-  if (first_node < 0 || first_node > last_node || last_node > body.nodes())
-    throw Error("elasticity_load: nodes [" + std::to_string(first_node) + ", " + std::to_string(last_node) + ") of " +
-                std::to_string(body.nodes()));
+  body.require_nodes("elasticity_load", first_node, last_node);
   const std::vector<Simplex> simplices = simplices_of(p, body);
   const std::array<int, 8> at_corner = simplices_at_corner(simplices, body.d);
   const double share = simplices.front().volume / (body.d + 1);  // an element's weight at each corner
