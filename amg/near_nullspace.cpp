@@ -67,9 +67,6 @@ void require_system_nullspace_choice(NullspaceChoice nullspace) {
                      "near-nullspace) is found among its near-nullspace vectors: use auto or near_nullspace");
 }
 
-namespace {
-
-// What every rigid_body_modes call checks first; the number of rotations.
 int require_rigid_body_input(const Vector<double>& coordinates, int dimension, int& block_size) {
   if (dimension != 2 && dimension != 3)
     throw InputError("rigid-body modes need coordinates in 2 or 3 dimensions, not " + std::to_string(dimension));
@@ -86,8 +83,6 @@ int require_rigid_body_input(const Vector<double>& coordinates, int dimension, i
     if (!std::isfinite(c)) throw InputError("rigid-body modes: a coordinate is not finite");
   return rotations;
 }
-
-}  // namespace
 
 std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension) {
   if (dimension != 2 && dimension != 3)

@@ -149,6 +149,10 @@ void require_system_nullspace_choice(NullspaceChoice nullspace);
 // theta_x, theta_y, theta_z in 3D: block_size 3 or 6), which a rotation about axis e turns by e.
 // An InputError for another block_size.
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size = 0);
+// What rigid_body_modes checks first, on all the nodes or some: 2 or 3 dimensions, finite coordinates, a
+// whole number of points, a block size that fits (0 taken as the dimension); an InputError otherwise. The
+// number of rotations.
+int require_rigid_body_input(const Vector<double>& coordinates, int dimension, int& block_size);
 // The same about a given centre: some of the nodes (a rank's), the centroid being that of them all.
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
                                       const std::array<double, 3>& centre);

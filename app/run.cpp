@@ -376,16 +376,21 @@ bool assembled_by_rows(const Config& config) {
          (type == ProblemType::poisson || type == ProblemType::elasticity || type == ProblemType::matrix_market);
 }
 
+// The rows of a Matrix Market problem's matrix, from its file's header (before the matrix is read).
+std::int64_t matrix_file_rows(const MatrixMarketParams& p) {
+  if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
+  return read_matrix_market_header(p.matrix).rows;
+}
+
 // A Matrix Market problem by rows: rank 0 reads the file and deals out its entries (read_matrix_market_rows)
 // and then the right-hand sides' and initial guesses' rows; every rank keeps its rows of each. Collective.
 LinearProblem matrix_market_by_rows(const MatrixMarketParams& p, int block_size) {
-  if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   // The right-hand sides' shape against the matrix's from their headers (on rank 0, which reads the files),
   // and the room for them on every rank (rank 0 whole, the others their rows), before the matrix is read.
   std::int64_t rows = 0, columns = 0;
   collectively([&] {
     if (!Ranks::prints()) return;
-    rows = read_matrix_market_header(p.matrix).rows;
+    rows = matrix_file_rows(p);
     columns = matrix_market_rhs_columns(p, rows);
   });
   rows = Ranks::sum(rows);
@@ -671,23 +676,108 @@ NearNullspaceVectors whole_rigid_body_modes(const ElasticityParams& body) {
   return rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
 }
 
+// The rigid-body modes of this rank's nodes (`mine`, their coordinates, checked) about the centroid of all
+// `nodes` nodes: the coordinates' exact sums over the ranks, so the same modes as one process's rows of
+// them. Collective.
+NearNullspaceVectors rows_rigid_body_modes(const Vector<double>& mine, int d, int block_size, std::int64_t nodes) {
+  const std::array<ExactSum, 3> partial = coordinate_sums(mine, d);
+  std::array<double, 3> sums{};
+  for (std::size_t a = 0; a < 3; ++a) sums[a] = Ranks::sum(partial[a]);
+  const std::array<double, 3> centre = centroid(sums, nodes);
+  NearNullspaceVectors modes;
+  collectively([&] { modes = rigid_body_modes(mine, d, block_size, centre); });
+  return modes;
+}
+
 NearNullspaceVectors rows_rigid_body_modes(const Config& config, const ElasticityParams& body) {
   const int d = body.dimensions();
   const RowRange rows = generated_rows(config.problem);
   const std::int64_t first_node = rows.first / d, last_node = rows.last / d;
   Vector<double> mine;
-  collectively([&] {  // running out of memory is every rank's error, before the sums below
+  collectively([&] {  // running out of memory is every rank's error, before the sums
     require_memory(elasticity_near_nullspace_bytes(body, last_node - first_node),
                    "the elasticity problem's rigid-body modes (problem.box)");
     mine = elasticity_coordinates(body, first_node, last_node);
   });
-  const std::array<ExactSum, 3> partial = coordinate_sums(mine, d);
-  std::array<double, 3> sums{};
-  for (std::size_t a = 0; a < 3; ++a) sums[a] = Ranks::sum(partial[a]);
-  const std::array<double, 3> centre = centroid(sums, elasticity_rows(body) / d);
-  NearNullspaceVectors modes;
-  collectively([&] { modes = rigid_body_modes(mine, d, d, centre); });
-  return modes;
+  return rows_rigid_body_modes(mine, d, d, elasticity_rows(body) / d);
+}
+
+// problem.near_nullspace or problem.coordinates read whole: the vectors or the nodes' points row by row, their
+// count or dimension, checked against the matrix's rows (from its file's header) and the points as rigid-body
+// input; amg.block_size set to the points' dimension where it is 1.
+struct NearNullspaceFile {
+  Vector<double> values;
+  int columns = 0;
+  std::int64_t matrix_rows = 0;
+};
+
+NearNullspaceFile read_near_nullspace_file(Config& config) {
+  const MatrixMarketParams& p = config.problem.matrix_market;
+  const std::int64_t rows = matrix_file_rows(p);
+  if (!p.near_nullspace.empty()) {
+    const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
+    if (B.cols < 1 || B.cols > kMaxNearNullspaceVectors)
+      throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.cols) +
+                       " columns; 1 to " + std::to_string(kMaxNearNullspaceVectors) + " vectors are needed");
+    if (B.rows != rows)
+      throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.rows) +
+                       " rows, the matrix " + std::to_string(rows));
+    return {dense_rows(B), B.cols, rows};
+  }
+  const CsrMatrix<double> points = read_matrix_market(p.coordinates);
+  if (points.cols != 2 && points.cols != 3)
+    throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(points.cols) +
+                     " columns; the nodes' coordinates in 2 or 3 dimensions are needed");
+  if (config.amg.block_size == 1) config.amg.block_size = points.cols;
+  NearNullspaceFile file{dense_rows(points), points.cols, rows};
+  try {
+    require_rigid_body_input(file.values, file.columns, config.amg.block_size);
+  } catch (const InputError& e) {
+    throw InputError("problem.coordinates: " + p.coordinates + ": " + e.what());
+  }
+  if (static_cast<std::int64_t>(points.rows) * config.amg.block_size != rows)
+    throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(points.rows) + " nodes of " +
+                     std::to_string(config.amg.block_size) + " unknowns, but the matrix has " + std::to_string(rows) +
+                     " rows");
+  return file;
+}
+
+// A Matrix Market problem's near-nullspace from its file, as the setup takes it: whole on every rank, or (by
+// rows) read on rank 0, checked there and dealt out, each rank given its rows of the vectors, or its nodes'
+// points and then their rigid-body modes about the centroid of all nodes. Collective.
+NearNullspaceVectors near_nullspace_of_file(Config& config, bool by_rows) {
+  const MatrixMarketParams& p = config.problem.matrix_market;
+  const bool points = !p.coordinates.empty();
+  NearNullspaceFile file;
+  if (!by_rows) {
+    file = read_near_nullspace_file(config);
+    if (points) return rigid_body_modes(file.values, file.columns, config.amg.block_size);
+    return {file.columns, std::make_shared<const Vector<double>>(std::move(file.values))};
+  }
+  collectively([&] {
+    if (Ranks::prints()) file = read_near_nullspace_file(config);
+  });
+  // Rank 0's counts, on every rank (the others add zero).
+  file.columns = static_cast<int>(Ranks::sum(std::int64_t{file.columns}));
+  file.matrix_rows = Ranks::sum(file.matrix_rows);
+  config.amg.block_size = static_cast<int>(Ranks::sum(std::int64_t{Ranks::prints() ? config.amg.block_size : 0}));
+  const int block = config.amg.block_size;
+  const auto [first, last] = owned_rows(file.matrix_rows, block);
+  const std::int64_t rows = last - first, file_rows = points ? rows / block : rows;
+  const std::string& name = points ? p.coordinates : p.near_nullspace;
+  collectively([&] {
+    if (Ranks::prints()) return;
+    require_memory(sizeof(double) * static_cast<std::uint64_t>(file_rows * file.columns), "the rows of " + name);
+    file.values.resize(static_cast<std::size_t>(file_rows * file.columns));
+  });
+  scatter_from_first(file.values);
+  if (!points) return {file.columns, std::make_shared<const Vector<double>>(std::move(file.values))};
+  collectively([&] {
+    const int modes = file.columns == 2 ? 3 : 6;
+    require_memory(sizeof(double) * static_cast<std::uint64_t>(rows * modes),
+                   "the rigid-body modes of the points in " + name);
+  });
+  return rows_rigid_body_modes(file.values, file.columns, block, file.matrix_rows / block);
 }
 
 // A system's near-nullspace (problem.near_nullspace, the rigid-body modes of problem.coordinates, or those of
@@ -708,40 +798,9 @@ void attach_near_nullspace(Config& config) {
     config.amg.block_size = body.dimensions();
     config.amg.near_nullspace = assembled_by_rows(config) ? rows_rigid_body_modes(config, body)
                                                           : whole_rigid_body_modes(body);
-  } else if (!p.near_nullspace.empty()) {
-    const CsrMatrix<double> B = read_matrix_market(p.near_nullspace);
-    if (B.cols < 1 || B.cols > kMaxNearNullspaceVectors)
-      throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.cols) +
-                       " columns; 1 to " + std::to_string(kMaxNearNullspaceVectors) + " vectors are needed");
-    config.amg.near_nullspace = {B.cols, std::make_shared<const Vector<double>>(dense_rows(B))};
-  } else if (!p.coordinates.empty()) {
-    const CsrMatrix<double> points = read_matrix_market(p.coordinates);
-    if (points.cols != 2 && points.cols != 3)
-      throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(points.cols) +
-                       " columns; the nodes' coordinates in 2 or 3 dimensions are needed");
-    if (config.amg.block_size == 1) config.amg.block_size = points.cols;
-    try {
-      config.amg.near_nullspace = rigid_body_modes(dense_rows(points), points.cols, config.amg.block_size);
-    } catch (const InputError& e) {
-      throw InputError("problem.coordinates: " + p.coordinates + ": " + e.what());
-    }
+  } else if (files) {  // checked against the matrix file's rows before it is read
+    config.amg.near_nullspace = near_nullspace_of_file(config, assembled_by_rows(config));
   }
-}
-
-// The rows of a system's near-nullspace file against the matrix's, named by its key (the Solver checks the
-// same, without the file's name).
-void require_near_nullspace_fits(const Config& config, std::int64_t rows) {
-  const NearNullspaceVectors& B = config.amg.near_nullspace;
-  if (B.count == 0) return;
-  const auto given = static_cast<std::int64_t>(B.values->size() / static_cast<std::size_t>(B.count));
-  const MatrixMarketParams& p = config.problem.matrix_market;
-  if (!p.near_nullspace.empty() && given != rows)
-    throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(given) +
-                     " rows, the matrix " + std::to_string(rows));
-  if (!p.coordinates.empty() && given != rows)
-    throw InputError("problem.coordinates: " + p.coordinates + " has " + std::to_string(given / config.amg.block_size) +
-                     " nodes of " + std::to_string(config.amg.block_size) + " unknowns, but the matrix has " +
-                     std::to_string(rows) + " rows");
 }
 
 // The report's header (config, threads, ranks, backend, solver), and the run's first line.
@@ -965,7 +1024,6 @@ int run(const RunOptions& options) {
     problem = assemble_step(config, spec, by_rows);
     if (step == 1) {
       describe_problem(config, problem, by_rows, timer.seconds(), record);
-      require_near_nullspace_fits(config, record.rows);
     }
     set_up_or_rebuild(config, problem, by_rows, solver, record);
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;

@@ -302,6 +302,34 @@ with open('balanced.mtx', 'w') as f:
 "
   "$amgsolve" singular.yaml --set amg.block_size=2 --set problem.rhs=balanced.mtx --report singular-system-one.json \
     --quiet || fail "a singular system, one process"
+  # The system's near-nullspace from a file, read on rank 0 and dealt out by rows: the rigid-body modes of its
+  # 20,000 nodes on a 200 x 100 grid (problem.coordinates), and two vectors (problem.near_nullspace); and the
+  # same error line as one process's for a node short and for a coordinate of no value on the last rows.
+  python3 -c "
+def write_points(name, nodes, last_y=None):
+    ys = [0.5 * (i // 200) for i in range(nodes)]
+    if last_y is not None:
+        ys[-1] = last_y
+    with open(name, 'w') as f:
+        f.write('%%%%MatrixMarket matrix array real general\n%d 2\n' % nodes)
+        f.writelines('%r\n' % float(i % 200) for i in range(nodes))
+        f.writelines('%r\n' % y for y in ys)
+write_points('points.mtx', 20000)
+write_points('points-short.mtx', 19999)
+write_points('points-nan.mtx', 20000, float('nan'))
+with open('modes.mtx', 'w') as f:
+    f.write('%%%%MatrixMarket matrix array real general\n%d 2\n' % 40000)
+    f.writelines('%d\n' % (1 - i % 2) for i in range(40000))
+    f.writelines('%r\n' % (i % 2 + 0.001 * (i // 2)) for i in range(40000))
+"
+  "$amgsolve" general.yaml --set problem.coordinates=points.mtx --report points-one.json --quiet ||
+    fail "rigid-body modes of a coordinates file, one process"
+  "$amgsolve" general.yaml --set amg.block_size=2 --set problem.near_nullspace=modes.mtx --report modes-one.json \
+    --quiet || fail "a near-nullspace file, one process"
+  for broken in points-short points-nan; do
+    "$amgsolve" general.yaml --set problem.coordinates=$broken.mtx --quiet >/dev/null 2>"$broken-err.txt"
+    [ $? -eq 1 ] || fail "$broken: not exit 1 on one process"
+  done
 else
   run "$ranks" "$amgsolve" general.yaml --report "$work/general-many.json" --quiet || fail "general storage, $ranks ranks"
   python3 - general-one.json "$work/general-many.json" <<'PY' || fail "general storage reports differ"
@@ -327,6 +355,28 @@ one, many = (json.load(open(f)) for f in sys.argv[1:3])
 assert one["solve"]["history"] == many["solve"]["history"], "residual history"
 assert one["setup"]["nullspace"] == many["setup"]["nullspace"] == "near_nullspace", one["setup"]["nullspace"]
 PY
+  run "$ranks" "$amgsolve" general.yaml --set problem.coordinates=points.mtx --report "$work/points-many.json" \
+    --quiet || fail "rigid-body modes of a coordinates file, $ranks ranks"
+  run "$ranks" "$amgsolve" general.yaml --set amg.block_size=2 --set problem.near_nullspace=modes.mtx \
+    --report "$work/modes-many.json" --quiet || fail "a near-nullspace file, $ranks ranks"
+  for name in points modes; do
+    python3 - $name-one.json "$work/$name-many.json" <<'PY' || fail "$name: the reports differ"
+import json, sys
+one, many = (json.load(open(f)) for f in sys.argv[1:3])
+assert one["solve"]["history"] == many["solve"]["history"], "residual history"
+table = lambda r: [(l["rows"], l["nnz"], l.get("aggregates")) for l in r["setup"]["levels"]]
+assert table(one) == table(many), "hierarchy"
+assert one["setup"]["block_size"] == many["setup"]["block_size"] == 2
+PY
+  done
+  for broken in points-short points-nan; do
+    run "$ranks" "$amgsolve" general.yaml --set problem.coordinates=$broken.mtx --quiet >/dev/null \
+      2>"$work/$broken-err.txt"
+    status=$?
+    [ "$status" -eq 1 ] || fail "$broken: exit $status on $ranks ranks, expected 1"
+    [ "$(grep '^amgsolve:' "$broken-err.txt")" = "$(grep '^amgsolve:' "$work/$broken-err.txt")" ] ||
+      fail "$broken: '$(cat "$broken-err.txt")' on one process, '$(cat "$work/$broken-err.txt")' on $ranks"
+  done
   run "$ranks" "$amgsolve" noisy.yaml --quiet >/dev/null || fail "round-off taken for an asymmetry, $ranks ranks"
   # Every load case's history and solution as on one process.
   run "$ranks" "$amgsolve" general.yaml --set problem.rhs=loads.mtx --set output.solution="$work/loads-x-many.mtx" \
