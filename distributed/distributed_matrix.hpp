@@ -98,6 +98,9 @@ class GhostNumbers {
 
 template <class V>
 class DistributedMatrix {
+  template <class>
+  friend class DistributedMatrix;  // a layout of another value type (the constructors below)
+
  public:
   DistributedMatrix() = default;
   // This rank's rows of a matrix every rank holds whole (the input, assembled on every rank), in the given
@@ -122,6 +125,19 @@ class DistributedMatrix {
                        std::to_string(column_partition_.size()) + " columns");
     build(std::move(rows));
   }
+  // The same from rows whose column j is global column columns[j] (sorted; some may be unused): what a step
+  // that numbers its columns locally produces, renumbered through a table over `columns` instead of a
+  // search among the global numbers. Collective.
+  DistributedMatrix(const Communicator& comm, BlockPartition row_partition, BlockPartition column_partition,
+                    CsrMatrix<V> rows, const std::vector<std::int64_t>& columns)
+      : comm_(&comm), row_partition_(std::move(row_partition)), column_partition_(std::move(column_partition)) {
+    if (rows.rows != row_partition_.count(comm.rank()) || rows.cols != static_cast<Index>(columns.size()) ||
+        row_partition_.ranks() != comm.size() || column_partition_.ranks() != comm.size())
+      abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " x " + std::to_string(rows.cols) +
+                       " given for a range of " + std::to_string(row_partition_.count(comm.rank())) + " rows and " +
+                       std::to_string(columns.size()) + " numbered columns");
+    build_numbered(std::move(rows), columns);
+  }
   // The same in the default partitions, BlockPartition(global_rows, ranks) and BlockPartition(rows.cols,
   // ranks).
   DistributedMatrix(const Communicator& comm, std::int64_t global_rows, CsrMatrix<V> rows)
@@ -130,17 +146,32 @@ class DistributedMatrix {
   // A matrix laid out as `layout` (its rows, ghosts and halo plan) with the entries of `local`, which has
   // layout's local pattern: a product formed again into a kept pattern (distributed/spgemm/rowwise.hpp),
   // nothing renumbered or exchanged. Not collective.
-  DistributedMatrix(const DistributedMatrix& layout, CsrMatrix<V> local)
+  // A layout of values of another type serves as well (the tentative prolongator on its weights' layout).
+  template <class W>
+  DistributedMatrix(const DistributedMatrix<W>& layout, CsrMatrix<V> local)
+      : DistributedMatrix(layout, std::move(local), SameColumns{}) {
+    if (local_.nnz() != layout.nnz())
+      abort_every_rank("distributed matrix: " + std::to_string(local_.nnz()) + " entries given for a layout of " +
+                       std::to_string(layout.nnz()));
+  }
+  // Rows over the local columns of `layout` (its ghosts, whose halo plan serves), with any pattern among
+  // them: a matrix derived from it entry by entry, such as its filtered copy, which drops entries. Rows
+  // that no longer read a ghost are still computed after the halo arrives. Not collective.
+  struct SameColumns {};
+  template <class W>
+  DistributedMatrix(const DistributedMatrix<W>& layout, CsrMatrix<V> local, SameColumns)
       : rows(layout.rows), comm_(layout.comm_), row_partition_(layout.row_partition_),
         column_partition_(layout.column_partition_), local_(std::move(local)), interior_(layout.interior_),
         boundary_(layout.boundary_), ghosts_(layout.ghosts_), halo_(layout.halo_) {
-    if (local_.rows != layout.rows || local_.cols != layout.local_.cols || local_.nnz() != layout.nnz())
-      abort_every_rank("distributed matrix: " + std::to_string(local_.nnz()) + " entries given for a layout of " +
-                       std::to_string(layout.nnz()));
+    if (local_.rows != layout.rows || local_.cols != layout.local_.cols)
+      abort_every_rank("distributed matrix: " + std::to_string(local_.rows) + " x " + std::to_string(local_.cols) +
+                       " given for a layout of " + std::to_string(layout.rows) + " x " +
+                       std::to_string(layout.local_.cols));
   }
   // The same matrix without its values: a layout to keep (above).
   DistributedMatrix layout_only() && {
     drop_solve_copy();
+    diagonal_.reset();
     Array<V>().swap(local_.val);  // freed, not only emptied
     return std::move(*this);
   }
@@ -158,6 +189,7 @@ class DistributedMatrix {
   // copy for the solve is let go of.
   Array<V>& values() {
     drop_solve_copy();
+    diagonal_.reset();
     return local_.val;
   }
   Offset nnz() const { return local_.nnz(); }  // this rank's
@@ -188,14 +220,20 @@ class DistributedMatrix {
     return M;
   }
   // a_ii of this rank's rows (own column i is row i of a square matrix); the local columns are not sorted
-  // (ghosts come after the own ones), so each row is searched.
-  Vector<V> diagonal() const {
-    Vector<V> d(static_cast<std::size_t>(rows), V(0));
+  // (ghosts come after the own ones), so each row is searched, once: the setup reads a level's diagonal
+  // several times (strength, smoother, eigenvalue scaling, the positivity check).
+  const Vector<V>& diagonal() const {
+    if (diagonal_) return *diagonal_;
+    auto d = std::make_shared<Vector<V>>(static_cast<std::size_t>(rows), V(0));
 #pragma omp parallel for schedule(static)
     for (Index i = 0; i < rows; ++i)
       for (Offset k = local_.row_begin(i); k < local_.row_end(i); ++k)
-        if (local_.col[k] == i) d[i] = local_.val[k];
-    return d;
+        if (local_.col[k] == i) {
+          (*d)[i] = local_.val[k];
+          break;
+        }
+    diagonal_ = std::move(d);
+    return *diagonal_;
   }
   const BlockPartition& row_partition() const { return row_partition_; }
   const BlockPartition& column_partition() const { return column_partition_; }
@@ -352,21 +390,43 @@ class DistributedMatrix {
     ghosts_ = sorted_distinct(
         own.col.size(), [&](std::size_t k) { return own.col[k]; }, [&](std::size_t k) { return !is_own(own.col[k]); });
     const auto own_columns = static_cast<Index>(own_last - own_first);
-
+    const GhostNumbers ghost_number(ghosts_);
+    renumber(std::move(own), [&](Index j) {
+      return is_own(j) ? static_cast<Index>(j - own_first) : own_columns + ghost_number(j);
+    });
+  }
+  // The same from rows whose column j is global column global_of[j] (sorted): the columns used, own or ghost,
+  // found by marks over them, each renumbered through a table.
+  void build_numbered(CsrMatrix<V> own, const std::vector<std::int64_t>& global_of) {
+    const std::int64_t own_first = column_partition_.begin(comm_->rank());
+    const std::int64_t own_last = column_partition_.end(comm_->rank());
+    std::vector<std::uint8_t> used(global_of.size(), 0);
+    for (Index j : own.col) used[static_cast<std::size_t>(j)] = 1;
+    const auto own_columns = static_cast<Index>(own_last - own_first);
+    std::vector<Index> local_of(global_of.size(), -1);
+    for (std::size_t k = 0; k < global_of.size(); ++k) {
+      if (!used[k]) continue;
+      const std::int64_t g = global_of[k];
+      const bool is_own = g >= own_first && g < own_last;
+      local_of[k] = is_own ? static_cast<Index>(g - own_first) : own_columns + static_cast<Index>(ghosts_.size());
+      if (!is_own) ghosts_.push_back(g);
+    }
+    renumber(std::move(own), [&](Index j) { return local_of[static_cast<std::size_t>(j)]; });
+  }
+  // Takes `own` as the local matrix, its column j renamed local(j) (own columns first, then ghosts_), each row
+  // sorted into interior or boundary, and plans the halo of ghosts_.
+  template <class LocalColumn>
+  void renumber(CsrMatrix<V> own, LocalColumn local) {
+    const auto own_columns = static_cast<Index>(column_partition_.count(comm_->rank()));
     rows = own.rows;
     local_ = std::move(own);
     local_.cols = own_columns + static_cast<Index>(ghosts_.size());
-    const GhostNumbers ghost_number(ghosts_);
     for (Index i = 0; i < rows; ++i) {
       bool reads_ghosts = false;
       for (Offset k = local_.row_begin(i); k < local_.row_end(i); ++k) {
         Index& j = local_.col[static_cast<std::size_t>(k)];
-        if (is_own(j)) {
-          j = static_cast<Index>(j - own_first);
-        } else {
-          j = own_columns + ghost_number(j);
-          reads_ghosts = true;
-        }
+        j = local(j);
+        reads_ghosts = reads_ghosts || j >= own_columns;
       }
       (reads_ghosts ? boundary_ : interior_).push_back(i);
     }
@@ -385,6 +445,7 @@ class DistributedMatrix {
   mutable std::shared_ptr<const SlicedEllpack<V>> sliced_;
   mutable std::vector<std::pair<Index, Index>> sliced_runs_;
   mutable std::vector<Index> interior_rest_;
+  mutable std::shared_ptr<const Vector<V>> diagonal_;  // once taken (diagonal()); dropped with new values
 };
 
 }  // namespace amgsolve

@@ -66,8 +66,9 @@ DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const Distri
                                          const MpiStrength<Value>& strength, const Vector<double>& weights,
                                          Array<std::uint8_t>* filtered_rows, IsolatedRows isolated) {
   const Vector<double> column_weights = unit_weights(backend.comm(), weights) ? Vector<double>{} : A.with_ghosts(weights);
-  const CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows, isolated);
-  return DistributedMatrix<Value>(backend.comm(), A.row_partition(), A.column_partition(), A.with_global_columns(F));
+  // In A's local columns: A's layout serves (a ghost whose entries were all dropped is still exchanged).
+  CsrMatrix<Value> F = filtered_matrix(A.local(), strength.local, column_weights, filtered_rows, isolated);
+  return DistributedMatrix<Value>(A, std::move(F), typename DistributedMatrix<Value>::SameColumns{});
 }
 
 template <class Value>
@@ -114,7 +115,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
   for (Index i = 0; i < T.rows; ++i)
     for (Offset e = T.row_begin(i); e < T.row_end(i); ++e)
       T.val[e] = tentative_entry<Value>(weight(i), column_weights[T.col[e]]);
-  return DistributedMatrix<Value>(comm, W.row_partition(), W.column_partition(), W.with_global_columns(std::move(T)));
+  return DistributedMatrix<Value>(W, std::move(T));
 }
 
 template <class Value>
@@ -285,15 +286,13 @@ DistributedMatrix<Value> smoothed_prolongator(const MpiBackend& backend, const D
     T_columns.val.push_back(weight[k]);
   }
   CsrMatrix<Value> P = smoothed_prolongator(CpuBackend{}, A_f.local(), T_columns, omega, stats);
-  for (Index& j : P.col) j = static_cast<Index>(numbered.distinct[static_cast<std::size_t>(j)]);
-  P.cols = static_cast<Index>(T.global_cols());
   if (stats) {
     stats->multiplications = comm.sum(stats->multiplications);
     stats->nnz = comm.sum(static_cast<std::int64_t>(P.nnz()));
     stats->symbolic_seconds = comm.max(stats->symbolic_seconds);
     stats->numeric_seconds = comm.max(stats->numeric_seconds);
   }
-  return DistributedMatrix<Value>(comm, A_f.row_partition(), T.column_partition(), std::move(P));
+  return DistributedMatrix<Value>(comm, A_f.row_partition(), T.column_partition(), std::move(P), numbered.distinct);
 }
 
 template <class Value>

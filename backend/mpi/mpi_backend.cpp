@@ -26,8 +26,7 @@ DistributedMatrix<V> MpiBackend::multiply(const SpgemmBackend& spgemm, const Csr
   if (!(A.column_partition() == B.row_partition()))  // the same offsets on every rank: all end here together
     abort_every_rank("distributed product: A's columns and B's rows are partitioned differently");
   SpgemmStats ignored;
-  CsrMatrix<V> C = multiply_rows(A, B.with_global_columns(), B.row_partition(), spgemm, stats ? *stats : ignored);
-  return Csr<V>(*comm_, A.row_partition(), B.column_partition(), std::move(C));
+  return multiply_rows(A, B, spgemm, stats ? *stats : ignored);
 }
 
 template <class V>

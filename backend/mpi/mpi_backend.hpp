@@ -117,8 +117,7 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   std::shared_ptr<const CsrMatrix<V>> host_view(const Csr<V>& M) const;
   template <class To, class From>
   std::shared_ptr<const Csr<To>> cast(const Csr<From>& M) const {
-    return std::make_shared<const Csr<To>>(*comm_, M.row_partition(), M.column_partition(),
-                                           cast_values<To>(M.with_global_columns()));
+    return std::make_shared<const Csr<To>>(M, cast_values<To>(M.local()));  // M's layout: nothing exchanged
   }
   // The setup's counts are global: every rank takes the same decisions.
   template <class V>

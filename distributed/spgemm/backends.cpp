@@ -270,25 +270,24 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
 }  // namespace
 
 template <class V>
-CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const BlockPartition& rows_of_B,
-                           const SpgemmBackend& spgemm, SpgemmStats& stats) {
+DistributedMatrix<V> multiply_rows(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                   const SpgemmBackend& spgemm, SpgemmStats& stats) {
   const Communicator& comm = A.communicator();
   Timer timer;
-  CsrMatrix<V> C;
-  std::vector<std::string> names;
   if (const auto* grid = dynamic_cast<const RowsProduct*>(&spgemm)) {
-    C = grid->product_of_rows(comm, A.with_global_columns(), A.row_partition(), B_rows, rows_of_B, stats);
-    names = kGridPhases;
+    CsrMatrix<V> C = grid->product_of_rows(comm, A.with_global_columns(), A.row_partition(), B.with_global_columns(),
+                                           B.row_partition(), stats);
+    std::vector<std::string> names = kGridPhases;
     names.insert(names.begin(), "to the grid");
     names.push_back("to the rows");
-  } else {
-    const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
-    C = rowwise_multiply_local(comm, A.local(), A.ghost_columns(), rows_of_B, std::move(B_rows), local, stats);
-    names = kRowwisePhases;
-    stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm, A.rows);
+    end_of_rows_product(names, timer, C, stats, comm);
+    return DistributedMatrix<V>(comm, A.row_partition(), B.column_partition(), std::move(C));
   }
-  end_of_rows_product(names, timer, C, stats, comm);
-  return C;
+  const SpgemmBackend& local = spgemm.collective() ? SpgemmRegistry::instance().get("gustavson") : spgemm;
+  NumberedRows<V> C = rowwise_multiply_numbered(A, B, local, stats);
+  stats.choice = rowwise_choice(spgemm.collective() ? "gustavson" : spgemm.name(), comm, A.rows);
+  end_of_rows_product(kRowwisePhases, timer, C.rows, stats, comm);
+  return DistributedMatrix<V>(comm, A.row_partition(), B.column_partition(), std::move(C.rows), C.columns);
 }
 
 template <class V>
@@ -303,8 +302,8 @@ DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>& A, const Dis
 }
 
 #define AMGSOLVE_MULTIPLY_ROWS(V)                                                                                  \
-  template CsrMatrix<V> multiply_rows(const DistributedMatrix<V>&, CsrMatrix<V>, const BlockPartition&,             \
-                                      const SpgemmBackend&, SpgemmStats&);                                         \
+  template DistributedMatrix<V> multiply_rows(const DistributedMatrix<V>&, const DistributedMatrix<V>&,              \
+                                              const SpgemmBackend&, SpgemmStats&);                                 \
   template DistributedMatrix<V> multiply_rows_into(const DistributedMatrix<V>&, const DistributedMatrix<V>&,        \
                                                    const RowwisePattern<V>&, SpgemmStats&);
 AMGSOLVE_MULTIPLY_ROWS(double)

@@ -20,14 +20,14 @@ namespace amgsolve {
 // Adds rowwise, summa2d and split3d to the registry (once; later calls do nothing).
 void register_distributed_spgemm_backends(SpgemmRegistry& registry = SpgemmRegistry::instance());
 
-// This rank's rows of C = A B (global column numbers), A distributed by rows, B_rows this rank's range of
-// rows_of_B (A's column partition) with global column numbers, with any SpGEMM backend of the cpu: a local one
-// multiplies after the B rows this rank's A references are fetched (rowwise_multiply_local, on A's own
-// local numbering), rowwise is that with gustavson, summa2d and split3d run their grids. Collective;
-// `stats` holds the ranks' phases (the slowest rank's seconds, everybody's bytes), products and nnz.
+// C = A B, A and B distributed by rows (A's column partition B's row partition), C by A's rows, with any
+// SpGEMM backend of the cpu: a local one multiplies after the B rows this rank's A references are fetched
+// (rowwise_multiply_numbered, on A's own local numbering and compact columns), rowwise is that with
+// gustavson, summa2d and split3d run their grids. Collective; `stats` holds the ranks' phases (the slowest
+// rank's seconds, everybody's bytes), products and nnz.
 template <class V>
-CsrMatrix<V> multiply_rows(const DistributedMatrix<V>& A, CsrMatrix<V> B_rows, const BlockPartition& rows_of_B,
-                           const SpgemmBackend& spgemm, SpgemmStats& stats);
+DistributedMatrix<V> multiply_rows(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                   const SpgemmBackend& spgemm, SpgemmStats& stats);
 
 // C = A B formed again by the numeric phase alone, for operands with new values on the patterns of a kept
 // rowwise product (distributed/spgemm/rowwise.hpp: only B's values fetched, C in the kept layout), as

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "common/error.hpp"
@@ -38,6 +39,42 @@ std::vector<CsrMatrix<V>> asked_rows(const CsrMatrix<V>& B, std::int64_t first_r
   return blocks;
 }
 
+// The rows of B (this rank's, from global row rows_of_B.begin(rank); columns renamed by `global_column`) that
+// the `ghosts` of the ranks' A name, fetched from their owners: one block per owner, in `ghosts` order. The
+// phase is recorded with the bytes this rank sent.
+template <class V, class GlobalColumn>
+std::vector<CsrMatrix<V>> fetch_rows(const Communicator& comm, const std::vector<std::int64_t>& ghosts,
+                                     const BlockPartition& rows_of_B, const CsrMatrix<V>& B, Index global_cols,
+                                     GlobalColumn global_column, SpgemmStats& stats) {
+  Timer timer;
+  const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
+  std::vector<CsrMatrix<V>> fetched;
+  std::uint64_t bytes = sizeof(std::int64_t) * ghosts.size();
+  bytes += all_to_all_blocks(asked_rows(B, rows_of_B.begin(comm.rank()), requests, global_cols, global_column), fetched,
+                             comm.get());
+  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
+  return fetched;
+}
+
+// rowwise_multiply with A's columns in local numbers: this rank's inner indices (its range of rows_of_B)
+// first, then `ghosts`, the other inner indices A references, sorted. B_rows is taken over: the fetched rows
+// are appended to it.
+template <class V>
+CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
+                                    const std::vector<std::int64_t>& ghosts, const BlockPartition& rows_of_B,
+                                    CsrMatrix<V> B_rows, const SpgemmBackend& local, SpgemmStats& stats) {
+  const auto global = [](Index j) { return j; };  // B_rows' columns are global already
+  const std::vector<CsrMatrix<V>> fetched = fetch_rows(comm, ghosts, rows_of_B, B_rows, B_rows.cols, global, stats);
+  // B's rows in A's local column order: the own rows, then the fetched ones (in `ghosts` order).
+  Timer timer;
+  append_rows(fetched, B_rows);
+  SpgemmStats local_stats;
+  CsrMatrix<V> C = local.multiply(A_local, B_rows, &local_stats);
+  stats.multiplications += local_stats.multiplications;
+  stats.phases.push_back({"local multiply", timer.seconds(), 0});
+  return C;
+}
+
 }  // namespace
 
 template <class V>
@@ -62,24 +99,99 @@ CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_ro
   return rowwise_multiply_local(comm, A_local, needed, inner, B_rows, local, stats);
 }
 
-template <class V>
-CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
-                                    const std::vector<std::int64_t>& ghosts, const BlockPartition& rows_of_B,
-                                    CsrMatrix<V> B_rows, const SpgemmBackend& local, SpgemmStats& stats) {
-  Timer timer;
-  const OwnerRequests requests = ask_owners(comm, ghosts, rows_of_B);
-  std::vector<CsrMatrix<V>> fetched;
-  std::uint64_t bytes = sizeof(std::int64_t) * ghosts.size();
-  const auto global = [](Index j) { return j; };  // B_rows' columns are global already
-  bytes += all_to_all_blocks(asked_rows(B_rows, rows_of_B.begin(comm.rank()), requests, B_rows.cols, global), fetched,
-                             comm.get());
-  stats.phases.push_back({"fetch B rows", timer.seconds(), bytes});
+namespace {
 
-  // B's rows in A's local column order: the own rows, then the fetched ones (in `ghosts` order).
-  timer.restart();
-  append_rows(fetched, B_rows);
+// The columns of a product with B, numbered compactly in global order: B's ghosts and the fetched rows'
+// other columns (`extra`, sorted) around B's own range; where each of B's local columns and each global
+// column go.
+class CompactColumns {
+ public:
+  template <class V>
+  CompactColumns(const DistributedMatrix<V>& B, const std::vector<std::int64_t>& extra)
+      : own_first_(B.column_partition().begin(B.communicator().rank())),
+        own_count_(static_cast<Index>(B.column_partition().count(B.communicator().rank()))) {
+    std::merge(B.ghost_columns().begin(), B.ghost_columns().end(), extra.begin(), extra.end(), std::back_inserter(ghosts_));
+    below_ = static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), own_first_) - ghosts_.begin());
+    const GhostNumbers number(ghosts_);
+    of_local_.resize(static_cast<std::size_t>(B.local().cols));
+    for (Index j = 0; j < B.local().cols; ++j) of_local_[static_cast<std::size_t>(j)] = (*this)(B.global_column(j), number);
+  }
+  // B's local column j.
+  Index of_local(Index j) const { return of_local_[static_cast<std::size_t>(j)]; }
+  // A global column: own, or one of the ghosts (number: GhostNumbers over ghosts()).
+  Index operator()(std::int64_t g, const GhostNumbers& number) const {
+    if (g >= own_first_ && g < own_first_ + own_count_) return below_ + static_cast<Index>(g - own_first_);
+    const Index k = number(g);
+    return k < below_ ? k : k + own_count_;
+  }
+  const std::vector<std::int64_t>& ghosts() const { return ghosts_; }
+  // The global column of each compact one.
+  std::vector<std::int64_t> columns() const {
+    std::vector<std::int64_t> all(ghosts_.begin(), ghosts_.begin() + below_);
+    for (Index j = 0; j < own_count_; ++j) all.push_back(own_first_ + j);
+    all.insert(all.end(), ghosts_.begin() + below_, ghosts_.end());
+    return all;
+  }
+
+ private:
+  std::int64_t own_first_;
+  Index own_count_, below_ = 0;
+  std::vector<std::int64_t> ghosts_;  // sorted
+  std::vector<Index> of_local_;
+};
+
+}  // namespace
+
+template <class V>
+NumberedRows<V> rowwise_multiply_numbered(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                          const SpgemmBackend& local, SpgemmStats& stats) {
+  const Communicator& comm = A.communicator();
+  const auto global = [&B](Index j) { return static_cast<Index>(B.global_column(j)); };
+  std::vector<CsrMatrix<V>> fetched = fetch_rows(comm, A.ghost_columns(), B.row_partition(), B.local(),
+                                                 static_cast<Index>(B.global_cols()), global, stats);
+  // B's rows in A's local column order, in compact columns: the own rows through a table, the fetched ones
+  // (global columns) through the ghosts' numbers.
+  Timer timer;
+  const std::int64_t own_first = B.column_partition().begin(comm.rank()), own_last = B.column_partition().end(comm.rank());
+  const GhostNumbers b_ghost(B.ghost_columns());
+  std::vector<std::int64_t> extra;
+  for (const CsrMatrix<V>& block : fetched) {
+    const std::vector<std::int64_t> mine = sorted_distinct(
+        block.col.size(), [&](std::size_t k) { return block.col[k]; },
+        [&](std::size_t k) { return (block.col[k] < own_first || block.col[k] >= own_last) && b_ghost.find(block.col[k]) < 0; });
+    std::vector<std::int64_t> merged;
+    std::set_union(extra.begin(), extra.end(), mine.begin(), mine.end(), std::back_inserter(merged));
+    extra.swap(merged);
+  }
+  const CompactColumns compact(B, extra);
+  const std::vector<std::int64_t> columns = compact.columns();
+  const CsrMatrix<V>& own = B.local();
+  Offset fetched_entries = 0;
+  Index fetched_rows = 0;
+  for (const CsrMatrix<V>& block : fetched) fetched_entries += block.nnz(), fetched_rows += block.rows;
+  CsrMatrix<V> B_rows(own.rows + fetched_rows, static_cast<Index>(columns.size()));
+  B_rows.col.resize(static_cast<std::size_t>(own.nnz() + fetched_entries));
+  B_rows.val.resize(B_rows.col.size());
+  std::copy(own.row_ptr.begin(), own.row_ptr.end(), B_rows.row_ptr.begin());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(own.nnz()); ++k) {
+    B_rows.col[static_cast<std::size_t>(k)] = compact.of_local(own.col[static_cast<std::size_t>(k)]);
+    B_rows.val[static_cast<std::size_t>(k)] = own.val[static_cast<std::size_t>(k)];
+  }
+  const GhostNumbers ghost(compact.ghosts());
+  Offset at = own.nnz();
+  Index row = own.rows;
+  for (const CsrMatrix<V>& block : fetched)
+    for (Index i = 0; i < block.rows; ++i, ++row) {
+      for (Offset e = block.row_begin(i); e < block.row_end(i); ++e, ++at) {
+        B_rows.col[static_cast<std::size_t>(at)] = compact(block.col[e], ghost);
+        B_rows.val[static_cast<std::size_t>(at)] = block.val[e];
+      }
+      B_rows.row_ptr[static_cast<std::size_t>(row) + 1] = at;
+    }
+  fetched = {};
   SpgemmStats local_stats;
-  CsrMatrix<V> C = local.multiply(A_local, B_rows, &local_stats);
+  NumberedRows<V> C{local.multiply(A.local(), B_rows, &local_stats), columns};
   stats.multiplications += local_stats.multiplications;
   stats.phases.push_back({"local multiply", timer.seconds(), 0});
   return C;
@@ -138,14 +250,14 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
     abort_every_rank("rowwise product plan: blocks from " + std::to_string(plan.receive_counts.size()) + " of " +
                      std::to_string(comm.size()) + " ranks");
   // B's rows in C's columns: the own ones through a table over B's local columns, the fetched ones by column.
-  // Every column of a row A reads is one of C's; an own row that no row of A reads may have others, which
-  // become 0 (never read: A's pattern is the plan's).
+  // Every column of a row A reads is one of C's; a row that no row of A reads (an own row, or a fetched
+  // one whose ghost A's layout keeps though its entries were dropped: a filtered matrix) may have others,
+  // which become 0 (never read: A's pattern is the plan's).
   const LocalColumnsOf<V> in_c(C);
   std::vector<Index> column_in_c(static_cast<std::size_t>(B.local().cols));
   for (Index j = 0; j < B.local().cols; ++j) column_in_c[static_cast<std::size_t>(j)] = in_c(B.global_column(j));
-  std::vector<std::uint8_t> read(static_cast<std::size_t>(B.rows), 0);
-  for (Index j : A.local().col)
-    if (j < B.rows) read[static_cast<std::size_t>(j)] = 1;
+  std::vector<std::uint8_t> read(static_cast<std::size_t>(A.local().cols), 0);  // B's rows: own, then fetched
+  for (Index j : A.local().col) read[static_cast<std::size_t>(j)] = 1;
   const CsrMatrix<V>& own = B.local();
   CsrMatrix<V>& rows = plan.rows;
   rows = CsrMatrix<V>(B.rows, C.local().cols);
@@ -161,9 +273,10 @@ RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const Distribu
     }
   for (const CsrMatrix<V>& block : fetched) {
     for (Index i = 0; i < block.rows; ++i) {
+      const bool row_read = read[static_cast<std::size_t>(rows.rows + i)];
       for (Offset e = block.row_begin(i); e < block.row_end(i); ++e) {
         const Index c = in_c(block.col[e]);
-        lacking = lacking || c < 0;
+        lacking = lacking || (c < 0 && row_read);
         rows.col.push_back(c < 0 ? 0 : c);
       }
       rows.row_ptr.push_back(static_cast<Offset>(rows.col.size()));
@@ -214,12 +327,10 @@ template CsrMatrix<double> rowwise_multiply(const Communicator&, const CsrMatrix
                                             const SpgemmBackend&, SpgemmStats&);
 template CsrMatrix<float> rowwise_multiply(const Communicator&, const CsrMatrix<float>&, const CsrMatrix<float>&,
                                            const SpgemmBackend&, SpgemmStats&);
-template CsrMatrix<double> rowwise_multiply_local(const Communicator&, const CsrMatrix<double>&,
-                                                  const std::vector<std::int64_t>&, const BlockPartition&, CsrMatrix<double>,
-                                                  const SpgemmBackend&, SpgemmStats&);
-template CsrMatrix<float> rowwise_multiply_local(const Communicator&, const CsrMatrix<float>&,
-                                                 const std::vector<std::int64_t>&, const BlockPartition&, CsrMatrix<float>,
-                                                 const SpgemmBackend&, SpgemmStats&);
+template NumberedRows<double> rowwise_multiply_numbered(const DistributedMatrix<double>&, const DistributedMatrix<double>&,
+                                                        const SpgemmBackend&, SpgemmStats&);
+template NumberedRows<float> rowwise_multiply_numbered(const DistributedMatrix<float>&, const DistributedMatrix<float>&,
+                                                       const SpgemmBackend&, SpgemmStats&);
 #define AMGSOLVE_ROWWISE_PLAN(V)                                                                                \
   template struct RowFetchPlan<V>;                                                                              \
   template RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>&, const DistributedMatrix<V>&,          \

@@ -20,14 +20,19 @@ template <class V>
 CsrMatrix<V> rowwise_multiply(const Communicator& comm, const CsrMatrix<V>& A_rows, const CsrMatrix<V>& B_rows,
                               const SpgemmBackend& local, SpgemmStats& stats);
 
-// The same with A's columns in local numbers, as a DistributedMatrix holds them: this rank's inner indices
-// (its range of rows_of_B, B's row partition) first, then `ghosts`, the other inner indices A references,
-// sorted. No renumbering, no copy of A.
-// B_rows is taken over: the fetched rows are appended to it.
+// The same for the distributed setup, whose operands are DistributedMatrix: C's columns numbered compactly,
+// column j being global column columns[j] (B's own range, B's ghosts and the fetched rows' other columns, in
+// global order), so that the local backend's accumulators span this rank's columns rather than all of them
+// and C is laid out through a table (DistributedMatrix's numbered constructor) instead of a search of
+// global numbers. The same products in the same order: the same bits as rowwise_multiply. Collective.
 template <class V>
-CsrMatrix<V> rowwise_multiply_local(const Communicator& comm, const CsrMatrix<V>& A_local,
-                                    const std::vector<std::int64_t>& ghosts, const BlockPartition& rows_of_B,
-                                    CsrMatrix<V> B_rows, const SpgemmBackend& local, SpgemmStats& stats);
+struct NumberedRows {
+  CsrMatrix<V> rows;
+  std::vector<std::int64_t> columns;
+};
+template <class V>
+NumberedRows<V> rowwise_multiply_numbered(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
+                                          const SpgemmBackend& local, SpgemmStats& stats);
 
 // ---- the same product formed again, for operands with new values on the same patterns (a re-setup)
 
@@ -54,7 +59,7 @@ struct RowwisePattern {
   std::uint64_t bytes() const { return (fetch ? fetch->bytes() : 0) + (layout ? layout->bytes() : 0); }
 };
 
-// The plan of C = A B, as `rowwise_multiply_local` formed it; `bytes` grows by what this rank sent.
+// The plan of C = A B, as `rowwise_multiply_numbered` fetched its rows; `bytes` grows by what this rank sent.
 // Collective.
 template <class V>
 RowFetchPlan<V> rowwise_fetch_plan(const DistributedMatrix<V>& A, const DistributedMatrix<V>& B,
