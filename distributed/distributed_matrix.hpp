@@ -138,6 +138,21 @@ class DistributedMatrix {
                        std::to_string(columns.size()) + " numbered columns");
     build_numbered(std::move(rows), columns);
   }
+  // The same from rows already in local numbers: the own columns first, then `ghosts` (sorted global numbers).
+  // Collective.
+  struct LocalNumbers {};
+  DistributedMatrix(const Communicator& comm, BlockPartition row_partition, BlockPartition column_partition,
+                    CsrMatrix<V> rows, std::vector<std::int64_t> ghosts, LocalNumbers)
+      : comm_(&comm), row_partition_(std::move(row_partition)), column_partition_(std::move(column_partition)),
+        ghosts_(std::move(ghosts)) {
+    if (rows.rows != row_partition_.count(comm.rank()) ||
+        rows.cols != column_partition_.count(comm.rank()) + static_cast<std::int64_t>(ghosts_.size()) ||
+        row_partition_.ranks() != comm.size() || column_partition_.ranks() != comm.size())
+      abort_every_rank("distributed matrix: " + std::to_string(rows.rows) + " x " + std::to_string(rows.cols) +
+                       " given in local numbers for a range of " + std::to_string(row_partition_.count(comm.rank())) +
+                       " rows and " + std::to_string(ghosts_.size()) + " ghosts");
+    renumber(std::move(rows), [](Index j) { return j; });
+  }
   // The same in the default partitions, BlockPartition(global_rows, ranks) and BlockPartition(rows.cols,
   // ranks).
   DistributedMatrix(const Communicator& comm, std::int64_t global_rows, CsrMatrix<V> rows)

@@ -73,18 +73,21 @@ template <class V>
 DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposePlan<V>* plan) const {
   // This rank's rows transposed locally (a counting sort: each row of the result lists this rank's rows in
   // order), by local column: the own columns are this rank's rows of M^T, each ghost column a row of its
-  // owner's. Every rank then gets its rows of M^T that this rank holds entries of, as a block over its
+  // owner's. Every other rank gets its rows of M^T that this rank holds entries of, as a block over its
   // whole range (the other rows empty); a rank this one holds nothing for gets a block of no rows.
   const CsrMatrix<V> T = amgsolve::transpose(M.local());
   const BlockPartition& rows_of_transpose = M.column_partition();
+  const int me = comm_->rank();
   std::vector<CsrMatrix<V>> send(static_cast<std::size_t>(comm_->size())), received;
   auto ghost = M.ghost_columns().begin();
   for (int r = 0; r < comm_->size(); ++r) {
-    const auto [first, last] = columns_for(M, r, comm_->rank(), ghost);
+    const auto [first, last] = columns_for(M, r, me, ghost);
     if (plan) plan->send_counts.push_back(mpi_count(T.row_begin(last) - T.row_begin(first), kTransposePlan));
-    if (first == last) continue;  // an empty block: nothing of this rank's for r
+    if (first == last || r == me) continue;  // nothing of this rank's for r; this rank's own part stays in T
     CsrMatrix<V>& block = send[static_cast<std::size_t>(r)];
     block = CsrMatrix<V>(static_cast<Index>(rows_of_transpose.count(r)), static_cast<Index>(M.global_rows()));
+    block.col.reserve(static_cast<std::size_t>(T.row_begin(last) - T.row_begin(first)));
+    block.val.reserve(block.col.capacity());
     for (Index c = first; c < last; ++c) {
       for (Offset k = T.row_begin(c); k < T.row_end(c); ++k) {
         block.col.push_back(static_cast<Index>(M.first_row() + T.col[k]));
@@ -95,18 +98,66 @@ DistributedMatrix<V> MpiBackend::transpose_recording(const Csr<V>& M, TransposeP
     for (Index i = 0; i < block.rows; ++i) block.row_ptr[i + 1] += block.row_ptr[i];
   }
   comm_->stats().halo_bytes += all_to_all_blocks(send, received, comm_->get());
+  send = {};
   if (plan) record_transpose(M, T, received, *plan);
-  // The senders' columns (M's rows) lie in their ranges, in rank order: each row is their parts in turn.
-  std::vector<CsrMatrix<V>> parts;
-  for (CsrMatrix<V>& block : received)
-    if (block.rows > 0) parts.push_back(std::move(block));
-  const auto own_rows = static_cast<Index>(rows_of_transpose.count(comm_->rank()));
-  const auto cols = static_cast<Index>(M.global_rows());
-  CsrMatrix<V> mine = parts.empty() ? CsrMatrix<V>(own_rows, cols)
-                                    : concatenate_rows(parts, std::vector<Index>(parts.size(), 0), cols);
-  Csr<V> MT(*comm_, M.column_partition(), M.row_partition(), std::move(mine));
+  std::vector<std::int64_t> ghosts = ghosts_of_transposed(received);
+  CsrMatrix<V> rows = rows_of_transposed(M, T, received, ghosts);
+  Csr<V> MT(*comm_, M.column_partition(), M.row_partition(), std::move(rows), std::move(ghosts),
+            typename Csr<V>::LocalNumbers{});
   if (plan) plan->layout = std::make_shared<const Csr<V>>(MT.layout_copy());
   return MT;
+}
+
+template <class V>
+std::vector<std::int64_t> MpiBackend::ghosts_of_transposed(const std::vector<CsrMatrix<V>>& received) const {
+  // The other ranks' parts' columns lie in their ranges: their distinct columns, rank by rank, are sorted.
+  std::vector<std::int64_t> ghosts;
+  for (const CsrMatrix<V>& part : received) {
+    const std::vector<std::int64_t> columns = sorted_distinct(
+        part.col.size(), [&](std::size_t k) { return part.col[k]; }, [](std::size_t) { return true; });
+    ghosts.insert(ghosts.end(), columns.begin(), columns.end());
+  }
+  return ghosts;
+}
+
+template <class V>
+CsrMatrix<V> MpiBackend::rows_of_transposed(const Csr<V>& M, const CsrMatrix<V>& T,
+                                            const std::vector<CsrMatrix<V>>& received,
+                                            const std::vector<std::int64_t>& ghosts) const {
+  // Each row of M^T: the senders' parts in rank order, this rank's own (T's row, its columns M's local rows:
+  // M^T's own columns) in its place; the others' columns by their place among the ghosts. The senders'
+  // columns (M's rows) lie in their ranges, so the row is in global column order.
+  const int me = comm_->rank();
+  const auto own_rows = static_cast<Index>(M.column_partition().count(me));
+  const GhostNumbers ghost_number(ghosts);
+  const auto own_columns = static_cast<Index>(M.rows);
+  CsrMatrix<V> local(own_rows, own_columns + static_cast<Index>(ghosts.size()));
+  const auto part_length = [&](int r, Index i) {
+    if (r == me) return T.row_length(i);
+    const CsrMatrix<V>& part = received[static_cast<std::size_t>(r)];
+    return part.rows > 0 ? part.row_length(i) : Index{0};
+  };
+  for (Index i = 0; i < own_rows; ++i) {
+    Offset length = 0;
+    for (int r = 0; r < comm_->size(); ++r) length += part_length(r, i);
+    local.row_ptr[static_cast<std::size_t>(i) + 1] = local.row_ptr[static_cast<std::size_t>(i)] + length;
+  }
+  local.col.resize(static_cast<std::size_t>(local.row_ptr.back()));
+  local.val.resize(local.col.size());
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < own_rows; ++i) {
+    Offset at = local.row_begin(i);
+    for (int r = 0; r < comm_->size(); ++r) {
+      const bool own = r == me;
+      const CsrMatrix<V>& part = own ? T : received[static_cast<std::size_t>(r)];
+      if (part_length(r, i) == 0) continue;
+      for (Offset k = part.row_begin(i); k < part.row_end(i); ++k, ++at) {
+        local.col[static_cast<std::size_t>(at)] = own ? part.col[k] : own_columns + ghost_number(part.col[k]);
+        local.val[static_cast<std::size_t>(at)] = part.val[k];
+      }
+    }
+  }
+  return local;
 }
 
 template <class V>
@@ -132,11 +183,17 @@ void MpiBackend::record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const 
       }
     sent += T.row_begin(last) - T.row_begin(first);
   }
+  // What each rank sends this one: its part of M^T's rows; this rank's own part is T's rows of the own
+  // columns (not sent by the first transpose, sent to itself by the planned one).
+  const auto me = static_cast<std::size_t>(comm_->rank());
+  const Index own = M.own_columns();
   for (std::size_t r = 0; r < received.size(); ++r) {
-    plan.receive_counts.push_back(mpi_count(received[r].nnz(), kTransposePlan));
-    if (received[r].rows == 0) continue;  // nothing from r (concatenate_rows leaves it out too)
+    const bool own_part = r == me && own > 0;
+    plan.receive_counts.push_back(mpi_count(r == me ? T.row_begin(own) : received[r].nnz(), kTransposePlan));
+    if (!own_part && received[r].rows == 0) continue;  // nothing from r
     plan.senders.push_back(static_cast<int>(r));
-    plan.received_rows.push_back(received[r].row_ptr);
+    plan.received_rows.push_back(own_part ? Array<Offset>(T.row_ptr.begin(), T.row_ptr.begin() + own + 1)
+                                          : received[r].row_ptr);
   }
   mpi_displacements(plan.send_counts, kTransposePlan);
   mpi_displacements(plan.receive_counts, kTransposePlan);

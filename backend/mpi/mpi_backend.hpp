@@ -294,6 +294,13 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   template <class V>
   void record_transpose(const Csr<V>& M, const CsrMatrix<V>& T, const std::vector<CsrMatrix<V>>& received,
                         TransposePlan<V>& plan) const;
+  // M^T's ghosts, the other ranks' parts' columns; its rows in local numbers from M's local transpose T
+  // and those parts.
+  template <class V>
+  std::vector<std::int64_t> ghosts_of_transposed(const std::vector<CsrMatrix<V>>& received) const;
+  template <class V>
+  CsrMatrix<V> rows_of_transposed(const Csr<V>& M, const CsrMatrix<V>& T, const std::vector<CsrMatrix<V>>& received,
+                                  const std::vector<std::int64_t>& ghosts) const;
 
   std::unique_ptr<Communicator> comm_;  // on the heap: matrices and coarse solves refer to it
   HaloMode halo_mode_ = HaloMode::overlap;
