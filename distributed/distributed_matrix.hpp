@@ -169,9 +169,10 @@ class DistributedMatrix {
       abort_every_rank("distributed matrix: " + std::to_string(local_.nnz()) + " entries given for a layout of " +
                        std::to_string(layout.nnz()));
   }
-  // Rows over the local columns of `layout` (its ghosts, whose halo plan serves), with any pattern among
-  // them: a matrix derived from it entry by entry, such as its filtered copy, which drops entries. Rows
-  // that no longer read a ghost are still computed after the halo arrives. Not collective.
+  // Rows over the local columns of `layout` (its ghosts, whose halo plan serves), with its pattern or part of
+  // it: a matrix derived from it entry by entry, such as its filtered copy, which drops entries. Rows that no
+  // longer read a ghost are still computed after the halo arrives; `local` must add no ghost entry to the
+  // layout's interior rows (their kernels read own columns only). Not collective.
   struct SameColumns {};
   template <class W>
   DistributedMatrix(const DistributedMatrix<W>& layout, CsrMatrix<V> local, SameColumns)
@@ -257,7 +258,8 @@ class DistributedMatrix {
   Index interior_rows() const { return static_cast<Index>(interior_.size()); }
   std::uint64_t bytes() const {
     return local_.bytes() + sizeof(Index) * (interior_.size() + boundary_.size()) +
-           sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity());
+           sizeof(std::int64_t) * ghosts_.size() + sizeof(V) * (ghost_.capacity() + send_buffer_.capacity()) +
+           (diagonal_ ? sizeof(V) * diagonal_->size() : 0);
   }
 
   // For the solve: a sliced ELLPACK copy (sparse/sliced_ellpack.hpp) of the local rows' chunks of kChunk

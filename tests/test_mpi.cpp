@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -358,9 +359,7 @@ Cantilever cantilever(std::vector<std::int64_t> cells) {
   return c;
 }
 
-// A whole solve distributed over the ranks equals the single-process solve on the same rank: hierarchy,
-// iteration count, residual history and solution, bit for bit.
-// An array sent from rank 0 to every rank, its length first.
+// An array sent from rank 0 to every rank, its length first (test sizes: within MPI's int count of bytes).
 template <class Container>
 void send_from_first(Container& v) {
   std::uint64_t n = v.size();
@@ -383,7 +382,8 @@ struct SingleProcessSolve {
 SingleProcessSolve single_process_solve(const std::shared_ptr<const CsrMatrix<double>>& A, Parameters params,
                                         const Vector<double>& b) {
   SingleProcessSolve run;
-  if (world_rank() == 0) {
+  int failed = 0;  // rank 0's error, on every rank: the others would wait for its results
+  if (world_rank() == 0) try {
     params.distribute = false;
     const Solver alone(A, params);
     const SolveResult result = alone.solve(b, run.x);
@@ -399,7 +399,12 @@ SingleProcessSolve single_process_solve(const std::shared_ptr<const CsrMatrix<do
     run.warm_history = alone.solve(b, run.warm_x, {}, from_x).history;
     alone.precondition(b, run.z);
     run.aggregates = alone.finest_aggregates();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "the single-process solve: " << e.what();
+    failed = 1;
   }
+  MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (failed) throw std::runtime_error("the single-process solve failed on rank 0");
   MPI_Bcast(&run.iterations, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Bcast(&run.ranks, 1, MPI_INT, 0, MPI_COMM_WORLD);
   int converged = run.converged ? 1 : 0;
@@ -414,6 +419,8 @@ SingleProcessSolve single_process_solve(const std::shared_ptr<const CsrMatrix<do
   return run;
 }
 
+// A whole solve distributed over the ranks equals the single-process solve: hierarchy, iteration count,
+// residual history and solution, bit for bit.
 void expect_same_solve(const CsrMatrix<double>& A, Parameters params, const std::string& what) {
   SCOPED_TRACE(what);
   const auto shared = std::make_shared<const CsrMatrix<double>>(A);

@@ -216,7 +216,7 @@ template <class Value>
 void scale_and_add_tentative(const MpiBackend&, DistributedMatrix<Value>& P, const DistributedMatrix<Value>& A_f,
                              const DistributedMatrix<Value>& T, double omega) {
   // As on one process (amg/smoothed_prolongation.cpp); T's entry is found in P's row by its global column.
-  const Vector<Value> d = A_f.diagonal();
+  const Vector<Value>& d = A_f.diagonal();
   const CsrMatrix<Value>& p = P.local();
   const CsrMatrix<Value>& t = T.local();
   Array<Value>& values = P.values();

@@ -132,14 +132,13 @@ CsrMatrix<V> MpiBackend::rows_of_transposed(const Csr<V>& M, const CsrMatrix<V>&
   const GhostNumbers ghost_number(ghosts);
   const auto own_columns = static_cast<Index>(M.rows);
   CsrMatrix<V> local(own_rows, own_columns + static_cast<Index>(ghosts.size()));
-  const auto part_length = [&](int r, Index i) {
-    if (r == me) return T.row_length(i);
-    const CsrMatrix<V>& part = received[static_cast<std::size_t>(r)];
-    return part.rows > 0 ? part.row_length(i) : Index{0};
-  };
+  std::vector<int> senders;  // the ranks with a part, in rank order (not every rank: hundreds of them)
+  for (int r = 0; r < comm_->size(); ++r)
+    if (r == me ? own_rows > 0 : received[static_cast<std::size_t>(r)].rows > 0) senders.push_back(r);
+  const auto part_of = [&](int r) -> const CsrMatrix<V>& { return r == me ? T : received[static_cast<std::size_t>(r)]; };
   for (Index i = 0; i < own_rows; ++i) {
     Offset length = 0;
-    for (int r = 0; r < comm_->size(); ++r) length += part_length(r, i);
+    for (int r : senders) length += part_of(r).row_length(i);
     local.row_ptr[static_cast<std::size_t>(i) + 1] = local.row_ptr[static_cast<std::size_t>(i)] + length;
   }
   local.col.resize(static_cast<std::size_t>(local.row_ptr.back()));
@@ -147,10 +146,9 @@ CsrMatrix<V> MpiBackend::rows_of_transposed(const Csr<V>& M, const CsrMatrix<V>&
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < own_rows; ++i) {
     Offset at = local.row_begin(i);
-    for (int r = 0; r < comm_->size(); ++r) {
+    for (int r : senders) {
       const bool own = r == me;
-      const CsrMatrix<V>& part = own ? T : received[static_cast<std::size_t>(r)];
-      if (part_length(r, i) == 0) continue;
+      const CsrMatrix<V>& part = part_of(r);
       for (Offset k = part.row_begin(i); k < part.row_end(i); ++k, ++at) {
         local.col[static_cast<std::size_t>(at)] = own ? part.col[k] : own_columns + ghost_number(part.col[k]);
         local.val[static_cast<std::size_t>(at)] = part.val[k];
@@ -236,7 +234,7 @@ DistributedMatrix<V> MpiBackend::transpose(const Csr<V>& M, const TransposePlan<
 
 template <class V>
 void MpiBackend::require_positive_diagonal(const Csr<V>& A, int level) const {
-  const Vector<V> d = A.diagonal();
+  const Vector<V>& d = A.diagonal();
   const std::int64_t found = first_index_where(A.rows, [&](std::int64_t i) { return !(d[i] > 0); });
   const Index first_bad = found < A.rows ? static_cast<Index>(found) : -1;
   constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();

@@ -154,15 +154,12 @@ NumberedRows<V> rowwise_multiply_numbered(const DistributedMatrix<V>& A, const D
   Timer timer;
   const std::int64_t own_first = B.column_partition().begin(comm.rank()), own_last = B.column_partition().end(comm.rank());
   const GhostNumbers b_ghost(B.ghost_columns());
-  std::vector<std::int64_t> extra;
-  for (const CsrMatrix<V>& block : fetched) {
-    const std::vector<std::int64_t> mine = sorted_distinct(
-        block.col.size(), [&](std::size_t k) { return block.col[k]; },
-        [&](std::size_t k) { return (block.col[k] < own_first || block.col[k] >= own_last) && b_ghost.find(block.col[k]) < 0; });
-    std::vector<std::int64_t> merged;
-    std::set_union(extra.begin(), extra.end(), mine.begin(), mine.end(), std::back_inserter(merged));
-    extra.swap(merged);
-  }
+  std::vector<std::int64_t> extra;  // the fetched rows' columns that are neither B's own nor its ghosts
+  for (const CsrMatrix<V>& block : fetched)
+    for (Index j : block.col)
+      if ((j < own_first || j >= own_last) && b_ghost.find(j) < 0) extra.push_back(j);
+  std::sort(extra.begin(), extra.end());
+  extra.erase(std::unique(extra.begin(), extra.end()), extra.end());
   const CompactColumns compact(B, extra);
   const std::vector<std::int64_t> columns = compact.columns();
   const CsrMatrix<V>& own = B.local();
