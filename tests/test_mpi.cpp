@@ -1,8 +1,9 @@
 // The MPI layer, run by ctest through mpirun on 1, 2, 3, 4 and 8 ranks (label `mpi`): every distributed
 // reduction, product, smoother pass and whole solve is compared bit for bit with the single-process one
-// computed with the cpu backend on the same rank (the solver's whole solves: on rank 0, sent to the others). The matrices cover a stencil, AMG's rectangular
-// transfers, random rows with empty ones, a block-diagonal matrix (no rank reads another's entries) and
-// one smaller than a reduction block (all rows on rank 0, the other ranks empty).
+// computed with the cpu backend on the same rank (the solver's whole solves: on rank 0, sent to the others).
+// The matrices cover a stencil, AMG's rectangular transfers, random rows with empty ones, a block-diagonal
+// matrix (no rank reads another's entries) and one smaller than a reduction block (all rows on rank 0, the
+// other ranks empty).
 #include <gtest/gtest.h>
 #include <mpi.h>
 

@@ -109,22 +109,22 @@ class CompactColumns {
   template <class V>
   CompactColumns(const DistributedMatrix<V>& B, const std::vector<std::int64_t>& extra)
       : own_first_(B.column_partition().begin(B.communicator().rank())),
-        own_count_(static_cast<Index>(B.column_partition().count(B.communicator().rank()))) {
-    std::merge(B.ghost_columns().begin(), B.ghost_columns().end(), extra.begin(), extra.end(), std::back_inserter(ghosts_));
+        own_count_(static_cast<Index>(B.column_partition().count(B.communicator().rank()))),
+        ghosts_(merged(B.ghost_columns(), extra)), number_(ghosts_) {
     below_ = static_cast<Index>(std::lower_bound(ghosts_.begin(), ghosts_.end(), own_first_) - ghosts_.begin());
-    const GhostNumbers number(ghosts_);
     of_local_.resize(static_cast<std::size_t>(B.local().cols));
-    for (Index j = 0; j < B.local().cols; ++j) of_local_[static_cast<std::size_t>(j)] = (*this)(B.global_column(j), number);
+    for (Index j = 0; j < B.local().cols; ++j) of_local_[static_cast<std::size_t>(j)] = (*this)(B.global_column(j));
   }
+  CompactColumns(const CompactColumns&) = delete;  // number_ refers to ghosts_
+  CompactColumns& operator=(const CompactColumns&) = delete;
   // B's local column j.
   Index of_local(Index j) const { return of_local_[static_cast<std::size_t>(j)]; }
-  // A global column: own, or one of the ghosts (number: GhostNumbers over ghosts()).
-  Index operator()(std::int64_t g, const GhostNumbers& number) const {
+  // A global column: B's own, or one of the ghosts.
+  Index operator()(std::int64_t g) const {
     if (g >= own_first_ && g < own_first_ + own_count_) return below_ + static_cast<Index>(g - own_first_);
-    const Index k = number(g);
+    const Index k = number_(g);
     return k < below_ ? k : k + own_count_;
   }
-  const std::vector<std::int64_t>& ghosts() const { return ghosts_; }
   // The global column of each compact one.
   std::vector<std::int64_t> columns() const {
     std::vector<std::int64_t> all(ghosts_.begin(), ghosts_.begin() + below_);
@@ -134,9 +134,16 @@ class CompactColumns {
   }
 
  private:
+  static std::vector<std::int64_t> merged(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    std::vector<std::int64_t> both;
+    std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
+    return both;
+  }
+
   std::int64_t own_first_;
   Index own_count_, below_ = 0;
   std::vector<std::int64_t> ghosts_;  // sorted
+  GhostNumbers number_;               // over ghosts_
   std::vector<Index> of_local_;
 };
 
@@ -175,13 +182,12 @@ NumberedRows<V> rowwise_multiply_numbered(const DistributedMatrix<V>& A, const D
     B_rows.col[static_cast<std::size_t>(k)] = compact.of_local(own.col[static_cast<std::size_t>(k)]);
     B_rows.val[static_cast<std::size_t>(k)] = own.val[static_cast<std::size_t>(k)];
   }
-  const GhostNumbers ghost(compact.ghosts());
   Offset at = own.nnz();
   Index row = own.rows;
   for (const CsrMatrix<V>& block : fetched)
     for (Index i = 0; i < block.rows; ++i, ++row) {
       for (Offset e = block.row_begin(i); e < block.row_end(i); ++e, ++at) {
-        B_rows.col[static_cast<std::size_t>(at)] = compact(block.col[e], ghost);
+        B_rows.col[static_cast<std::size_t>(at)] = compact(block.col[e]);
         B_rows.val[static_cast<std::size_t>(at)] = block.val[e];
       }
       B_rows.row_ptr[static_cast<std::size_t>(row) + 1] = at;
