@@ -42,6 +42,7 @@
 #include "amg/strength.hpp"
 #include "common/device.hpp"
 #include "common/exact_sum.hpp"
+#include "common/reduction_block.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -67,11 +68,6 @@ struct NearNullspace {
     return (node_ptr.size() + reduction_blocks.size()) * sizeof(Index) + values.size() * sizeof(double);
   }
 };
-
-// A coarse level's reduction block and the unit its rows are spread over ranks in: kAggregateBlock aggregates
-// of the level above (elasticity's six vectors: about 1,500 rows), so that even a small coarse level spreads
-// evenly over the ranks (its Galerkin product R (A P), the setup's largest, with it).
-inline constexpr Index kAggregateBlock = 256;
 
 // The reduction blocks of `nodes` nodes in blocks of kReductionBlock.
 Array<Index> regular_reduction_blocks(Index nodes);

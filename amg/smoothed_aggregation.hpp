@@ -331,7 +331,7 @@ class SmoothedAggregation {
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
-    const double rho_f = spectral_radius(A_f, near, level_seed);
+    const double rho_f = spectral_radius(A_f, near, level_seed, info.level);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
     info.rho = smoother_rho        ? *smoother_rho  // estimated where the near-nullspace was relaxed
                : blocks || has_weak ? smoother_spectral_radius(A, blocks, near, level_seed, info.level)
@@ -429,11 +429,13 @@ class SmoothedAggregation {
   }
 
 
-  // rho(D^-1 A), D the diagonal; on a system's level (near) summed by its nodes (amg/system_spectral_radius.hpp).
-  double spectral_radius(const Csr& A, const NearNullspace* near, std::uint64_t seed) const {
+  // rho(D^-1 A), D the diagonal, on level `level`: summed in the level's reduction blocks, or on a system's
+  // level (near) by its nodes (amg/system_spectral_radius.hpp).
+  double spectral_radius(const Csr& A, const NearNullspace* near, std::uint64_t seed, int level) const {
     if (near) return system_rho(A, nullptr, *near, seed, std::nullopt);
     if (params_.spectral_radius == SpectralRadius::gershgorin) return gershgorin_bound_dinv_a(backend_, A);
-    return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed);
+    return lanczos_max_eigenvalue_dinv_a<Backend, Value>(backend_, A, params_.lanczos_steps, seed,
+                                                         level_reduction_block(level));
   }
 
   // The nodes whose diagonal blocks a system's smoother scales by (amg.smoother.diagonal), or null: the
@@ -467,7 +469,7 @@ class SmoothedAggregation {
   // rho(D^-1 A) for a smoother's D: the node blocks `blocks`, or (null) the diagonal.
   double smoother_spectral_radius(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks,
                                   const NearNullspace* near, std::uint64_t seed, int level) const {
-    return near ? system_rho(A, blocks, *near, seed, level) : spectral_radius(A, nullptr, seed);
+    return near ? system_rho(A, blocks, *near, seed, level) : spectral_radius(A, nullptr, seed, level);
   }
   double gershgorin_bound(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks) const {
     if constexpr (SetsUpSystems<Backend>::value)

@@ -61,14 +61,15 @@ void lanczos_rescale(const CpuBackend&, const Vector<double>& src, double diviso
 template <class Value>
 double lanczos_product(const CpuBackend&, const CsrMatrix<Value>& A, const Vector<double>& scale, double beta,
                        const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
-                       Vector<double>& scaled) {
-  return lanczos_product_partial(A, scale, v, beta, v_prev, v, w, scaled).value();
+                       Vector<double>& scaled, std::int64_t block) {
+  return lanczos_product_partial(A, scale, v, beta, v_prev, v, w, scaled, block).value();
 }
 
 template <class Value>
 ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>& scale,
                                  const Vector<double>& v_columns, double beta, const Vector<double>& v_prev,
-                                 const Vector<double>& v, Vector<double>& w, Vector<double>& scaled) {
+                                 const Vector<double>& v, Vector<double>& w, Vector<double>& scaled,
+                                 std::int64_t block) {
   // D^-1/2 v over the columns first: on coarse levels, whose columns scatter, the product waits on its
   // gathers, and one gather of u = D^-1/2 v replaces two.
   scaled.resize(v_columns.size());
@@ -82,23 +83,24 @@ ExactSum lanczos_product_partial(const CsrMatrix<Value>& A, const Vector<double>
     }
     w[i] = scale[i] * s - beta * v_prev[i];
     return w[i] * v[i];
-  });
+  }, block);
 }
 
-double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w) {
-  return lanczos_orthogonalize_partial(alpha, v, w).value();
+double lanczos_orthogonalize(const CpuBackend&, double alpha, const Vector<double>& v, Vector<double>& w,
+                             std::int64_t block) {
+  return lanczos_orthogonalize_partial(alpha, v, w, block).value();
 }
 
-ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w) {
+ExactSum lanczos_orthogonalize_partial(double alpha, const Vector<double>& v, Vector<double>& w, std::int64_t block) {
   return deterministic_partial_sum(static_cast<std::int64_t>(w.size()), [&](std::int64_t i) {
     w[i] -= alpha * v[i];
     return w[i] * w[i];
-  });
+  }, block);
 }
 
 template <class Value>
-double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed) {
-  return lanczos_max_eigenvalue_dinv_a<CpuBackend, Value>(CpuBackend{}, A, steps, seed);
+double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<Value>& A, int steps, std::uint64_t seed, std::int64_t block) {
+  return lanczos_max_eigenvalue_dinv_a<CpuBackend, Value>(CpuBackend{}, A, steps, seed, block);
 }
 
 template <class Value>
@@ -170,10 +172,11 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
   template Vector<double> inverse_sqrt(const Vector<V>&, std::int64_t);                                              \
   template ExactSum lanczos_product_partial(const CsrMatrix<V>&, const Vector<double>&, const Vector<double>&, double,  \
                                             const Vector<double>&, const Vector<double>&, Vector<double>&,            \
-                                            Vector<double>&);                                                        \
+                                            Vector<double>&, std::int64_t);                                          \
   template double lanczos_product(const CpuBackend&, const CsrMatrix<V>&, const Vector<double>&, double,             \
-                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&);   \
-  template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<V>&, int, std::uint64_t);                            \
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&,    \
+                                  std::int64_t);                                                                     \
+  template double lanczos_max_eigenvalue_dinv_a(const CsrMatrix<V>&, int, std::uint64_t, std::int64_t);              \
   template double gershgorin_bound_dinv_a(const CsrMatrix<V>&);                                                       \
   template double lanczos_max_eigenvalue_block_dinv_a(const CsrMatrix<V>&, std::shared_ptr<const Array<Index>>, int,   \
                                                       std::uint64_t);                                                \

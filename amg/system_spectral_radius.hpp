@@ -152,7 +152,10 @@ double system_max_eigenvalue(const CsrMatrix<Value>& A, std::shared_ptr<const Ar
     }
     return ops.dot(w, v);
   };
-  return lanczos_largest_ritz_value(ops, A.rows, part.rows_everywhere(A.rows), steps, seed, product);
+  const auto orthogonalize = [&](double alpha, const Vector<double>& v, Vector<double>& w) {
+    return lanczos_orthogonalize(ops, alpha, v, w);
+  };
+  return lanczos_largest_ritz_value(ops, A.rows, part.rows_everywhere(A.rows), steps, seed, product, orthogonalize);
 }
 
 // Through the setup's backend (amg/smoothed_aggregation.hpp); the mpi backend's in amg/mpi/.

@@ -30,16 +30,17 @@ inline int max_threads() { return omp_get_max_threads(); }
 inline constexpr std::uint64_t kSerialMatrixEntries = std::uint64_t{1} << 17;
 inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kReductionBlock) { return n > serial_limit; }
 
-// The exact sum of the block sums of f(i) over i in [0, n): what a rank contributes to a global reduction.
+// The exact sum of the block sums of f(i) over i in [0, n), in blocks of `block` (a coarse level's are
+// smaller: common/reduction_block.hpp): what a rank contributes to a global reduction.
 template <class F>
-ExactSum deterministic_partial_sum(std::int64_t n, F&& f) {
-  const std::int64_t blocks = (n + kReductionBlock - 1) / kReductionBlock;
+ExactSum deterministic_partial_sum(std::int64_t n, F&& f, std::int64_t block = kReductionBlock) {
+  const std::int64_t blocks = (n + block - 1) / block;
   std::vector<double> partial(static_cast<std::size_t>(blocks));
-#pragma omp parallel for schedule(static) if (blocks > 1)
+#pragma omp parallel for schedule(static) if (blocks > 1 && worth_a_team(static_cast<std::uint64_t>(n)))
   for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t end = std::min(n, (b + 1) * kReductionBlock);
+    const std::int64_t end = std::min(n, (b + 1) * block);
     double s = 0;
-    for (std::int64_t i = b * kReductionBlock; i < end; ++i) s += f(i);
+    for (std::int64_t i = b * block; i < end; ++i) s += f(i);
     partial[static_cast<std::size_t>(b)] = s;
   }
   ExactSum sum;

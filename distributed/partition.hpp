@@ -3,8 +3,9 @@
 // kReductionBlock: then a rank's blocks of a deterministic reduction (common/parallel.hpp) are the global
 // blocks, and a distributed dot product equals the single-process one bit for bit. The partition is a
 // function of the size and the rank count (and the unit) only, so every rank computes every other rank's
-// range without asking. A level of fewer than `ranks` blocks leaves the last ranks without rows: the coarse
-// levels gather onto the first ranks by construction.
+// range without asking. A size of fewer than `ranks` units leaves the last ranks without rows. (The AMG
+// setup cuts its coarse levels in smaller units, where their aggregates fall: coarse_partition in
+// amg/mpi/distributed_setup.hpp.)
 //
 // A matrix carries its partitions (distributed/distributed_matrix.hpp), and what is derived from it takes
 // them from it (a product: A's rows, B's columns; a transpose: the two swapped), so a partition may also be
@@ -22,7 +23,7 @@ class BlockPartition {
  public:
   BlockPartition() = default;
   // In whole units of `unit` entries: kReductionBlock rows, a system's node_partition_unit (below), or a
-  // system's kAggregateBlock aggregates (amg/near_nullspace.hpp).
+  // coarse level's kAggregateBlock aggregates (common/reduction_block.hpp).
   BlockPartition(std::int64_t size, int ranks, std::int64_t unit = kReductionBlock)
       : offsets_(static_cast<std::size_t>(ranks) + 1, 0) {
     // Each rank gets units / ranks units, the first units % ranks one more.

@@ -1041,6 +1041,64 @@ TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {
   expect_same_hierarchy<double>(poisson(Stencil::p7, {30, 30, 30}), p, "jacobi, gershgorin");
 }
 
+// coarse_partition: whole blocks of kAggregateBlock, as the aggregates fall to the ranks where the level
+// covers every rank (the ranks after the last that made any holding none), else evenly over as many first
+// ranks as get at least min_per_rank each.
+TEST(DistributedSetup, ACoarseLevelIsCutInWholeBlocksWhereItsAggregatesFall) {
+  const MpiBackend mpi;
+  const Communicator& comm = mpi.comm();
+  const int ranks = comm.size(), rank = comm.rank();
+  const std::vector<std::int64_t> uneven = {3000, 0, 700, 5100, 129, 4000, 2600, 1};
+  const std::vector<std::int64_t> first_half = {3100, 3100, 3100, 3100, 0, 0, 0, 0};  // the finest on 4 ranks
+  for (const std::vector<std::int64_t>* made_by_rank : {&uneven, &first_half}) {
+    for (const std::int64_t scale : {1, 2, 40}) {
+      for (const std::int64_t min_per_rank : {kAggregateBlock, kCoarseRowsPerRank}) {
+        const std::int64_t mine = (*made_by_rank)[static_cast<std::size_t>(rank) % made_by_rank->size()] / scale;
+        const std::int64_t count = comm.sum(mine), made_before = comm.sum_before(mine);
+        SCOPED_TRACE(std::to_string(count) + " aggregates, at least " + std::to_string(min_per_rank) + " a rank");
+        const BlockPartition cut = coarse_partition(comm, count, mine, min_per_rank);
+        ASSERT_EQ(cut.ranks(), ranks);
+        EXPECT_EQ(cut.begin(0), 0);
+        EXPECT_EQ(cut.size(), count);
+        EXPECT_LE(cut.begin(rank), cut.end(rank));
+        if (cut.begin(rank) < count) {
+          EXPECT_EQ(cut.begin(rank) % kAggregateBlock, 0) << cut.begin(rank);
+        }
+        const std::int64_t holding = comm.sum(cut.count(rank) > 0 ? 1 : 0);
+        if (count >= min_per_rank * (ranks - 1) + 1) {
+          EXPECT_LE(std::abs(cut.begin(rank) - made_before), kAggregateBlock / 2);
+          if (made_before == count) {
+            EXPECT_EQ(cut.count(rank), 0);
+          }
+        } else {
+          EXPECT_EQ(holding, std::max<std::int64_t>(1, (count + min_per_rank - 1) / min_per_rank));
+          EXPECT_EQ(cut.count(rank) > 0, rank < holding);
+          const std::int64_t blocks = (count + kAggregateBlock - 1) / kAggregateBlock;
+          if (rank < holding) {
+            EXPECT_LE(cut.count(rank), (blocks / holding + 1) * kAggregateBlock);  // evenly
+          }
+        }
+      }
+    }
+  }
+}
+
+// The prolongator's rows on a rank name that rank's own aggregates: few of its entries are in ghost columns
+// (rows along the rank boundary, smoothed across it). With the coarse level cut evenly instead, ranks past
+// the first would hold most of P's columns elsewhere.
+TEST(DistributedSetup, AProlongatorsColumnsLieMostlyOnItsRowsRank) {
+  const MpiBackend mpi;
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {40, 40, 120}));
+  const Hierarchy<MpiBackend, double> amg(mpi, mpi.csr(A), AmgParams{});
+  ASSERT_GE(amg.levels(), 2u);
+  const DistributedMatrix<double>& P = amg.prolongator(0);
+  Offset in_ghosts = 0;
+  const Index own = static_cast<Index>(P.local().cols - static_cast<Index>(P.ghost_columns().size()));
+  for (Index c : P.local().col) in_ghosts += c >= own ? 1 : 0;
+  const double share = P.local().nnz() > 0 ? double(in_ghosts) / double(P.local().nnz()) : 0.0;
+  EXPECT_LT(share, 0.2) << in_ghosts << " of " << P.local().nnz() << " entries in ghost columns";
+}
+
 TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
   const CsrMatrix<double> A = poisson(Stencil::p7, {28, 26, 24});
   AmgParams p;
@@ -1056,7 +1114,9 @@ TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
 
 // A system (amg.block_size, near-nullspace vectors: amg/near_nullspace.hpp) on the ranks' nodes: the finest
 // level's in whole blocks of kReductionBlock nodes, the coarse levels' as their aggregates fall to the ranks.
-// Level 1 is spread over the ranks in blocks of kAggregateBlock aggregates: returns how many blocks it has.
+// Level 1 is spread over the ranks in blocks of kAggregateBlock aggregates (on the first ranks, one block
+// each, when it has fewer blocks than ranks; else on the ranks that made them): returns how many blocks it
+// has.
 template <class V>
 std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& params,
                                           const std::string& what) {
@@ -1073,7 +1133,9 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
   }
   if (alone.levels() < 2) return 0;
   const std::int64_t blocks = (alone.info()[0].aggregates + kAggregateBlock - 1) / kAggregateBlock;
-  EXPECT_EQ(mpi.comm().sum(together.matrix(1).rows > 0 ? 1 : 0), std::min<std::int64_t>(blocks, mpi.comm().size()));
+  const std::int64_t holding_finest = mpi.comm().sum(together.matrix(0).rows > 0 ? 1 : 0);
+  EXPECT_EQ(mpi.comm().sum(together.matrix(1).rows > 0 ? 1 : 0),
+            blocks < mpi.comm().size() ? blocks : holding_finest);
   return blocks;
 }
 
@@ -1458,7 +1520,12 @@ TEST(DistributedSpgemm, TheRanksHoldingALevelsRowsAreStated) {
   const std::map<int, std::string> level0_of = {
       {1, "on 1 rank"}, {2, "on 2 ranks"}, {3, "on 3 ranks"}, {4, "on 4 ranks"}, {8, "on 5 of 8 ranks"}};
   if (level0_of.count(ranks) == 0) GTEST_SKIP() << "no expected text written down for " << ranks << " ranks";
-  const std::string coarse = ranks == 1 ? "on 1 rank" : "on 1 of " + std::to_string(ranks) + " ranks";
+  // A coarse level gathers onto ceil(rows / kCoarseRowsPerRank) ranks where that is fewer than all.
+  const auto on_ranks_of = [ranks](Index rows) {
+    const auto holding = std::min<std::int64_t>(ranks, (rows + kCoarseRowsPerRank - 1) / kCoarseRowsPerRank);
+    if (holding == ranks) return ranks == 1 ? std::string("on 1 rank") : "on " + std::to_string(ranks) + " ranks";
+    return "on " + std::to_string(holding) + " of " + std::to_string(ranks) + " ranks";
+  };
   AmgParams p;
   p.coarse_size = 100;
   p.spgemm = "rowwise";
@@ -1467,16 +1534,21 @@ TEST(DistributedSpgemm, TheRanksHoldingALevelsRowsAreStated) {
   const Hierarchy<MpiBackend, double> amg(mpi, mpi.csr(A), p);
   const std::vector<LevelInfo>& levels = amg.info();
   ASSERT_GE(levels.size(), 3u);
-  ASSERT_GT(levels[1].rows, 0);
-  ASSERT_LT(levels[1].rows, kReductionBlock);  // so every product past level 0's A P lies on rank 0 alone
+  ASSERT_GT(levels[1].rows, kCoarseRowsPerRank);  // level 1 on more than one rank, level 2 on one
+  ASSERT_LT(levels[1].rows, 8 * kCoarseRowsPerRank);
+  ASSERT_LE(levels[2].rows, kCoarseRowsPerRank);
   const auto ends_with = [](const std::string& text, const std::string& end) {
     return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
   };
   EXPECT_TRUE(ends_with(levels[0].ap_product.choice, "rows fetched, " + level0_of.at(ranks)))
       << levels[0].ap_product.choice;
-  EXPECT_TRUE(ends_with(levels[0].rap_product.choice, "rows fetched, " + coarse)) << levels[0].rap_product.choice;
+  // P^T (A P) has the coarse level's rows; A P the level's own.
+  for (std::size_t l = 0; l + 1 < levels.size(); ++l)
+    EXPECT_TRUE(ends_with(levels[l].rap_product.choice, "rows fetched, " + on_ranks_of(levels[l + 1].rows)))
+        << l << ": " << levels[l].rap_product.choice;
   for (std::size_t l = 1; l + 1 < levels.size(); ++l)
-    EXPECT_TRUE(ends_with(levels[l].ap_product.choice, "rows fetched, " + coarse)) << l << ": " << levels[l].ap_product.choice;
+    EXPECT_TRUE(ends_with(levels[l].ap_product.choice, "rows fetched, " + on_ranks_of(levels[l].rows)))
+        << l << ": " << levels[l].ap_product.choice;
 }
 
 TEST(DistributedSpgemm, ASetupWithADistributedBackendBuildsTheSameHierarchy) {

@@ -53,7 +53,9 @@ void scale_and_add_tentative(const CudaBackend& backend, DeviceCsrMatrix<Value>&
 template <class Value>
 double gershgorin_bound_dinv_a(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
 // The Lanczos passes (amg/spectral_radius.hpp). A non-positive diagonal entry gives infinities that the
-// recurrence reports as a NumericalError (the level's diagonal has been checked before anyway).
+// recurrence reports as a NumericalError (the level's diagonal has been checked before anyway). The level's
+// reduction block is not used: the device sums in its own order (backend/cuda/vector_kernels.cuh), and its
+// estimate agrees with the CPU's to rounding.
 template <class Value>
 DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A);
 DeviceVector<double> seeded_vector(const CudaBackend& backend, Index n, std::uint64_t seed);
@@ -61,8 +63,8 @@ void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& A, const DeviceVector<double>& scale,
                        double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
-                       DeviceVector<double>& w, DeviceVector<double>& scaled);
+                       DeviceVector<double>& w, DeviceVector<double>& scaled, std::int64_t block);
 double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const DeviceVector<double>& v,
-                             DeviceVector<double>& w);
+                             DeviceVector<double>& w, std::int64_t block);
 
 }  // namespace amgsolve

@@ -135,7 +135,7 @@ void lanczos_rescale(const CudaBackend& backend, const DeviceVector<double>& src
 template <class Value>
 double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>& M, const DeviceVector<double>& scale,
                        double beta, const DeviceVector<double>& v_prev, const DeviceVector<double>& v,
-                       DeviceVector<double>& w, DeviceVector<double>& /*scaled*/) {
+                       DeviceVector<double>& w, DeviceVector<double>& /*scaled*/, std::int64_t /*block*/) {
   const DeviceCsr<Value>& A = M.arrays();
   device::sum_rows(A.rows,
                    LanczosProduct<Value>{raw_data(A.row_ptr), raw_data(A.col), raw_data(A.val), scale.data(), beta,
@@ -145,7 +145,7 @@ double lanczos_product(const CudaBackend& backend, const DeviceCsrMatrix<Value>&
 }
 
 double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const DeviceVector<double>& v,
-                             DeviceVector<double>& w) {
+                             DeviceVector<double>& w, std::int64_t /*block*/) {
   device::sum_rows(static_cast<Index>(w.size()), Orthogonalize{alpha, v.data(), w.data()},
                    StoreTotal{backend.result_slot()}, backend.context().reduction(), backend.context().stream());
   return backend.read_result();
@@ -156,7 +156,7 @@ double lanczos_orthogonalize(const CudaBackend& backend, double alpha, const Dev
   template DeviceVector<double> inverse_sqrt_diagonal(const CudaBackend&, const DeviceCsrMatrix<V>&);                \
   template double lanczos_product(const CudaBackend&, const DeviceCsrMatrix<V>&, const DeviceVector<double>&, double, \
                                   const DeviceVector<double>&, const DeviceVector<double>&, DeviceVector<double>&,  \
-                                  DeviceVector<double>&);
+                                  DeviceVector<double>&, std::int64_t);
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(double)
 AMGSOLVE_CUDA_SPECTRAL_RADIUS(float)
 #undef AMGSOLVE_CUDA_SPECTRAL_RADIUS

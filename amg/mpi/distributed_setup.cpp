@@ -81,6 +81,25 @@ void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates)
   aggregate_left_out_nodes(aggregates, RankLayout(backend.comm(), backend.comm().sum_before(nodes)));
 }
 
+BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, std::int64_t mine, std::int64_t min_per_rank) {
+  const int ranks = comm.size();
+  const auto spread_over = static_cast<int>(std::clamp<std::int64_t>((count + min_per_rank - 1) / min_per_rank, 1, ranks));
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ranks) + 1, count);
+  if (spread_over < ranks) {
+    const BlockPartition first_ranks(count, spread_over, kAggregateBlock);
+    std::copy(first_ranks.offsets().begin(), first_ranks.offsets().end(), offsets.begin());
+    return BlockPartition::from_offsets(std::move(offsets));
+  }
+  // Where each rank's aggregates begin, moved to the nearest block boundary (rounding keeps them in order);
+  // the ranks after the last that made any start at the end, so that none of them holds a part of a block.
+  const BlockPartition made = comm.partition_of(mine);
+  for (int r = 0; r < ranks; ++r) {
+    const std::int64_t nearest = (made.begin(r) + kAggregateBlock / 2) / kAggregateBlock * kAggregateBlock;
+    offsets[static_cast<std::size_t>(r)] = made.begin(r) == count ? count : std::min(count, nearest);
+  }
+  return BlockPartition::from_offsets(std::move(offsets));
+}
+
 template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
                                                 const Vector<double>& weights, Vector<double>& coarse_weights) {
@@ -100,7 +119,10 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
     }
     rows.row_ptr[i + 1] = static_cast<Offset>(rows.col.size());
   }
-  const DistributedMatrix<double> W(comm, comm.partition_of(n), BlockPartition(aggregates.count, comm.size()), std::move(rows));
+  const DistributedMatrix<double> W(
+      comm, comm.partition_of(n),
+      coarse_partition(comm, aggregates.count, static_cast<std::int64_t>(aggregates.root.size()), kCoarseRowsPerRank),
+      std::move(rows));
   Vector<double> by_column(static_cast<std::size_t>(W.local().cols), 0.0);
   for (Offset e = 0; e < W.local().nnz(); ++e) by_column[W.local().col[e]] += W.local().val[e];
   coarse_weights = W.sum_at_owners(by_column);
@@ -319,12 +341,14 @@ void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, doubl
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
                        double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
-                       Vector<double>& scaled) {
-  return backend.comm().sum(lanczos_product_partial(A.local(), scale, A.with_ghosts(v), beta, v_prev, v, w, scaled));
+                       Vector<double>& scaled, std::int64_t block) {
+  return backend.comm().sum(
+      lanczos_product_partial(A.local(), scale, A.with_ghosts(v), beta, v_prev, v, w, scaled, block));
 }
 
-double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w) {
-  return backend.comm().sum(lanczos_orthogonalize_partial(alpha, v, w));
+double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w,
+                             std::int64_t block) {
+  return backend.comm().sum(lanczos_orthogonalize_partial(alpha, v, w, block));
 }
 
 #define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \
@@ -342,7 +366,8 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
   template double gershgorin_bound_dinv_a(const MpiBackend&, const DistributedMatrix<V>&);                            \
   template Vector<double> inverse_sqrt_diagonal(const MpiBackend&, const DistributedMatrix<V>&);                      \
   template double lanczos_product(const MpiBackend&, const DistributedMatrix<V>&, const Vector<double>&, double,      \
-                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&);
+                                  const Vector<double>&, const Vector<double>&, Vector<double>&, Vector<double>&,    \
+                                  std::int64_t);
 AMGSOLVE_DISTRIBUTED_SETUP(double)
 AMGSOLVE_DISTRIBUTED_SETUP(float)
 #undef AMGSOLVE_DISTRIBUTED_SETUP

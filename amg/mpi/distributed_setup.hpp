@@ -14,6 +14,7 @@
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/strength.hpp"
 #include "backend/mpi/mpi_backend.hpp"
+#include "common/reduction_block.hpp"
 
 namespace amgsolve {
 
@@ -54,8 +55,19 @@ void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates)
 // solve's vectors; the program gathers them on rank 0 to write them).
 inline Array<Index> aggregate_ids(const MpiBackend&, Aggregates& aggregates) { return std::move(aggregates.id); }
 
+// The ranks' parts of the coarse level whose rows (a system's nodes) are the `count` aggregates of the level
+// above, `mine` of them this rank's (those it numbered: MIS-2 numbers each rank's aggregates after the ranks
+// before it). In whole blocks of kAggregateBlock, so that the level's reductions are one process's; on as
+// many ranks as have at least `min_per_rank` each, the first ones, evenly (a small level gathers onto fewer
+// ranks, as PETSc GAMG's and hypre's do); on all ranks, each about as many as it made, so that a rank's rows
+// of the prolongator name its own columns, not the neighbour's. Collective.
+BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, std::int64_t mine, std::int64_t min_per_rank);
+// A scalar problem's coarse level gathers onto fewer ranks below this many rows a rank: there each rank's
+// share of a V-cycle's work on the level is about what its halo exchanges cost.
+inline constexpr std::int64_t kCoarseRowsPerRank = 4 * kAggregateBlock;
+
 // weights: B^2 of this rank's nodes, empty on the finest level; coarse_weights receives this rank's
-// aggregates' (its rows of the coarse level).
+// aggregates' (its rows of the coarse level: coarse_partition).
 template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& aggregates,
                                                 const Vector<double>& weights, Vector<double>& coarse_weights);
@@ -81,7 +93,8 @@ void scale_and_add_tentative(const MpiBackend& backend, DistributedMatrix<Value>
 
 template <class Value>
 double gershgorin_bound_dinv_a(const MpiBackend& backend, const DistributedMatrix<Value>& A);
-// The Lanczos passes (amg/spectral_radius.hpp) on this rank's rows, the dot products summed exactly.
+// The Lanczos passes (amg/spectral_radius.hpp) on this rank's rows, the dot products summed exactly in the
+// level's reduction blocks (a rank's rows start on a multiple of the block: coarse_partition).
 template <class Value>
 Vector<double> inverse_sqrt_diagonal(const MpiBackend& backend, const DistributedMatrix<Value>& A);
 // Hashed from the global row numbers: the single-process start vector's entries.
@@ -90,7 +103,8 @@ void lanczos_rescale(const MpiBackend& backend, const Vector<double>& src, doubl
 template <class Value>
 double lanczos_product(const MpiBackend& backend, const DistributedMatrix<Value>& A, const Vector<double>& scale,
                        double beta, const Vector<double>& v_prev, const Vector<double>& v, Vector<double>& w,
-                       Vector<double>& scaled);
-double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w);
+                       Vector<double>& scaled, std::int64_t block);
+double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vector<double>& v, Vector<double>& w,
+                             std::int64_t block);
 
 }  // namespace amgsolve

@@ -278,7 +278,8 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
                                                 const NearNullspace& B, NearNullspace& coarse,
                                                 Array<Index>& row_aggregates) {
   const Communicator& comm = backend.comm();
-  const BlockPartition owners(node_aggregates.count, comm.size(), kAggregateBlock);
+  const BlockPartition owners = coarse_partition(comm, node_aggregates.count,
+                                                 static_cast<std::int64_t>(node_aggregates.root.size()), kAggregateBlock);
   const BlockPartition fine_rows = comm.partition_of(B.rows());
   const RowsToOwners sent = rows_to_owners(comm, node_aggregates, B, owners, fine_rows, row_aggregates);
   QRows back;

@@ -1,8 +1,8 @@
 #pragma once
 // A system's steps (amg/near_nullspace.hpp) on the mpi backend: the overloads taking an MpiBackend of the
 // functions smoothed aggregation calls for a level whose rows are grouped in nodes. Each rank owns whole
-// nodes: the finest level's in ranges of kReductionBlock nodes (node_partition_unit), a coarse level's as the
-// aggregates of the level above fall to the ranks (kAggregateBlock aggregates at a time), so each rank's
+// nodes: the finest level's in ranges of kReductionBlock nodes (node_partition_unit), a coarse level's about
+// as the aggregates of the level above fall to the ranks (kAggregateBlock aggregates at a time), so each rank's
 // rows are whole reduction blocks of its level (NearNullspace::reduction_blocks) and every rank count sums
 // as one process does. What a rank reads of another's nodes (a ghost node's number, diagonal block norm or
 // MIS-2 state, another rank's rows of B) comes through the level matrix's halo, a node's value carried by
@@ -35,8 +35,8 @@ MpiNodeStrength<Value> node_strength(const MpiBackend& backend, const Distribute
 // Step 2: MIS-2 on the nodes' graph, the ghost nodes' states through A's halo (ids global, count all ranks').
 template <class Value>
 Aggregates node_aggregation(const MpiBackend& backend, const MpiNodeStrength<Value>& strength, std::uint64_t seed);
-// Step 3: T by the QR of each aggregate on the rank that owns it (BlockPartition(aggregates, ranks,
-// kAggregateBlock)), its rows sent there and Q's rows back; `coarse` receives the rank's nodes of the coarse
+// Step 3: T by the QR of each aggregate on the rank that owns it (coarse_partition, in
+// amg/mpi/distributed_setup.hpp), its rows sent there and Q's rows back; `coarse` receives the rank's nodes of the coarse
 // level (its aggregates'), row_aggregates each own row's aggregate. T's columns are partitioned as the coarse
 // level's rows. Collective.
 template <class Value>
