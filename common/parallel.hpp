@@ -20,15 +20,15 @@ namespace amgsolve {
 
 inline int max_threads() { return omp_get_max_threads(); }
 
-// Whether a loop is worth starting the thread team for: a vector loop over more than a reduction block of
-// entries, a sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on
+// Whether a loop is worth starting the thread team for: a vector loop over more than 8192 entries, a sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on
 // one core). Below, the loop takes about what starting and joining the team does, and on a machine whose
 // cores are busy with other work the team's closing barrier waits for a descheduled thread: a small
 // system's solve, hundreds of iterations of a dozen such loops, ran 100 times slower on 2 threads than on 1
 // in the probe of 2026-11-29 (docs/BENCHMARKS.md). The results are the same either way: no loop's
 // arithmetic depends on its thread count.
 inline constexpr std::uint64_t kSerialMatrixEntries = std::uint64_t{1} << 17;
-inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kReductionBlock) { return n > serial_limit; }
+inline constexpr std::uint64_t kSerialVectorEntries = 8192;
+inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kSerialVectorEntries) { return n > serial_limit; }
 
 // The exact sum of the block sums of f(i) over i in [0, n), in blocks of `block` (a coarse level's are
 // smaller: common/reduction_block.hpp): what a rank contributes to a global reduction.
@@ -68,7 +68,7 @@ inline BlockRange static_block(std::int64_t n, int block, int blocks) {
 template <class Bad>
 std::int64_t first_index_where(std::int64_t n, Bad&& bad) {
   std::int64_t first = n;
-#pragma omp parallel for schedule(static) reduction(min : first) if (n > kReductionBlock)
+#pragma omp parallel for schedule(static) reduction(min : first) if (worth_a_team(static_cast<std::uint64_t>(n)))
   for (std::int64_t i = 0; i < n; ++i)
     if (bad(i)) first = std::min(first, i);
   return first;
@@ -80,7 +80,7 @@ template <class To, class From, class ToAllocator, class FromAllocator>
 void parallel_convert(const std::vector<From, FromAllocator>& from, std::vector<To, ToAllocator>& to) {
   to.resize(from.size());
   const auto n = static_cast<std::int64_t>(from.size());
-#pragma omp parallel for schedule(static) if (n > kReductionBlock)
+#pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(n)))
   for (std::int64_t i = 0; i < n; ++i) to[static_cast<std::size_t>(i)] = static_cast<To>(from[static_cast<std::size_t>(i)]);
 }
 

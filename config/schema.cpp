@@ -512,7 +512,7 @@ std::vector<KeySpec> amg_keys() {
                       "and the tentative prolongator carries the near-nullspace (problem.near_nullspace or "
                       "problem.coordinates; by default the b unit vectors of the components) to every level by a "
                       "QR factorisation per aggregate. 1: a scalar problem. Above 1, the cpu backend, on one "
-                      "process or MPI ranks (each rank whole blocks of 8192 nodes: the same hierarchy and iterates "
+                      "process or MPI ranks (each rank whole blocks of 2048 nodes: the same hierarchy and iterates "
                       "on any rank count); a singular system (a structure free to move) is solved on its range "
                       "(amg.nullspace).")),
       library_bounded(integer("amg.improve_near_nullspace", FIELD(amg.improve_near_nullspace),

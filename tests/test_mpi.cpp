@@ -270,7 +270,7 @@ TEST_F(Distributed, TheLayerOverALocalBackendEqualsTheSingleProcessProducts) {
 }
 
 TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
-  // Block diagonal in blocks of 5000 against ranges of whole 8192-row blocks: a rank reads another's
+  // Block diagonal in blocks of 5000 against ranges of whole kReductionBlock-row blocks: a rank reads another's
   // entries only where a 5000-block straddles two ranges; the 7-point stencil reads one plane each side.
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {32, 32, 64}));
   const auto D = mpi.matrix(A, SpmvFormat::csr);
@@ -507,7 +507,7 @@ TEST(DistributedSolve, ASystemsSolveEqualsTheSingleProcessSolve) {
   p.amg = solid.params;
   expect_same_solve(solid.A, p, "3D cantilever 24 x 8 x 8, mixed");
 
-  // A singular one: the beam held nowhere (9,821 nodes: two blocks of 8192), its three rigid-body modes its
+  // A singular one: the beam held nowhere (9,821 nodes: five blocks of 2048), its three rigid-body modes its
   // nullspace, projected out of every iterate on the ranks' rows, the coarsest solved by its pseudo-inverse.
   Vector<double> points;
   p = {};
@@ -1139,7 +1139,7 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
   return blocks;
 }
 
-// The 2D cantilever (30,300 nodes: four blocks of 8192 on the finest level, about 3,000 aggregates: a dozen
+// The 2D cantilever (30,300 nodes: fifteen blocks of 2048 on the finest level, about 3,000 aggregates: a dozen
 // blocks of 256 on level 1) and the 5-point Laplacian set up as a system (likewise); aggregates that span
 // ranks, QR'd where they are owned; the node blocks' smoothing and the pointwise one, Chebyshev and Jacobi,
 // Lanczos and Gershgorin, the near-nullspace relaxed and not; in double and float.
@@ -1518,7 +1518,7 @@ TEST(DistributedSpgemm, TheRanksHoldingALevelsRowsAreStated) {
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const std::map<int, std::string> level0_of = {
-      {1, "on 1 rank"}, {2, "on 2 ranks"}, {3, "on 3 ranks"}, {4, "on 4 ranks"}, {8, "on 5 of 8 ranks"}};
+      {1, "on 1 rank"}, {2, "on 2 ranks"}, {3, "on 3 ranks"}, {4, "on 4 ranks"}, {8, "on 8 ranks"}};
   if (level0_of.count(ranks) == 0) GTEST_SKIP() << "no expected text written down for " << ranks << " ranks";
   // A coarse level gathers onto ceil(rows / kCoarseRowsPerRank) ranks where that is fewer than all.
   const auto on_ranks_of = [ranks](Index rows) {
