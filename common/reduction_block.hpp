@@ -18,7 +18,7 @@ inline constexpr std::int64_t kReductionBlock = 2048;
 // rank's part of a coarse level can follow where its fine rows' aggregates fall and a small level still
 // spreads evenly (amg/mpi/distributed_setup.hpp, coarse_partition); the setup's estimates on a coarse level
 // sum in these blocks, on one process as on ranks.
-inline constexpr std::int64_t kAggregateBlock = 256;
+inline constexpr std::int64_t kAggregateBlock = 64;
 
 // The reduction block of a scalar problem's level `level` (0: the finest).
 inline constexpr std::int64_t level_reduction_block(int level) { return level == 0 ? kReductionBlock : kAggregateBlock; }

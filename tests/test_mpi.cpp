@@ -1139,7 +1139,7 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
   return blocks;
 }
 
-// The 2D cantilever (30,300 nodes: fifteen blocks of 2048 on the finest level, about 3,000 aggregates: a dozen
+// The 2D cantilever (30,300 nodes: fifteen blocks of 2048 on the finest level, about 3,000 aggregates: about
 // blocks of 256 on level 1) and the 5-point Laplacian set up as a system (likewise); aggregates that span
 // ranks, QR'd where they are owned; the node blocks' smoothing and the pointwise one, Chebyshev and Jacobi,
 // Lanczos and Gershgorin, the near-nullspace relaxed and not; in double and float.

@@ -64,7 +64,7 @@ inline Array<Index> aggregate_ids(const MpiBackend&, Aggregates& aggregates) { r
 BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, std::int64_t mine, std::int64_t min_per_rank);
 // A scalar problem's coarse level gathers onto fewer ranks below this many rows a rank: there each rank's
 // share of a V-cycle's work on the level is about what its halo exchanges cost.
-inline constexpr std::int64_t kCoarseRowsPerRank = 4 * kAggregateBlock;
+inline constexpr std::int64_t kCoarseRowsPerRank = 1024;
 
 // weights: B^2 of this rank's nodes, empty on the finest level; coarse_weights receives this rank's
 // aggregates' (its rows of the coarse level: coarse_partition).
