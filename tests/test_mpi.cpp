@@ -1114,9 +1114,9 @@ TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
 
 // A system (amg.block_size, near-nullspace vectors: amg/near_nullspace.hpp) on the ranks' nodes: the finest
 // level's in whole blocks of kReductionBlock nodes, the coarse levels' as their aggregates fall to the ranks.
-// Level 1 is spread over the ranks in blocks of kAggregateBlock aggregates (on the first ranks, one block
-// each, when it has fewer blocks than ranks; else on the ranks that made them): returns how many blocks it
-// has.
+// Level 1 is spread over the ranks in blocks of kAggregateBlock aggregates (evenly on the first ranks where
+// it has fewer than kCoarseRowsPerRank rows a rank, each aggregate up to as many rows as there are
+// near-nullspace vectors; else on the ranks that made them): returns how many blocks it has.
 template <class V>
 std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, const AmgParams& params,
                                           const std::string& what) {
@@ -1132,11 +1132,14 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
     EXPECT_EQ(together.info()[l].smoother_block_values, alone.info()[l].smoother_block_values) << l;
   }
   if (alone.levels() < 2) return 0;
-  const std::int64_t blocks = (alone.info()[0].aggregates + kAggregateBlock - 1) / kAggregateBlock;
+  const std::int64_t aggregates = alone.info()[0].aggregates;
+  const int vectors = params.near_nullspace.count > 0 ? params.near_nullspace.count : params.block_size;
+  const std::int64_t per_rank = (kCoarseRowsPerRank + vectors - 1) / vectors;
+  const std::int64_t spread = (aggregates + per_rank - 1) / per_rank;
   const std::int64_t holding_finest = mpi.comm().sum(together.matrix(0).rows > 0 ? 1 : 0);
   EXPECT_EQ(mpi.comm().sum(together.matrix(1).rows > 0 ? 1 : 0),
-            blocks < mpi.comm().size() ? blocks : holding_finest);
-  return blocks;
+            spread < mpi.comm().size() ? spread : holding_finest);
+  return (aggregates + kAggregateBlock - 1) / kAggregateBlock;
 }
 
 // The 2D cantilever (30,300 nodes: fifteen blocks of 2048 on the finest level, about 3,000 aggregates: about

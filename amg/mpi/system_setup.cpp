@@ -278,8 +278,12 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
                                                 const NearNullspace& B, NearNullspace& coarse,
                                                 Array<Index>& row_aggregates) {
   const Communicator& comm = backend.comm();
+  // An aggregate makes at most B.vectors coarse rows: a level of fewer than kCoarseRowsPerRank rows a rank
+  // gathers onto fewer ranks, as a scalar one does.
+  const std::int64_t aggregates_per_rank = (kCoarseRowsPerRank + B.vectors - 1) / std::max(B.vectors, 1);
   const BlockPartition owners = coarse_partition(comm, node_aggregates.count,
-                                                 static_cast<std::int64_t>(node_aggregates.root.size()), kAggregateBlock);
+                                                 static_cast<std::int64_t>(node_aggregates.root.size()),
+                                                 aggregates_per_rank);
   const BlockPartition fine_rows = comm.partition_of(B.rows());
   const RowsToOwners sent = rows_to_owners(comm, node_aggregates, B, owners, fine_rows, row_aggregates);
   QRows back;
