@@ -134,6 +134,7 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed, const Gr
   for (Index i = 0; i < g.nodes; ++i) roots += is_root[i];
   Index next = static_cast<Index>(layout.sum_before(roots));
   agg.count = static_cast<Index>(layout.sum(roots));
+  agg.mis2_roots = roots;
   for (Index i = 0; i < g.nodes; ++i) {
     if (!is_root[i]) continue;
     root_id[i] = next++;

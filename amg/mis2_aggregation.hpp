@@ -32,6 +32,9 @@ struct Aggregates {
   Index count = 0;          // number of aggregates (columns of the tentative prolongator)
   Array<Index> id;    // aggregate of each node, or kNotAggregated
   std::vector<Index> root;  // the MIS-2 root of each aggregate (of this rank's, by global node number)
+  // How many of root's are MIS-2's (numbered after the ranks before this one's); the others, left-out nodes
+  // aggregated alone (aggregate_left_out_nodes), are numbered after every rank's MIS-2 aggregates.
+  Index mis2_roots = 0;
 };
 
 // Where a graph's nodes are: all in this process (this class), or this rank's block of a graph distributed

@@ -1,8 +1,8 @@
 #pragma once
 // OpenMP helpers shared by all CPU kernels.
 //
-// Reductions are deterministic: the range is cut into fixed blocks of kReductionBlock (independent of the
-// thread count), each block is summed sequentially, and the block sums are added exactly (ExactSum), so the
+// Reductions are deterministic: the range is cut into fixed blocks (kReductionBlock, a coarse level's
+// kAggregateBlock: common/reduction_block.hpp; independent of the thread count), each block is summed sequentially, and the block sums are added exactly (ExactSum), so the
 // order in which blocks are combined does not matter. The same input therefore gives bit-identical dot
 // products, norms and hence iteration counts on 1 or N threads, and on any number of ranks whose ranges
 // start on a block boundary (distributed/partition.hpp): a rank sums its blocks, the ranks merge the limbs.

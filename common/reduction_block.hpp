@@ -1,7 +1,9 @@
 #pragma once
-// The size of the fixed blocks every deterministic reduction sums separately before adding the blocks' sums
-// exactly (common/parallel.hpp on the CPU, the block sums of backend/cuda/vector_kernels.cuh on a GPU), and
-// the unit in which rows are dealt out to MPI ranks (distributed/partition.hpp). Plain C++17: nvcc reads it.
+// The sizes of the fixed blocks every deterministic reduction sums separately before adding the blocks' sums
+// exactly (common/parallel.hpp on the CPU, the block sums of backend/cuda/vector_kernels.cuh on a GPU), which
+// are also the units in which a level's rows are dealt out to MPI ranks (distributed/partition.hpp, and
+// coarse_partition for the coarse levels): the finest level's and a coarse level's. Plain C++17: nvcc reads
+// it.
 #include <cstdint>
 
 namespace amgsolve {

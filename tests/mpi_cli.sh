@@ -174,9 +174,9 @@ for part in ("setup", "solve"):
 PY
 fi
 
-# A system: the 2D cantilever (problem.type elasticity), 200 x 60 cells, its 12,200 nodes in two blocks of
-# 8,192 nodes (a system's ranks hold whole blocks of nodes), so two ranks hold rows; each rank assembles only
-# its nodes' rows. The same hierarchy (node blocks, rigid-body modes), history and VTK file.
+# A system: the 2D cantilever (problem.type elasticity), 200 x 60 cells, its 12,200 nodes in six blocks of
+# 2,048 nodes (a system's ranks hold whole blocks of nodes), so up to six ranks hold rows; each rank assembles
+# only its nodes' rows. The same hierarchy (node blocks, rigid-body modes), history and VTK file.
 elastic=("$source/configs/elasticity.yaml" --set "problem.box=[200,60]" --quiet)
 if one; then
   vtk_output elastic-one.vti
@@ -199,7 +199,7 @@ PY
   [ "$vtk" = 0 ] || cmp -s elastic-one.vti "$work/elastic-many.vti" || fail "the elasticity VTK files differ"
 fi
 
-# bcsstk18 (11,948 rows: two reduction blocks, so two ranks hold rows) converges slowly: 40 iterations are
+# bcsstk18 (11,948 rows: six reduction blocks, so up to six ranks hold rows) converges slowly: 40 iterations are
 # compared, and both runs end with exit 3 (not converged), their outputs written.
 matrix="${AMGSOLVE_MATRICES:-$source/../shared/matrices}/bcsstk18.mtx"
 if [ ! -f "$matrix" ]; then
@@ -222,9 +222,10 @@ PY
 fi
 
 # A Matrix Market file is read on rank 0 and dealt out as it is read; the checks then run on the ranks'
-# rows. A 2D Poisson matrix stored whole (general), 40,000 rows over five reduction blocks, so several
+# rows. A 2D Poisson matrix stored whole (general), 40,000 rows over twenty reduction blocks, so several
 # ranks hold rows: it solves as on one process, and each broken copy gives one process's error line,
-# exit 1: an asymmetric pair split between two ranks' rows, a duplicate entry, a zero and a subnormal
+# exit 1: an asymmetric pair split between two ranks' rows (rows 20,400 and 20,600 of 0, about the first
+# boundary of 2 and of 4 ranks, 20,480), a duplicate entry, a zero and a subnormal
 # diagonal entry past the first rank, a bad value on the last line, and a singular matrix (a graph Laplacian, rows summing to
 # zero) whose b = 1 is inconsistent with it (refused before the setup on the ranks too, in the same words).
 broken_files=(asymmetric duplicate zero-diagonal subnormal-diagonal bad-value singular)
@@ -250,7 +251,7 @@ write("general.mtx", entries)
 scale = {1: 1e-8, n * n: 1e8}
 write("noisy.mtx", [(i, j, v * scale.get(i, 1.0) * scale.get(j, 1.0)) for i, j, v in entries] +
       [(1, n * n, 2.2e-17), (n * n, 1, -1.1e-17)])
-write("asymmetric.mtx", [(i, j, -1.5) if (i, j) == (8101, 8301) else (i, j, v) for i, j, v in entries])
+write("asymmetric.mtx", [(i, j, -1.5) if (i, j) == (20401, 20601) else (i, j, v) for i, j, v in entries])
 write("duplicate.mtx", entries + [entries[-1]])
 write("zero-diagonal.mtx", [(i, j, 0.0) if i == j == 20000 else (i, j, v) for i, j, v in entries])
 write("subnormal-diagonal.mtx", [(i, j, 3e-310) if i == j == 20000 else (i, j, v) for i, j, v in entries])
@@ -264,7 +265,7 @@ with open("bad-value.mtx", "w") as f:
 PY
   printf 'problem:\n  type: matrix_market\n  matrix: general.mtx\n' > general.yaml
   "$amgsolve" general.yaml --report general-one.json --quiet || fail "general storage, one process"
-  # The same matrix as a system of nodes of two rows (20,000 nodes: three blocks of 8,192 over the ranks).
+  # The same matrix as a system of nodes of two rows (20,000 nodes: ten blocks of 2,048 over the ranks).
   "$amgsolve" general.yaml --set amg.block_size=2 --report general-system-one.json --quiet ||
     fail "general storage as a system, one process"
   # Three right-hand sides (load cases) in one file, solved with one setup.
@@ -288,7 +289,7 @@ with open('loads.mtx', 'w') as f:
     "$amgsolve" "$broken.yaml" --quiet >/dev/null 2>"$broken-err.txt"
     status=$?
     [ "$status" -eq 1 ] || fail "$broken: exit $status on one process, expected 1"
-    [ "$broken" != asymmetric ] || grep -q 'entries (8101, 8301) and (8301, 8101) differ' "$broken-err.txt" ||
+    [ "$broken" != asymmetric ] || grep -q 'entries (20401, 20601) and (20601, 20401) differ' "$broken-err.txt" ||
       fail "asymmetric: the pair is not named: $(cat "$broken-err.txt")"
   done
   # The singular graph Laplacian as a system of nodes of two rows, whose nullspace (the constant: the sum of the

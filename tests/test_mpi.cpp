@@ -3,7 +3,7 @@
 // computed with the cpu backend on the same rank (the solver's whole solves: on rank 0, sent to the others).
 // The matrices cover a stencil, AMG's rectangular transfers, random rows with empty ones, a block-diagonal
 // matrix (no rank reads another's entries) and one smaller than a reduction block (all rows on rank 0, the
-// other ranks empty).
+// other ranks empty: 40^2 rows against blocks of kReductionBlock = 2048).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -116,7 +116,7 @@ std::vector<NamedMatrix> test_matrices() {
   add("random 40000 x 30000", random_rows(40000, 30000, 6, 3));
   add("random 30000 x 45000", random_rows(30000, 45000, 4, 9));
   add("block diagonal 40000", block_diagonal(40000));
-  add("poisson 5-point 60^2 (one block)", poisson(Stencil::p5, {60, 60}));
+  add("poisson 5-point 40^2 (one block)", poisson(Stencil::p5, {40, 40}));
   const AmgHierarchy<double> amg(std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p27, {34, 34, 34})), {});
   add("AMG prolongator", amg.prolongator(0));
   add("AMG restriction", amg.restriction(0));
@@ -270,8 +270,8 @@ TEST_F(Distributed, TheLayerOverALocalBackendEqualsTheSingleProcessProducts) {
 }
 
 TEST_F(Distributed, TheHaloCarriesOnlyWhatOtherRanksRead) {
-  // Block diagonal in blocks of 5000 against ranges of whole kReductionBlock-row blocks: a rank reads another's
-  // entries only where a 5000-block straddles two ranges; the 7-point stencil reads one plane each side.
+  // The 7-point stencil over ranges of whole kReductionBlock-row blocks: a rank reads one plane of each
+  // neighbouring rank's rows.
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {32, 32, 64}));
   const auto D = mpi.matrix(A, SpmvFormat::csr);
   const int rank = mpi.comm().rank(), ranks = mpi.comm().size();
@@ -522,7 +522,7 @@ TEST(DistributedSolve, ASystemsSolveEqualsTheSingleProcessSolve) {
 // and solves as they do: no rank need hold a whole vector.
 TEST(DistributedSolve, ASystemsNearNullspaceByRowsIsTheWholeOnes) {
   ElasticityParams body;
-  body.cells = {100, 12, 12};  // 16,900 nodes: three blocks of rows
+  body.cells = {100, 12, 12};  // 16,900 nodes: nine blocks of rows
   const CsrMatrix<double> A = elasticity_matrix(body);
   Parameters whole;
   whole.amg.block_size = 3;
@@ -626,7 +626,7 @@ void expect_layer_solve(const CsrMatrix<double>& A_double, const AmgParams& amg,
 
 TEST(DistributedSolve, TheLayerOverALocalBackendEqualsTheSingleProcessSolve) {
   AmgParams p;
-  p.coarse_size = 100;  // several levels, the coarse ones on the first ranks only
+  p.coarse_size = 100;  // several levels, the small coarse ones gathered onto the first ranks
   expect_layer_solve<double>(poisson(Stencil::p7, {30, 28, 26}), p, "7-point, Chebyshev");
   expect_layer_solve<float>(poisson(Stencil::p27, {24, 24, 24}), p, "27-point, float");
   p.smoother.type = SmootherType::jacobi;
@@ -1022,7 +1022,7 @@ TEST(DistributedSetup, ConnectedPartsAreCountedOnTheRanksRows) {
 
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {
   AmgParams p;
-  p.coarse_size = 100;  // several levels, the coarse ones on the first ranks only
+  p.coarse_size = 100;  // several levels, the small coarse ones gathered onto the first ranks
   expect_same_hierarchy<double>(poisson(Stencil::p7, {36, 34, 32}), p, "7-point, double");
   expect_same_hierarchy<float>(poisson(Stencil::p27, {34, 34, 34}), p, "27-point, float");
   PoissonParams aniso;  // weak couplings: the filtered matrix and the Lanczos estimate of A itself
@@ -1084,8 +1084,9 @@ TEST(DistributedSetup, ACoarseLevelIsCutInWholeBlocksWhereItsAggregatesFall) {
 }
 
 // The prolongator's rows on a rank name that rank's own aggregates: few of its entries are in ghost columns
-// (rows along the rank boundary, smoothed across it). With the coarse level cut evenly instead, ranks past
-// the first would hold most of P's columns elsewhere.
+// (rows along the rank boundary, smoothed across it). With the coarse level cut as it was before 2026-12-01,
+// evenly in blocks of 8192 rows, rank 0 owned 16,384 of level 1's 17,636 aggregates on 2 ranks, so most of
+// rank 1's rows of P named columns on rank 0.
 TEST(DistributedSetup, AProlongatorsColumnsLieMostlyOnItsRowsRank) {
   const MpiBackend mpi;
   const auto A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p7, {40, 40, 120}));
@@ -1134,7 +1135,7 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
   if (alone.levels() < 2) return 0;
   const std::int64_t aggregates = alone.info()[0].aggregates;
   const int vectors = params.near_nullspace.count > 0 ? params.near_nullspace.count : params.block_size;
-  const std::int64_t per_rank = (kCoarseRowsPerRank + vectors - 1) / vectors;
+  const std::int64_t per_rank = std::max<std::int64_t>(kAggregateBlock, (kCoarseRowsPerRank + vectors - 1) / vectors);
   const std::int64_t spread = (aggregates + per_rank - 1) / per_rank;
   const std::int64_t holding_finest = mpi.comm().sum(together.matrix(0).rows > 0 ? 1 : 0);
   EXPECT_EQ(mpi.comm().sum(together.matrix(1).rows > 0 ? 1 : 0),
@@ -1143,7 +1144,7 @@ std::int64_t expect_same_system_hierarchy(const CsrMatrix<double>& A_double, con
 }
 
 // The 2D cantilever (30,300 nodes: fifteen blocks of 2048 on the finest level, about 3,000 aggregates: about
-// blocks of 256 on level 1) and the 5-point Laplacian set up as a system (likewise); aggregates that span
+// 47 blocks of 64 on level 1) and the 5-point Laplacian set up as a system (likewise); aggregates that span
 // ranks, QR'd where they are owned; the node blocks' smoothing and the pointwise one, Chebyshev and Jacobi,
 // Lanczos and Gershgorin, the near-nullspace relaxed and not; in double and float.
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchyOfASystem) {
@@ -1199,7 +1200,7 @@ TEST_F(Distributed, TheSetupsProductsAndTransposeEqualTheSingleProcessOnes) {
   const std::vector<Operands> cases = {
       {"random 40000 x 30000 x 45000", random_rows(40000, 30000, 6, 3), random_rows(30000, 45000, 4, 9)},
       {"block diagonal 40000", block_diagonal(40000), block_diagonal(40000)},
-      {"5000 x 6000 x 3000: rank 0 alone", random_rows(5000, 6000, 5, 1), random_rows(6000, 3000, 3, 2)},
+      {"2000 x 2000 x 1500: rank 0 alone", random_rows(2000, 2000, 5, 1), random_rows(2000, 1500, 3, 2)},
       {"40000 x 200000 x 3000: few ghosts spread wide", far_columns(40000, 200000), random_rows(200000, 3000, 2, 5)}};
   const SpgemmRegistry& registry = SpgemmRegistry::instance();
   for (const Operands& c : cases) {
@@ -1392,10 +1393,10 @@ TEST(DistributedSolve, ASolveInputWrongOnOneRankIsAnErrorOnEveryRank) {
   }
   EXPECT_TRUE(solver.solve(b, x).converged);  // still usable, on every rank
 
-  // By rows (a matrix of three blocks of rows, so that up to three ranks hold some): a rank's wrong count of
+  // By rows (a matrix of three blocks of rows, so that at most three ranks hold some): a rank's wrong count of
   // rows, or a NaN in one rank's rows (named by its global row), is every rank's error too; the scale of b
   // is the largest over all ranks' rows, so a b that one rank holds a large entry of solves as the whole does.
-  const auto spread_A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {130, 130}));
+  const auto spread_A = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {90, 60}));  // 5,400 rows
   const Solver spread(spread_A, Parameters{});
   const auto [first, end] = owned_rows(spread_A->rows);
   const Vector<double> mine(static_cast<std::size_t>(end - first), 1.0);
@@ -1515,8 +1516,9 @@ TEST(DistributedSpgemm, TheGridAndItsIdleRanksAreStated) {
   EXPECT_EQ(stats.choice, grid_of.at(ranks));
 }
 
-// The setup's products by rows say on how many ranks they ran: 7-point 36 x 34 x 32 is 39,168 rows, five
-// reduction blocks, so level 0 lies on up to five ranks; the coarse levels (under one block) on the first.
+// The setup's products by rows say on how many ranks they ran: 7-point 36 x 34 x 32 is 39,168 rows, twenty
+// reduction blocks, so level 0 lies on every rank up to 8; a coarse level on ceil(rows / kCoarseRowsPerRank)
+// ranks at most.
 TEST(DistributedSpgemm, TheRanksHoldingALevelsRowsAreStated) {
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);

@@ -83,6 +83,7 @@ void aggregate_left_out_nodes(const MpiBackend& backend, Aggregates& aggregates)
 
 BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, std::int64_t mine, std::int64_t min_per_rank) {
   const int ranks = comm.size();
+  min_per_rank = std::max(min_per_rank, kAggregateBlock);  // a rank that takes part holds a block at least
   const auto spread_over = static_cast<int>(std::clamp<std::int64_t>((count + min_per_rank - 1) / min_per_rank, 1, ranks));
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(ranks) + 1, count);
   if (spread_over < ranks) {
@@ -121,7 +122,7 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
   }
   const DistributedMatrix<double> W(
       comm, comm.partition_of(n),
-      coarse_partition(comm, aggregates.count, static_cast<std::int64_t>(aggregates.root.size()), kCoarseRowsPerRank),
+      coarse_partition(comm, aggregates.count, aggregates.mis2_roots, kCoarseRowsPerRank),
       std::move(rows));
   Vector<double> by_column(static_cast<std::size_t>(W.local().cols), 0.0);
   for (Offset e = 0; e < W.local().nnz(); ++e) by_column[W.local().col[e]] += W.local().val[e];

@@ -278,12 +278,11 @@ DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const
                                                 const NearNullspace& B, NearNullspace& coarse,
                                                 Array<Index>& row_aggregates) {
   const Communicator& comm = backend.comm();
-  // An aggregate makes at most B.vectors coarse rows: a level of fewer than kCoarseRowsPerRank rows a rank
-  // gathers onto fewer ranks, as a scalar one does.
-  const std::int64_t aggregates_per_rank = (kCoarseRowsPerRank + B.vectors - 1) / std::max(B.vectors, 1);
-  const BlockPartition owners = coarse_partition(comm, node_aggregates.count,
-                                                 static_cast<std::int64_t>(node_aggregates.root.size()),
-                                                 aggregates_per_rank);
+  // An aggregate makes at most k coarse rows (k the vectors, every rank's alike): a level of fewer than
+  // kCoarseRowsPerRank rows a rank gathers onto fewer ranks, as a scalar one does.
+  const auto k = static_cast<std::int64_t>(comm.max(static_cast<double>(std::max(B.vectors, 1))));
+  const BlockPartition owners =
+      coarse_partition(comm, node_aggregates.count, node_aggregates.mis2_roots, (kCoarseRowsPerRank + k - 1) / k);
   const BlockPartition fine_rows = comm.partition_of(B.rows());
   const RowsToOwners sent = rows_to_owners(comm, node_aggregates, B, owners, fine_rows, row_aggregates);
   QRows back;
