@@ -1042,19 +1042,21 @@ TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {
 }
 
 // coarse_partition: whole blocks of kAggregateBlock, as the aggregates fall to the ranks where the level
-// covers every rank (the ranks after the last that made any holding none), else evenly over as many first
-// ranks as get at least min_per_rank each.
+// covers every rank (the ranks after the last that made any holding none, the left-out nodes' aggregates
+// with that last one), else evenly over as many first ranks as get at least min_per_rank each.
 TEST(DistributedSetup, ACoarseLevelIsCutInWholeBlocksWhereItsAggregatesFall) {
   const MpiBackend mpi;
   const Communicator& comm = mpi.comm();
   const int ranks = comm.size(), rank = comm.rank();
   const std::vector<std::int64_t> uneven = {3000, 0, 700, 5100, 129, 4000, 2600, 1};
   const std::vector<std::int64_t> first_half = {3100, 3100, 3100, 3100, 0, 0, 0, 0};  // the finest on 4 ranks
-  for (const std::vector<std::int64_t>* made_by_rank : {&uneven, &first_half}) {
+  const std::vector<std::int64_t> nothing(8, 0);  // left-out nodes alone (a level of isolated nodes)
+  for (const std::vector<std::int64_t>* made_by_rank : {&uneven, &first_half, &nothing}) {
     for (const std::int64_t scale : {1, 2, 40}) {
       for (const std::int64_t min_per_rank : {kAggregateBlock, kCoarseRowsPerRank}) {
         const std::int64_t mine = (*made_by_rank)[static_cast<std::size_t>(rank) % made_by_rank->size()] / scale;
-        const std::int64_t count = comm.sum(mine), made_before = comm.sum_before(mine);
+        const std::int64_t made = comm.sum(mine), made_before = comm.sum_before(mine);
+        const std::int64_t count = made + 37 / scale;  // the left-out nodes' aggregates, numbered after all
         SCOPED_TRACE(std::to_string(count) + " aggregates, at least " + std::to_string(min_per_rank) + " a rank");
         const BlockPartition cut = coarse_partition(comm, count, mine, min_per_rank);
         ASSERT_EQ(cut.ranks(), ranks);
@@ -1066,12 +1068,15 @@ TEST(DistributedSetup, ACoarseLevelIsCutInWholeBlocksWhereItsAggregatesFall) {
         }
         const std::int64_t holding = comm.sum(cut.count(rank) > 0 ? 1 : 0);
         if (count >= min_per_rank * (ranks - 1) + 1) {
-          EXPECT_LE(std::abs(cut.begin(rank) - made_before), kAggregateBlock / 2);
-          if (made_before == count) {
-            EXPECT_EQ(cut.count(rank), 0);
+          if (made_before < made) {
+            EXPECT_LE(std::abs(cut.begin(rank) - made_before), kAggregateBlock / 2);
+          } else if (made > 0 || rank > 0) {
+            EXPECT_EQ(cut.count(rank), 0);  // after the last rank that made some
+          } else {
+            EXPECT_EQ(cut.count(rank), count);  // none made any: rank 0 holds the left-out nodes' all
           }
         } else {
-          EXPECT_EQ(holding, std::max<std::int64_t>(1, (count + min_per_rank - 1) / min_per_rank));
+          EXPECT_EQ(holding, (count + min_per_rank - 1) / min_per_rank);  // none for no aggregates
           EXPECT_EQ(cut.count(rank) > 0, rank < holding);
           const std::int64_t blocks = (count + kAggregateBlock - 1) / kAggregateBlock;
           if (rank < holding) {

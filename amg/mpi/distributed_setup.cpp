@@ -92,11 +92,14 @@ BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, st
     return BlockPartition::from_offsets(std::move(offsets));
   }
   // Where each rank's aggregates begin, moved to the nearest block boundary (rounding keeps them in order);
-  // the ranks after the last that made any start at the end, so that none of them holds a part of a block.
+  // the ranks after the last that made any start at the end, so that none of them holds a part of a block
+  // (the last that made some holds the rest: left-out nodes' aggregates, numbered after all `mine`).
+  // (Rank 0 starts at 0 even where no rank made any: a level of left-out nodes alone.)
   const BlockPartition made = comm.partition_of(mine);
-  for (int r = 0; r < ranks; ++r) {
+  offsets[0] = 0;
+  for (int r = 1; r < ranks; ++r) {
     const std::int64_t nearest = (made.begin(r) + kAggregateBlock / 2) / kAggregateBlock * kAggregateBlock;
-    offsets[static_cast<std::size_t>(r)] = made.begin(r) == count ? count : std::min(count, nearest);
+    offsets[static_cast<std::size_t>(r)] = made.begin(r) == made.size() ? count : std::min(count, nearest);
   }
   return BlockPartition::from_offsets(std::move(offsets));
 }

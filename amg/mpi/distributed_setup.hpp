@@ -57,7 +57,8 @@ inline Array<Index> aggregate_ids(const MpiBackend&, Aggregates& aggregates) { r
 
 // The ranks' parts of the coarse level whose rows (a system's nodes) are the `count` aggregates of the level
 // above, `mine` of them this rank's (those MIS-2 numbered here: it numbers each rank's aggregates after the
-// ranks before it; Aggregates::mis2_roots). In whole blocks of kAggregateBlock, so that the level's reductions are one process's; on as
+// ranks before it; Aggregates::mis2_roots; the rest of `count`, numbered after all ranks', are left-out nodes'
+// and go with the last rank that made some). In whole blocks of kAggregateBlock, so that the level's reductions are one process's; on as
 // many ranks as have at least `min_per_rank` each, the first ones, evenly (a small level gathers onto fewer
 // ranks, as PETSc GAMG's and hypre's do); on all ranks, each about as many as it made, so that a rank's rows
 // of the prolongator name its own columns, not the neighbour's. Collective.
