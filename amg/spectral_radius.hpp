@@ -5,13 +5,13 @@
 // faster than power iteration; callers apply a safety factor where an upper bound matters. The start
 // vector is a seeded hash and all reductions are deterministic.
 //
-// The recurrence is written once over a backend (the setup's, amg/smoothed_aggregation.hpp); each step is
-// three passes, the backend's lanczos_product, lanczos_orthogonalize and lanczos_rescale (the cpu backend's below, the cuda
-// backend's in amg/cuda/device_setup.hpp), and the Ritz value comes from the small tridiagonal matrix on
-// the host. The sums are cut in the level's reduction blocks (common/reduction_block.hpp: kReductionBlock
-// rows on the finest level, kAggregateBlock on a coarse one), so that ranks whose parts of a coarse level
-// are whole small blocks sum as one process does. A system's smoothers scale by node blocks D_b (sparse/block_diagonal.hpp): rho(D_b^-1 A) by the
-// same recurrence on L^-1 A L^-T, D_b = L L^T, on the host.
+// The recurrence is written once over a backend (the setup's, amg/smoothed_aggregation.hpp); each step is three
+// passes, the backend's lanczos_product, lanczos_orthogonalize and lanczos_rescale (the cpu backend's below,
+// the cuda backend's in amg/cuda/device_setup.hpp), and the Ritz value comes from the small tridiagonal matrix
+// on the host. The sums are cut in the level's reduction blocks (common/reduction_block.hpp: kReductionBlock
+// rows on the finest level, kAggregateBlock on a coarse one), so that ranks whose parts of a coarse level are
+// whole small blocks sum as one process does. A system's smoothers scale by node blocks D_b
+// (sparse/block_diagonal.hpp): rho(D_b^-1 A) by the same recurrence on L^-1 A L^-T, D_b = L L^T, on the host.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

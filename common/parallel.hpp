@@ -2,10 +2,11 @@
 // OpenMP helpers shared by all CPU kernels.
 //
 // Reductions are deterministic: the range is cut into fixed blocks (kReductionBlock, a coarse level's
-// kAggregateBlock: common/reduction_block.hpp; independent of the thread count), each block is summed sequentially, and the block sums are added exactly (ExactSum), so the
-// order in which blocks are combined does not matter. The same input therefore gives bit-identical dot
-// products, norms and hence iteration counts on 1 or N threads, and on any number of ranks whose ranges
-// start on a block boundary (distributed/partition.hpp): a rank sums its blocks, the ranks merge the limbs.
+// kAggregateBlock: common/reduction_block.hpp; independent of the thread count), each block is summed
+// sequentially, and the block sums are added exactly (ExactSum), so the order in which blocks are combined does
+// not matter. The same input therefore gives bit-identical dot products, norms and hence iteration counts on 1
+// or N threads, and on any number of ranks whose ranges start on a block boundary (distributed/partition.hpp):
+// a rank sums its blocks, the ranks merge the limbs.
 #include <omp.h>
 
 #include <algorithm>
@@ -20,12 +21,12 @@ namespace amgsolve {
 
 inline int max_threads() { return omp_get_max_threads(); }
 
-// Whether a loop is worth starting the thread team for: a vector loop over more than 8192 entries, a sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on
-// one core). Below, the loop takes about what starting and joining the team does, and on a machine whose
-// cores are busy with other work the team's closing barrier waits for a descheduled thread: a small
-// system's solve, hundreds of iterations of a dozen such loops, ran 100 times slower on 2 threads than on 1
-// in the probe of 2026-11-29 (docs/BENCHMARKS.md). The results are the same either way: no loop's
-// arithmetic depends on its thread count.
+// Whether a loop is worth starting the thread team for: a vector loop over more than 8192 entries, a
+// sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on one core).
+// Below, the loop takes about what starting and joining the team does, and on a machine whose cores are busy
+// with other work the team's closing barrier waits for a descheduled thread: a small system's solve, hundreds
+// of iterations of a dozen such loops, ran 100 times slower on 2 threads than on 1 in the probe of 2026-11-29
+// (docs/BENCHMARKS.md). The results are the same either way: no loop's arithmetic depends on its thread count.
 inline constexpr std::uint64_t kSerialMatrixEntries = std::uint64_t{1} << 17;
 inline constexpr std::uint64_t kSerialVectorEntries = 8192;
 inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kSerialVectorEntries) { return n > serial_limit; }

@@ -1098,9 +1098,9 @@ TEST(DistributedSetup, ACoarseLevelIsCutInWholeBlocksWhereItsAggregatesFall) {
 }
 
 // The prolongator's rows on a rank name that rank's own aggregates: few of its entries are in ghost columns
-// (rows along the rank boundary, smoothed across it), also where ranks make unequal numbers of aggregates. With the coarse level cut as it was before 2026-12-01,
-// evenly in blocks of 8192 rows, rank 0 owned 16,384 of level 1's 17,636 aggregates on 2 ranks, so most of
-// rank 1's rows of P named columns on rank 0.
+// (rows along the rank boundary, smoothed across it), also where ranks make unequal numbers of aggregates. With
+// the coarse level cut as it was before 2026-12-01, evenly in blocks of 8192 rows, rank 0 owned 16,384 of level
+// 1's 17,636 aggregates on 2 ranks, so most of rank 1's rows of P named columns on rank 0.
 TEST(DistributedSetup, AProlongatorsColumnsLieMostlyOnItsRowsRank) {
   const MpiBackend mpi;
   const auto ghost_share_of_P = [&mpi](const CsrMatrix<double>& matrix) {

@@ -58,10 +58,10 @@ inline Array<Index> aggregate_ids(const MpiBackend&, Aggregates& aggregates) { r
 // The ranks' parts of the coarse level whose rows (a system's nodes) are the `count` aggregates of the level
 // above, `mine` of them this rank's (those MIS-2 numbered here: it numbers each rank's aggregates after the
 // ranks before it; Aggregates::mis2_roots; the rest of `count`, numbered after all ranks', are left-out nodes'
-// and go with the last rank that made some). In whole blocks of kAggregateBlock, so that the level's reductions are one process's; on as
-// many ranks as have at least `min_per_rank` each, the first ones, evenly (a small level gathers onto fewer
-// ranks, as PETSc GAMG's and hypre's do); on all ranks, each about as many as it made, so that a rank's rows
-// of the prolongator name its own columns, not the neighbour's. Collective.
+// and go with the last rank that made some). In whole blocks of kAggregateBlock, so that the level's reductions
+// are one process's; on as many ranks as have at least `min_per_rank` each, the first ones, evenly (a small
+// level gathers onto fewer ranks, as PETSc GAMG's and hypre's do); on all ranks, each about as many as it made,
+// so that a rank's rows of the prolongator name its own columns, not the neighbour's. Collective.
 BlockPartition coarse_partition(const Communicator& comm, std::int64_t count, std::int64_t mine, std::int64_t min_per_rank);
 // A scalar problem's coarse level gathers onto fewer ranks below this many rows a rank: there each rank's
 // share of a V-cycle's work on the level is about what its halo exchanges cost.

@@ -36,9 +36,9 @@ MpiNodeStrength<Value> node_strength(const MpiBackend& backend, const Distribute
 template <class Value>
 Aggregates node_aggregation(const MpiBackend& backend, const MpiNodeStrength<Value>& strength, std::uint64_t seed);
 // Step 3: T by the QR of each aggregate on the rank that owns it (coarse_partition, in
-// amg/mpi/distributed_setup.hpp), its rows sent there and Q's rows back; `coarse` receives the rank's nodes of the coarse
-// level (its aggregates'), row_aggregates each own row's aggregate. T's columns are partitioned as the coarse
-// level's rows. Collective.
+// amg/mpi/distributed_setup.hpp), its rows sent there and Q's rows back; `coarse` receives the rank's nodes of
+// the coarse level (its aggregates'), row_aggregates each own row's aggregate. T's columns are partitioned as
+// the coarse level's rows. Collective.
 template <class Value>
 DistributedMatrix<Value> tentative_prolongation(const MpiBackend& backend, const Aggregates& node_aggregates,
                                                 const NearNullspace& B, NearNullspace& coarse,
