@@ -20,6 +20,10 @@ constexpr Tuple make_tuple(State state, std::uint64_t seed, std::int64_t i) {
   return (static_cast<std::uint64_t>(state) << 62) | (priority << 32) | static_cast<std::uint32_t>(i);
 }
 constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
+// The seed of round `round`'s priorities (rounds count from 1).
+constexpr std::uint64_t round_seed(std::uint64_t seed, int round) {
+  return seeded_hash(seed, static_cast<std::uint64_t>(round));
+}
 constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
 
 // Calls visit(entry) for every entry of `list` in parallel and keeps, in order, the entries for which it
@@ -86,6 +90,14 @@ void decide(const StrengthGraph& g, const Array<Tuple>& max1, Array<Index>& unde
   });
 }
 
+// The undecided nodes' tuples with this round's priorities (Luby's fresh draw; decided nodes keep theirs:
+// their state alone decides how they compare).
+void draw_priorities(const Array<Index>& undecided, std::uint64_t seed, std::int64_t first, Array<Tuple>& tuple) {
+  const auto n = static_cast<std::int64_t>(undecided.size());
+#pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(n), kSerialVectorEntries))
+  for (std::int64_t u = 0; u < n; ++u) tuple[undecided[u]] = make_tuple(kUndecided, seed, first + undecided[u]);
+}
+
 }  // namespace
 
 Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
@@ -94,7 +106,7 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   const std::int64_t first = layout.first_node();
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i)
-    tuple[i] = make_tuple(g.degree(i) == 0 ? kOut : kUndecided, seed, first + i);
+    tuple[i] = make_tuple(g.degree(i) == 0 ? kOut : kUndecided, round_seed(seed, 1), first + i);
 
   // Each round's work is on these lists only: the nodes still undecided and the rows whose maximum one of
   // them may read. Both shrink within a few rounds, so a round costs far less than a sweep of every row
@@ -110,6 +122,7 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   for (std::int64_t everywhere = layout.sum(static_cast<std::int64_t>(undecided.size())); everywhere > 0;
        everywhere = layout.sum(static_cast<std::int64_t>(undecided.size()))) {
     ++round;
+    if (round > 1) draw_priorities(undecided, round_seed(seed, round), first, tuple);
     layout.fill_ghosts(tuple);
     propagate_max_live(g, tuple, live, max1);
     layout.fill_ghosts(max1);

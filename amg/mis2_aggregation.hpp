@@ -10,9 +10,12 @@
 // each round takes the maximum tuple over the distance-2 neighbourhood (two max-propagation sweeps);
 // an undecided node that is its own distance-2 maximum joins the set, one that sees an IN node within
 // distance 2 leaves it. Rounds are synchronous (double-buffered) and the random part is a seeded hash
-// of the node index, so the set depends only on the graph and the seed, not on the thread count. On a
-// symmetric graph it is the greedy MIS-2 of the tuples' order (a node joins exactly when no larger node
-// within distance 2 joined).
+// of the round and the node's global index, so the set depends only on the graph and the seed, not on
+// the thread count, the rank count or the device. As in Luby's algorithm (M. Luby, "A simple parallel
+// algorithm for the maximal independent set problem", SIAM J. Comput. 15(4), 1986), the undecided nodes
+// draw their priorities afresh every round: with fixed priorities a node waits until every larger undecided
+// node within distance 2 has decided, and such chains of waits span many rounds; a fresh draw breaks them,
+// so fewer rounds find a set of the same quality (docs/BENCHMARKS.md).
 //
 // Aggregates: every root (MIS-2 node) with its strong neighbours forms one aggregate (roots are at
 // distance >= 3, so no node neighbours two roots); the remaining nodes are at distance 2 from a root

@@ -216,12 +216,12 @@ inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
 // by a spring of stiffness 1 in x and y at its corner (0, 0) (free to rotate about that corner alone).
 enum class Support { clamped, floating, pinned_corner };
 
-// Plane-strain linear elasticity (E = 1, nu = 0.3) with linear triangles on an nx x ny grid of the
+// Plane-strain linear elasticity (E = 1, Poisson ratio nu) with linear triangles on an nx x ny grid of the
 // rectangle [0, nx / ny] x [0, 1], held as `support` says: unknowns (ux, uy) of each free node, interleaved;
 // `coordinates` receives the free nodes' (x, y).
 inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coordinates,
-                                       Support support = Support::clamped) {
-  const double E = 1.0, nu = 0.3, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
+                                       Support support = Support::clamped, double nu = 0.3) {
+  const double E = 1.0, lambda = E * nu / ((1 + nu) * (1 - 2 * nu)), mu = E / (2 * (1 + nu));
   const double h = 1.0 / ny;
   const Index first = support == Support::clamped ? 1 : 0;  // the first column of free nodes
   const auto free_node = [&](Index i, Index j) { return (i - first) * (ny + 1) + j; };

@@ -6,9 +6,11 @@
 // SIAM J. Sci. Comput. 38(6), 2016, section 5.3, Algorithm 3.
 //
 // The result is the CPU's bit for bit, because every step computes the same function of the same data:
-//  - tuples: (state, seeded_hash(seed, i) & 0x3fffffff, i) packed into 64 bits as on the CPU, with the one
-//    seeded_hash of common/hash.hpp (constexpr, compiled for the device with --expt-relaxed-constexpr,
-//    see amg/CMakeLists.txt); isolated nodes start OUT, all others UNDECIDED;
+//  - tuples: (state, seeded_hash(round seed, i) & 0x3fffffff, i) packed into 64 bits as on the CPU, with the
+//    one seeded_hash of common/hash.hpp (constexpr, compiled for the device with --expt-relaxed-constexpr,
+//    see amg/CMakeLists.txt); isolated nodes start OUT, all others UNDECIDED; round r's seed is
+//    seeded_hash(seed, r), and each round from the second gives the undecided nodes their new priorities
+//    (Luby's fresh draw) before it propagates;
 //  - a round: max1 = max over {i} u N(i) of the round's tuples (kernel 1, all nodes), then for each
 //    undecided node max2 = max over {i} u N(i) of max1, i.e. the maximum over {i} u N(i) u N(N(i)), and the
 //    CPU's decision: IN if max2 is the node's own tuple, OUT if max2 is IN, else undecided (kernel 2).
@@ -53,6 +55,10 @@ __host__ __device__ constexpr Tuple node_tuple(State state, std::uint64_t seed, 
   return (static_cast<std::uint64_t>(state) << 62) | (priority << 32) | static_cast<std::uint32_t>(i);
 }
 __host__ __device__ constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
+// The seed of round `round`'s priorities (rounds count from 1), as the CPU's.
+__host__ __device__ constexpr std::uint64_t round_seed(std::uint64_t seed, int round) {
+  return seeded_hash(seed, static_cast<std::uint64_t>(round));
+}
 __host__ __device__ constexpr Tuple with_state(Tuple t, State s) {
   return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62);
 }
@@ -76,6 +82,14 @@ __global__ void initial_tuples_kernel(Index nodes, const Offset* __restrict__ ro
   const Index i = static_cast<Index>(node);
   const bool isolated = row_ptr[i + 1] == row_ptr[i];
   tuple[i] = node_tuple(isolated ? kOut : kUndecided, seed, i);
+}
+
+// Before a round from the second: the undecided nodes' tuples with the round's priorities.
+__global__ void draw_priorities_kernel(Index nodes, std::uint64_t round_seed, Tuple* __restrict__ tuple) {
+  const std::int64_t node = setup_thread_node();
+  if (node >= nodes) return;
+  const Index i = static_cast<Index>(node);
+  if (state_of(tuple[i]) == kUndecided) tuple[i] = node_tuple(kUndecided, round_seed, i);
 }
 
 // Kernel 1 of a round: out[i] = max(in[i], max over neighbours j of in[j]), every node.
@@ -200,7 +214,7 @@ DeviceArray<std::uint8_t> device_mis2(const DeviceStrengthGraph& g, std::uint64_
   const Index* adj = raw_data(g.adj);
 
   DeviceArray<Tuple> tuple(static_cast<std::size_t>(n)), max1(static_cast<std::size_t>(n));
-  initial_tuples_kernel<<<setup_blocks(n), kSetupBlock>>>(n, row_ptr, seed, raw_data(tuple));
+  initial_tuples_kernel<<<setup_blocks(n), kSetupBlock>>>(n, row_ptr, round_seed(seed, 1), raw_data(tuple));
   AMGSOLVE_CUDA_CHECK_LAUNCH();
   auto undecided = thrust::count_if(thrust::device, tuple.begin(), tuple.end(), IsUndecided{});
   int round = 0;
@@ -208,6 +222,10 @@ DeviceArray<std::uint8_t> device_mis2(const DeviceStrengthGraph& g, std::uint64_
     // Every round decides at least the undecided node with the largest tuple, so n rounds always suffice.
     if (round >= n) throw Error("MIS-2 on the GPU made no progress after " + std::to_string(round) + " rounds");
     ++round;
+    if (round > 1) {
+      draw_priorities_kernel<<<setup_blocks(n), kSetupBlock>>>(n, round_seed(seed, round), raw_data(tuple));
+      AMGSOLVE_CUDA_CHECK_LAUNCH();
+    }
     propagate_max_kernel<<<setup_blocks(n), kSetupBlock>>>(n, row_ptr, adj, raw_data(tuple), raw_data(max1));
     AMGSOLVE_CUDA_CHECK_LAUNCH();
     decide_kernel<<<setup_blocks(n), kSetupBlock>>>(n, row_ptr, adj, raw_data(max1), raw_data(tuple));
