@@ -55,8 +55,9 @@ void visit_and_compact(Array<Index>& list, Visit&& visit) {
 }
 
 // One round's maximum over the closed neighbourhood, max1[i] = max(tuple[i], tuple[j] for neighbours j), on
-// the rows still live: those undecided or next to an undecided node (ghosts' states are this round's). The
-// others drop out of `live` for good: states only leave undecided, so such a row's maximum is final.
+// the rows still live: those undecided or next to an undecided node (ghosts' tuples are this round's). The
+// others drop out of `live` for good: states only leave undecided and only undecided tuples are drawn
+// again, so such a row's maximum is final.
 void propagate_max_live(const StrengthGraph& g, const Array<Tuple>& tuple, Array<Index>& live, Array<Tuple>& max1) {
   visit_and_compact(live, [&](Index i) {
     Tuple m = tuple[i];

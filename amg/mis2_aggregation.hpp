@@ -15,7 +15,7 @@
 // algorithm for the maximal independent set problem", SIAM J. Comput. 15(4), 1986), the undecided nodes
 // draw their priorities afresh every round: with fixed priorities a node waits until every larger undecided
 // node within distance 2 has decided, and such chains of waits span many rounds; a fresh draw breaks them,
-// so fewer rounds find a set of the same quality (docs/BENCHMARKS.md).
+// so fewer rounds find a set of comparable quality (docs/BENCHMARKS.md).
 //
 // Aggregates: every root (MIS-2 node) with its strong neighbours forms one aggregate (roots are at
 // distance >= 3, so no node neighbours two roots); the remaining nodes are at distance 2 from a root
@@ -42,7 +42,7 @@ struct Aggregates {
 
 // Where a graph's nodes are: all in this process (this class), or this rank's block of a graph distributed
 // over MPI ranks (amg/mpi/distributed_setup.hpp), whose adjacency also names ghost nodes, numbered after the
-// own ones, that other ranks own. The algorithms below read a ghost's state after fill_ghosts and count
+// own ones, that other ranks own. The algorithms below read a ghost's tuple after fill_ghosts and count
 // and number over all ranks, so every rank finds the set and the aggregates one process finds.
 class GraphLayout {
  public:

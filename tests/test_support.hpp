@@ -216,7 +216,7 @@ inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
 // by a spring of stiffness 1 in x and y at its corner (0, 0) (free to rotate about that corner alone).
 enum class Support { clamped, floating, pinned_corner };
 
-// Plane-strain linear elasticity (E = 1, Poisson ratio nu) with linear triangles on an nx x ny grid of the
+// Plane-strain linear elasticity (E = 1, Poisson ratio nu, 0.3 unless given) with linear triangles on an nx x ny grid of the
 // rectangle [0, nx / ny] x [0, 1], held as `support` says: unknowns (ux, uy) of each free node, interleaved;
 // `coordinates` receives the free nodes' (x, y).
 inline CsrMatrix<double> elasticity_2d(Index nx, Index ny, Vector<double>& coordinates,

@@ -85,11 +85,11 @@ __global__ void initial_tuples_kernel(Index nodes, const Offset* __restrict__ ro
 }
 
 // Before a round from the second: the undecided nodes' tuples with the round's priorities.
-__global__ void draw_priorities_kernel(Index nodes, std::uint64_t round_seed, Tuple* __restrict__ tuple) {
+__global__ void draw_priorities_kernel(Index nodes, std::uint64_t seed, Tuple* __restrict__ tuple) {
   const std::int64_t node = setup_thread_node();
   if (node >= nodes) return;
   const Index i = static_cast<Index>(node);
-  if (state_of(tuple[i]) == kUndecided) tuple[i] = node_tuple(kUndecided, round_seed, i);
+  if (state_of(tuple[i]) == kUndecided) tuple[i] = node_tuple(kUndecided, seed, i);
 }
 
 // Kernel 1 of a round: out[i] = max(in[i], max over neighbours j of in[j]), every node.

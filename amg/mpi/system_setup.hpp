@@ -5,7 +5,7 @@
 // as the aggregates of the level above fall to the ranks (kAggregateBlock aggregates at a time), so each rank's
 // rows are whole reduction blocks of its level (NearNullspace::reduction_blocks) and every rank count sums
 // as one process does. What a rank reads of another's nodes (a ghost node's number, diagonal block norm or
-// MIS-2 state, another rank's rows of B) comes through the level matrix's halo, a node's value carried by
+// MIS-2 tuple, another rank's rows of B) comes through the level matrix's halo, a node's value carried by
 // each of its rows; the QR of an aggregate whose nodes lie on several ranks runs on the rank that owns the
 // aggregate, over its rows in global order. So the hierarchy, level by level and bit for bit, is the
 // single-process one for any rank count (tests/test_mpi.cpp).
@@ -32,7 +32,7 @@ struct MpiNodeStrength {
 template <class Value>
 MpiNodeStrength<Value> node_strength(const MpiBackend& backend, const DistributedMatrix<Value>& A,
                                      const NearNullspace& level, double theta);
-// Step 2: MIS-2 on the nodes' graph, the ghost nodes' states through A's halo (ids global, count all ranks').
+// Step 2: MIS-2 on the nodes' graph, the ghost nodes' tuples through A's halo (ids global, count all ranks').
 template <class Value>
 Aggregates node_aggregation(const MpiBackend& backend, const MpiNodeStrength<Value>& strength, std::uint64_t seed);
 // Step 3: T by the QR of each aggregate on the rank that owns it (coarse_partition, in
