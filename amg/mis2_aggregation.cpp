@@ -4,27 +4,13 @@
 #include <numeric>
 
 #include "common/error.hpp"
-#include "common/hash.hpp"
+#include "amg/mis2_tuple.hpp"
 #include "common/parallel.hpp"
 
 namespace amgsolve {
 namespace {
 
-// A node's tuple packed into one integer so that "max tuple" is "max integer":
-// bits 62-63 state, bits 32-61 hashed priority, bits 0-31 node index (unique tie-break).
-using Tuple = std::uint64_t;
-enum State : std::uint64_t { kOut = 0, kUndecided = 1, kIn = 2 };
-
-constexpr Tuple make_tuple(State state, std::uint64_t seed, std::int64_t i) {
-  const std::uint64_t priority = seeded_hash(seed, static_cast<std::uint64_t>(i)) & 0x3fffffffULL;
-  return (static_cast<std::uint64_t>(state) << 62) | (priority << 32) | static_cast<std::uint32_t>(i);
-}
-constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
-// The seed of round `round`'s priorities (rounds count from 1).
-constexpr std::uint64_t round_seed(std::uint64_t seed, int round) {
-  return seeded_hash(seed, static_cast<std::uint64_t>(round));
-}
-constexpr Tuple with_state(Tuple t, State s) { return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62); }
+using namespace mis2_tuples;
 
 // Calls visit(entry) for every entry of `list` in parallel and keeps, in order, the entries for which it
 // returns true. Each thread compacts its static block in place; then the blocks are moved down in order, each

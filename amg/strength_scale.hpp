@@ -8,20 +8,14 @@
 // 2^s A it is A's.
 #include <math.h>
 
-#if defined(__CUDACC__)
-#define AMGSOLVE_STRENGTH_SCALE_QUALIFIERS __host__ __device__ inline
-#else
-#define AMGSOLVE_STRENGTH_SCALE_QUALIFIERS inline
-#endif
+#include "common/host_device.hpp"
 
 namespace amgsolve {
 
-AMGSOLVE_STRENGTH_SCALE_QUALIFIERS double strength_scale(double a_ii) {
+AMGSOLVE_HOST_DEVICE inline double strength_scale(double a_ii) {
   if (!isfinite(a_ii) || a_ii == 0.0) return 1.0;
   const int exponent = -ilogb(a_ii);
   return ldexp(1.0, exponent < -1022 ? -1022 : exponent > 1022 ? 1022 : exponent);
 }
 
 }  // namespace amgsolve
-
-#undef AMGSOLVE_STRENGTH_SCALE_QUALIFIERS

@@ -6,11 +6,10 @@
 // SIAM J. Sci. Comput. 38(6), 2016, section 5.3, Algorithm 3.
 //
 // The result is the CPU's bit for bit, because every step computes the same function of the same data:
-//  - tuples: (state, seeded_hash(round seed, i) & 0x3fffffff, i) packed into 64 bits as on the CPU, with the
-//    one seeded_hash of common/hash.hpp (constexpr, compiled for the device with --expt-relaxed-constexpr,
-//    see amg/CMakeLists.txt); isolated nodes start OUT, all others UNDECIDED; round r's seed is
-//    seeded_hash(seed, r), and each round from the second gives the undecided nodes their new priorities
-//    (Luby's fresh draw) before it propagates;
+//  - tuples: the CPU's own packing and priorities (amg/mis2_tuple.hpp, one __host__ __device__ definition,
+//    with the constexpr seeded_hash of common/hash.hpp compiled for the device with --expt-relaxed-constexpr,
+//    see amg/CMakeLists.txt); isolated nodes start OUT, all others UNDECIDED; each round from the second
+//    gives the undecided nodes their new priorities (Luby's fresh draw) before it propagates;
 //  - a round: max1 = max over {i} u N(i) of the round's tuples (kernel 1, all nodes), then for each
 //    undecided node max2 = max over {i} u N(i) of max1, i.e. the maximum over {i} u N(i) u N(N(i)), and the
 //    CPU's decision: IN if max2 is the node's own tuple, OUT if max2 is IN, else undecided (kernel 2).
@@ -41,31 +40,13 @@
 #include "common/cuda/check.cuh"
 #include "common/device.hpp"
 #include "common/error.hpp"
-#include "common/hash.hpp"
+#include "amg/mis2_tuple.hpp"
 
 namespace amgsolve {
 namespace {
 
-// ---- the node tuple, as in amg/mis2_aggregation.cpp: bits 62-63 state, 32-61 priority, 0-31 node index
-using Tuple = std::uint64_t;
-enum State : std::uint64_t { kOut = 0, kUndecided = 1, kIn = 2 };
-
-__host__ __device__ constexpr Tuple node_tuple(State state, std::uint64_t seed, Index i) {
-  const std::uint64_t priority = seeded_hash(seed, static_cast<std::uint64_t>(i)) & 0x3fffffffULL;
-  return (static_cast<std::uint64_t>(state) << 62) | (priority << 32) | static_cast<std::uint32_t>(i);
-}
-__host__ __device__ constexpr State state_of(Tuple t) { return static_cast<State>(t >> 62); }
-// The seed of round `round`'s priorities (rounds count from 1), as the CPU's.
-__host__ __device__ constexpr std::uint64_t round_seed(std::uint64_t seed, int round) {
-  return seeded_hash(seed, static_cast<std::uint64_t>(round));
-}
-__host__ __device__ constexpr Tuple with_state(Tuple t, State s) {
-  return (t & ~(3ULL << 62)) | (static_cast<std::uint64_t>(s) << 62);
-}
-// The packing orders by state first, then priority, then index (unique), as the CPU's does.
-static_assert(node_tuple(kIn, 0, 0) > node_tuple(kUndecided, 0, 0x7fffffff));
-static_assert(node_tuple(kUndecided, 0, 0) > node_tuple(kOut, 0, 0x7fffffff));
-static_assert(with_state(node_tuple(kUndecided, 5, 77), kIn) == node_tuple(kIn, 5, 77));
+// ---- the node tuple: amg/mis2_tuple.hpp, the CPU's
+using namespace mis2_tuples;
 
 struct IsUndecided {
   __host__ __device__ bool operator()(Tuple t) const { return state_of(t) == kUndecided; }
@@ -81,7 +62,7 @@ __global__ void initial_tuples_kernel(Index nodes, const Offset* __restrict__ ro
   if (node >= nodes) return;
   const Index i = static_cast<Index>(node);
   const bool isolated = row_ptr[i + 1] == row_ptr[i];
-  tuple[i] = node_tuple(isolated ? kOut : kUndecided, seed, i);
+  tuple[i] = make_tuple(isolated ? kOut : kUndecided, seed, i);
 }
 
 // Before a round from the second: the undecided nodes' tuples with the round's priorities.
@@ -89,7 +70,7 @@ __global__ void draw_priorities_kernel(Index nodes, std::uint64_t seed, Tuple* _
   const std::int64_t node = setup_thread_node();
   if (node >= nodes) return;
   const Index i = static_cast<Index>(node);
-  if (state_of(tuple[i]) == kUndecided) tuple[i] = node_tuple(kUndecided, seed, i);
+  if (state_of(tuple[i]) == kUndecided) tuple[i] = make_tuple(kUndecided, seed, i);
 }
 
 // Kernel 1 of a round: out[i] = max(in[i], max over neighbours j of in[j]), every node.
