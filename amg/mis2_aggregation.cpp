@@ -85,6 +85,41 @@ void draw_priorities(const Array<Index>& undecided, std::uint64_t seed, std::int
   for (std::int64_t u = 0; u < n; ++u) tuple[undecided[u]] = make_tuple(kUndecided, seed, first + undecided[u]);
 }
 
+
+// The aggregate of each root (numbered in global index order, so that aggregate ids depend neither on threads
+// nor on ranks), kNotAggregated elsewhere, ghosts' filled; the roots' global numbers and counts into `agg`.
+// Each block of nodes counts its roots, then numbers them from the count of the blocks before it.
+Array<Index> numbered_roots(const Array<std::uint8_t>& is_root, const GraphLayout& layout, Aggregates& agg) {
+  const auto nodes = static_cast<std::int64_t>(is_root.size());
+  const int blocks = max_threads();
+  std::vector<Index> roots_before(static_cast<std::size_t>(blocks) + 1, 0);
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < blocks; ++b) {
+    const auto [begin, end] = static_block(nodes, b, blocks);
+    roots_before[static_cast<std::size_t>(b) + 1] = static_cast<Index>(std::count(is_root.begin() + begin, is_root.begin() + end, 1));
+  }
+  std::partial_sum(roots_before.begin(), roots_before.end(), roots_before.begin());
+  const Index roots = roots_before.back();
+  const auto first_id = static_cast<Index>(layout.sum_before(roots));
+  agg.count = static_cast<Index>(layout.sum(roots));
+  agg.mis2_roots = roots;
+  agg.root.resize(static_cast<std::size_t>(roots));
+
+  Array<Index> root_id(static_cast<std::size_t>(nodes) + static_cast<std::size_t>(layout.ghosts()));
+  std::fill(root_id.begin() + nodes, root_id.end(), kNotAggregated);  // the ghosts', until filled
+#pragma omp parallel for schedule(static)
+  for (int b = 0; b < blocks; ++b) {
+    const auto [begin, end] = static_block(nodes, b, blocks);
+    Index next = roots_before[static_cast<std::size_t>(b)];
+    for (std::int64_t i = begin; i < end; ++i) {
+      root_id[i] = is_root[i] ? first_id + next : kNotAggregated;
+      if (is_root[i]) agg.root[static_cast<std::size_t>(next++)] = static_cast<Index>(layout.first_node() + i);
+    }
+  }
+  layout.fill_ghosts(root_id);
+  return root_id;
+}
+
 }  // namespace
 
 Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
@@ -99,10 +134,9 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   // them may read. Both shrink within a few rounds, so a round costs far less than a sweep of every row
   // (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists").
   Array<Index> live(static_cast<std::size_t>(g.nodes)), undecided(static_cast<std::size_t>(g.nodes));
-  std::iota(live.begin(), live.end(), Index{0});
-  undecided.resize(static_cast<std::size_t>(
-      std::copy_if(live.begin(), live.end(), undecided.begin(), [&](Index i) { return g.degree(i) > 0; }) -
-      undecided.begin()));
+#pragma omp parallel for schedule(static)
+  for (Index i = 0; i < g.nodes; ++i) live[i] = undecided[i] = i;
+  visit_and_compact(undecided, [&](Index i) { return g.degree(i) > 0; });
 
   Array<Tuple> max1(with_ghosts);
   int round = 0;
@@ -127,25 +161,14 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed, const Gr
   const Array<std::uint8_t> is_root = mis2(g, seed, nullptr, layout);
   const auto with_ghosts = static_cast<std::size_t>(g.nodes) + static_cast<std::size_t>(layout.ghosts());
   Aggregates agg;
-  Array<Index> root_id(with_ghosts, kNotAggregated);  // the aggregate of each root, kNotAggregated elsewhere
-
-  // Roots are numbered in global index order, so aggregate ids depend neither on threads nor on ranks.
-  Index roots = 0;
-  for (Index i = 0; i < g.nodes; ++i) roots += is_root[i];
-  Index next = static_cast<Index>(layout.sum_before(roots));
-  agg.count = static_cast<Index>(layout.sum(roots));
-  agg.mis2_roots = roots;
-  for (Index i = 0; i < g.nodes; ++i) {
-    if (!is_root[i]) continue;
-    root_id[i] = next++;
-    agg.root.push_back(static_cast<Index>(layout.first_node() + i));
-  }
-  layout.fill_ghosts(root_id);
+  const Array<Index> root_id = numbered_roots(is_root, layout, agg);  // of each root, kNotAggregated elsewhere
 
   // Pass 1: neighbours of a root join its aggregate (at most one root is adjacent, see the header).
-  Array<Index> first_pass = root_id;
+  Array<Index> first_pass(with_ghosts);
+  std::fill(first_pass.begin() + g.nodes, first_pass.end(), kNotAggregated);  // the ghosts', until filled
 #pragma omp parallel for schedule(static)
   for (Index i = 0; i < g.nodes; ++i) {
+    first_pass[i] = root_id[i];
     if (is_root[i]) continue;
     for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
       if (root_id[g.adj[k]] != kNotAggregated) {
@@ -158,10 +181,11 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed, const Gr
 
   // Pass 2: a node still unassigned is at distance 2 from a root; it joins the aggregate that most of
   // its strong neighbours belong to (ties: the smaller aggregate id). Reads only pass-1 results.
-  agg.id.assign(first_pass.begin(), first_pass.begin() + g.nodes);
+  agg.id.resize(static_cast<std::size_t>(g.nodes));
   Index leftovers = 0;
 #pragma omp parallel for schedule(static) reduction(+ : leftovers)
   for (Index i = 0; i < g.nodes; ++i) {
+    agg.id[i] = first_pass[i];
     if (first_pass[i] != kNotAggregated || g.degree(i) == 0) continue;
     Index best = kNotAggregated, best_votes = 0;
     for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
