@@ -30,6 +30,14 @@ std::string near_nullspace_problem(Index rows, int block_size, const NearNullspa
   return "";
 }
 
+int zero_vector(const Vector<double>& values, int count) {
+  std::vector<bool> nonzero(static_cast<std::size_t>(std::max(count, 0)), false);
+  for (std::size_t e = 0; e < values.size(); ++e)
+    if (values[e] != 0.0) nonzero[e % static_cast<std::size_t>(count)] = true;
+  const auto zero = std::find(nonzero.begin(), nonzero.end(), false);
+  return zero == nonzero.end() ? 0 : static_cast<int>(zero - nonzero.begin()) + 1;
+}
+
 Array<Index> regular_reduction_blocks(Index nodes) {
   Array<Index> blocks = {0};
   for (std::int64_t first = kReductionBlock; first < nodes; first += kReductionBlock) blocks.push_back(static_cast<Index>(first));

@@ -112,6 +112,9 @@ inline constexpr int kMaxNearNullspaceVectors = 64;
 // What does not fit: a block_size that does not divide `rows`, vectors that are not rows x count (count at
 // most kMaxNearNullspaceVectors) with finite values; "" when all does.
 std::string near_nullspace_problem(Index rows, int block_size, const NearNullspaceVectors& given);
+// The first (from 1) of `count` vectors, stored row by row in `values`, that is zero on every row; 0 if none is.
+// A whole vector's (a rank's rows of one may be zero).
+int zero_vector(const Vector<double>& values, int count);
 // Whether vectors given to a rank that holds `rows` of a matrix's global_rows are its rows of them rather
 // than the whole vectors: by their length (on a rank that holds every row both are the same).
 inline bool near_nullspace_given_by_rows(const NearNullspaceVectors& given, Index rows, std::int64_t global_rows) {

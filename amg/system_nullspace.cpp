@@ -50,14 +50,59 @@ double largest_row_magnitude(const CsrMatrix<double>& A, const SystemRows& rows)
   return rows.max(largest);
 }
 
-// B^T B, and with A given (A B)^T (A B) too (k x k, the lower triangles filled), summed in B's reduction
-// blocks (each block's rows in order, the blocks' sums exactly) and over the ranks. B_columns: B over A's
-// columns (SystemRows::columns).
+// 2^-e for a magnitude of about 2^e (1 for zero), the exponent within double's normal range.
+double power_of_two_near_inverse(double magnitude) {
+  if (!(magnitude > 0) || !std::isfinite(magnitude)) return 1.0;
+  return std::ldexp(1.0, std::clamp(-std::ilogb(magnitude), -1022, 1022));
+}
+
+// Powers of two that scale B's vectors (each by its largest entry over the ranks) and their images A b (by A's
+// largest row magnitude too) to about 1 before their products are summed: exact, so that the Gram matrices of
+// vectors from 1e-300 to 1e300 long, or of a matrix of such a scale, neither overflow nor vanish. A vector
+// that is zero on every row is an InputError.
+struct Scales {
+  std::vector<double> of_vectors;
+  double matrix = 0.0;     // A's largest row magnitude (largest_row_magnitude)
+  double of_images = 1.0;  // about 1 / matrix
+};
+Scales scales(const NearNullspace& B, const CsrMatrix<double>* A, const SystemRows& rows) {
+  const int k = B.vectors;
+  std::vector<double> largest(static_cast<std::size_t>(k), 0.0);
+  for (std::size_t e = 0; e < B.values.size(); ++e) largest[e % k] = std::max(largest[e % k], std::abs(B.values[e]));
+  Scales s;
+  for (int v = 0; v < k; ++v) {
+    const double everywhere = rows.max(largest[static_cast<std::size_t>(v)]);
+    if (everywhere == 0.0)
+      throw InputError("the near-nullspace's vector " + std::to_string(v + 1) + " is zero on every row");
+    s.of_vectors.push_back(power_of_two_near_inverse(everywhere));
+  }
+  if (A) {
+    s.matrix = largest_row_magnitude(*A, rows);
+    s.of_images = power_of_two_near_inverse(s.matrix);
+  }
+  return s;
+}
+
+// Row i of (s A) (B S), s = scale.of_images and S = diag(scale.of_vectors): each entry scaled before it is
+// multiplied, so that no product of a tiny matrix and tiny vectors underflows (nor of huge ones overflows).
+void scaled_product_row(const CsrMatrix<double>& A, Index i, const NearNullspace& B, const Scales& scale, double* out) {
+  const auto k = static_cast<std::size_t>(B.vectors);
+  std::fill(out, out + k, 0.0);
+  for (Offset e = A.row_begin(i); e < A.row_end(i); ++e) {
+    const double a = A.val[e] * scale.of_images;
+    const double* b = B.values.data() + static_cast<std::size_t>(A.col[e]) * k;
+    for (std::size_t v = 0; v < k; ++v) out[v] += a * (b[v] * scale.of_vectors[v]);
+  }
+}
+
+// B^T B, and with A given (A B)^T (A B) too (k x k, the lower triangles filled), of B's vectors and images
+// scaled by `scale`, summed in B's reduction blocks (each block's rows in order, the blocks' sums exactly) and
+// over the ranks. B_columns: B over A's columns (SystemRows::columns).
 struct Grams {
   Eigen::MatrixXd of_vectors, of_images;
 };
 Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A, const NearNullspace& B_columns,
-                    const SystemRows& rows) {
+                    const SystemRows& rows, const Scales& scale) {
   const int k = B.vectors;
   const auto entries = static_cast<std::size_t>(k) * (k + 1) / 2;
   const auto blocks = static_cast<std::int64_t>(B.reduction_blocks.size()) - 1;
@@ -67,11 +112,11 @@ Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A, const Ne
   for (std::int64_t block = 0; block < blocks; ++block) {
     double* of_vectors = partial.data() + static_cast<std::size_t>(block) * 2 * entries;
     double* of_images = of_vectors + entries;
-    std::vector<double> image(static_cast<std::size_t>(k), 0.0);
+    std::vector<double> image(static_cast<std::size_t>(k), 0.0), b(static_cast<std::size_t>(k));
     const Index first = B.node_ptr[B.reduction_blocks[block]], last = B.node_ptr[B.reduction_blocks[block + 1]];
     for (Index i = first; i < last; ++i) {
-      if (A) product_row(*A, i, B_columns, image.data());
-      const double* b = B.values.data() + static_cast<std::size_t>(i) * k;
+      if (A) scaled_product_row(*A, i, B_columns, scale, image.data());
+      for (int v = 0; v < k; ++v) b[v] = B.values[static_cast<std::size_t>(i) * k + v] * scale.of_vectors[v];
       std::size_t e = 0;
       for (int v = 0; v < k; ++v)
         for (int w = 0; w <= v; ++w, ++e) {
@@ -96,7 +141,8 @@ Grams gram_matrices(const NearNullspace& B, const CsrMatrix<double>* A, const Ne
 }
 
 // W = V_r Lambda_r^-1/2 over B^T B's eigenvalues above rounding: B W has orthonormal columns, spanning what B
-// spans (dependent or vanishing vectors of B left out).
+// spans (dependent vectors of B left out). `gram` is of the scaled vectors B S (S = diag(scale.of_vectors)), so
+// B (S W) is orthonormal: see with_vector_scales.
 Eigen::MatrixXd orthonormalizing(const Eigen::MatrixXd& gram) {
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_gram(gram.selfadjointView<Eigen::Lower>());
   const double largest = of_gram.eigenvalues().maxCoeff();
@@ -111,18 +157,28 @@ Eigen::MatrixXd orthonormalizing(const Eigen::MatrixXd& gram) {
 
 std::vector<double> columns_of(const Eigen::MatrixXd& M) { return std::vector<double>(M.data(), M.data() + M.size()); }
 
+// S W: combinations of B from combinations W of the scaled vectors B S.
+Eigen::MatrixXd with_vector_scales(const Scales& scale, Eigen::MatrixXd W) {
+  for (Eigen::Index v = 0; v < W.rows(); ++v) W.row(v) *= scale.of_vectors[static_cast<std::size_t>(v)];
+  return W;
+}
+
 // `auto`: the combinations of B that A maps to zero (see the header), as the columns of a k x m matrix.
 std::vector<double> combinations_in_nullspace(const CsrMatrix<double>& A, const NearNullspace& B,
                                               const NearNullspace& B_columns, const SystemRows& rows) {
-  const Grams grams = gram_matrices(B, &A, B_columns, rows);
+  const Scales scale = scales(B, &A, rows);
+  const Grams grams = gram_matrices(B, &A, B_columns, rows, scale);
+  // In the scaled units: B S W orthonormal, M = (A B S W)^T (A B S W) / ||A||^2 with ||A|| the largest row
+  // magnitude (up to the power of two's rounding, undone in the threshold).
   const Eigen::MatrixXd W = orthonormalizing(grams.of_vectors);
   const Eigen::MatrixXd M = W.transpose() * grams.of_images.selfadjointView<Eigen::Lower>() * W;
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_image(M);
-  const double scale = largest_row_magnitude(A, rows);
   Eigen::MatrixXd kept(B.vectors, 0);
+  if (M.rows() == 0) return {};
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> of_image(M);
+  const double threshold = kNullspaceCandidate * scale.matrix * scale.of_images;
   for (Eigen::Index j = 0; j < M.rows(); ++j) {
-    if (std::sqrt(std::max(of_image.eigenvalues()[j], 0.0)) > kNullspaceCandidate * scale) continue;
-    const Eigen::VectorXd c = W * of_image.eigenvectors().col(j);
+    if (std::sqrt(std::max(of_image.eigenvalues()[j], 0.0)) > threshold) continue;
+    const Eigen::VectorXd c = with_vector_scales(scale, W * of_image.eigenvectors().col(j));
     if (const WorstRow worst = worst_row(A, combined(B_columns, c.data()), rows); worst.relative > kNullspaceRowTolerance)
       throw InputError("A maps a combination of the near-nullspace vectors nearly, not quite, to zero (row " +
                        std::to_string(worst.row + 1) + ": " + format_number(worst.relative) +
@@ -147,7 +203,8 @@ std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNul
                        std::to_string(v + 1) + " to zero: row " + std::to_string(worst.row + 1) + " of A times it is " +
                        format_number(worst.relative) + " of the row's magnitude (use auto, or none for a nonsingular matrix)");
   }
-  return columns_of(orthonormalizing(gram_matrices(B, nullptr, B_columns, rows).of_vectors));
+  const Scales scale = scales(B, nullptr, rows);
+  return columns_of(with_vector_scales(scale, orthonormalizing(gram_matrices(B, nullptr, B_columns, rows, scale).of_vectors)));
 }
 
 }  // namespace

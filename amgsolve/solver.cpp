@@ -1032,6 +1032,10 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
   if (const std::string problem = near_nullspace_problem(A.rows, params.amg.block_size, params.amg.near_nullspace);
       !problem.empty())
     throw InputError(problem);
+  const NearNullspaceVectors& given = params.amg.near_nullspace;
+  if (given.count > 0)
+    if (const int zero = zero_vector(*given.values, given.count); zero > 0)
+      throw InputError("the near-nullspace's vector " + std::to_string(zero) + " is zero on every row");
 }
 
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,

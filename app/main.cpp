@@ -72,10 +72,22 @@ int main(int argc, char** argv) {
       ->expected(1)  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
+  // An output path that starts with '-' is an option the user forgot the path of (`--report --quiet`), which
+  // CLI11 would take as the path.
+  const CLI::Validator not_an_option(
+      [](const std::string& path) {
+        return path.starts_with('-') ? "'" + path + "' is an option, not a file name (a file named so: ./" + path + ")"
+                                     : std::string();
+      },
+      "");
   CLI::Option* report =
-      app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)");
+      app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)")
+          ->type_name("FILE")
+          ->check(not_an_option);
   CLI::Option* vtk = app.add_option("--vtk", options.vtk,
-                                    "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)");
+                                    "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)")
+                         ->type_name("FILE")
+                         ->check(not_an_option);
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");

@@ -722,7 +722,11 @@ NearNullspaceFile read_near_nullspace_file(Config& config) {
     if (B.rows != rows)
       throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.rows) +
                        " rows, the matrix " + std::to_string(rows));
-    return {dense_rows(B), B.cols, rows};
+    Vector<double> vectors = dense_rows(B);
+    if (const int zero = zero_vector(vectors, B.cols); zero > 0)
+      throw InputError("problem.near_nullspace: " + p.near_nullspace + ": vector " + std::to_string(zero) +
+                       " (column " + std::to_string(zero) + ") is zero on every row");
+    return {std::move(vectors), B.cols, rows};
   }
   const CsrMatrix<double> points = read_matrix_market(p.coordinates);
   if (points.cols != 2 && points.cols != 3)

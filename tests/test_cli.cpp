@@ -313,6 +313,19 @@ TEST(Cli, ReportDirectoryMissing) {
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {report}));
 }
 
+// An output option whose path was forgotten does not take the next option as its path (CLI11 would: `--report
+// --quiet` wrote the report into a file named "--quiet"); a file whose name starts with '-' is written as ./-name.
+TEST(Cli, AnOptionIsNotTakenAsAnOutputsPath) {
+  ScratchDir dir;
+  RunResult r = run(dir, {kSmallConfig, "--report", "--quiet"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--report", "'--quiet' is an option, not a file name"}));
+  r = run(dir, {kSmallConfig, "--vtk", "--set", "problem.size=[4,4,4]"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--vtk", "'--set' is an option"}));
+  r = run(dir, {kSmallConfig, "--quiet", "--report", "./-R.json"});
+  EXPECT_EQ(r.status, kExitOk) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("-R.json")));
+}
+
 // No output overwrites an input or another output: refused by name before any work.
 TEST(Cli, OutputOntoTheConfigOrAnotherOutputIsRefused) {
   ScratchDir dir;

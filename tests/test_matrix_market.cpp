@@ -1,4 +1,5 @@
 // Matrix Market reader/writer: round trips, the shared SuiteSparse files, malformed input.
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -364,6 +365,24 @@ TEST(MatrixMarket, DirectoryIsNamedAsOne) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
   }
+}
+
+// A device never ends, a pipe can be read once (the program reads a header first), a FIFO without a writer
+// never opens: each refused by name before it is opened, never waited on.
+TEST(MatrixMarket, DevicesAndPipesAreRefusedByName) {
+  ScratchDir dir;
+  const std::string fifo = dir.file("matrix.mtx");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto message = [](const std::string& path) {
+    try {
+      read_matrix_market_header(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(fifo).find(fifo + " is a pipe, not a file"), std::string::npos) << message(fifo);
+  EXPECT_NE(message("/dev/zero").find("/dev/zero is a device, not a file"), std::string::npos) << message("/dev/zero");
 }
 
 TEST(MatrixMarket, FailedWriteLeavesNoFile) {

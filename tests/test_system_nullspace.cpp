@@ -80,6 +80,65 @@ TEST(SystemNullspace, IsTheRigidMotionsTheBodyIsFreeToMake) {
   EXPECT_LT((to_dense(*pinned.A) * N).norm(), 1e-12 * N.norm());
 }
 
+// The body's modes, vector v scaled by factors[v % factors.size()]; a matrix scaled by `factor`.
+NearNullspace scaled_modes(const Body& body, const std::vector<double>& factors) {
+  NearNullspace B = body.finest();
+  for (std::size_t e = 0; e < B.values.size(); ++e) B.values[e] *= factors[e % factors.size()];
+  return B;
+}
+CsrMatrix<double> scaled_matrix(const CsrMatrix<double>& A, double factor) {
+  CsrMatrix<double> scaled = A;
+  for (double& v : scaled.val) v *= factor;
+  return scaled;
+}
+// The smallest cosine between a rigid-body mode of `body` and its projection onto span(N).
+double worst_mode_in_span(const Body& body, const Dense& N) {
+  const NearNullspace B = body.finest();
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> modes(
+      B.values.data(), B.rows(), B.vectors);
+  double worst = 1.0;
+  for (Eigen::Index v = 0; v < modes.cols(); ++v) {
+    const Eigen::VectorXd mode = modes.col(v);
+    worst = std::min(worst, alignment(mode, N * N.colPivHouseholderQr().solve(mode)));
+  }
+  return worst;
+}
+
+TEST(SystemNullspace, IsFoundForVectorsAndMatricesOfAnyScale) {
+  // Vectors 1e-300 to 1e200 long, and matrices of 1e-200 and 1e200: their squares over- or underflow in double.
+  const Body floating(16, 4, Support::floating), clamped(16, 4, Support::clamped);
+  const auto nullspace_of = [](const CsrMatrix<double>& A, const NearNullspace& B) {
+    const SystemNullspace resolved = resolve_system_nullspace(A, B, NullspaceChoice::automatic);
+    if (!resolved.combinations) return Dense(A.rows, 0);
+    const Vector<double> N = nullspace_vectors(B, *resolved.combinations);
+    return Dense(Eigen::Map<const Dense>(N.data(), A.rows, static_cast<Eigen::Index>(N.size() / A.rows)));
+  };
+  for (const std::vector<double>& factors :
+       {std::vector<double>{1e200, 1e-300, 1.0}, std::vector<double>{1e-300}, std::vector<double>{1e200}}) {
+    const NearNullspace B = scaled_modes(floating, factors);
+    for (const double matrix_factor : {1.0, 1e-200, 1e200}) {
+      SCOPED_TRACE(::testing::Message() << "modes x " << factors[0] << ", matrix x " << matrix_factor);
+      const Dense N = nullspace_of(scaled_matrix(*floating.A, matrix_factor), B);
+      ASSERT_EQ(N.cols(), 3);
+      EXPECT_GT(worst_mode_in_span(floating, N), 1 - 1e-10);
+      EXPECT_EQ(nullspace_of(scaled_matrix(*clamped.A, matrix_factor), scaled_modes(clamped, factors)).cols(), 0);
+    }
+  }
+  // A vector that is zero everywhere is a mistake, not a motion.
+  NearNullspace with_zero = floating.finest();
+  for (std::size_t e = 1; e < with_zero.values.size(); e += 3) with_zero.values[e] = 0.0;
+  try {
+    resolve_system_nullspace(*floating.A, with_zero, NullspaceChoice::automatic);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vector 2 is zero on every row"), std::string::npos) << e.what();
+  }
+  Parameters parameters;
+  parameters.amg.block_size = 2;
+  parameters.amg.near_nullspace = {3, std::make_shared<const Vector<double>>(with_zero.values)};
+  EXPECT_THROW(Solver(floating.A, parameters), InputError);
+}
+
 TEST(SystemNullspace, RefusesWhatItCannotBe) {
   const Body pinned(8, 4, Support::pinned_corner);
   const auto message = [&](NullspaceChoice choice) {

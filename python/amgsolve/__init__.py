@@ -84,6 +84,23 @@ def _settings(params: dict[str, Any]) -> list[str]:
     return out
 
 
+def _require_valid_indptr(A: Any, name: str) -> None:
+    """A's row offsets from 0, non-decreasing, within its arrays: checked before scipy's own sparse tools
+    (sum_duplicates, has_canonical_format) read a corrupt indptr and fail with a bare C++ error."""
+    indptr = np.asarray(A.indptr)
+    if indptr.ndim != 1 or indptr.shape[0] != A.shape[0] + 1:
+        raise InputError(f"{name}: indptr has {indptr.shape[0] if indptr.ndim == 1 else indptr.shape} entries, "
+                         f"expected rows + 1 = {A.shape[0] + 1}")
+    if indptr[0] != 0:
+        raise InputError(f"{name}: indptr must start at 0, not {indptr[0]}")
+    steps = np.diff(indptr)
+    if steps.size and steps.min() < 0:
+        raise InputError(f"{name}: indptr decreases at row {int(np.argmax(steps < 0))}")
+    stored = min(len(A.indices), len(A.data))
+    if indptr[-1] > stored:
+        raise InputError(f"{name}: indptr ends at {indptr[-1]}, beyond the {stored} stored entries")
+
+
 def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | sp.csr_matrix:
     """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
     if not sp.issparse(A):
@@ -94,6 +111,7 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
         A = sp.csr_array(dense)
     if A.format != "csr":
         A = A.tocsr()
+    _require_valid_indptr(A, name)
     if A.dtype not in dtypes:
         real = np.issubdtype(A.dtype, np.floating) or np.issubdtype(A.dtype, np.integer) or A.dtype == np.bool_
         if not real:
