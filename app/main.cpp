@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
   // CLI11 would take as the path.
   const CLI::Validator not_an_option(
       [](const std::string& path) {
-        return path.starts_with('-') ? "'" + path + "' is an option, not a file name (a file named so: ./" + path + ")"
+        return path.starts_with('-') ? "'" + amgsolve::printable(path) + "' is an option, not a file name (a file named "
+                                           "so: ./" + amgsolve::printable(path) + ")"
                                      : std::string();
       },
       "");

@@ -621,8 +621,8 @@ namespace {
 // The line that says how the work is spread: threads, and ranks under mpirun.
 std::string parallelism(int threads) {
   const int ranks = Ranks::size();
-  return ranks > 1 ? std::to_string(ranks) + " ranks x " + std::to_string(threads) + " threads"
-                   : std::to_string(threads) + " threads";
+  const std::string team = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  return ranks > 1 ? std::to_string(ranks) + " ranks x " + team : team;
 }
 
 // The configuration with the command line's overrides, validated as it is read: keys, values, the backend

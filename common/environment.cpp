@@ -18,7 +18,7 @@ std::optional<long long> integer_from_environment(const char* name, long long mi
   long long value = 0;
   const auto [stop, error] = std::from_chars(text, end, value);
   if (error != std::errc() || stop != end || value < min || value > max)
-    throw InputError(std::string(name) + "='" + text + "' is not a whole number from " + std::to_string(min) +
+    throw InputError(std::string(name) + "='" + printable(text) + "' is not a whole number from " + std::to_string(min) +
                      " to " + std::to_string(max));
   return value;
 }

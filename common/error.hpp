@@ -34,18 +34,32 @@ inline std::string format_number(double v) {
 }
 
 // Text from the input as a message shows it: control characters (a NUL, an escape sequence, a line break
-// that would split the one-line error) written as \xNN.
-inline std::string printable(const std::string& text) {
+// that would split the one-line error) and bytes that are not UTF-8 written as \xNN, and text beyond
+// `limit` bytes cut, with its length said (a megabyte of junk in a value is not echoed whole).
+inline std::string printable(const std::string& text, std::size_t limit = 80) {
+  // The length of the UTF-8 sequence at text[i], 0 where none starts there.
+  const auto utf8_length = [&](std::size_t i) -> std::size_t {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t n = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
+    return n;
+  };
   std::string shown;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      shown += c;
+  for (std::size_t i = 0; i < text.size();) {
+    if (shown.size() >= limit) return shown + "... (" + std::to_string(text.size()) + " bytes)";
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const std::size_t sequence = byte >= 0x80 ? utf8_length(i) : (byte >= 0x20 && byte != 0x7f ? 1 : 0);
+    if (sequence > 0) {
+      shown.append(text, i, sequence);
+      i += sequence;
       continue;
     }
     char escaped[8];
     std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
     shown += escaped;
+    ++i;
   }
   return shown;
 }

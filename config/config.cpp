@@ -126,20 +126,20 @@ class Document {
   void apply_override(const std::string& assignment) {
     const auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw InputError(override_label_ + " " + assignment + ": expected key.path=value");
+      throw InputError(override_label_ + " " + printable(assignment) + ": expected key.path=value");
     const std::string path = assignment.substr(0, eq);
     YAML::Node value;
     try {
       value = YAML::Load(assignment.substr(eq + 1));
       require_one_value(assignment.substr(eq + 1));
     } catch (const YAML::Exception& e) {
-      throw InputError(override_label_ + " " + assignment + ": malformed YAML value: " + e.msg);
+      throw InputError(override_label_ + " " + printable(assignment) + ": malformed YAML value: " + e.msg);
     } catch (const InputError& e) {
-      throw InputError(override_label_ + " " + assignment + ": " + e.what());
+      throw InputError(override_label_ + " " + printable(assignment) + ": " + e.what());
     }
     const std::vector<std::string> parts = split_path(path);
     if (path.back() == '.' || std::find(parts.begin(), parts.end(), std::string()) != parts.end())
-      throw InputError(override_label_ + " " + assignment + ": '" + path + "' has an empty key name");
+      throw InputError(override_label_ + " " + printable(assignment) + ": '" + printable(path) + "' has an empty key name");
     set_path(root_, parts, 0, value, path, override_label_);
     overridden_.insert(path);
   }
@@ -213,7 +213,7 @@ class Document {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       child = node[parts[i]];
     }
-    if (!child.IsMap()) throw InputError(label + " " + path + ": '" + parts[i] + "' is not a section");
+    if (!child.IsMap()) throw InputError(label + " " + path + ": '" + printable(parts[i]) + "' is not a section");
     set_path(child, parts, i + 1, value, path, label);
   }
 

@@ -198,15 +198,15 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   h.field = lowercase(h.field);
   h.symmetry = lowercase(h.symmetry);
   if (tag != "%%MatrixMarket") scan.fail("missing %%MatrixMarket banner");
-  if (h.object != "matrix") scan.fail("object '" + h.object + "' is not supported (expected 'matrix')");
+  if (h.object != "matrix") scan.fail("object '" + printable(h.object) + "' is not supported (expected 'matrix')");
   if (h.format != "coordinate" && h.format != "array")
-    scan.fail("format '" + h.format + "' is not 'coordinate' or 'array'");
+    scan.fail("format '" + printable(h.format) + "' is not 'coordinate' or 'array'");
   if (h.field != "real" && h.field != "integer" && h.field != "pattern" && h.field != "complex" &&
       h.field != "double")
-    scan.fail("unknown field '" + h.field + "'");
+    scan.fail("unknown field '" + printable(h.field) + "'");
   if (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric" &&
       h.symmetry != "hermitian")
-    scan.fail("unknown symmetry '" + h.symmetry + "'");
+    scan.fail("unknown symmetry '" + printable(h.symmetry) + "'");
 
   if (!scan.next_data_line(line)) scan.fail("missing size line");
   Fields size(line);
@@ -253,7 +253,7 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   if (ec == std::errc::result_out_of_range)
     scan.fail("value " + token + " is out of the range of a double (nonzero magnitudes from about 4.9e-324 to "
               "1.8e308)");
-  scan.fail("expected a numeric value, got '" + token + "'");
+  scan.fail("expected a numeric value, got '" + printable(token) + "'");
 }
 
 // The entries of a matrix after its header (coordinate or dense array), a batch at a time, each checked as
@@ -342,7 +342,7 @@ Vector<double> read_vector(MatrixMarketScanner& scan) {
   require_real(h, scan);
   if (h.cols != 1) scan.fail("a vector must have exactly 1 column, this has " + std::to_string(h.cols));
   if (h.symmetry != "general")  // a mirrored entry of a one-column "matrix" would land outside it
-    scan.fail("a vector is stored 'general', this file says '" + h.symmetry + "'");
+    scan.fail("a vector is stored 'general', this file says '" + printable(h.symmetry) + "'");
   Vector<double> x(static_cast<std::size_t>(h.rows), 0.0);
   Array<std::uint8_t> given(h.format == "coordinate" ? static_cast<std::size_t>(h.rows) : 0, 0);
   std::string_view line;

@@ -795,6 +795,18 @@ TEST(Config, ControlCharactersAreRefusedAndShownEscaped) {
   EXPECT_TRUE(Contains(key, "unknown key 'amg.coarse\\x00size'")) << key;
 }
 
+// A value is echoed in an error, but not a megabyte of it, nor bytes that are not text: cut after 80 bytes with
+// its length said, invalid UTF-8 escaped, valid UTF-8 (a key written in another script) kept.
+TEST(Config, LongOrBinaryValuesAreShownCutAndEscaped) {
+  const std::string long_value = parse_error("problem:\n  type: " + std::string(100000, 'x') + "\n");
+  EXPECT_TRUE(Contains(long_value, "'" + std::string(80, 'x') + "... (100000 bytes)' is not one of")) << long_value;
+  EXPECT_LT(long_value.size(), 400u);
+  const std::string bytes = parse_error("amg:\n  \"\xff\xfe k\u00e9y\": 3\n");
+  EXPECT_TRUE(Contains(bytes, "unknown key 'amg.\\xff\\xfe k\xc3\xa9y'")) << bytes;
+  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");  // a sequence cut short
+  EXPECT_EQ(printable("\xe2\x82\xac"), "\xe2\x82\xac");  // the euro sign
+}
+
 TEST(Config, OverrideThroughAScalar) {
   const std::string e = parse_error("amg:\n  coarse_size: 10\n", {"amg.coarse_size.x=1"});
   EXPECT_TRUE(Contains(e, "--set"));

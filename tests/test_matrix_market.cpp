@@ -192,6 +192,8 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 0 1\n", ":3: column index 0 out of range"},
       {banner + "2 2 1\n1 1 abc\n", ":3: expected a numeric value"},
       {banner + "2 2 1\n1 1 +-4\n", ":3: expected a numeric value"},
+      {banner + "2 2 1\n1 1 " + std::string(5000, 'x') + "\n", "got '" + std::string(80, 'x') + "... (5000 bytes)'"},
+      {banner + "2 2 1\n1 1 4" + std::string(1, '\0') + "\n", "got '4\\x00'"},
       {banner + "2 2 1\n1 1 nan\n", ":3: value is not finite"},
       {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is out of the range of a double"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
