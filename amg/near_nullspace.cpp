@@ -45,7 +45,15 @@ Array<Index> regular_reduction_blocks(Index nodes) {
   return blocks;
 }
 
-NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given) {
+std::vector<double> largest_entries(const Vector<double>& values, int count) {
+  std::vector<double> largest(static_cast<std::size_t>(std::max(count, 0)), 0.0);
+  for (std::size_t e = 0; e < values.size(); ++e)
+    largest[e % largest.size()] = std::max(largest[e % largest.size()], std::abs(values[e]));
+  return largest;
+}
+
+NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given,
+                                    const std::vector<double>* largest) {
   if (const std::string problem = near_nullspace_problem(rows, block_size, given); !problem.empty())
     throw InputError(problem);
   NearNullspace B;
@@ -60,6 +68,11 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
   }
   B.vectors = given.count;
   B.values = *given.values;
+  const std::vector<double> scale_of = largest ? *largest : largest_entries(B.values, B.vectors);
+  std::vector<int> exponent(scale_of.size(), 0);
+  for (std::size_t v = 0; v < scale_of.size(); ++v)
+    if (scale_of[v] > 0) exponent[v] = std::clamp(-std::ilogb(scale_of[v]), -1022, 1022);
+  for (std::size_t e = 0; e < B.values.size(); ++e) B.values[e] = std::ldexp(B.values[e], exponent[e % exponent.size()]);
   return B;
 }
 

@@ -129,9 +129,16 @@ inline std::string rank_near_nullspace_problem(Index rows, std::int64_t global_r
                                 block_size, given);
 }
 
+// The largest magnitude of each of `count` vectors stored row by row in `values` (of these rows).
+std::vector<double> largest_entries(const Vector<double>& values, int count);
+
 // The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
-// vectors of the components (the constant in each). An InputError where near_nullspace_problem finds one.
-NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given);
+// vectors of the components (the constant in each). Each given vector is scaled by the power of two that
+// brings its largest entry (`largest`, of every rank's rows; null: of these rows) to [1, 2): exact, the same
+// aggregates' bases and hierarchy, and no square of a vector 1e200 or 1e-300 long over- or underflows in the
+// QR of its aggregates. An InputError where near_nullspace_problem finds one.
+NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given,
+                                    const std::vector<double>* largest = nullptr);
 
 // Why a system cannot be set up on `kind`, or "": the cpu backend only (of one process or of each MPI rank),
 // so far.

@@ -395,7 +395,7 @@ class SolverOn final : public Solver::Impl {
       Vector<double> back = scaled_back(x, exponent, "solution", layout);
       const bool lost = lost_digits(x, back, exponent, layout);
       x = std::move(back);
-      if (lost) require_attained(b, x, tolerance, result, layout);
+      if (lost) require_attained(b, x, exponent, tolerance, result, layout);
     }
     result.tolerance = tolerance;
     result.seconds = timer.seconds();
@@ -726,10 +726,11 @@ class SolverOn final : public Solver::Impl {
 
   // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
   // the tolerance, or the solve is an error (x_1 of diag(1e200, 1) x = [1e-150, 1e-150] is 1e-350: flushed
-  // to 0, a residual of 0.7 had been reported as converged).
-  void require_attained(const Vector<double>& b, const Vector<double>& x, double tolerance, SolveResult& result,
-                        VectorLayout layout) const {
-    const Vec<double> b_on = to_solve(b, layout), x_on = to_solve(x, layout);
+  // to 0, a residual of 0.7 had been reported as converged). Measured on the solve's scale (b and the x
+  // returned, digits lost and all, times 2^-exponent: exact), where b's norm does not underflow (b of 1e-310).
+  void require_attained(const Vector<double>& b, const Vector<double>& x, int exponent, double tolerance,
+                        SolveResult& result, VectorLayout layout) const {
+    const Vec<double> b_on = to_solve(scaled(b, -exponent), layout), x_on = to_solve(scaled(x, -exponent), layout);
     Vec<double> r;
     solving().residual(*A_, x_on, b_on, r);
     const double attained = solving().norm2(r) / solving().norm2(b_on);

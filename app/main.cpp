@@ -89,7 +89,14 @@ int main(int argc, char** argv) {
                                     "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)")
                          ->type_name("FILE")
                          ->check(not_an_option);
+  const CLI::Validator whole_number(
+      [](const std::string& text) {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? std::string() : "'" + amgsolve::printable(text) + "' is not a whole number";
+      },
+      "");
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
+      ->check(whole_number)
       ->check(CLI::Range(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
   CLI::Option* compare = app.add_flag("--compare-spgemm", options.compare_spgemm,

@@ -44,7 +44,8 @@ void check_mouse_view(const Config& config, const std::string& key, const std::s
                       const char* what) {
   if (path.empty()) return;
   if (config.problem.type != ProblemType::mouse)
-    throw InputError(key + ": only a mouse problem has a skin to write");
+    throw InputError(key + ": only a mouse problem has a " + std::string(what) + " to write (" + key +
+                     " is the mouse's)");
   if (!vtk_available())
     throw InputError(key + ": built without VTK, so no " + extension + " file can be written (install libvtk9-dev "
                      "and rebuild, or leave " + key + " empty)");
@@ -53,8 +54,9 @@ void check_mouse_view(const Config& config, const std::string& key, const std::s
   require_writable(path, what, kVtkMark);
 }
 
-// Fails fast, before any long computation, on output paths that cannot be written.
-void check_outputs(const Config& config) {
+// Fails fast, before any long computation, on output paths that cannot be written. `vtk_key` names where
+// output.vtk came from (--vtk on the command line).
+void check_outputs(const Config& config, const std::string& vtk_key) {
   const OutputParams& out = config.output;
   // No output may overwrite an input or another output (said first: more to the point than "not ours").
   std::vector<std::pair<std::string, std::string>> outputs;
@@ -81,13 +83,13 @@ void check_outputs(const Config& config) {
   if (!out.spgemm_csv.empty()) require_writable(out.spgemm_csv, "SpGEMM comparison file", kSpgemmCsvMark);
   if (!out.vtk.empty()) {
     if (!vtk_available())
-      throw InputError("output.vtk: built without VTK, so no .vti file can be written (install libvtk9-dev and "
+      throw InputError(vtk_key + ": built without VTK, so no .vti file can be written (install libvtk9-dev and "
                        "rebuild, or leave output.vtk and --vtk empty)");
     if (config.problem.type == ProblemType::matrix_market)
-      throw InputError("output.vtk: VTK output needs a grid, and a matrix_market problem has none "
+      throw InputError(vtk_key + ": VTK output needs a grid, and a matrix_market problem has none "
                        "(use output.solution to save the solution vector)");
     if (std::filesystem::path(out.vtk).extension() != ".vti")
-      throw InputError("output.vtk: grid problems are written as VTK image data; use a .vti file name, not " +
+      throw InputError(vtk_key + ": grid problems are written as VTK image data; use a .vti file name, not " +
                        out.vtk);
     require_writable(out.vtk, "VTK file", kVtkMark);
   }
@@ -637,7 +639,7 @@ Config load_run_config(const RunOptions& options) {
     config = load_config(options.config, overrides, Ranks::size(), /*check_inputs=*/Ranks::prints());
     if (options.report) config.output.report = *options.report;
     if (options.vtk) config.output.vtk = *options.vtk;
-    if (Ranks::prints()) check_outputs(config);
+    if (Ranks::prints()) check_outputs(config, options.vtk ? "--vtk" : "output.vtk");
   });
   if (Ranks::size() > 1) {  // each half of the hash compared: the ranks' reductions take signed 64 bits
     const auto high = static_cast<std::int64_t>(config.fingerprint >> 32), low = static_cast<std::int64_t>(config.fingerprint & 0xffffffffu);
@@ -1029,7 +1031,12 @@ int run(const RunOptions& options) {
     if (step == 1) {
       describe_problem(config, problem, by_rows, timer.seconds(), record);
     }
-    set_up_or_rebuild(config, problem, by_rows, solver, record);
+    try {
+      set_up_or_rebuild(config, problem, by_rows, solver, record);
+    } catch (const NumericalError& e) {  // what the setup found wrong with a matrix is its file's
+      if (config.problem.type != ProblemType::matrix_market) throw;
+      throw NumericalError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
+    }
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
     const bool from_x0 = !problem.x0.empty();  // problem.x0 (a matrix_market problem: one step)
     if (from_x0) x = std::move(problem.x0.front());  // the start becomes the solution: no second copy

@@ -94,8 +94,8 @@ class MatrixMarketScanner {
     return left == std::numeric_limits<std::uintmax_t>::max() ? 0 : static_cast<Offset>(left / 4 + 1);
   }
 
-  [[noreturn]] void fail(const std::string& message) const {
-    throw InputError(path_ + ":" + std::to_string(line_no_) + ": " + message);
+  [[noreturn]] void fail(const std::string& message) const {  // at the line read last (the file, before any)
+    throw InputError(path_ + (line_no_ > 0 ? ":" + std::to_string(line_no_) : std::string()) + ": " + message);
   }
 
   // Next line (without the newline); false at end of file.

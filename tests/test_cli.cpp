@@ -436,8 +436,10 @@ TEST(Cli, OneFailedOutputLeavesNone) {
 TEST(Cli, VtkNeedsVtiExtension) {
   if (!vtk_available()) GTEST_SKIP() << "built without VTK";
   ScratchDir dir;
-  const RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--vtk", dir.file("V.vtk")});
-  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"output.vtk", ".vti"}));
+  RunResult r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--vtk", dir.file("V.vtk")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--vtk: ", ".vti"}));  // named as the user gave it
+  r = run(dir, {kSmallConfig, "--report", dir.file("R.json"), "--set", "output.vtk=" + dir.file("V.vtk")});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"output.vtk: ", ".vti"}));
 }
 
 // The device machine's build has no VTK: a .vti request is refused at once, by name, and nothing is written.
@@ -452,7 +454,7 @@ TEST(Cli, VtkWithMatrixMarketProblem) {
   if (!vtk_available()) GTEST_SKIP() << "built without VTK";
   ScratchDir dir;
   const RunResult r = run_matrix(dir, laplacian_1d(10), {"--vtk", dir.file("V.vti")});
-  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"output.vtk", "VTK output needs a grid"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"--vtk: ", "VTK output needs a grid"}));
 }
 
 // ---------------------------------------------------------------- bad Matrix Market files

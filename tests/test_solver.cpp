@@ -612,6 +612,17 @@ TEST(Library, ASolutionThatUnderflowsIsAnErrorUnlessItStillMeetsTheTolerance) {
   const SolveResult fine = solver.solve({1e-110, 1e-10}, x);
   EXPECT_TRUE(fine.converged);
   EXPECT_NEAR(x[1], 1e-10, 1e-18);
+  // A subnormal b (1e-310, whose squares underflow): the residual of the x returned is still measured, as a
+  // number, not as 0 / 0.
+  const Solver laplacian(poisson(Stencil::p5, {8, 8}), Parameters{});
+  try {
+    laplacian.solve(Vector<double>(64, 1e-310), x);
+    ADD_FAILURE() << "x of entries about 1e-307 to 1e-310 lost digits, yet was reported as converged";
+  } catch (const NumericalError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("underflows double"), std::string::npos) << message;
+    EXPECT_EQ(message.find("nan"), std::string::npos) << message;
+  }
 }
 
 TEST(Library, AnInitialGuessThatCannotStartIsRefused) {

@@ -228,6 +228,28 @@ TEST(SingularSystem, FloatingAndPinnedBodiesSolveToThePseudoInverseSolution) {
   }
 }
 
+// The same modes 1e200 or 1e-300 long (the QR of each aggregate and the nullspace's Gram matrices square
+// them): the same solve, to the pseudo-inverse solution.
+TEST(SingularSystem, ModesOfAnyLengthSolveAlike) {
+  const Body body(64, 16, Support::floating);
+  const Vector<double> b = body.consistent_rhs(7);
+  Vector<double> x;
+  const SolveResult reference = Solver(body.A, floating_parameters(body)).solve(b, x);
+  for (const double factor : {1e200, 1e-300}) {
+    SCOPED_TRACE(::testing::Message() << "modes x " << factor);
+    Parameters p = floating_parameters(body);
+    Vector<double> scaled = *body.modes.values;
+    for (double& v : scaled) v *= factor;
+    p.amg.near_nullspace.values = std::make_shared<const Vector<double>>(std::move(scaled));
+    Solver solver(body.A, p);
+    EXPECT_EQ(solver.setup().nullspace_vectors, 3);
+    const SolveResult result = solver.solve(b, x);
+    ASSERT_TRUE(result.converged) << result.relative_residual;
+    EXPECT_EQ(result.iterations, reference.iterations);
+    expect_pseudo_inverse_solution(body, b, x);
+  }
+}
+
 TEST(SingularSystem, ARightHandSideWithNetForceIsRefused) {
   const Body body(16, 4, Support::floating);
   Solver solver(body.A, floating_parameters(body));

@@ -149,8 +149,8 @@ def _vector(v: Any, name: str) -> np.ndarray:
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
     if v.ndim == 0 or (v.ndim == 2 and 1 not in v.shape) or v.ndim > 2:
         several = "; b may be several, the columns of (n, m)" if name == "b" else ""
-        raise InputError(f"{name}: one vector is needed (shape (n,) or (n, 1){several}), got {type(v).__name__} of "
-                         f"shape {v.shape}")
+        raise InputError(f"{name}: one vector is needed (shape (n,), (n, 1) or (1, n){several}), got "
+                         f"{type(v).__name__} of shape {v.shape}")
     if v.dtype.kind not in "biuf":  # None, strings, objects
         raise InputError(f"{name}: values must be real numbers, got {v.dtype}")
     return np.ascontiguousarray(v, dtype=np.float64).ravel()

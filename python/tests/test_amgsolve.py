@@ -200,6 +200,15 @@ def test_bad_matrices_and_vectors_are_refused_with_the_reason():
         amgsolve.Solver(cases["zero or missing"])
     with pytest.raises(amgsolve.InputError, match="values must be real"):
         amgsolve.Solver(poisson(4).astype(np.complex128))
+    # A corrupt indptr is named before scipy's own tools read it (they failed with a bare C++ error).
+    for row, offset, message in [(10, None, "indptr decreases at row"), (10, -5, "indptr decreases at row"),
+                                 (0, 3, "indptr must start at 0")]:
+        M = poisson(6)
+        M.indptr[row] = M.indptr[row + 2] + 1 if offset is None else offset
+        with pytest.raises(amgsolve.InputError, match=message):
+            amgsolve.Solver(M)
+        with pytest.raises(amgsolve.InputError, match=message):
+            amgsolve.spgemm(M, poisson(6))
     solver = amgsolve.Solver(poisson(6))
     with pytest.raises(amgsolve.InputError, match="entries"):
         solver.solve(np.ones(5))
@@ -695,6 +704,15 @@ def test_near_nullspace_and_rigid_body_modes_refuse_what_does_not_fit():
         amgsolve.Solver(A, amg={"block_size": 3})
     with pytest.raises(amgsolve.InputError, match="rigid_body_modes"):
         amgsolve.rigid_body_modes(np.ones((5, 4)))
+    with pytest.raises(amgsolve.InputError, match="vector 2 is zero on every row"):
+        amgsolve.Solver(A, near_nullspace=np.column_stack([np.ones(A.shape[0]), np.zeros(A.shape[0])]))
+    # Vectors of any length (their squares over- or underflow in double) are the same near-nullspace.
+    modes = amgsolve.rigid_body_modes(points)
+    b = np.ones(A.shape[0])
+    reference = amgsolve.Solver(A, near_nullspace=modes, amg={"block_size": 2}).solve(b)[1]["iterations"]
+    for scale in (1e200, 1e-300):
+        x, info = amgsolve.Solver(A, near_nullspace=modes * scale, amg={"block_size": 2}).solve(b)
+        assert info["converged"] and info["iterations"] == reference
     # A vector of the constant (PyAMG's default B) is a scalar problem's near-nullspace given explicitly.
     x, info = amgsolve.Solver(A, near_nullspace=np.ones(A.shape[0])).solve(np.ones(A.shape[0]))
     assert info["converged"]
