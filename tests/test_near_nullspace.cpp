@@ -164,12 +164,16 @@ TEST(TentativeProlongationByQr, LeavesOutAColumnTheOthersSpan) {
   const CsrMatrix<double> T = tentative_prolongation<double>(runs_of(rows, {6, 6, 12}), B, coarse, row_aggregates);
   EXPECT_EQ(T.cols, 6);
   EXPECT_EQ(coarse.nodes(), 3);
-  // Still T B_c = B, the dependent column included.
+  // Still T B_c = B (the finest level's vectors, each scaled by a power of two), the dependent column included.
   Eigen::MatrixXd Bc(coarse.rows(), 3), Bf(rows, 3);
   for (Index r = 0; r < coarse.rows(); ++r)
     for (int v = 0; v < 3; ++v) Bc(r, v) = coarse.values[static_cast<std::size_t>(r) * 3 + v];
   for (Index r = 0; r < rows; ++r)
-    for (int v = 0; v < 3; ++v) Bf(r, v) = values[static_cast<std::size_t>(r) * 3 + v];
+    for (int v = 0; v < 3; ++v) {
+      Bf(r, v) = B.values[static_cast<std::size_t>(r) * 3 + v];
+      const double factor = Bf(r, v) / values[static_cast<std::size_t>(r) * 3 + v];
+      EXPECT_EQ(factor, std::exp2(std::round(std::log2(factor)))) << "a power of two";
+    }
   EXPECT_LT((to_dense(T) * Bc - Bf).norm(), 1e-12 * Bf.norm());
 }
 
