@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/reduction_block.hpp"
+#include "common/unit_scale.hpp"
 
 namespace amgsolve {
 
@@ -68,11 +69,9 @@ NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullsp
   }
   B.vectors = given.count;
   B.values = *given.values;
-  const std::vector<double> scale_of = largest ? *largest : largest_entries(B.values, B.vectors);
-  std::vector<int> exponent(scale_of.size(), 0);
-  for (std::size_t v = 0; v < scale_of.size(); ++v)
-    if (scale_of[v] > 0) exponent[v] = std::clamp(-std::ilogb(scale_of[v]), -1022, 1022);
-  for (std::size_t e = 0; e < B.values.size(); ++e) B.values[e] = std::ldexp(B.values[e], exponent[e % exponent.size()]);
+  std::vector<double> scale = largest ? *largest : largest_entries(B.values, B.vectors);
+  for (double& s : scale) s = unit_scale(s);
+  for (std::size_t e = 0; e < B.values.size(); ++e) B.values[e] *= scale[e % scale.size()];
   return B;
 }
 

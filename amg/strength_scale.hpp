@@ -6,16 +6,11 @@
 // compared infinities (zeros) instead of the entries. Scaled by an exact power of two, both sides are the
 // same products scaled, so where nothing overflowed the result is the same bit for bit, and on a matrix
 // 2^s A it is A's.
-#include <math.h>
-
 #include "common/host_device.hpp"
+#include "common/unit_scale.hpp"
 
 namespace amgsolve {
 
-AMGSOLVE_HOST_DEVICE inline double strength_scale(double a_ii) {
-  if (!isfinite(a_ii) || a_ii == 0.0) return 1.0;
-  const int exponent = -ilogb(a_ii);
-  return ldexp(1.0, exponent < -1022 ? -1022 : exponent > 1022 ? 1022 : exponent);
-}
+AMGSOLVE_HOST_DEVICE inline double strength_scale(double a_ii) { return unit_scale(a_ii); }
 
 }  // namespace amgsolve

@@ -9,6 +9,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
+#include "common/unit_scale.hpp"
 
 namespace amgsolve {
 namespace {
@@ -50,12 +51,6 @@ double largest_row_magnitude(const CsrMatrix<double>& A, const SystemRows& rows)
   return rows.max(largest);
 }
 
-// 2^-e for a magnitude of about 2^e (1 for zero), the exponent within double's normal range.
-double power_of_two_near_inverse(double magnitude) {
-  if (!(magnitude > 0) || !std::isfinite(magnitude)) return 1.0;
-  return std::ldexp(1.0, std::clamp(-std::ilogb(magnitude), -1022, 1022));
-}
-
 // Powers of two that scale B's vectors (each by its largest entry over the ranks) and their images A b (by A's
 // largest row magnitude too) to about 1 before their products are summed: exact, so that the Gram matrices of
 // vectors from 1e-300 to 1e300 long, or of a matrix of such a scale, neither overflow nor vanish. A vector
@@ -66,19 +61,17 @@ struct Scales {
   double of_images = 1.0;  // about 1 / matrix
 };
 Scales scales(const NearNullspace& B, const CsrMatrix<double>* A, const SystemRows& rows) {
-  const int k = B.vectors;
-  std::vector<double> largest(static_cast<std::size_t>(k), 0.0);
-  for (std::size_t e = 0; e < B.values.size(); ++e) largest[e % k] = std::max(largest[e % k], std::abs(B.values[e]));
+  const std::vector<double> largest = largest_entries(B.values, B.vectors);
   Scales s;
-  for (int v = 0; v < k; ++v) {
-    const double everywhere = rows.max(largest[static_cast<std::size_t>(v)]);
+  for (std::size_t v = 0; v < largest.size(); ++v) {
+    const double everywhere = rows.max(largest[v]);
     if (everywhere == 0.0)
       throw InputError("the near-nullspace's vector " + std::to_string(v + 1) + " is zero on every row");
-    s.of_vectors.push_back(power_of_two_near_inverse(everywhere));
+    s.of_vectors.push_back(unit_scale(everywhere));
   }
   if (A) {
     s.matrix = largest_row_magnitude(*A, rows);
-    s.of_images = power_of_two_near_inverse(s.matrix);
+    s.of_images = unit_scale(s.matrix);
   }
   return s;
 }
