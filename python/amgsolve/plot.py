@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import math
 import os
 import sys
 
@@ -46,33 +48,71 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def report_problem(report) -> str | None:
-    """What keeps `report` from being plotted (the field at fault), or None."""
-    if not isinstance(report, dict) or not isinstance(report.get("setup"), dict) or \
-            not isinstance(report.get("solve"), dict):
-        return "not an amgsolve report (no 'setup' and 'solve')"
-    levels = report["setup"].get("levels")
+def history_problem(name: str, history) -> str | None:
+    if not isinstance(history, list) or not all(is_number(v) for v in history):
+        return f"{name} is not a list of numbers"
+    return None
+
+
+def levels_problem(levels) -> str | None:
     if not isinstance(levels, list):
         return "setup.levels is not a list"
     for i, level in enumerate(levels):
         if not isinstance(level, dict) or not all(is_number(level.get(k)) for k in ("level", "rows", "nnz")):
             return f"setup.levels[{i}] lacks a number 'level', 'rows' or 'nnz'"
-        if not isinstance(level.get("phases", {}), dict):
-            return f"setup.levels[{i}].phases is not a map"
-    histories = [("solve.history", report["solve"].get("history", []))]
-    sources = report.get("sources", [])
-    if not isinstance(sources, list) or not all(isinstance(s, dict) for s in sources):
-        return "sources is not a list of maps"
-    for s in sources:
-        histories += [(f"sources[{s.get('index')}].{band}.history", (s.get(band) or {}).get("history", []))
-                      for band in ("excitation", "emission")]
-    for name, history in histories:
-        if not isinstance(history, list) or not all(is_number(v) for v in history):
-            return f"{name} is not a list of numbers"
-    comparison = report.get("spgemm_comparison", [])
-    if not isinstance(comparison, list) or not all(isinstance(r, dict) for r in comparison):
-        return "spgemm_comparison is not a list of maps"
+        phases = level.get("phases", {})
+        if phases is not None and (not isinstance(phases, dict) or not all(is_number(v) for v in phases.values())):
+            return f"setup.levels[{i}].phases is not a map of numbers"
+        if level.get("coarsest") and not is_number(level.get("seconds", 0.0)):
+            return f"setup.levels[{i}].seconds is not a number"
     return None
+
+
+def solves_problem(report: dict) -> str | None:
+    """The histories of every solve: the one solve's, the mouse's sources', the steps', the load cases'."""
+    if not is_number(report["solve"].get("tolerance", 0.0)):
+        return "solve.tolerance is not a number"
+    problems = [history_problem("solve.history", report["solve"].get("history", []))]
+    for key, number in (("sources", "index"), ("steps", "step"), ("load_cases", "column")):
+        entries = report.get(key, [])
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and is_number(e.get(number)) for e in entries):
+            return f"{key} is not a list of maps with a number '{number}'"
+        for entry in entries:
+            name = f"{key}[{entry[number]}]"  # by its own number, from 1
+            if key == "sources":
+                for band in ("excitation", "emission"):
+                    if not isinstance(entry.get(band, {}), dict):
+                        return f"{name}.{band} is not a map"
+                    problems.append(history_problem(f"{name}.{band}.history", entry.get(band, {}).get("history", [])))
+            else:
+                problems.append(history_problem(f"{name}.history", entry.get("history", [])))
+    return next((p for p in problems if p), None)
+
+
+def comparison_problem(report: dict) -> str | None:
+    rows = report.get("spgemm_comparison", [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return "spgemm_comparison is not a list of maps"
+    for i, row in enumerate(rows):
+        if row.get("error"):
+            continue
+        if not is_number(row.get("runs", 1)):
+            return f"spgemm_comparison[{i}].runs is not a number"
+        numbers = ["level", "seconds"] + (["min_seconds", "max_seconds"] if row.get("runs", 1) > 1 else [])
+        missing = [k for k in numbers if not is_number(row.get(k))]
+        missing += [k for k in ("product", "backend") if not isinstance(row.get(k), str)]
+        if missing:
+            return f"spgemm_comparison[{i}].{missing[0]} is not a {'number' if missing[0] in numbers else 'text'}"
+    return None
+
+
+def report_problem(report) -> str | None:
+    """What keeps `report` from being plotted (the field at fault), or None: every field a plot reads is
+    checked here, before any plot is drawn."""
+    if not isinstance(report, dict) or not isinstance(report.get("setup"), dict) or \
+            not isinstance(report.get("solve"), dict):
+        return "not an amgsolve report (no 'setup' and 'solve')"
+    return levels_problem(report["setup"].get("levels")) or solves_problem(report) or comparison_problem(report)
 
 
 def read_report(path: str) -> dict:
@@ -97,15 +137,18 @@ def read_bench_csv(path: str) -> list[dict]:
         raise SystemExit(f"plot: {path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
     for line, row in enumerate(rows, start=2):
         try:
-            float(row["median_seconds"])
+            seconds = float(row["median_seconds"])
         except (TypeError, ValueError):
-            raise SystemExit(f"plot: {path}:{line}: median_seconds {row['median_seconds']!r} is not a number")
+            seconds = math.nan
+        if not (seconds >= 0 and math.isfinite(seconds)):
+            raise SystemExit(f"plot: {path}:{line}: median_seconds {row['median_seconds']!r} is not a number of "
+                             f"seconds")
     return rows
 
 
 def convergence_curves(report: dict) -> list[tuple[str, list[float]]]:
     """(name, history) of every solve in the report: the sources of a mouse run, the time steps of a run
-    with problem.steps, or the one solve."""
+    with problem.steps, the load cases (columns of problem.rhs), or the one solve."""
     curves = []
     for source in report.get("sources", []):
         for band in ("excitation", "emission"):
@@ -115,6 +158,9 @@ def convergence_curves(report: dict) -> list[tuple[str, list[float]]]:
     for step in report.get("steps", []):
         if step.get("history"):
             curves.append((f"step {step['step']}", step["history"]))
+    for case in report.get("load_cases", []):
+        if case.get("history"):
+            curves.append((f"load case {case['column']}", case["history"]))
     if not curves and report["solve"].get("history"):
         curves.append((f"{report['solve'].get('type', 'solve')} ({report['solve'].get('precision', '')})",
                        report["solve"]["history"]))
@@ -139,7 +185,7 @@ def legend_labels(all_curves: dict[str, list]) -> dict[str, list[str | None]]:
     return labels
 
 
-def plot_convergence(reports: dict[str, dict], out: str) -> str:
+def plot_convergence(reports: dict[str, dict]) -> tuple[str, bytes]:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     all_curves = {label: convergence_curves(report) for label, report in reports.items()}
     labels = legend_labels(all_curves)
@@ -161,10 +207,10 @@ def plot_convergence(reports: dict[str, dict], out: str) -> str:
     handles, _ = ax.get_legend_handles_labels()
     if handles:
         ax.legend(fontsize=7)
-    return save(fig, out, "convergence.png")
+    return save(fig, "convergence.png")
 
 
-def plot_levels(reports: dict[str, dict], out: str) -> str:
+def plot_levels(reports: dict[str, dict]) -> tuple[str, bytes]:
     fig, (rows_ax, nnz_ax) = plt.subplots(1, 2, figsize=(9, 4))
     width = 0.8 / len(reports)
     for i, (label, report) in enumerate(reports.items()):
@@ -181,17 +227,17 @@ def plot_levels(reports: dict[str, dict], out: str) -> str:
         ax.grid(True, axis="y", which="both", alpha=0.3)
     rows_ax.legend(fontsize=7)
     fig.tight_layout()
-    return save(fig, out, "levels.png")
+    return save(fig, "levels.png")
 
 
 def phase_seconds(level: dict, phase: str) -> float:
     """A level's seconds in a phase; the coarsest level has no phases, only its factorisation's seconds."""
     if level.get("coarsest"):
         return level.get("seconds", 0.0) if phase == COARSE_FACTOR else 0.0
-    return level.get("phases", {}).get(phase, 0.0)
+    return (level.get("phases") or {}).get(phase, 0.0)
 
 
-def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
+def plot_setup_phases(reports: dict[str, dict]) -> tuple[str, bytes]:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / len(reports)
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -211,11 +257,11 @@ def plot_setup_phases(reports: dict[str, dict], out: str) -> str:
     ax.set_title("Setup time per phase and level")
     ax.legend(fontsize=7)
     ax.grid(True, axis="y", alpha=0.3)
-    return save(fig, out, "setup_phases.png")
+    return save(fig, "setup_phases.png")
 
 
 def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, baselines: set, title: str,
-                      out: str, name: str, spread: dict | None = None) -> str:
+                      name: str, spread: dict | None = None) -> tuple[str, bytes]:
     """Grouped bars: one group per product, one bar per backend; external baselines hatched, '*' in the legend;
     `spread` ((group, backend) -> (fastest, slowest)) drawn as error bars around the median."""
     fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(groups) * len(backends) / 2), 4.5))
@@ -240,10 +286,10 @@ def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, bas
     ax.legend(fontsize=7, ncol=2)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     fig.tight_layout()
-    return save(fig, out, name)
+    return save(fig, name)
 
 
-def plot_spgemm_comparison(reports: dict[str, dict], out: str) -> str | None:
+def plot_spgemm_comparison(reports: dict[str, dict]) -> tuple[str, bytes] | None:
     seconds, spread, baselines, groups, backends = {}, {}, set(), [], []
     for label, report in reports.items():
         for row in report.get("spgemm_comparison", []):
@@ -262,11 +308,11 @@ def plot_spgemm_comparison(reports: dict[str, dict], out: str) -> str | None:
     if not groups:
         return None
     return plot_backend_bars(groups, backends, seconds, baselines,
-                             "SpGEMM backends on the setup's products: median, bars from fastest to slowest run", out,
+                             "SpGEMM backends on the setup's products: median, bars from fastest to slowest run",
                              "spgemm_comparison.png", spread)
 
 
-def plot_spgemm_bench(tables: dict[str, list[dict]], out: str) -> str | None:
+def plot_spgemm_bench(tables: dict[str, list[dict]]) -> tuple[str, bytes] | None:
     seconds, baselines, groups, backends = {}, set(), [], []
     for label, rows in tables.items():
         for row in rows:
@@ -280,7 +326,7 @@ def plot_spgemm_bench(tables: dict[str, list[dict]], out: str) -> str | None:
                 baselines.add(row["backend"])
     if not groups:
         return None
-    return plot_backend_bars(groups, backends, seconds, baselines, "spgemm-bench: median seconds", out,
+    return plot_backend_bars(groups, backends, seconds, baselines, "spgemm-bench: median seconds",
                              "spgemm_bench.png")
 
 
@@ -298,15 +344,38 @@ def check_replaceable(path: str) -> None:
                          f"write elsewhere with -o)")
 
 
-def save(fig, out: str, name: str) -> str:
-    path = os.path.join(out, name)
+# The PNGs drawn, by name, in memory: written only once every plot is drawn (write_all), so that no input
+# fault leaves a folder with some new and some old plots.
+Drawn = dict[str, bytes]
+
+
+def save(fig, name: str) -> tuple[str, bytes]:
+    png = io.BytesIO()
     try:
-        fig.savefig(path, dpi=120, metadata={"Software": SIGNATURE})
-    except OSError as e:
-        raise SystemExit(f"plot: cannot write {path} ({e})")
+        fig.savefig(png, format="png", dpi=120, metadata={"Software": SIGNATURE})
     finally:
         plt.close(fig)
-    return path
+    return name, png.getvalue()
+
+
+def write_all(out: str, drawn: Drawn) -> list[str]:
+    """Each PNG through a temporary file renamed over its name: whole or not at all."""
+    written = []
+    for name, png in drawn.items():
+        path = os.path.join(out, name)
+        temporary = os.path.join(out, f".{name}.tmp{os.getpid()}")
+        try:
+            with open(temporary, "wb") as f:
+                f.write(png)
+            os.replace(temporary, path)
+        except OSError as e:
+            try:
+                os.remove(temporary)
+            except OSError:
+                pass
+            raise SystemExit(f"plot: cannot write {path} ({e})")
+        written.append(path)
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,15 +397,19 @@ def main(argv: list[str] | None = None) -> int:
         (["spgemm_bench.png"] if tables else [])
     for name in names:  # all before any is written
         check_replaceable(os.path.join(args.output, name))
-    written = []
-    if reports:
-        written += [plot_convergence(reports, args.output), plot_levels(reports, args.output),
-                    plot_setup_phases(reports, args.output), plot_spgemm_comparison(reports, args.output)]
-    if tables:
-        written.append(plot_spgemm_bench(tables, args.output))
+    plots = []
+    try:  # (every field read is checked above: this is the net under those checks)
+        if reports:
+            plots += [plot_convergence(reports), plot_levels(reports), plot_setup_phases(reports),
+                      plot_spgemm_comparison(reports)]
+        if tables:
+            plots.append(plot_spgemm_bench(tables))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise SystemExit(f"plot: the inputs have a field the plots cannot read ({type(e).__name__}: {e}); "
+                         f"nothing written")
+    written = write_all(args.output, dict(plot for plot in plots if plot))
     for path in written:
-        if path:
-            print(path)
+        print(path)
     remove_stale_plots(args.output, written)
     return 0
 
@@ -349,13 +422,16 @@ def remove_stale_plots(out: str, written: list) -> None:
     no CSV given) are an earlier run's: removed, so that the folder shows this run only. Others stay."""
     for name in ALL_PLOTS:
         path = os.path.join(out, name)
-        if path in written or not os.path.exists(path):
+        if path in written or not os.path.isfile(path):  # (a folder of that name is not ours)
             continue
-        with open(path, "rb") as f:
-            ours = SIGNATURE.encode() in f.read(4096)
-        if ours:
-            os.remove(path)
-            print(f"{path} removed: an earlier run's, this one has no data for it")
+        try:
+            with open(path, "rb") as f:
+                ours = SIGNATURE.encode() in f.read(4096)
+            if ours:
+                os.remove(path)
+                print(f"{path} removed: an earlier run's, this one has no data for it")
+        except OSError as e:
+            print(f"plot: {path} left as it is ({e})", file=sys.stderr)
 
 
 if __name__ == "__main__":

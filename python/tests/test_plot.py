@@ -121,6 +121,27 @@ def minimal_report(**changes):
     (json.dumps(minimal_report(solve={"history": [1.0, "x"]})).encode(), "solve.history is not a list of numbers"),
     (json.dumps(minimal_report(sources=[{"index": 3, "excitation": {"history": None}}])).encode(),
      r"sources\[3\].excitation.history"),
+    (json.dumps(minimal_report(sources=[{"index": 1, "excitation": None}])).encode(),
+     r"sources\[1\].excitation is not a map"),
+    (json.dumps(minimal_report(sources=[{"excitation": {"history": [1.0]}}])).encode(),
+     "sources is not a list of maps with a number 'index'"),
+    (json.dumps(minimal_report(steps=[{"history": [1.0]}])).encode(), "steps is not a list of maps"),
+    (json.dumps(minimal_report(load_cases=[{"column": 2, "history": "fast"}])).encode(),
+     r"load_cases\[2\].history is not a list of numbers"),
+    (json.dumps(minimal_report(setup={"levels": [{"level": 0, "rows": 9, "nnz": 9, "phases": {"strength": "x"}}]})
+                ).encode(), r"setup.levels\[0\].phases is not a map of numbers"),
+    (json.dumps(minimal_report(setup={"levels": [{"level": 0, "rows": 9, "nnz": 9, "coarsest": True,
+                                                   "seconds": None}]})).encode(),
+     r"setup.levels\[0\].seconds is not a number"),
+    (json.dumps(minimal_report(solve={"history": [1.0], "tolerance": "small"})).encode(),
+     "solve.tolerance is not a number"),
+    (json.dumps(minimal_report(spgemm_comparison=[{"product": "ap", "backend": "hash", "seconds": 0.1}])).encode(),
+     r"spgemm_comparison\[0\].level is not a number"),
+    (json.dumps(minimal_report(spgemm_comparison=[{"level": 0, "product": "ap", "backend": "hash", "seconds": 0.1,
+                                                   "runs": 3}])).encode(),
+     r"spgemm_comparison\[0\].min_seconds is not a number"),
+    (json.dumps(minimal_report(spgemm_comparison=[{"level": 0, "product": "ap", "backend": "hash", "seconds": 0.1,
+                                                   "runs": "3"}])).encode(), r"spgemm_comparison\[0\].runs is not a number"),
 ])
 def test_a_malformed_report_is_one_line_naming_the_field(tmp_path, content, message):
     bad = tmp_path / "bad.json"
@@ -135,9 +156,30 @@ def test_a_malformed_csv_is_one_line_naming_the_line(tmp_path):
     csv.write_text("matrix,backend,median_seconds\nA,gustavson,0.5\nA,hash,fast\n")
     with pytest.raises(SystemExit, match=r"plot: .*bench.csv:3: median_seconds 'fast' is not a number"):
         plot.main([str(csv), "-o", str(tmp_path / "plots")])
+    csv.write_text("matrix,backend,median_seconds\nA,gustavson,nan\n")  # a number, but no time a bar can show
+    with pytest.raises(SystemExit, match=r"bench.csv:2: median_seconds 'nan' is not a number of seconds"):
+        plot.main([str(csv), "-o", str(tmp_path / "plots")])
     csv.write_bytes(b"matrix,backend,median_seconds\n\xff\xfe,x,1\n")
     with pytest.raises(SystemExit, match="bench.csv: cannot read"):
         plot.main([str(csv), "-o", str(tmp_path / "plots")])
+
+
+def test_every_load_case_is_a_curve(tmp_path):
+    cases = [{"column": c, "iterations": 2, "history": [1.0, 0.1 / c, 0.001 / c]} for c in (1, 2, 3)]
+    report = minimal_report(load_cases=cases)
+    curves = plot.convergence_curves(report)
+    assert [name for name, _ in curves] == ["load case 1", "load case 2", "load case 3"]
+    assert [history for _, history in curves] == [case["history"] for case in cases]
+
+
+def test_a_folder_in_a_plots_place_is_left_alone(tmp_path):
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps(minimal_report()))
+    out = tmp_path / "plots"
+    (out / "spgemm_bench.png").mkdir(parents=True)  # this run writes no bench plot: not ours to remove
+    assert plot.main([str(report), "-o", str(out)]) == 0
+    assert (out / "spgemm_bench.png").is_dir() and (out / "levels.png").is_file()
+    assert not [p for p in os.listdir(out) if p.startswith(".")], "no temporary file left"
 
 
 def test_plots_replace_their_own_pngs_and_no_one_elses(tmp_path):
