@@ -2,7 +2,7 @@
 // distributed SpGEMM backends. R is the aggregation (restriction) operator of MIS-2 (R(i, a) = 1 when row i
 // is in aggregate a; amgsolve's MIS-2, the paper's Algorithm 3 in another formulation), and the two products
 // of a Galerkin coarsening are formed: R^T A and (R^T A) R. For each backend (rowwise, summa2d, split3d at
-// each layer count that fits) it prints the nnz table (the paper's Table 2), the median over --runs of each
+// each layer count c = 2, 4, 8, ... that fits, or the one AMGSOLVE_SPLIT3D_LAYERS gives) it prints the nnz table (the paper's Table 2), the median over --runs of each
 // phase's slowest-rank seconds and all ranks' bytes, and the bytes the paper's communication model
 // (section 4.5) predicts for the 2D and 3D algorithms, then the model's bandwidth cost per process at 64,
 // 1,024 and 16,384 ranks, marking where 3D sends less than 2D. Where CombBLAS is built in and the rank count
@@ -156,6 +156,10 @@ void combblas_rows(const std::vector<Product>& products, const double* summa2d_s
 #endif
 }
 
+// Whether the caller chose split3d's layers (AMGSOLVE_SPLIT3D_LAYERS): then only those are run, else each
+// c = 2, 4, 8, ... that fits the rank count.
+bool split3d_layers_given = false;
+
 void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
   AmgParams params;
   params.max_levels = 2;
@@ -185,7 +189,10 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
   std::vector<std::pair<std::string, int>> runs_of;  // backend, split3d layers (0: not split3d)
   runs_of.push_back({"rowwise", 0});
   runs_of.push_back({"summa2d", 0});
-  for (int c = 2; c <= ranks; c *= 2) runs_of.push_back({"split3d", c});
+  if (split3d_layers_given)  // as given (the backend reads the variable too, and says what does not fit)
+    runs_of.push_back({"split3d", std::max(0, std::atoi(std::getenv("AMGSOLVE_SPLIT3D_LAYERS")))});
+  else
+    for (int c = 2; c <= ranks; c *= 2) runs_of.push_back({"split3d", c});
   double summa2d_seconds[2] = {0, 0};
   for (const auto& [backend, layers] : runs_of) {
     if (layers > 0) setenv("AMGSOLVE_SPLIT3D_LAYERS", std::to_string(layers).c_str(), 1);
@@ -223,7 +230,7 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
       if (!agrees) std::printf("  DISAGREES with gustavson on one process (pattern, or values by %.2e)\n", difference);
     }
   }
-  unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
+  if (!split3d_layers_given) unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
   combblas_rows({{&Rt, &A, &RtA}, {&RtA, &R, &RtAR}}, summa2d_seconds, runs);
   if (!prints) return;
   std::printf("  the model at scale, R^T A: elements sent per process (c = 1: Sparse SUMMA)\n");
@@ -246,8 +253,15 @@ int main(int argc, char** argv) {
   int poisson = 64, runs = 5;
   std::vector<std::string> matrices;
   CLI::App app{"mpi-spgemm-bench: R^T A and (R^T A) R with R from MIS-2 (Azad et al. 2016, section 5.3)"};
-  app.add_option("--poisson", poisson, "7-point Poisson N^3 (0: none)")->check(CLI::Range(0, 1024))->capture_default_str();
-  app.add_option("--matrix", matrices, "Matrix Market files (SPD)");
+  app.add_option("--poisson", poisson, "7-point Poisson N^3, N from 2 to 1024 (0: none)")
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text == "0" || CLI::Range(2, 1024)(text).empty() ? std::string()
+                                                                      : "give 0 (none) or N from 2 to 1024, not " + text;
+          },
+          "0 or 2..1024"))
+      ->capture_default_str();
+  app.add_option("--matrix", matrices, "Matrix Market files (symmetric, positive diagonal)");
   app.add_option("--runs", runs, "runs per product (median)")->check(CLI::Range(1, 1000))->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv, "mpi-spgemm-bench", world_rank() == 0)) {
     MPI_Finalize();
@@ -255,17 +269,23 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   try {
-    // What cannot run is said before any product: a matrix file that cannot be read, nothing to multiply.
-    for (const std::string& path : matrices)
-      if (!std::ifstream(path)) throw Error("cannot read Matrix Market file " + path);
+    // What cannot run is said before any product: a matrix file that cannot be read or is no SPD candidate
+    // (not square, not symmetric, a diagonal entry not positive: the setup that makes R needs one), nothing
+    // to multiply.
     if (poisson == 0 && matrices.empty()) throw Error("nothing to multiply (give --poisson N or --matrix FILE)");
+    std::vector<CsrMatrix<double>> read;
+    for (const std::string& path : matrices) {
+      read.push_back(read_matrix_market(path));
+      require_spd_candidate(path, read.back());
+    }
+    split3d_layers_given = std::getenv("AMGSOLVE_SPLIT3D_LAYERS") != nullptr;
     if (poisson > 0) {
       PoissonParams p;
       p.stencil = Stencil::p7;
       p.size = {poisson, poisson, poisson};
       experiment("7-point Poisson " + std::to_string(poisson) + "^3", poisson_matrix(p), runs);
     }
-    for (const std::string& path : matrices) experiment(path, read_matrix_market(path), runs);
+    for (std::size_t m = 0; m < matrices.size(); ++m) experiment(matrices[m], read[m], runs);
   } catch (const std::exception& e) {
     if (world_rank() == 0) std::fprintf(stderr, "mpi-spgemm-bench: error: %s\n", e.what());
     status = 1;

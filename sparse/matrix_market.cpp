@@ -237,7 +237,7 @@ void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan,
                   PatternValues pattern = PatternValues::reject) {
   if (h.field == "pattern" && pattern == PatternValues::reject)
     scan.fail("pattern matrix has no values; a linear system needs a real matrix");
-  if (h.field == "complex") scan.fail("complex matrices are not supported (real SPD systems only)");
+  if (h.field == "complex") scan.fail("complex matrices are not supported (real values only)");
   if (h.symmetry == "hermitian") scan.fail("hermitian symmetry is for complex matrices");
 }
 
