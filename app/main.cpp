@@ -16,6 +16,7 @@
 #include "app/run.hpp"
 #include "app/version.hpp"
 #include "common/atomic_file.hpp"
+#include "common/cli_checks.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -89,15 +90,8 @@ int main(int argc, char** argv) {
                                     "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)")
                          ->type_name("FILE")
                          ->check(not_an_option);
-  const CLI::Validator whole_number(
-      [](const std::string& text) {
-        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? std::string() : "'" + amgsolve::printable(text) + "' is not a whole number";
-      },
-      "");
   app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
-      ->check(whole_number)
-      ->check(CLI::Range(1, amgsolve::kMaxThreads));
+      ->check(amgsolve::whole_number_in(1, amgsolve::kMaxThreads));
   app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
   CLI::Option* compare = app.add_flag("--compare-spgemm", options.compare_spgemm,
                "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
@@ -120,9 +114,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
   } catch (const CLI::ParseError& e) {  // one line, as every other error (CLI11 prints two)
+    // Where the arguments did not parse as one config and options (a stray word, an option's value missing),
+    // how they go; an option's wrong value is its own message.
+    const bool arguments = dynamic_cast<const CLI::ExtrasError*>(&e) || dynamic_cast<const CLI::ArgumentMismatch*>(&e);
     if (amgsolve::Ranks::prints())
-      std::fprintf(stderr, "amgsolve: error: %s (the arguments are one config file and options; one KEY=VALUE per "
-                 "--set; see --help)\n", e.what());
+      std::fprintf(stderr, "amgsolve: error: %s (%ssee --help)\n", e.what(),
+                   arguments ? "the arguments are one config file and options; one KEY=VALUE per --set; " : "");
     return amgsolve::kExitError;
   }
 

@@ -266,7 +266,8 @@ class PrintingSolver final : public AmgSolver {
     if (compare_spgemm) print_comparison(comparison, config.compare_spgemm_runs);
     double spgemm_seconds = 0;
     for (const LevelInfo& l : setup.levels) spgemm_seconds += l.spgemm_seconds;
-    progress("  %zu levels, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
+    progress("  %zu level%s, operator complexity %.3f, grid complexity %.3f\n", setup.levels.size(),
+             setup.levels.size() == 1 ? "" : "s",
              setup.operator_complexity, setup.grid_complexity);
     if (setup.block_size > 1 || setup.near_nullspace_vectors > 1)
       progress("  system: %d unknowns per node, %d near-nullspace vectors%s carried to every level\n", setup.block_size,

@@ -26,6 +26,7 @@
 #include "amg/hierarchy.hpp"
 #ifdef AMGSOLVE_HAVE_COMBBLAS
 #include "bench/bench_cli.hpp"
+#include "common/cli_checks.hpp"
 #include "bench/combblas_baseline.hpp"
 #endif
 #include "common/error.hpp"
@@ -256,13 +257,14 @@ int main(int argc, char** argv) {
   app.add_option("--poisson", poisson, "7-point Poisson N^3, N from 2 to 1024 (0: none)")
       ->check(CLI::Validator(
           [](const std::string& text) {
-            return text == "0" || CLI::Range(2, 1024)(text).empty() ? std::string()
-                                                                      : "give 0 (none) or N from 2 to 1024, not " + text;
+            return text == "0" || whole_number_in(2, 1024)(text).empty()
+                       ? std::string()
+                       : "give 0 (none) or N from 2 to 1024, not '" + printable(text) + "'";
           },
           "0 or 2..1024"))
       ->capture_default_str();
   app.add_option("--matrix", matrices, "Matrix Market files (symmetric, positive diagonal)");
-  app.add_option("--runs", runs, "runs per product (median)")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--runs", runs, "runs per product (median)")->check(whole_number_in(1, 1000))->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv, "mpi-spgemm-bench", world_rank() == 0)) {
     MPI_Finalize();
     return *status;

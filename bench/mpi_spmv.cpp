@@ -17,6 +17,7 @@
 
 #include "backend/mpi/mpi_backend.hpp"
 #include "bench/bench_cli.hpp"
+#include "common/cli_checks.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "problems/poisson.hpp"
@@ -53,9 +54,9 @@ int main(int argc, char** argv) {
   int size = 64, runs = 7, products = 20;
   CLI::App app{"mpi-spmv-bench: distributed SpMV in vector mode, naive overlap and task mode"};
   app.option_defaults()->always_capture_default();  // --help shows each default
-  app.add_option("--size", size, "grid points per side of the 7-point Poisson matrix")->check(CLI::Range(4, 2048));
-  app.add_option("--runs", runs, "timed runs per mode (the median is reported)")->check(CLI::Range(1, 1000));
-  app.add_option("--products", products, "products per run")->check(CLI::Range(1, 100000));
+  app.add_option("--size", size, "grid points per side of the 7-point Poisson matrix")->check(whole_number_in(4, 2048));
+  app.add_option("--runs", runs, "timed runs per mode (the median is reported)")->check(whole_number_in(1, 1000));
+  app.add_option("--products", products, "products per run")->check(whole_number_in(1, 100000));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (const auto status = parse_command_line(app, argc, argv, "mpi-spmv-bench", rank == 0)) {

@@ -39,6 +39,7 @@
 #include "common/csv.hpp"
 #include "common/environment.hpp"
 #include "bench/bench_cli.hpp"
+#include "common/cli_checks.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/hash.hpp"
@@ -379,15 +380,15 @@ int main(int argc, char** argv) {
   app.add_option("--uniform", uniform, "MAGNUS Fig. 9 set: FROM:TO, log2 of the column counts (step 2)");
   app.add_option("--uniform-columns", uniform_columns, "uniform set with these column counts (e.g. 100000,3000000)")
       ->delimiter(',')
-      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+      ->check(whole_number_in(Index{1}, std::numeric_limits<Index>::max()));
   app.add_option("--uniform-rows", uniform_rows, "rows of A and C in the uniform set")
-      ->check(CLI::Range(Index{1}, std::numeric_limits<Index>::max()));
+      ->check(whole_number_in(Index{1}, std::numeric_limits<Index>::max()));
   app.add_option("--uniform-per-row", uniform_per_row, "nonzeros per row of A and B in the uniform set")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(whole_number_in(1, std::numeric_limits<int>::max()));
   app.add_flag("--triad", triad, "measure the STREAM triad bandwidth and show the ideal time of eq. (8)-(9)");
-  app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(CLI::Range(1, 1000));
-  app.add_option("--warmup", warmup, "untimed runs first")->check(CLI::Range(0, 1000));
-  app.add_option("--threads", threads, "OpenMP threads")->check(CLI::Range(1, kMaxThreads));
+  app.add_option("--runs", runs, "timed runs per backend (median reported)")->check(whole_number_in(1, 1000));
+  app.add_option("--warmup", warmup, "untimed runs first")->check(whole_number_in(0, 1000));
+  app.add_option("--threads", threads, "OpenMP threads")->check(whole_number_in(1, kMaxThreads))->default_str("all cores");
   app.add_option("--backends", backend_names, "subset of backends (default: all available)")->delimiter(',');
   app.add_option("--csv", csv, "also write the table as CSV");
   if (const auto status = parse_command_line(app, argc, argv, "spgemm-bench")) return *status;

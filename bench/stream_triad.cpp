@@ -14,13 +14,14 @@
 #include <vector>
 
 #include "bench/bench_cli.hpp"
+#include "common/cli_checks.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"STREAM triad bandwidth"};
   app.option_defaults()->always_capture_default();  // --help shows each default
   int mib = 512, sweeps = 10;
-  app.add_option("--mib", mib, "size of each of the three arrays, MiB")->check(CLI::Range(16, 65536));
-  app.add_option("--sweeps", sweeps, "timed sweeps (the best is reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--mib", mib, "size of each of the three arrays, MiB")->check(amgsolve::whole_number_in(16, 65536));
+  app.add_option("--sweeps", sweeps, "timed sweeps (the best is reported)")->check(amgsolve::whole_number_in(1, 1000));
   if (const auto status = amgsolve::parse_command_line(app, argc, argv, "stream-triad")) return *status;
   const std::int64_t n = std::int64_t{mib} * 1024 * 1024 / 8;
   std::vector<double> a(static_cast<std::size_t>(n)), b(a.size()), c(a.size());
