@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "common/error.hpp"
 #include "amg/mis2_tuple.hpp"
+#include "common/error.hpp"
 #include "common/parallel.hpp"
 
 namespace amgsolve {
@@ -91,12 +91,13 @@ void draw_priorities(const Array<Index>& undecided, std::uint64_t seed, std::int
 // Each block of nodes counts its roots, then numbers them from the count of the blocks before it.
 Array<Index> numbered_roots(const Array<std::uint8_t>& is_root, const GraphLayout& layout, Aggregates& agg) {
   const auto nodes = static_cast<std::int64_t>(is_root.size());
-  const int blocks = max_threads();
+  const int blocks = worth_a_team(static_cast<std::uint64_t>(nodes)) ? max_threads() : 1;
   std::vector<Index> roots_before(static_cast<std::size_t>(blocks) + 1, 0);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int b = 0; b < blocks; ++b) {
     const auto [begin, end] = static_block(nodes, b, blocks);
-    roots_before[static_cast<std::size_t>(b) + 1] = static_cast<Index>(std::count(is_root.begin() + begin, is_root.begin() + end, 1));
+    roots_before[static_cast<std::size_t>(b) + 1] =
+        static_cast<Index>(std::count(is_root.begin() + begin, is_root.begin() + end, 1));
   }
   std::partial_sum(roots_before.begin(), roots_before.end(), roots_before.begin());
   const Index roots = roots_before.back();
@@ -107,7 +108,7 @@ Array<Index> numbered_roots(const Array<std::uint8_t>& is_root, const GraphLayou
 
   Array<Index> root_id(static_cast<std::size_t>(nodes) + static_cast<std::size_t>(layout.ghosts()));
   std::fill(root_id.begin() + nodes, root_id.end(), kNotAggregated);  // the ghosts', until filled
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (blocks > 1)
   for (int b = 0; b < blocks; ++b) {
     const auto [begin, end] = static_block(nodes, b, blocks);
     Index next = roots_before[static_cast<std::size_t>(b)];
@@ -134,7 +135,7 @@ Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds
   // them may read. Both shrink within a few rounds, so a round costs far less than a sweep of every row
   // (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists").
   Array<Index> live(static_cast<std::size_t>(g.nodes)), undecided(static_cast<std::size_t>(g.nodes));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_a_team(static_cast<std::uint64_t>(g.nodes)))
   for (Index i = 0; i < g.nodes; ++i) live[i] = undecided[i] = i;
   visit_and_compact(undecided, [&](Index i) { return g.degree(i) > 0; });
 

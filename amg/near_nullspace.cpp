@@ -32,6 +32,7 @@ std::string near_nullspace_problem(Index rows, int block_size, const NearNullspa
 }
 
 int zero_vector(const Vector<double>& values, int count) {
+  if (count <= 0) return 0;
   std::vector<bool> nonzero(static_cast<std::size_t>(std::max(count, 0)), false);
   for (std::size_t e = 0; e < values.size(); ++e)
     if (values[e] != 0.0) nonzero[e % static_cast<std::size_t>(count)] = true;
@@ -48,6 +49,7 @@ Array<Index> regular_reduction_blocks(Index nodes) {
 
 std::vector<double> largest_entries(const Vector<double>& values, int count) {
   std::vector<double> largest(static_cast<std::size_t>(std::max(count, 0)), 0.0);
+  if (largest.empty()) return largest;
   for (std::size_t e = 0; e < values.size(); ++e)
     largest[e % largest.size()] = std::max(largest[e % largest.size()], std::abs(values[e]));
   return largest;

@@ -131,7 +131,8 @@ struct AmgParams {
   // them: this many damped Jacobi sweeps (amg/improve_near_nullspace.hpp). 0: as given.
   int improve_near_nullspace = 4;
   // A singular system's nullspace (amg.nullspace resolved to near_nullspace, amg/nullspace.hpp): m
-  // combinations of its k near-nullspace vectors, nullspace vector j = sum_v nullspace_combinations[j k + v] b_v.
+  // combinations of its k near-nullspace vectors, nullspace vector j = sum_v nullspace_combinations[j k + v] b_v,
+  // b_v the finest level's vectors as finest_near_nullspace gives them (scaled to unit length).
   std::shared_ptr<const std::vector<double>> nullspace_combinations;
   bool is_system() const { return block_size > 1 || near_nullspace.count > 0; }
   bool singular() const { return nullspace == NullspaceChoice::constant || nullspace == NullspaceChoice::near_nullspace; }

@@ -3,6 +3,7 @@
 #include "amgsolve/solver.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -1102,9 +1103,17 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
       problem = rank_near_nullspace_problem(block.rows.rows, block.global_rows, amg.block_size, amg.near_nullspace);
   }
   if (problem.empty()) problem = block_problem(block, params.solver.precision, amg.block_size, rank);
-  std::int64_t rows[2] = {block.global_rows, -block.global_rows};  // max of both: min and max
-  MPI_Allreduce(MPI_IN_PLACE, rows, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  if (problem.empty() && rows[0] != -rows[1]) problem = "Solver: the ranks disagree on the matrix's row count";
+  // The row counts' least and most, and whether each near-nullspace vector is nonzero on some rank's rows
+  // (one reduction, of the same size on every rank).
+  std::array<std::int64_t, 2 + kMaxNearNullspaceVectors> agreed{block.global_rows, -block.global_rows};
+  const NearNullspaceVectors& given = amg.near_nullspace;
+  const int vectors = given.values ? std::clamp(given.count, 0, kMaxNearNullspaceVectors) : 0;
+  const std::vector<double> largest = largest_entries(vectors > 0 ? *given.values : Vector<double>{}, vectors);
+  for (int v = 0; v < vectors; ++v) agreed[2 + v] = largest[static_cast<std::size_t>(v)] > 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (problem.empty() && agreed[0] != -agreed[1]) problem = "Solver: the ranks disagree on the matrix's row count";
+  for (int v = 0; problem.empty() && v < vectors; ++v)
+    if (agreed[2 + v] == 0) problem = "the near-nullspace's vector " + std::to_string(v + 1) + " is zero on every row";
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
     throw InputError(first.text);
 }

@@ -24,11 +24,12 @@
 #include <vector>
 
 #include "amg/hierarchy.hpp"
-#ifdef AMGSOLVE_HAVE_COMBBLAS
 #include "bench/bench_cli.hpp"
-#include "common/cli_checks.hpp"
+#ifdef AMGSOLVE_HAVE_COMBBLAS
 #include "bench/combblas_baseline.hpp"
 #endif
+#include "common/cli_checks.hpp"
+#include "common/environment.hpp"
 #include "common/error.hpp"
 #include "distributed/spgemm/backends.hpp"
 #include "problems/poisson.hpp"
@@ -157,9 +158,9 @@ void combblas_rows(const std::vector<Product>& products, const double* summa2d_s
 #endif
 }
 
-// Whether the caller chose split3d's layers (AMGSOLVE_SPLIT3D_LAYERS): then only those are run, else each
-// c = 2, 4, 8, ... that fits the rank count.
-bool split3d_layers_given = false;
+// split3d's layers as the caller chose them (AMGSOLVE_SPLIT3D_LAYERS, read before any product): then only
+// those are run; 0: each c = 2, 4, 8, ... that fits the rank count.
+int split3d_layers_given = 0;
 
 void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
   AmgParams params;
@@ -190,8 +191,8 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
   std::vector<std::pair<std::string, int>> runs_of;  // backend, split3d layers (0: not split3d)
   runs_of.push_back({"rowwise", 0});
   runs_of.push_back({"summa2d", 0});
-  if (split3d_layers_given)  // as given (the backend reads the variable too, and says what does not fit)
-    runs_of.push_back({"split3d", std::max(0, std::atoi(std::getenv("AMGSOLVE_SPLIT3D_LAYERS")))});
+  if (split3d_layers_given > 0)  // as given (the backend reads the variable too, and says what does not fit)
+    runs_of.push_back({"split3d", split3d_layers_given});
   else
     for (int c = 2; c <= ranks; c *= 2) runs_of.push_back({"split3d", c});
   double summa2d_seconds[2] = {0, 0};
@@ -231,7 +232,7 @@ void experiment(const std::string& name, const CsrMatrix<double>& A, int runs) {
       if (!agrees) std::printf("  DISAGREES with gustavson on one process (pattern, or values by %.2e)\n", difference);
     }
   }
-  if (!split3d_layers_given) unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
+  if (split3d_layers_given == 0) unsetenv("AMGSOLVE_SPLIT3D_LAYERS");
   combblas_rows({{&Rt, &A, &RtA}, {&RtA, &R, &RtAR}}, summa2d_seconds, runs);
   if (!prints) return;
   std::printf("  the model at scale, R^T A: elements sent per process (c = 1: Sparse SUMMA)\n");
@@ -280,7 +281,7 @@ int main(int argc, char** argv) {
       read.push_back(read_matrix_market(path));
       require_spd_candidate(path, read.back());
     }
-    split3d_layers_given = std::getenv("AMGSOLVE_SPLIT3D_LAYERS") != nullptr;
+    split3d_layers_given = static_cast<int>(integer_from_environment("AMGSOLVE_SPLIT3D_LAYERS", 1, 1 << 20).value_or(0));
     if (poisson > 0) {
       PoissonParams p;
       p.stencil = Stencil::p7;

@@ -21,7 +21,7 @@ inline CLI::Validator whole_number_in(std::int64_t least, std::int64_t most) {
                             (error == std::errc() || error == std::errc::result_out_of_range);
         if (!digits) return "'" + printable(text) + "' is not a whole number";
         if (error != std::errc() || value < least || value > most)
-          return text + " is not from " + std::to_string(least) + " to " + std::to_string(most);
+          return printable(text) + " is not from " + std::to_string(least) + " to " + std::to_string(most);
         return "";
       },
       "from " + std::to_string(least) + " to " + std::to_string(most));

@@ -34,16 +34,25 @@ inline std::string format_number(double v) {
 }
 
 // Text from the input as a message shows it: control characters (a NUL, an escape sequence, a line break
-// that would split the one-line error) and bytes that are not UTF-8 written as \xNN, and text beyond
-// `limit` bytes cut, with its length said (a megabyte of junk in a value is not echoed whole).
+// that would split the one-line error; C1's and the Unicode line separators too) and bytes that are not
+// UTF-8 written as \xNN, and text beyond `limit` bytes cut, with its length said (a megabyte of junk in a
+// value is not echoed whole).
 inline std::string printable(const std::string& text, std::size_t limit = 80) {
-  // The length of the UTF-8 sequence at text[i], 0 where none starts there.
+  // The length of the well-formed UTF-8 sequence of a printable character at text[i] (RFC 3629's table:
+  // no overlong forms, surrogates or code points past U+10FFFF), 0 where none starts there.
   const auto utf8_length = [&](std::size_t i) -> std::size_t {
-    const auto lead = static_cast<unsigned char>(text[i]);
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+    const unsigned lead = byte(0);
     const std::size_t n = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
     if (n == 0 || i + n > text.size()) return 0;
     for (std::size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
+      if ((byte(k) & 0xc0) != 0x80) return 0;
+    const unsigned second = byte(1);
+    if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f) || (lead == 0xf0 && second < 0x90) ||
+        (lead == 0xf4 && second > 0x8f))
+      return 0;
+    if (lead == 0xc2 && second <= 0x9f) return 0;                               // C1 controls, U+0080..U+009F
+    if (lead == 0xe2 && second == 0x80 && (byte(2) == 0xa8 || byte(2) == 0xa9)) return 0;  // U+2028, U+2029
     return n;
   };
   std::string shown;

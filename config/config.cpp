@@ -158,11 +158,11 @@ class Document {
   // "file:line: " for a value, or "--set key: " for an overridden one.
   std::string where(const std::string& path, const YAML::Node& node) const {
     for (const std::string& o : overridden_)
-      if (path == o || path.rfind(o + ".", 0) == 0) return override_label_ + " " + o + ": ";
+      if (path == o || path.rfind(o + ".", 0) == 0) return override_label_ + " " + printable(o) + ": ";
     // A section only --set made (it has no place in the file): the assignment that made it.
     if (node.Mark().is_null())
       for (const std::string& o : overridden_)
-        if (o.rfind(path + ".", 0) == 0) return override_label_ + " " + o + ": ";
+        if (o.rfind(path + ".", 0) == 0) return override_label_ + " " + printable(o) + ": ";
     return where_node(node);
   }
   // "file:line: " of a node of the file.
@@ -213,7 +213,8 @@ class Document {
       node[parts[i]] = YAML::Node(YAML::NodeType::Map);
       child = node[parts[i]];
     }
-    if (!child.IsMap()) throw InputError(label + " " + path + ": '" + printable(parts[i]) + "' is not a section");
+    if (!child.IsMap())
+      throw InputError(label + " " + printable(path) + ": '" + printable(parts[i]) + "' is not a section");
     set_path(child, parts, i + 1, value, path, label);
   }
 
@@ -515,6 +516,11 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
     if (file.empty()) continue;
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) reader.fail_at(k.path, k.path + " " + file + " is a directory");
+    // Not opened to see: a FIFO nobody writes to would wait for ever (the Matrix Market reader refuses pipes).
+    const auto type = std::filesystem::status(file, ec).type();
+    if (type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket)
+      reader.fail_at(k.path, k.path + " " + file + " is a pipe, not a file: a matrix's header is read before the "
+                             "whole, to check its sizes; write it to a file (a .mtx.gz is read as it is)");
     if (std::ifstream(file).fail())
       reader.fail_at(k.path, k.path + " " + file + " cannot be read (" + std::strerror(errno) + ")");
   }

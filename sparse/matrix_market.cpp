@@ -33,14 +33,14 @@ class CompressedFile {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
     // A device never ends (/dev/zero, /dev/urandom). A pipe (`<(zcat A.mtx)`, a FIFO) can be read only once,
-    // where the program reads a file's header first to check its sizes, then the whole; and a FIFO nobody
-    // writes to would wait for ever.
+    // where the program reads a matrix's header first to check its sizes, then the whole; and a FIFO nobody
+    // writes to would wait for ever. So every Matrix Market input is a regular file.
     const auto type = std::filesystem::status(path, ec).type();
     if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block)
       throw InputError("Matrix Market file " + path + " is a device, not a file");
     if (type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket)
-      throw InputError("Matrix Market file " + path + " is a pipe, not a file: it is read twice (its header first, "
-                       "to check the sizes); write it to a file (a .mtx.gz is read as it is)");
+      throw InputError("Matrix Market file " + path + " is a pipe, not a file: a matrix's header is read before the "
+                       "whole, to check its sizes; write it to a file (a .mtx.gz is read as it is)");
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
     gzbuffer(file_, 1 << 17);

@@ -1,6 +1,7 @@
 // End-to-end tests of the amgsolve program: every kind of bad input fails with exit status 1, exactly one
 // line on stderr naming the file, key or line at fault, and no output file; good input writes a complete
 // report (and VTK file / solution vector) and exits 0, or 3 when the tolerance is not reached.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -458,6 +459,15 @@ TEST(Cli, VtkWithMatrixMarketProblem) {
 }
 
 // ---------------------------------------------------------------- bad Matrix Market files
+
+// A FIFO as the matrix is refused by name before it is opened: nobody writes to it, and opening it to see
+// whether it can be read would wait for ever.
+TEST(Cli, AFifoAsTheMatrixIsRefusedNotWaitedOn) {
+  ScratchDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("A.mtx").c_str(), 0600), 0);
+  const RunResult r = run(dir, {matrix_config(dir), "--quiet"});
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"problem.matrix", "A.mtx is a pipe, not a file"}));
+}
 
 // A matrix with no rows has nothing to solve; a device is no file (/dev/zero would be read forever).
 TEST(Cli, MatrixEmptyOrADevice) {

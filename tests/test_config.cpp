@@ -805,6 +805,10 @@ TEST(Config, LongOrBinaryValuesAreShownCutAndEscaped) {
   EXPECT_TRUE(Contains(bytes, "unknown key 'amg.\\xff\\xfe k\xc3\xa9y'")) << bytes;
   EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");  // a sequence cut short
   EXPECT_EQ(printable("\xe2\x82\xac"), "\xe2\x82\xac");  // the euro sign
+  EXPECT_EQ(printable("a\xc2\x9b" "31m"), "a\\xc2\\x9b31m");  // C1's CSI, an escape sequence's start
+  EXPECT_EQ(printable("\xe2\x80\xa8"), "\\xe2\\x80\\xa8");    // the line separator
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");    // a surrogate, not UTF-8
+  EXPECT_EQ(printable("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");    // an overlong '/'
 }
 
 TEST(Config, OverrideThroughAScalar) {

@@ -354,7 +354,8 @@ NearNullspace finest_near_nullspace(const MpiBackend& backend, const Distributed
     mine.values = std::make_shared<const Vector<double>>(given.values->begin() + static_cast<std::ptrdiff_t>(first * k),
                                                          given.values->begin() + static_cast<std::ptrdiff_t>((first + A.rows) * k));
   }
-  std::vector<double> largest = mine.values ? largest_entries(*mine.values, mine.count) : std::vector<double>{};
+  std::vector<double> largest = mine.values && mine.count > 0 ? largest_entries(*mine.values, mine.count)
+                                                              : std::vector<double>{};
   for (double& l : largest) l = backend.comm().max(l);  // each vector scaled alike on every rank
   return finest_near_nullspace(A.rows, block_size, mine, &largest);
 }

@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
                       plot_spgemm_comparison(reports)]
         if tables:
             plots.append(plot_spgemm_bench(tables))
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SystemExit(f"plot: the inputs have a field the plots cannot read ({type(e).__name__}: {e}); "
                          f"nothing written")
     written = write_all(args.output, dict(plot for plot in plots if plot))
