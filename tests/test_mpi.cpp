@@ -567,6 +567,28 @@ TEST(DistributedSolve, ASystemsNearNullspaceByRowsIsTheWholeOnes) {
   if (running_on_several_ranks()) {
     EXPECT_THROW(Solver(RowBlock{A.rows, rows_of(A, first, last)}, wrong), InputError);
   }
+
+  // A vector that is zero on every rank's rows is every rank's error, whatever amg.nullspace says; one zero on
+  // some ranks' rows only is a vector like any other.
+  const auto with_column_zero = [&](bool here) {
+    Vector<double> values = *by_rows.amg.near_nullspace.values;
+    if (here)
+      for (std::size_t e = 4; e < values.size(); e += 6) values[e] = 0.0;
+    Parameters p = by_rows;
+    p.amg.near_nullspace.values = std::make_shared<const Vector<double>>(std::move(values));
+    return p;
+  };
+  try {
+    Solver(RowBlock{A.rows, rows_of(A, first, last)}, with_column_zero(true));
+    ADD_FAILURE() << "a zero vector was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vector 5 is zero on every row"), std::string::npos) << e.what();
+  }
+  if (running_on_several_ranks()) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    EXPECT_NO_THROW(Solver(RowBlock{A.rows, rows_of(A, first, last)}, with_column_zero(rank == 0)));
+  }
 }
 
 TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
