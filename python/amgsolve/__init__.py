@@ -361,14 +361,17 @@ class Solver:
 
 
 def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
-    """C = A @ B with one of amgsolve's SpGEMM backends (amgsolve.spgemm_backends() lists them). float32 when
-    both are float32, else float64 (boolean and integer values are converted); a csr_matrix when both are
-    scipy matrices, else a csr_array. return_info: also a dict with the backend's choice and seconds.
-    The pattern is the structural product's, as a solver's setup needs it (the same pattern for any values):
-    an entry that cancels exactly, or comes from stored zeros, stays as a stored 0, where scipy's A @ B
-    drops it (C.eliminate_zeros() does the same here)."""
+    """C = A @ B with one of amgsolve's SpGEMM backends (its name, or its entry of amgsolve.spgemm_backends(),
+    which lists them). float32 when both are float32, else float64 (boolean and integer values are
+    converted); a csr_matrix when both are scipy matrices, else a csr_array. return_info: also a dict with the
+    backend's choice and seconds. The pattern is the structural product's, as a solver's setup needs it (the
+    same pattern for any values): an entry that cancels exactly, or comes from stored zeros, stays as a stored
+    0, where scipy's A @ B drops it (C.eliminate_zeros() does the same here)."""
+    if isinstance(backend, dict) and isinstance(backend.get("name"), str):
+        backend = backend["name"]  # an entry of amgsolve.spgemm_backends()
     if not isinstance(backend, str):
-        raise InputError(f"backend must be a SpGEMM backend's name (amgsolve.spgemm_backends()), got {backend!r}")
+        raise InputError(f"backend must be a SpGEMM backend's name (amgsolve.spgemm_backends()), got "
+                         f"{type(backend).__name__} {str(backend)[:80]!r}")
     matrices = sp.isspmatrix(A) and sp.isspmatrix(B)
     A, B = _csr(A, "A"), _csr(B, "B")
     single = A.dtype == np.float32 and B.dtype == np.float32

@@ -393,10 +393,6 @@ def main(argv: list[str] | None = None) -> int:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         raise SystemExit(f"plot: cannot create the folder {args.output} ({e})")
-    names = (["convergence.png", "levels.png", "setup_phases.png", "spgemm_comparison.png"] if reports else []) + \
-        (["spgemm_bench.png"] if tables else [])
-    for name in names:  # all before any is written
-        check_replaceable(os.path.join(args.output, name))
     plots = []
     try:  # (every field read is checked above: this is the net under those checks)
         if reports:
@@ -407,7 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SystemExit(f"plot: the inputs have a field the plots cannot read ({type(e).__name__}: {e}); "
                          f"nothing written")
-    written = write_all(args.output, dict(plot for plot in plots if plot))
+    drawn = dict(plot for plot in plots if plot)
+    for name in drawn:  # all before any is written
+        check_replaceable(os.path.join(args.output, name))
+    written = write_all(args.output, drawn)
     for path in written:
         print(path)
     remove_stale_plots(args.output, written)

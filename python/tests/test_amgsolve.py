@@ -277,6 +277,9 @@ def test_every_cpu_spgemm_backend_equals_scipys_product():
         np.testing.assert_array_equal(C.indptr, reference.indptr, err_msg=name)
         np.testing.assert_array_equal(C.indices, reference.indices, err_msg=name)
         np.testing.assert_allclose(C.data, reference.data, rtol=1e-12, err_msg=name)
+    # An entry of spgemm_backends() names its backend too.
+    entry = next(b for b in amgsolve.spgemm_backends() if b["name"] == "hash")
+    assert amgsolve.spgemm(A, B, backend=entry, return_info=True)[1]["backend"] == "hash"
     C32 = amgsolve.spgemm(A.astype(np.float32), B.astype(np.float32))
     assert C32.dtype == np.float32
     np.testing.assert_allclose(C32.toarray(), reference.toarray(), rtol=1e-5, atol=1e-6)

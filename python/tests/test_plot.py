@@ -172,13 +172,15 @@ def test_every_load_case_is_a_curve(tmp_path):
     assert [history for _, history in curves] == [case["history"] for case in cases]
 
 
-def test_a_folder_in_a_plots_place_is_left_alone(tmp_path):
+def test_what_is_in_the_place_of_a_plot_this_run_does_not_draw_is_left_alone(tmp_path):
     report = tmp_path / "run.json"
     report.write_text(json.dumps(minimal_report()))
     out = tmp_path / "plots"
     (out / "spgemm_bench.png").mkdir(parents=True)  # this run writes no bench plot: not ours to remove
+    (out / "spgemm_comparison.png").write_bytes(b"someone else's")  # nor a comparison: not in the way
     assert plot.main([str(report), "-o", str(out)]) == 0
     assert (out / "spgemm_bench.png").is_dir() and (out / "levels.png").is_file()
+    assert (out / "spgemm_comparison.png").read_bytes() == b"someone else's"
     assert not [p for p in os.listdir(out) if p.startswith(".")], "no temporary file left"
 
 
