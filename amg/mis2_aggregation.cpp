@@ -85,7 +85,6 @@ void draw_priorities(const Array<Index>& undecided, std::uint64_t seed, std::int
   for (std::int64_t u = 0; u < n; ++u) tuple[undecided[u]] = make_tuple(kUndecided, seed, first + undecided[u]);
 }
 
-
 // The aggregate of each root (numbered in global index order, so that aggregate ids depend neither on threads
 // nor on ranks), kNotAggregated elsewhere, ghosts' filled; the roots' global numbers and counts into `agg`.
 // Each block of nodes counts its roots, then numbers them from the count of the blocks before it.

@@ -31,15 +31,6 @@ std::string near_nullspace_problem(Index rows, int block_size, const NearNullspa
   return "";
 }
 
-int zero_vector(const Vector<double>& values, int count) {
-  if (count <= 0) return 0;
-  std::vector<bool> nonzero(static_cast<std::size_t>(std::max(count, 0)), false);
-  for (std::size_t e = 0; e < values.size(); ++e)
-    if (values[e] != 0.0) nonzero[e % static_cast<std::size_t>(count)] = true;
-  const auto zero = std::find(nonzero.begin(), nonzero.end(), false);
-  return zero == nonzero.end() ? 0 : static_cast<int>(zero - nonzero.begin()) + 1;
-}
-
 Array<Index> regular_reduction_blocks(Index nodes) {
   Array<Index> blocks = {0};
   for (std::int64_t first = kReductionBlock; first < nodes; first += kReductionBlock) blocks.push_back(static_cast<Index>(first));
@@ -53,6 +44,12 @@ std::vector<double> largest_entries(const Vector<double>& values, int count) {
   for (std::size_t e = 0; e < values.size(); ++e)
     largest[e % largest.size()] = std::max(largest[e % largest.size()], std::abs(values[e]));
   return largest;
+}
+
+std::string zero_vector_problem(const std::vector<double>& largest) {
+  const auto zero = std::find(largest.begin(), largest.end(), 0.0);
+  if (zero == largest.end()) return "";
+  return "the near-nullspace's vector " + std::to_string(zero - largest.begin() + 1) + " is zero on every row";
 }
 
 NearNullspace finest_near_nullspace(Index rows, int block_size, const NearNullspaceVectors& given,

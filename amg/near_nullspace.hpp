@@ -112,9 +112,6 @@ inline constexpr int kMaxNearNullspaceVectors = 64;
 // What does not fit: a block_size that does not divide `rows`, vectors that are not rows x count (count at
 // most kMaxNearNullspaceVectors) with finite values; "" when all does.
 std::string near_nullspace_problem(Index rows, int block_size, const NearNullspaceVectors& given);
-// The first (from 1) of `count` vectors, stored row by row in `values`, that is zero on every row; 0 if none is.
-// A whole vector's (a rank's rows of one may be zero).
-int zero_vector(const Vector<double>& values, int count);
 // Whether vectors given to a rank that holds `rows` of a matrix's global_rows are its rows of them rather
 // than the whole vectors: by their length (on a rank that holds every row both are the same).
 inline bool near_nullspace_given_by_rows(const NearNullspaceVectors& given, Index rows, std::int64_t global_rows) {
@@ -131,6 +128,9 @@ inline std::string rank_near_nullspace_problem(Index rows, std::int64_t global_r
 
 // The largest magnitude of each of `count` vectors stored row by row in `values` (of these rows).
 std::vector<double> largest_entries(const Vector<double>& values, int count);
+// "the near-nullspace's vector v is zero on every row" for the first vector whose largest magnitude (of all
+// the rows: a rank's rows of a vector may be zero) is 0, or "".
+std::string zero_vector_problem(const std::vector<double>& largest);
 
 // The finest level's: nodes of block_size rows, B the given vectors or, none given, the block_size unit
 // vectors of the components (the constant in each). Each given vector is scaled by the power of two that

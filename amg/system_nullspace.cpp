@@ -61,14 +61,11 @@ struct Scales {
   double of_images = 1.0;  // about 1 / matrix
 };
 Scales scales(const NearNullspace& B, const CsrMatrix<double>* A, const SystemRows& rows) {
-  const std::vector<double> largest = largest_entries(B.values, B.vectors);
+  std::vector<double> largest = largest_entries(B.values, B.vectors);
+  for (double& l : largest) l = rows.max(l);  // of every rank's rows
+  if (const std::string problem = zero_vector_problem(largest); !problem.empty()) throw InputError(problem);
   Scales s;
-  for (std::size_t v = 0; v < largest.size(); ++v) {
-    const double everywhere = rows.max(largest[v]);
-    if (everywhere == 0.0)
-      throw InputError("the near-nullspace's vector " + std::to_string(v + 1) + " is zero on every row");
-    s.of_vectors.push_back(unit_scale(everywhere));
-  }
+  for (const double l : largest) s.of_vectors.push_back(unit_scale(l));
   if (A) {
     s.matrix = largest_row_magnitude(*A, rows);
     s.of_images = unit_scale(s.matrix);

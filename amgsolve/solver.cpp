@@ -1036,8 +1036,8 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
     throw InputError(problem);
   const NearNullspaceVectors& given = params.amg.near_nullspace;
   if (given.count > 0)
-    if (const int zero = zero_vector(*given.values, given.count); zero > 0)
-      throw InputError("the near-nullspace's vector " + std::to_string(zero) + " is zero on every row");
+    if (const std::string problem = zero_vector_problem(largest_entries(*given.values, given.count)); !problem.empty())
+      throw InputError(problem);
 }
 
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
@@ -1112,8 +1112,7 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   for (int v = 0; v < vectors; ++v) agreed[2 + v] = largest[static_cast<std::size_t>(v)] > 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && agreed[0] != -agreed[1]) problem = "Solver: the ranks disagree on the matrix's row count";
-  for (int v = 0; problem.empty() && v < vectors; ++v)
-    if (agreed[2 + v] == 0) problem = "the near-nullspace's vector " + std::to_string(v + 1) + " is zero on every row";
+  if (problem.empty()) problem = zero_vector_problem(std::vector<double>(agreed.begin() + 2, agreed.begin() + 2 + vectors));
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
     throw InputError(first.text);
 }

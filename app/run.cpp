@@ -726,9 +726,8 @@ NearNullspaceFile read_near_nullspace_file(Config& config) {
       throw InputError("problem.near_nullspace: " + p.near_nullspace + " has " + std::to_string(B.rows) +
                        " rows, the matrix " + std::to_string(rows));
     Vector<double> vectors = dense_rows(B);
-    if (const int zero = zero_vector(vectors, B.cols); zero > 0)
-      throw InputError("problem.near_nullspace: " + p.near_nullspace + ": vector " + std::to_string(zero) +
-                       " (column " + std::to_string(zero) + ") is zero on every row");
+    if (const std::string problem = zero_vector_problem(largest_entries(vectors, B.cols)); !problem.empty())
+      throw InputError("problem.near_nullspace: " + p.near_nullspace + ": " + problem);
     return {std::move(vectors), B.cols, rows};
   }
   const CsrMatrix<double> points = read_matrix_market(p.coordinates);

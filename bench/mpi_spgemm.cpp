@@ -2,10 +2,11 @@
 // distributed SpGEMM backends. R is the aggregation (restriction) operator of MIS-2 (R(i, a) = 1 when row i
 // is in aggregate a; amgsolve's MIS-2, the paper's Algorithm 3 in another formulation), and the two products
 // of a Galerkin coarsening are formed: R^T A and (R^T A) R. For each backend (rowwise, summa2d, split3d at
-// each layer count c = 2, 4, 8, ... that fits, or the one AMGSOLVE_SPLIT3D_LAYERS gives) it prints the nnz table (the paper's Table 2), the median over --runs of each
-// phase's slowest-rank seconds and all ranks' bytes, and the bytes the paper's communication model
-// (section 4.5) predicts for the 2D and 3D algorithms, then the model's bandwidth cost per process at 64,
-// 1,024 and 16,384 ranks, marking where 3D sends less than 2D. Where CombBLAS is built in and the rank count
+// each layer count c = 2, 4, 8, ... that fits, or the one AMGSOLVE_SPLIT3D_LAYERS gives) it prints the nnz
+// table (the paper's Table 2), the median over --runs of each phase's slowest-rank seconds and all ranks'
+// bytes, and the bytes the paper's communication model (section 4.5) predicts for the 2D and 3D algorithms,
+// then the model's bandwidth cost per process at 64, 1,024 and 16,384 ranks, marking where 3D sends less
+// than 2D. Where CombBLAS is built in and the rank count
 // is square, its Sparse SUMMA multiplies the same operands in the same run (the external baseline, marked *),
 // against summa2d's own multiply (its phases without the gather of C). Every product is checked against
 // gustavson's on one process (pattern, values to 1e-12; CombBLAS's by nnz and value sum), and the program
@@ -18,7 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>

@@ -20,6 +20,7 @@
 #include "amgsolve/parameter_ranges.hpp"
 #include "common/error.hpp"
 #include "config/schema.hpp"
+#include "sparse/matrix_market.hpp"
 
 namespace amgsolve {
 namespace {
@@ -514,13 +515,8 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
     if (!k.input || !applies_to(k, type) || !reader.is_set(k.path)) continue;
     const std::string file = reader.input_path(k.path);
     if (file.empty()) continue;
-    std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) reader.fail_at(k.path, k.path + " " + file + " is a directory");
-    // Not opened to see: a FIFO nobody writes to would wait for ever (the Matrix Market reader refuses pipes).
-    const auto type = std::filesystem::status(file, ec).type();
-    if (type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket)
-      reader.fail_at(k.path, k.path + " " + file + " is a pipe, not a file: a matrix's header is read before the "
-                             "whole, to check its sizes; write it to a file (a .mtx.gz is read as it is)");
+    if (const std::string problem = matrix_market_file_problem(file); !problem.empty())  // (every input is one)
+      reader.fail_at(k.path, k.path + " " + file + " " + problem);
     if (std::ifstream(file).fail())
       reader.fail_at(k.path, k.path + " " + file + " cannot be read (" + std::strerror(errno) + ")");
   }

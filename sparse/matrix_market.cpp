@@ -26,21 +26,30 @@ std::string lowercase(std::string s) {
   return s;
 }
 
+}  // namespace
+
+std::string matrix_market_file_problem(const std::string& path) {
+  std::error_code ec;
+  switch (std::filesystem::status(path, ec).type()) {
+    case std::filesystem::file_type::directory: return "is a directory";
+    case std::filesystem::file_type::character:
+    case std::filesystem::file_type::block: return "is a device, not a file";
+    case std::filesystem::file_type::fifo:
+    case std::filesystem::file_type::socket:
+      return "is a pipe, not a file: a matrix's header is read before the whole, to check its sizes; write it to a "
+             "file (a .mtx.gz is read as it is)";
+    default: return "";
+  }
+}
+
+namespace {
+
 // A file, uncompressed when it is gzip data (SuiteSparse's .mtx.gz): zlib reads both, plain text as it is.
 class CompressedFile {
  public:
   explicit CompressedFile(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw InputError("Matrix Market file " + path + " is a directory");
-    // A device never ends (/dev/zero, /dev/urandom). A pipe (`<(zcat A.mtx)`, a FIFO) can be read only once,
-    // where the program reads a matrix's header first to check its sizes, then the whole; and a FIFO nobody
-    // writes to would wait for ever. So every Matrix Market input is a regular file.
-    const auto type = std::filesystem::status(path, ec).type();
-    if (type == std::filesystem::file_type::character || type == std::filesystem::file_type::block)
-      throw InputError("Matrix Market file " + path + " is a device, not a file");
-    if (type == std::filesystem::file_type::fifo || type == std::filesystem::file_type::socket)
-      throw InputError("Matrix Market file " + path + " is a pipe, not a file: a matrix's header is read before the "
-                       "whole, to check its sizes; write it to a file (a .mtx.gz is read as it is)");
+    if (const std::string problem = matrix_market_file_problem(path); !problem.empty())
+      throw InputError("Matrix Market file " + path + " " + problem);
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
     gzbuffer(file_, 1 << 17);

@@ -24,6 +24,11 @@ struct MatrixMarketHeader {
 
 // Reads only the banner and size line (cheap: used to estimate memory before loading).
 MatrixMarketHeader read_matrix_market_header(const std::string& path);
+// Why `path` cannot be a Matrix Market input although it exists ("is a directory", "is a device, not a file",
+// "is a pipe, not a file: ..."), or "". Decided without opening it: a FIFO nobody writes to would wait for
+// ever. A device never ends (/dev/zero), and a pipe (`<(zcat A.mtx)`, a FIFO) can be read only once, where a
+// matrix's header is read first to check its sizes, then the whole.
+std::string matrix_market_file_problem(const std::string& path);
 
 // What a "pattern" file (positions, no values) reads as. A linear system needs values, so by default
 // it is an error; benchmarks of sparse products read graphs as 0/1 matrices (unit weights), as
