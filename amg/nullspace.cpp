@@ -1,11 +1,13 @@
 #include "amg/nullspace.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/unit_scale.hpp"
 
 namespace amgsolve {
 
@@ -13,10 +15,16 @@ template <class Value>
 RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
   RowSum largest;
   for (Index i = 0; i < A.rows; ++i) {
+    // Summed on the scale of the row's largest entry: a row of entries beyond 1e307 would overflow to inf
+    // (inf / inf: every row sum would look relative 0, the matrix singular).
+    double largest_entry = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      largest_entry = std::max(largest_entry, std::abs(static_cast<double>(A.val[k])));
+    const double scale = unit_scale(largest_entry);
     double sum = 0.0, magnitude = 0.0;
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      sum += static_cast<double>(A.val[k]);
-      magnitude += std::abs(static_cast<double>(A.val[k]));
+      sum += scale * static_cast<double>(A.val[k]);
+      magnitude += scale * std::abs(static_cast<double>(A.val[k]));
     }
     const double relative = magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
     if (largest.row < 0 || relative > largest.relative) largest = {i, relative};

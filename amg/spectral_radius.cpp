@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/parallel.hpp"
+#include "common/unit_scale.hpp"
 #include "sparse/block_diagonal.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -108,12 +109,14 @@ double gershgorin_bound_dinv_a(const CsrMatrix<Value>& A) {
   double bound = 0.0;
 #pragma omp parallel for schedule(static) reduction(max : bound)
   for (Index i = 0; i < A.rows; ++i) {
-    double row = 0.0, diag = 0.0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      row += std::abs(static_cast<double>(A.val[k]));
+    double diag = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
       if (A.col[k] == i) diag = static_cast<double>(A.val[k]);
-    }
-    bound = std::max(bound, diag > 0 ? row / diag : INFINITY);
+    // The row summed on the diagonal's scale: entries beyond 1e307 would overflow the sum to inf.
+    const double scale = unit_scale(diag);
+    double row = 0.0;
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) row += scale * std::abs(static_cast<double>(A.val[k]));
+    bound = std::max(bound, diag > 0 ? row / (scale * diag) : INFINITY);
   }
   return bound;
 }

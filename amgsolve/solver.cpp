@@ -17,6 +17,7 @@
 #include "amg/system_nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/iteration_traffic.hpp"
+#include "amgsolve/matrix_scale.hpp"
 #include "amgsolve/parameter_ranges.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -130,10 +131,14 @@ std::string indefinite_cycle_hint(const AmgParams& amg, const SolverParams& solv
                            : "raise amg.smoother.eigenvalue_safety (" + format_number(s.eigenvalue_safety) + ") or " +
                                  lanczos + ", or set amg.spectral_radius: gershgorin");
   if (solver.precision == Precision::mixed) remedies.push_back("use solver.precision: double");
-  if (remedies.empty()) return "";
+  // The setup checks symmetry and a positive diagonal, which an indefinite A has too (a block [[1, 2], [2, 1]]):
+  // then no parameter helps, and the hint says so last.
+  const std::string indefinite = "A itself is not positive definite, which its symmetry and positive diagonal, "
+                                 "all the setup checks, do not rule out";
+  if (remedies.empty()) return " (" + indefinite + "?)";
   std::string hint = " (the V-cycle amplifies some error on a level: ";
   for (std::size_t i = 0; i < remedies.size(); ++i) hint += (i ? "; or " : "") + remedies[i];
-  return hint + ")";
+  return hint + "; unless " + indefinite + ")";
 }
 
 // A backend over MPI ranks (backend/mpi/): it has a communicator.
@@ -305,7 +310,8 @@ class SolverOn final : public Solver::Impl {
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
         rows_(finest_rows(backend_, A->rows, params.amg)),
-        A_csr_(backend_.csr(std::move(A))),
+        matrix_exponent_(matrix_exponent(largest_diagonal(*A))),
+        A_csr_(backend_.csr(scaled_down(std::move(A), matrix_exponent_))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
     hold_system_nullspace();
@@ -321,8 +327,10 @@ class SolverOn final : public Solver::Impl {
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
         rows_(finest_rows(backend_, static_cast<Index>(block.global_rows), params.amg)),
+        matrix_exponent_(exponent_over_ranks(block)),
         A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), backend_.finest_partition(rows_),
-                                                                 backend_.finest_partition(rows_), std::move(block.rows))),
+                                                                 backend_.finest_partition(rows_),
+                                                                 scaled_down(std::move(block.rows), matrix_exponent_))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
                    with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
@@ -338,13 +346,14 @@ class SolverOn final : public Solver::Impl {
     if (options.tolerance) effective.tolerance = *options.tolerance;
     if (options.absolute_tolerance) effective.absolute_tolerance = *options.absolute_tolerance;
     if (options.max_iterations) effective.max_iterations = *options.max_iterations;
-    // The solve runs on b / 2^e, with 2^e about b's largest entry, and scales x back: PCG's norms and dot
-    // products then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300).
-    // Powers of two scale exactly, so the iterates are those of b itself, bit for bit, wherever those exist.
-    const int exponent = scale_exponent(b, layout);
+    // The solve runs on b / 2^e, with 2^e about b's largest entry, and A / 2^s (matrix_exponent_), so on
+    // x / 2^(e - s), and scales x back: PCG's norms and dot products then neither underflow (b of 1e-170, or
+    // 1e-30 in the float cycle) nor overflow (1e+300). Powers of two scale exactly, so the iterates are those
+    // of b itself, bit for bit, wherever those exist.
+    const int exponent = scale_exponent(b, layout), x_exponent = exponent - matrix_exponent_;
     // Before anything else collective: a wrong input on one rank must not leave the others waiting.
     std::string problem = solve_input_problem(b, effective, layout);
-    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, exponent, layout);
+    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, x_exponent, layout);
     require_agreed(problem);
     require_same_limits(effective);
     Timer timer;
@@ -374,7 +383,7 @@ class SolverOn final : public Solver::Impl {
     const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
     Vec<double> x_on;
     if (options.initial_guess)
-      x_on = exponent == 0 ? to_solve(x, layout) : to_solve(scaled(x, -exponent), layout);  // on b's scale too
+      x_on = x_exponent == 0 ? to_solve(x, layout) : to_solve(scaled(x, -x_exponent), layout);
     else
       solving().zero(x_on, A_->rows);
     const BackendPreconditioner<SolveBackend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
@@ -392,11 +401,11 @@ class SolverOn final : public Solver::Impl {
     result.relative_residual = of_b(result.relative_residual);
     if (singular) remove_nullspace(x_on);  // the solution of least norm: x is defined up to the nullspace
     from_solve(x_on, x, layout);
-    if (exponent != 0) {
-      Vector<double> back = scaled_back(x, exponent, "solution", layout);
-      const bool lost = lost_digits(x, back, exponent, layout);
+    if (x_exponent != 0) {
+      Vector<double> back = scaled_back(x, x_exponent, "solution", layout);
+      const bool lost = lost_digits(x, back, x_exponent, layout);
       x = std::move(back);
-      if (lost) require_attained(b, x, exponent, tolerance, result, layout);
+      if (lost) require_attained(b, x, exponent, x_exponent, tolerance, result, layout);
     }
     result.tolerance = tolerance;
     result.seconds = timer.seconds();
@@ -406,16 +415,19 @@ class SolverOn final : public Solver::Impl {
   }
 
   bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) override {
-    return rebuild_from(backend_.csr(A), why);
+    const int exponent = matrix_exponent(largest_diagonal(*A));
+    return rebuild_from(backend_.csr(scaled_down(A, exponent)), exponent, why);
   }
 
   bool rebuild(const RowBlock& block, std::string& why) override {
 #ifdef AMGSOLVE_WITH_MPI
-    if constexpr (std::is_same_v<Backend, MpiBackend>)
+    if constexpr (std::is_same_v<Backend, MpiBackend>) {
+      const int exponent = exponent_over_ranks(block);
       return rebuild_from(std::make_shared<const DistributedMatrix<double>>(
                               backend_.comm(), backend_.finest_partition(block.global_rows),
-                              backend_.finest_partition(block.global_rows), block.rows),
-                          why);
+                              backend_.finest_partition(block.global_rows), scaled_down(block.rows, exponent)),
+                          exponent, why);
+    }
 #endif
     // One process: the block is the whole matrix (make_impl checked that for the first one).
     require_whole_block(block);
@@ -445,7 +457,7 @@ class SolverOn final : public Solver::Impl {
     solving().zero(z_on, A_->rows);
     apply_cycle(r_on, z_on);
     from_solve(z_on, z, layout);
-    if (exponent != 0) z = scaled_back(z, exponent, "preconditioned vector", layout);
+    if (exponent != matrix_exponent_) z = scaled_back(z, exponent - matrix_exponent_, "preconditioned vector", layout);
   }
 
  private:
@@ -486,7 +498,9 @@ class SolverOn final : public Solver::Impl {
   }
 
   // The re-setup for A_new (on the backend, in double): in place, or false and why.
-  bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, std::string& why) {
+  // A_new: the new matrix divided by 2^exponent (matrix_exponent).
+  bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, int exponent,
+                    std::string& why) {
     if (!has_hierarchy()) {
       why = "the last re-setup failed";
       return false;
@@ -520,6 +534,7 @@ class SolverOn final : public Solver::Impl {
     }
     try {  // the solve's copies, made anew: out of memory here too leaves no hierarchy, not half of one
       A_csr_ = std::move(A_new);
+      matrix_exponent_ = exponent;
       finish_setup();
       fill_summary(timer.seconds());
     } catch (...) {
@@ -698,6 +713,14 @@ class SolverOn final : public Solver::Impl {
     return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
   }
 
+#ifdef AMGSOLVE_WITH_MPI
+  // matrix_exponent of the whole matrix, from this rank's rows of it (collective).
+  int exponent_over_ranks(const RowBlock& block) const {
+    const std::int64_t first = backend_.finest_partition(block.global_rows).begin(backend_.comm().rank());
+    return matrix_exponent(backend_.comm().max(largest_diagonal(block.rows, static_cast<Index>(first))));
+  }
+#endif
+
   static Vector<double> scaled(const Vector<double>& v, int exponent) {
     Vector<double> out(v.size());
     const auto n = static_cast<std::int64_t>(v.size());
@@ -727,11 +750,12 @@ class SolverOn final : public Solver::Impl {
 
   // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
   // the tolerance, or the solve is an error (x_1 of diag(1e200, 1) x = [1e-150, 1e-150] is 1e-350: flushed
-  // to 0, a residual of 0.7 had been reported as converged). Measured on the solve's scale (b and the x
-  // returned, digits lost and all, times 2^-exponent: exact), where b's norm does not underflow (b of 1e-310).
-  void require_attained(const Vector<double>& b, const Vector<double>& x, int exponent, double tolerance,
-                        SolveResult& result, VectorLayout layout) const {
-    const Vec<double> b_on = to_solve(scaled(b, -exponent), layout), x_on = to_solve(scaled(x, -exponent), layout);
+  // to 0, a residual of 0.7 had been reported as converged). Measured on the solve's scale (b times
+  // 2^-exponent and the x returned, digits lost and all, times 2^-x_exponent: exact), where b's norm does
+  // not underflow (b of 1e-310).
+  void require_attained(const Vector<double>& b, const Vector<double>& x, int exponent, int x_exponent,
+                        double tolerance, SolveResult& result, VectorLayout layout) const {
+    const Vec<double> b_on = to_solve(scaled(b, -exponent), layout), x_on = to_solve(scaled(x, -x_exponent), layout);
     Vec<double> r;
     solving().residual(*A_, x_on, b_on, r);
     const double attained = solving().norm2(r) / solving().norm2(b_on);
@@ -795,7 +819,7 @@ class SolverOn final : public Solver::Impl {
   }
 
   // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond
-  // double's range on the scale the solve runs on (b / 2^exponent: a guess far larger than b's solution).
+  // double's range on the scale the solve runs on (x / 2^exponent: a guess far larger than b's solution).
   std::string initial_guess_problem(const Vector<double>& x, int exponent, VectorLayout layout) const {
     if (std::string problem = rows_problem(x, "initial guess", layout); !problem.empty()) return problem;
     if (std::string problem = non_finite_problem(x, "initial guess", first_entry(layout)); !problem.empty())
@@ -803,7 +827,7 @@ class SolverOn final : public Solver::Impl {
     const double largest = largest_magnitude(x);
     if (!std::isfinite(std::ldexp(largest, -exponent)))
       return "initial guess: its largest entry, " + format_number(largest) + ", is beyond double's range on the "
-             "right-hand side's scale (2^" + std::to_string(exponent) + "): start from zero";
+             "scale the solve runs on (2^" + std::to_string(exponent) + "): start from zero";
     return "";
   }
 
@@ -901,6 +925,7 @@ class SolverOn final : public Solver::Impl {
   Backend backend_;  // the setup's, before what it holds: destroyed last
   std::unique_ptr<SolveBackend> solve_backend_;  // a layer of its own over backend_ (solve_backend_of)
   Index rows_;       // A's (all ranks')
+  int matrix_exponent_;  // the setup and the solve use A / 2^matrix_exponent_ (amgsolve/matrix_scale.hpp)
   std::shared_ptr<const typename Backend::template Csr<double>> A_csr_;  // A where the backend keeps it
   Hierarchy<Backend, CycleValue> hierarchy_;
   std::shared_ptr<const typename SolveBackend::template Matrix<double>> A_;
@@ -909,32 +934,39 @@ class SolverOn final : public Solver::Impl {
   std::optional<NullspaceProjection> system_nullspace_;  // a singular system's (hold_system_nullspace)
 };
 
-// Where A has an entry that float cannot hold (solver.precision: mixed sets up and cycles in float): beyond
-// its range, or a diagonal entry below its normal numbers (rows would lose their scale), each with 2^24 of
-// headroom for what the coarse levels' Galerkin sums and the smoothers' products grow or shrink to (a
-// matrix of 1e37 passed and its float cycle broke down). "" when none. Rows and columns counted from
-// first_index, and said so.
-std::string float_range_problem(const CsrMatrix<double>& A, Index first_row = 0, int first_index = 1) {
+// Where A / 2^exponent (the scale the solver uses it on, matrix_exponent) has an entry that float cannot hold
+// (solver.precision: mixed sets up and cycles in float): beyond its range, or a diagonal entry below its
+// normal numbers (rows would lose their scale), each with 2^24 of headroom for what the coarse levels'
+// Galerkin sums and the smoothers' products grow or shrink to (a matrix of 1e37 passed and its float cycle
+// broke down). "" when none. Rows and columns counted from first_index, and said so.
+std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index first_row = 0, int first_index = 1) {
   constexpr double headroom = 16777216.0;  // 2^24
   constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
   constexpr double smallest = std::numeric_limits<float>::min() * headroom;  // 2.0e-31
   for (Index i = 0; i < A.rows; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      const double magnitude = std::abs(A.val[k]);
+      const double magnitude = std::ldexp(std::abs(A.val[k]), -exponent);
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
         return "entry (" + std::to_string(first_row + i + first_index) + ", " + std::to_string(A.col[k] + first_index) +
                ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
                " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
-               " to " + format_number(largest) + "); use solver.precision: double";
+               " to " + format_number(largest) +
+               (exponent == 0 ? std::string() : " times 2^" + std::to_string(exponent) + ", about the largest diagonal entry") +
+               "); use solver.precision: double";
     }
   return "";
+}
+
+// The same for a whole matrix, on its own scale.
+std::string whole_float_range_problem(const CsrMatrix<double>& A, int first_index = 1) {
+  return float_range_problem(A, matrix_exponent(largest_diagonal(A)), 0, first_index);
 }
 
 // A whole matrix (or one process's block) the cycle's precision can hold, before any work.
 void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters& params) {
   if (params.solver.precision == Precision::mixed)
-    if (const std::string problem = float_range_problem(A); !problem.empty()) throw InputError(problem);
+    if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw InputError(problem);
 }
 
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
@@ -959,7 +991,7 @@ std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, 
 }  // namespace
 
 std::string mixed_precision_problem(const CsrMatrix<double>& A, int first_index) {
-  return float_range_problem(A, 0, first_index);
+  return whole_float_range_problem(A, first_index);
 }
 
 namespace {
@@ -1040,16 +1072,36 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
       throw InputError(problem);
 }
 
+// A system is set up on the cpu backend: auto resolves to it.
+Parameters with_system_backend(Parameters params) {
+  if (params.amg.is_system() && params.backend == BackendChoice::automatic) params.backend = BackendChoice::cpu;
+  return params;
+}
+
+// What a setup of A would refuse before any work because of the parameters the solver was built with (a
+// system's near-nullspace that does not fit A's rows): checked by a rebuild while the old levels still stand,
+// so that such a matrix leaves them as they were.
+void require_rebuild_fits(const CsrMatrix<double>& A, const Parameters& params) {
+  if (!params.amg.is_system()) return;
+  const Parameters resolved = with_system_backend(params);
+  bool distributed = false;
+  try {
+    require_system_supported(A, resolved, chosen_backend(resolved, distributed));
+  } catch (const InputError& e) {
+    throw InputError(std::string("Solver::rebuild: ") + e.what() +
+                     " (a rebuild keeps the near-nullspace the solver was built with: build a new Solver for a "
+                     "matrix of another size)");
+  }
+}
+
 std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params,
                                         const SetupCallbacks& callbacks) {
   require_valid(params);  // Parameters set in code: no schema has read them
   require_solvable_matrix(A.get(), "Solver");
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
-  Parameters resolved = params;
+  Parameters resolved = with_system_backend(params);
   if (!resolved.amg.is_system()) resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
-  if (resolved.amg.is_system() && resolved.backend == BackendChoice::automatic)
-    resolved.backend = BackendChoice::cpu;  // auto: where a system can be set up
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);
   if (resolved.amg.is_system()) {
@@ -1072,7 +1124,7 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 
 #ifdef AMGSOLVE_WITH_MPI
 // What is wrong with this rank's block, or "": the shape every rank must agree on, then the values.
-std::string block_problem(const RowBlock& block, Precision precision, int block_size, int rank) {
+std::string block_problem(const RowBlock& block, int block_size, int rank) {
   const std::string mine = "Solver: rank " + std::to_string(rank) + "'s row block ";
   if (block.global_rows < 0 || block.global_rows > std::numeric_limits<Index>::max())
     return mine + "is of a matrix of " + std::to_string(block.global_rows) + " rows (at most 2^31 - 1)";
@@ -1086,7 +1138,6 @@ std::string block_problem(const RowBlock& block, Precision precision, int block_
            (block_size > 1 ? " with amg.block_size " + std::to_string(block_size) : std::string()) + ")";
   if (const std::string problem = csr_structure_problem(block.rows); !problem.empty())
     return mine + "is not valid CSR: " + problem + " (this rank's rows, counted from 0)";
-  if (precision == Precision::mixed) return float_range_problem(block.rows, static_cast<Index>(first));
   return "";
 }
 
@@ -1102,7 +1153,7 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
     if (problem.empty())
       problem = rank_near_nullspace_problem(block.rows.rows, block.global_rows, amg.block_size, amg.near_nullspace);
   }
-  if (problem.empty()) problem = block_problem(block, params.solver.precision, amg.block_size, rank);
+  if (problem.empty()) problem = block_problem(block, amg.block_size, rank);
   // The row counts' least and most, and whether each near-nullspace vector is nonzero on some rank's rows
   // (one reduction, of the same size on every rank).
   std::array<std::int64_t, 2 + kMaxNearNullspaceVectors> agreed{block.global_rows, -block.global_rows};
@@ -1113,6 +1164,12 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && agreed[0] != -agreed[1]) problem = "Solver: the ranks disagree on the matrix's row count";
   if (problem.empty()) problem = zero_vector_problem(std::vector<double>(agreed.begin() + 2, agreed.begin() + 2 + vectors));
+  if (params.solver.precision == Precision::mixed) {  // on the scale of the whole matrix (matrix_exponent)
+    const Index first = static_cast<Index>(owned_rows(block.global_rows, amg.block_size).first);
+    double largest = problem.empty() ? largest_diagonal(block.rows, first) : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (problem.empty()) problem = float_range_problem(block.rows, matrix_exponent(largest), first);
+  }
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
     throw InputError(first.text);
 }
@@ -1161,8 +1218,10 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   require_solvable_matrix(A.get(), "Solver::rebuild");
-  require_cycle_precision_holds(*A, impl_->params);  // refused before any work: the hierarchy stays
-  if (impl_->from_rows)
+  Impl& impl = live();
+  require_cycle_precision_holds(*A, impl.params);  // refused before any work: the hierarchy stays
+  require_rebuild_fits(*A, impl.params);
+  if (impl.from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
                      "block");
   std::string why;
@@ -1172,7 +1231,7 @@ void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
 }
 
 void Solver::rebuild(RowBlock block) {
-  if (!impl_->from_rows)
+  if (!live().from_rows)
     throw InputError("Solver::rebuild: this solver was built from the whole matrix; rebuild it from the whole "
                      "new matrix");
   bool distributed = false;
@@ -1184,6 +1243,7 @@ void Solver::rebuild(RowBlock block) {
     require_whole_block(block);
     require_solvable_matrix(&block.rows, "Solver::rebuild");
     require_cycle_precision_holds(block.rows, impl_->params);
+    require_rebuild_fits(block.rows, impl_->params);
   }
   std::string why;
   if (impl_->rebuild(block, why)) return;
@@ -1225,8 +1285,14 @@ Solver::~Solver() = default;
 Solver::Solver(Solver&&) noexcept = default;
 Solver& Solver::operator=(Solver&&) noexcept = default;
 
+// The state a moved-from Solver no longer has: its use is an error, never a null dereference.
+Solver::Impl& Solver::live() const {
+  if (!impl_) throw InputError("this Solver was moved from: use the one it was moved to");
+  return *impl_;
+}
+
 void Solver::require_hierarchy() const {
-  if (!impl_->has_hierarchy())
+  if (!live().has_hierarchy())
     throw InputError("the solver has no hierarchy: its last rebuild failed (" + impl_->summary.rebuild_note +
                      "); rebuild it from a valid matrix");
 }
@@ -1253,8 +1319,8 @@ void Solver::precondition_rows(const Vector<double>& r, Vector<double>& z) const
   impl_->precondition(r, z, VectorLayout::rows);
 }
 
-const SetupSummary& Solver::setup() const { return impl_->summary; }
+const SetupSummary& Solver::setup() const { return live().summary; }
 
-const Array<Index>& Solver::finest_aggregates() const { return impl_->finest_aggregates; }
+const Array<Index>& Solver::finest_aggregates() const { return live().finest_aggregates; }
 
 }  // namespace amgsolve

@@ -5,6 +5,7 @@
 //   amgsolve --config-reference     (prints docs/CONFIG.md)
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,10 @@
 #include "config/schema.hpp"
 
 namespace {
+
+// How long a rank whose error reached main waits for the others to meet theirs: an error met alike (after the
+// same global reduction) brings every rank there within milliseconds; ten seconds spare an oversubscribed run.
+constexpr std::chrono::seconds kErrorAgreementWait{10};
 
 // An exception thrown inside an OpenMP parallel region (a thread's allocation failing where the memory
 // pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
@@ -140,7 +145,12 @@ int main(int argc, char** argv) {
     return amgsolve::with_standard_output_written(amgsolve::run(options), "amgsolve");
   } catch (const amgsolve::Error& e) {
     // Input errors are agreed on by every rank (collectively), and the setup and the solve fail alike on
-    // every rank: rank 0 says it once.
+    // every rank: rank 0 says it once. An error the other ranks did not meet leaves them waiting in the
+    // computation: this rank names itself and ends them all.
+    if (!amgsolve::Ranks::every_rank_arrives_within(kErrorAgreementWait)) {
+      std::fprintf(stderr, "amgsolve: error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
+      amgsolve::Ranks::abort_all(amgsolve::kExitError);
+    }
     if (amgsolve::Ranks::prints()) std::fprintf(stderr, "amgsolve: error: %s\n", e.what());
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",

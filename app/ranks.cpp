@@ -1,6 +1,7 @@
 #include "app/ranks.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "common/error.hpp"
 #include "common/memory.hpp"
@@ -52,6 +54,10 @@ bool launched_by_mpirun() {
   return false;
 }
 
+// The barrier of every_rank_arrives_within runs on a communicator of its own, so that it is never matched
+// with a collective of the computation that other ranks may be waiting in.
+MPI_Comm errors_communicator = MPI_COMM_NULL;
+
 }  // namespace
 
 Ranks::Ranks(int& argc, char**& argv) {
@@ -59,10 +65,26 @@ Ranks::Ranks(int& argc, char**& argv) {
   if (!launched_by_mpirun()) return;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_dup(MPI_COMM_WORLD, &errors_communicator);
 }
 
 Ranks::~Ranks() {
-  if (mpi_is_running()) MPI_Finalize();
+  if (!mpi_is_running()) return;
+  if (errors_communicator != MPI_COMM_NULL) MPI_Comm_free(&errors_communicator);
+  MPI_Finalize();
+}
+
+bool Ranks::every_rank_arrives_within(std::chrono::milliseconds wait) {
+  if (size() == 1) return true;
+  MPI_Request arrived = MPI_REQUEST_NULL;
+  MPI_Ibarrier(errors_communicator, &arrived);
+  const auto until = std::chrono::steady_clock::now() + wait;
+  for (int done = 0;;) {
+    MPI_Test(&arrived, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;  // the barrier is left pending: abort_all follows
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 int Ranks::rank() {
@@ -393,6 +415,7 @@ int Ranks::size() { return 1; }
 std::int64_t Ranks::sum(std::int64_t value) { return value; }
 std::int64_t Ranks::max(std::int64_t value) { return value; }
 void Ranks::abort_all(int code) { std::exit(code); }
+bool Ranks::every_rank_arrives_within(std::chrono::milliseconds) { return true; }
 void collectively(const std::function<void()>& f) { f(); }
 std::vector<RankLoad> gather_rank_loads(const RankLoad&) { return {}; }
 double Ranks::sum(const ExactSum& partial) { return partial.value(); }

@@ -3,8 +3,10 @@
 // otherwise. Rank 0 prints and writes; the others compute quietly. Errors never leave ranks waiting for
 // each other: a phase that each rank does alone (reading the config and the input, checking the outputs)
 // runs under collectively(), so that an error on any rank ends every rank with that one line; the setup
-// and the solve fail on every rank alike (the same hierarchy, global reductions); anything else aborts
-// every rank (abort_all) rather than hang.
+// and the solve fail on every rank alike (the same hierarchy, global reductions); an error that only some
+// ranks meet (one rank's environment or memory), found when the other ranks do not arrive at the error's
+// barrier (every_rank_arrives_within), and anything else abort every rank (abort_all) rather than hang.
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -37,6 +39,10 @@ class Ranks {
   static double sum(const ExactSum& partial);
   // Ends every rank at once with `code` (an error that other ranks cannot know of).
   [[noreturn]] static void abort_all(int code);
+  // Whether every rank calls this within `wait` of this rank's call (a barrier of its own): true for an error
+  // that every rank met alike, false for one that left other ranks waiting in the computation. One
+  // process: true.
+  static bool every_rank_arrives_within(std::chrono::milliseconds wait);
 };
 
 // Runs f on every rank; if it throws on any, every rank throws an Error with the message of the lowest

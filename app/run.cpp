@@ -516,6 +516,11 @@ namespace {
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
 std::string why_not_converged(const SolveResult& s, const Config& config) {
   const SolverType type = config.solver.type;
+  // A start far from the solution (problem.x0 or the step before's): its residual many times b's, which the
+  // tolerance is relative to, leaves far to go; not a sign of a singular A.
+  if (!s.history.empty() && s.history.front() > 1e3)
+    return ": the initial guess's residual was " + format_number(s.history.front()) + " times the right-hand "
+           "side's, and the tolerance is relative to b: start from zero, or from a guess on the solution's scale";
   // The stationary iteration's residual grows where the V-cycle, a poor stand-alone iteration (its smoothers'
   // parameters), amplifies some error: that says nothing about A.
   if (type == SolverType::amg && s.relative_residual > 1 && s.iterations >= 10)
@@ -635,7 +640,8 @@ Config load_run_config(const RunOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
   Config config;
-  collectively([&] {
+  collectively([&] {  // each rank's environment its own: OMP_NUM_THREADS may differ between them
+    if (options.threads == 0) require_supported_thread_count("give the thread count: --threads N");
     // The input files are read on rank 0 alone (a node-local copy suffices), so opened there.
     config = load_config(options.config, overrides, Ranks::size(), /*check_inputs=*/Ranks::prints());
     if (options.report) config.output.report = *options.report;
@@ -1003,10 +1009,7 @@ std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSol
 
 int run(const RunOptions& options) {
   set_quiet(options.quiet || !Ranks::prints());
-  if (options.threads > 0)
-    omp_set_num_threads(options.threads);
-  else
-    require_supported_thread_count("give the thread count: --threads N");
+  if (options.threads > 0) omp_set_num_threads(options.threads);
   Config config = load_run_config(options);
   attach_near_nullspace(config);
   RunRecord record = start_record(config);

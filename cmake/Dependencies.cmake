@@ -47,6 +47,15 @@ if(AMGSOLVE_BUILD_BENCH)
   endif()
 endif()
 
+# GraphBLAS, its library as GraphBLAS::GraphBLAS and its header's folder, both needed for the baseline.
+include(${CMAKE_CURRENT_LIST_DIR}/GraphBLAS.cmake)
+find_path(GRAPHBLAS_INCLUDE_DIR GraphBLAS.h PATH_SUFFIXES suitesparse)
+if(TARGET GraphBLAS::GraphBLAS AND GRAPHBLAS_INCLUDE_DIR)
+  set(AMGSOLVE_WITH_GRAPHBLAS ON)
+else()
+  set(AMGSOLVE_WITH_GRAPHBLAS OFF)
+endif()
+
 # Debian's yaml-cpp 0.7 exports the target "yaml-cpp" without a namespace.
 if(TARGET yaml-cpp AND NOT TARGET yaml-cpp::yaml-cpp)
   add_library(yaml-cpp::yaml-cpp ALIAS yaml-cpp)

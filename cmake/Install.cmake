@@ -27,4 +27,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/amgsolveConfig.cmake.i
                               ${PROJECT_BINARY_DIR}/amgsolveConfig.cmake INSTALL_DESTINATION ${package_dir})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/amgsolveConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/amgsolveConfig.cmake ${PROJECT_BINARY_DIR}/amgsolveConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/GraphBLAS.cmake
         DESTINATION ${package_dir})

@@ -598,8 +598,9 @@ std::vector<KeySpec> solver_keys() {
              names_of(Precision{}),
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
              "the double-precision outer iteration (less memory traffic, same final tolerance), for matrices whose "
-             "entries lie within 2e-31 to 2e+31 (float's range less headroom for the coarse levels; others are "
-             "refused, naming the entry)."),
+             "entries lie within 2e-31 to 2e+31 times the largest diagonal entry's power of two (a matrix beyond "
+             "2^+-64 is set up and solved divided by it, in double too; float's range less headroom for the "
+             "coarse levels; others are refused, naming the entry)."),
       retired("solver.device", "backend"),
       choice("solver.spmv_format", FIELD(solver.spmv_format),
              names_of(SpmvFormat{}),

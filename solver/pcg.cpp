@@ -17,6 +17,12 @@ void require_finite(double value, const char* what, int iteration, const char* m
                          std::to_string(iteration) + " (is the matrix SPD?)");
 }
 
+void require_finite_start(double relres) {
+  if (!std::isfinite(relres))
+    throw InputError("the initial guess is too large for this matrix: the residual b - A x0 or its norm is "
+                     "beyond double's range (start from zero, or from a guess on the solution's scale)");
+}
+
 void require_not_diverging(double relres, int iteration) {
   if (relres > kDivergedResidual)
     throw PreconditionerBreakdown("the AMG iteration diverges: relative residual " + format_number(relres) +

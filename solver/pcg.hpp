@@ -45,6 +45,8 @@ void require_positive_preconditioner(double rz, int iteration);
 // SPD A means the V-cycle amplifies some error (its smoothers' parameters), not that A is singular.
 inline constexpr double kDivergedResidual = 1e6;
 void require_not_diverging(double relres, int iteration);
+// b and A are finite (checked before): a start whose residual b - A x0 is not is the initial guess's fault.
+void require_finite_start(double relres);
 
 // The start both iterations share: x sized (zero when its size is wrong), r = b - A x, the history begun.
 // False for b = 0: then x = 0 and the result says converged.
@@ -67,6 +69,7 @@ bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
   be.resize(r, A.rows);
   be.residual(A, x, b, r);
   result.history.push_back(be.norm2(r) / bnorm);
+  require_finite_start(result.history.back());
   return true;
 }
 

@@ -249,7 +249,9 @@ Asymmetry worst_over_entries(const CsrMatrix<Value>& rows, Index first_row, cons
       for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
         const double va = static_cast<double>(rows.val[k]);
         const double vt = mirror(i, rows.col[k]);
-        const double diagonals = std::sqrt(diagonal * std::abs(column_diagonal(i, rows.col[k])));
+        // sqrt(a_ii) sqrt(a_jj): the product of two diagonals beyond 1.3e154 would overflow to inf, and every
+        // asymmetry would look relative 0.
+        const double diagonals = std::sqrt(diagonal) * std::sqrt(std::abs(column_diagonal(i, rows.col[k])));
         const double scale = std::max({std::abs(va), std::abs(vt), diagonals});
         double rel = scale > 0 ? std::abs(va - vt) / scale : 0.0;
         if (std::isnan(rel)) rel = 1.0;

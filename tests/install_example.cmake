@@ -18,6 +18,20 @@ if(NOT EXISTS ${WORK_DIR}/prefix/include/amgsolve/amgsolve/solver.hpp)
   message(FATAL_ERROR "the API header was not installed")
 endif()
 
+# The package names the libraries it links by their targets (found again by its config file on the
+# consumer's machine), never by a path of the machine it was built on (the graphblas baseline's
+# /usr/lib/.../libgraphblas.so was written in, and a consumer without it failed to link).
+file(GLOB exported ${WORK_DIR}/prefix/lib*/cmake/amgsolve/amgsolveTargets.cmake)
+if(NOT exported)
+  message(FATAL_ERROR "no amgsolveTargets.cmake was installed under ${WORK_DIR}/prefix")
+endif()
+file(STRINGS ${exported} link_interfaces REGEX "INTERFACE_LINK_LIBRARIES")
+foreach(line IN LISTS link_interfaces)
+  if(line MATCHES "\"/|;/|<LINK_ONLY:/")
+    message(FATAL_ERROR "the installed package links a library by its path on this machine:\n${line}")
+  endif()
+endforeach()
+
 string(REPLACE "|" ";" dependencies "${PREFIX_PATH}")
 set(configure ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/library -B ${WORK_DIR}/build -G ${GENERATOR}
     -DCMAKE_CXX_COMPILER=${CXX} "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix\;${PREFIX_PATH}")

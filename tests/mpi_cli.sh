@@ -2,9 +2,10 @@
 # The program under mpirun (ctest label `mpi`): the same iterations, residual history and VTK file (where
 # the build has VTK) on 1 and N ranks for a Poisson problem, its time steps, the mouse, the elasticity
 # cantilever (a system) and a Matrix Market matrix (with three right-hand sides too, and as a system), only
-# rank 0 writing; bad input, and an output only rank 0 can find unwritable, end every rank with one error line and
-# exit 1, never a hang (ctest's timeout would catch one). The one-process runs are made once, by the
-# `reference` mode (the ctest fixture MpiCli.OneProcess), and compared with by every rank count:
+# rank 0 writing; bad input, an output only rank 0 can find unwritable, and errors only some ranks meet, end
+# every rank with one error line and a non-zero exit, never a hang (ctest's timeout would catch one). The
+# one-process runs are made once, by the `reference` mode (the ctest fixture MpiCli.OneProcess), and
+# compared with by every rank count:
 #   mpi_cli.sh reference AMGSOLVE SOURCE_DIR REFERENCE_DIR
 #   mpi_cli.sh ranks MPIRUN AMGSOLVE SOURCE_DIR REFERENCE_DIR WORK_DIR RANKS
 set -uo pipefail
@@ -459,6 +460,25 @@ if many; then
     [ "$status" -eq 1 ] || fail "ranks with other settings: exit $status, expected 1"
     grep -q "the ranks were started with different settings" "$work/err.txt" ||
       fail "ranks with other settings: not said: $(cat "$work/err.txt")"
+    # A rank's own environment: a thread count that only some ranks cannot use is every rank's one error
+    # (those ranks refused it before the others' first collective, which then waited for ever).
+    timeout 120 "$mpirun" --oversubscribe --bind-to none -np 1 "$amgsolve" "$config" --quiet --report "" : \
+      -np $((ranks - 1)) -x OMP_NUM_THREADS=abc "$amgsolve" "$config" --quiet --report "" \
+      >"$work/out.txt" 2>"$work/err.txt"
+    status=$?
+    [ "$status" -eq 1 ] || fail "a thread count only some ranks refuse: exit $status, expected 1"
+    [ "$(grep -c '^amgsolve:' "$work/err.txt")" -eq 1 ] && grep -q "rank 1: OMP_NUM_THREADS='abc'" "$work/err.txt" ||
+      fail "a thread count only some ranks refuse: not said once: $(cat "$work/err.txt")"
+    # An error only some ranks meet in the middle of the computation (here split3d's layer count, read from
+    # each rank's environment in the setup's first product): those ranks name themselves and end every rank
+    # (the others waited for ever in the product's collectives).
+    timeout 120 "$mpirun" --oversubscribe --bind-to none -np 1 "$amgsolve" "$config" --quiet --report "" \
+      --set amg.spgemm=split3d : -np $((ranks - 1)) -x AMGSOLVE_SPLIT3D_LAYERS=abc "$amgsolve" "$config" --quiet \
+      --report "" --set amg.spgemm=split3d >"$work/out.txt" 2>"$work/err.txt"
+    status=$?
+    [ "$status" -ne 0 ] && [ "$status" -ne 124 ] || fail "an error on some ranks in the setup: exit $status"
+    grep -q "^amgsolve: error on rank [1-9][0-9]*: AMGSOLVE_SPLIT3D_LAYERS='abc'" "$work/err.txt" ||
+      fail "an error on some ranks in the setup: not said: $(cat "$work/err.txt")"
   fi
 fi
 exit $failed

@@ -650,6 +650,17 @@ TEST(Hierarchy, ANodeCoupledToEveryOtherLeavesTheCoarseLevelsSparse) {
 // Gershgorin's bound is an upper bound of rho(D^-1 A) and Lanczos' top Ritz value a lower one, so on
 // every level of the same hierarchy gershgorin >= lanczos; with the bound the V-cycle must still
 // converge at a mesh-independent rate (the option trades a looser interval for no Lanczos steps).
+// Gershgorin's bound sums each row on its diagonal's scale: a matrix of 4e307 has the bound of the matrix of 1
+// (its row sums overflowed to inf, and so did the bound).
+TEST(SpectralRadius, GershgorinBoundHoldsEntriesNearDoublesLimits) {
+  const CsrMatrix<double> A = poisson(Stencil::p7, {6, 5, 4});
+  for (const int k : {1021, -1000}) {
+    CsrMatrix<double> scaled = A;
+    for (double& v : scaled.val) v = std::ldexp(v, k);
+    EXPECT_EQ(gershgorin_bound_dinv_a(scaled), gershgorin_bound_dinv_a(A)) << "A times 2^" << k;
+  }
+}
+
 TEST(SpectralRadius, GershgorinBoundsLanczosAndStillGivesAGoodVCycle) {
   AmgParams lanczos;
   lanczos.coarse_size = 50;

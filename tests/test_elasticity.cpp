@@ -1,7 +1,8 @@
 // The elasticity problem family (problems/elasticity.hpp): its row-by-row assembly against the tests' own
 // element-by-element one (tests/test_support.hpp: other formulas, triplets, another node order), the weight's
 // load against the body's volume, and the cantilever's deflection
-// against Euler-Bernoulli beam theory, solved with its rigid-body modes in a fraction of the scalar iterations.
+// against Euler-Bernoulli beam theory, solved with its rigid-body modes in a fraction of the scalar iterations;
+// a rebuild at another size than the modes' refused with the hierarchy kept.
 #include <cmath>
 #include <map>
 
@@ -166,6 +167,33 @@ TEST(Elasticity, RefusesWhatIsNoBody) {
   p.cells = {4, 2};
   p.poisson_ratio = 0.5;
   EXPECT_THROW(elasticity_matrix(p), InputError);
+}
+
+
+// A rebuild keeps the near-nullspace the solver was built with: a matrix of another size is refused before
+// any work, naming the remedy, and the old hierarchy still solves as it did (before, the refusal came from the
+// full setup tried in the re-setup's place, after the levels had gone).
+TEST(Elasticity, ARebuildAtAnotherSizeIsRefusedAndKeepsTheHierarchy) {
+  ElasticityParams p;
+  p.cells = {16, 4};
+  const auto A = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
+  const Vector<double> b = elasticity_load(p);
+  Parameters params;
+  params.amg.block_size = 2;
+  params.amg.near_nullspace = rigid_body_modes(elasticity_coordinates(p), 2);
+  params.amg.keep_structure = true;
+  Solver solver(A, params);
+  const std::size_t levels = solver.setup().levels.size();
+  p.cells = {32, 4};
+  const auto longer = std::make_shared<const CsrMatrix<double>>(elasticity_matrix(p));
+  try {
+    solver.rebuild(longer);
+    ADD_FAILURE() << "a rebuild at another size than the near-nullspace's";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("build a new Solver"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(solver.setup().levels.size(), levels);
+  test::expect_identical_solves(solver, Solver(A, params), b);
 }
 
 }  // namespace

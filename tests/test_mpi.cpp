@@ -605,6 +605,11 @@ TEST(DistributedSolve, EqualsTheSingleProcessSolve) {
   p.amg.nullspace = NullspaceChoice::constant;
   expect_same_solve(poisson(Stencil::p5, {250, 230}, Boundary::neumann), p, "Neumann 250 x 230, singular");
   p = {};
+  p.solver.precision = Precision::mixed;  // A / 2^s (amgsolve/matrix_scale.hpp), s over all ranks' rows alike
+  CsrMatrix<double> tiny = poisson(Stencil::p7, {24, 24, 24});
+  for (double& v : tiny.val) v = std::ldexp(v, -1000);
+  expect_same_solve(tiny, p, "7-point 24^3 times 2^-1000, mixed");
+  p = {};
   p.amg.coarse_size = 20000;  // a coarsest level spread over several ranks, solved redundantly
   expect_same_solve(poisson(Stencil::p7, {36, 36, 36}), p, "7-point 36^3, large coarsest level");
   // solver.halo_exchange: the same histories in vector and task mode (two threads a rank for task mode).
@@ -742,12 +747,12 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   EXPECT_EQ(parameter.rfind("amg.lanczos_steps must be >= 4", 0), 0u) << parameter;
   // A value the float cycle cannot hold in the matrix's last row (on the rank that holds it; small matrices
   // live on the first ranks): the one-process message, on every rank.
-  CsrMatrix<double> huge = rows_of(A, first, last);
-  if (last == A.rows && last > first) huge.val.back() = 1e36;
+  CsrMatrix<double> tiny = rows_of(A, first, last);
+  if (last == A.rows && last > first) tiny.val.back() = 1e-36;  // the matrix's scale is its largest diagonal's
   Parameters mixed;
   mixed.solver.precision = Precision::mixed;
-  const std::string range = message_of(RowBlock{A.rows, std::move(huge)}, mixed);
-  EXPECT_EQ(range.rfind("entry (1728, 1728) (counted from 1) = 1e+36 is outside what the float cycle", 0), 0u) << range;
+  const std::string range = message_of(RowBlock{A.rows, std::move(tiny)}, mixed);
+  EXPECT_EQ(range.rfind("entry (1728, 1728) (counted from 1) = 1e-36 is outside what the float cycle", 0), 0u) << range;
   // A column count that is not the matrix's (rows given with another numbering of the columns).
   CsrMatrix<double> other_columns = rows_of(A, first, last);
   other_columns.cols = A.rows + 1;

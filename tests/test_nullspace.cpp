@@ -196,6 +196,23 @@ TEST(Nullspace, DetectedExactlyWhereRowsSumToZero) {
             NullspaceChoice::none);
 }
 
+// Rows of entries near double's limits are summed on their largest entry's scale: Dirichlet's rows of 1.5e308
+// do not sum to zero (their sums of magnitudes overflowed to inf, every row looked of sum 0, and a
+// nonsingular matrix singular), Neumann's do.
+TEST(Nullspace, DetectedAlikeForEntriesNearDoublesLimits) {
+  for (const double scale : {1.5e308, 1e-300}) {
+    for (const Boundary boundary : {Boundary::dirichlet, Boundary::neumann}) {
+      CsrMatrix<double> A = poisson(Stencil::p5, {12, 9}, boundary);
+      const double unscaled = largest_relative_row_sum(A).relative;
+      for (double& v : A.val) v *= scale / 4;  // the diagonal of 4 at scale
+      EXPECT_NEAR(largest_relative_row_sum(A).relative, unscaled, 1e-3) << scale;
+      EXPECT_EQ(resolve_nullspace(A, NullspaceChoice::automatic),
+                boundary == Boundary::neumann ? NullspaceChoice::constant : NullspaceChoice::none)
+          << scale;
+    }
+  }
+}
+
 TEST(Nullspace, DeclaredConstantThatDoesNotHoldNamesTheRow) {
   try {
     (void)resolve_nullspace(poisson(Stencil::p5, {12, 9}, Boundary::dirichlet), NullspaceChoice::constant);

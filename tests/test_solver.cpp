@@ -480,6 +480,20 @@ TEST(Library, AFailedFullSetupInARebuildLeavesNoHierarchyEither) {
   test::expect_identical_solves(solver, Solver(A, Parameters{}), b);
 }
 
+// A moved-from Solver answers every call with an InputError, never a null dereference.
+TEST(Library, AMovedFromSolverRefusesEveryUse) {
+  const auto A = poisson_3d(8);
+  Solver solver(A, Parameters{});
+  const Solver moved = std::move(solver);
+  EXPECT_GT(moved.setup().levels.size(), 0u);
+  Vector<double> b(A->rows, 1.0), x;
+  EXPECT_THROW(solver.solve(b, x), InputError);       // NOLINT(bugprone-use-after-move): what is tested
+  EXPECT_THROW(solver.precondition(b, x), InputError);  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW(solver.rebuild(A), InputError);          // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW((void)solver.setup(), InputError);        // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW((void)solver.finest_aggregates(), InputError);  // NOLINT(bugprone-use-after-move)
+}
+
 TEST(Library, SolveLimitsReplaceTheConfiguredOnesForOneSolve) {
   const auto A = poisson_3d(16);
   const Vector<double> b(A->rows, 1.0);
@@ -646,6 +660,11 @@ TEST(Library, AnInitialGuessThatCannotStartIsRefused) {
   Vector<double> tiny_b = b;
   for (double& v : tiny_b) v = 1e-300;
   EXPECT_NE(message(Vector<double>(b.size(), 1e10), tiny_b).find("beyond double's range"), std::string::npos);
+  // A guess that fits double while A x0 does not: said so (it read "PCG: the residual became NaN or infinite
+  // at iteration 0 (is the matrix SPD?)").
+  for (const double guess : {1e308, 1e300})
+    EXPECT_EQ(message(Vector<double>(b.size(), guess), b).rfind("the initial guess is too large for this matrix", 0), 0u)
+        << guess;
 }
 
 // b scaled by powers of two far outside the usual range (2^-600 = 2.4e-181, 2^900 = 8.5e270, and 2^-120 =
@@ -687,27 +706,56 @@ TEST(Library, RightHandSidesOfAnyScaleGiveTheScaledSolution) {
   }
 }
 
-// solver.precision: mixed sets up and cycles in float: a matrix float cannot hold is refused in one line.
+// A matrix far from 1 (1e+300, 1e-300, beyond float's range) is set up and solved as A / 2^s, its largest
+// diagonal entry brought to [1, 2) (amgsolve/matrix_scale.hpp): A times 2^k with b times 2^(k/2) then solves
+// with the residual history of A and b themselves, bit for bit, and x times 2^(k/2 - k), in double and in the
+// float cycle (before, the float cycle refused it, and in double the coarse levels of A times 2^1020
+// overflowed, or the iterates left double's range).
+TEST(Library, AMatrixOfAnyScaleSolvesAsItselfInDoubleAndInFloat) {
+  const auto A = poisson_3d(8);
+  const Vector<double> b = wavy(A->rows, 0.5, 0.7);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.solver.precision = precision;
+    params.solver.tolerance = 1e-10;
+    Vector<double> x;
+    const SolveResult unscaled = Solver(A, params).solve(b, x);
+    for (const int k : {1020, 200, 120, -120, -1000}) {
+      auto scaled = std::make_shared<CsrMatrix<double>>(*A);
+      for (double& v : scaled->val) v = std::ldexp(v, k);
+      Vector<double> b_scaled = b, y;
+      for (double& v : b_scaled) v = std::ldexp(v, k / 2);
+      const SolveResult result = Solver(scaled, params).solve(b_scaled, y);
+      EXPECT_EQ(result.history, unscaled.history) << "A times 2^" << k;
+      for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], std::ldexp(x[i], k / 2 - k)) << "A times 2^" << k;
+    }
+  }
+}
+
+// solver.precision: mixed sets up and cycles in float: a matrix whose entries spread beyond float's range
+// around its largest diagonal entry is refused in one line, and so by a rebuild before any work.
 TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
   const auto A = poisson_3d(6);
   Parameters params;
   params.solver.precision = Precision::mixed;
-  for (const double scale : {1e300, 1e37, 1e-300, 1e-36}) {  // 1e37 fits float, not its coarse levels
-    auto scaled = std::make_shared<CsrMatrix<double>>(*A);
-    for (double& v : scaled->val) v *= scale;
+  for (const double scale : {1e-20, 1e20}) {  // row and column 7 scaled: a diagonal entry of 6e-40 or 6e+40
+    auto spread = std::make_shared<CsrMatrix<double>>(*A);
+    for (Index i = 0; i < spread->rows; ++i)
+      for (Offset k = spread->row_begin(i); k < spread->row_end(i); ++k)
+        spread->val[k] *= (i == 7 ? scale : 1.0) * (spread->col[k] == 7 ? scale : 1.0);
     try {
-      const Solver solver(scaled, params);
-      ADD_FAILURE() << "a matrix scaled by " << scale << " was taken in float";
+      const Solver solver(spread, params);
+      ADD_FAILURE() << "a matrix of entries from 1 to " << scale * scale << " was taken in float";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("is outside what the float cycle"), std::string::npos) << e.what();
     }
     // Refused by a rebuild before any work: the hierarchy of before stays and solves on.
     Solver solver(A, params);
-    EXPECT_THROW(solver.rebuild(scaled), InputError);
+    EXPECT_THROW(solver.rebuild(spread), InputError);
     Vector<double> x;
     EXPECT_TRUE(solver.solve(Vector<double>(A->rows, 1.0), x).converged);
     params.solver.precision = Precision::double_precision;
-    EXPECT_NO_THROW(Solver(scaled, params));
+    EXPECT_NO_THROW(Solver(spread, params));
     params.solver.precision = Precision::mixed;
   }
 }
@@ -852,7 +900,9 @@ TEST(Library, ASmootherThatDivergesIsNamed) {
   const std::string chebyshev = breakdown_message(params);
   EXPECT_NE(chebyshev.find("raise amg.smoother.eigenvalue_safety (1) or amg.lanczos_steps (4)"), std::string::npos)
       << chebyshev;
-  EXPECT_NE(chebyshev.find("; or use solver.precision: double)"), std::string::npos) << chebyshev;
+  EXPECT_NE(chebyshev.find("; or use solver.precision: double; unless A itself is not positive definite"),
+            std::string::npos)
+      << chebyshev;
   params.amg.spectral_radius = SpectralRadius::gershgorin;  // an interval over the whole spectrum
   EXPECT_EQ(breakdown_message(params), "converged");
 }

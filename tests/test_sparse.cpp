@@ -102,6 +102,16 @@ TEST(Csr, LargestAsymmetryFindsTheEntry) {
   EXPECT_EQ(largest_asymmetry(S).relative, 0.0);
 }
 
+// Entries near double's limits: the diagonals' geometric mean is taken as sqrt(a_ii) sqrt(a_jj), since their
+// product overflows beyond 1.3e154 (every asymmetry then looked relative 0, and an asymmetric matrix passed).
+TEST(Csr, LargestAsymmetryHoldsEntriesNearDoublesLimits) {
+  for (const double scale : {1e300, 1e-300}) {
+    const CsrMatrix<double> A = csr_from_triplets<double>(
+        2, 2, {{0, 0, 2 * scale}, {0, 1, -scale}, {1, 0, -0.5 * scale}, {1, 1, 2 * scale}});
+    EXPECT_DOUBLE_EQ(largest_asymmetry(A).relative, 0.25) << scale;  // |(-1) - (-0.5)| / 2
+  }
+}
+
 // The messages name the entry in the file's numbering (from 1) or scipy's (from 0, said so), and a small
 // difference in digits that show it (1e-08, not 0.000000).
 TEST(Csr, SpdCandidateMessagesNameTheEntryAndTheDifference) {

@@ -408,8 +408,10 @@ def test_vectors_and_counts_are_checked_in_one_line():
     with pytest.raises(amgsolve.InputError, match="amg.coarse_size"):
         amgsolve.Solver(poisson(6), amg={"coarse_size": 50.5})
     # The float cycle's range is checked in numpy's numbering too; the program's own keys are refused.
-    with pytest.raises(amgsolve.InputError, match=r"A: entry \(0, 0\) \(counted from 0\) = 1e\+35"):
+    # (on the scale of its largest diagonal entry: a spread beyond float's range, not a matrix far from 1)
+    with pytest.raises(amgsolve.InputError, match=r"A: entry \(1, 1\) \(counted from 0\) = 2 is outside"):
         amgsolve.Solver(sp.csr_matrix(np.diag([1e35, 2.0, 3.0])), solver={"precision": "mixed"})
+    amgsolve.Solver(sp.csr_matrix(np.diag([1e35, 2e35, 3e35])), solver={"precision": "mixed"})
     with pytest.raises(amgsolve.InputError, match="print_every: the program's progress lines"):
         amgsolve.Solver(poisson(6), solver={"print_every": 0})
     # The library's messages count a vector's entries from 0, as numpy does, and say so.
@@ -732,6 +734,13 @@ def test_a_system_rebuilds_on_its_aggregates():
     x, second = solver.solve(b)
     assert second["converged"] and relative_residual(2 * A, x, b) <= 1e-8
     assert second["iterations"] == first["iterations"]
+    # A body of another size: the near-nullspace of the first setup does not fit it, which is refused before
+    # any work, and the hierarchy stays and solves as before (it was dropped).
+    longer, _ = elasticity_2d(96, 12)
+    with pytest.raises(amgsolve.InputError, match="build a new Solver"):
+        solver.rebuild(longer)
+    again, third = solver.solve(b)
+    assert third["residuals"] == second["residuals"] and np.array_equal(again, x)
 
 
 def test_rigid_body_modes_of_nodes_with_rotations():
