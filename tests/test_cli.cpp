@@ -1285,6 +1285,24 @@ TEST(Cli, ASingularMatrixWithBOutsideItsRangeIsNamedAsTheLikelyCause) {
   EXPECT_GT(field(read_report(dir.file("R.json")), "solve.relative_residual").get<double>(), 1.0);
 }
 
+// A start far from the solution (problem.x0 of 1e150 against b = 1): its residual is 1e150 times b's, which
+// the tolerance is relative to, and the iteration limit comes first. Said so, not blamed on a singular A;
+// and a start whose residual leaves double's range is refused as the guess's fault.
+TEST(Cli, AnUnconvergedSolveThatStartedFarAwaySaysSo) {
+  ScratchDir dir;
+  write_text(dir, "x0.mtx", array_vector(std::vector<double>(50, 1e150)));
+  RunResult r = run_matrix(dir, laplacian_1d(50), {"--quiet", "--set", "problem.x0=" + dir.file("x0.mtx"), "--set",
+                                                   "solver.max_iterations=20"});
+  EXPECT_EQ(r.status, kExitNotConverged) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("the initial guess's residual was"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("singular"), std::string::npos) << r.err;
+  write_text(dir, "x0.mtx", array_vector(std::vector<double>(50, 1e308)));
+  r = run_matrix(dir, laplacian_1d(50), {"--quiet", "--set", "problem.x0=" + dir.file("x0.mtx")});
+  EXPECT_EQ(r.status, kExitError) << r.err;
+  EXPECT_NE(r.err.find("the initial guess is too large for this matrix"), std::string::npos) << r.err;
+}
+
 // The 2D Laplacian shifted by its least eigenvalue: singular, its nullspace the smooth first eigenvector,
 // and b = 1 far from its range. CG's true residual stagnates there too, but above b's: a tolerance below
 // the attainable accuracy, as the stagnation alone would say, is not the cause.
