@@ -459,7 +459,9 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
     const fs::path pa = follow_links(a), pb = follow_links(b);
     std::error_code ea, eb;
     if (fs::exists(pa, ea) && fs::exists(pb, eb)) return fs::equivalent(pa, pb, ea);
-    return fs::weakly_canonical(pa, ea) == fs::weakly_canonical(pb, eb);
+    // Absolute first: weakly_canonical leaves a path relative where none of it exists yet ("r.json"), and
+    // makes it absolute where a part does ("./r.json"), so that the two spellings compared unequal.
+    return fs::weakly_canonical(fs::absolute(pa, ea), ea) == fs::weakly_canonical(fs::absolute(pb, eb), eb);
   };
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const auto& [what, path] = outputs[i];

@@ -270,7 +270,9 @@ void write_report(const std::string& path, const RunRecord& run) {
   {
     std::ofstream out(target.temp_path());
     if (!out) throw Error("cannot create report " + target.described() + ": " + std::strerror(errno));
-    out << report_json(run).dump(2) << '\n';
+    // A file name that is not UTF-8 (a byte of Latin-1 in a path) is written with U+FFFD in its place: JSON
+    // holds UTF-8 only, and the strict default threw after the whole run, losing every output.
+    out << report_json(run).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     out.close();
     if (out.fail()) throw Error("error while writing report " + target.described() + ": " + std::strerror(errno));
   }

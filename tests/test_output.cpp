@@ -287,6 +287,10 @@ TEST(AtomicFile, OutputsMustNotBeInputsOrEachOther) {
   EXPECT_NE(error({{"report file", dir.file("config.yaml")}}).find("is the input file"), std::string::npos);
   EXPECT_NE(error({{"report file", dir.file("alias.yaml")}}).find("is the input file"), std::string::npos);
   EXPECT_NE(error({{"report file", dir.file("x")}, {"VTK file", dir.file("./x")}}).find("same file"), std::string::npos);
+  // Relative, and not there yet: "x" and "./x" in the working directory (they compared unequal, and the run
+  // lost every output at the end).
+  EXPECT_NE(error({{"report file", "amgsolve-test-x"}, {"VTK file", "./amgsolve-test-x"}}).find("same file"),
+            std::string::npos);
   EXPECT_EQ(error({{"report file", dir.file("r.json")}, {"VTK file", dir.file("v.vti")}}), "(none)");
   EXPECT_EQ(error({{"report file", "/dev/null"}, {"solution file", "/dev/null"}}), "(none)");
 }
@@ -319,6 +323,18 @@ TEST(Report, HasTheDocumentedFields) {
     for (const char* key : {"rows", "nnz", "spgemm_seconds"}) EXPECT_TRUE(level.contains(key)) << key;
   EXPECT_EQ(j["solve"]["history"].size(), 3u);
   EXPECT_NEAR(j["solve"]["convergence_factor"].get<double>(), 0.1, 1e-12);
+}
+
+// A file name that is not UTF-8 (Latin-1's 0xfe in a config's name) is written with U+FFFD in its place: the
+// report is still written, as valid JSON (the strict writer threw after the run, losing every output).
+TEST(Report, AFileNameThatIsNotUtf8IsWrittenReplaced) {
+  test::ScratchDir dir;
+  RunRecord run;
+  run.config_file = "cfg\xfe.yaml";
+  write_report(dir.file("r.json"), run);
+  std::ifstream written(dir.file("r.json"));
+  const nlohmann::json j = nlohmann::json::parse(written);
+  EXPECT_EQ(j["config"].get<std::string>(), "cfg\xef\xbf\xbd.yaml");
 }
 
 // A fluence's rounding noise at or below zero is shown at the field's least positive value, not at -38.
