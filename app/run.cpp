@@ -808,6 +808,10 @@ void attach_near_nullspace(Config& config) {
   if (elasticity) {  // the rigid-body modes of its nodes: all of them, or this rank's (by rows)
     const ElasticityParams& body = config.problem.elasticity;
     config.amg.block_size = body.dimensions();
+    // The generated body is clamped, so nonsingular: amg.nullspace: auto would look for combinations of its
+    // modes that A maps to zero, and a slender one (a box of 3000 x 1) bends so easily that its rotations come
+    // near enough to be refused as "a structure free to move".
+    if (config.amg.nullspace == NullspaceChoice::automatic) config.amg.nullspace = NullspaceChoice::none;
     config.amg.near_nullspace = assembled_by_rows(config) ? rows_rigid_body_modes(config, body)
                                                           : whole_rigid_body_modes(body);
   } else if (files) {  // checked against the matrix file's rows before it is read

@@ -537,9 +537,10 @@ std::vector<KeySpec> amg_keys() {
              names_of(NullspaceChoice{}),
              "The matrix's nullspace. `auto`: the constants when every row sums to zero (a pure-Neumann or graph "
              "Laplacian: singular, solved on its range with a right-hand side that sums to zero), else none; for "
-             "a system (amg.block_size, problem.near_nullspace, problem.coordinates or problem.type elasticity) the combinations of its "
+             "a system (amg.block_size, problem.near_nullspace or problem.coordinates) the combinations of its "
              "near-nullspace vectors that A maps to zero (a structure free to move: its rigid-body modes; "
-             "solved on its range, the loads in equilibrium); "
+             "solved on its range, the loads in equilibrium), and none for problem.type elasticity (its body is "
+             "clamped); "
              "`constant`: declared (the rows must sum to zero); `near_nullspace`: a system's near-nullspace vectors "
              "declared to be the nullspace (A must map each to zero); `none`: the matrix is taken to be "
              "nonsingular."),
