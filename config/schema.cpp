@@ -856,6 +856,17 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
                                       "before's solution: it needs problem.steps above 1 (a poisson problem)");
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
+  // A checkerboard's and a fluorophore's keys, given where there is none, would change nothing (a contrast
+  // of 1e6 ran as the constant coefficient).
+  const auto only_with = [&](std::initializer_list<const char*> keys, bool active, const std::string& needs) {
+    for (const char* key : keys)
+      if (!active && r.is_set(key)) r.fail_at(key, std::string(key) + " does nothing without " + needs);
+  };
+  only_with({"problem.contrast", "problem.cells"},
+            c.problem.type != ProblemType::poisson || c.problem.poisson.coefficient == Coefficient::checkerboard,
+            "problem.coefficient: checkerboard");
+  only_with({"problem.fluorophore.tumour", "problem.fluorophore.background"},
+            c.problem.type != ProblemType::mouse || c.problem.mouse.fluorescence, "problem.fluorescence: true");
 }
 
 bool is_config_section(const std::string& path) {

@@ -281,6 +281,22 @@ TEST(Config, CompareIsAKeyNotABackendName) {
   EXPECT_NO_THROW(parse_config("amg:\n  compare_spgemm: true\noutput:\n  spgemm_csv: c.csv\n", "cfg.yaml"));
 }
 
+// A checkerboard's keys without the checkerboard, and a fluorophore's without fluorescence, would change
+// nothing: refused naming the key and what it needs (a contrast of 1e6 ran as the constant coefficient).
+TEST(Config, KeysOfAnOptionThatIsOffAreRefused) {
+  const std::string contrast = parse_error("problem:\n  type: poisson\n  contrast: 1.0e6\n");
+  EXPECT_NE(contrast.find("cfg.yaml:3:"), std::string::npos) << contrast;
+  EXPECT_NE(contrast.find("problem.contrast does nothing without problem.coefficient: checkerboard"), std::string::npos)
+      << contrast;
+  EXPECT_NE(parse_error("", {"problem.cells=2"}).find("--set problem.cells does nothing"), std::string::npos);
+  EXPECT_NO_THROW(parse_config("problem:\n  coefficient: checkerboard\n  contrast: 1.0e6\n  cells: 2\n", "cfg.yaml"));
+  const std::string yield =
+      parse_error("problem:\n  type: mouse\n  fluorophore:\n    background: 0.01\n");
+  EXPECT_NE(yield.find("problem.fluorophore.background does nothing without problem.fluorescence: true"),
+            std::string::npos)
+      << yield;
+}
+
 TEST(Config, MatrixMarketProblem) {
   const Config c = parse_config("problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n", "cfg.yaml");
   EXPECT_EQ(c.problem.type, ProblemType::matrix_market);
