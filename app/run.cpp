@@ -824,6 +824,7 @@ RunRecord start_record(const Config& config) {
   RunRecord record;
   record.program = version_text().substr(0, version_text().find('\n'));
   record.config_file = config.source;
+  record.overrides = config.overrides;
   record.threads = max_threads();
   record.ranks = Ranks::size();
   record.backend = to_string(config.backend);

@@ -577,7 +577,9 @@ Config read_text(const std::string& yaml_text, const std::string& name, const st
   Document doc(yaml_text, name);
   doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
-  return read(doc, ranks, inputs_on_disk);
+  Config c = read(doc, ranks, inputs_on_disk);
+  c.overrides = overrides;
+  return c;
 }
 
 }  // namespace

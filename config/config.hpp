@@ -32,6 +32,7 @@ constexpr const auto& names_of(InitialGuess) { return kInitialGuessNames; }
 
 struct Config {
   std::string source;    // the config file
+  std::vector<std::string> overrides;  // the --set assignments, as given (the report records them)
   // A hash of the settings as read (the --set overrides applied, in one form whatever the order of the keys
   // or how a number is written): ranks started alike have the same one (a rank with other settings would
   // build another hierarchy and wait in other collectives).

@@ -193,6 +193,7 @@ nlohmann::json report_json(const RunRecord& run) {
   nlohmann::json j = {
       {"amgsolve", run.program},
       {"config", run.config_file},
+      {"overrides", run.overrides},
       {"problem",
        {{"description", run.problem_description},
         {"type", run.problem_type},

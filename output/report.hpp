@@ -79,6 +79,7 @@ struct StepRecord {
 struct RunRecord {
   std::string program;  // amgsolve's version and commit (--version's first line)
   std::string config_file;
+  std::vector<std::string> overrides;  // the --set assignments of the run
   std::string problem_description;
   std::string problem_type;
   Index rows = 0;

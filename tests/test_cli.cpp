@@ -370,7 +370,9 @@ TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   ScratchDir dir;
   const RunResult r = run(dir, {"--set", "amg.coarse_size=12", kSmallConfig, "--quiet", "--report", dir.file("R.json")});
   ASSERT_EQ(r.status, kExitOk) << r.err;
-  EXPECT_EQ(json::parse(read_text(dir.file("R.json")))["setup"]["levels"].back()["rows"].get<int>() <= 12, true);
+  const json report = json::parse(read_text(dir.file("R.json")));
+  EXPECT_EQ(report["setup"]["levels"].back()["rows"].get<int>() <= 12, true);
+  EXPECT_EQ(report["overrides"], json::array({"amg.coarse_size=12"})) << "the report says what the run was";
   const RunResult stray = run(dir, {"--set", "amg.coarse_size=12", "amg.seed=3", kSmallConfig, "--quiet"});
   EXPECT_TRUE(FailedCleanly(stray, dir, {"R.json"}, {"one KEY=VALUE per --set"}));
 }
