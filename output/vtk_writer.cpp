@@ -16,6 +16,7 @@
 #include <vtkFieldData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
+#include <vtkSmartPointer.h>
 #include <vtkStringArray.h>
 #include <vtkXMLImageDataWriter.h>
 #include <vtkXMLPolyDataWriter.h>
@@ -24,6 +25,7 @@
 #include "common/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -83,13 +85,30 @@ void add_frame(vtkDataObject* data, const std::string& frame) {
   data->GetFieldData()->AddArray(text);
 }
 
+// Whether float holds every value to its digits: the fields are written in float (half the file) where it
+// does, in double where it does not (a source power of 1e50 wrote inf, one of 1e-50 zeros).
 template <class Values>
-vtkNew<vtkFloatArray> float_array(const std::string& name, const Values& values) {
-  vtkNew<vtkFloatArray> array;
+bool float_holds(const Values& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) {
+    const double magnitude = std::abs(v);
+    return !std::isfinite(v) || magnitude == 0 ||
+           (magnitude >= std::numeric_limits<float>::min() && magnitude <= std::numeric_limits<float>::max());
+  });
+}
+
+template <class VtkArray, class Values>
+vtkSmartPointer<vtkDataArray> real_array_of(const std::string& name, const Values& values) {
+  auto array = vtkSmartPointer<VtkArray>::New();
   array->SetName(name.c_str());
   array->SetNumberOfTuples(static_cast<vtkIdType>(values.size()));
-  std::transform(values.begin(), values.end(), array->GetPointer(0), [](double v) { return static_cast<float>(v); });
+  std::transform(values.begin(), values.end(), array->GetPointer(0),
+                 [](double v) { return static_cast<typename VtkArray::ValueType>(v); });
   return array;
+}
+
+template <class Values>
+vtkSmartPointer<vtkDataArray> real_array(const std::string& name, const Values& values) {
+  return float_holds(values) ? real_array_of<vtkFloatArray>(name, values) : real_array_of<vtkDoubleArray>(name, values);
 }
 
 // One per-unknown field scattered to the voxels of the domain's box.
@@ -121,8 +140,12 @@ void write_voxel_vti(const std::string& path, const VoxelDomain& domain, const s
   image->SetDimensions(domain.size[0] + 1, domain.size[1] + 1, domain.size[2] + 1);  // points = voxel corners
   image->SetOrigin(domain.origin[0], domain.origin[1], domain.origin[2]);
   image->SetSpacing(domain.voxel_size, domain.voxel_size, domain.voxel_size);
-  for (const ScalarField& f : scalars)
-    add_voxel_array<vtkFloatArray>(image, domain, f.name, f.values, std::numeric_limits<float>::quiet_NaN());
+  for (const ScalarField& f : scalars) {
+    if (float_holds(f.values))
+      add_voxel_array<vtkFloatArray>(image, domain, f.name, f.values, std::numeric_limits<float>::quiet_NaN());
+    else
+      add_voxel_array<vtkDoubleArray>(image, domain, f.name, f.values, std::numeric_limits<double>::quiet_NaN());
+  }
   for (const IntegerField& f : integers) add_voxel_array<vtkIntArray>(image, domain, f.name, f.values, 0);
 
   vtkNew<vtkIntArray> mask;
@@ -202,15 +225,15 @@ void write_skin_vtp(const std::string& path, const VoxelDomain& domain, const st
     if (field.values.size() != skin.size())
       throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
                   std::to_string(skin.size()) + " skin faces");
-    surface->GetCellData()->AddArray(float_array(field.name, field.values));
+    surface->GetCellData()->AddArray(real_array(field.name, field.values));
   }
   std::vector<double> area(skin.size()), direction(skin.size());
   for (std::size_t f = 0; f < skin.size(); ++f) {
     area[f] = skin[f].area;
     direction[f] = skin[f].direction;
   }
-  surface->GetCellData()->AddArray(float_array("area", area));
-  surface->GetCellData()->AddArray(float_array("direction", direction));
+  surface->GetCellData()->AddArray(real_array("area", area));
+  surface->GetCellData()->AddArray(real_array("direction", direction));
   if (!per_face.empty()) surface->GetCellData()->SetActiveScalars(per_face.front().name.c_str());
   add_frame(surface, frame);
   write_xml<vtkXMLPolyDataWriter>(path, surface);
@@ -227,7 +250,7 @@ void write_picture_vti(const std::string& path, const PixelGrid& grid, const std
     if (field.values.size() != count)
       throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
                   std::to_string(count) + " pixels");
-    image->GetCellData()->AddArray(float_array(field.name, field.values));
+    image->GetCellData()->AddArray(real_array(field.name, field.values));
   }
   if (!pixels.empty()) image->GetCellData()->SetActiveScalars(pixels.front().name.c_str());
   add_frame(image, frame);

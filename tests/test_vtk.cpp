@@ -185,6 +185,33 @@ TEST(Vtk, PictureHasOneCellPerPixel) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("bad.vti")));
 }
 
+// Fields beyond float's range (a source power of 1e50, or 1e-50) are written in double, to their digits (in
+// float they read inf and 0); those within it stay float, half the file.
+TEST(Vtk, FieldsBeyondFloatsRangeAreWrittenInDouble) {
+  test::ScratchDir dir;
+  const VoxelDomain d = make_voxel_domain({3, 2, 2}, {0.0, 0.0, 0.0}, 1.0, [](std::int64_t) { return true; });
+  PixelGrid grid;
+  grid.size = {3, 4};
+  grid.pixel = 1.0;
+  for (const double scale : {1e50, 1e-50, 1.0}) {
+    Vector<double> phi(static_cast<std::size_t>(d.unknowns()));
+    for (std::size_t u = 0; u < phi.size(); ++u) phi[u] = scale * (1.0 + 0.1 * static_cast<double>(u));
+    write_voxel_vti(dir.file("voxels.vti"), d, {{"fluence", phi}}, {});
+    write_picture_vti(dir.file("camera.vti"), grid, {{"radiance", phi}}, "");
+    for (const char* file : {"voxels.vti", "camera.vti"}) {
+      vtkNew<vtkXMLImageDataReader> reader;
+      reader->SetFileName(dir.file(file).c_str());
+      reader->Update();
+      vtkDataArray* values = reader->GetOutput()->GetCellData()->GetArray(0);
+      ASSERT_NE(values, nullptr) << file;
+      EXPECT_EQ(values->GetDataType(), scale == 1.0 ? VTK_FLOAT : VTK_DOUBLE) << file << " at " << scale;
+      for (vtkIdType c = 0; c < values->GetNumberOfTuples(); ++c)
+        EXPECT_NEAR(values->GetTuple1(c), phi[static_cast<std::size_t>(c)], 1e-7 * std::abs(phi[static_cast<std::size_t>(c)]))
+            << file << " at " << scale;
+    }
+  }
+}
+
 TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
   test::ScratchDir dir;
   Grid g;
