@@ -1,6 +1,7 @@
 // The diffuse-optical mouse workflow: build the phantom and the operators once, set up one AMG
 // hierarchy per wavelength, then solve per source (excitation) and per source again for the
 // fluorescence emission. Each additional source costs only its solves.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -189,6 +190,25 @@ void check_vtk_sources(const Config& config, std::size_t sources) {
                        std::to_string(sources) + " sources, numbered from 1)");
 }
 
+// Rank 0's VTK file of the mouse is written after every solve, beside the fluences kept: checked now, with what
+// the solves still need, so that a file too large for the memory is refused before the work (it ran out after
+// all of it, losing every output). Per source written and band: the fluence and its log10 as fields (8 bytes
+// an unknown each) and as the file's arrays over the box (4 bytes a voxel each in float); the model's fields
+// and the writer's buffers beside them.
+void require_vtk_memory(const Config& config, const MouseProblem& m) {
+  const double sources = static_cast<double>(selected_sources(config, m.sources.size()).size());
+  const double bands = m.fluorescence ? 2.0 : 1.0;
+  const double unknowns = static_cast<double>(m.domain.unknowns()), voxels = static_cast<double>(m.domain.voxels());
+  const double fields = 2.0 * sources * bands * (8.0 * unknowns + 4.0 * voxels);
+  const double vtk = fields + 11.0 * 8.0 * voxels;
+  const double bytes = vtk + mouse_solve_bytes(config.problem.mouse, unknowns);
+  const auto as_bytes = [](double b) { return static_cast<std::uint64_t>(std::min(b, 1.8e19)); };
+  require_memory(as_bytes(bytes), "the mouse's solves and its VTK file " + config.output.vtk + " (" +
+                                      format_bytes(as_bytes(vtk)) + " for the fields of " +
+                                      std::to_string(static_cast<long long>(sources)) +
+                                      " source(s); output.vtk_sources writes fewer)");
+}
+
 // The phantom and its operators (each rank its rows under several ranks), described in the report and on
 // the console. Each rank checks sizes and memory on its own: an error on one ends every rank (collectively).
 MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
@@ -204,6 +224,7 @@ MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
   collectively([&] {
     m = make_mouse_problem(params, rows_of);
     check_vtk_sources(config, m.sources.size());
+    if (Ranks::prints() && !config.output.vtk.empty()) require_vtk_memory(config, m);
   });
   record.assembled_by_rows = m.by_rows;
   record.problem_seconds = timer.seconds();

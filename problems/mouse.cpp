@@ -43,9 +43,7 @@ void check_size(const MouseParams& p) {
   const double bands = p.fluorescence ? 2.0 : 1.0;
   const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
   const double kept = 8.0 * unknowns * bands * fluences;
-  const double bytes = 5.0 * box_voxels + kept +
-                       bands * static_cast<double>(estimated_solve_bytes(static_cast<Offset>(unknowns),
-                                                                         static_cast<Offset>(7 * unknowns)));
+  const double bytes = 5.0 * box_voxels + mouse_solve_bytes(p, unknowns);
   // Which of the two keys to turn: the fluences kept for the outputs grow with the sources, the rest not.
   char what[320];
   std::snprintf(what, sizeof what,
@@ -127,6 +125,13 @@ void check_detectors(const MouseParams& p) {
 }
 
 }  // namespace
+
+double mouse_solve_bytes(const MouseParams& p, double unknowns) {
+  const double bands = p.fluorescence ? 2.0 : 1.0;
+  const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
+  return 8.0 * unknowns * bands * fluences +
+         bands * static_cast<double>(estimated_solve_bytes(static_cast<Offset>(unknowns), static_cast<Offset>(7 * unknowns)));
+}
 
 double mouse_voxel_estimate(const PhantomParams& p) {
   double volume = 0;

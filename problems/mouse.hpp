@@ -108,5 +108,8 @@ MouseProblem make_mouse_problem(const MouseParams& p,
 
 // Upper bound of the voxels inside the animal (sum of the body parts' volumes), before building it.
 double mouse_voxel_estimate(const PhantomParams& p);
+// The memory a run of the problem takes beyond the problem's own arrays: each band's hierarchy and solve, and
+// every source's fluence kept for the outputs (what the problem's check requires, with 5 bytes a box voxel).
+double mouse_solve_bytes(const MouseParams& p, double unknowns);
 
 }  // namespace amgsolve

@@ -884,6 +884,22 @@ TEST(Cli, MouseVoxelSizeGivesAnEnormousAnimal) {
   EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"problem.voxel_size"}));
 }
 
+// The VTK file of many sources is written after every solve: under a memory limit it cannot meet, refused
+// before the setup, naming what writes fewer (it ran out of memory after all 512 solves, losing every output).
+TEST(Cli, MouseVtkFileBeyondTheMemoryIsRefusedBeforeTheSolves) {
+  if (!vtk_available()) GTEST_SKIP() << "built without VTK";
+  ScratchDir dir;
+  const std::string cfg = mouse_config(dir, "  fluorescence: true\n  fluorophore:\n    background: 0.001\n");
+  const std::string limited = "prlimit --as=" + std::to_string(800ull << 20);
+  if (run(dir, {"--version"}, limited).status != kExitOk)
+    GTEST_SKIP() << "the program cannot start under an 800 MiB address-space limit (a sanitizer's build)";
+  const RunResult r = run(dir, with_outputs(dir, {cfg, "--threads", "1", "--set", "problem.voxel_size=1.12", "--set",
+                                                  "problem.sources.scan_grid=[32,16]"}),
+                          limited);
+  EXPECT_TRUE(FailedCleanly(r, dir, {"cfg.yaml"}, {"VTK file", "512 source(s); output.vtk_sources writes fewer"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "refused before the setup";
+}
+
 TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
   ScratchDir dir;
   const std::string cfg = mouse_config(dir,
