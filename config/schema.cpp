@@ -468,11 +468,14 @@ std::vector<KeySpec> mouse_keys() {
                     "excitation fluence), with its own hierarchy at the emission wavelength."),
                "mouse"),
       only_for(bounded(number("problem.fluorophore.tumour", FIELD(problem.mouse.tumour_yield),
-                              "Fluorophore yield (quantum yield times its absorption, 1/mm) in the tumour."),
+                              "Fluorophore yield (quantum yield times its absorption, 1/mm) in the tumour; at most "
+                              "the tumour's absorption at the excitation wavelength, of which the fluorophore's is "
+                              "part."),
                        0.0, 100.0),
                "mouse"),
       only_for(bounded(number("problem.fluorophore.background", FIELD(problem.mouse.background_yield),
-                              "Fluorophore yield (1/mm) in the rest of the animal (non-specific uptake)."),
+                              "Fluorophore yield (1/mm) in the rest of the animal (non-specific uptake); at most each "
+                              "tissue's absorption at the excitation wavelength."),
                        0.0, 100.0),
                "mouse"),
   };

@@ -542,6 +542,36 @@ TEST(Mouse, FluenceIsPositiveAndBalanced) {
   }
 }
 
+// The light the fluorophore emits is at most what the tissue absorbs: a yield (quantum yield times the
+// fluorophore's absorption) above a tissue's absorption at the excitation wavelength is refused by name (a
+// background of 1/mm emitted 19 W from 0.5 W absorbed); one within it emits less than the tissue absorbs.
+TEST(Mouse, TheFluorophoreEmitsAtMostWhatTheTissueAbsorbs) {
+  MouseParams p = quick_mouse();
+  p.fluorescence = true;
+  p.phantom.tumour_radius = 2.5;
+  p.tumour_yield = 1.01 * p.optics[static_cast<int>(Tissue::tumour)][0].mua;
+  try {
+    (void)make_mouse_problem(p);
+    ADD_FAILURE() << "a yield above the tumour's absorption";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("problem.fluorophore.tumour: a yield of", 0), 0u) << e.what();
+  }
+  p.tumour_yield = 0.01;
+  p.background_yield = 1.0;
+  EXPECT_THROW((void)make_mouse_problem(p), InputError);
+  p.background_yield = INFINITY;  // half the least absorption of any tissue
+  for (int t = 1; t < kTissueCount; ++t) p.background_yield = std::min(p.background_yield, 0.5 * p.optics[t][0].mua);
+  const MouseProblem m = make_mouse_problem(p);
+  const Vector<double> phi = solve(m.excitation.A, m.source_rhs(m.sources[0]), 1e-11);
+  const Vector<double> q = m.emission_rhs(phi);
+  double absorbed = 0, emitted = 0;
+  for (std::size_t u = 0; u < phi.size(); ++u) {
+    absorbed += m.excitation.absorption[u] * phi[u];
+    emitted += q[u];
+  }
+  EXPECT_LT(emitted, absorbed);
+}
+
 // The brain fills the skull's cavity: a tumour there grows in brain, not bone (it was refused as "reaches into
 // bone", the skull's whole ellipsoid tested in place of the shell the painting leaves).
 TEST(Mouse, ATumourInTheBrainIsTumourVoxels) {
