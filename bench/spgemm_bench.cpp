@@ -31,6 +31,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <unordered_set>
 
@@ -281,9 +282,17 @@ struct Measurement {
   double min_seconds = 0;  // the fastest run: on a shared, noisy machine, the steadiest for A/B comparisons
   SpgemmStats stats;
   bool agrees = false;
+  std::string failed;  // why the backend has no result ("out of memory"); not in the CSV
 
   double gflops() const { return median_seconds > 0 ? stats.flops() / median_seconds * 1e-9 : 0.0; }
 };
+
+// The middle value, or the mean of the two middle ones of an even count.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n == 0 ? 0.0 : 0.5 * (values[(n - 1) / 2] + values[n / 2]);
+}
 
 Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, int runs,
                     const CsrMatrix<double>& reference) {
@@ -305,11 +314,9 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
       m.agrees = spgemm_results_agree(C, reference, 1e-12, difference);
     }
   }
-  std::sort(seconds.begin(), seconds.end());
-  m.median_seconds = seconds[seconds.size() / 2];
-  m.min_seconds = seconds.front();
-  std::sort(symbolic_seconds.begin(), symbolic_seconds.end());
-  m.median_symbolic_seconds = symbolic_seconds[symbolic_seconds.size() / 2];
+  m.median_seconds = median(seconds);
+  m.min_seconds = *std::min_element(seconds.begin(), seconds.end());
+  m.median_symbolic_seconds = median(symbolic_seconds);
   return m;
 }
 
@@ -422,21 +429,41 @@ int main(int argc, char** argv) {
     if (triad) std::printf("STREAM triad bandwidth: %.2f GB/s (%d threads)\n\n", bandwidth * 1e-9, omp_get_max_threads());
 
     std::vector<Measurement> rows;
+    int failed = 0;  // products a backend ran out of memory on
     std::printf("%-28s %-10s %10s %9s %12s %7s %10s %7s %7s %9s\n", "matrix", "backend", "median s", "GFLOP/s",
                 "nnz(C)", "compr.", "extra MiB", "ratio", "agrees", "x ideal");
     for (std::size_t input = 0; input < inputs.size(); ++input) {
       const Input& in = inputs[input];
-      const CsrMatrix<double> reference = backends.front()->multiply(*in.A, *in.B);  // untimed
+      CsrMatrix<double> reference;
+      try {
+        reference = backends.front()->multiply(*in.A, *in.B);  // untimed
+      } catch (const std::bad_alloc&) {
+        std::printf("%-28s %-10s failed: out of memory (the reference product; the input is left out)\n",
+                    in.name.c_str(), backends.front()->name().c_str());
+        ++failed;
+        continue;
+      }
       // Each input starts with the next backend in turn. The position in the order biased the medians by
       // about 5% in geometric mean over the suite (the same gustavson code, called directly first and
       // through auto second, 2026-11-22), and rotating spreads that over every backend alike.
       std::vector<Measurement> measured(backends.size());
       for (std::size_t step = 0; step < backends.size(); ++step) {
         const std::size_t b = (input + step) % backends.size();
-        measured[b] = measure(in, *backends[b], warmup, runs, reference);
+        try {
+          measured[b] = measure(in, *backends[b], warmup, runs, reference);
+        } catch (const std::bad_alloc&) {  // one backend's workspace too large: said, and the others go on
+          measured[b].matrix = in.name;
+          measured[b].backend = backends[b]->name();
+          measured[b].failed = "out of memory";
+        }
       }
       const double baseline = measured.front().median_seconds;
       for (const Measurement& m : measured) {
+        if (!m.failed.empty()) {
+          std::printf("%-28s %-10s failed: %s\n", m.matrix.c_str(), m.backend.c_str(), m.failed.c_str());
+          ++failed;
+          continue;
+        }
         const double ideal = bandwidth > 0 ? ideal_bytes(*in.A, *in.B, m.stats.nnz) / bandwidth : 0.0;
         const std::string shown = m.backend + (m.external_baseline ? "*" : "");
         std::printf("%-28s %-10s %10.4f %9.3f %12lld %7.2f %10.1f %7.2f %7s", in.name.c_str(), shown.c_str(),
@@ -454,6 +481,9 @@ int main(int argc, char** argv) {
       std::printf("* external baseline (a library's product, for comparison)\n");
     print_speedups(rows, inputs, {"graphblas", "eigen", "gustavson", "cusparse"});
     if (!csv.empty()) write_csv(csv, rows);
+    if (failed > 0)
+      throw Error(std::to_string(failed) + " product(s) ran out of memory (failed: in the table; the CSV holds the "
+                  "others)");
     const auto disagreeing = std::count_if(rows.begin(), rows.end(), [](const Measurement& m) { return !m.agrees; });
     if (disagreeing > 0)
       throw Error(std::to_string(disagreeing) + " of " + std::to_string(rows.size()) +

@@ -116,7 +116,8 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
     }
   });
   if (!is_valid_csr(M))
-    throw InputError(name + ": column indices must be sorted and unique within each row (scipy: A.sum_duplicates())");
+    throw InputError(name + ": column indices must be sorted and unique within each row, though the matrix says its "
+                     "format is canonical (scipy: A.has_sorted_indices = False; A.sum_duplicates())");
   return M;
 }
 

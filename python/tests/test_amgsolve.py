@@ -209,6 +209,15 @@ def test_bad_matrices_and_vectors_are_refused_with_the_reason():
             amgsolve.Solver(M)
         with pytest.raises(amgsolve.InputError, match=message):
             amgsolve.spgemm(M, poisson(6))
+    # Columns out of order in a matrix that says its format is canonical: the remedy named is one that works
+    # (A.sum_duplicates() alone does nothing where the flag is set).
+    M = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))
+    M.has_canonical_format = True
+    with pytest.raises(amgsolve.InputError, match=r"A.has_sorted_indices = False; A.sum_duplicates\(\)"):
+        amgsolve.spgemm(M, M)
+    M.has_sorted_indices = False
+    M.sum_duplicates()
+    np.testing.assert_array_equal(amgsolve.spgemm(M, M).toarray(), (M @ M).toarray())
     solver = amgsolve.Solver(poisson(6))
     with pytest.raises(amgsolve.InputError, match="entries"):
         solver.solve(np.ones(5))
