@@ -25,6 +25,7 @@
 
 #include "amg/hierarchy.hpp"
 #include "bench/bench_cli.hpp"
+#include "bench/median.hpp"
 #ifdef AMGSOLVE_HAVE_COMBBLAS
 #include "bench/combblas_baseline.hpp"
 #endif
@@ -70,11 +71,6 @@ struct Measured {
   double algorithm_seconds = 0;  // the phases but the gather of C (medians added)
   std::string grid;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 Measured measure(const SpgemmBackend& backend, const CsrMatrix<double>& A, const CsrMatrix<double>& B, int runs,
                  Offset& flops, CsrMatrix<double>* product) {

@@ -17,6 +17,7 @@
 
 #include "backend/mpi/mpi_backend.hpp"
 #include "bench/bench_cli.hpp"
+#include "bench/median.hpp"
 #include "common/cli_checks.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
@@ -39,11 +40,6 @@ double timed_products(const MpiBackend& mpi, const DistributedMatrix<double>& A,
   double seconds = timer.seconds();
   MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return seconds;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

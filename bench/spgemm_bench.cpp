@@ -40,6 +40,7 @@
 #include "common/csv.hpp"
 #include "common/environment.hpp"
 #include "bench/bench_cli.hpp"
+#include "bench/median.hpp"
 #include "common/cli_checks.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -286,13 +287,6 @@ struct Measurement {
 
   double gflops() const { return median_seconds > 0 ? stats.flops() / median_seconds * 1e-9 : 0.0; }
 };
-
-// The middle value, or the mean of the two middle ones of an even count.
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n == 0 ? 0.0 : 0.5 * (values[(n - 1) / 2] + values[n / 2]);
-}
 
 Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, int runs,
                     const CsrMatrix<double>& reference) {

@@ -29,6 +29,11 @@ Vector<double> per_unknown(const MouseProblem& m, Property property) {
   return out;
 }
 
+// The laser sources: the spots given, or the scan grid's.
+double source_count(const MouseParams& p) {
+  return static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
+}
+
 void check_size(const MouseParams& p) {
   const double h = p.phantom.voxel_size;
   const std::array<Index, 3> box = phantom_box(p.phantom);
@@ -41,8 +46,8 @@ void check_size(const MouseParams& p) {
   if (unknowns > 2.0e9) throw InputError(std::string(size) + ", more than the 32-bit index limit");
   // Labels and unknown numbers per box voxel, the two operators, and the fluences kept for output.
   const double bands = p.fluorescence ? 2.0 : 1.0;
-  const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
-  const double kept = 8.0 * unknowns * bands * fluences;
+  const double fluences = source_count(p);
+  const double kept = 8.0 * unknowns * bands * fluences;  // the part of mouse_solve_bytes the sources grow
   const double bytes = 5.0 * box_voxels + mouse_solve_bytes(p, unknowns);
   // Which of the two keys to turn: the fluences kept for the outputs grow with the sources, the rest not.
   char what[320];
@@ -128,8 +133,7 @@ void check_detectors(const MouseParams& p) {
 
 double mouse_solve_bytes(const MouseParams& p, double unknowns) {
   const double bands = p.fluorescence ? 2.0 : 1.0;
-  const double fluences = static_cast<double>(p.spots.empty() ? p.scan_grid[0] * p.scan_grid[1] : p.spots.size());
-  return 8.0 * unknowns * bands * fluences +
+  return 8.0 * unknowns * bands * source_count(p) +
          bands * static_cast<double>(estimated_solve_bytes(static_cast<Offset>(unknowns), static_cast<Offset>(7 * unknowns)));
 }
 
