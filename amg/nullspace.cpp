@@ -36,7 +36,8 @@ template RowSum largest_relative_row_sum(const CsrMatrix<double>&);
 template RowSum largest_relative_row_sum(const CsrMatrix<float>&);
 
 Index connected_components(const CsrMatrix<double>& A) {
-  // Union-find over the stored entries (either triangle suffices for a symmetric pattern; both are read).
+  // Union-find over the nonzero entries (either triangle suffices for a symmetric pattern; both are read). A
+  // stored zero couples nothing: two blocks joined only by explicit zeros are two singular pieces.
   std::vector<Index> parent(static_cast<std::size_t>(A.rows));
   std::iota(parent.begin(), parent.end(), Index{0});
   const auto find = [&](Index i) {
@@ -46,6 +47,7 @@ Index connected_components(const CsrMatrix<double>& A) {
   Index components = A.rows;
   for (Index i = 0; i < A.rows; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      if (A.val[k] == 0.0) continue;
       const Index a = find(i), b = find(A.col[k]);
       if (a == b) continue;
       parent[std::max(a, b)] = std::min(a, b);

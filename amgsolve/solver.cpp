@@ -506,9 +506,13 @@ class SolverOn final : public Solver::Impl {
   bool rebuild_from(std::shared_ptr<const typename Backend::template Csr<double>> A_new, int exponent,
                     std::string& why) {
     if (!has_hierarchy()) {
-      why = "the last re-setup failed";
+      why = "the last rebuild failed";  // a re-setup's or a full setup's: either leaves no hierarchy
       return false;
     }
+    // The new matrix's nullspace is decided while the levels still stand, whatever comes next: its refusal (a
+    // declared nullspace that does not hold, a singular matrix in disconnected parts) is one before any work,
+    // which leaves them as they were, as the full setup's own check would not.
+    const bool nullspace_kept = same_nullspace(*A_new);
     if (!hierarchy_.keeps_structure()) {
       why = !hierarchy_.params().keep_structure ? "amg.keep_structure is off" : "one level: no aggregates to keep";
       return false;
@@ -517,7 +521,7 @@ class SolverOn final : public Solver::Impl {
       why = "the matrix's pattern changed";
       return false;
     }
-    if (!same_nullspace(*A_new)) {
+    if (!nullspace_kept) {
       why = "the matrix's nullspace changed";
       return false;
     }
@@ -563,17 +567,19 @@ class SolverOn final : public Solver::Impl {
     if constexpr (kHostCsr<Backend> || kDistributed<Backend>) {
       // Over ranks summa2d and split3d multiply on their grids: the numeric phase is the row-wise products'.
       const std::vector<LevelInfo>& levels = hierarchy_.info();
-      const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind(kNumericPhaseChoice, 0) == 0 ||
-                           hierarchy_.products_renewed_from() == 0;
+      const std::string& name = hierarchy_.params().spgemm;
+      const std::string spgemm =
+          (SpgemmRegistry::instance().get(name).collective() ? "the distributed SpGEMM " : "the SpGEMM ") + name;
+      const int level = hierarchy_.products_renewed_from();
+      if (level == 0) return kept + spgemm + " (the finest filtered matrix has another pattern than before)";
+      const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind(kNumericPhaseChoice, 0) == 0;
       if (!numeric) {
-        const std::string& name = hierarchy_.params().spgemm;
-        if (SpgemmRegistry::instance().get(name).collective()) return kept + "the distributed SpGEMM " + name;
-        return kept + "the SpGEMM " + name + " in full (it sums in another order than A's rows)";
+        if (SpgemmRegistry::instance().get(name).collective()) return kept + spgemm;
+        return kept + spgemm + " in full (it sums in another order than A's rows)";
       }
       const std::string phase = kDistributed<Backend> ? "their numeric phase, only the values of the rows they read "
                                                         "fetched (the setup's plans)"
                                                       : "their numeric phase";
-      const int level = hierarchy_.products_renewed_from();
       if (level < 0) return kept + phase;
       return kept + phase + " (from level " + std::to_string(level) +
              " by the SpGEMM: its filtered matrix has another pattern than before)";
@@ -970,7 +976,7 @@ std::string whole_float_range_problem(const CsrMatrix<double>& A, int first_inde
 // A whole matrix (or one process's block) the cycle's precision can hold, before any work.
 void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters& params) {
   if (params.solver.precision == Precision::mixed)
-    if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw InputError(problem);
+    if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw MatrixEntryError(problem);
 }
 
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
@@ -1174,8 +1180,10 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
     MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (problem.empty()) problem = float_range_problem(block.rows, matrix_exponent(largest), first);
   }
-  if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
+  if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0) {
+    if (first.text.rfind("entry (", 0) == 0) throw MatrixEntryError(first.text);  // float_range_problem's
     throw InputError(first.text);
+  }
 }
 #endif
 
@@ -1262,14 +1270,16 @@ void Solver::note_failed_resetup(const std::string& why) {
   if (!impl_->has_hierarchy()) impl_->summary.rebuild_note = why;
 }
 
-// A full setup in place of a re-setup. Should it fail too, the old levels go all the same: a solver whose
-// rebuild threw never solves with the matrix it had before (solve() says why instead).
+// A full setup in place of a re-setup. The old levels go first, so that the new ones take their memory
+// rather than pages beside them (what would refuse the matrix before any work, rebuild has checked while they
+// still stood); should the setup fail, a solver whose rebuild threw never solves with the matrix it had
+// before (solve() says why instead).
 void Solver::full_setup_in_place(const std::function<std::unique_ptr<Impl>()>& make, const std::string& why) {
+  if (impl_->has_hierarchy()) impl_->drop_hierarchy();
   std::unique_ptr<Impl> fresh;
   try {
     fresh = make();
   } catch (...) {  // an Error, out of memory, or a callback's own exception alike
-    if (impl_->has_hierarchy()) impl_->drop_hierarchy();
     impl_->summary.rebuild_note = current_exception_text();  // the one raised, not the failed re-setup's
     throw;
   }

@@ -174,10 +174,11 @@ class Solver {
   // which and setup().rebuild_note why. A solver built from row blocks is rebuilt from this rank's new
   // block (collective; a wrong block on any rank is an InputError on every rank), one built from the whole
   // matrix from the whole new matrix.
-  // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made, so that
-  // it needs no more memory than the first setup. A matrix refused before any work (not square, not valid
-  // CSR, a value that is not finite, rows that the near-nullspace given to a system's solver does not fit:
-  // InputError) leaves the hierarchy as it was. Values the setup fails on (not positive definite) throw, as
+  // The re-setup replaces the levels in place: the old ones are let go of as the new ones are made (before
+  // a full setup in its place begins), so that it needs no more memory than the first setup. A matrix
+  // refused before any work (not square, not valid CSR, a value that is not finite, rows that the
+  // near-nullspace given to a system's solver does not fit, a declared nullspace that does not hold, a
+  // singular matrix in disconnected parts: InputError) leaves the hierarchy as it was. Values the setup fails on (not positive definite) throw, as
   // a full setup would, and leave no hierarchy; so does a full setup in its place that fails (once a rebuild
   // has begun its work, a solver never goes on with the matrix it had before, whatever was thrown): solve()
   // and precondition() then throw until a rebuild succeeds, and setup() lists no levels and

@@ -862,7 +862,7 @@ LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool 
   return std::move(*assembled);
 }
 
-// The first step's problem in the report and on the console.
+// The first step's problem in the report (whose description the last step's replaces) and on the console.
 void describe_problem(const Config& config, const LinearProblem& problem, bool by_rows, double seconds,
                       RunRecord& record) {
   record.problem_seconds = seconds;
@@ -1020,9 +1020,9 @@ int run(const RunOptions& options) {
   RunRecord record = start_record(config);
   if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);
 
-  // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept.
+  // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept (the
+  // config reader implies amg.keep_structure unless it is given).
   const std::int64_t steps = config.problem.type == ProblemType::poisson ? config.problem.poisson.steps : 1;
-  if (steps > 1) config.amg.keep_structure = true;
   const bool by_rows = assembled_by_rows(config);
   std::unique_ptr<AmgSolver> solver;
   LinearProblem problem;
@@ -1036,14 +1036,16 @@ int run(const RunOptions& options) {
     }
     Timer timer;
     problem = assemble_step(config, spec, by_rows);
-    if (step == 1) {
-      describe_problem(config, problem, by_rows, timer.seconds(), record);
-    }
+    if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
+    if (step == steps) record.problem_description = problem.description;  // the report's results are its own
     try {
       set_up_or_rebuild(config, problem, by_rows, solver, record);
     } catch (const NumericalError& e) {  // what the setup found wrong with a matrix is its file's
       if (config.problem.type != ProblemType::matrix_market) throw;
       throw NumericalError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
+    } catch (const MatrixEntryError& e) {
+      if (config.problem.type != ProblemType::matrix_market) throw;
+      throw InputError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
     }
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
     const bool from_x0 = !problem.x0.empty();  // problem.x0 (a matrix_market problem: one step)

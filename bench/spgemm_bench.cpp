@@ -289,7 +289,7 @@ struct Measurement {
 };
 
 Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, int runs,
-                    const CsrMatrix<double>& reference) {
+                    const CsrMatrix<double>& reference, const std::vector<double>& magnitude) {
   Measurement m;
   m.matrix = in.name;
   m.backend = backend.name();
@@ -305,7 +305,7 @@ Measurement measure(const Input& in, const SpgemmBackend& backend, int warmup, i
     // Checked after the last run, so that every backend's timed runs follow each other alike.
     if (r + 1 == runs) {
       double difference = 0;
-      m.agrees = spgemm_results_agree(C, reference, 1e-12, difference);
+      m.agrees = spgemm_results_agree(C, reference, magnitude, spgemm_agreement_tolerance<double>(), difference);
     }
   }
   m.median_seconds = median(seconds);
@@ -429,8 +429,10 @@ int main(int argc, char** argv) {
     for (std::size_t input = 0; input < inputs.size(); ++input) {
       const Input& in = inputs[input];
       CsrMatrix<double> reference;
+      std::vector<double> magnitude;  // (|A| |B|)_ij: what each entry's rounding is judged against
       try {
         reference = backends.front()->multiply(*in.A, *in.B);  // untimed
+        magnitude = product_magnitudes(*in.A, *in.B, reference);
       } catch (const std::bad_alloc&) {
         std::printf("%-28s %-10s failed: out of memory (the reference product; the input is left out)\n",
                     in.name.c_str(), backends.front()->name().c_str());
@@ -444,7 +446,7 @@ int main(int argc, char** argv) {
       for (std::size_t step = 0; step < backends.size(); ++step) {
         const std::size_t b = (input + step) % backends.size();
         try {
-          measured[b] = measure(in, *backends[b], warmup, runs, reference);
+          measured[b] = measure(in, *backends[b], warmup, runs, reference, magnitude);
         } catch (const std::bad_alloc&) {  // one backend's workspace too large: said, and the others go on
           measured[b].matrix = in.name;
           measured[b].backend = backends[b]->name();

@@ -19,6 +19,13 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// An entry of the matrix is at fault; the message names it by row and column, and a caller that knows
+// where the matrix came from (the program: its file) adds that.
+class MatrixEntryError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // The numerics failed (breakdown, not SPD, NaN) on input that looked valid.
 class NumericalError : public Error {
  public:

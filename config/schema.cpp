@@ -252,7 +252,8 @@ std::vector<KeySpec> poisson_keys() {
                                "Time steps of a changing coefficient: step s of N solves with the checkerboard's "
                                "contrast raised to s / N (near 1 at first, `contrast` at the end), the matrix on "
                                "the same pattern, the hierarchy re-set-up at each step with the aggregates kept "
-                               "(amg.keep_structure is implied). Each step's setup and solve go into the report's "
+                               "(amg.keep_structure is implied; given false, each step sets up anew, for a "
+                               "comparison). Each step's setup and solve go into the report's "
                                "`steps[]`; the last step's solution is written."),
                        1, 1000),
                "poisson"),
@@ -854,6 +855,7 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
   if (!c.output.vtk_sources.empty() && c.problem.type != ProblemType::mouse)
     r.fail_at("output.vtk_sources", "output.vtk_sources: only a mouse problem has sources to choose from");
   const bool time_steps = c.problem.type == ProblemType::poisson && c.problem.poisson.steps > 1;
+  if (time_steps && !r.is_set("amg.keep_structure")) c.amg.keep_structure = true;  // what the steps are for
   if (c.initial_guess == InitialGuess::previous_step && !time_steps)
     r.fail_at("solver.initial_guess", "solver.initial_guess previous_step starts each time step from the step "
                                       "before's solution: it needs problem.steps above 1 (a poisson problem)");

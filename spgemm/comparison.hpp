@@ -1,7 +1,7 @@
 #pragma once
 // Run-time comparison of SpGEMM backends: one product C = A * B, computed by every available backend,
-// timed and checked against a reference result (same pattern; values within a relative tolerance of
-// the reference's largest magnitude). Used by `amgsolve --compare-spgemm` for every Galerkin product of
+// timed and checked against a reference result (same pattern; each value within a relative tolerance of
+// the sum of its products' magnitudes, (|A| |B|)_ij). Used by `amgsolve --compare-spgemm` for every Galerkin product of
 // the setup; the AMG code only hands over its products (see AmgHierarchy's product callback).
 #include <string>
 #include <vector>
@@ -18,7 +18,7 @@ struct SpgemmComparisonRow {
   SpgemmStats stats;  // stats.choice: what a delegating backend (auto) picked and why
   bool agrees = false;
   std::string error;  // why the backend could not compute this product (then agrees = false)
-  double max_relative_difference = 0.0;  // max |c - ref| / max |ref|
+  double max_relative_difference = 0.0;  // max over entries of |c_ij - ref_ij| / (|A| |B|)_ij
   // Timed runs after the warm-up; `stats` is the run of median time, the spread is the fastest and slowest.
   int runs = 0;
   double min_seconds = 0.0;
@@ -35,14 +35,24 @@ struct ComparisonTiming {
   int runs = 3;
 };
 
-// Values agree when max |c - ref| <= tolerance * max |ref|: 1e-12 for double, 1e-5 for float.
+// Values agree when |c_ij - ref_ij| <= tolerance * (|A| |B|)_ij for every entry: 1e-12 for double, 1e-5 for
+// float. (|A| |B|)_ij bounds what any order of summing the products may round away, so an entry that
+// cancels (a stiffness matrix's row sums, a product of order 1e8 terms that sums to 1) is judged on the
+// scale of its terms, not on the scale of the largest entry of C, against which its rounding looked wrong.
 template <class Value>
 double spgemm_agreement_tolerance();
 
-// Same pattern and values within `tolerance`; sets `difference` to max |c - ref| / max |ref|.
+// (|A| |B|)_ij for each stored entry of `pattern` (the product's pattern, columns sorted in each row), in
+// its order; a product (i, k, j) whose j is not in row i of the pattern is left out.
 template <class Value>
-bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference, double tolerance,
-                          double& difference);
+std::vector<double> product_magnitudes(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B,
+                                       const CsrMatrix<Value>& pattern);
+
+// Same pattern and values within `tolerance` as above, `magnitude` being product_magnitudes(A, B,
+// reference); sets `difference` to the largest |c_ij - ref_ij| / (|A| |B|)_ij (0 / 0 taken as 0).
+template <class Value>
+bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference,
+                          const std::vector<double>& magnitude, double tolerance, double& difference);
 
 // Times every available backend on A * B as `timing` says, checking its result against `reference`.
 template <class Value>

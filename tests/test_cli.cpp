@@ -773,6 +773,21 @@ TEST(Cli, MatrixIndefinite) {
   EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"not positive definite"}));
 }
 
+// An entry the float cycle of solver.precision: mixed cannot hold is the file's fault: the message names it.
+TEST(Cli, MatrixBeyondFloatsRangeForMixedPrecisionNamesTheFile) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "3 3 4\n"
+                                 "1 1 1e30\n"
+                                 "2 2 1\n"
+                                 "3 3 1e-30\n"
+                                 "2 1 1e-20\n",
+                                 {"--set", "solver.precision=mixed"});
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs,
+                            {"problem.matrix " + dir.file("A.mtx") + ": entry (3, 3)", "solver.precision: double"}));
+}
+
 // Indefinite with a positive diagonal, large enough for a multilevel hierarchy: tridiag(-1, 1.5, -1) has
 // eigenvalues 1.5 - 2 cos(k pi / 51), some negative. Whichever stage notices (coarse factorisation,
 // spectral estimate, PCG), the message must say what is wrong with the input.
@@ -1639,8 +1654,19 @@ TEST(Cli, StepsReSetUpTheHierarchyAndReportEachStep) {
     EXPECT_TRUE(steps[s].at("converged").get<bool>());
     EXPECT_LE(steps[s].at("relative_residual").get<double>(), 1e-8);
   }
-  // The report's solve is the last step's; the last line sums every step's.
+  // The report's solve is the last step's, and so is the problem it describes; the last line sums every step's.
   EXPECT_EQ(field(report, "solve.iterations"), steps[2].at("iterations"));
+  const std::string description = field(report, "problem.description").get<std::string>();
+  EXPECT_NE(description.find("checkerboard coefficient 8 : 1"), std::string::npos) << description;
+  // amg.keep_structure given false: every step sets up anew (a comparison with the re-setups), said so.
+  const RunResult anew = run(dir, {config, "--quiet", "--report", dir.file("F.json"), "--set", "problem.size=[12,12,12]",
+                                   "--set", "problem.steps=2", "--set", "amg.keep_structure=false"});
+  ASSERT_EQ(anew.status, kExitOk) << anew.err;
+  const json& full_steps = field(read_report(dir.file("F.json")), "steps");
+  ASSERT_EQ(full_steps.size(), 2u);
+  EXPECT_FALSE(full_steps[1].at("reused").get<bool>());
+  EXPECT_NE(full_steps[1].at("setup_note").get<std::string>().find("amg.keep_structure is off"), std::string::npos)
+      << full_steps[1].dump();
   const RunResult shown = run(dir, {config, "--report", "", "--set", "problem.size=[12,12,12]", "--set",
                                     "problem.steps=3", "--set", "problem.contrast=8"});
   ASSERT_EQ(shown.status, kExitOk) << shown.err;

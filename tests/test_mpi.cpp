@@ -1041,6 +1041,20 @@ TEST(DistributedSetup, ConnectedPartsAreCountedOnTheRanksRows) {
   expect_same_count(graph_laplacian(n, detours), "detours through the last rank");
   expect_same_count(poisson(Stencil::p5, {250, 230}, Boundary::neumann), "Neumann 5-point");
   const CsrMatrix<double> parts = graph_laplacian(n, interleaved);
+  {
+    // Stored zeros link nothing, within a rank (rows 0 and 1) or across ranks (rows 0 and n - 1).
+    std::vector<Triplet<double>> t;
+    for (Index i = 0; i < parts.rows; ++i)
+      for (Offset k = parts.row_begin(i); k < parts.row_end(i); ++k) t.push_back({i, parts.col[k], parts.val[k]});
+    for (const auto& [a, b] : {std::pair<Index, Index>{0, 1}, {0, n - 1}}) {
+      t.push_back({a, b, 0.0});
+      t.push_back({b, a, 0.0});
+    }
+    const CsrMatrix<double> zeros_linked = csr_from_triplets(n, n, std::move(t));
+    ASSERT_EQ(zeros_linked.nnz(), parts.nnz() + 4);
+    EXPECT_EQ(connected_components(zeros_linked), 2);
+    expect_same_count(zeros_linked, "parts linked by stored zeros");
+  }
   std::string alone, together;
   try {
     resolve_nullspace(parts, NullspaceChoice::automatic);

@@ -4,6 +4,8 @@
 // iterations as their nonsingular (Dirichlet, grounded) twins.
 #include <Eigen/QR>
 #include <cmath>
+#include <functional>
+#include <numeric>
 
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
@@ -242,21 +244,65 @@ TEST(Nullspace, DeclaredConstantThatDoesNotHoldNamesTheRow) {
   }
 }
 
-TEST(Nullspace, DisconnectedSingularMatrixIsRefusedBeforeTheSetup) {
-  // Two Neumann grids side by side: a nullspace of two vectors.
+// Two 10 x 10 Neumann grids side by side: a nullspace of two vectors. With `zero_links`, their corners are
+// linked by stored zeros (a pattern kept for a re-setup), which couple nothing: still two singular pieces.
+std::shared_ptr<const CsrMatrix<double>> two_neumann_grids(bool zero_links) {
   const CsrMatrix<double> one = poisson(Stencil::p5, {10, 10}, Boundary::neumann);
   std::vector<Triplet<double>> t;
   for (Index part = 0; part < 2; ++part)
     for (Index i = 0; i < one.rows; ++i)
       for (Offset k = one.row_begin(i); k < one.row_end(i); ++k)
         t.push_back({part * one.rows + i, part * one.rows + one.col[k], one.val[k]});
-  const auto two = std::make_shared<const CsrMatrix<double>>(csr_from_triplets(2 * one.rows, 2 * one.rows, std::move(t)));
-  EXPECT_EQ(connected_components(*two), 2);
+  if (zero_links) {
+    t.push_back({one.rows - 1, one.rows, 0.0});
+    t.push_back({one.rows, one.rows - 1, 0.0});
+  }
+  auto two = std::make_shared<const CsrMatrix<double>>(csr_from_triplets(2 * one.rows, 2 * one.rows, std::move(t)));
+  EXPECT_EQ(two->nnz(), 2 * one.nnz() + (zero_links ? 2 : 0)) << "the zeros are stored";
+  return two;
+}
+
+void expect_refused_as_disconnected(const std::function<void()>& setup) {
   try {
-    Solver solver(two, Parameters{});
+    setup();
     FAIL() << "accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("2 disconnected parts"), std::string::npos) << e.what();
+  }
+}
+
+// Refused, not left to a breakdown of PCG or a singular coarsest matrix; stored zeros change nothing.
+TEST(Nullspace, DisconnectedSingularMatrixIsRefusedBeforeTheSetup) {
+  for (const bool zero_links : {false, true}) {
+    SCOPED_TRACE(zero_links ? "linked by stored zeros" : "no links");
+    const auto two = two_neumann_grids(zero_links);
+    EXPECT_EQ(connected_components(*two), 2);
+    expect_refused_as_disconnected([&] { Solver solver(two, Parameters{}); });
+  }
+}
+
+// A rebuild for such a matrix is refused before any work, whatever would have followed (a re-setup in place,
+// or a full setup for the new pattern): the hierarchy stays as it was and solves the matrix it was built for.
+TEST(Nullspace, RebuildForADisconnectedSingularMatrixLeavesTheHierarchyAsItWas) {
+  const auto grid = std::make_shared<const CsrMatrix<double>>(poisson(Stencil::p5, {20, 10}, Boundary::neumann));
+  const auto two = two_neumann_grids(true);  // of the grid's size, on another pattern
+  ASSERT_EQ(two->rows, grid->rows);
+  Vector<double> b(static_cast<std::size_t>(grid->rows));
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::sin(0.3 * static_cast<double>(i));
+  const double mean = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(b.size());
+  for (double& v : b) v -= mean;  // consistent with the grid's nullspace, the constant
+  for (const bool keep_structure : {false, true}) {
+    SCOPED_TRACE(keep_structure ? "keep_structure" : "no keep_structure");
+    Parameters params;
+    params.amg.keep_structure = keep_structure;
+    Solver solver(grid, params);
+    const std::size_t levels = solver.setup().levels.size();
+    expect_refused_as_disconnected([&] { solver.rebuild(two); });
+    EXPECT_EQ(solver.setup().levels.size(), levels);
+    Vector<double> x;
+    const SolveResult result = solver.solve(b, x);
+    EXPECT_TRUE(result.converged);
+    EXPECT_LT(test::true_relative_residual(*grid, b, x), 1e-6);
   }
 }
 

@@ -387,6 +387,53 @@ TEST(Library, RebuildEqualsAFreshSetupWithEverySpgemmBackend) {
   }
 }
 
+// Values that lump other rows of the finest level (test::relumped): its filtered matrix, so every product,
+// has another pattern, all formed anew by the SpGEMM, as the note says: by no numeric phase, whether the
+// backend has one (gustavson) or not (heap).
+TEST(Library, ReSetupOnAnotherFinestFilteredPatternSaysTheSpgemmFormedEveryProduct) {
+  PoissonParams aniso;
+  aniso.stencil = Stencil::p5;
+  aniso.size = {100, 90};
+  aniso.anisotropy = {1.0, 0.05};
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(aniso));
+  const auto moved = std::make_shared<const CsrMatrix<double>>(test::relumped(*A));
+  for (const std::string spgemm : {"gustavson", "heap"}) {
+    SCOPED_TRACE(spgemm);
+    Parameters params = keeping_structure(Precision::double_precision);
+    params.amg.spgemm = spgemm;
+    params.amg.strength_threshold = 0.25;  // the weak couplings of 0.05 already on the finest level
+    Solver solver(A, params);
+    solver.rebuild(moved);
+    ASSERT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
+    const std::string& note = solver.setup().rebuild_note;
+    EXPECT_NE(note.find("products by the SpGEMM " + spgemm + " (the finest filtered matrix has another pattern"),
+              std::string::npos)
+        << note;
+    EXPECT_EQ(note.find("numeric phase"), std::string::npos) << note;
+  }
+}
+
+// A full setup in place of a re-setup (another pattern) begins after the old levels are let go, so that it
+// needs no more memory than the first setup: each level it builds sees a solver with none.
+TEST(Library, AFullSetupInPlaceOfAReSetupBeginsAfterTheOldLevelsAreLetGo) {
+  const auto A = poisson_3d(24);
+  const auto other = poisson_3d(20);
+  const Solver* watched = nullptr;
+  std::vector<std::size_t> levels_standing;
+  SetupCallbacks callbacks;
+  callbacks.on_level = [&](const LevelInfo&) {
+    if (watched) levels_standing.push_back(watched->setup().levels.size());
+  };
+  Solver solver(A, keeping_structure(Precision::double_precision), callbacks);
+  ASSERT_GT(solver.setup().levels.size(), 1u);
+  watched = &solver;
+  solver.rebuild(other);
+  EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
+  EXPECT_GT(solver.setup().levels.size(), 1u);
+  ASSERT_FALSE(levels_standing.empty()) << "the full setup reported no level";
+  for (const std::size_t standing : levels_standing) EXPECT_EQ(standing, 0u);
+}
+
 // Solver::rebuild: a re-setup with amg.keep_structure (the solve then equals a fresh solver's on 2 A, whose
 // own setup finds the same aggregates), a full setup otherwise, each said in setup().
 TEST(Library, RebuildReSetsUpOnTheSamePatternAndOtherwiseSetsUpAnew) {

@@ -416,16 +416,60 @@ TEST(SpgemmComparison, AgreementDetectsPatternAndValueDifferences) {
   const CsrMatrix<double> A = test::random_sparse(40, 30, 0.1, 21);
   const CsrMatrix<double> B = test::random_sparse(30, 35, 0.1, 22);
   const CsrMatrix<double> C = test::textbook_gustavson(A, B);
+  const std::vector<double> magnitude = product_magnitudes(A, B, C);
   double difference = -1;
-  EXPECT_TRUE(spgemm_results_agree(C, C, 1e-12, difference));
+  EXPECT_TRUE(spgemm_results_agree(C, C, magnitude, 1e-12, difference));
   EXPECT_EQ(difference, 0.0);
   CsrMatrix<double> perturbed = C;
   perturbed.val[perturbed.val.size() / 2] *= 1.0 + 1e-9;
-  EXPECT_FALSE(spgemm_results_agree(perturbed, C, 1e-12, difference));
+  EXPECT_FALSE(spgemm_results_agree(perturbed, C, magnitude, 1e-12, difference));
   EXPECT_GT(difference, 1e-12);
   CsrMatrix<double> moved = C;
   moved.col[0] = moved.col[0] == 0 ? 1 : 0;  // same values, different pattern
-  EXPECT_FALSE(spgemm_results_agree(moved, C, 1e-12, difference));
+  EXPECT_FALSE(spgemm_results_agree(moved, C, magnitude, 1e-12, difference));
+}
+
+TEST(SpgemmComparison, MagnitudesAreTheProductOfTheAbsoluteValues) {
+  const CsrMatrix<double> A = test::random_sparse(40, 30, 0.1, 25);
+  const CsrMatrix<double> B = test::random_sparse(30, 35, 0.1, 26);
+  const CsrMatrix<double> C = test::textbook_gustavson(A, B);
+  const Eigen::MatrixXd expected = test::to_dense(A).cwiseAbs() * test::to_dense(B).cwiseAbs();
+  const std::vector<double> magnitude = product_magnitudes(A, B, C);
+  ASSERT_EQ(magnitude.size(), static_cast<std::size_t>(C.nnz()));
+  for (Index i = 0; i < C.rows; ++i)
+    for (Offset k = C.row_begin(i); k < C.row_end(i); ++k)
+      EXPECT_NEAR(magnitude[static_cast<std::size_t>(k)], expected(i, C.col[k]), 1e-14 * expected(i, C.col[k]));
+  EXPECT_THROW(product_magnitudes(B, A, C), Error);  // 35 columns against 40 rows
+}
+
+// C = A B with A = [1 1 1] and B's columns (1e16, -1e16, 1), (1e-6, 0, 0) and (0, 0, 1e3): c_00 sums to 1 in
+// row order and to 0 from the last product backwards (-1e16 + 1 rounds to -1e16), both correct roundings of
+// products of size 1e16; c_01 = 1e-6 has one product and nothing to round away.
+TEST(SpgemmComparison, EachEntryIsJudgedOnTheScaleOfItsProducts) {
+  Eigen::MatrixXd a(1, 3), b(3, 3);
+  a << 1, 1, 1;
+  b << 1e16, 1e-6, 0, -1e16, 0, 0, 1, 0, 1e3;
+  const CsrMatrix<double> A = test::from_eigen(a.sparseView());
+  const CsrMatrix<double> B = test::from_eigen(b.sparseView());
+  const CsrMatrix<double> C = test::textbook_gustavson(A, B);
+  ASSERT_EQ(C.nnz(), 3);
+  ASSERT_EQ(C.val[0], 1.0);
+  const std::vector<double> magnitude = product_magnitudes(A, B, C);
+  double difference = -1;
+  CsrMatrix<double> summed_backwards = C;
+  summed_backwards.val[0] = 1e16 + (-1e16 + 1.0);
+  ASSERT_EQ(summed_backwards.val[0], 0.0);
+  // Off by 1 where max |C| is 1e3: a tolerance on max |C| called it wrong.
+  EXPECT_TRUE(spgemm_results_agree(summed_backwards, C, magnitude, 1e-12, difference));
+  EXPECT_LE(difference, 1e-16);
+  CsrMatrix<double> wrong_small_entry = C;
+  wrong_small_entry.val[1] *= 1.0 + 1e-6;
+  // Off by 1e-12: within 1e-12 of max |C|, so a tolerance on max |C| let it pass.
+  EXPECT_FALSE(spgemm_results_agree(wrong_small_entry, C, magnitude, 1e-12, difference));
+  EXPECT_NEAR(difference, 1e-6, 1e-9);
+  CsrMatrix<double> not_a_number = C;
+  not_a_number.val[2] = NAN;
+  EXPECT_FALSE(spgemm_results_agree(not_a_number, C, magnitude, 1e-12, difference));
 }
 
 // The numeric phase alone, into the pattern of an earlier product: gustavson's values bit for bit on new

@@ -192,7 +192,7 @@ Index connected_components(const MpiBackend& backend, const DistributedMatrix<do
   std::int64_t local_parts = own;
   for (Index i = 0; i < own; ++i)
     for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
-      if (M.col[k] < own) {
+      if (M.col[k] < own && M.val[k] != 0.0) {
         const Index a = find(i), b = find(M.col[k]);
         if (a == b) continue;
         parent[std::max(a, b)] = std::min(a, b);  // a root is its part's smallest row
@@ -204,11 +204,12 @@ Index connected_components(const MpiBackend& backend, const DistributedMatrix<do
   for (Index i = 0; i < own; ++i) part[i] = first + find(i);
   A.fill_ghosts(part);
   // The links between parts across rank boundaries, every rank's on every rank (a stored entry on either
-  // side links them, as in the one-process union-find), then joined by a union-find of their own.
+  // side links them, as in the one-process union-find; stored zeros link nothing), then joined by a union-find
+  // of their own.
   std::vector<Index> links;
   for (Index i = 0; i < own; ++i)
     for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
-      if (M.col[k] >= own) {
+      if (M.col[k] >= own && M.val[k] != 0.0) {
         links.push_back(std::min(part[i], part[M.col[k]]));
         links.push_back(std::max(part[i], part[M.col[k]]));
       }

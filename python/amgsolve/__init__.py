@@ -311,9 +311,10 @@ class Solver:
         whose filtered matrix has another pattern than before, and in full with amg spgemm heap,
         rmerge-cpu, eigen or graphblas, which sum in another order); otherwise a full setup. solver.setup["reused"]
         says which, solver.setup["rebuild_note"] why (and from which level the products were formed anew).
-        The old levels are let go of as the new ones are made (no more memory than the first setup). A matrix
-        refused before any work (not square, not symmetric, not finite, or of another size than a system's
-        near-nullspace, which a rebuild keeps: InputError) leaves the hierarchy as it was; a setup that fails on the values (not positive definite: NumericalError) leaves none, and
+        The old levels are let go of as the new ones are made, or before a full setup in their place (no more
+        memory than the first setup). A matrix refused before any work (not square, not symmetric, not finite,
+        of another size than a system's near-nullspace, which a rebuild keeps, singular in disconnected parts,
+        or not of the declared nullspace: InputError) leaves the hierarchy as it was; a setup that fails on the values (not positive definite: NumericalError) leaves none, and
         solve() raises until a rebuild succeeds (solver.setup then lists no levels)."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
