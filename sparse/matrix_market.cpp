@@ -172,6 +172,8 @@ class Fields {
     // A value's leading '+' ("+4"), which C's strtod and scipy take and from_chars does not.
     if (std::is_floating_point_v<T> && *begin == '+' && end - begin > 1 && begin[1] != '-' && begin[1] != '+') ++begin;
     auto [ptr, ec] = std::from_chars(begin, end, value);
+    if constexpr (std::is_floating_point_v<T>)
+      if (ec == std::errc::result_out_of_range && underflows(begin, ptr, value)) ec = std::errc();
     if (ec != std::errc() || (ptr != end && *ptr != ' ' && *ptr != '\t')) return false;
     rest_.remove_prefix(static_cast<std::size_t>(ptr - rest_.data()));
     return true;
@@ -191,6 +193,16 @@ class Fields {
  private:
   void skip_space() {
     while (!rest_.empty() && (rest_.front() == ' ' || rest_.front() == '\t')) rest_.remove_prefix(1);
+  }
+  // A number in [begin, end) too small for a double (1e-400), which from_chars leaves unread: the nearest
+  // double (0 or a subnormal), as C's strtod and scipy read it. A number too large stays an error.
+  template <class T>
+  static bool underflows(const char* begin, const char* end, T& value) {
+    const std::string text(begin, end);
+    const double nearest = std::strtod(text.c_str(), nullptr);
+    if (std::abs(nearest) > std::numeric_limits<double>::min()) return false;  // overflow: HUGE_VAL
+    value = static_cast<T>(nearest);
+    return true;
   }
   std::string_view rest_;
 };
@@ -260,8 +272,7 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   if (token.empty()) scan.fail("expected a numeric value, found the end of the line");
   const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
   if (ec == std::errc::result_out_of_range)
-    scan.fail("value " + token + " is out of the range of a double (nonzero magnitudes from about 4.9e-324 to "
-              "1.8e308)");
+    scan.fail("value " + token + " is beyond the range of a double (magnitudes up to about 1.8e308)");
   scan.fail("expected a numeric value, got '" + printable(token) + "'");
 }
 

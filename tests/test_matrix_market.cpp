@@ -3,7 +3,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "common/error.hpp"
 #include "common/hash.hpp"
@@ -195,7 +197,8 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 1 " + std::string(5000, 'x') + "\n", "got '" + std::string(80, 'x') + "... (5000 bytes)'"},
       {banner + "2 2 1\n1 1 4" + std::string(1, '\0') + "\n", "got '4\\x00'"},
       {banner + "2 2 1\n1 1 nan\n", ":3: value is not finite"},
-      {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is out of the range of a double"},
+      {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is beyond the range of a double"},
+      {banner + "2 2 1\n1 1 -1e400\n", ":3: value -1e400 is beyond the range of a double"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
       {banner + "2 2 1\n1 1 1 9\n", ":3: unexpected text"},
       {banner + "2 2 2\n1 1 1\n1 1 2\n", "entry (1, 1) is given more than once"},
@@ -224,6 +227,20 @@ TEST(MatrixMarket, ALeadingPlusIsASign) {
   const CsrMatrix<double> A =
       parse_matrix_market("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 +4.5e+1\n", "plus.mtx");
   EXPECT_EQ(A.val, (Array<double>{45.0}));
+}
+
+// A value below double's smallest is read as the nearest double, 0 or a subnormal, as C's strtod and scipy
+// read it (a file written in higher precision); one above its largest is refused (above).
+TEST(MatrixMarket, AValueTooSmallForADoubleIsItsNearestDouble) {
+  const CsrMatrix<double> A = parse_matrix_market(
+      "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 1e-400\n1 2 -2e-400\n2 1 3e-324\n2 2 -1.5e-310\n",
+      "tiny.mtx");
+  ASSERT_EQ(A.val.size(), 4u);
+  EXPECT_EQ(A.val[0], 0.0);
+  EXPECT_EQ(A.val[1], 0.0);
+  EXPECT_TRUE(std::signbit(A.val[1])) << "the sign is kept";
+  EXPECT_EQ(A.val[2], std::numeric_limits<double>::denorm_min());
+  EXPECT_EQ(A.val[3], -1.5e-310);
 }
 
 TEST(MatrixMarket, AVectorRowGivenTwiceIsRefused) {
