@@ -638,3 +638,33 @@ TEST(StreamedOutput, RowsLandInPlaceAtEveryAlignment) {
 
 }  // namespace
 }  // namespace amgsolve
+
+#include "bench/median.hpp"
+
+namespace amgsolve {
+namespace {
+
+// The benchmarks' median (spgemm-bench, mpi-spgemm-bench, mpi-spmv-bench): the middle run of an odd count,
+// the mean of the two middle runs of an even one, whatever the order the runs came in; 0 for none.
+TEST(BenchMedian, IsTheMiddleRunOrTheMeanOfTheTwoMiddleRuns) {
+  EXPECT_EQ(median({}), 0.0);
+  EXPECT_EQ(median({7.0}), 7.0);
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({9.0, 1.0}), 5.0);
+  // Against the count of runs on either side: as many at or below as at or above.
+  for (std::size_t n = 1; n <= 12; ++n) {
+    std::vector<double> runs(n);
+    for (std::size_t i = 0; i < n; ++i) runs[i] = static_cast<double>(seeded_hash(17, i) % 1000);
+    const double m = median(runs);
+    const auto below = std::count_if(runs.begin(), runs.end(), [&](double r) { return r < m; });
+    const auto above = std::count_if(runs.begin(), runs.end(), [&](double r) { return r > m; });
+    EXPECT_LE(below, static_cast<std::ptrdiff_t>(n / 2)) << n;
+    EXPECT_LE(above, static_cast<std::ptrdiff_t>(n / 2)) << n;
+    EXPECT_GE(m, *std::min_element(runs.begin(), runs.end()));
+    EXPECT_LE(m, *std::max_element(runs.begin(), runs.end()));
+  }
+}
+
+}  // namespace
+}  // namespace amgsolve
