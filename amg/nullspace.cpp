@@ -35,16 +35,30 @@ RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
 template RowSum largest_relative_row_sum(const CsrMatrix<double>&);
 template RowSum largest_relative_row_sum(const CsrMatrix<float>&);
 
-Index connected_components(const CsrMatrix<double>& A) {
+Index parts_of_nodes(std::vector<Index>& parent, Index rows, const Array<Index>* node_ptr) {
+  parent.resize(static_cast<std::size_t>(rows));
+  if (!node_ptr) {
+    std::iota(parent.begin(), parent.end(), Index{0});
+    return rows;
+  }
+  const auto nodes = static_cast<Index>(node_ptr->size()) - 1;
+  if (nodes < 0 || node_ptr->back() != rows)
+    throw Error("internal: nodes of " + std::to_string(nodes < 0 ? 0 : node_ptr->back()) + " rows for a matrix of " +
+                std::to_string(rows));
+  for (Index n = 0; n < nodes; ++n)
+    for (Index i = (*node_ptr)[n]; i < (*node_ptr)[n + 1]; ++i) parent[i] = (*node_ptr)[n];
+  return nodes;
+}
+
+Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_ptr) {
   // Union-find over the nonzero entries (either triangle suffices for a symmetric pattern; both are read). A
   // stored zero couples nothing: two blocks joined only by explicit zeros are two singular pieces.
-  std::vector<Index> parent(static_cast<std::size_t>(A.rows));
-  std::iota(parent.begin(), parent.end(), Index{0});
+  std::vector<Index> parent;
+  Index components = parts_of_nodes(parent, A.rows, node_ptr);
   const auto find = [&](Index i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
   };
-  Index components = A.rows;
   for (Index i = 0; i < A.rows; ++i)
     for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
       if (A.val[k] == 0.0) continue;

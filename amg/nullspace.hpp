@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "amg/params.hpp"
 #include "sparse/csr.hpp"
@@ -42,8 +43,14 @@ RowSum largest_relative_row_sum(const CpuBackend&, const CsrMatrix<Value>& A) {
   return largest_relative_row_sum(A);
 }
 
-// Connected components of the matrix's graph (its pattern, taken as undirected).
-Index connected_components(const CsrMatrix<double>& A);
+// Connected components of the matrix's graph (its nonzero entries, taken as undirected; a stored zero links
+// nothing). With `node_ptr` (a system's nodes: rows [node_ptr[n], node_ptr[n + 1])), the rows of a node
+// count as joined: a system's parts are of nodes, whatever couples the unknowns within one.
+Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_ptr = nullptr);
+
+// The union-find both counts start from: each row its own part, or with `node_ptr` each node's rows one part
+// rooted at its first row; returns the number of parts.
+Index parts_of_nodes(std::vector<Index>& parent, Index rows, const Array<Index>* node_ptr);
 
 // amg.nullspace near_nullspace is a system's (amg/system_nullspace.hpp): an InputError for a scalar problem.
 void require_scalar_nullspace_choice(NullspaceChoice choice);

@@ -199,7 +199,9 @@ std::vector<double> declared_nullspace(const CsrMatrix<double>& A, const NearNul
 
 }  // namespace
 
-Index SystemRows::connected_components(const CsrMatrix<double>& A) const { return amgsolve::connected_components(A); }
+Index SystemRows::connected_components(const CsrMatrix<double>& A, const Array<Index>& node_ptr) const {
+  return amgsolve::connected_components(A, &node_ptr);
+}
 
 SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearNullspace& B, NullspaceChoice choice,
                                          const SystemRows& rows) {
@@ -212,7 +214,9 @@ SystemNullspace resolve_system_nullspace(const CsrMatrix<double>& A, const NearN
                                          ? declared_nullspace(A, B, B_columns, rows)
                                          : combinations_in_nullspace(A, B, B_columns, rows);
   if (combinations.empty()) return {};
-  if (const Index parts = rows.connected_components(A); parts > 1)
+  // Parts of nodes: a node's unknowns move together whatever couples them (a block-diagonal system of two
+  // decoupled fields is one part, its nullspace each field's modes, which the combinations hold).
+  if (const Index parts = rows.connected_components(A, B.node_ptr); parts > 1)
     throw InputError("the matrix is singular (A maps " + std::to_string(combinations.size() / B.vectors) +
                      " combinations of the near-nullspace vectors to zero: a structure free to move) and its graph "
                      "falls into " + std::to_string(parts) + " disconnected parts, each free on its own: solve the "

@@ -56,7 +56,8 @@ class SystemRows {
   virtual WorstRow worst(WorstRow mine) const { return mine; }
   // B's rows over A's columns (a rank's own rows, then its ghost columns' from their ranks): B on one process.
   virtual const NearNullspace& columns(const NearNullspace& B, NearNullspace& /*scratch*/) const { return B; }
-  virtual Index connected_components(const CsrMatrix<double>& A) const;
+  // The parts of A's graph of nodes (node_ptr: this process's or rank's rows of each node).
+  virtual Index connected_components(const CsrMatrix<double>& A, const Array<Index>& node_ptr) const;
 };
 
 // amg.nullspace for a system whose finest near-nullspace vectors are B: `auto` finds the combinations that A

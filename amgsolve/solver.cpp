@@ -443,6 +443,12 @@ class SolverOn final : public Solver::Impl {
     cycle_.reset();
     A_.reset();
     hierarchy_.clear();
+    // A itself too (in double the finest level's matrix), and what was sized for it: a full setup in place
+    // then holds no part of the old levels.
+    A_csr_.reset();
+    r_cycle_ = Vec<CycleValue>{};
+    z_cycle_ = Vec<CycleValue>{};
+    system_nullspace_.reset();
     // Nor do the old levels' figures describe anything: the summary keeps what the solver is, not what it built.
     SetupSummary empty;
     empty.backend = summary.backend;

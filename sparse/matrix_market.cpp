@@ -169,8 +169,7 @@ class Fields {
     if (rest_.empty()) return false;
     const char* begin = rest_.data();
     const char* end = begin + rest_.size();
-    // A value's leading '+' ("+4"), which C's strtod and scipy take and from_chars does not.
-    if (std::is_floating_point_v<T> && *begin == '+' && end - begin > 1 && begin[1] != '-' && begin[1] != '+') ++begin;
+    if constexpr (std::is_floating_point_v<T>) begin = after_plus_sign(begin, end);
     auto [ptr, ec] = std::from_chars(begin, end, value);
     if constexpr (std::is_floating_point_v<T>)
       if (ec == std::errc::result_out_of_range && underflows(begin, ptr, value)) ec = std::errc();
@@ -182,6 +181,11 @@ class Fields {
   bool at_end() {
     skip_space();
     return rest_.empty();
+  }
+
+  // Past a value's leading '+' ("+4"), which C's strtod and scipy take and from_chars does not.
+  static const char* after_plus_sign(const char* begin, const char* end) {
+    return *begin == '+' && end - begin > 1 && begin[1] != '-' && begin[1] != '+' ? begin + 1 : begin;
   }
 
   // The next whitespace-separated word, not consumed (for messages).
@@ -270,8 +274,9 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan) {
   }
   const std::string token = fields.token();
   if (token.empty()) scan.fail("expected a numeric value, found the end of the line");
-  const auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
-  if (ec == std::errc::result_out_of_range)
+  const char* end = token.data() + token.size();
+  const auto [ptr, ec] = std::from_chars(Fields::after_plus_sign(token.data(), end), end, v);
+  if (ec == std::errc::result_out_of_range && ptr == end)  // a number, too large (one too small was read)
     scan.fail("value " + token + " is beyond the range of a double (magnitudes up to about 1.8e308)");
   scan.fail("expected a numeric value, got '" + printable(token) + "'");
 }

@@ -14,7 +14,9 @@
 #include "config/config.hpp"
 #include "problems/problem.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/nullspace.hpp"
 #include "amg/params.hpp"
+#include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "common/device.hpp"
@@ -387,6 +389,45 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfASingularMatrix) {
   EXPECT_TRUE(gpu.singular());
   expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
   EXPECT_EQ(gpu.coarse_nullspace(), cpu.coarse_nullspace());  // integer weights: exact on both
+#endif
+}
+
+// The row sums of amg.nullspace: auto and Gershgorin's bound sum each row on its own scale on the device
+// too: for matrices of 1.5e308 and 1e-300 (Dirichlet and Neumann) and of 2^1021 and 2^-1000, the CPU's row,
+// relative sum, nullspace and bound, bit for bit.
+TEST(GpuSetup, RowSumsAndGershgorinBoundEqualTheCpusNearDoublesLimits) {
+#ifndef AMGSOLVE_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  if (const GpuStatus status = gpu_status(); !status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  const CudaBackend cuda;
+  for (const double scale : {1.0, 1.5e308, 1e-300})
+    for (const Boundary boundary : {Boundary::dirichlet, Boundary::neumann}) {
+      SCOPED_TRACE(std::to_string(scale) + (boundary == Boundary::neumann ? " neumann" : " dirichlet"));
+      PoissonParams p;
+      p.stencil = Stencil::p5;
+      p.size = {12, 9};
+      p.boundary = boundary;
+      CsrMatrix<double> A = poisson_matrix(p);
+      for (double& v : A.val) v *= scale / 4;  // the diagonal of 4 at scale
+      const auto on_device = cuda.csr(std::make_shared<const CsrMatrix<double>>(A));
+      const RowSum cpu = largest_relative_row_sum(A), gpu = largest_relative_row_sum(cuda, *on_device);
+      EXPECT_EQ(gpu.row, cpu.row);
+      EXPECT_EQ(gpu.relative, cpu.relative);
+      EXPECT_EQ(resolve_nullspace(cuda, *on_device, NullspaceChoice::automatic),
+                resolve_nullspace(A, NullspaceChoice::automatic));
+    }
+  PoissonParams p;
+  p.size = {6, 5, 4};
+  const CsrMatrix<double> A = poisson_matrix(p);
+  for (const int k : {0, 1021, -1000}) {
+    SCOPED_TRACE("A times 2^" + std::to_string(k));
+    CsrMatrix<double> scaled = A;
+    for (double& v : scaled.val) v = std::ldexp(v, k);
+    const auto on_device = cuda.csr(std::make_shared<const CsrMatrix<double>>(scaled));
+    EXPECT_EQ(gershgorin_bound_dinv_a(cuda, *on_device), gershgorin_bound_dinv_a(scaled));
+    EXPECT_EQ(gershgorin_bound_dinv_a(scaled), gershgorin_bound_dinv_a(A));
+  }
 #endif
 }
 

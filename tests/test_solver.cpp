@@ -414,24 +414,34 @@ TEST(Library, ReSetupOnAnotherFinestFilteredPatternSaysTheSpgemmFormedEveryProdu
 }
 
 // A full setup in place of a re-setup (another pattern) begins after the old levels are let go, so that it
-// needs no more memory than the first setup: each level it builds sees a solver with none.
+// needs no more memory than the first setup: each level it builds sees a solver with none, and the old
+// matrix, of which the solver held the only reference, is gone.
 TEST(Library, AFullSetupInPlaceOfAReSetupBeginsAfterTheOldLevelsAreLetGo) {
-  const auto A = poisson_3d(24);
-  const auto other = poisson_3d(20);
-  const Solver* watched = nullptr;
-  std::vector<std::size_t> levels_standing;
-  SetupCallbacks callbacks;
-  callbacks.on_level = [&](const LevelInfo&) {
-    if (watched) levels_standing.push_back(watched->setup().levels.size());
-  };
-  Solver solver(A, keeping_structure(Precision::double_precision), callbacks);
-  ASSERT_GT(solver.setup().levels.size(), 1u);
-  watched = &solver;
-  solver.rebuild(other);
-  EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
-  EXPECT_GT(solver.setup().levels.size(), 1u);
-  ASSERT_FALSE(levels_standing.empty()) << "the full setup reported no level";
-  for (const std::size_t standing : levels_standing) EXPECT_EQ(standing, 0u);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    SCOPED_TRACE(precision == Precision::mixed ? "mixed" : "double");
+    auto A = std::make_shared<const CsrMatrix<double>>(*poisson_3d(24));
+    const std::weak_ptr<const CsrMatrix<double>> old_matrix = A;
+    const auto other = poisson_3d(20);
+    const Solver* watched = nullptr;
+    std::vector<std::size_t> levels_standing;
+    std::vector<bool> old_matrix_held;
+    SetupCallbacks callbacks;
+    callbacks.on_level = [&](const LevelInfo&) {
+      if (!watched) return;
+      levels_standing.push_back(watched->setup().levels.size());
+      old_matrix_held.push_back(!old_matrix.expired());
+    };
+    Solver solver(std::move(A), keeping_structure(precision), callbacks);
+    ASSERT_GT(solver.setup().levels.size(), 1u);
+    ASSERT_FALSE(old_matrix.expired()) << "the solver holds the matrix it was given";
+    watched = &solver;
+    solver.rebuild(other);
+    EXPECT_FALSE(solver.setup().reused) << solver.setup().rebuild_note;
+    EXPECT_GT(solver.setup().levels.size(), 1u);
+    ASSERT_FALSE(levels_standing.empty()) << "the full setup reported no level";
+    for (const std::size_t standing : levels_standing) EXPECT_EQ(standing, 0u);
+    for (const bool held : old_matrix_held) EXPECT_FALSE(held);
+  }
 }
 
 // Solver::rebuild: a re-setup with amg.keep_structure (the solve then equals a fresh solver's on 2 A, whose

@@ -10,10 +10,12 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/nullspace.hpp"
 #include "amg/system_nullspace.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "problems/poisson.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "test_support.hpp"
 
@@ -174,6 +176,59 @@ TEST(SystemNullspace, RefusesWhatItCannotBe) {
   Parameters scalar;
   scalar.amg.nullspace = NullspaceChoice::near_nullspace;
   EXPECT_THROW(Solver(pinned.A, scalar), InputError);
+}
+
+// Two fields of one body that nothing couples (two Neumann Laplacians, interleaved as the unknowns of 2D
+// nodes), stored with their nodes' 2x2 blocks in full (zeros between the fields, as scipy's tobsr().tocsr()
+// keeps them) or without: one part of nodes, whose nullspace is each field's constant, which the
+// combinations of the near-nullspace (the block size's constants) hold; solved to A^+ b either way.
+TEST(SystemNullspace, DecoupledFieldsOfOneBodyAreOnePartOfNodes) {
+  PoissonParams neumann;
+  neumann.stencil = Stencil::p5;
+  neumann.size = {16, 12};
+  neumann.boundary = Boundary::neumann;
+  const CsrMatrix<double> field = poisson_matrix(neumann);
+  for (const bool full_blocks : {false, true}) {
+    SCOPED_TRACE(full_blocks ? "full node blocks" : "no zeros stored");
+    std::vector<Triplet<double>> t;
+    for (Index i = 0; i < field.rows; ++i)
+      for (Offset k = field.row_begin(i); k < field.row_end(i); ++k) {
+        const Index j = field.col[k];
+        t.push_back({2 * i, 2 * j, field.val[k]});
+        t.push_back({2 * i + 1, 2 * j + 1, 0.5 * field.val[k]});
+        if (full_blocks) {
+          t.push_back({2 * i, 2 * j + 1, 0.0});
+          t.push_back({2 * i + 1, 2 * j, 0.0});
+        }
+      }
+    const auto A = std::make_shared<const CsrMatrix<double>>(csr_from_triplets(2 * field.rows, 2 * field.rows, std::move(t)));
+    EXPECT_EQ(connected_components(*A), 2) << "two fields";
+    const NearNullspace B = finest_near_nullspace(A->rows, 2, NearNullspaceVectors{});
+    EXPECT_EQ(connected_components(*A, &B.node_ptr), 1) << "one body";
+    const SystemNullspace found = resolve_system_nullspace(*A, B, NullspaceChoice::automatic);
+    EXPECT_EQ(found.choice, NullspaceChoice::near_nullspace);
+    ASSERT_TRUE(found.combinations);
+    EXPECT_EQ(found.combinations->size(), 4u) << "both fields' constants";
+    Parameters params;
+    params.amg.block_size = 2;
+    params.solver.tolerance = 1e-8;
+    Solver solver(A, params);
+    EXPECT_EQ(solver.setup().nullspace_vectors, 2);
+    Vector<double> b(static_cast<std::size_t>(A->rows));
+    double sums[2] = {0, 0};
+    for (std::size_t i = 0; i < b.size(); ++i) sums[i % 2] += b[i] = std::cos(0.7 * static_cast<double>(i));
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] -= sums[i % 2] / static_cast<double>(field.rows);
+    Vector<double> x;
+    ASSERT_TRUE(solver.solve(b, x).converged);
+    EXPECT_LE(true_relative_residual(*A, b, x), 1e-8);
+    double x_sums[2] = {0, 0}, x_magnitude = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x_sums[i % 2] += x[i];
+      x_magnitude += std::abs(x[i]);
+    }
+    EXPECT_LT(std::abs(x_sums[0]), 1e-12 * x_magnitude) << "x has no part along the nullspace";
+    EXPECT_LT(std::abs(x_sums[1]), 1e-12 * x_magnitude);
+  }
 }
 
 TEST(SystemNullspace, TheCoarsestSolveIsThePseudoInverse) {

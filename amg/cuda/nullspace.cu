@@ -11,6 +11,7 @@
 #include "amg/cuda/device_setup.hpp"
 #include "backend/cuda/device_context.cuh"
 #include "common/error.hpp"
+#include "common/unit_scale.hpp"
 #include "sparse/cuda/device_csr.cuh"
 
 namespace amgsolve {
@@ -23,10 +24,16 @@ struct RelativeRowSum {
   const Offset* row_ptr;
   const Value* val;
   __device__ RowAndSum operator()(Index i) const {
+    // Summed on the scale of the row's largest entry, as on the CPU (amg/nullspace.cpp): entries beyond 1e307
+    // would overflow the sums to inf, and every row would look singular.
+    double largest_entry = 0.0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      largest_entry = fmax(largest_entry, fabs(static_cast<double>(val[k])));
+    const double scale = unit_scale(largest_entry);
     double sum = 0.0, magnitude = 0.0;
     for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-      sum += static_cast<double>(val[k]);
-      magnitude += fabs(static_cast<double>(val[k]));
+      sum += scale * static_cast<double>(val[k]);
+      magnitude += scale * fabs(static_cast<double>(val[k]));
     }
     return {magnitude > 0 ? fabs(sum) / magnitude : 0.0, i};
   }

@@ -14,6 +14,7 @@
 #include "backend/cuda/vector_kernels.cuh"
 #include "common/cuda/check.cuh"
 #include "common/hash.hpp"
+#include "common/unit_scale.hpp"
 #include "sparse/cuda/device_csr.cuh"
 
 namespace amgsolve {
@@ -25,12 +26,15 @@ struct GershgorinRow {  // sum_j |a_ij| / a_ii (infinity for a non-positive a_ii
   const Index* col;
   const Value* val;
   __device__ double operator()(Index i) const {
-    double row = 0.0, diag = 0.0;
-    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-      row += fabs(static_cast<double>(val[k]));
+    double diag = 0.0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
       if (col[k] == i) diag = static_cast<double>(val[k]);
-    }
-    return diag > 0 ? row / diag : INFINITY;
+    // The row summed on the diagonal's scale, as on the CPU (gershgorin_bound_dinv_a): entries beyond 1e307
+    // would overflow the sum to inf.
+    const double scale = unit_scale(diag);
+    double row = 0.0;
+    for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) row += scale * fabs(static_cast<double>(val[k]));
+    return diag > 0 ? row / (scale * diag) : INFINITY;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/tentative_prolongation.hpp"
@@ -180,16 +181,16 @@ std::vector<Index> gathered_on_every_rank(const Communicator& comm, const std::v
 
 }  // namespace
 
-Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A) {
+Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
+                           const Array<Index>* node_ptr) {
   const CsrMatrix<double>& M = A.local();
   const Index own = M.rows;  // own columns are [0, own), the ghosts after them
-  std::vector<Index> parent(static_cast<std::size_t>(own));
-  std::iota(parent.begin(), parent.end(), Index{0});
+  std::vector<Index> parent;
+  std::int64_t local_parts = parts_of_nodes(parent, own, node_ptr);
   const auto find = [&](Index i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
   };
-  std::int64_t local_parts = own;
   for (Index i = 0; i < own; ++i)
     for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
       if (M.col[k] < own && M.val[k] != 0.0) {

@@ -78,8 +78,9 @@ RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatr
 // Connected parts of the matrix's graph over all ranks: union-find within each rank's rows, then the links
 // between those parts across rank boundaries gathered on every rank (about the halo's size, not the
 // matrix's) and joined by a union-find of their own; the count of connected_components on the whole
-// matrix, for any pattern. Collective.
-Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A);
+// matrix, for any pattern (with `node_ptr`, this rank's nodes: whole on every rank). Collective.
+Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
+                           const Array<Index>* node_ptr = nullptr);
 // resolve_nullspace on the ranks' rows: the same decision and messages on every rank. Collective.
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice);
 

@@ -105,8 +105,9 @@ class RankRows final : public SystemRows {
     rows_over_columns(A_, B.values, B.vectors, scratch.values);
     return scratch;
   }
-  Index connected_components(const CsrMatrix<double>& /*A: this rank's rows of A_*/) const override {
-    return amgsolve::connected_components(backend_, A_);
+  Index connected_components(const CsrMatrix<double>& /*A: this rank's rows of A_*/,
+                             const Array<Index>& node_ptr) const override {
+    return amgsolve::connected_components(backend_, A_, &node_ptr);
   }
 
  private:
