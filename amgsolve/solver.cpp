@@ -10,6 +10,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 
 #include "amg/near_nullspace.hpp"
@@ -955,6 +956,8 @@ class SolverOn final : public Solver::Impl {
 // normal numbers (rows would lose their scale), each with 2^24 of headroom for what the coarse levels'
 // Galerkin sums and the smoothers' products grow or shrink to (a matrix of 1e37 passed and its float cycle
 // broke down). "" when none. Rows and columns counted from first_index, and said so.
+// Its text starts with kEntryProblem, which tells it from the other problems a rank may send (require_agreed_blocks).
+constexpr std::string_view kEntryProblem = "entry (";
 std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index first_row = 0, int first_index = 1) {
   constexpr double headroom = 16777216.0;  // 2^24
   constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
@@ -964,7 +967,7 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
       const double magnitude = std::ldexp(std::abs(A.val[k]), -exponent);
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
-        return "entry (" + std::to_string(first_row + i + first_index) + ", " + std::to_string(A.col[k] + first_index) +
+        return std::string(kEntryProblem) + std::to_string(first_row + i + first_index) + ", " + std::to_string(A.col[k] + first_index) +
                ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
                " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
                " to " + format_number(largest) +
@@ -1187,7 +1190,7 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
     if (problem.empty()) problem = float_range_problem(block.rows, matrix_exponent(largest), first);
   }
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0) {
-    if (first.text.rfind("entry (", 0) == 0) throw MatrixEntryError(first.text);  // float_range_problem's
+    if (first.text.starts_with(kEntryProblem)) throw MatrixEntryError(first.text);  // float_range_problem's
     throw InputError(first.text);
   }
 }

@@ -20,8 +20,11 @@
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "common/device.hpp"
+#include "common/error.hpp"
 #include "common/hash.hpp"
 #include "problems/poisson.hpp"
+#include "sparse/csr_ops.hpp"
+#include "sparse/spmv_format.hpp"
 #include "test_support.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
 #include "amg/cuda/device_setup.hpp"
@@ -389,6 +392,76 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfASingularMatrix) {
   EXPECT_TRUE(gpu.singular());
   expect_same_hierarchy(cuda, gpu, cpu, 1e-12);
   EXPECT_EQ(gpu.coarse_nullspace(), cpu.coarse_nullspace());  // integer weights: exact on both
+#endif
+}
+
+// The device's filtered matrix (weak entries lumped into the diagonal along the weights, a node without strong
+// couplings as IsolatedRows says), transpose and SpMV format costs each on their own against the CPU's, on
+// every setup case: a row that differs shows here, not as another pattern several levels down. With them,
+// the diagonal's check and the re-setup's pattern comparison.
+TEST(GpuSetup, FilteredMatrixTransposeFormatCostsAndChecksEqualTheCpus) {
+#ifndef AMGSOLVE_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA";
+#else
+  if (const GpuStatus status = gpu_status(); !status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  const CudaBackend cuda;
+  const auto numerical_error_of = [](const std::function<void()>& check) {  // its message, "" for none
+    try {
+      check();
+    } catch (const NumericalError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto expect_same_costs = [](const std::vector<FormatCost>& gpu, const std::vector<FormatCost>& cpu) {
+    ASSERT_EQ(gpu.size(), cpu.size());
+    for (std::size_t f = 0; f < cpu.size(); ++f) {
+      EXPECT_EQ(gpu[f].format, cpu[f].format);
+      EXPECT_EQ(gpu[f].bytes, cpu[f].bytes) << format_name(cpu[f].format);
+      EXPECT_EQ(gpu[f].bytes_moved, cpu[f].bytes_moved) << format_name(cpu[f].format);
+      EXPECT_DOUBLE_EQ(gpu[f].overhead, cpu[f].overhead) << format_name(cpu[f].format);
+    }
+  };
+  for (const SetupCase& c : setup_cases()) {
+    SCOPED_TRACE(c.name);
+    const auto A = std::make_shared<const CsrMatrix<double>>(c.A);
+    const auto on_device = cuda.csr(A);
+    const Strength strength = strength_of_connection(*A, c.theta);
+    const CudaStrength device_strength = strength_of_connection(cuda, *on_device, c.theta);
+    Vector<double> weights(static_cast<std::size_t>(A->rows));
+    for (Index i = 0; i < A->rows; ++i) weights[i] = 1.0 + static_cast<double>(seeded_hash(3, i) % 7);
+    for (const bool weighted : {false, true})
+      for (const IsolatedRows isolated : {IsolatedRows::keep_weak, IsolatedRows::diagonal_alone}) {
+        SCOPED_TRACE(std::string(weighted ? "weights" : "finest level") +
+                     (isolated == IsolatedRows::keep_weak ? ", isolated rows keep their weak entries" : ""));
+        const Vector<double> w = weighted ? weights : Vector<double>{};
+        const CsrMatrix<double> cpu = filtered_matrix(*A, strength, w, nullptr, isolated);
+        const DeviceCsrMatrix<double> gpu = filtered_matrix(cuda, *on_device, device_strength, cuda.upload(w), isolated);
+        expect_same_matrix(*cuda.host_view(gpu), cpu);
+      }
+    expect_same_matrix(*cuda.host_view(cuda.transpose(*on_device)), transpose(*A));
+    expect_same_costs(cuda.format_costs(*on_device), spmv_format_costs(*A));
+    // The diagonal's check (the chain's row 4 has none, so 0), with the CPU's message.
+    EXPECT_EQ(numerical_error_of([&] { cuda.require_positive_diagonal(*on_device, 2); }),
+              numerical_error_of([&] { CpuBackend{}.require_positive_diagonal(*A, 2); }));
+  }
+  // A negative diagonal entry amid positive ones; a pattern with one column moved.
+  CsrMatrix<double> negative = poisson(Stencil::p5, {20, 15});
+  for (Offset k = negative.row_begin(123); k < negative.row_end(123); ++k)
+    if (negative.col[k] == 123) negative.val[k] = -4.0;
+  const auto negative_on_device = cuda.csr(std::make_shared<const CsrMatrix<double>>(negative));
+  const std::string message = numerical_error_of([&] { cuda.require_positive_diagonal(*negative_on_device, 0); });
+  EXPECT_EQ(message, numerical_error_of([&] { CpuBackend{}.require_positive_diagonal(negative, 0); }));
+  EXPECT_NE(message.find("diagonal entry 124 is -4"), std::string::npos) << message;
+  CsrMatrix<double> moved = negative;
+  moved.col[moved.row_begin(7)] += moved.col[moved.row_begin(7)] > 0 ? -1 : 1;  // a column no longer the pattern's
+  EXPECT_TRUE(cuda.same_pattern(*negative_on_device, *cuda.csr(std::make_shared<const CsrMatrix<double>>(negative))));
+  EXPECT_FALSE(cuda.same_pattern(*negative_on_device, *cuda.csr(std::make_shared<const CsrMatrix<double>>(moved))));
+  // A rectangular matrix (a prolongator's shape) with empty rows and columns.
+  const auto R = std::make_shared<const CsrMatrix<double>>(test::random_sparse(300, 170, 0.02, 5, {0, 17, 299}, {3, 169}));
+  const auto R_on_device = cuda.csr(R);
+  expect_same_matrix(*cuda.host_view(cuda.transpose(*R_on_device)), transpose(*R));
+  expect_same_costs(cuda.format_costs(*R_on_device), spmv_format_costs(*R));
 #endif
 }
 

@@ -725,10 +725,12 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // Rank 0 leaves out its last row (on one process: a block that is not the whole matrix); every rank must
-  // throw, none wait.
+  // throw, none wait. (A matrix entry's problem, which the program says of the matrix's file, is marked.)
   const auto message_of = [](RowBlock block, const Parameters& params) {
     try {
       const Solver solver(std::move(block), params);
+    } catch (const MatrixEntryError& e) {
+      return "[matrix entry] " + std::string(e.what());
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -752,7 +754,9 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   Parameters mixed;
   mixed.solver.precision = Precision::mixed;
   const std::string range = message_of(RowBlock{A.rows, std::move(tiny)}, mixed);
-  EXPECT_EQ(range.rfind("entry (1728, 1728) (counted from 1) = 1e-36 is outside what the float cycle", 0), 0u) << range;
+  EXPECT_EQ(range.rfind("[matrix entry] entry (1728, 1728) (counted from 1) = 1e-36 is outside what the float cycle", 0),
+            0u)
+      << range;
   // A column count that is not the matrix's (rows given with another numbering of the columns).
   CsrMatrix<double> other_columns = rows_of(A, first, last);
   other_columns.cols = A.rows + 1;

@@ -12,6 +12,11 @@
 #include "common/cuda/check.cuh"
 #include "common/cuda/device_array.cuh"
 
+// The ordering below rests on the legacy default stream, which a per-thread default stream would replace.
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+#error "amgsolve orders its kernels through the legacy default stream: build without --default-stream per-thread"
+#endif
+
 namespace amgsolve::device {
 
 inline void cusparse_check(cusparseStatus_t status, const char* call, const char* file, int line) {
