@@ -575,15 +575,12 @@ class SolverOn final : public Solver::Impl {
       // Over ranks summa2d and split3d multiply on their grids: the numeric phase is the row-wise products'.
       const std::vector<LevelInfo>& levels = hierarchy_.info();
       const std::string& name = hierarchy_.params().spgemm;
-      const std::string spgemm =
-          (SpgemmRegistry::instance().get(name).collective() ? "the distributed SpGEMM " : "the SpGEMM ") + name;
+      const bool collective = SpgemmRegistry::instance().get(name).collective();
+      const std::string spgemm = (collective ? "the distributed SpGEMM " : "the SpGEMM ") + name;
       const int level = hierarchy_.products_renewed_from();
       if (level == 0) return kept + spgemm + " (the finest filtered matrix has another pattern than before)";
       const bool numeric = levels.size() < 2 || levels.front().rap_product.choice.rfind(kNumericPhaseChoice, 0) == 0;
-      if (!numeric) {
-        if (SpgemmRegistry::instance().get(name).collective()) return kept + spgemm;
-        return kept + spgemm + " in full (it sums in another order than A's rows)";
-      }
+      if (!numeric) return kept + spgemm + (collective ? "" : " in full (it sums in another order than A's rows)");
       const std::string phase = kDistributed<Backend> ? "their numeric phase, only the values of the rows they read "
                                                         "fetched (the setup's plans)"
                                                       : "their numeric phase";
@@ -956,7 +953,8 @@ class SolverOn final : public Solver::Impl {
 // normal numbers (rows would lose their scale), each with 2^24 of headroom for what the coarse levels'
 // Galerkin sums and the smoothers' products grow or shrink to (a matrix of 1e37 passed and its float cycle
 // broke down). "" when none. Rows and columns counted from first_index, and said so.
-// Its text starts with kEntryProblem, which tells it from the other problems a rank may send (require_agreed_blocks).
+// Its text starts with kEntryProblem, which tells it from the other problems a rank may send
+// (require_agreed_blocks).
 constexpr std::string_view kEntryProblem = "entry (";
 std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index first_row = 0, int first_index = 1) {
   constexpr double headroom = 16777216.0;  // 2^24
@@ -967,8 +965,8 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
       const double magnitude = std::ldexp(std::abs(A.val[k]), -exponent);
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
-        return std::string(kEntryProblem) + std::to_string(first_row + i + first_index) + ", " + std::to_string(A.col[k] + first_index) +
-               ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
+        return std::string(kEntryProblem) + std::to_string(first_row + i + first_index) + ", " +
+               std::to_string(A.col[k] + first_index) + ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
                " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
                " to " + format_number(largest) +
                (exponent == 0 ? std::string() : " times 2^" + std::to_string(exponent) + ", about the largest diagonal entry") +

@@ -178,11 +178,11 @@ class Solver {
   // a full setup in its place begins), so that it needs no more memory than the first setup. A matrix
   // refused before any work (not square, not valid CSR, a value that is not finite, rows that the
   // near-nullspace given to a system's solver does not fit, a declared nullspace that does not hold, a
-  // singular matrix in disconnected parts: InputError) leaves the hierarchy as it was. Values the setup fails on (not positive definite) throw, as
-  // a full setup would, and leave no hierarchy; so does a full setup in its place that fails (once a rebuild
-  // has begun its work, a solver never goes on with the matrix it had before, whatever was thrown): solve()
-  // and precondition() then throw until a rebuild succeeds, and setup() lists no levels and
-  // finest_aggregates() none. The SetupCallbacks are called by a full setup, not by a re-setup in place
+  // singular matrix in disconnected parts: InputError) leaves the hierarchy as it was. Values the setup
+  // fails on (not positive definite) throw, as a full setup would, and leave no hierarchy; so does a full
+  // setup in its place that fails (once a rebuild has begun its work, a solver never goes on with the
+  // matrix it had before, whatever was thrown): solve() and precondition() then throw until a rebuild
+  // succeeds, and setup() lists no levels and finest_aggregates() none. The SetupCallbacks are called by a full setup, not by a re-setup in place
   // (which makes no new levels or products of its own design: those of the first setup, with new values).
   // Any use of a moved-from Solver is an InputError.
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);
