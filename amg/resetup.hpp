@@ -22,7 +22,7 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
     const Csr& A, const Weights& weights, const NearNullspace* near, LevelInfo& info,
     const KeptLevel<Backend, Value>& kept) const {
   CoarseningStep<Backend, Value> step;
-  PhaseClock clock;
+  PhaseClock clock(backend_);
   backend_.require_positive_diagonal(A, info.level);
   const LevelStructure<Backend, Value>& structure = *kept.kept;
   backend_.copy(structure.coarse_weights, step.coarse_weights);

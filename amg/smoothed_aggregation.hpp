@@ -74,15 +74,19 @@ struct CoarseningStep {
 
 template <class Backend, class Value>
 class SmoothedAggregation {
-  // Accumulates the seconds since the last lap into a phase's slot.
+  // Accumulates the seconds since the last lap into a phase's slot. A backend whose kernels run after their
+  // launch returns (the GPU's) is waited for first, so that each phase counts its own kernels.
   class PhaseClock {
    public:
+    explicit PhaseClock(const Backend& backend) : backend_(backend) {}
     void lap(double& slot) {
+      if constexpr (requires { backend_.wait_for_device(); }) backend_.wait_for_device();
       slot += timer_.seconds();
       timer_.restart();
     }
 
    private:
+    const Backend& backend_;
     Timer timer_;
   };
 
@@ -110,7 +114,7 @@ class SmoothedAggregation {
     if (near) return coarsen_system(A, *near, info);
     const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
     LevelInfo::Phases& t = info.phases;
-    PhaseClock clock;
+    PhaseClock clock(backend_);
     backend_.require_positive_diagonal(A, info.level);
 
     // 1. strong couplings
@@ -148,7 +152,7 @@ class SmoothedAggregation {
       throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
     } else {
       LevelInfo::Phases& t = info.phases;
-      PhaseClock clock;
+      PhaseClock clock(backend_);
       backend_.require_positive_diagonal(A, info.level);
       auto strength = node_strength(backend_, A, near, params_.strength_threshold);
       clock.lap(t.strength);

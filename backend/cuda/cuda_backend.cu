@@ -144,6 +144,8 @@ void CudaBackend::count_to_host(std::uint64_t bytes) const {
   ++transfers_.messages;
 }
 
+void CudaBackend::wait_for_device() const { AMGSOLVE_CUDA_CHECK(cudaDeviceSynchronize()); }
+
 double CudaBackend::read_result() const {
   AMGSOLVE_CUDA_CHECK(
       cudaMemcpyAsync(host_result_, device_result_, sizeof(double), cudaMemcpyDeviceToHost, context_->stream()));

@@ -178,6 +178,8 @@ class CudaBackend {
   }
   void count_to_device(std::uint64_t bytes) const;
   void count_to_host(std::uint64_t bytes) const;
+  // Returns once every kernel launched so far has finished, on any stream (the setup's phase clock).
+  void wait_for_device() const;
 
   // ---- vectors
   template <class V>
