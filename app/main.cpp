@@ -58,6 +58,21 @@ constexpr std::chrono::seconds kErrorAgreementWait{10};
 
 }  // namespace
 
+// CLI11's message, where it reads ill: its list of unexpected arguments comes out in reverse order (CLI11
+// 2.3's rjoin), and an option given twice says "At Most 1 required but received 2".
+std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::string extras;
+    for (const std::string& argument : app.remaining()) extras += (extras.empty() ? "" : " ") + argument;
+    return "not expected: " + amgsolve::printable(extras, 200);
+  }
+  const std::string text = e.what();
+  const std::string repeated = ": At Most 1 required but received ";
+  if (const auto at = text.find(repeated); at != std::string::npos)
+    return text.substr(0, at) + " is given " + text.substr(at + repeated.size()) + " times: give it once";
+  return text;
+}
+
 int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
   const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
@@ -113,17 +128,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {  // under mpirun, rank 0 alone answers (every rank would, interleaved)
-    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
+    return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
   } catch (const CLI::CallForAllHelp& e) {
-    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
+    return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
   } catch (const CLI::CallForVersion& e) {
-    return amgsolve::Ranks::prints() ? app.exit(e) : amgsolve::kExitOk;
+    return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
   } catch (const CLI::ParseError& e) {  // one line, as every other error (CLI11 prints two)
     // Where the arguments did not parse as one config and options (a stray word, an option's value missing),
     // how they go; an option's wrong value is its own message.
     const bool arguments = dynamic_cast<const CLI::ExtrasError*>(&e) || dynamic_cast<const CLI::ArgumentMismatch*>(&e);
     if (amgsolve::Ranks::prints())
-      std::fprintf(stderr, "amgsolve: error: %s (%ssee --help)\n", e.what(),
+      std::fprintf(stderr, "amgsolve: error: %s (%ssee --help)\n", parse_error_text(app, e).c_str(),
                    arguments ? "the arguments are one config file and options; one KEY=VALUE per --set; " : "");
     return amgsolve::kExitError;
   }

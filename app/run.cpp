@@ -39,6 +39,16 @@
 namespace amgsolve {
 namespace {
 
+// Refuses an output path without the extension its writer needs; ".vti" alone is a hidden file's name
+// without one, said as such.
+void require_extension(const std::string& key, const std::string& path, const char* extension, const std::string& why) {
+  const std::filesystem::path file(path);
+  if (file.extension() == extension) return;
+  if (file.filename() == extension)
+    throw InputError(key + ": " + printable(path) + " has no name before its " + extension + " extension");
+  throw InputError(key + ": " + why + "use a " + extension + " file name, not " + printable(path));
+}
+
 // The mouse's views of the skin (output.skin, output.camera): VTK files of a given kind.
 void check_mouse_view(const Config& config, const std::string& key, const std::string& path, const char* extension,
                       const char* what) {
@@ -49,8 +59,7 @@ void check_mouse_view(const Config& config, const std::string& key, const std::s
   if (!vtk_available())
     throw InputError(key + ": built without VTK, so no " + extension + " file can be written (install libvtk9-dev "
                      "and rebuild, or leave " + key + " empty)");
-  if (std::filesystem::path(path).extension() != extension)
-    throw InputError(key + ": use a " + std::string(extension) + " file name, not " + path);
+  require_extension(key, path, extension, "");
   require_writable(path, what, kVtkMark);
 }
 
@@ -88,9 +97,7 @@ void check_outputs(const Config& config, const std::string& vtk_key) {
     if (config.problem.type == ProblemType::matrix_market)
       throw InputError(vtk_key + ": VTK output needs a grid, and a matrix_market problem has none "
                        "(use output.solution to save the solution vector)");
-    if (std::filesystem::path(out.vtk).extension() != ".vti")
-      throw InputError(vtk_key + ": grid problems are written as VTK image data; use a .vti file name, not " +
-                       out.vtk);
+    require_extension(vtk_key, out.vtk, ".vti", "grid problems are written as VTK image data; ");
     require_writable(out.vtk, "VTK file", kVtkMark);
   }
   check_mouse_view(config, "output.skin", out.skin, ".vtp", "skin surface file");
@@ -638,7 +645,12 @@ std::string parallelism(int threads) {
 // them.
 Config load_run_config(const RunOptions& options) {
   std::vector<std::string> overrides = options.overrides;
-  if (options.compare_spgemm) overrides.push_back("amg.compare_spgemm=true");
+  if (options.compare_spgemm) {
+    for (const std::string& o : overrides)
+      if (o.rfind("amg.compare_spgemm=", 0) == 0)
+        throw InputError("--compare-spgemm and --set " + printable(o) + " both given: give one of them");
+    overrides.push_back("amg.compare_spgemm=true");
+  }
   Config config;
   collectively([&] {  // each rank's environment its own: OMP_NUM_THREADS may differ between them
     if (options.threads == 0) require_supported_thread_count("give the thread count: --threads N");

@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 
 void require_ours(const fs::path& target, const std::string& path, const std::string& what, OutputMark mark);
 
+// The temporary file an output is written to before it is renamed onto its target.
+std::string temp_name_of(const std::string& target) { return target + ".tmp-" + std::to_string(::getpid()); }
+
 // The temporary files that exist now, for a signal that ends the run (Ctrl-C; SIGTERM, which mpirun sends
 // the ranks when it is interrupted; SIGHUP from a closed terminal) to remove: a run killed while writing its
 // outputs leaves nothing behind. Fixed slots, so that the handler reads them without allocating.
@@ -303,11 +306,9 @@ AtomicFile::AtomicFile(std::string path, std::string what, OutputMark mark)
   std::error_code ec;
   if (fs::is_directory(target_, ec)) throw InputError("cannot write " + path_ + ": it is a directory");
   through_ = written_through(target_);
-  const std::string suffix = ".tmp-" + std::to_string(::getpid());
-  temp_ = through_ ? (fs::temp_directory_path(ec) / ("amgsolve-output" + suffix + "-" +
-                                                     std::to_string(reinterpret_cast<std::uintptr_t>(this))))
-                         .string()
-                   : target_ + suffix;
+  temp_ = through_ ? temp_name_of((fs::temp_directory_path(ec) / "amgsolve-output").string()) + "-" +
+                         std::to_string(reinterpret_cast<std::uintptr_t>(this))
+                   : temp_name_of(target_);
   PendingTemps::instance().remember(temp_);
 }
 
@@ -414,10 +415,20 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
   std::error_code ec;
   const fs::file_status status = fs::status(target, ec);
   if (ec || !fs::is_regular_file(status)) return;
+  // Read-only by its mode, or to this user (another's file of mode 644: the rename would replace it, and it
+  // would change hands). access() alone would not do: it lets root write a file of mode 444.
   constexpr fs::perms writable = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
-  if ((status.permissions() & writable) == fs::perms::none)
-    throw InputError(what + " " + path + " exists and is read-only: not replaced (make it writable, or choose "
-                     "another name)");
+  if ((status.permissions() & writable) == fs::perms::none || ::access(target.c_str(), W_OK) != 0)
+    throw InputError(what + " " + path + " exists and is read-only" +
+                     ((status.permissions() & writable) == fs::perms::none ? "" : " to this user") +
+                     ": not replaced (make it writable, or choose another name)");
+  // In a directory with the sticky bit (/tmp) only a file's owner, the directory's and root may replace it.
+  struct stat file {}, folder {};
+  const uid_t user = ::geteuid();
+  if (user != 0 && ::stat(target.c_str(), &file) == 0 && ::stat(folder_of(target).c_str(), &folder) == 0 &&
+      (folder.st_mode & S_ISVTX) != 0 && file.st_uid != user && folder.st_uid != user)
+    throw InputError(what + " " + path + " belongs to another user, in a directory with the sticky bit (" +
+                     folder_of(target).string() + "), so it cannot be replaced: choose another name");
   if (mark.text.empty() || fs::file_size(target, ec) == 0 || carries_mark(target, mark)) return;
   std::string shown;  // as it reads in a message: one line, a line break written \n
   for (const char c : mark.text) shown += c == '\n' ? std::string("\\n") : std::string(1, c);
@@ -429,6 +440,8 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
 }  // namespace
 
 void require_writable(const std::string& path, const std::string& what, OutputMark mark) {
+  if (has_control_character(path))
+    throw InputError(what + " " + printable(path) + ": a file name must not hold control characters");
   const fs::path target = follow_links(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) throw InputError(what + " " + path + " is a directory");
@@ -438,16 +451,25 @@ void require_writable(const std::string& path, const std::string& what, OutputMa
     return;
   }
   const fs::path dir = folder_of(target);
-  if (!fs::is_directory(dir, ec)) throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
-  // Only creating a file shows that the directory takes one (permissions, read-only mounts, /proc).
-  const fs::path probe = dir / (".amgsolve-probe-" + std::to_string(::getpid()));
+  if (!fs::is_directory(dir, ec)) {
+    if (fs::exists(dir, ec)) throw InputError(what + " " + path + ": " + dir.string() + " is not a directory");
+    throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
+  }
+  // Only creating a file shows that the directory takes one (permissions, read-only mounts, /proc). The probe
+  // has the name of the temporary file the output is written to (AtomicFile), so that a name too long for
+  // the file system is found here too; one left there by an earlier run of the same number takes files too.
+  const fs::path probe = temp_name_of(target.string());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
+  if (fd < 0 && errno == ENAMETOOLONG)
+    throw InputError(what + " " + printable(path) + ": the name is too long for the file system of " + dir.string());
+  if (fd < 0 && errno != EEXIST) {
     throw InputError(what + " " + path + ": cannot create files in directory " + dir.string() + " (" +
                      std::strerror(errno) + ")");
   }
-  ::close(fd);
-  ::unlink(probe.c_str());
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
   require_ours(target, path, what, mark);
 }
 

@@ -50,7 +50,7 @@ bool valid_thread_setting(const char* text) {
 void require_supported_thread_count(const std::string& alternative) {
   // libgomp warns of a malformed value and runs on every core: refused here instead, as a value too large is.
   if (const char* text = std::getenv("OMP_NUM_THREADS"); !valid_thread_setting(text))
-    throw InputError(std::string("OMP_NUM_THREADS='") + text + "' is not a thread count (a whole number of at least "
+    throw InputError("OMP_NUM_THREADS='" + printable(text) + "' is not a thread count (a whole number of at least "
                      "1; set it so" + (alternative.empty() ? "" : ", or " + alternative) + ")");
   const int threads = omp_get_max_threads();  // reads the setting; starts no thread
   if (threads > kMaxThreads)

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <type_traits>
+#include <vector>
 
 #include "amgsolve/parameter_ranges.hpp"
 #include "common/error.hpp"
@@ -109,6 +110,32 @@ YAML::Node load_single_document(const std::string& text, const std::string& name
                    "it into the first)");
 }
 
+// At most this many values in a config, its aliases expanded: yaml-cpp shares an aliased node, but every walk
+// over the tree (the key and tag checks) visits it once per alias, so nested aliases (a "billion laughs" of a
+// few hundred bytes) would take hours. Real configs hold hundreds; bulk data goes in files.
+constexpr std::size_t kMaxConfigValues = 1000000;
+
+// Refuses a tree of more than kMaxConfigValues nodes, counting at most that many (an explicit stack: no
+// recursion however deep the nesting).
+void require_bounded_tree(const YAML::Node& root, const std::string& where) {
+  std::vector<YAML::Node> pending = {root};
+  std::size_t visited = 0;
+  while (!pending.empty()) {
+    const YAML::Node node = pending.back();
+    pending.pop_back();
+    if (++visited > kMaxConfigValues)
+      throw InputError(where + "more than " + std::to_string(kMaxConfigValues) +
+                       " values with its YAML aliases expanded: a config holds settings (put bulk data in a file)");
+    if (node.IsSequence())
+      for (const YAML::Node& entry : node) pending.push_back(entry);
+    else if (node.IsMap())
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        pending.push_back(it->first);
+        pending.push_back(it->second);
+      }
+  }
+}
+
 // The YAML tree of one run plus where each value came from, for error messages.
 class Document {
  public:
@@ -117,6 +144,7 @@ class Document {
       throw InputError(name_ + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + nul, '\n')) +
                        ": the file contains NUL bytes: it is not a YAML text file");
     root_ = load_single_document(text, name_);
+    require_bounded_tree(root_, name_ + ": ");
     if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }
@@ -138,11 +166,31 @@ class Document {
     } catch (const InputError& e) {
       throw InputError(override_label_ + " " + printable(assignment) + ": " + e.what());
     }
+    require_bounded_tree(value, override_label_ + " " + printable(assignment) + ": ");
     const std::vector<std::string> parts = split_path(path);
     if (path.back() == '.' || std::find(parts.begin(), parts.end(), std::string()) != parts.end())
       throw InputError(override_label_ + " " + printable(assignment) + ": '" + printable(path) + "' has an empty key name");
-    set_path(root_, parts, 0, value, path, override_label_);
-    overridden_.insert(path);
+    assign(parts, value, assignment);
+  }
+
+  // A map given to a section (--set 'problem={size: [6,6,6]}') sets the keys it names and keeps the section's
+  // others, as the same keys given one by one would: replacing the section whole would drop the file's
+  // problem.type and the rest without a word.
+  void assign(std::vector<std::string> parts, const YAML::Node& value, const std::string& assignment) {
+    std::string path;
+    for (const std::string& part : parts) path += (path.empty() ? "" : ".") + part;
+    if (!value.IsMap() || !is_config_section(path)) {
+      set_path(root_, parts, 0, value, path, override_label_);
+      overridden_.insert(path);
+      return;
+    }
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!it->first.IsScalar())
+        throw InputError(override_label_ + " " + printable(assignment) + ": keys must be plain names");
+      parts.push_back(it->first.as<std::string>());
+      assign(parts, it->second, assignment);
+      parts.pop_back();
+    }
   }
 
   // yaml-cpp reads the first value of "[8,8,8] junk", "[8,8,8],[4,4,4]" or a second document and drops the
@@ -270,8 +318,10 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
                        "' has a dot: write it as nested sections (" + printable(name.substr(0, name.find('.'))) +
                        ": {" + printable(name.substr(name.find('.') + 1)) + ": ...})");
     if (const auto first = seen.find(name); first != seen.end()) {
+      // Both are the file's (a --set replaces the first's value, it never adds a key twice), even where
+      // --set gave the key too.
       const int line = first->second.Mark().line + 1;
-      throw InputError(doc.where(path, it->first) + "'" + path + "' is given twice (first on line " +
+      throw InputError(doc.where_node(it->first) + "'" + path + "' is given twice (first on line " +
                        std::to_string(line) + "): give it once");
     }
     seen.emplace(name, it->first);
@@ -494,7 +544,16 @@ class Reader final : public KeyReader {
 
   static std::string show(const YAML::Node& node) {
     if (node.IsScalar()) return "'" + printable(node.Scalar()) + "'";
-    if (node.IsSequence()) return "a list";
+    if (node.IsSequence()) {  // a short list of plain values as written ([8, -4, 3], [nan, 0]), else its length
+      std::string items;
+      bool plain = node.size() > 0 && node.size() <= 4;
+      for (std::size_t i = 0; plain && i < node.size(); ++i) {
+        plain = node[i].IsScalar();
+        if (plain) items += (i == 0 ? "" : ", ") + printable(node[i].Scalar(), 24);
+      }
+      if (plain) return "[" + items + "]";
+      return "a list of " + std::to_string(node.size()) + (node.size() == 1 ? " entry" : " entries");
+    }
     if (node.IsMap()) return "a map";
     return "nothing";
   }

@@ -867,6 +867,7 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
     for (const char* key : keys)
       if (!active && r.is_set(key)) r.fail_at(key, std::string(key) + " does nothing without " + needs);
   };
+  only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm: true (or --compare-spgemm)");
   only_with({"problem.contrast", "problem.cells"},
             c.problem.type != ProblemType::poisson || c.problem.poisson.coefficient == Coefficient::checkerboard,
             "problem.coefficient: checkerboard");

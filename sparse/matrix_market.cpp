@@ -163,13 +163,14 @@ class Fields {
  public:
   explicit Fields(std::string_view line) : rest_(line) {}
 
+  // The next number; a leading '+' is taken for values (reals by default), not for indices.
   template <class T>
-  bool next(T& value) {
+  bool next(T& value, bool plus_sign = std::is_floating_point_v<T>) {
     skip_space();
     if (rest_.empty()) return false;
     const char* begin = rest_.data();
     const char* end = begin + rest_.size();
-    if constexpr (std::is_floating_point_v<T>) begin = after_plus_sign(begin, end);
+    if (plus_sign) begin = after_plus_sign(begin, end);
     auto [ptr, ec] = std::from_chars(begin, end, value);
     if constexpr (std::is_floating_point_v<T>)
       if (ec == std::errc::result_out_of_range && underflows(begin, ptr, value)) ec = std::errc();
@@ -217,7 +218,8 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   std::istringstream banner{std::string(line)};
   std::string tag;
   MatrixMarketHeader h;
-  banner >> tag >> h.object >> h.format >> h.field >> h.symmetry;
+  std::string extra;
+  banner >> tag >> h.object >> h.format >> h.field >> h.symmetry >> extra;
   h.object = lowercase(h.object);
   h.format = lowercase(h.format);
   h.field = lowercase(h.field);
@@ -232,6 +234,9 @@ MatrixMarketHeader parse_header(MatrixMarketScanner& scan) {
   if (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric" &&
       h.symmetry != "hermitian")
     scan.fail("unknown symmetry '" + printable(h.symmetry) + "'");
+  if (!extra.empty())
+    scan.fail("unexpected word '" + printable(extra) + "' after the symmetry (the banner is '%%MatrixMarket matrix "
+              "FORMAT FIELD SYMMETRY')");
 
   if (!scan.next_data_line(line)) scan.fail("missing size line");
   Fields size(line);
@@ -266,7 +271,21 @@ void require_real(const MatrixMarketHeader& h, MatrixMarketScanner& scan,
   if (h.symmetry == "hermitian") scan.fail("hermitian symmetry is for complex matrices");
 }
 
-double parse_value(Fields& fields, MatrixMarketScanner& scan) {
+// An entry's value in a file whose field is 'integer': a whole number in 64 bits (2.5 is no integer, and
+// reading it as a real would solve another system than the file's writer meant).
+double parse_integer_value(Fields& fields, MatrixMarketScanner& scan) {
+  std::int64_t v = 0;
+  if (fields.next(v, true)) return static_cast<double>(v);
+  const std::string token = fields.token();
+  if (token.empty()) scan.fail("expected an integer value, found the end of the line");
+  const std::string digits = token.substr(token[0] == '+' || token[0] == '-' ? 1 : 0);
+  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos)
+    scan.fail("value " + printable(token) + " is beyond the range of 64-bit integers (the banner says 'integer')");
+  scan.fail("expected an integer value (the banner says 'integer'), got '" + printable(token) + "'");
+}
+
+double parse_value(Fields& fields, MatrixMarketScanner& scan, const MatrixMarketHeader& h) {
+  if (h.field == "integer") return parse_integer_value(fields, scan);
   double v = 0;
   if (fields.next(v)) {
     if (!std::isfinite(v)) scan.fail("value is not finite (NaN or infinity)");
@@ -325,7 +344,7 @@ class EntryReader {
       scan_.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(h_.rows));
     if (j < 1 || j > h_.cols)
       scan_.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(h_.cols));
-    const double v = ones_ ? 1.0 : parse_value(fields, scan_);
+    const double v = ones_ ? 1.0 : parse_value(fields, scan_, h_);
     if (!fields.at_end())
       scan_.fail(ones_ ? "unexpected text after the indices of a pattern entry" : "unexpected text after the value");
     // Symmetric storage names each off-diagonal pair once, in either triangle (the lower one by the
@@ -340,7 +359,7 @@ class EntryReader {
   // symmetric). Zeros are left out: the matrix is stored sparse.
   void append_dense_entry(std::string_view line, std::vector<Triplet<double>>& out) {
     Fields fields(line);
-    const double v = parse_value(fields, scan_);
+    const double v = parse_value(fields, scan_, h_);
     if (!fields.at_end()) scan_.fail("unexpected text after the value (a dense 'array' file has one a line)");
     auto& [col, row] = next_dense_;
     if (v != 0) {
@@ -382,7 +401,7 @@ Vector<double> read_vector(MatrixMarketScanner& scan) {
       if (j != 1) scan.fail("column index must be 1 in a vector");
       if (given[static_cast<std::size_t>(i - 1)]++) scan.fail("row " + std::to_string(i) + " is given twice");
     }
-    x[static_cast<std::size_t>(i - 1)] = parse_value(fields, scan);
+    x[static_cast<std::size_t>(i - 1)] = parse_value(fields, scan, h);
     if (!fields.at_end()) scan.fail("unexpected text after the value");
   }
   if (scan.next_data_line(line)) scan.fail("more entries than the " + std::to_string(h.entries) + " announced");

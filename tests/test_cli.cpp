@@ -1,6 +1,7 @@
 // End-to-end tests of the amgsolve program: every kind of bad input fails with exit status 1, exactly one
 // line on stderr naming the file, key or line at fault, and no output file; good input writes a complete
 // report (and VTK file / solution vector) and exits 0, or 3 when the tolerance is not reached.
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -60,10 +61,12 @@ std::string quote(const std::string& s) {
 // Runs amgsolve with `args` in `dir` (so stray relative outputs would land there), capturing stdout and
 // stderr through files that are removed again before returning.
 // `environment`: VAR=VALUE settings for this run.
-RunResult run(const ScratchDir& dir, const std::vector<std::string>& args, const std::string& environment = "") {
+// `launcher`: a command the program runs under (setpriv, to run it as another user).
+RunResult run(const ScratchDir& dir, const std::vector<std::string>& args, const std::string& environment = "",
+              const std::string& launcher = "") {
   const std::string out_path = dir.file(".stdout"), err_path = dir.file(".stderr");
   std::string command = "cd " + quote(dir.path().string()) + " && " + (environment.empty() ? "" : "env " + environment + " ") +
-                        quote(AMGSOLVE_BINARY);
+                        launcher + quote(AMGSOLVE_BINARY);
   for (const std::string& a : args) command.append(" ").append(quote(a));
   command += " </dev/null >" + quote(out_path) + " 2>" + quote(err_path);
   const int raw = std::system(command.c_str());
@@ -365,6 +368,58 @@ TEST(Cli, AnOutputNeverReplacesAFileThatIsNotOurs) {
   EXPECT_TRUE(FailedCleanly(r, dir, {"notes.json", "x.mtx", "R.json", "x2.mtx"}, {"R.json", "read-only"}));
 }
 
+// Files of another user: one read-only to this user (mode 644, another owner) would be replaced by the rename,
+// changing hands; one in a directory with the sticky bit cannot be replaced at all, which the run found only
+// after its solve. Both are refused before any work. Run as root, the program is started as the user nobody.
+TEST(Cli, AnOutputOfAnotherUserIsRefusedBeforeAnyWork) {
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  ScratchDir dir;
+  if (::geteuid() != 0 || run(dir, {"--version"}, "", as_nobody).status != kExitOk)
+    GTEST_SKIP() << "needs root and setpriv to run the program as another user";
+  const std::string report = dir.file("R.json");
+  ASSERT_EQ(run(dir, {kSmallConfig, "--quiet", "--report", report}).status, kExitOk);  // root's report
+  const std::string before = read_text(report);
+  namespace fs = std::filesystem;
+  fs::permissions(dir.path(), fs::perms::all);  // 0777: the others may create files here
+  fs::permissions(report, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  RunResult r = run(dir, {kSmallConfig, "--report", report}, "", as_nobody);
+  EXPECT_TRUE(FailedCleanly(r, dir, {"R.json"}, {"R.json exists and is read-only to this user"}));
+  fs::permissions(dir.path(), fs::perms::all | fs::perms::sticky_bit);  // 1777, as /tmp
+  fs::permissions(report, fs::perms::all & ~(fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec));
+  r = run(dir, {kSmallConfig, "--report", report}, "", as_nobody);
+  EXPECT_TRUE(FailedCleanly(r, dir, {"R.json"}, {"R.json belongs to another user, in a directory with the sticky bit"}));
+  EXPECT_EQ(read_text(report), before);
+  struct stat owner {};
+  ASSERT_EQ(::stat(report.c_str(), &owner), 0);
+  EXPECT_EQ(owner.st_uid, 0u) << "still root's";
+}
+
+// Output names the run could not create are said before any work: a name too long for the file system (found
+// after the solve), a control character (a line break split the one-line error, or went into a file's name),
+// a file where a directory should be ("does not exist"), and a name that is only the extension.
+TEST(Cli, OutputNamesThatCannotBeCreatedAreSaidBeforeAnyWork) {
+  ScratchDir dir;
+  RunResult r = run(dir, {kSmallConfig, "--report", std::string(300, 'a') + ".json"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"report file aaaa", "the name is too long for the file system"}));
+  EXPECT_EQ(r.out.find("AMG setup"), std::string::npos) << "no setup before the error";
+  r = run(dir, {kSmallConfig, "--vtk", "a\nb.vti"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"VTK file a\\x0ab.vti: a file name must not hold control characters"}));
+  r = run(dir, {kSmallConfig, "--report", "R\x1b[31m.json"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"report file R\\x1b[31m.json: a file name must not hold control characters"}));
+  write_text(dir, "notes.txt", "mine\n");
+  r = run(dir, {kSmallConfig, "--report", "notes.txt/R.json"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.txt"}, {"report file notes.txt/R.json: notes.txt is not a directory"}));
+  r = run(dir, {kSmallConfig, "--vtk", ".vti"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.txt"}, {"--vtk: .vti has no name before its .vti extension"}));
+}
+
+// --compare-spgemm with --set amg.compare_spgemm=false ran without saying which one won.
+TEST(Cli, CompareSpgemmGivenTwoWaysIsRefused) {
+  ScratchDir dir;
+  const RunResult r = run(dir, {kSmallConfig, "--compare-spgemm", "--set", "amg.compare_spgemm=false"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--compare-spgemm and --set amg.compare_spgemm=false both given"}));
+}
+
 // --set takes one KEY=VALUE: a config named after it is still the config, and a stray argument is one line.
 TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   ScratchDir dir;
@@ -375,6 +430,11 @@ TEST(Cli, SetBeforeTheConfigKeepsTheConfig) {
   EXPECT_EQ(report["overrides"], json::array({"amg.coarse_size=12"})) << "the report says what the run was";
   const RunResult stray = run(dir, {"--set", "amg.coarse_size=12", "amg.seed=3", kSmallConfig, "--quiet"});
   EXPECT_TRUE(FailedCleanly(stray, dir, {"R.json"}, {"one KEY=VALUE per --set"}));
+  // The stray arguments in the order given (CLI11 lists them backwards), an option given twice in words.
+  const RunResult two = run(dir, {kSmallConfig, "first", "second"});
+  EXPECT_TRUE(FailedCleanly(two, dir, {"R.json"}, {"amgsolve: error: not expected: first second ("}));
+  const RunResult twice = run(dir, {kSmallConfig, "--threads", "2", "--threads", "3"});
+  EXPECT_TRUE(FailedCleanly(twice, dir, {"R.json"}, {"amgsolve: error: --threads is given 2 times: give it once ("}));
 }
 
 // --report '' and --vtk '' write no report and no VTK file where the config asks for them.
@@ -1272,6 +1332,15 @@ TEST(Cli, AStandardOutputThatCannotBeWrittenIsAnError) {
     EXPECT_EQ(WEXITSTATUS(raw), quiet ? kExitOk : kExitError) << command;
     EXPECT_EQ(read_text(err), quiet ? "" : "amgsolve: error: cannot write the standard output (No space left on device)\n")
         << command;
+  }
+  // The help and the version too, as the listings (they said nothing and exited 0).
+  for (const char* option : {"--help", "--version", "--list-backends"}) {
+    const std::string err = dir.file("err.txt");
+    const std::string command = quote(AMGSOLVE_BINARY) + " " + option + " </dev/null >/dev/full 2>" + quote(err);
+    const int raw = std::system(command.c_str());
+    ASSERT_TRUE(raw != -1 && WIFEXITED(raw)) << command;
+    EXPECT_EQ(WEXITSTATUS(raw), kExitError) << command;
+    EXPECT_NE(read_text(err).find("amgsolve: error: cannot write the standard output"), std::string::npos) << command;
   }
 }
 

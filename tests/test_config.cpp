@@ -1,5 +1,6 @@
 // Configuration loading: defaults from the schema, errors that name the key, the file and the line,
 // --set overrides, and docs/CONFIG.md kept equal to the schema it is generated from.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -627,6 +628,53 @@ TEST(Config, OverridesReplaceScalarsAndLists) {
   EXPECT_EQ(c.amg.coarse_size, 10);  // untouched
 }
 
+// A map given to a section sets the keys it names: the section's other keys stay (replacing the section
+// whole dropped the file's problem.type and ran a default 128^3 Poisson problem).
+TEST(Config, OverrideOfASectionByAMapSetsItsKeys) {
+  const std::string file = "problem:\n  type: poisson\n  size: [32, 32, 32]\n  rhs: manufactured\namg:\n  coarse_size: 10\n";
+  const Config c = parse_config(file, "cfg.yaml", {"problem={size: [6, 6, 6]}", "amg={smoother: {degree: 3}}"});
+  EXPECT_EQ(c.problem.poisson.size, (std::vector<std::int64_t>{6, 6, 6}));
+  EXPECT_EQ(c.problem.poisson.rhs, PoissonRhs::manufactured);  // the file's, kept
+  EXPECT_EQ(c.amg.coarse_size, 10);
+  EXPECT_EQ(c.amg.smoother.degree, 3);
+  const Config unchanged = parse_config(file, "cfg.yaml", {"problem={}"});
+  EXPECT_EQ(unchanged.problem.poisson.size, (std::vector<std::int64_t>{32, 32, 32}));
+  // Its keys are checked as --set's own: a misspelt one is named with the assignment.
+  const std::string e = parse_error(file, {"problem={sise: [6, 6, 6]}"});
+  EXPECT_TRUE(Contains(e, "--set problem.sise")) << e;
+  EXPECT_TRUE(Contains(e, "did you mean 'problem.size'")) << e;
+}
+
+// Nested YAML aliases (a "billion laughs" of a few hundred bytes) would make every walk over the tree visit
+// each alias anew: refused at once, in the file and in --set.
+TEST(Config, AliasesExpandingBeyondAMillionValuesAreRefusedAtOnce) {
+  std::string list = "&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
+  for (int depth = 1; depth <= 8; ++depth) {
+    const std::string alias = "*a" + std::to_string(depth - 1);
+    list += ", &a" + std::to_string(depth) + " [" + alias;
+    for (int k = 1; k < 10; ++k) list += ", " + alias;
+    list += "]";
+  }
+  const std::string file = "problem:\n  anisotropy: [" + list + "]\n";
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e = parse_error(file);
+  EXPECT_TRUE(Contains(e, "cfg.yaml: more than 1000000 values with its YAML aliases expanded")) << e;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << "the refusal walked the aliases";
+  EXPECT_TRUE(Contains(parse_error("", {"problem.anisotropy=[" + list + "]"}), "--set problem.anisotropy=")) << e;
+  // A few aliases are YAML like any other.
+  EXPECT_EQ(parse_config("problem:\n  size: &n [8, 8, 8]\n", "cfg.yaml").problem.poisson.size,
+            (std::vector<std::int64_t>{8, 8, 8}));
+}
+
+// A wrong entry of a list is shown as written ("got a list" said nothing of [8] against [8, -4, 3], or of nan).
+TEST(Config, AWrongListEntryIsShownAsWritten) {
+  const std::string mouse = "problem:\n  type: mouse\n";
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.detectors=[[8]]"}), "like [10, -2.5], got [8]"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.detectors=[[8, -4, 3]]"}), "got [8, -4, 3]"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.sources.spots=[[nan, 0]]"}), "got [nan, 0]"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.detectors=[[1, 2, 3, 4, 5]]"}), "got a list of 5 entries"));
+}
+
 TEST(Config, OverridesCreateMissingSections) {
   const Config c = parse_config("", "cfg.yaml", {"amg.smoother.degree=3", "solver.tolerance=1e-6"});
   EXPECT_EQ(c.amg.smoother.degree, 3);
@@ -772,6 +820,9 @@ TEST(Config, KeysThatWouldDoNothingAreRefused) {
   const std::string sources = parse_error("problem:\n  type: poisson\noutput:\n  vtk_sources: [1]\n");
   EXPECT_TRUE(Contains(sources, "cfg.yaml:4:")) << sources;
   EXPECT_TRUE(Contains(sources, "only a mouse problem has sources")) << sources;
+  const std::string runs = parse_error("amg:\n  compare_runs: 5\n");
+  EXPECT_TRUE(Contains(runs, "cfg.yaml:2: amg.compare_runs does nothing without amg.compare_spgemm")) << runs;
+  EXPECT_EQ(parse_config("amg:\n  compare_runs: 5\n  compare_spgemm: true\n", "cfg.yaml").compare_spgemm_runs, 5);
   const std::string warm = parse_error("solver:\n  initial_guess: previous_step\n");
   EXPECT_TRUE(Contains(warm, "cfg.yaml:2:")) << warm;
   EXPECT_TRUE(Contains(warm, "needs problem.steps above 1")) << warm;
@@ -961,6 +1012,10 @@ TEST(ConfigReview, DuplicateKeysNameBothLines) {
   const std::string section = config_error("amg:\n  coarse_size: 10\nsolver:\n  type: pcg\namg:\n  seed: 3\n");
   EXPECT_NE(section.find("cfg.yaml:5:"), std::string::npos) << section;
   EXPECT_NE(section.find("'amg' is given twice (first on line 1)"), std::string::npos) << section;
+  // Both are the file's, also where --set gives the key (it was blamed on the --set).
+  const std::string with_set = config_error("problem:\n  stencil: 7pt\n  stencil: 7pt\n", {"problem.stencil=7pt"});
+  EXPECT_NE(with_set.find("cfg.yaml:3: 'problem.stencil' is given twice (first on line 2)"), std::string::npos)
+      << with_set;
 }
 
 TEST(ConfigReview, SecondDocumentAndNulBytesAreErrors) {

@@ -204,6 +204,15 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 1 1e400x\n", ":3: expected a numeric value, got '1e400x'"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},
       {banner + "2 2 1\n1 1 1 9\n", ":3: unexpected text"},
+      // An 'integer' file holds whole numbers in 64 bits (2.5 was read as a real, another system than meant).
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2.5\n",
+       ":3: expected an integer value (the banner says 'integer'), got '2.5'"},
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 2e0\n", "got '2e0'"},
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 99999999999999999999\n",
+       ":3: value 99999999999999999999 is beyond the range of 64-bit integers"},
+      {"%%MatrixMarket matrix array integer general\n1 1\n1.5\n", ":3: expected an integer value"},
+      {"%%MatrixMarket matrix coordinate real general extra\n2 2 1\n1 1 1\n",
+       ":1: unexpected word 'extra' after the symmetry"},
       {banner + "2 2 2\n1 1 1\n1 1 2\n", "entry (1, 1) is given more than once"},
       {"%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1\n", "pattern matrix has no values"},
       {"%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n", "complex"},
@@ -230,6 +239,13 @@ TEST(MatrixMarket, ALeadingPlusIsASign) {
   const CsrMatrix<double> A =
       parse_matrix_market("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 +4.5e+1\n", "plus.mtx");
   EXPECT_EQ(A.val, (Array<double>{45.0}));
+}
+
+// An 'integer' file's values are whole numbers, signed either way, up to 64 bits (2^53 + 1 the nearest double).
+TEST(MatrixMarket, IntegerValuesAreReadAsTheirNumbers) {
+  const CsrMatrix<double> A = parse_matrix_market(
+      "%%MatrixMarket matrix coordinate integer general\n2 2 3\n1 1 +4\n1 2 -7\n2 2 9007199254740993\n", "int.mtx");
+  EXPECT_EQ(A.val, (Array<double>{4.0, -7.0, 9007199254740992.0}));
 }
 
 // A value below double's smallest is read as the nearest double, 0 or a subnormal, as C's strtod and scipy
