@@ -31,6 +31,11 @@ std::string describe(const MouseParams& p, const MouseProblem& m) {
 MouseRecord describe_model(const MouseParams& p, const MouseProblem& m) {
   MouseRecord r;
   r.frame = kMouseFrame;
+  r.wavelengths_nm = p.wavelengths;
+  r.source_power = p.source_power;
+  r.fluorescence = p.fluorescence;
+  r.tumour_yield = p.tumour_yield;
+  r.background_yield = p.background_yield;
   r.refractive_index = p.refractive_index;
   r.reflection = reflection_model_name(p.reflection);
   r.robin_factor = m.robin;
@@ -93,8 +98,8 @@ void read_detectors(const MouseProblem& m, const std::vector<Vector<double>>& ex
                     const std::vector<Vector<double>>& emission, std::vector<SourceRecord>& records) {
   for (std::size_t s = 0; s < m.sources.size(); ++s)
     for (const Detector& d : m.detectors) {
-      DetectorReading r{d.point, m.excitation.exitance(d.face, excitation[s]), std::nullopt};
-      if (!emission.empty()) r.emission = m.emission_operator().exitance(d.face, emission[s]);
+      DetectorReading r{d.point, d.exitance(m.excitation, excitation[s]), std::nullopt};
+      if (!emission.empty()) r.emission = d.exitance(m.emission_operator(), emission[s]);
       records[s].detectors.push_back(r);
     }
 }

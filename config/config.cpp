@@ -422,6 +422,8 @@ class Reader final : public KeyReader {
     return (std::filesystem::path(doc_.base_folder()) / given).lexically_normal().string();
   }
 
+  bool is_overridden(const std::string& path) const override { return doc_.overridden(path); }
+
   bool is_set(const std::string& path) const override {
     const YAML::Node node = doc_.find(path);
     return node.IsDefined() && !node.IsNull();

@@ -784,6 +784,42 @@ void check_vtk_sources_listed_once(const KeyReader& r, std::vector<std::int64_t>
     r.fail_at("output.vtk_sources", "output.vtk_sources lists source " + std::to_string(*twice) + " twice");
 }
 
+// The mouse's points (laser spots, detectors) each once: a point given twice would be solved or read twice
+// without a word.
+void check_points_listed_once(const KeyReader& r, const char* key, const char* what,
+                              const std::vector<std::array<double, 2>>& points) {
+  for (std::size_t j = 1; j < points.size(); ++j)
+    for (std::size_t i = 0; i < j; ++i)
+      if (points[i] == points[j])
+        r.fail_at(key, std::string(key) + ": " + what + " " + std::to_string(j + 1) + " is " + what + " " +
+                           std::to_string(i + 1) + " again");
+}
+
+// The diffusion approximation holds where scattering dominates absorption (mu_a << mu_s'): a tissue given
+// mu_a at or above its mu_s' would be solved, without meaning.
+void check_diffusive_tissues(const KeyReader& r, const TissueTable& optics) {
+  static constexpr const char* band_name[2] = {"excitation", "emission"};
+  for (int t = 1; t < kTissueCount; ++t)
+    for (int band = 0; band < 2; ++band) {
+      const OpticalProperties& o = optics[t][band];
+      if (o.mua < o.musp) continue;
+      const std::string tissue = std::string("problem.tissues.") + tissue_name(static_cast<Tissue>(t));
+      r.fail_at(r.is_set(tissue + ".mua")    ? tissue + ".mua"
+                : r.is_set(tissue + ".musp") ? tissue + ".musp"
+                                             : std::string("problem.wavelengths"),
+                tissue + ": mua " + format_number(o.mua) + "/mm is not below musp " + format_number(o.musp) +
+                    "/mm at the " + band_name[band] + " wavelength: the diffusion approximation needs scattering "
+                    "to dominate absorption (mua well below musp)");
+    }
+}
+
+void check_mouse(const KeyReader& r, const Config& c) {
+  const MouseParams& m = c.problem.mouse;
+  check_points_listed_once(r, "problem.sources.spots", "spot", m.spots);
+  check_points_listed_once(r, "problem.detectors", "point", m.detectors);
+  check_diffusive_tissues(r, m.optics);
+}
+
 // Whether the config describes a system (amg/near_nullspace.hpp): unknowns per node, a matrix_market
 // problem's near-nullspace vectors or coordinates, or an elasticity problem.
 bool configures_a_system(const Config& c) {
@@ -842,6 +878,7 @@ void check_nullspace(const KeyReader& r, const Config& c, bool problem_given) {
 void check_config(const KeyReader& r, Config& c, bool problem_given) {
   if (c.problem.type == ProblemType::poisson) check_poisson(r, c.problem.poisson);
   if (c.problem.type == ProblemType::elasticity) check_elasticity(r, c);
+  if (c.problem.type == ProblemType::mouse) check_mouse(r, c);
   if (c.problem.type == ProblemType::matrix_market && c.problem.matrix_market.matrix.empty())
     r.fail_at("problem.type", "problem.matrix is required for problem.type matrix_market");
   check_backend(r, c);
@@ -861,18 +898,27 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
                                       "before's solution: it needs problem.steps above 1 (a poisson problem)");
   if (!c.output.spgemm_csv.empty() && !c.compare_spgemm)
     r.fail_at("output.spgemm_csv", "output.spgemm_csv needs amg.compare_spgemm: true (or --compare-spgemm)");
-  // A checkerboard's and a fluorophore's keys, given where there is none, would change nothing (a contrast
-  // of 1e6 ran as the constant coefficient).
-  const auto only_with = [&](std::initializer_list<const char*> keys, bool active, const std::string& needs) {
+  // A checkerboard's, a fluorophore's or a tumour's keys, given where there is none, would change nothing (a
+  // contrast of 1e6 ran as the constant coefficient). Where --set switches the thing off (`switch_key`) the
+  // file's keys of it are kept quiet: `--set problem.tumour.radius=0` on configs/mouse.yaml asks for the
+  // animal without its tumour.
+  const auto only_with = [&](std::initializer_list<const char*> keys, bool active, const char* switch_key,
+                             const std::string& needs) {
     for (const char* key : keys)
-      if (!active && r.is_set(key)) r.fail_at(key, std::string(key) + " does nothing without " + needs);
+      if (!active && r.is_set(key) && !(r.is_overridden(switch_key) && !r.is_overridden(key)))
+        r.fail_at(key, std::string(key) + " does nothing without " + needs);
   };
-  only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm: true (or --compare-spgemm)");
+  only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm", "amg.compare_spgemm: true (or --compare-spgemm)");
   only_with({"problem.contrast", "problem.cells"},
             c.problem.type != ProblemType::poisson || c.problem.poisson.coefficient == Coefficient::checkerboard,
-            "problem.coefficient: checkerboard");
+            "problem.coefficient", "problem.coefficient: checkerboard");
   only_with({"problem.fluorophore.tumour", "problem.fluorophore.background"},
-            c.problem.type != ProblemType::mouse || c.problem.mouse.fluorescence, "problem.fluorescence: true");
+            c.problem.type != ProblemType::mouse || c.problem.mouse.fluorescence, "problem.fluorescence",
+            "problem.fluorescence: true");
+  const bool tumour = c.problem.type != ProblemType::mouse || c.problem.mouse.phantom.tumour_radius > 0;
+  only_with({"problem.tumour.centre", "problem.fluorophore.tumour", "problem.tissues.tumour.mua",
+             "problem.tissues.tumour.musp"},
+            tumour, "problem.tumour.radius", "a tumour (problem.tumour.radius above 0)");
 }
 
 bool is_config_section(const std::string& path) {

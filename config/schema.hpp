@@ -26,6 +26,7 @@ class KeyReader {
  public:
   virtual ~KeyReader() = default;
   virtual bool is_set(const std::string& path) const = 0;  // given a value (`key:` alone is not)
+  virtual bool is_overridden(const std::string& path) const = 0;  // given by --set (a library parameter), not the file
   virtual std::int64_t integer(const std::string& path) const = 0;
   virtual double number(const std::string& path) const = 0;
   virtual std::string text(const std::string& path) const = 0;  // also checks a choice key's value

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         amgsolve::parse_config("problem:\n  type: mouse\n  sources: " + sources + "\n", "fuzz.yaml");
     const amgsolve::MouseParams& p = config.problem.mouse;
     const auto spots = p.spots.empty() ? amgsolve::back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;
-    (void)amgsolve::place_sources(mouse.domain, mouse.phantom, mouse.shape, mouse.optics, spots);
+    (void)amgsolve::place_sources(mouse.domain, mouse.shape, mouse.optics, spots);
   } catch (const amgsolve::InputError&) {
     // the expected answer to a bad source list
   }

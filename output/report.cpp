@@ -140,13 +140,18 @@ nlohmann::json mouse_json(const MouseRecord& m) {
                        {"volume_cm3", t.volume_cm3},
                        {"excitation", {{"mua", t.mua[0]}, {"musp", t.musp[0]}}},
                        {"emission", {{"mua", t.mua[1]}, {"musp", t.musp[1]}}}});
-  return {{"frame", m.frame},
-          {"refractive_index", m.refractive_index},
+  nlohmann::json j = {{"frame", m.frame},
+                      {"wavelengths_nm", m.wavelengths_nm},
+                      {"source_power", m.source_power},
+                      {"fluorescence", m.fluorescence},
+                      {"refractive_index", m.refractive_index},
           {"reflection", m.reflection},
           {"robin_factor", m.robin_factor},
-          {"skin_area_mm2", m.skin_area_mm2},
-          {"staircase_area_mm2", m.staircase_area_mm2},
-          {"tissues", std::move(tissues)}};
+                      {"skin_area_mm2", m.skin_area_mm2},
+                      {"staircase_area_mm2", m.staircase_area_mm2},
+                      {"tissues", std::move(tissues)}};
+  if (m.fluorescence) j["fluorophore"] = {{"tumour", m.tumour_yield}, {"background", m.background_yield}};
+  return j;
 }
 
 nlohmann::json communication_json(const CommunicationStats& c) {

@@ -51,6 +51,10 @@ struct TissueRecord {
 // The mouse model as built: frame, boundary condition and the tissues.
 struct MouseRecord {
   std::string frame;
+  std::array<int, 2> wavelengths_nm{};  // excitation, emission
+  double source_power = 1.0;
+  bool fluorescence = false;
+  double tumour_yield = 0.0, background_yield = 0.0;  // the fluorophore's (1/mm), with fluorescence
   double refractive_index = 1.0;
   std::string reflection;     // problem.reflection
   double robin_factor = 1.0;  // A

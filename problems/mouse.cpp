@@ -204,9 +204,10 @@ std::int64_t top_voxel(const VoxelDomain& domain, double x, double y) {
 
 }  // namespace
 
-std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const PhantomParams& shape,
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const PhantomParams& shape,
                                        const TissueTable& optics, const std::vector<std::array<double, 2>>& spots) {
   const std::vector<Primitive> body = mouse_body(shape);
+  const std::vector<Organ> organs = mouse_organs(shape);
   std::vector<LightSource> sources;
   for (std::size_t s = 0; s < spots.size(); ++s) {
     const std::string which = "problem.sources: spot " + std::to_string(s + 1) + " at " + format_spot(spots[s]) + " mm";
@@ -216,7 +217,10 @@ std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom&
     LightSource src;
     src.spot = spots[s];
     src.surface_z = *skin;
-    const OpticalProperties tissue = optics[static_cast<int>(tissue_of(phantom, v))][0];
+    // The tissue where the beam enters, just under the analytic skin: not the label of the column's top voxel,
+    // whose centre may lie in a deeper tissue (the skull under 0.9 mm of soft tissue) at some voxel sizes.
+    const Point3 entry = {spots[s][0], spots[s][1], *skin - 1e-9 * std::max(1.0, std::abs(*skin))};
+    const OpticalProperties tissue = optics[static_cast<int>(painted_tissue(organs, entry))][0];
     src.position = {spots[s][0], spots[s][1], src.surface_z - 1.0 / (tissue.mua + tissue.musp)};
     src.weights = trilinear_weights(domain, src.position);
     if (!inside_body(body, src.position) || src.weights.empty())
@@ -294,16 +298,45 @@ void require_yield_within_absorption(const MouseProblem& m, const MouseParams& p
   }
 }
 
+// The top faces of the (up to) four voxel columns whose centres surround (x, y), with bilinear weights in
+// the columns' centres, renormalised over the columns that hold the animal; empty where none does.
+std::vector<std::pair<std::size_t, double>> bilinear_top_faces(const MouseProblem& m,
+                                                               const std::vector<std::int64_t>& top, double x,
+                                                               double y) {
+  const VoxelDomain& domain = m.domain;
+  const std::array<double, 2> point = {x, y};
+  std::array<std::int64_t, 2> low{};
+  std::array<double, 2> frac{};
+  for (int d = 0; d < 2; ++d) {
+    const double t = (point[d] - domain.origin[d]) / domain.voxel_size - 0.5;  // in column-centre units
+    if (!(t >= -1.0 && t <= domain.size[d])) return {};
+    low[d] = static_cast<std::int64_t>(std::floor(t));
+    frac[d] = t - static_cast<double>(low[d]);
+  }
+  std::vector<std::pair<std::size_t, double>> faces;
+  double total = 0;
+  for (int corner = 0; corner < 4; ++corner) {
+    const std::int64_t cx = low[0] + (corner & 1), cy = low[1] + (corner >> 1);
+    const double w = ((corner & 1) ? frac[0] : 1.0 - frac[0]) * ((corner >> 1) ? frac[1] : 1.0 - frac[1]);
+    if (w == 0 || cx < 0 || cy < 0 || cx >= domain.size[0] || cy >= domain.size[1]) continue;
+    const std::int64_t face = top[static_cast<std::size_t>(cx + std::int64_t{domain.size[0]} * cy)];
+    if (face < 0) continue;
+    faces.emplace_back(static_cast<std::size_t>(face), w);
+    total += w;
+  }
+  for (auto& [face, w] : faces) w /= total;
+  return faces;
+}
+
 std::vector<Detector> place_detectors(const MouseProblem& m, const std::vector<std::array<double, 2>>& points) {
   std::vector<Detector> detectors;
   const std::vector<std::int64_t> top = m.top_faces();
   for (std::size_t k = 0; k < points.size(); ++k) {
-    const std::int64_t v = m.domain.voxel_at({points[k][0], points[k][1], m.domain.origin[2]});
-    const std::int64_t face = v < 0 ? -1 : top[static_cast<std::size_t>(v)];
-    if (face < 0)
+    Detector d{points[k], bilinear_top_faces(m, top, points[k][0], points[k][1])};
+    if (d.faces.empty())
       throw InputError("problem.detectors: point " + std::to_string(k + 1) + " at " + format_spot(points[k]) +
                        " mm misses the animal");
-    detectors.push_back({points[k], static_cast<std::size_t>(face)});
+    detectors.push_back(std::move(d));
   }
   return detectors;
 }
@@ -346,7 +379,7 @@ MouseProblem make_mouse_problem(const MouseParams& p, const std::function<RowRan
     require_yield_within_absorption(m, p);
   }
   const auto spots = p.spots.empty() ? back_scan_grid(p.scan_grid[0], p.scan_grid[1]) : p.spots;
-  m.sources = place_sources(m.domain, ph, p.phantom, p.optics, spots);
+  m.sources = place_sources(m.domain, p.phantom, p.optics, spots);
   m.detectors = place_detectors(m, p.detectors);
   return m;
 }

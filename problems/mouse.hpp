@@ -11,7 +11,9 @@
 // weights, so that the source's centre lies exactly there at any voxel size.
 // What a camera sees: the exitance through each skin face (DiffusionOperator::exitance); seen from
 // above, each column of voxels shows the top face of its topmost voxel, with radiance exitance / pi
-// (a Lambertian surface); detectors on the back read the exitance there, and the normalised Born ratio
+// (a Lambertian surface); detectors on the back read that image at their point, interpolated bilinearly
+// between the four columns around it (a reading then moves smoothly with the point and converges as the
+// voxels shrink, where the nearest column's jumped by up to half the exitance), and the normalised Born ratio
 // (emission over excitation exitance, Ntziachristos and Weissleder, Opt. Lett. 26 (2001) 893) is what
 // FMT reconstructs from.
 // Fluorescence: the excitation fluence Phi_x of a source drives the emission source
@@ -50,10 +52,18 @@ struct LightSource {
   std::vector<std::pair<Index, double>> weights;  // unknowns carrying it and their shares (sum 1)
 };
 
-// A point on the back where the camera's pixel is read: the top skin face of the voxel column there.
+// A point on the back where the camera's image is read: the top skin faces of the (up to four) voxel columns
+// around it, with their bilinear weights (summing to 1; a column beside the animal is left out).
 struct Detector {
   std::array<double, 2> point{};
-  std::size_t face = 0;  // index into DiffusionOperator::skin (the same in both bands)
+  std::vector<std::pair<std::size_t, double>> faces;  // indices into DiffusionOperator::skin (the same in both bands)
+
+  // The exitance there of a fluence of the operator's band.
+  double exitance(const DiffusionOperator& op, const Vector<double>& fluence) const {
+    double sum = 0;
+    for (const auto& [face, weight] : faces) sum += weight * op.exitance(face, fluence);
+    return sum;
+  }
 };
 
 struct MouseProblem {
@@ -94,7 +104,7 @@ std::array<std::int64_t, kTissueCount> tissue_voxels(const MouseProblem& m);
 std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t ny);
 
 // The laser sources of `spots` in the phantom; InputError for a spot that misses the animal.
-std::vector<LightSource> place_sources(const VoxelDomain& domain, const Phantom& phantom, const PhantomParams& shape,
+std::vector<LightSource> place_sources(const VoxelDomain& domain, const PhantomParams& shape,
                                        const TissueTable& optics, const std::vector<std::array<double, 2>>& spots);
 
 // The trilinear weights of a point over the centres of the (up to) eight domain voxels around it,

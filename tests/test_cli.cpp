@@ -1012,6 +1012,12 @@ TEST(Cli, MouseSolvesEverySourceAndWritesTheAnimal) {
   // The model as built: the exact Robin factor for n = 1.37, the skin's true area below its staircase's,
   // the tissue table.
   EXPECT_NEAR(field(j, "problem.mouse.robin_factor").get<double>(), 2.7586, 1e-4);
+  // What the light was: the wavelengths, the source power and the fluorophore's yields.
+  EXPECT_EQ(field(j, "problem.mouse.wavelengths_nm"), json::array({750, 800}));
+  EXPECT_EQ(field(j, "problem.mouse.source_power").get<double>(), 1.0);
+  EXPECT_TRUE(field(j, "problem.mouse.fluorescence").get<bool>());
+  EXPECT_EQ(field(j, "problem.mouse.fluorophore.tumour").get<double>(), 0.01);
+  EXPECT_EQ(field(j, "problem.mouse.fluorophore.background").get<double>(), 0.0);
   EXPECT_LT(field(j, "problem.mouse.skin_area_mm2").get<double>(), field(j, "problem.mouse.staircase_area_mm2").get<double>());
   EXPECT_GE(field(j, "problem.mouse.tissues").size(), 8u);
   // What the camera reads at the detectors: positive exitances and the normalised Born ratio; above the

@@ -666,6 +666,32 @@ TEST(Config, AliasesExpandingBeyondAMillionValuesAreRefusedAtOnce) {
             (std::vector<std::int64_t>{8, 8, 8}));
 }
 
+// The mouse's inputs that would mean nothing: a spot or detector twice, a tissue absorbing more than it
+// scatters (outside the diffusion approximation), a tumour's keys without a tumour. Where --set switches the
+// tumour off, the file's tumour keys are kept quiet.
+TEST(Config, MouseInputsThatWouldMeanNothingAreRefused) {
+  const std::string mouse = "problem:\n  type: mouse\n";
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.sources.spots=[[5, 0], [6, 0], [5, 0]]"}),
+                       "problem.sources.spots: spot 3 is spot 1 again"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.detectors=[[8, -4], [8, -4]]"}), "problem.detectors: point 2 is point 1 again"));
+  const std::string absorbing = parse_error(mouse + "  tissues:\n    liver:\n      mua: [100, 0.1]\n");
+  EXPECT_TRUE(Contains(absorbing, "cfg.yaml:5: problem.tissues.liver: mua 100/mm is not below musp")) << absorbing;
+  EXPECT_TRUE(Contains(absorbing, "at the excitation wavelength")) << absorbing;
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.tissues.bone.musp=[0.001, 2]"}), "--set problem.tissues.bone.musp"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.tumour.centre=[100, 100, 100]"}),
+                       "problem.tumour.centre does nothing without a tumour (problem.tumour.radius above 0)"));
+  EXPECT_TRUE(Contains(parse_error(mouse, {"problem.tissues.tumour.mua=[0.05, 0.05]"}), "does nothing without a tumour"));
+  const std::string with_tumour =
+      mouse + "  tumour: {centre: [8, -4, 5], radius: 2.5}\n  fluorescence: true\n  fluorophore: {tumour: 0.01}\n";
+  EXPECT_EQ(parse_config(with_tumour, "cfg.yaml", {"problem.tumour.radius=0", "problem.fluorophore.background=0.001"})
+                .problem.mouse.phantom.tumour_radius,
+            0.0);
+  EXPECT_EQ(parse_config(with_tumour, "cfg.yaml", {"problem.fluorescence=false"}).problem.mouse.fluorescence, false);
+  // Given together on the command line, they still contradict each other.
+  EXPECT_TRUE(Contains(parse_error(with_tumour, {"problem.tumour.radius=0", "problem.tumour.centre=[1, 1, 1]"}),
+                       "--set problem.tumour.centre does nothing without a tumour"));
+}
+
 // A wrong entry of a list is shown as written ("got a list" said nothing of [8] against [8, -4, 3], or of nan).
 TEST(Config, AWrongListEntryIsShownAsWritten) {
   const std::string mouse = "problem:\n  type: mouse\n";

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <deque>
+#include <map>
 #include <numbers>
 #include <numeric>
 
@@ -471,6 +472,59 @@ TEST(Mouse, SourcesSitOneTransportLengthUnderTheTrueSkin) {
     const Vector<double> b = m.source_rhs(s);
     EXPECT_NEAR(std::accumulate(b.begin(), b.end(), 0.0), m.source_power, 1e-14);
   }
+}
+
+// The depth is that of the tissue where the beam enters, just under the analytic skin: over the skull (under
+// 0.9 mm of soft tissue) the top voxel's centre lay in bone at some voxel sizes, and the source moved 2.5 mm.
+TEST(Mouse, ASourceSitsOneTransportLengthOfTheTissueWhereTheBeamEnters) {
+  for (const double h : {1.5, 1.0, 0.75}) {
+    MouseParams p;
+    p.phantom.voxel_size = h;
+    p.spots = {{-31.0, 0.0}};
+    const MouseProblem m = make_mouse_problem(p);
+    const LightSource& s = m.sources.front();
+    const Tissue entered = painted_tissue(mouse_organs(p.phantom), {-31.0, 0.0, s.surface_z - 1e-6});
+    EXPECT_EQ(entered, Tissue::muscle) << "the soft tissue over the skull";
+    const OpticalProperties o = m.optics[static_cast<int>(entered)][0];
+    EXPECT_NEAR(s.surface_z - s.position[2], 1.0 / (o.mua + o.musp), 1e-12) << h << " mm voxels";
+  }
+}
+
+// A detector reads the camera's image at its point, bilinear between the four columns around it: at a column's
+// centre that column's top face alone, and between columns a reading that moves smoothly with the point (the
+// nearest column's face jumped by up to half the exitance for a move of a micrometre).
+TEST(Mouse, DetectorsReadTheCameraImageBetweenItsPixels) {
+  MouseParams p = quick_mouse();
+  const double h = p.phantom.voxel_size;
+  MouseProblem m = make_mouse_problem(p);
+  const auto column_centre = [&](int d, double near) {
+    return m.domain.origin[d] + (std::floor((near - m.domain.origin[d]) / h) + 0.5) * h;
+  };
+  const double x = column_centre(0, 8.0), y = column_centre(1, -4.0);
+  p.detectors = {{x, y}, {x + 0.25 * h, y + 0.5 * h}, {x + 0.25 * h + 1e-3, y + 0.5 * h - 1e-3}};
+  m = make_mouse_problem(p);
+  const std::vector<std::int64_t> top = m.top_faces();
+  const auto column = [&](double px, double py) {
+    const std::int64_t v = m.domain.voxel_at({px, py, m.domain.origin[2]});
+    return static_cast<std::size_t>(top[static_cast<std::size_t>(v)]);
+  };
+  ASSERT_EQ(m.detectors[0].faces.size(), 1u);
+  EXPECT_EQ(m.detectors[0].faces[0].first, column(x, y));
+  EXPECT_EQ(m.detectors[0].faces[0].second, 1.0);
+  // Between four columns of the back (all of them the animal's): the bilinear weights.
+  const Detector& between = m.detectors[1];
+  ASSERT_EQ(between.faces.size(), 4u);
+  std::map<std::size_t, double> weight;
+  for (const auto& [face, w] : between.faces) weight[face] = w;
+  EXPECT_NEAR(weight[column(x, y)], 0.75 * 0.5, 1e-12);
+  EXPECT_NEAR(weight[column(x + h, y)], 0.25 * 0.5, 1e-12);
+  EXPECT_NEAR(weight[column(x, y + h)], 0.75 * 0.5, 1e-12);
+  EXPECT_NEAR(weight[column(x + h, y + h)], 0.25 * 0.5, 1e-12);
+  // A micrometre's move changes the reading by little, on a fluence that falls off steeply from a source.
+  const Vector<double> fluence = solve(m.excitation.A, m.source_rhs(m.sources.front()), 1e-10);
+  const double here = between.exitance(m.excitation, fluence), moved = m.detectors[2].exitance(m.excitation, fluence);
+  EXPECT_GT(here, 0.0);
+  EXPECT_NEAR(moved / here, 1.0, 1e-2);
 }
 
 TEST(Mouse, TrilinearWeightsNearTheSkinStayInsideAndSumToOne) {
