@@ -18,7 +18,7 @@ triad bandwidth measured in the same run (build/bench/stream-triad).
 The AMGCL driver is built into BUILD/baselines (never into the repository), from a copy that reads
 AMGCL_EPS_STRONG from the environment (one line added after the driver's parameters); it needs the Boost headers
 (Debian libboost-dev, installed by scripts/bootstrap). Without the anchors folder the script says so and
-exits 0 (nothing to compare against).
+measures amgsolve alone (its times and its solve against the bandwidth bound).
 """
 import argparse
 import json
@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_common import positive_int, run_main
+from bench_common import positive_int, positive_ints, run_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -157,7 +157,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--runs", type=positive_int, default=3)
-    parser.add_argument("--threads", default="2,1")
+    parser.add_argument("--threads", type=positive_ints, default=[2, 1], help="thread counts, e.g. 2,1")
     parser.add_argument("--anchors", default=os.path.join(ROOT, "..", "shared", "anchors"))
     args = parser.parse_args()
     args.build, args.anchors = os.path.abspath(args.build), os.path.abspath(args.anchors)
@@ -174,7 +174,7 @@ def main():
     os.chdir(ROOT)
     scratch = tempfile.mkdtemp(prefix="amgcl-compare-")
     try:
-        for threads in (int(t) for t in args.threads.split(",")):
+        for threads in args.threads:
             bandwidths, amgcl, ours = [], {}, {}
             for round_ in range(args.runs):
                 bandwidths.append(triad(triad_binary, threads))

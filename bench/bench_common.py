@@ -2,9 +2,14 @@
 and exit 2), and a failure of a program they run, or of amgsolve's Python package, said in one line with
 the program's own message instead of a traceback."""
 import argparse
+import math
 import os
 import subprocess
 import sys
+
+
+class BenchError(Exception):
+    """A failure the script explains in its own words (run_main prints it as `script: error: ...`)."""
 
 
 def positive_int(text: str) -> int:
@@ -16,6 +21,38 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def positive_ints(text: str) -> list[int]:
+    """An argparse type: a comma-separated list of whole numbers of at least 1 ("2,1": thread counts)."""
+    parts = text.split(",")
+    if not all(p.strip() for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of whole numbers")
+    return [positive_int(p.strip()) for p in parts]
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above 0 (a time limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text}")
+    return value
+
+
+def read_matrix(path: str):
+    """A square Matrix Market matrix as scipy CSR, or BenchError naming the file."""
+    import scipy.io
+    import scipy.sparse as sp
+    try:
+        A = sp.csr_array(scipy.io.mmread(path))
+    except (OSError, ValueError, TypeError) as e:
+        raise BenchError(f"{path}: cannot read a Matrix Market matrix ({getattr(e, 'strerror', None) or e})") from None
+    if A.shape[0] != A.shape[1]:
+        raise BenchError(f"{path}: the matrix is {A.shape[0]} x {A.shape[1]}, not square")
+    return A
 
 
 def executable(path: str) -> str:
@@ -31,13 +68,18 @@ def run_main(main) -> None:
     name = os.path.basename(sys.argv[0])
     try:
         main()
+        sys.stdout.flush()  # here, where a full disk or a closed pipe is said as the others are
     except subprocess.CalledProcessError as e:
         said = (e.stderr or "").strip().splitlines() if isinstance(e.stderr, str) else []
         why = said[-1] if said else f"exit status {e.returncode}"
         sys.exit(f"{name}: error: {os.path.basename(str(e.cmd[0]))} failed: {why}")
-    except (FileNotFoundError, PermissionError) as e:
-        sys.exit(f"{name}: error: {e.filename or e}: {e.strerror}")
-    except _package_errors() as e:
+    except BrokenPipeError:  # the reader went away (| head): nothing more can be printed there
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(f"{name}: error: the standard output was closed")
+    except OSError as e:  # a file or folder that cannot be read or written, or a full standard output
+        where = e.filename or ("the standard output" if e.errno is not None else None)
+        sys.exit(f"{name}: error: {f'{where}: ' if where else ''}{e.strerror or e}")
+    except (BenchError, *_package_errors()) as e:
         sys.exit(f"{name}: error: {e}")
 
 

@@ -18,36 +18,41 @@ import subprocess
 import sys
 import tempfile
 
-from bench_common import positive_int
+from bench_common import BenchError, executable, positive_int, run_main
 
-SHIPPED = [
-    "configs/poisson-small.yaml",
-    "configs/poisson-jump.yaml",
-    "configs/poisson-jump2d.yaml",
-    "configs/poisson-aniso.yaml",
-    "configs/poisson-aniso2d.yaml",
-    "configs/poisson2d.yaml",
-    "configs/poisson27.yaml",
-    "configs/poisson.yaml",
-    "configs/mouse-quick.yaml",
-    "configs/mouse.yaml",
-]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHIPPED = [os.path.join(ROOT, "configs", name) for name in (
+    "poisson-small.yaml", "poisson-jump.yaml", "poisson-jump2d.yaml", "poisson-aniso.yaml", "poisson-aniso2d.yaml",
+    "poisson2d.yaml", "poisson27.yaml", "poisson.yaml", "mouse-quick.yaml", "mouse.yaml")]
 
 
 def run(binary, config, threads, report):
     command = [binary, config, "--quiet", "--threads", str(threads), "--report", report]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode not in (0, 3):
-        sys.exit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
-    with open(report) as f:
-        return json.load(f)
+        raise BenchError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+    try:
+        with open(report) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise BenchError(f"{binary} on {config} wrote no readable report {report} ({e})") from None
 
 
-def fingerprint(report):
+def field(report, binary, *keys):
+    """report[keys[0]][keys[1]]..., or BenchError naming what an older build's report lacks."""
+    value = report
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            raise BenchError(f"the report of {binary} has no {'.'.join(keys)}: a build too old to compare this way")
+        value = value[key]
+    return value
+
+
+def fingerprint(report, binary):
     """What must not change: the levels, and every solve's iterations and history."""
-    setups = [report["setup"]] + ([report["emission_setup"]] if "emission_setup" in report else [])
-    levels = [[(level["rows"], level["nnz"]) for level in setup["levels"]] for setup in setups]
-    solves = [(report["solve"]["iterations"], report["solve"]["history"])]
+    setups = [field(report, binary, "setup")] + ([report["emission_setup"]] if "emission_setup" in report else [])
+    levels = [[(level["rows"], level["nnz"]) for level in field(setup, binary, "levels")] for setup in setups]
+    solves = [(field(report, binary, "solve", "iterations"), field(report, binary, "solve", "history"))]
     for source in report.get("sources", []):
         for band in ("excitation", "emission"):
             if band in source:
@@ -65,8 +70,8 @@ def times(report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("old")
-    parser.add_argument("new")
+    parser.add_argument("old", type=executable)
+    parser.add_argument("new", type=executable)
     parser.add_argument("--configs", nargs="+", default=SHIPPED)
     parser.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2])
     parser.add_argument("--runs", type=positive_int, default=3)
@@ -85,7 +90,7 @@ def main():
                         report = run(getattr(args, name), config, threads, os.path.join(scratch, f"{name}.json"))
                         measured[name].append(times(report))
                         if r == 0:
-                            prints[name] = fingerprint(report)
+                            prints[name] = fingerprint(report, getattr(args, name))
                 same = prints["old"] == prints["new"]
                 differences += not same
                 med = {name: [statistics.median(t[i] for t in measured[name]) for i in (0, 1)] for name in measured}
@@ -94,8 +99,9 @@ def main():
                       f"{med['new'][1]:7.3f} {ratio:13.3f}  {'identical' if same else 'DIFFERENT'}", flush=True)
                 if not same:
                     print(f"  old: {json.dumps(prints['old'])[:400]}\n  new: {json.dumps(prints['new'])[:400]}")
-    return 1 if differences else 0
+    if differences:
+        raise BenchError(f"{differences} config(s) gave different results")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

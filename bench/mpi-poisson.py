@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import tempfile
 
-from bench_common import positive_int, run_main
+from bench_common import executable, positive_int, positive_seconds, run_main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -65,11 +65,14 @@ def main():
     ap.add_argument("--threads", type=positive_int, default=1, help="OpenMP threads per rank (amgsolve)")
     ap.add_argument("--size", type=positive_int, nargs="+", default=[128])
     ap.add_argument("--runs", type=positive_int, default=3)
-    ap.add_argument("--timeout", type=float, default=600, help="seconds one run may take")
+    ap.add_argument("--timeout", type=positive_seconds, default=600, help="seconds one run may take")
     ap.add_argument("--oversubscribe", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     args = ap.parse_args()
-    amgsolve = os.path.join(args.build, "app", "amgsolve")
+    try:
+        amgsolve = executable(os.path.join(args.build, "app", "amgsolve"))
+    except argparse.ArgumentTypeError as e:
+        ap.error(f"--build: {e}")
     hypre = os.path.join(args.build, "bench", "hypre-poisson")
     has_hypre = os.path.exists(hypre)
     print("| size | ranks x threads | program | iterations | setup s | solve s | total s | total / hypre "

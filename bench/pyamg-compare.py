@@ -16,13 +16,12 @@ import statistics
 import time
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 
 import amgsolve
 import pyamg
 
-from bench_common import positive_int, run_main
+from bench_common import BenchError, positive_int, read_matrix, run_main
 
 TOLERANCE = 1e-8
 
@@ -97,7 +96,11 @@ def main():
     for n in args.poisson:
         compare(f"7-point Poisson {n}^3", poisson7(n), args.runs)
     for path in args.matrix:
-        compare(os.path.basename(path), sp.csr_array(scipy.io.mmread(path)), args.runs)
+        A = read_matrix(path)
+        try:
+            compare(os.path.basename(path), A, args.runs)
+        except (ValueError, amgsolve.Error) as e:  # PyAMG's refusals, amgsolve's: named with the file
+            raise BenchError(f"{path}: {e}") from None
 
 
 if __name__ == "__main__":

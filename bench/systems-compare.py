@@ -20,12 +20,11 @@ import sys
 import time
 
 import numpy as np
-import scipy.io
 
 import amgsolve
 import pyamg
 
-from bench_common import positive_int, run_main
+from bench_common import BenchError, positive_int, read_matrix, run_main
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
 from test_amgsolve import elasticity_2d  # noqa: E402  (the tests' generator, one copy)
@@ -93,10 +92,13 @@ def main():
         if not os.path.exists(path):
             print(f"| {name} | skipped: {path} is missing | | | | | | | |")
             continue
-        A = scipy.io.mmread(path).tocsr()
+        A = read_matrix(path)
         for block_size in (1, 2, 3, 6):
             if A.shape[0] % block_size == 0:
-                compare(name, A, block_size, args.runs)
+                try:
+                    compare(name, A, block_size, args.runs)
+                except (ValueError, amgsolve.Error) as e:
+                    raise BenchError(f"{path}: {e}") from None
     A, points = elasticity_2d(192, 48)
     compare("beam 192x48", A, 1, args.runs)
     compare("beam 192x48", A, 2, args.runs)

@@ -86,7 +86,12 @@ def _settings(params: dict[str, Any]) -> list[str]:
 
 def _require_valid_indptr(A: Any, name: str) -> None:
     """A's row offsets from 0, non-decreasing, within its arrays: checked before scipy's own sparse tools
-    (sum_duplicates, has_canonical_format) read a corrupt indptr and fail with a bare C++ error."""
+    (sum_duplicates, has_canonical_format) read a corrupt indptr and fail with a bare C++ error, or with
+    "unsupported data types in input" for index arrays of another type assigned to a matrix."""
+    for part in ("indptr", "indices"):
+        kind = np.asarray(getattr(A, part)).dtype
+        if kind not in (np.int32, np.int64):
+            raise InputError(f"{name}: {part} must hold int32 or int64 indices, got {kind}")
     indptr = np.asarray(A.indptr)
     if indptr.ndim != 1 or indptr.shape[0] != A.shape[0] + 1:
         raise InputError(f"{name}: indptr has {indptr.shape[0] if indptr.ndim == 1 else indptr.shape} entries, "

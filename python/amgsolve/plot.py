@@ -23,6 +23,7 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
+matplotlib.rcParams["text.parse_math"] = False  # file names are labels as they are: 'a$x$.json' is no formula
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
@@ -31,6 +32,8 @@ SIGNATURE = "amgsolve.plot"
 HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--", "||", "**", "OO", "//..", "xx..", "\\\\.."]
 PHASES = ["strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"]
 COARSE_FACTOR = "coarsest level"  # its only phase: the factorisation, or the smoother of a level too large for it
+MOST_LEVELS = 1000  # a level number beyond this is no hierarchy's
+WIDEST_FIGURE = 60  # inches (7,200 pixels): past it the bars of many products grow thinner, not the image wider
 
 
 def labels_of(paths: list[str]) -> list[str]:
@@ -41,11 +44,18 @@ def labels_of(paths: list[str]) -> list[str]:
               for p, n in zip(paths, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
-    return labels
+    # matplotlib's legends leave out labels that start with '_' (its mark for "no entry").
+    return [" " + label if label.startswith("_") else label for label in labels]
 
 
 def is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite number (json.load reads NaN and Infinity, which no field of a report holds)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
 
 
 def history_problem(name: str, history) -> str | None:
@@ -60,6 +70,9 @@ def levels_problem(levels) -> str | None:
     for i, level in enumerate(levels):
         if not isinstance(level, dict) or not all(is_number(level.get(k)) for k in ("level", "rows", "nnz")):
             return f"setup.levels[{i}] lacks a number 'level', 'rows' or 'nnz'"
+        if level["level"] != int(level["level"]) or not 0 <= level["level"] < MOST_LEVELS or \
+                level["rows"] < 0 or level["nnz"] < 0:
+            return f"setup.levels[{i}] has a level that is no level number, or a negative count"
         phases = level.get("phases", {})
         if phases is not None and (not isinstance(phases, dict) or not all(is_number(v) for v in phases.values())):
             return f"setup.levels[{i}].phases is not a map of numbers"
@@ -109,9 +122,9 @@ def comparison_problem(report: dict) -> str | None:
 def report_problem(report) -> str | None:
     """What keeps `report` from being plotted (the field at fault), or None: every field a plot reads is
     checked here, before any plot is drawn."""
-    if not isinstance(report, dict) or not isinstance(report.get("setup"), dict) or \
-            not isinstance(report.get("solve"), dict):
-        return "not an amgsolve report (no 'setup' and 'solve')"
+    if not isinstance(report, dict) or not str(report.get("amgsolve", "")).startswith("amgsolve") or \
+            not isinstance(report.get("setup"), dict) or not isinstance(report.get("solve"), dict):
+        return "not an amgsolve report (no 'amgsolve', 'setup' and 'solve')"
     return levels_problem(report["setup"].get("levels")) or solves_problem(report) or comparison_problem(report)
 
 
@@ -121,6 +134,8 @@ def read_report(path: str) -> dict:
             report = json.load(f)
     except (OSError, ValueError) as e:  # ValueError: malformed JSON or not UTF-8
         raise SystemExit(f"plot: {path}: cannot read a JSON report ({e})")
+    except RecursionError:
+        raise SystemExit(f"plot: {path}: cannot read a JSON report (nested too deeply)")
     problem = report_problem(report)
     if problem:
         raise SystemExit(f"plot: {path}: {problem}")
@@ -185,9 +200,12 @@ def legend_labels(all_curves: dict[str, list]) -> dict[str, list[str | None]]:
     return labels
 
 
-def plot_convergence(reports: dict[str, dict]) -> tuple[str, bytes]:
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+def plot_convergence(reports: dict[str, dict]) -> tuple[str, bytes] | None:
     all_curves = {label: convergence_curves(report) for label, report in reports.items()}
+    if not any(all_curves.values()):
+        print("plot: no residual history in the reports: convergence.png not drawn", file=sys.stderr)
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
     labels = legend_labels(all_curves)
     by_input = sum(len(curves) for curves in all_curves.values()) > MOST_LEGEND_ENTRIES
     for index, (label, report) in enumerate(reports.items()):
@@ -264,7 +282,7 @@ def plot_backend_bars(groups: list[str], backends: list[str], seconds: dict, bas
                       name: str, spread: dict | None = None) -> tuple[str, bytes]:
     """Grouped bars: one group per product, one bar per backend; external baselines hatched, '*' in the legend;
     `spread` ((group, backend) -> (fastest, slowest)) drawn as error bars around the median."""
-    fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(groups) * len(backends) / 2), 4.5))
+    fig, ax = plt.subplots(figsize=(min(WIDEST_FIGURE, max(7, 0.6 * len(groups) * len(backends) / 2)), 4.5))
     width = 0.8 / len(backends)
     for b, backend in enumerate(backends):
         x = [g + (b - (len(backends) - 1) / 2) * width for g in range(len(groups))]
@@ -330,6 +348,26 @@ def plot_spgemm_bench(tables: dict[str, list[dict]]) -> tuple[str, bytes] | None
                              "spgemm_bench.png")
 
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def is_our_png(head: bytes) -> bool:
+    """Whether `head` (a file's first bytes) is a PNG with our Software text chunk before its image data:
+    the chunks read one by one, not a search for the text (a note that mentions amgsolve.plot is not ours)."""
+    if not head.startswith(PNG_MAGIC):
+        return False
+    at = len(PNG_MAGIC)
+    while at + 8 <= len(head):
+        length = int.from_bytes(head[at:at + 4], "big")
+        kind, data = head[at + 4:at + 8], head[at + 8:at + 8 + length]
+        if kind == b"tEXt" and data == b"Software\x00" + SIGNATURE.encode():
+            return True
+        if kind in (b"IDAT", b"IEND"):
+            return False
+        at += 12 + length  # length, type, data, CRC
+    return False
+
+
 def check_replaceable(path: str) -> None:
     """A PNG a plot would replace must be one of ours (SIGNATURE in its metadata) or empty."""
     try:
@@ -339,7 +377,7 @@ def check_replaceable(path: str) -> None:
         return
     except OSError as e:
         raise SystemExit(f"plot: cannot check {path} ({e})")
-    if head and SIGNATURE.encode() not in head:
+    if head and not is_our_png(head):
         raise SystemExit(f"plot: {path} exists and is not a plot of amgsolve's: not replaced (remove it, or "
                          f"write elsewhere with -o)")
 
@@ -359,21 +397,35 @@ def save(fig, name: str) -> tuple[str, bytes]:
 
 
 def write_all(out: str, drawn: Drawn) -> list[str]:
-    """Each PNG through a temporary file renamed over its name: whole or not at all."""
-    written = []
-    for name, png in drawn.items():
-        path = os.path.join(out, name)
-        temporary = os.path.join(out, f".{name}.tmp{os.getpid()}")
-        try:
+    """Every PNG to a temporary file first, then each renamed over its name: a write that fails (a full disk)
+    leaves the folder as it was, not some plots new and some old."""
+    temporaries = {}
+    try:
+        for name, png in drawn.items():
+            temporary = os.path.join(out, f".{name}.tmp{os.getpid()}")
+            temporaries[name] = temporary
             with open(temporary, "wb") as f:
                 f.write(png)
-            os.replace(temporary, path)
-        except OSError as e:
+    except OSError as e:
+        for temporary in temporaries.values():
             try:
                 os.remove(temporary)
             except OSError:
                 pass
-            raise SystemExit(f"plot: cannot write {path} ({e})")
+        raise SystemExit(f"plot: cannot write the plots into {out} ({e}); none replaced")
+    written = []
+    for name, temporary in temporaries.items():
+        path = os.path.join(out, name)
+        try:
+            os.replace(temporary, path)
+        except OSError as e:
+            for left in list(temporaries.values())[len(written):]:
+                try:
+                    os.remove(left)
+                except OSError:
+                    pass
+            raise SystemExit(f"plot: cannot write {path} ({e})" +
+                             (f"; written before it: {', '.join(written)}" if written else ""))
         written.append(path)
     return written
 
@@ -425,7 +477,7 @@ def remove_stale_plots(out: str, written: list) -> None:
             continue
         try:
             with open(path, "rb") as f:
-                ours = SIGNATURE.encode() in f.read(4096)
+                ours = is_our_png(f.read(4096))
             if ours:
                 os.remove(path)
                 print(f"{path} removed: an earlier run's, this one has no data for it")

@@ -209,6 +209,13 @@ def test_bad_matrices_and_vectors_are_refused_with_the_reason():
             amgsolve.Solver(M)
         with pytest.raises(amgsolve.InputError, match=message):
             amgsolve.spgemm(M, poisson(6))
+    # Index arrays of another type assigned to a matrix scipy has not checked yet (scipy's own check said only
+    # "unsupported data types in input").
+    for kind in (np.uint64, np.float64):
+        M = sp.kron(poisson(3), sp.eye(2)).tocsr()
+        M.indices, M.indptr = M.indices.astype(kind), M.indptr.astype(kind)
+        with pytest.raises(amgsolve.InputError, match=f"A: indptr must hold int32 or int64 indices, got {np.dtype(kind)}"):
+            amgsolve.Solver(M)
     # Columns out of order in a matrix that says its format is canonical: the remedy named is one that works
     # (A.sum_duplicates() alone does nothing where the flag is set).
     M = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 0, 1]), np.array([0, 2, 3])), shape=(2, 2))

@@ -105,8 +105,8 @@ def test_inputs_of_the_same_name_in_other_folders_keep_their_own_labels():
 
 
 def minimal_report(**changes):
-    report = {"setup": {"levels": [{"level": 0, "rows": 100, "nnz": 500, "seconds": 0.1,
-                                    "phases": {"strength": 0.01}},
+    report = {"amgsolve": "amgsolve (a test's report)",
+              "setup": {"levels": [{"level": 0, "rows": 100, "nnz": 500, "seconds": 0.1, "phases": {"strength": 0.01}},
                                    {"level": 1, "rows": 10, "nnz": 50, "seconds": 0.01, "coarsest": True}]},
               "solve": {"history": [1.0, 0.1, 0.001], "tolerance": 0.01}}
     report.update(changes)
@@ -142,6 +142,16 @@ def minimal_report(**changes):
      r"spgemm_comparison\[0\].min_seconds is not a number"),
     (json.dumps(minimal_report(spgemm_comparison=[{"level": 0, "product": "ap", "backend": "hash", "seconds": 0.1,
                                                    "runs": "3"}])).encode(), r"spgemm_comparison\[0\].runs is not a number"),
+    # json reads NaN and Infinity, which no report holds; a level number no hierarchy has; nesting past Python's
+    # recursion limit; and JSON of the right shape that is not the program's.
+    (json.dumps(minimal_report(solve={"history": [1.0, float("nan")]})).encode(), "solve.history is not a list of numbers"),
+    (json.dumps(minimal_report(setup={"levels": [{"level": 0, "rows": 9, "nnz": 9,
+                                                  "phases": {"galerkin": float("inf")}}]})).encode(),
+     r"setup.levels\[0\].phases is not a map of numbers"),
+    (json.dumps(minimal_report(setup={"levels": [{"level": 1e300, "rows": 9, "nnz": 9}]})).encode(),
+     r"setup.levels\[0\] has a level that is no level number"),
+    (b"[" * 200000 + b"]" * 200000, "nested too deeply"),
+    (json.dumps({k: v for k, v in minimal_report().items() if k != "amgsolve"}).encode(), "not an amgsolve report"),
 ])
 def test_a_malformed_report_is_one_line_naming_the_field(tmp_path, content, message):
     bad = tmp_path / "bad.json"
@@ -182,6 +192,60 @@ def test_what_is_in_the_place_of_a_plot_this_run_does_not_draw_is_left_alone(tmp
     assert (out / "spgemm_bench.png").is_dir() and (out / "levels.png").is_file()
     assert (out / "spgemm_comparison.png").read_bytes() == b"someone else's"
     assert not [p for p in os.listdir(out) if p.startswith(".")], "no temporary file left"
+
+
+def test_a_file_that_only_mentions_the_plots_is_not_ours(tmp_path):
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps(minimal_report()))
+    out = tmp_path / "plots"
+    out.mkdir()
+    (out / "spgemm_bench.png").write_text("my notes about amgsolve.plot\n")  # it was taken for a stale plot, removed
+    (out / "levels.png").write_text("my notes about amgsolve.plot\n")  # and replaced
+    with pytest.raises(SystemExit, match="levels.png exists and is not a plot of amgsolve's"):
+        plot.main([str(report), "-o", str(out)])
+    (out / "levels.png").unlink()
+    assert plot.main([str(report), "-o", str(out)]) == 0
+    assert (out / "spgemm_bench.png").read_text() == "my notes about amgsolve.plot\n"
+    assert plot.is_our_png((out / "levels.png").read_bytes())
+
+
+def test_file_names_are_labels_as_they_are(tmp_path):
+    # '$' starts no formula (it failed with matplotlib's ParseSyntaxException); a leading '_' keeps its legend entry.
+    assert plot.labels_of(["a/_under.json", "b/cost$x^{$.json"]) == [" _under", "cost$x^{$"]
+    reports = [tmp_path / "cost$x^{$.json", tmp_path / "_under.json"]
+    for r in reports:
+        r.write_text(json.dumps(minimal_report()))
+    assert plot.main([str(r) for r in reports] + ["-o", str(tmp_path / "plots")]) == 0
+
+
+def test_a_write_that_fails_replaces_no_plot(tmp_path, monkeypatch):
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps(minimal_report()))
+    out = tmp_path / "plots"
+    assert plot.main([str(report), "-o", str(out)]) == 0
+    before = {name: (out / name).read_bytes() for name in os.listdir(out)}
+    opened = []
+
+    def open_until_full(path, mode="r", *args, **kwargs):  # the second temporary file meets a full disk
+        if "w" in mode:
+            opened.append(path)
+            if len(opened) == 2:
+                raise OSError(28, "No space left on device")
+        return open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(plot, "open", open_until_full, raising=False)
+    report.write_text(json.dumps(minimal_report(solve={"history": [1.0, 0.5, 0.25, 0.01], "tolerance": 0.01})))
+    with pytest.raises(SystemExit, match="none replaced"):
+        plot.main([str(report), "-o", str(out)])
+    assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
+
+
+def test_a_report_without_residual_histories_draws_no_convergence_plot(tmp_path, capsys):
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps(minimal_report(solve={"tolerance": 0.01})))
+    assert plot.main([str(report), "-o", str(tmp_path / "plots")]) == 0
+    assert not (tmp_path / "plots" / "convergence.png").exists()
+    assert "no residual history" in capsys.readouterr().err
 
 
 def test_plots_replace_their_own_pngs_and_no_one_elses(tmp_path):
