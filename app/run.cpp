@@ -646,8 +646,8 @@ std::string parallelism(int threads) {
 Config load_run_config(const RunOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   if (options.compare_spgemm) {
-    for (const std::string& o : overrides)
-      if (o.rfind("amg.compare_spgemm=", 0) == 0)
+    for (const std::string& o : overrides)  // amg.compare_spgemm=..., or amg={compare_spgemm: ...}
+      if (o.find("compare_spgemm") != std::string::npos)
         throw InputError("--compare-spgemm and --set " + printable(o) + " both given: give one of them");
     overrides.push_back("amg.compare_spgemm=true");
   }

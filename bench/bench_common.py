@@ -12,6 +12,35 @@ class BenchError(Exception):
     """A failure the script explains in its own words (run_main prints it as `script: error: ...`)."""
 
 
+class StandardOutputError(Exception):
+    """A write to the standard output failed (a full disk, /dev/full): its OSError, told apart from others."""
+
+
+class _StandardOutput:
+    """sys.stdout, its write errors raised as StandardOutputError (a closed pipe as it is)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        return self._checked(self._stream.write, text)
+
+    def flush(self):
+        return self._checked(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    @staticmethod
+    def _checked(call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StandardOutputError(e.strerror or str(e)) from None
+
+
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1 (sizes, runs, steps, threads, ranks)."""
     try:
@@ -66,6 +95,8 @@ def run_main(main) -> None:
     """main(), its failures ended with `script: error: ...` and exit 1: a program that failed (its last line
     on stderr, where it says why), a program or file that is missing, amgsolve's InputError/NumericalError."""
     name = os.path.basename(sys.argv[0])
+    if not isinstance(sys.stdout, _StandardOutput):
+        sys.stdout = _StandardOutput(sys.stdout)
     try:
         main()
         sys.stdout.flush()  # here, where a full disk or a closed pipe is said as the others are
@@ -74,13 +105,20 @@ def run_main(main) -> None:
         why = said[-1] if said else f"exit status {e.returncode}"
         sys.exit(f"{name}: error: {os.path.basename(str(e.cmd[0]))} failed: {why}")
     except BrokenPipeError:  # the reader went away (| head): nothing more can be printed there
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_standard_output()
         sys.exit(f"{name}: error: the standard output was closed")
-    except OSError as e:  # a file or folder that cannot be read or written, or a full standard output
-        where = e.filename or ("the standard output" if e.errno is not None else None)
-        sys.exit(f"{name}: error: {f'{where}: ' if where else ''}{e.strerror or e}")
+    except StandardOutputError as e:
+        _drop_standard_output()
+        sys.exit(f"{name}: error: the standard output: {e}")
+    except OSError as e:  # a file or folder that cannot be read or written
+        sys.exit(f"{name}: error: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}")
     except (BenchError, *_package_errors()) as e:
         sys.exit(f"{name}: error: {e}")
+
+
+def _drop_standard_output() -> None:
+    """What is still buffered for a standard output that failed goes nowhere at exit (not a second error)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _package_errors() -> tuple:

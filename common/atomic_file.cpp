@@ -209,6 +209,10 @@ void place(const std::string& temp, const std::string& target, bool through, con
     std::error_code ec;
     const fs::perms old = fs::status(target, ec).permissions();
     if (!ec && old != fs::perms::unknown) fs::permissions(temp, old, ec);  // best effort: the data matters more
+    // Run as root, which may replace anyone's file, the file stays its owner's (others cannot change owners).
+    struct stat owner {};
+    if (::geteuid() == 0 && ::stat(target.c_str(), &owner) == 0)
+      (void)::chown(temp.c_str(), owner.st_uid, owner.st_gid);
     if (std::rename(temp.c_str(), target.c_str()) == 0) {
       PendingTemps::instance().forget(temp);
       return;
@@ -456,20 +460,23 @@ void require_writable(const std::string& path, const std::string& what, OutputMa
     throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
   }
   // Only creating a file shows that the directory takes one (permissions, read-only mounts, /proc). The probe
-  // has the name of the temporary file the output is written to (AtomicFile), so that a name too long for
-  // the file system is found here too; one left there by an earlier run of the same number takes files too.
-  const fs::path probe = temp_name_of(target.string());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  // is named as the temporary file the output is written to (AtomicFile), so that a name too long for the
+  // file system is found here too; where an earlier run of the same process number left one, a name a
+  // little longer.
+  std::string probe = temp_name_of(target.string());
+  int fd = -1;
+  for (int attempt = 0; attempt < 100; ++attempt, probe += "x") {
+    fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
   if (fd < 0 && errno == ENAMETOOLONG)
     throw InputError(what + " " + printable(path) + ": the name is too long for the file system of " + dir.string());
-  if (fd < 0 && errno != EEXIST) {
+  if (fd < 0) {
     throw InputError(what + " " + path + ": cannot create files in directory " + dir.string() + " (" +
                      std::strerror(errno) + ")");
   }
-  if (fd >= 0) {
-    ::close(fd);
-    ::unlink(probe.c_str());
-  }
+  ::close(fd);
+  ::unlink(probe.c_str());
   require_ours(target, path, what, mark);
 }
 

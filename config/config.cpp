@@ -184,10 +184,18 @@ class Document {
       overridden_.insert(path);
       return;
     }
+    if (value.size() == 0)
+      throw InputError(override_label_ + " " + printable(assignment) + ": sets no key of " + printable(path) +
+                       " (give its keys: " + printable(path) + ".KEY=VALUE, or {KEY: VALUE, ...})");
+    std::set<std::string> given;
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (!it->first.IsScalar())
         throw InputError(override_label_ + " " + printable(assignment) + ": keys must be plain names");
-      parts.push_back(it->first.as<std::string>());
+      const std::string key = it->first.as<std::string>();
+      if (!given.insert(key).second)
+        throw InputError(override_label_ + " " + printable(assignment) + ": '" + printable(path + "." + key) +
+                         "' is given twice: give it once");
+      parts.push_back(key);
       assign(parts, it->second, assignment);
       parts.pop_back();
     }

@@ -312,6 +312,9 @@ std::vector<std::pair<std::size_t, double>> bilinear_top_faces(const MouseProble
     if (!(t >= -1.0 && t <= domain.size[d])) return {};
     low[d] = static_cast<std::int64_t>(std::floor(t));
     frac[d] = t - static_cast<double>(low[d]);
+    // On a column's centre up to rounding: that column alone, not a neighbour of weight 1e-16.
+    if (frac[d] < 1e-9) frac[d] = 0.0;
+    if (frac[d] > 1.0 - 1e-9) frac[d] = 1.0;
   }
   std::vector<std::pair<std::size_t, double>> faces;
   double total = 0;

@@ -374,8 +374,8 @@ TEST(Cli, AnOutputNeverReplacesAFileThatIsNotOurs) {
 TEST(Cli, AnOutputOfAnotherUserIsRefusedBeforeAnyWork) {
   const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
   ScratchDir dir;
-  if (::geteuid() != 0 || run(dir, {"--version"}, "", as_nobody).status != kExitOk)
-    GTEST_SKIP() << "needs root and setpriv to run the program as another user";
+  if (::geteuid() != 0 || run(dir, {kSmallConfig, "--quiet", "--report", "", "--vtk", ""}, "", as_nobody).status != kExitOk)
+    GTEST_SKIP() << "needs root, setpriv, and the program and its config readable by the user nobody";
   const std::string report = dir.file("R.json");
   ASSERT_EQ(run(dir, {kSmallConfig, "--quiet", "--report", report}).status, kExitOk);  // root's report
   const std::string before = read_text(report);
@@ -392,6 +392,12 @@ TEST(Cli, AnOutputOfAnotherUserIsRefusedBeforeAnyWork) {
   struct stat owner {};
   ASSERT_EQ(::stat(report.c_str(), &owner), 0);
   EXPECT_EQ(owner.st_uid, 0u) << "still root's";
+  // Root replaces another user's report of ours, which stays that user's.
+  ASSERT_EQ(::chown(report.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(run(dir, {kSmallConfig, "--quiet", "--report", report}).status, kExitOk);
+  ASSERT_EQ(::stat(report.c_str(), &owner), 0);
+  EXPECT_EQ(owner.st_uid, 65534u) << "still nobody's";
+  EXPECT_NE(read_text(report), "") << "replaced";
 }
 
 // Output names the run could not create are said before any work: a name too long for the file system (found
@@ -416,8 +422,10 @@ TEST(Cli, OutputNamesThatCannotBeCreatedAreSaidBeforeAnyWork) {
 // --compare-spgemm with --set amg.compare_spgemm=false ran without saying which one won.
 TEST(Cli, CompareSpgemmGivenTwoWaysIsRefused) {
   ScratchDir dir;
-  const RunResult r = run(dir, {kSmallConfig, "--compare-spgemm", "--set", "amg.compare_spgemm=false"});
+  RunResult r = run(dir, {kSmallConfig, "--compare-spgemm", "--set", "amg.compare_spgemm=false"});
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--compare-spgemm and --set amg.compare_spgemm=false both given"}));
+  r = run(dir, {kSmallConfig, "--compare-spgemm", "--set", "amg={compare_spgemm: false}"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {}, {"--compare-spgemm and --set amg={compare_spgemm: false} both given"}));
 }
 
 // --set takes one KEY=VALUE: a config named after it is still the config, and a stray argument is one line.

@@ -637,8 +637,9 @@ TEST(Config, OverrideOfASectionByAMapSetsItsKeys) {
   EXPECT_EQ(c.problem.poisson.rhs, PoissonRhs::manufactured);  // the file's, kept
   EXPECT_EQ(c.amg.coarse_size, 10);
   EXPECT_EQ(c.amg.smoother.degree, 3);
-  const Config unchanged = parse_config(file, "cfg.yaml", {"problem={}"});
-  EXPECT_EQ(unchanged.problem.poisson.size, (std::vector<std::int64_t>{32, 32, 32}));
+  // A map that sets nothing, or a key twice, is refused as a file's would be.
+  EXPECT_TRUE(Contains(parse_error(file, {"problem={}"}), "--set problem={}: sets no key of problem"));
+  EXPECT_TRUE(Contains(parse_error(file, {"amg={seed: 1, seed: 2}"}), "'amg.seed' is given twice"));
   // Its keys are checked as --set's own: a misspelt one is named with the assignment.
   const std::string e = parse_error(file, {"problem={sise: [6, 6, 6]}"});
   EXPECT_TRUE(Contains(e, "--set problem.sise")) << e;

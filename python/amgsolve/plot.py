@@ -23,7 +23,6 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-matplotlib.rcParams["text.parse_math"] = False  # file names are labels as they are: 'a$x$.json' is no formula
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
@@ -44,7 +43,9 @@ def labels_of(paths: list[str]) -> list[str]:
               for p, n in zip(paths, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
-    # matplotlib's legends leave out labels that start with '_' (its mark for "no entry").
+    # Shown as they are: a '$' escaped (matplotlib would read 'a$x$' as a formula), and a leading '_' (its
+    # legends' mark for "no entry") after a space.
+    labels = [label.replace("$", r"\$") for label in labels]
     return [" " + label if label.startswith("_") else label for label in labels]
 
 

@@ -211,7 +211,7 @@ def test_a_file_that_only_mentions_the_plots_is_not_ours(tmp_path):
 
 def test_file_names_are_labels_as_they_are(tmp_path):
     # '$' starts no formula (it failed with matplotlib's ParseSyntaxException); a leading '_' keeps its legend entry.
-    assert plot.labels_of(["a/_under.json", "b/cost$x^{$.json"]) == [" _under", "cost$x^{$"]
+    assert plot.labels_of(["a/_under.json", "b/cost$x^{$.json"]) == [" _under", r"cost\$x^{\$"]
     reports = [tmp_path / "cost$x^{$.json", tmp_path / "_under.json"]
     for r in reports:
         r.write_text(json.dumps(minimal_report()))
