@@ -158,15 +158,28 @@ std::vector<std::array<double, 2>> back_scan_grid(std::int64_t nx, std::int64_t 
   return spots;
 }
 
-std::vector<std::pair<Index, double>> trilinear_weights(const VoxelDomain& domain, const Point3& p) {
-  std::array<std::int64_t, 3> low{};
-  std::array<double, 3> frac{};
-  for (int d = 0; d < 3; ++d) {
+namespace {
+
+// Where p lies among the voxel centres along the first D axes: the index of the centre below it and the
+// fraction of the way to the next, per axis; false beyond the box's centres by more than one voxel (or NaN).
+template <std::size_t D>
+bool among_centres(const VoxelDomain& domain, const std::array<double, D>& p, std::array<std::int64_t, D>& low,
+                   std::array<double, D>& frac) {
+  for (std::size_t d = 0; d < D; ++d) {
     const double t = (p[d] - domain.origin[d]) / domain.voxel_size - 0.5;  // in voxel-centre units
-    if (!(t >= -1.0 && t <= domain.size[d])) return {};
+    if (!(t >= -1.0 && t <= domain.size[d])) return false;
     low[d] = static_cast<std::int64_t>(std::floor(t));
     frac[d] = t - static_cast<double>(low[d]);
   }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::pair<Index, double>> trilinear_weights(const VoxelDomain& domain, const Point3& p) {
+  std::array<std::int64_t, 3> low{};
+  std::array<double, 3> frac{};
+  if (!among_centres(domain, p, low, frac)) return {};
   std::vector<std::pair<Index, double>> weights;
   double total = 0;
   for (int corner = 0; corner < 8; ++corner) {
@@ -304,17 +317,12 @@ std::vector<std::pair<std::size_t, double>> bilinear_top_faces(const MouseProble
                                                                const std::vector<std::int64_t>& top, double x,
                                                                double y) {
   const VoxelDomain& domain = m.domain;
-  const std::array<double, 2> point = {x, y};
   std::array<std::int64_t, 2> low{};
   std::array<double, 2> frac{};
-  for (int d = 0; d < 2; ++d) {
-    const double t = (point[d] - domain.origin[d]) / domain.voxel_size - 0.5;  // in column-centre units
-    if (!(t >= -1.0 && t <= domain.size[d])) return {};
-    low[d] = static_cast<std::int64_t>(std::floor(t));
-    frac[d] = t - static_cast<double>(low[d]);
-    // On a column's centre up to rounding: that column alone, not a neighbour of weight 1e-16.
-    if (frac[d] < 1e-9) frac[d] = 0.0;
-    if (frac[d] > 1.0 - 1e-9) frac[d] = 1.0;
+  if (!among_centres(domain, std::array<double, 2>{x, y}, low, frac)) return {};
+  for (double& f : frac) {  // on a column's centre up to rounding: that column alone, not a neighbour of 1e-16
+    if (f < 1e-9) f = 0.0;
+    if (f > 1.0 - 1e-9) f = 1.0;
   }
   std::vector<std::pair<std::size_t, double>> faces;
   double total = 0;
