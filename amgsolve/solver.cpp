@@ -966,7 +966,8 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
       const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
       if (magnitude > largest || too_small)
         return std::string(kEntryProblem) + std::to_string(first_row + i + first_index) + ", " +
-               std::to_string(A.col[k] + first_index) + ") (counted from " + std::to_string(first_index) + ") = " + format_number(A.val[k]) +
+               std::to_string(A.col[k] + first_index) + ") (counted from " + std::to_string(first_index) +
+               ") = " + format_number(A.val[k]) +
                " is outside what the float cycle of solver.precision: mixed holds (" + format_number(smallest) +
                " to " + format_number(largest) +
                (exponent == 0 ? std::string() : " times 2^" + std::to_string(exponent) + ", about the largest diagonal entry") +

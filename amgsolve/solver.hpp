@@ -182,7 +182,8 @@ class Solver {
   // fails on (not positive definite) throw, as a full setup would, and leave no hierarchy; so does a full
   // setup in its place that fails (once a rebuild has begun its work, a solver never goes on with the
   // matrix it had before, whatever was thrown): solve() and precondition() then throw until a rebuild
-  // succeeds, and setup() lists no levels and finest_aggregates() none. The SetupCallbacks are called by a full setup, not by a re-setup in place
+  // succeeds, and setup() lists no levels and finest_aggregates() none. The SetupCallbacks are called by a
+  // full setup, not by a re-setup in place
   // (which makes no new levels or products of its own design: those of the first setup, with new values).
   // Any use of a moved-from Solver is an InputError.
   void rebuild(std::shared_ptr<const CsrMatrix<double>> A);

@@ -56,8 +56,6 @@ constexpr std::chrono::seconds kErrorAgreementWait{10};
   std::_Exit(amgsolve::kExitError);  // not exit(): other threads still run, and destructors would race them
 }
 
-}  // namespace
-
 // CLI11's message, where it reads ill: its list of unexpected arguments comes out in reverse order (CLI11
 // 2.3's rjoin), and an option given twice says "At Most 1 required but received 2".
 std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
@@ -72,6 +70,8 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
     return text.substr(0, at) + " is given " + text.substr(at + repeated.size()) + " times: give it once";
   return text;
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
@@ -127,11 +127,9 @@ int main(int argc, char** argv) {
   list->excludes(reference);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {  // under mpirun, rank 0 alone answers (every rank would, interleaved)
-    return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
-  } catch (const CLI::CallForAllHelp& e) {
-    return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
-  } catch (const CLI::CallForVersion& e) {
+  } catch (const CLI::Success& e) {
+    // --help or --version: under mpirun rank 0 alone answers (every rank would, interleaved), and a standard
+    // output it could not write is said.
     return amgsolve::Ranks::prints() ? amgsolve::with_standard_output_written(app.exit(e), "amgsolve") : amgsolve::kExitOk;
   } catch (const CLI::ParseError& e) {  // one line, as every other error (CLI11 prints two)
     // Where the arguments did not parse as one config and options (a stray word, an option's value missing),

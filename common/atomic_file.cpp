@@ -422,9 +422,9 @@ void require_ours(const fs::path& target, const std::string& path, const std::st
   // Read-only by its mode, or to this user (another's file of mode 644: the rename would replace it, and it
   // would change hands). access() alone would not do: it lets root write a file of mode 444.
   constexpr fs::perms writable = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
-  if ((status.permissions() & writable) == fs::perms::none || ::access(target.c_str(), W_OK) != 0)
-    throw InputError(what + " " + path + " exists and is read-only" +
-                     ((status.permissions() & writable) == fs::perms::none ? "" : " to this user") +
+  const bool read_only = (status.permissions() & writable) == fs::perms::none;
+  if (read_only || ::access(target.c_str(), W_OK) != 0)
+    throw InputError(what + " " + path + " exists and is read-only" + (read_only ? "" : " to this user") +
                      ": not replaced (make it writable, or choose another name)");
   // In a directory with the sticky bit (/tmp) only a file's owner, the directory's and root may replace it.
   struct stat file {}, folder {};

@@ -908,7 +908,8 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
       if (!active && r.is_set(key) && !(r.is_overridden(switch_key) && !r.is_overridden(key)))
         r.fail_at(key, std::string(key) + " does nothing without " + needs);
   };
-  only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm", "amg.compare_spgemm: true (or --compare-spgemm)");
+  only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm",
+            "amg.compare_spgemm: true (or --compare-spgemm)");
   only_with({"problem.contrast", "problem.cells"},
             c.problem.type != ProblemType::poisson || c.problem.poisson.coefficient == Coefficient::checkerboard,
             "problem.coefficient", "problem.coefficient: checkerboard");

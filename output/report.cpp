@@ -145,8 +145,8 @@ nlohmann::json mouse_json(const MouseRecord& m) {
                       {"source_power", m.source_power},
                       {"fluorescence", m.fluorescence},
                       {"refractive_index", m.refractive_index},
-          {"reflection", m.reflection},
-          {"robin_factor", m.robin_factor},
+                      {"reflection", m.reflection},
+                      {"robin_factor", m.robin_factor},
                       {"skin_area_mm2", m.skin_area_mm2},
                       {"staircase_area_mm2", m.staircase_area_mm2},
                       {"tissues", std::move(tissues)}};

@@ -313,10 +313,9 @@ void require_yield_within_absorption(const MouseProblem& m, const MouseParams& p
 
 // The top faces of the (up to) four voxel columns whose centres surround (x, y), with bilinear weights in
 // the columns' centres, renormalised over the columns that hold the animal; empty where none does.
-std::vector<std::pair<std::size_t, double>> bilinear_top_faces(const MouseProblem& m,
+std::vector<std::pair<std::size_t, double>> bilinear_top_faces(const VoxelDomain& domain,
                                                                const std::vector<std::int64_t>& top, double x,
                                                                double y) {
-  const VoxelDomain& domain = m.domain;
   std::array<std::int64_t, 2> low{};
   std::array<double, 2> frac{};
   if (!among_centres(domain, std::array<double, 2>{x, y}, low, frac)) return {};
@@ -343,7 +342,7 @@ std::vector<Detector> place_detectors(const MouseProblem& m, const std::vector<s
   std::vector<Detector> detectors;
   const std::vector<std::int64_t> top = m.top_faces();
   for (std::size_t k = 0; k < points.size(); ++k) {
-    Detector d{points[k], bilinear_top_faces(m, top, points[k][0], points[k][1])};
+    Detector d{points[k], bilinear_top_faces(m.domain, top, points[k][0], points[k][1])};
     if (d.faces.empty())
       throw InputError("problem.detectors: point " + std::to_string(k + 1) + " at " + format_spot(points[k]) +
                        " mm misses the animal");

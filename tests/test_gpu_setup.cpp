@@ -403,7 +403,7 @@ TEST(GpuSetup, FilteredMatrixTransposeFormatCostsAndChecksEqualTheCpus) {
 #ifndef AMGSOLVE_WITH_CUDA
   GTEST_SKIP() << "built without CUDA";
 #else
-  if (const GpuStatus status = gpu_status(); !status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  AMGSOLVE_SKIP_WITHOUT_GPU();
   const CudaBackend cuda;
   const auto numerical_error_of = [](const std::function<void()>& check) {  // its message, "" for none
     try {
@@ -472,7 +472,7 @@ TEST(GpuSetup, RowSumsAndGershgorinBoundEqualTheCpusNearDoublesLimits) {
 #ifndef AMGSOLVE_WITH_CUDA
   GTEST_SKIP() << "built without CUDA";
 #else
-  if (const GpuStatus status = gpu_status(); !status.usable()) GTEST_SKIP() << "no GPU: " << status.unavailable_reason;
+  AMGSOLVE_SKIP_WITHOUT_GPU();
   const CudaBackend cuda;
   for (const double scale : {1.0, 1.5e308, 1e-300})
     for (const Boundary boundary : {Boundary::dirichlet, Boundary::neumann}) {

@@ -22,9 +22,6 @@ inline void cuda_check(cudaError_t status, const char* call, const char* file, i
   throw Error(std::string(file) + ":" + std::to_string(line) + ": " + call + ": " + cudaGetErrorString(status));
 }
 
-// Runs `work` (device code) and rethrows what Thrust and the allocator throw as amgsolve::Error naming `what`:
-// Thrust reports CUDA failures as thrust::system_error (a std::runtime_error) and a failed device allocation
-// as a std::bad_alloc, and callers such as the SpGEMM comparison only catch amgsolve::Error.
 // Whether each launch check also waits for the kernel to finish (AMGSOLVE_CUDA_SYNC_LAUNCHES set, and not
 // to 0): a fault is then reported at the launch that caused it, which the tests and the sanitizers want
 // (scripts/gpu-check sets it there). Off by default, since waiting after every launch serialises the host
@@ -37,6 +34,9 @@ inline bool cuda_sync_launches() {
   return sync;
 }
 
+// Runs `work` (device code) and rethrows what Thrust and the allocator throw as amgsolve::Error naming `what`:
+// Thrust reports CUDA failures as thrust::system_error (a std::runtime_error) and a failed device allocation
+// as a std::bad_alloc, and callers such as the SpGEMM comparison only catch amgsolve::Error.
 template <class Work>
 auto rethrow_as_error(const std::string& what, Work&& work) -> decltype(work()) {
   try {
