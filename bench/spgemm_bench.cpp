@@ -433,7 +433,8 @@ int main(int argc, char** argv) {
       try {
         reference = backends.front()->multiply(*in.A, *in.B);  // untimed
         magnitude = product_magnitudes(*in.A, *in.B, reference);
-      } catch (const std::bad_alloc&) {
+      } catch (const std::exception& e) {  // std::bad_alloc, or MemoryLimitError before the allocation
+        if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const MemoryLimitError*>(&e)) throw;
         std::printf("%-28s %-10s failed: out of memory (the reference product; the input is left out)\n",
                     in.name.c_str(), backends.front()->name().c_str());
         ++failed;
@@ -447,7 +448,8 @@ int main(int argc, char** argv) {
         const std::size_t b = (input + step) % backends.size();
         try {
           measured[b] = measure(in, *backends[b], warmup, runs, reference, magnitude);
-        } catch (const std::bad_alloc&) {  // one backend's workspace too large: said, and the others go on
+        } catch (const std::exception& e) {  // one backend's workspace too large: said, and the others go on
+          if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const MemoryLimitError*>(&e)) throw;
           measured[b].matrix = in.name;
           measured[b].backend = backends[b]->name();
           measured[b].failed = "out of memory";

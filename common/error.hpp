@@ -26,6 +26,12 @@ class MatrixEntryError : public InputError {
   using InputError::InputError;
 };
 
+// The input does not fit in the memory left (common/memory.hpp's require_memory, before the allocation).
+class MemoryLimitError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // The numerics failed (breakdown, not SPD, NaN) on input that looked valid.
 class NumericalError : public Error {
  public:

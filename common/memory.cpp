@@ -146,11 +146,11 @@ void require_memory(std::uint64_t bytes, const std::string& what) {
     return available <= 1 ? std::string("none") : "only " + format_bytes(available);
   };
   if (const std::uint64_t resident = resident_headroom_bytes(); resident != 0 && bytes > resident)
-    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory but " + amount(resident) +
+    throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory but " + amount(resident) +
                      " is left (the machine's free memory and the control group's limit counted)");
   const double mapped = kAddressSpacePerResidentByte * static_cast<double>(bytes);
   if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && mapped > static_cast<double>(address))
-    throw InputError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
+    throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
                      format_bytes(static_cast<std::uint64_t>(mapped)) + " of address space, but ulimit -v leaves " +
                      amount(address) + " (raise it, or choose a smaller problem)");
 }

@@ -24,7 +24,7 @@ std::string format_bytes(std::uint64_t bytes);
 // (other C libraries), which changes only speed.
 bool keep_freed_memory();
 
-// Throws InputError naming `what` if `bytes` exceeds the available memory.
+// Throws MemoryLimitError (an InputError) naming `what` if `bytes` exceeds the available memory.
 void require_memory(std::uint64_t bytes, const std::string& what);
 
 }  // namespace amgsolve

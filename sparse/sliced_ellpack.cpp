@@ -16,12 +16,12 @@ namespace {
 
 constexpr Index kChunk = SlicedEllpack<double>::kChunk;
 
-Index chunk_count(Index rows) { return (rows + kChunk - 1) / kChunk; }
+Index chunk_count(Index rows) { return static_cast<Index>((Offset{rows} + kChunk - 1) / kChunk); }
 
 template <class Value>
 Index longest_row_of_chunk(const CsrMatrix<Value>& A, Index chunk) {
   Index longest = 0;
-  for (Index i = chunk * kChunk; i < std::min(A.rows, (chunk + 1) * kChunk); ++i)
+  for (Index i = chunk * kChunk; i < std::min<Offset>(A.rows, (Offset{chunk} + 1) * kChunk); ++i)
     longest = std::max(longest, A.row_length(i));
   return longest;
 }
@@ -52,7 +52,7 @@ __attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<do
   const Index* col = S.col.data() + S.chunk_start[c];
   const double* val = S.val.data() + S.chunk_start[c];
   const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (Index j = 0; j < S.width(c); ++j) {
+  for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
     const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
     const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
     const __m512d xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
@@ -71,7 +71,7 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
   const Index* col = S.col.data() + S.chunk_start[c];
   const float* val = S.val.data() + S.chunk_start[c];
   const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (Index j = 0; j < S.width(c); ++j) {
+  for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
     const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
     const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
     const __m256 xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
@@ -131,11 +131,12 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const st
     const Index width = S.width(c);
     if (width == 0) continue;
     Index filler = 0;  // a column of the chunk, for the padding
-    for (Index i = c * kChunk; i < std::min(A.rows, (c + 1) * kChunk); ++i)
+    for (Index i = c * kChunk; i < std::min<Offset>(A.rows, (Offset{c} + 1) * kChunk); ++i)
       if (A.row_length(i) > 0) filler = A.col[A.row_begin(i)];
     for (Index r = 0; r < kChunk; ++r) {
-      const Index i = c * kChunk + r;
-      const Index length = i < A.rows ? A.row_length(i) : 0;
+      const Offset row = static_cast<Offset>(c) * kChunk + r;  // past the rows in the last chunk
+      const auto i = static_cast<Index>(std::min<Offset>(row, A.rows - 1));
+      const Index length = row < A.rows ? A.row_length(i) : 0;
       for (Index j = 0; j < width; ++j) {
         const std::size_t e = static_cast<std::size_t>(S.chunk_start[c] + static_cast<Offset>(kChunk) * j + r);
         S.col[e] = j < length ? A.col[A.row_begin(i) + j] : filler;

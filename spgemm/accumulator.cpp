@@ -19,7 +19,7 @@ Index list_marked_columns_scalar(const Index* marker, Index stamp, Index first, 
 
 #if defined(__x86_64__)
 // The list_marked_entries kernel moves a block of 16 columns' sums: the hit ones compressed into vals,
-// zeros stored over all of them. 8 doubles per register (a block takes two) or 16 floats. Returns the
+// kEmptySum stored over all of them. 8 doubles per register (a block takes two) or 16 floats. Returns the
 // number of hits.
 template <class Value>
 struct SumLanes;
@@ -36,17 +36,17 @@ struct SumLanes<double> {
     const __m512d sums_high = _mm512_maskz_loadu_pd(window_high, block + 8);
     const __m512d listed_low = _mm512_maskz_compress_pd(hit_low, sums_low);
     const __m512d listed_high = _mm512_maskz_compress_pd(hit_high, sums_high);
-    const __m512d zero = _mm512_setzero_pd();
+    const __m512d empty = _mm512_set1_pd(kEmptySum<double>);
     if (padded && in_window == 0xffff) {
       _mm512_storeu_pd(vals, listed_low);
       _mm512_storeu_pd(vals + low, listed_high);
-      _mm512_storeu_pd(block, zero);
-      _mm512_storeu_pd(block + 8, zero);
+      _mm512_storeu_pd(block, empty);
+      _mm512_storeu_pd(block + 8, empty);
     } else {
       _mm512_mask_storeu_pd(vals, static_cast<__mmask8>((1u << low) - 1), listed_low);
       _mm512_mask_storeu_pd(vals + low, static_cast<__mmask8>((1u << high) - 1), listed_high);
-      _mm512_mask_storeu_pd(block, window_low, zero);
-      _mm512_mask_storeu_pd(block + 8, window_high, zero);
+      _mm512_mask_storeu_pd(block, window_low, empty);
+      _mm512_mask_storeu_pd(block + 8, window_high, empty);
     }
     return low + high;
   }
@@ -60,10 +60,10 @@ struct SumLanes<float> {
     const __m512 listed = _mm512_maskz_compress_ps(hit, _mm512_maskz_loadu_ps(in_window, block));
     if (padded && in_window == 0xffff) {
       _mm512_storeu_ps(vals, listed);
-      _mm512_storeu_ps(block, _mm512_setzero_ps());
+      _mm512_storeu_ps(block, _mm512_set1_ps(kEmptySum<float>));
     } else {
       _mm512_mask_storeu_ps(vals, static_cast<__mmask16>((1u << count) - 1), listed);
-      _mm512_mask_storeu_ps(block, in_window, _mm512_setzero_ps());
+      _mm512_mask_storeu_ps(block, in_window, _mm512_set1_ps(kEmptySum<float>));
     }
     return count;
   }
@@ -72,7 +72,7 @@ struct SumLanes<float> {
 // The scan of both listing kernels: 16 markers per compare; the stamped column numbers are compressed
 // into a register and stored whole (ListRoom::padded: cols[n, n + kListPadding) may be overwritten) or
 // with a mask (nothing past cols[n)). kMoveSums: each block's sums are moved out as well (SumLanes),
-// and blocks without hits are skipped, so their zero sums stay clean lines; the columns-only scan stays
+// and blocks without hits are skipped, so their empty sums stay clean lines; the columns-only scan stays
 // branch-free (sparse windows mispredict the skip).
 template <ListRoom kRoom, bool kMoveSums, class Value>
 __attribute__((target("avx512f,popcnt"))) Index scan_marked_avx512(const Index* marker, Index stamp, Index first,
@@ -83,8 +83,8 @@ __attribute__((target("avx512f,popcnt"))) Index scan_marked_avx512(const Index* 
   __m512i columns = _mm512_add_epi32(_mm512_set1_epi32(first),
                                      _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
   Index n = 0;
-  for (Index offset = 0; offset < window; offset += 16, columns = _mm512_add_epi32(columns, sixteen)) {
-    const Index remaining = window - offset;
+  for (std::int64_t offset = 0; offset < window; offset += 16, columns = _mm512_add_epi32(columns, sixteen)) {
+    const std::int64_t remaining = window - offset;  // 64 bits: a window of almost 2^31 columns steps past it
     const __mmask16 in_window = remaining >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << remaining) - 1);
     const __m512i markers = _mm512_maskz_loadu_epi32(in_window, marker + first + offset);
     const __mmask16 hit = _mm512_mask_cmpeq_epi32_mask(in_window, markers, wanted);
@@ -228,7 +228,7 @@ Index list_marked_entries(const Index* marker, Index stamp, Index first, Index w
   const Index n = list_marked_columns_scalar(marker, stamp, first, window, cols);
   for (Index p = 0; p < n; ++p) {
     vals[p] = sums[cols[p]];
-    sums[cols[p]] = Value{0};
+    sums[cols[p]] = kEmptySum<Value>;
   }
   return n;
 }

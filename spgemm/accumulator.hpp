@@ -19,6 +19,12 @@
 
 namespace amgsolve {
 
+// The dense accumulator's empty value: -0.0, the identity of IEEE addition (-0 + x is x for every x, +0 and
+// -0 included). A sum added into it therefore equals one that stores its first product, as the checked
+// accumulation, hash, magnus and the numeric-only phase do, down to the sign of a zero entry.
+template <class Value>
+inline constexpr Value kEmptySum = Value(-0.0);
+
 // Two ways to list the `touched` distinct columns of a row whose columns all lie in a window of
 // `window` columns: sort them, or scan the accumulator's markers across the window. Rows of banded
 // matrices (finite elements, stencils) touch a good part of their window, uniform random products a good
@@ -81,9 +87,9 @@ Index list_marked_columns(const Index* marker, Index stamp, Index first, Index w
                           bool allow_vector = true, ListRoom room = ListRoom::exact);
 
 // The scan above with the gather fused in: also moves each listed column's sum out of the dense
-// accumulator into vals (vals[p] = sums[cols[p]]) and leaves the window's sums zero. Every column with a
+// accumulator into vals (vals[p] = sums[cols[p]]) and leaves the window's sums empty (kEmptySum). Every column with a
 // nonzero sum must be stamped. The AVX-512 kernel reads the 16 sums of a block with hits at once,
-// compresses the listed ones into vals and stores zeros over the block, so no sum is loaded through a
+// compresses the listed ones into vals and stores kEmptySum over the block, so no sum is loaded through a
 // listed column (those loads waited on the scan's stores). ListRoom::padded: cols and vals both have
 // kListPadding entries of room.
 template <class Value>

@@ -9,18 +9,17 @@
 // accumulator accesses miss: then MAGNUS, whose chunks are sized to L2, is chosen, unless the rows have
 // so few products (a mean of at most kHashMostProductsPerRow over the nonempty rows of C, from the exact
 // flop count) that a per-row hash table, sized to the products and not to the columns, does less work
-// than MAGNUS's per-row sort: uniform random rows of 2^22 columns, 2 threads, 65,536 / 262,144 rows,
-// hash against magnus (median of 9): 4 products per row 0.74x / 0.84x, 9 per row 1.50x / 1.00x, 16 per
-// row 2.5x / 1.4x. The window is the mean column span of the products of up to kSampledRows rows of A
-// spread evenly over it: a cheap sample, read in O(sampled nnz(A)), and taken only when the whole
-// accumulator exceeds L2; the flops are counted exactly, in O(nnz(A)), only for scattered rows. (The
-// compression factor did not change the choice where it was measured: R-MAT A^2, compression 1.4-1.75,
-// magnus 0.60-0.82x of gustavson's time, hash 2.3-3.3x; so it is not computed.)
+// than MAGNUS's per-row sort (docs/BENCHMARKS.md, "`auto` on scattered rows"). The window is the mean
+// column span of the products of up to kSampledRows rows of A spread evenly over it: a cheap sample, read
+// in O(sampled nnz(A)), and taken only when the whole accumulator exceeds L2; the flops are counted
+// exactly, in O(nnz(A)), only for scattered rows. The compression factor did not change the choice where
+// it was measured (R-MAT A^2), so it is not computed.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 
 #include "common/cpu_info.hpp"
+#include "common/parallel.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -45,8 +44,9 @@ class Auto : public SpgemmBackendFor<Auto> {
     // A whole accumulator within L2 needs no sample (products of a few microseconds noticed it).
     facts.whole_fits = facts.accumulator <= facts.l2;
     facts.window = facts.whole_fits ? facts.accumulator : static_cast<std::size_t>(mean_column_span(A, B)) * entry;
-    facts.dwarfs_operands = facts.accumulator > kLargeAccumulator &&
-                            facts.accumulator > kMostAccumulatorPerOperandByte * (A.bytes() + B.bytes());
+    const std::size_t accumulators = facts.accumulator * static_cast<std::size_t>(max_threads());  // one a thread
+    facts.dwarfs_operands = accumulators > kLargeAccumulator &&
+                            accumulators > kMostAccumulatorPerOperandByte * (A.bytes() + B.bytes());
     const bool local = facts.window <= facts.l2 && !facts.dwarfs_operands;
     if (!local) facts.products_per_row = mean_products_per_row(A, B);
     const char* name = local                                                 ? "gustavson"
@@ -60,9 +60,9 @@ class Auto : public SpgemmBackendFor<Auto> {
  private:
   static constexpr Index kSampledRows = 1024;
   static constexpr double kHashMostProductsPerRow = 5;
-  // Gustavson's accumulator is allocated over all of B's columns on every thread: where that is large and
-  // many times the operands (10 products into a B of 400 million columns took 4.6 GB and 7 s), the others,
-  // sized to the products, are chosen whatever the window.
+  // Gustavson's accumulator is allocated over all of B's columns on every thread: where the threads' together
+  // are large and many times the operands (docs/BENCHMARKS.md, "`auto` on scattered rows"), the others, sized
+  // to the products, are chosen whatever the window.
   static constexpr std::size_t kLargeAccumulator = std::size_t{64} << 20;
   static constexpr std::size_t kMostAccumulatorPerOperandByte = 16;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 
 #include "common/error.hpp"
@@ -52,13 +53,16 @@ bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& ref
     difference = INFINITY;
     return false;
   }
+  // Below the smallest normal number rounding is absolute (steps of the smallest subnormal), not relative to
+  // the products' size: a product of subnormal terms is judged on the scale of that number.
+  const double smallest_normal = std::numeric_limits<Value>::min();
   for (std::size_t k = 0; k < reference.val.size(); ++k) {
     const double off = std::abs(static_cast<double>(c.val[k]) - static_cast<double>(reference.val[k]));
     if (std::isnan(off)) {  // std::max would keep the number before it
       difference = off;
       return false;
     }
-    if (off > 0.0) difference = std::max(difference, magnitude[k] > 0.0 ? off / magnitude[k] : double(INFINITY));
+    if (off > 0.0) difference = std::max(difference, off / std::max(magnitude[k], smallest_normal));
   }
   return difference <= tolerance;
 }

@@ -49,7 +49,8 @@ std::vector<double> product_magnitudes(const CsrMatrix<Value>& A, const CsrMatri
                                        const CsrMatrix<Value>& pattern);
 
 // Same pattern and values within `tolerance` as above, `magnitude` being product_magnitudes(A, B,
-// reference); sets `difference` to the largest |c_ij - ref_ij| / (|A| |B|)_ij (0 / 0 taken as 0).
+// reference); sets `difference` to the largest |c_ij - ref_ij| / (|A| |B|)_ij (0 / 0 taken as 0), (|A| |B|)_ij
+// taken as at least the smallest normal number of Value (below it, rounding steps are absolute).
 template <class Value>
 bool spgemm_results_agree(const CsrMatrix<Value>& c, const CsrMatrix<Value>& reference,
                           const std::vector<double>& magnitude, double tolerance, double& difference);

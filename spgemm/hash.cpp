@@ -13,6 +13,7 @@
 
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -113,7 +114,7 @@ class Hash : public SpgemmBackendFor<Hash> {
       }
     }
     largest_row = largest;
-    allocate_from_row_lengths(C);
+    allocate_product(C, "hash");
     return multiplications;
   }
 

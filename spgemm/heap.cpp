@@ -13,6 +13,7 @@
 
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -77,7 +78,7 @@ class Heap : public SpgemmBackendFor<Heap> {
         C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
       }
     }
-    allocate_from_row_lengths(C);
+    allocate_product(C, "heap");
     stats.symbolic_seconds = timer.seconds();
     timer.restart();
 #pragma omp parallel

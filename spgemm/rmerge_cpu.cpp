@@ -18,12 +18,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "common/environment.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
+#include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -40,15 +43,19 @@ Index longest_row(const CsrMatrix<Value>& A) {
 // A = A_next * G, with G's rows the chunks of at most W entries of A's rows and A_next of ones.
 template <class Value>
 void decompose(const CsrMatrix<Value>& A, Index W, CsrMatrix<Value>& A_next, CsrMatrix<Value>& G) {
-  std::vector<Index> first_chunk(static_cast<std::size_t>(A.rows) + 1, 0);
-  for (Index i = 0; i < A.rows; ++i) first_chunk[i + 1] = first_chunk[i] + (A.row_length(i) + W - 1) / W;
-  const Index chunks = first_chunk.back();
+  std::vector<Offset> first_chunk(static_cast<std::size_t>(A.rows) + 1, 0);
+  for (Index i = 0; i < A.rows; ++i) first_chunk[i + 1] = first_chunk[i] + (Offset{A.row_length(i)} + W - 1) / W;
+  if (first_chunk.back() > std::numeric_limits<Index>::max())  // the chunks are G's rows, A_next's columns
+    throw Error("rmerge-cpu: " + std::to_string(first_chunk.back()) + " chunks of " + std::to_string(W) +
+                " entries are more than 2^31 - 1 rows; a larger AMGSOLVE_RMERGE_CPU_WIDTH or another backend "
+                "multiplies it");
+  const auto chunks = static_cast<Index>(first_chunk.back());
   G = CsrMatrix<Value>(chunks, A.cols);
   A_next = CsrMatrix<Value>(A.rows, chunks);
   for (Index i = 0; i < A.rows; ++i) {
     A_next.row_ptr[i + 1] = first_chunk[i + 1];
-    for (Index c = first_chunk[i]; c < first_chunk[i + 1]; ++c)
-      G.row_ptr[c + 1] = std::min<Offset>(A.row_begin(i) + static_cast<Offset>(c - first_chunk[i] + 1) * W, A.row_end(i));
+    for (Offset c = first_chunk[i]; c < first_chunk[i + 1]; ++c)
+      G.row_ptr[c + 1] = std::min<Offset>(A.row_begin(i) + (c - first_chunk[i] + 1) * W, A.row_end(i));
   }
   G.col.assign(A.col.begin(), A.col.end());  // G holds A's entries in A's order
   G.val.assign(A.val.begin(), A.val.end());
@@ -107,7 +114,7 @@ CsrMatrix<Value> mul_limited(const CsrMatrix<Value>& G, const CsrMatrix<Value>& 
       C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
     }
   }
-  allocate_from_row_lengths(C);
+  allocate_product(C, "rmerge-cpu");
   stats.symbolic_seconds += timer.seconds();
   timer.restart();
 #pragma omp parallel
@@ -158,7 +165,7 @@ class RMergeCpu : public SpgemmBackendFor<RMergeCpu> {
       owned_left = std::move(split_left);
       right = &owned_right;
       left = &owned_left;
-      longest = (longest + W - 1) / W;
+      longest = static_cast<Index>((Offset{longest} + W - 1) / W);
     }
     const Index width = std::max<Index>(1, static_cast<Index>(std::bit_ceil(static_cast<std::uint32_t>(std::max<Index>(longest, 1)))));
     CsrMatrix<Value> C = mul_limited(*left, *right, width, stats);

@@ -245,38 +245,12 @@ long faults_of_fresh_array(std::size_t bytes) {
   return minor_page_faults() - before;
 }
 
-// With keep_freed_memory, a smaller array allocated after a large one is freed reuses its pages: no new
-// faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
-// free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
-// Runs `check` with the soft address-space limit (ulimit -v) set to what the process maps, plus what its
-// OpenMP threads not started yet will map (72 MiB each: a malloc arena and a stack), plus `headroom`, then
-// puts the limit back (a soft limit may rise again to the hard one). False where a hard limit is in the way.
-bool with_address_space_headroom(std::uint64_t headroom, const std::function<void()>& check) {
-  rlimit before{};
-  if (getrlimit(RLIMIT_AS, &before) != 0) return false;
-  std::uint64_t mapped_kb = 0, running = 1;  // the OpenMP threads that run already are in VmSize
-  std::ifstream status("/proc/self/status");
-  for (std::string key; status >> key;) {
-    if (key == "VmSize:") status >> mapped_kb;
-    if (key == "Threads:") status >> running;
-  }
-  const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
-  const std::uint64_t threads_kb = std::uint64_t{72 << 10} * (wanted > running ? wanted - running : 0);
-  rlimit limited = before;
-  limited.rlim_cur = (mapped_kb + threads_kb) * 1024 + headroom;
-  if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) return false;
-  if (setrlimit(RLIMIT_AS, &limited) != 0) return false;
-  check();
-  setrlimit(RLIMIT_AS, &before);
-  return true;
-}
-
 // The memory a run may plan for is bounded by the address-space limit as well as by the machine's
 // MemAvailable: with 256 MiB of address space left, that is what is available.
 TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
   if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
   std::uint64_t available = 0;
-  if (!with_address_space_headroom(std::uint64_t{256} << 20, [&] { available = available_memory_bytes(); }))
+  if (!test::with_address_space_headroom(std::uint64_t{256} << 20, [&] { available = available_memory_bytes(); }))
     GTEST_SKIP() << "a hard limit is set";
   EXPECT_LE(available, std::uint64_t{256} << 20);
   EXPECT_GT(available, std::uint64_t{200} << 20);
@@ -288,7 +262,7 @@ TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
 TEST(Memory, UnderAnAddressSpaceLimitTheEstimateIsAskedWithRoomToMap) {
   if (available_memory_bytes() < (std::uint64_t{512} << 20)) GTEST_SKIP() << "under 512 MiB free: proves nothing";
   std::string small, large;
-  const bool limited = with_address_space_headroom(std::uint64_t{256} << 20, [&] {
+  const bool limited = test::with_address_space_headroom(std::uint64_t{256} << 20, [&] {
     try {
       require_memory(std::uint64_t{100} << 20, "the small problem");
     } catch (const InputError& e) {
@@ -306,6 +280,9 @@ TEST(Memory, UnderAnAddressSpaceLimitTheEstimateIsAskedWithRoomToMap) {
                        "ulimit -v leaves only"), std::string::npos) << large;
 }
 
+// With keep_freed_memory, a smaller array allocated after a large one is freed reuses its pages: no new
+// faults. Without it, glibc gives a block this large (over its 32 MiB mmap ceiling) back to the OS on
+// free, and the next one faults again (once per 4 KiB page, or per 2 MiB with transparent huge pages).
 TEST(Memory, FreedArraysAreReusedWithoutPageFaults) {
   if (!keep_freed_memory()) GTEST_SKIP() << "not glibc: malloc's policy cannot be set";
   constexpr std::size_t kBytes = std::size_t{64} << 20;

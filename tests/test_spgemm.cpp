@@ -4,8 +4,10 @@
 #include <set>
 
 #include "common/device.hpp"
+#include "common/memory.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/matrix_market.hpp"
+#include "spgemm/comparison.hpp"
 #include "spgemm/heap.hpp"
 #include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
@@ -183,6 +185,75 @@ INSTANTIATE_TEST_SUITE_P(AllBackends, SpgemmBackendTest, ::testing::ValuesIn(bac
                            return n;
                          });
 
+// A stored zero of A times negative entries of B: every product is -0.0, and so is their sum in the textbook
+// order (the first product stored, the others added). The backends that sum in row order, and the
+// numeric-only phase, give it on every path: gustavson's unchecked accumulation of narrow windows (a
+// stencil's rows), which adds every product into the accumulator, gave +0.0 while that started at +0.0.
+template <class Value>
+void expect_sums_of_negative_zeros_are_negative_zero() {
+  PoissonParams p;
+  p.stencil = Stencil::p5;
+  p.size = {40, 40, 1};
+  const CsrMatrix<Value> A = cast_values<Value>(poisson_matrix(p));
+  CsrMatrix<Value> zeros = A, negative = A;
+  std::fill(zeros.val.begin(), zeros.val.end(), Value(0));
+  for (Value& v : negative.val) v = -std::abs(v) - 1;
+  for (const char* name : {"gustavson", "auto", "magnus", "hash"}) {
+    const SpgemmBackend& backend = SpgemmRegistry::instance().get(name);
+    ASSERT_TRUE(backend.sums_in_row_order()) << name;
+    const CsrMatrix<Value> C = backend.multiply(zeros, negative);
+    ASSERT_GT(C.nnz(), 0);
+    for (Offset k = 0; k < C.nnz(); ++k) ASSERT_TRUE(std::signbit(C.val[k])) << name << ", entry " << k;
+    const CsrMatrix<Value> refilled = numeric_product(zeros, negative, C);
+    for (Offset k = 0; k < C.nnz(); ++k) ASSERT_TRUE(std::signbit(refilled.val[k])) << "numeric phase, entry " << k;
+  }
+}
+
+TEST(SpgemmSignedZeros, ASumOfNegativeZerosIsNegativeZero) {
+  expect_sums_of_negative_zeros_are_negative_zero<double>();
+  expect_sums_of_negative_zeros_are_negative_zero<float>();
+}
+
+// A product that cannot fit is refused with the one-line error before it is allocated: an allocation that
+// failed inside a parallel region ended the process, whatever the caller caught (the Python package, the
+// library). With 256 MiB of address space left: 25,000 rows times 1,000 columns of ones (300 MB of product)
+// for every cpu backend; and gustavson's dense accumulators, one per thread of 2^27 columns (1.5 GiB each),
+// for a product of 100,000 entries.
+TEST(SpgemmMemory, AProductThatCannotFitIsRefusedBeforeItIsAllocated) {
+  if (available_memory_bytes() < (std::uint64_t{1} << 30)) GTEST_SKIP() << "under 1 GiB free: proves nothing";
+  std::vector<Triplet<double>> column, row;
+  for (Index i = 0; i < 25000; ++i) column.push_back({i, 0, 1.0});
+  for (Index j = 0; j < 1000; ++j) row.push_back({0, j, 1.0});
+  const CsrMatrix<double> tall = csr_from_triplets(25000, 1, column), wide = csr_from_triplets(1, 1000, row);
+  std::vector<Triplet<double>> spread;
+  for (Index j = 0; j < 100; ++j) spread.push_back({0, j << 20, 1.0});
+  const CsrMatrix<double> ones =
+      csr_from_triplets(1000, 1, std::vector<Triplet<double>>(column.begin(), column.begin() + 1000));
+  const CsrMatrix<double> far_columns = csr_from_triplets(1, Index{1} << 27, spread);
+  std::vector<std::string> refusals;
+  const auto refusal = [&](const char* name, const CsrMatrix<double>& A, const CsrMatrix<double>& B) {
+    try {
+      SpgemmRegistry::instance().get(name).multiply(A, B);
+      refusals.push_back(std::string(name) + ": not refused");
+    } catch (const InputError& e) {
+      refusals.push_back(e.what());
+    }
+  };
+  const std::vector<std::string> cpu_backends = {"gustavson", "hash", "heap", "rmerge-cpu", "magnus", "auto"};
+  const bool limited = test::with_address_space_headroom(std::uint64_t{256} << 20, [&] {
+    for (const std::string& name : cpu_backends) refusal(name.c_str(), tall, wide);
+    refusal("gustavson", ones, far_columns);
+  });
+  if (!limited) GTEST_SKIP() << "a hard address-space limit is set";
+  ASSERT_EQ(refusals.size(), cpu_backends.size() + 1);
+  for (std::size_t b = 0; b < cpu_backends.size(); ++b) {
+    const std::string& message = refusals[b];
+    EXPECT_NE(message.find("product (25000 x 1000, 25000000 nonzeros) needs about"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(refusals.back().find("gustavson's dense accumulators"), std::string::npos) << refusals.back();
+}
+
 // rmerge-cpu's merge width W: any W from 2 on gives the dense product, through none (W = 4096) to eleven
 // (W = 2) rounds of splitting of a row of 2500 entries; the rounds' factors count as extra memory (the
 // first G holds A's entries); widths outside the range are refused.
@@ -253,8 +324,13 @@ TEST(HeapMultiply, MatchesTheDenseProductOnHypersparseBlocks) {
   EXPECT_LE((to_dense(C) - expected).cwiseAbs().maxCoeff(), 1e-14 * std::max(1.0, expected.cwiseAbs().maxCoeff()));
   EXPECT_EQ(stats.multiplications, spgemm_multiplications(A, B));
   EXPECT_EQ(stats.nnz, C.nnz());
-  const CsrMatrix<float> Cf = heap_multiply(cast_values<float>(A), cast_values<float>(B));
+  const CsrMatrix<float> Af = cast_values<float>(A), Bf = cast_values<float>(B);
+  const CsrMatrix<float> Cf = heap_multiply(Af, Bf), reference = test::textbook_gustavson(Af, Bf);
   EXPECT_EQ(Cf.col, C.col);
+  double difference = -1;
+  EXPECT_TRUE(spgemm_results_agree(Cf, reference, product_magnitudes(Af, Bf, reference),
+                                   spgemm_agreement_tolerance<float>(), difference))
+      << difference;
   EXPECT_THROW(heap_multiply(A, A), Error);
 }
 
@@ -305,7 +381,6 @@ TEST(SpgemmRegistry, NamesAreUniqueAndDescribed) {
 }  // namespace
 }  // namespace amgsolve
 
-#include "spgemm/comparison.hpp"
 
 namespace amgsolve {
 namespace {
@@ -470,6 +545,27 @@ TEST(SpgemmComparison, EachEntryIsJudgedOnTheScaleOfItsProducts) {
   CsrMatrix<double> not_a_number = C;
   not_a_number.val[2] = NAN;
   EXPECT_FALSE(spgemm_results_agree(not_a_number, C, magnitude, 1e-12, difference));
+}
+
+// Float products of subnormal size round in absolute steps of the smallest subnormal (1.4e-45): c = 3e-23 *
+// 3e-23 + 3e-23 * 3e-23 = 1.8e-45 rounds to one step (1.4e-45) or two (2.8e-45) depending on whether each
+// product rounds first, a difference of 0.8 of c's own size. Both are right to the precision floats have
+// there; a wrong value of normal size still is wrong.
+TEST(SpgemmComparison, SubnormalProductsAreJudgedOnTheSmallestNormalNumber) {
+  const CsrMatrix<float> A = csr_from_triplets<float>(1, 2, {{0, 0, 3e-23f}, {0, 1, 3e-23f}});
+  const CsrMatrix<float> B = csr_from_triplets<float>(2, 1, {{0, 0, 3e-23f}, {1, 0, 3e-23f}});
+  const CsrMatrix<float> C = test::textbook_gustavson(A, B);
+  const std::vector<double> magnitude = product_magnitudes(A, B, C);
+  ASSERT_LT(magnitude[0], std::numeric_limits<float>::min());
+  const float step = std::numeric_limits<float>::denorm_min();
+  CsrMatrix<float> one_step_off = C;
+  one_step_off.val[0] = C.val[0] == step ? 2 * step : step;
+  double difference = -1;
+  EXPECT_TRUE(spgemm_results_agree(one_step_off, C, magnitude, spgemm_agreement_tolerance<float>(), difference));
+  EXPECT_LE(difference, 1e-5);
+  CsrMatrix<float> wrong = C;
+  wrong.val[0] = 1e-30f;
+  EXPECT_FALSE(spgemm_results_agree(wrong, C, magnitude, spgemm_agreement_tolerance<float>(), difference));
 }
 
 // The numeric phase alone, into the pattern of an earlier product: gustavson's values bit for bit on new

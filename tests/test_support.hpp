@@ -4,6 +4,8 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <fstream>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -381,5 +385,28 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// Runs `check` with the soft address-space limit (ulimit -v) set to what the process maps, plus what its
+// OpenMP threads not started yet will map (72 MiB each: a malloc arena and a stack), plus `headroom`, then
+// puts the limit back (a soft limit may rise again to the hard one). False where a hard limit is in the way.
+inline bool with_address_space_headroom(std::uint64_t headroom, const std::function<void()>& check) {
+  rlimit before{};
+  if (getrlimit(RLIMIT_AS, &before) != 0) return false;
+  std::uint64_t mapped_kb = 0, running = 1;  // the OpenMP threads that run already are in VmSize
+  std::ifstream status("/proc/self/status");
+  for (std::string key; status >> key;) {
+    if (key == "VmSize:") status >> mapped_kb;
+    if (key == "Threads:") status >> running;
+  }
+  const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
+  const std::uint64_t threads_kb = std::uint64_t{72 << 10} * (wanted > running ? wanted - running : 0);
+  rlimit limited = before;
+  limited.rlim_cur = (mapped_kb + threads_kb) * 1024 + headroom;
+  if (before.rlim_max != RLIM_INFINITY && limited.rlim_cur > before.rlim_max) return false;
+  if (setrlimit(RLIMIT_AS, &limited) != 0) return false;
+  check();
+  setrlimit(RLIMIT_AS, &before);
+  return true;
+}
 
 }  // namespace amgsolve::test

@@ -23,11 +23,13 @@ CsrMatrix<Value> textbook_gustavson(const CsrMatrix<Value>& A, const CsrMatrix<V
       const Index k = A.col[ka];
       for (Offset kb = B.row_begin(k); kb < B.row_end(k); ++kb) {
         const Index j = B.col[kb];
-        if (!touched[j]) {
+        if (!touched[j]) {  // the first product is stored, so a sum of -0.0 products is -0.0
           touched[j] = true;
           columns.push_back(j);
+          accumulator[j] = A.val[ka] * B.val[kb];
+        } else {
+          accumulator[j] += A.val[ka] * B.val[kb];
         }
-        accumulator[j] += A.val[ka] * B.val[kb];
       }
     }
     std::sort(columns.begin(), columns.end());

@@ -176,8 +176,8 @@ nb::list level_list(const std::vector<LevelInfo>& levels) {
 // their turn), and raises what the handler raised (KeyboardInterrupt) from the setup's levels or the
 // solve's iterations.
 // Thrown through the C++ code with Python's error (KeyboardInterrupt) left set in this thread, and raised
-// as that error once the GIL is back (raise_interrupted): what a rebuild note says is "interrupted", not
-// Python's traceback.
+// as that error once the GIL is back (the Interrupted translator in the module definition): what a rebuild
+// note says is "interrupted", not Python's traceback.
 struct Interrupted : std::runtime_error {
   Interrupted() : std::runtime_error("interrupted (Ctrl-C)") {}
 };
@@ -342,14 +342,17 @@ nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t
                      std::to_string(B.rows) + "x" + std::to_string(B.cols) + ": A's columns must equal B's rows");
   CsrMatrix<V> C;
   SpgemmStats stats;
+  const std::string operands = "amgsolve.spgemm: out of memory multiplying A (" + std::to_string(A.rows) + "x" +
+                               std::to_string(A.cols) + ", " + std::to_string(A.nnz()) + " entries) by B (" +
+                               std::to_string(B.rows) + "x" + std::to_string(B.cols) + ", " +
+                               std::to_string(B.nnz()) + " entries) with " + backend;
   try {
     nb::gil_scoped_release unlocked;
     C = spgemm.multiply(A, B, &stats);
+  } catch (const MemoryLimitError& e) {  // found before the allocation, by the backend's memory check
+    throw ProductOutOfMemory(operands + ": " + e.what());
   } catch (const std::bad_alloc&) {
-    throw ProductOutOfMemory("amgsolve.spgemm: out of memory multiplying A (" + std::to_string(A.rows) + "x" +
-                             std::to_string(A.cols) + ", " + std::to_string(A.nnz()) + " entries) by B (" +
-                             std::to_string(B.rows) + "x" + std::to_string(B.cols) + ", " + std::to_string(B.nnz()) +
-                             " entries) with " + backend + ": the product or the backend's work space does not fit");
+    throw ProductOutOfMemory(operands + ": the product or the backend's work space does not fit");
   }
   nb::dict info;
   info["backend"] = spgemm.name();

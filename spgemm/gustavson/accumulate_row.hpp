@@ -2,8 +2,9 @@
 // Gustavson's SpGEMM (spgemm/gustavson/gustavson.cpp), one row of C: the products of row i of A with the
 // rows of B it selects, summed in a dense accumulator over B's columns, then listed in column order (by a
 // scan of the markers across the row's column window, or by a sort) and moved out, leaving the
-// accumulator zero. Variants: a narrow window accumulated without looking at the markers, R rows of A with
-// the same columns at once (spgemm/gustavson/row_groups.hpp), and B with at most one entry per row.
+// accumulator empty (kEmptySum). Variants: a narrow window accumulated without looking at the markers, R
+// rows of A with the same columns at once (spgemm/gustavson/row_groups.hpp), and B with at most one entry
+// per row.
 #include <algorithm>
 #include <cstdint>
 
@@ -124,7 +125,7 @@ inline Index list_row(Index* __restrict marker, Index i, Index first, Index wind
     Value* sums = accumulator + static_cast<std::size_t>(R) * static_cast<std::size_t>(cols[p]);
     for (int r = 0; r < R; ++r) {
       vals[r * length + p] = sums[r];
-      sums[r] = Value{0};
+      sums[r] = kEmptySum<Value>;
     }
   }
   for (int r = 1; r < R; ++r) std::copy_n(cols, length, cols + r * length);

@@ -25,6 +25,7 @@
 // one row, spgemm/gustavson/row_groups.hpp groups rows with the same columns.
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "common/parallel.hpp"
@@ -32,6 +33,7 @@
 #include "spgemm/accumulator.hpp"
 #include "spgemm/gustavson/accumulate_row.hpp"
 #include "spgemm/gustavson/row_groups.hpp"
+#include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -62,6 +64,14 @@ constexpr double kOnePassCompression = 4.0;
 // About this many products are read to estimate the compression, from rows spread over all of A.
 constexpr Offset kSampledProducts = Offset{1} << 16;
 
+// Checks that `threads` accumulators of B's columns, `bytes_per_column` each, fit in memory
+// (spgemm/product_memory.hpp): a B of a billion columns needs gigabytes per thread.
+inline void require_accumulators(int threads, Index columns, std::uint64_t bytes_per_column) {
+  require_product_memory(static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(columns) * bytes_per_column,
+                         "gustavson's dense accumulators (" + std::to_string(threads) + " of " +
+                             std::to_string(columns) + " columns; the hash backend needs none)");
+}
+
 // The distinct columns of row i of C, counted with markers (marker[j] == i: seen in this row).
 template <class Value>
 inline Offset distinct_columns(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Index i, Index* marker) {
@@ -88,6 +98,7 @@ inline double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Val
   const Offset per_row = std::max<Offset>(1, multiplications / A.rows);
   const auto samples =
       static_cast<Index>(std::clamp<Offset>(kSampledProducts / per_row, 1, std::min<Index>(A.rows, 256)));
+  require_accumulators(1, B.cols, sizeof(Index));
   std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
   Offset products = 0, distinct = 0;
   for (Index s = 0; s < samples && products < 4 * kSampledProducts; ++s) {  // uneven rows: a cap
@@ -123,7 +134,9 @@ inline Offset multiplications_if_small(const CsrMatrix<Value>& A, const CsrMatri
 template <class Value>
 inline std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                               CsrMatrix<Value>& C) {
-  Workspace<Value> ws(B.cols, row_layout(A, B));
+  const RowLayout layout = row_layout(A, B);
+  require_accumulators(1, B.cols, Workspace<Value>::bytes_per_column(layout));
+  Workspace<Value> ws(B.cols, layout);
   C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
   C.val.resize(C.col.size());
   Offset end = 0;
@@ -177,6 +190,10 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
     block[b].first_group = b == 0 ? 0 : block[b - 1].end_group;
     block[b].end_group = std::max(b + 1 == blocks ? group_count : row_groups(row, group), block[b].first_group);
   }
+  require_accumulators(std::min<int>(max_threads(), static_cast<int>(blocks)), B.cols,
+                       Workspace<Value>::bytes_per_column(layout));
+  require_product_memory(static_cast<std::uint64_t>(work.back()) * (sizeof(Index) + sizeof(Value)),
+                         "gustavson's buffers for " + std::to_string(work.back()) + " products");
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {
@@ -198,7 +215,7 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
     }
     workspaces += ws.bytes();
   }
-  allocate_from_row_lengths(C);
+  allocate_product(C, "gustavson");
   Offset buffered = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : buffered)
   for (std::size_t b = 0; b < blocks; ++b) {
@@ -217,6 +234,7 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
 template <class Value>
 inline void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
   const Index chunk = row_chunk(A.rows);
+  require_accumulators(max_threads(), B.cols, sizeof(Index));
 #pragma omp parallel
   {
     std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
@@ -224,7 +242,7 @@ inline void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMa
     for (Index i = 0; i < A.rows; ++i)
       C.row_ptr[static_cast<std::size_t>(i) + 1] = distinct_columns(A, B, i, marker.data());
   }
-  allocate_from_row_lengths(C);
+  allocate_product(C, "gustavson");
 }
 
 // Returns the workspaces' bytes.
@@ -233,6 +251,7 @@ inline std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& 
   const RowLayout layout = row_layout(A, B);
   const int group = layout.group;
   const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
+  require_accumulators(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout));
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {

@@ -89,8 +89,9 @@ struct Workspace {
       : group(layout.group),
         single_entry_rows(layout.single_entry_rows),
         marker(static_cast<std::size_t>(columns), -1),
-        sums(static_cast<std::size_t>(columns)),
-        group_sums(group > 1 ? static_cast<std::size_t>(group) * static_cast<std::size_t>(columns) : 0) {}
+        sums(static_cast<std::size_t>(columns), kEmptySum<Value>),
+        group_sums(group > 1 ? static_cast<std::size_t>(group) * static_cast<std::size_t>(columns) : 0,
+                   kEmptySum<Value>) {}
   int group;
   bool single_entry_rows;
   std::vector<Index> marker;
@@ -98,9 +99,12 @@ struct Workspace {
   std::uint64_t bytes() const {
     return marker.capacity() * sizeof(Index) + (sums.capacity() + group_sums.capacity()) * sizeof(Value);
   }
+  static std::uint64_t bytes_per_column(RowLayout layout) {
+    return sizeof(Index) + sizeof(Value) * (1 + (layout.group > 1 ? static_cast<std::uint64_t>(layout.group) : 0));
+  }
 };
 
-inline Index row_groups(Index rows, int group) { return (rows + group - 1) / group; }
+inline Index row_groups(Index rows, int group) { return static_cast<Index>((Offset{rows} + group - 1) / group); }
 inline Index rows_in_group(Index rows, int group, Index g) { return std::min<Index>(group, rows - group * g); }
 
 template <ListRoom kRoom, class Value>

@@ -45,6 +45,7 @@
 #include "common/timer.hpp"
 #include "spgemm/magnus/row_worker.hpp"
 #include "spgemm/magnus/shared_columns.hpp"
+#include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve::magnus {
@@ -239,7 +240,7 @@ CsrMatrix<Value> multiply(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
   const RowShapes shapes = row_shapes(A, B);
   const Offset products = total_products(shapes);
   std::uint64_t extra = count_row_entries(A, B, C, options, shapes, products, symbolic_categories);
-  allocate_from_row_lengths(C);
+  allocate_product(C, "magnus");
   const double c_bytes = static_cast<double>(C.nnz()) * (sizeof(Index) + sizeof(Value));
   const bool stream_output = options.stream_output && c_bytes > static_cast<double>(options.cache.llc_bytes) / 2;
   stats.symbolic_seconds = timer.seconds();

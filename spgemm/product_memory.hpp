@@ -1,0 +1,34 @@
+#pragma once
+// The memory a product needs, checked before it is allocated. An allocation that fails inside an OpenMP
+// region ends the process (no exception may leave the region), even where the caller (the Python package,
+// the library) would have turned std::bad_alloc into an error; and one that succeeds under overcommit is
+// killed when the threads touch its pages. So the product's arrays, once the symbolic pass knows their size,
+// and a backend's per-thread workspaces are checked against the memory left first (common/memory.hpp), and a
+// product that cannot fit gets a one-line error naming it.
+#include <cstdint>
+#include <string>
+
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// Below this, an allocation is not worth reading /proc for: it is the size of a few pages of a product.
+inline constexpr std::uint64_t kUncheckedProductBytes = std::uint64_t{64} << 20;
+
+// Throws InputError naming `what` (e.g. "gustavson's dense accumulators") if `bytes` do not fit.
+void require_product_memory(std::uint64_t bytes, const std::string& what);
+
+// Row lengths to offsets (offsets_from_row_lengths), then C's arrays sized for its entries, after checking
+// that they fit; `backend` names the product's backend in the error.
+template <class Value>
+void allocate_product(CsrMatrix<Value>& C, const char* backend) {
+  offsets_from_row_lengths(C);
+  const auto entries = static_cast<std::uint64_t>(C.nnz());
+  require_product_memory(entries * (sizeof(Index) + sizeof(Value)),
+                         std::string(backend) + "'s product (" + std::to_string(C.rows) + " x " +
+                             std::to_string(C.cols) + ", " + std::to_string(entries) + " nonzeros)");
+  C.col.resize(static_cast<std::size_t>(entries));
+  C.val.resize(static_cast<std::size_t>(entries));
+}
+
+}  // namespace amgsolve
