@@ -1,6 +1,5 @@
 // Configuration loading: defaults from the schema, errors that name the key, the file and the line,
 // --set overrides, and docs/CONFIG.md kept equal to the schema it is generated from.
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -647,20 +646,19 @@ TEST(Config, OverrideOfASectionByAMapSetsItsKeys) {
 }
 
 // Nested YAML aliases (a "billion laughs" of a few hundred bytes) would make every walk over the tree visit
-// each alias anew: refused at once, in the file and in --set.
+// each alias anew: refused at once, in the file and in --set. Ten levels expand to 10^11 values, which no
+// walk finishes: a refusal that walked them would run into the test's timeout.
 TEST(Config, AliasesExpandingBeyondAMillionValuesAreRefusedAtOnce) {
   std::string list = "&a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]";
-  for (int depth = 1; depth <= 8; ++depth) {
+  for (int depth = 1; depth <= 10; ++depth) {
     const std::string alias = "*a" + std::to_string(depth - 1);
     list += ", &a" + std::to_string(depth) + " [" + alias;
     for (int k = 1; k < 10; ++k) list += ", " + alias;
     list += "]";
   }
   const std::string file = "problem:\n  anisotropy: [" + list + "]\n";
-  const auto start = std::chrono::steady_clock::now();
   const std::string e = parse_error(file);
   EXPECT_TRUE(Contains(e, "cfg.yaml: more than 1000000 values with its YAML aliases expanded")) << e;
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << "the refusal walked the aliases";
   EXPECT_TRUE(Contains(parse_error("", {"problem.anisotropy=[" + list + "]"}), "--set problem.anisotropy=")) << e;
   // A few aliases are YAML like any other.
   EXPECT_EQ(parse_config("problem:\n  size: &n [8, 8, 8]\n", "cfg.yaml").problem.poisson.size,
