@@ -2,7 +2,7 @@
 // The constant nullspace of a singular SPD-on-its-range matrix (amg.nullspace): a pure-Neumann Laplacian or
 // a graph Laplacian, whose rows sum to zero (A 1 = 0). Smoothed aggregation keeps the constant exactly on
 // every level (amg/tentative_prolongation.hpp), the coarsest solve is the pseudo-inverse on the range
-// (amg/coarse_factor.hpp), and the outer iteration keeps its vectors orthogonal to the constant and checks
+// (sparse/sparse_ldlt.hpp), and the outer iteration keeps its vectors orthogonal to the constant and checks
 // that b is (amgsolve/solver.cpp): the setting of Kaasschieter, "Preconditioned conjugate gradients for
 // solving singular systems", J. Comput. Appl. Math. 24, 1988, where PCG converges for a consistent b.
 //

@@ -21,7 +21,7 @@ inline constexpr Index kMaxDirectRows = 50000;
 inline constexpr int kCoarsestSmoothingSteps = 8;
 // Where coarsening stopped early, rows alone do not bound the factorisation: a level of few thousand rows
 // with hundreds of entries each (a dense random graph) or of a 3D grid's 46,000 points (AMD's fill) took
-// 30 s and 16 s to factorise, where its smoother converges in a few iterations. Such a level (more rows than
+// tens of seconds to factorise, where its smoother converges in a few iterations. Such a level (more rows than
 // amg.coarse_size) is factorised only while the factorisation's multiply-adds (sparse/sparse_ldlt.hpp,
 // from the symbolic analysis) stay below this, about a second of Eigen's simplicial LDL^T; a level of at
 // most amg.coarse_size rows, the coarsest the setup aimed for, always is (up to kMaxDirectRows rows).
@@ -105,10 +105,10 @@ struct AmgParams {
   // exact (2 against 1.9997 on 7-point Poisson). Lanczos is sharper where the bound is loose (rows with
   // large positive off-diagonals) and costs lanczos_steps matrix-vector products per level.
   SpectralRadius spectral_radius = SpectralRadius::lanczos;
-  // Lanczos steps used to estimate rho(D^-1 A) on each level. 6 give 0.944 rho on 7-point Poisson 128^3
-  // (8 give 0.966, 12 0.984) at half the cost of 12; the Chebyshev bound is capped by Gershgorin's anyway.
-  // Iterations with 6 against 8 (docs/BENCHMARKS.md, "Lanczos steps"): the same or fewer on every shipped
-  // config and 12 of 13 SPD matrices of ../shared, one more on one (bcsstk21, 72 against 71).
+  // Lanczos steps used to estimate rho(D^-1 A) on each level: 6 come within a few percent of rho on 7-point
+  // Poisson at half the cost of 12, with the same iterations as 8 on the shipped configs and the SPD matrices
+  // of ../shared but one (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists, fewer Lanczos steps"); the
+  // Chebyshev bound is capped by Gershgorin's anyway.
   int lanczos_steps = 6;
   // A singular matrix's nullspace: zero row sums are exact for Neumann and graph Laplacians and never
   // hold for a nonsingular M-matrix (its boundary rows have positive sums), so detecting them is safe.

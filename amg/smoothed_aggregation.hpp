@@ -10,14 +10,14 @@
 //                           on aggregate k, normalised; the norms are the next level's B     tentative_prolongation.hpp
 //   4. smoothed prolongator P = (I - omega D_f^-1 A_f) T, omega = (4/3) / rho(D_f^-1 A_f), with A_f the
 //                           filtered matrix (weak couplings lumped into the diagonal)           smoothed_prolongation.hpp
-//   5. coarse operator      A_c = P^T (A P), R = P^T kept for the cycle                        galerkin.hpp
+//   5. coarse operator      A_c = P^T (A P), R = P^T kept for the cycle      smooth_and_multiply below
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
 // near-nullspace vectors; the cpu backend) takes steps 1-3 node by node, T by a QR factorisation per aggregate
 // (near_nullspace.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp).
 // Coarsening stops at amg.coarse_size rows, at amg.max_levels, or when aggregation removes less than 10% of
-// the rows; the coarsest level is factorised on the host (sparse LDL^T, amg/coarse_factor.hpp), the only step
-// that leaves the backend. A singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp)
+// the rows; the coarsest level is factorised on the host (sparse LDL^T, sparse/sparse_ldlt.hpp), the only
+// step that leaves the backend. A singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp)
 // keeps it on every level, with the coarsest level's nullspace B known exactly, and the coarsest solve is its
 // pseudo-inverse; so does a singular system, whose nullspace is B C of each level's near-nullspace vectors B,
 // its prolongators smoothed with A itself rather than A_f (amg/system_nullspace.hpp).
@@ -36,7 +36,6 @@
 #include <optional>
 #include <string>
 
-#include "amg/galerkin.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/improve_near_nullspace.hpp"
 #include "amg/mis2_aggregation.hpp"
@@ -106,13 +105,26 @@ class SmoothedAggregation {
   using Weights = typename Backend::template Vector<double>;
   using LevelStrength = typename KeptStrength<Backend>::type;
 
+  // The level's random choices (MIS-2's priorities, Lanczos' start) from the seed and the level alone: the
+  // same hierarchy on any thread count, rank count and device.
+  std::uint64_t level_seed(int level) const { return seeded_hash(params_.seed, static_cast<std::uint64_t>(level)); }
+  // Coarsening stops when it no longer pays: nothing to aggregate, or under 10% fewer rows (or nodes).
+  static bool coarsening_pays(std::int64_t coarse, std::int64_t fine) {
+    return coarse > 0 && static_cast<double>(coarse) <= 0.9 * static_cast<double>(fine);
+  }
+  // Only the backends with a system's steps set one up (require_system_supported); an explicit instantiation of
+  // the class for another compiles the system's members too, whose bodies are this for those backends.
+  [[noreturn]] static void throw_no_system_setup() {
+    throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+  }
+
   // Steps 1-5 for level `info.level` with matrix A and its near-nullspace weights (empty on the finest
   // level), or a system's nodes and near-nullspace `near`; empty when aggregation no longer pays. Fills the
   // level's statistics (aggregates, rho, phase times, the three products) into info.
   std::optional<CoarseningStep<Backend, Value>> coarsen(const Csr& A, const Weights& weights, const NearNullspace* near,
                                                         LevelInfo& info) const {
     if (near) return coarsen_system(A, *near, info);
-    const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    const std::uint64_t seed = level_seed(info.level);
     LevelInfo::Phases& t = info.phases;
     PhaseClock clock(backend_);
     backend_.require_positive_diagonal(A, info.level);
@@ -121,10 +133,10 @@ class SmoothedAggregation {
     auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
     clock.lap(t.strength);
     // 2. aggregation; stop when it no longer pays: nothing to aggregate, or under 10% fewer rows
-    auto aggregates = mis2_aggregation(backend_, strength, level_seed);
+    auto aggregates = mis2_aggregation(backend_, strength, seed);
     if (params_.nullspace == NullspaceChoice::constant) aggregate_left_out_nodes(backend_, aggregates);
     clock.lap(t.aggregation);
-    if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(backend_.global_rows(A))) return std::nullopt;
+    if (!coarsening_pays(aggregates.count, backend_.global_rows(A))) return std::nullopt;
     info.aggregates = aggregates.count;
     // 3. tentative prolongator
     CoarseningStep<Backend, Value> step;
@@ -146,10 +158,8 @@ class SmoothedAggregation {
   // coarsen() for a system (near_nullspace.hpp): steps 1-3 on A's nodes, then as a scalar level.
   std::optional<CoarseningStep<Backend, Value>> coarsen_system(const Csr& A, const NearNullspace& near,
                                                                LevelInfo& info) const {
-    // Only the backends with a system's steps set one up (require_system_supported); an explicit instantiation
-    // of the class for another compiles this member too, so its body is there for those alone.
     if constexpr (!SetsUpSystems<Backend>::value) {
-      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+      throw_no_system_setup();
     } else {
       LevelInfo::Phases& t = info.phases;
       PhaseClock clock(backend_);
@@ -157,12 +167,12 @@ class SmoothedAggregation {
       auto strength = node_strength(backend_, A, near, params_.strength_threshold);
       clock.lap(t.strength);
       Aggregates aggregates =
-          node_aggregation(backend_, strength, seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level)));
+          node_aggregation(backend_, strength, level_seed(info.level));
       // A singular system's nullspace must reach every level through T B_c = B: no node left out.
       if (params_.singular()) aggregate_left_out_nodes(backend_, aggregates);
       clock.lap(t.aggregation);
       const std::int64_t nodes = sum_over_ranks(backend_, near.nodes());
-      if (aggregates.count == 0 || aggregates.count > 0.9 * static_cast<double>(nodes)) return std::nullopt;
+      if (!coarsening_pays(aggregates.count, nodes)) return std::nullopt;
       CoarseningStep<Backend, Value> step;
       std::optional<NearNullspace> improved;
       std::optional<double> rho;  // rho(D^-1 A) for the level's smoother, where the relaxation estimated it
@@ -172,8 +182,7 @@ class SmoothedAggregation {
       Csr T = tentative_prolongation<Value>(backend_, aggregates, improved ? *improved : near, coarse, row_aggregates.id);
       improved.reset();
       const std::int64_t coarse_rows = sum_over_ranks(backend_, coarse.rows());
-      if (coarse_rows == 0 || coarse_rows > 0.9 * static_cast<double>(backend_.global_rows(A)))
-        return std::nullopt;  // more vectors than rows
+      if (!coarsening_pays(coarse_rows, backend_.global_rows(A))) return std::nullopt;  // more vectors than rows
       info.aggregates = aggregates.count;
       step.coarse_near = std::make_shared<const NearNullspace>(std::move(coarse));
       if (info.level == 0) step.aggregates = aggregate_ids(backend_, row_aggregates);
@@ -205,9 +214,9 @@ class SmoothedAggregation {
   NearNullspace improved_near_nullspace(const Csr& A, const NearNullspace& near, LevelInfo& info, PhaseClock& clock,
                                         std::optional<double>& rho) const {
     if constexpr (!SetsUpSystems<Backend>::value) {
-      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+      throw_no_system_setup();
     } else {
-      const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+      const std::uint64_t seed = level_seed(info.level);
       std::shared_ptr<const Array<Index>> blocks = smoother_blocks(&near);
       rho = smoother_spectral_radius(A, blocks, &near, seed, info.level);
       clock.lap(info.phases.eigenvalues);
@@ -298,9 +307,9 @@ class SmoothedAggregation {
   // What the kept hierarchy gives level `level` of a setup on its structure (amg/resetup.hpp).
   KeptLevel<Backend, Value> kept_level(const Hierarchy<Backend, Value>& kept, int level, KeptProducts products) const;
 
-  // Steps 3 (the filtered matrix) to 5 and the smoother, from the strength and the tentative prolongator T
-  // (and a system's nodes, `near`, for its smoother). `prolongator_built` is called once P is: the caller may
-  // let go of what only P needed (the filtered matrix goes then too).
+  // Step 4 (the filtered matrix, then P) and step 5, then the smoother, from the strength and the tentative
+  // prolongator T (and a system's nodes, `near`, for its smoother). `prolongator_built` is called once P is:
+  // the caller may let go of what only P needed (the filtered matrix goes then too).
   template <class StrengthOf>
   void smooth_and_multiply(const Csr& A, const Weights& weights, const NearNullspace* near, const StrengthOf& strength,
                            const Csr& T,
@@ -308,7 +317,7 @@ class SmoothedAggregation {
                            const KeptLevel<Backend, Value>* kept,
                            const std::function<void()>& prolongator_built = {},
                            std::optional<double> smoother_rho = std::nullopt) const {
-    const std::uint64_t level_seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    const std::uint64_t seed = level_seed(info.level);
     LevelInfo::Phases& t = info.phases;
     // A singular system's prolongator is smoothed with A itself: lumping row by row keeps A_f 1 = A 1, not
     // A_f B = 0 for a rotation, and P B_c = B must hold for its nullspace to be every level's
@@ -335,10 +344,10 @@ class SmoothedAggregation {
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
-    const double rho_f = spectral_radius(A_f, near, level_seed, info.level);
+    const double rho_f = spectral_radius(A_f, near, seed, info.level);
     const std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
     info.rho = smoother_rho        ? *smoother_rho  // estimated where the near-nullspace was relaxed
-               : blocks || has_weak ? smoother_spectral_radius(A, blocks, near, level_seed, info.level)
+               : blocks || has_weak ? smoother_spectral_radius(A, blocks, near, seed, info.level)
                                     : rho_f;  // A_f is A
     clock.lap(t.eigenvalues);
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
@@ -459,7 +468,7 @@ class SmoothedAggregation {
   double system_rho(const Csr& A, const std::shared_ptr<const Array<Index>>& blocks, const NearNullspace& near,
                     std::uint64_t seed, std::optional<int> level) const {
     if constexpr (!SetsUpSystems<Backend>::value) {
-      throw Error("internal: a system's setup on the " + std::string(to_string(Backend::kind)) + " backend");
+      throw_no_system_setup();
     } else {
       try {
         if (params_.spectral_radius == SpectralRadius::gershgorin) return system_gershgorin_bound(backend_, A, blocks);
@@ -550,7 +559,7 @@ class SmoothedAggregation {
   void add_smoothed_coarsest(Shared A, const NearNullspace* near, Hierarchy<Backend, Value>& hierarchy,
                              LevelInfo& info, const Timer& timer, const std::string& why) const {
     backend_.require_positive_diagonal(*A, info.level);
-    const std::uint64_t seed = seeded_hash(params_.seed, static_cast<std::uint64_t>(info.level));
+    const std::uint64_t seed = level_seed(info.level);
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
     info.rho = smoother_spectral_radius(*A, blocks, near, seed, info.level);
     const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);

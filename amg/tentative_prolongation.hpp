@@ -4,7 +4,7 @@
 // of each level, restricted to each aggregate and normalised: T_ij = B_i / ||B_(aggregate j)||, and the
 // coarse level's B is those norms, B^c_j = ||B_(aggregate j)||, so that T B^c = B: the nullspace is carried
 // to every level exactly (which makes the coarsest matrix of a singular problem singular with a known
-// nullspace, amg/coarse_factor.hpp). Starting from B = 1, B_i^2 is the number of finest-level points node
+// nullspace, sparse/sparse_ldlt.hpp). Starting from B = 1, B_i^2 is the number of finest-level points node
 // i stands for, so the levels carry the weights w = B^2, integers held exactly in doubles: T_ij =
 // sqrt(w_i) / sqrt(w^c_j) with w^c_j = sum of w_i over aggregate j, sums that no order of addition can
 // change (the GPU gets the same bits). On the finest level (w = 1) T_ij = 1 / sqrt(|aggregate j|). T's

@@ -174,7 +174,7 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   } else if constexpr (kDistributed<Backend> && SolveBackend::kind == BackendKind::cpu) {
-    // Which level matrices the ranks slice is decided as the cycle builds them (SlicedOnRanks).
+    // Which level matrices the ranks slice is decided as the cycle builds them (SlicedOperators).
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   }

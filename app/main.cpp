@@ -34,23 +34,29 @@ constexpr std::chrono::seconds kErrorAgreementWait{10};
 // pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
 // in main's one line (by the rank it happened on; mpirun ends the others), instead of abort()'s "terminate
 // called after ..." and a core dump, and the unfinished outputs' temporary files are removed.
+// The one line for an exception that ended the run on this rank (Ranks::where() names the rank over MPI).
+void print_error_line(const std::exception_ptr& error) {
+  const std::string rank = amgsolve::Ranks::where();
+  const char* where = rank.c_str();
+  try {
+    if (error) std::rethrow_exception(error);
+    std::fprintf(stderr, "amgsolve: internal error%s: terminated\n", where);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n", where);
+  } catch (const amgsolve::Error& e) {
+    std::fprintf(stderr, "amgsolve: error%s: %s\n", where, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "amgsolve: internal error%s: %s\n", where, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "amgsolve: internal error%s: an unknown exception\n", where);
+  }
+}
+
 [[noreturn]] void on_terminate() {
   static std::atomic<bool> ending{false};
   if (ending.exchange(true)) std::_Exit(amgsolve::kExitError);  // another thread says it already
   amgsolve::remove_pending_temporary_files();
-  try {
-    if (const std::exception_ptr escaped = std::current_exception()) std::rethrow_exception(escaped);
-    std::fprintf(stderr, "amgsolve: internal error%s: terminated\n", amgsolve::Ranks::where().c_str());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",
-                 amgsolve::Ranks::where().c_str());
-  } catch (const amgsolve::Error& e) {
-    std::fprintf(stderr, "amgsolve: error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "amgsolve: internal error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
-  } catch (...) {
-    std::fprintf(stderr, "amgsolve: internal error%s: an unknown exception\n", amgsolve::Ranks::where().c_str());
-  }
+  print_error_line(std::current_exception());
   std::fflush(nullptr);
   if (amgsolve::Ranks::size() > 1) amgsolve::Ranks::abort_all(amgsolve::kExitError);
   std::_Exit(amgsolve::kExitError);  // not exit(): other threads still run, and destructors would race them
@@ -71,24 +77,20 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e) {
   return text;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::set_terminate(on_terminate);
-  const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
-  amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
-  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the output's writer says in
-  // one line, instead of ending the run silently with a core dump.
-  std::signal(SIGXFSZ, SIG_IGN);
+// What the command line asks for: a run, or one of the two listings.
+struct CommandLine {
   amgsolve::RunOptions options;
   bool list_backends = false;
   bool config_reference = false;
+};
 
-  CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
+// The options and their checks, parsed into `line`.
+void add_options(CLI::App& app, CommandLine& line) {
   app.set_version_flag("--version", amgsolve::version_text());
-  CLI::Option* config = app.add_option("config", options.config, "YAML problem file (see docs/CONFIG.md)");
-  CLI::Option* set = app.add_option("--set", options.overrides,
-                 "Override a config key, e.g. --set problem.size=[64,64,64]; repeat --set for more keys")
+  CLI::Option* config = app.add_option("config", line.options.config, "YAML problem file (see docs/CONFIG.md)");
+  CLI::Option* set =
+      app.add_option("--set", line.options.overrides,
+                     "Override a config key, e.g. --set problem.size=[64,64,64]; repeat --set for more keys")
       ->type_name("KEY=VALUE")
       ->expected(1)  // one KEY=VALUE per --set: `--set k=v config.yaml` keeps its config
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
@@ -102,29 +104,46 @@ int main(int argc, char** argv) {
                                      : std::string();
       },
       "");
-  CLI::Option* report =
-      app.add_option("--report", options.report, "Write the JSON report here (overrides output.report; '' writes none)")
+  CLI::Option* report = app.add_option("--report", line.options.report,
+                                       "Write the JSON report here (overrides output.report; '' writes none)")
+                            ->type_name("FILE")
+                            ->check(not_an_option);
+  CLI::Option* vtk =
+      app.add_option("--vtk", line.options.vtk,
+                     "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)")
           ->type_name("FILE")
           ->check(not_an_option);
-  CLI::Option* vtk = app.add_option("--vtk", options.vtk,
-                                    "Write the solution as VTK image data (.vti) here (overrides output.vtk; '' writes none)")
-                         ->type_name("FILE")
-                         ->check(not_an_option);
-  app.add_option("--threads", options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
+  app.add_option("--threads", line.options.threads, "OpenMP threads (default: OMP_NUM_THREADS or all cores)")
       ->check(amgsolve::whole_number_in(1, amgsolve::kMaxThreads));
-  app.add_flag("--quiet", options.quiet, "Only errors; no level table or iteration lines");
-  CLI::Option* compare = app.add_flag("--compare-spgemm", options.compare_spgemm,
+  app.add_flag("--quiet", line.options.quiet, "Only errors; no level table or iteration lines");
+  CLI::Option* compare = app.add_flag("--compare-spgemm", line.options.compare_spgemm,
                "Run every SpGEMM backend on every setup product, check and time them (table, report, CSV)");
   // The two listings run nothing: given with what a run takes, or together, they refuse rather than ignore it.
   const std::vector<CLI::Option*> run_options = {config, set, report, vtk, compare};
-  CLI::Option* list = app.add_flag("--list-backends", list_backends, "List the SpGEMM backends and whether they can run here");
+  CLI::Option* list =
+      app.add_flag("--list-backends", line.list_backends, "List the SpGEMM backends and whether they can run here");
   CLI::Option* reference =
-      app.add_flag("--config-reference", config_reference, "Print the configuration reference (Markdown)");
+      app.add_flag("--config-reference", line.config_reference, "Print the configuration reference (Markdown)");
   for (CLI::Option* run_option : run_options) {
     list->excludes(run_option);
     reference->excludes(run_option);
   }
   list->excludes(reference);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
+  const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
+  amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the output's writer says in
+  // one line, instead of ending the run silently with a core dump.
+  std::signal(SIGXFSZ, SIG_IGN);
+  CommandLine line;
+  CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
+  add_options(app, line);
+  const amgsolve::RunOptions& options = line.options;
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -142,11 +161,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (list_backends) {
+    if (line.list_backends) {
       if (amgsolve::Ranks::prints()) amgsolve::print_backends();
       return amgsolve::with_standard_output_written(amgsolve::kExitOk, "amgsolve");
     }
-    if (config_reference) {
+    if (line.config_reference) {
       if (amgsolve::Ranks::prints()) std::fputs(amgsolve::config_reference_markdown().c_str(), stdout);
       return amgsolve::with_standard_output_written(amgsolve::kExitOk, "amgsolve");
     }
@@ -165,13 +184,9 @@ int main(int argc, char** argv) {
       amgsolve::Ranks::abort_all(amgsolve::kExitError);
     }
     if (amgsolve::Ranks::prints()) std::fprintf(stderr, "amgsolve: error: %s\n", e.what());
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "amgsolve: error: out of memory%s (try a smaller problem or fewer levels)\n",
-                 amgsolve::Ranks::where().c_str());
+  } catch (...) {  // out of memory, or an internal error
+    print_error_line(std::current_exception());
     amgsolve::Ranks::abort_all(amgsolve::kExitError);  // the other ranks may be waiting for this one
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "amgsolve: internal error%s: %s\n", amgsolve::Ranks::where().c_str(), e.what());
-    amgsolve::Ranks::abort_all(amgsolve::kExitError);
   }
   return amgsolve::kExitError;
 }

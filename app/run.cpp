@@ -462,7 +462,7 @@ double norm_of(const Vector<double>& b, bool by_rows = false) {
 
 // A singular system (amg/system_nullspace.hpp) needs a right-hand side without a part along its nullspace
 // (loads in equilibrium): checked before the setup, as the constant's below. Vectors that do not fit the
-// matrix are left to require_near_nullspace_fits, which names their file.
+// matrix are left to read_near_nullspace_file, which names their file.
 void require_solvable_system(const Config& config, const LinearProblem& problem) {
   const AmgParams& given = config.amg;
   if (!near_nullspace_problem(problem.A->rows, given.block_size, given.near_nullspace).empty()) return;

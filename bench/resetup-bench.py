@@ -20,12 +20,7 @@ import scipy.sparse as sp
 import amgsolve
 
 from bench_common import positive_int, run_main
-
-
-def poisson7(n):
-    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
-    I = sp.identity(n, format="csr")
-    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(I, I), T)).tocsr()
+from scipy_common import poisson7
 
 
 def coefficient_step(A, n, t):

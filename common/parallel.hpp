@@ -25,8 +25,9 @@ inline int max_threads() { return omp_get_max_threads(); }
 // sparse-matrix loop over more than 2^17 stored entries (about a megabyte, tens of microseconds on one core).
 // Below, the loop takes about what starting and joining the team does, and on a machine whose cores are busy
 // with other work the team's closing barrier waits for a descheduled thread: a small system's solve, hundreds
-// of iterations of a dozen such loops, ran 100 times slower on 2 threads than on 1 in the probe of 2026-11-29
-// (docs/BENCHMARKS.md). The results are the same either way: no loop's arithmetic depends on its thread count.
+// of iterations of a dozen such loops, ran many times slower on 2 threads than on 1 (docs/BENCHMARKS.md,
+// "Small systems on a busy machine"). The results are the same either way: no loop's arithmetic depends on
+// its thread count.
 inline constexpr std::uint64_t kSerialMatrixEntries = std::uint64_t{1} << 17;
 inline constexpr std::uint64_t kSerialVectorEntries = 8192;
 inline bool worth_a_team(std::uint64_t n, std::uint64_t serial_limit = kSerialVectorEntries) { return n > serial_limit; }

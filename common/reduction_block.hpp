@@ -10,7 +10,7 @@ namespace amgsolve {
 
 // The finest level's: its rows' blocks, and the unit of its rows on the ranks (a system's: this many nodes).
 // Small enough that a rank's share is even to a few percent (a million rows on 16 ranks: 30 or 31 blocks
-// each; with 8192, as before 2026-12-01, 7 or 8, and elasticity's 60,000 nodes split 55 : 45 on 2 ranks);
+// each; blocks of 8192 gave 7 or 8, and split elasticity's 60,000 nodes 55 : 45 on 2 ranks);
 // large enough that the exact adds of the blocks' sums stay small beside a pass over the vector, also where
 // a rank's GPU sends them to the host (backend/cuda/cuda_backend.cu: 8,192 sums a dot for 16 M rows).
 inline constexpr std::int64_t kReductionBlock = 2048;

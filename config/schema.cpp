@@ -589,7 +589,7 @@ std::vector<KeySpec> amg_keys() {
            "rmerge-cpu, the baselines eigen and graphblas), over MPI ranks the same, the products' plans fetching only the values of the rows "
            "they read (by their grids with summa2d and split3d), on the cuda backend by its SpGEMM on the "
            "device. Costs about the finest matrix's column indices in memory; over MPI ranks more, for the "
-           "plans (7-point 96^3 on 2 ranks: rank 0's hierarchy 189 MiB instead of 115), and the first "
+           "plans (about 1.6 times the hierarchy: docs/BENCHMARKS.md, \"Over MPI ranks\"), and the first "
            "setup takes about a tenth longer."),
   };
 }

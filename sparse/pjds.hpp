@@ -8,9 +8,10 @@
 // rows are sorted, the rows that still have an element j form a prefix, and most of ELLPACK's padding
 // disappears. No matrix-dependent tuning: block_rows is the warp size.
 //
-// SpMV runs in the permuted basis. With a symmetric permutation (square matrices) the columns are
-// relabelled too, so a whole Krylov solve can work on permuted vectors and only the right-hand side is
-// permuted in and the solution out (permute_to / permute_from).
+// The solve keeps vectors in their own order: the column indices stay the matrix's, and the GPU kernel
+// writes sorted row i's result to row permutation[i] (backend/cuda/format_conversion.cuh). The paper's
+// alternative, a symmetric permutation (square matrices: the columns relabelled too, so a Krylov solve could
+// work on permuted vectors, permute_to / permute_from), is kept as an option the format tests compare.
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -36,7 +37,7 @@ struct Pjds {
 
 // symmetric_permutation requires a square matrix.
 template <class Value>
-Pjds<Value> pjds_from_csr(const CsrMatrix<Value>& A, Index block_rows = 32, bool symmetric_permutation = true);
+Pjds<Value> pjds_from_csr(const CsrMatrix<Value>& A, Index block_rows = 32, bool symmetric_permutation = false);
 
 // The original (unpermuted) matrix.
 template <class Value>

@@ -30,9 +30,8 @@
 // Not done: the improvements of section 4 (rows finished early are still copied through the later
 // rounds; no per-row choice of kernel).
 //
-// UNVERIFIED: written on a machine without a GPU. It compiles for sm_90, but neither its results nor its
-// timings have been checked on a device; tests/test_gpu.cpp compares it with gustavson (including a row
-// long enough for two splits) the first time it runs on one.
+// Tested against gustavson by tests/test_gpu.cpp (including a row long enough for two splits); whether that
+// has run on a device yet, the description says (issue #26 tracks the first GPU run).
 #include <cub/device/device_scan.cuh>
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
@@ -307,7 +306,7 @@ class RMerge : public GpuSpgemmBackend<RMerge> {
   std::string name() const override { return "rmerge"; }
   std::string description() const override {
     return "iterative row merging with sub-warps, A = A_k G_(k-1)..G_1, W = " + std::to_string(sub_warp_size_) +
-           " (Gremse et al. 2015)";
+           " (Gremse et al. 2015; not yet run on a GPU)";
   }
 
   template <class Value>

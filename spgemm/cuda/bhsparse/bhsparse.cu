@@ -33,10 +33,10 @@
 // space, C~ with its offsets, nnz(C_i), the long rows' state and every re-allocation round's space); the
 // small scratch of Thrust's scans is not counted.
 //
-// UNVERIFIED: written without a GPU (compiled for sm_90 only). Nothing here has run yet; the first run is
-// tests/test_gpu.cpp (GpuBackends/GpuSpgemm.MatchesGustavsonInDoubleAndFloat/bhsparse), whose inputs reach
-// every bin group, the long rows' shared-memory re-allocation and their global-memory (level-1) rounds.
-// Performance has not been measured or tuned (block sizes, the 2048-entry scratchpad, launch order).
+// Tested against gustavson by tests/test_gpu.cpp (GpuBackends/GpuSpgemm.MatchesGustavsonInDoubleAndFloat/
+// bhsparse), whose inputs reach every bin group, the long rows' shared-memory re-allocation and their
+// global-memory (level-1) rounds. Whether that has run on a device yet, the description says (issue #26
+// tracks the first GPU run); block sizes, the 2048-entry scratchpad and the launch order are untuned.
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/binary_search.h>
 #include <thrust/fill.h>
@@ -271,7 +271,8 @@ class Bhsparse : public GpuSpgemmBackend<Bhsparse> {
  public:
   std::string name() const override { return "bhsparse"; }
   std::string description() const override {
-    return "bhSPARSE (Liu & Vinter 2015): upper-bound bins; heap, bitonic ESC and merge path with 2x re-allocation";
+    return "bhSPARSE (Liu & Vinter 2015): upper-bound bins; heap, bitonic ESC and merge path with 2x re-allocation "
+           "(not yet run on a GPU)";
   }
 
   template <class Value>
