@@ -94,7 +94,7 @@ def test_counts_are_whole_and_positive():
 def test_counts_are_whole_and_positive_in_lists_and_times_finite():
     assert bench_common.positive_ints("2,1") == [2, 1]
     for text in ("abc", ",", "2,", "0,1"):
-        with pytest.raises(argparse.ArgumentTypeError, match="is not a comma-separated list|must be at least 1"):
+        with pytest.raises(argparse.ArgumentTypeError, match="is not a comma-separated list|is not a whole number|must be at least 1"):
             bench_common.positive_ints(text)
     assert bench_common.positive_seconds("1.5") == 1.5
     for text in ("0", "-5", "nan", "inf", "soon"):
