@@ -169,7 +169,7 @@ std::array<double, 3> centroid(const std::array<double, 3>& sums, std::int64_t n
 
 // Step 1 for a level whose rows are grouped by node_ptr: the nodes' graph (for MIS-2) and the rows' strength
 // (every entry classified; the rows' graph names each row's strong off-diagonal entries, but none for a node
-// without strong neighbours, whose rows then count as isolated in the filtered matrix, amg/strength.hpp).
+// without strong neighbours, whose rows then count as isolated in the filtered matrix, amg/filtered_matrix.hpp).
 struct NodeStrength {
   StrengthGraph nodes;
   Strength rows;

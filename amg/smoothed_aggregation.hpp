@@ -9,7 +9,8 @@
 //   3. tentative prolongator T: column k is the near-nullspace vector B (1 on the finest level)
 //                           on aggregate k, normalised; the norms are the next level's B     tentative_prolongation.hpp
 //   4. smoothed prolongator P = (I - omega D_f^-1 A_f) T, omega = (4/3) / rho(D_f^-1 A_f), with A_f the
-//                           filtered matrix (weak couplings lumped into the diagonal)           smoothed_prolongation.hpp
+//                           filtered matrix (weak couplings lumped into the diagonal:
+//                           filtered_matrix.hpp)                                             smoothed_prolongation.hpp
 //   5. coarse operator      A_c = P^T (A P), R = P^T kept for the cycle      smooth_and_multiply below
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
@@ -36,6 +37,7 @@
 #include <optional>
 #include <string>
 
+#include "amg/filtered_matrix.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/improve_near_nullspace.hpp"
 #include "amg/mis2_aggregation.hpp"

@@ -27,6 +27,7 @@
 #include "common/timer.hpp"
 #include "distributed/partition.hpp"
 #include "solver/pcg.hpp"
+#include "solver/stationary_iteration.hpp"
 #include "sparse/csr_ops.hpp"
 #include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"

@@ -6,6 +6,8 @@
 #include "app/amg_solver.hpp"
 #include "app/ranks.hpp"
 #include "common/parallel.hpp"
+#include "problems/problem.hpp"
+#include "problems/row_range.hpp"
 
 namespace amgsolve {
 
@@ -17,6 +19,14 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
 
 // Whether the matrix is assembled by rows on each rank: several ranks and a distributed solve.
 bool assembling_by_rows(const Config& config);
+// Whether this run spreads the matrix by rows over the ranks: assembling_by_rows, and a problem whose rows
+// can be made or read apart (Poisson, elasticity, a Matrix Market file).
+bool assembled_by_rows(const Config& config);
+// The rows of a Matrix Market problem's matrix, from its file's header (before the matrix is read).
+std::int64_t matrix_file_rows(const MatrixMarketParams& p);
+// This rank's rows of a problem whose generator makes any rows alone: a Poisson problem's, the elasticity
+// problem's whole nodes.
+RowRange generated_rows(const ProblemSpec& spec);
 
 // The solver's finest aggregates whole on rank 0 for the VTK file: gathered there where the solver is
 // distributed over the ranks (`setup` its summary), each rank holding its rows. Collective.

@@ -1,8 +1,9 @@
 #pragma once
 // The execution axis. A backend is a type that provides vectors, matrices and the operations the
-// algorithms need; the algorithms (solver/pcg.hpp, amg/vcycle.hpp, amg/jacobi.hpp, amg/chebyshev.hpp) are
-// written once over it, as AMGCL's are over its backends and Ginkgo's over its executors, and never ask
-// which device they run on. Two local backends exist, and two layers over MPI ranks:
+// algorithms need; the algorithms (solver/pcg.hpp, solver/stationary_iteration.hpp, amg/vcycle.hpp,
+// amg/jacobi.hpp, amg/chebyshev.hpp) are written once over it, as AMGCL's are over its backends and
+// Ginkgo's over its executors, and never ask which device they run on. Two local backends exist, and two
+// layers over MPI ranks:
 //   CpuBackend      backend/cpu/cpu_backend.hpp    OpenMP loops over host CSR (the reference kernels)
 //   CudaBackend     backend/cuda/cuda_backend.hpp  a GPU: device vectors, matrices in csr (cuSPARSE),
 //                                                  ellpack-r or pjds, kernels in backend/cuda/*.cu

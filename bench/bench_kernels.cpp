@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "amg/filtered_matrix.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/smoothed_prolongation.hpp"

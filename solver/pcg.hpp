@@ -1,77 +1,19 @@
 #pragma once
 // Preconditioned conjugate gradients (Hestenes & Stiefel 1952; Saad, "Iterative Methods for Sparse
-// Linear Systems", 2nd ed., Algorithm 9.1) with an AMG V-cycle as the preconditioner, and the plain
-// stationary AMG iteration x <- x + M^-1 (b - A x) for solver.type = amg.
+// Linear Systems", 2nd ed., Algorithm 9.1) with an AMG V-cycle as the preconditioner, and residual
+// replacement where the recurrence's residual drifts from the true one (ResidualReplacement below).
 //
 // Written once over a backend (backend/backend.hpp): the same iteration runs on the CPU and on the GPU,
 // with the backend's vectors, matrices and fused passes (q = A p with p^T q; x and r updated with ||r||^2).
-// Breakdown is an error, not a wrong answer: p^T A p <= 0 means A is not positive definite, and
-// r^T M^-1 r <= 0 that the preconditioner is not; NaN or infinity anywhere stops the solve. The backends'
-// dot products are deterministic, so iteration counts do not depend on the thread count.
+// Breakdown is an error (solver/iteration.hpp). The backends' dot products are deterministic, so iteration
+// counts do not depend on the thread count.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <functional>
-#include <string>
-#include <type_traits>
 
-#include "backend/cpu/cpu_backend.hpp"
-#include "common/error.hpp"
-#include "common/timer.hpp"
-#include "solver/solve_result.hpp"
+#include "solver/iteration.hpp"
 
 namespace amgsolve {
-
-// z = M^-1 r on a backend's vectors.
-template <class Backend, class V>
-using BackendPreconditioner =
-    std::function<void(const typename Backend::template Vector<V>&, typename Backend::template Vector<V>&)>;
-
-// The preconditioner, not the matrix, is at fault: PCG's r^T M^-1 r <= 0 (it is not positive definite), or
-// the stationary iteration's residual growing without bound (it amplifies some error). The caller, who
-// knows what the preconditioner is, may say what makes it so.
-class PreconditionerBreakdown : public NumericalError {
- public:
-  using NumericalError::NumericalError;
-};
-
-namespace pcg_detail {
-
-// `method` names the iteration in the messages: "PCG" or "the AMG iteration".
-void require_finite(double value, const char* what, int iteration, const char* method = "PCG");
-void require_positive(double value, const char* what, const char* meaning, int iteration);
-void require_positive_preconditioner(double rz, int iteration);
-// The stationary iteration's residual a million times b's: x <- x + M^-1 (b - A x) diverges, which for an
-// SPD A means the V-cycle amplifies some error (its smoothers' parameters), not that A is singular.
-inline constexpr double kDivergedResidual = 1e6;
-void require_not_diverging(double relres, int iteration);
-// b and A are finite (checked before): a start whose residual b - A x0 is not is the initial guess's fault.
-void require_finite_start(double relres);
-
-// The start both iterations share: x sized (zero when its size is wrong), r = b - A x, the history begun.
-// False for b = 0: then x = 0 and the result says converged.
-template <class Backend, class V>
-bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
-           const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
-           typename Backend::template Vector<V>& r, double& bnorm, SolveResult& result) {
-  if (b.size() != static_cast<std::size_t>(A.rows))
-    throw Error("right-hand side has " + std::to_string(b.size()) + " entries, the matrix " + std::to_string(A.rows) +
-                " rows");
-  if (x.size() != b.size()) be.zero(x, A.rows);
-  bnorm = be.norm2(b);
-  require_finite(bnorm, "the right-hand side norm", 0);
-  if (bnorm == 0.0) {  // the solution of A x = 0 is x = 0
-    be.zero(x, A.rows);
-    result.converged = true;
-    result.history = {0.0};
-    return false;
-  }
-  be.resize(r, A.rows);
-  be.residual(A, x, b, r);
-  result.history.push_back(be.norm2(r) / bnorm);
-  require_finite_start(result.history.back());
-  return true;
-}
 
 // No relative residual below this is attainable in double precision (the true residual b - A x is formed
 // with an error of about eps |A| |x|); the recurrence's residual, which keeps falling, is checked against the
@@ -79,15 +21,56 @@ bool start(const Backend& be, const typename Backend::template Matrix<V>& A,
 // underflow (a p^T A p of 0 that would read as a breakdown).
 inline constexpr double kUnattainableResidual = 1e-3 * std::numeric_limits<double>::epsilon();
 
-// The end both iterations share: the counts, the final residual, and the time since `timer` started.
-inline void finish(SolveResult& result, int iterations, double relres, double tolerance, const Timer& timer) {
-  result.iterations = iterations;
-  result.relative_residual = relres;
-  result.converged = relres <= tolerance;
-  result.seconds = timer.seconds();
-}
+// Residual replacement, in the simple form of H. A. van der Vorst and Q. Ye ("Residual replacement strategies
+// for Krylov subspace iterative methods for the convergence of true residuals", SIAM J. Sci. Comput. 22,
+// 2000): the recurrence r -= alpha q drifts from b - A x on ill-conditioned systems (e.g. coefficient jumps
+// of 1e6), so once it says the tolerance is met the true residual replaces it, and where that is not yet
+// small enough CG restarts from it rather than report a residual the solution does not have. A restart that
+// did not at least halve the true residual means rounding, not the method, limits the accuracy (the
+// attainable accuracy of the system): the solve stagnated. Near that accuracy the true residual goes up and
+// down from one check to the next: the iterate with the least of them is the one returned where the
+// tolerance is not met.
+template <class Backend, class V>
+class ResidualReplacement {
+ public:
+  using Vector = typename Backend::template Vector<V>;
+  ResidualReplacement(const Backend& be, double tolerance)
+      : be_(be), tolerance_(tolerance), check_below_(std::max(tolerance, kUnattainableResidual)) {}
 
-}  // namespace pcg_detail
+  // Whether the recurrence's relative residual asks for the true one.
+  bool due(double relres) const { return relres <= check_below_; }
+
+  // r = b - A x and relres its relative norm; whether CG restarts from it (and `stagnated` where it did not
+  // halve the last restart's residual).
+  bool replace(const typename Backend::template Matrix<V>& A, const Vector& x, const Vector& b, Vector& r,
+               double bnorm, double& relres, bool& stagnated) {
+    be_.residual(A, x, b, r);
+    relres = be_.norm2(r) / bnorm;
+    const bool restart = relres > tolerance_;
+    if (restart && relres > 0.5 * last_restart_residual_) stagnated = true;
+    last_restart_residual_ = relres;
+    if (restart && relres < best_residual_) {
+      best_residual_ = relres;
+      be_.copy(x, best_x_);
+    }
+    return restart;
+  }
+
+  // Where the tolerance is not met: x the iterate of the least true residual seen, relres that residual.
+  void keep_best(Vector& x, double& relres) const {
+    if (relres > tolerance_ && best_residual_ < relres) {
+      be_.copy(best_x_, x);
+      relres = best_residual_;
+    }
+  }
+
+ private:
+  const Backend& be_;
+  double tolerance_, check_below_;
+  double last_restart_residual_ = INFINITY;
+  Vector best_x_;
+  double best_residual_ = INFINITY;
+};
 
 // Solves A x = b starting from the given x (zeroed if its size is wrong).
 template <class Backend, class V>
@@ -95,7 +78,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
                 const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
                 const BackendPreconditioner<Backend, V>& M, const SolverParams& params,
                 const IterationCallback& on_iteration = {}) {
-  using namespace pcg_detail;
+  using namespace iteration_detail;
   Timer timer;
   SolveResult result;
   typename Backend::template Vector<V> r, z, p, q;
@@ -108,12 +91,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
   require_positive_preconditioner(rz, 0);
   double relres = result.history.back();
   int k = 0;
-  double last_restart_residual = INFINITY;
-  const double check_below = std::max(params.tolerance, kUnattainableResidual);
-  // Near the attainable accuracy the true residual goes up and down from one check to the next: the iterate
-  // with the least of them is the one returned where the tolerance is not met.
-  typename Backend::template Vector<V> best_x;
-  double best_residual = INFINITY;
+  ResidualReplacement<Backend, V> replacement(be, params.tolerance);
   while (relres > params.tolerance && k < params.max_iterations) {
     ++k;
     const double pq = be.spmv_dot(A, p, q);
@@ -121,23 +99,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     const V alpha = static_cast<V>(rz / pq);
     relres = std::sqrt(be.cg_update(alpha, p, q, x, r)) / bnorm;
     require_finite(relres, "the residual", k);
-    bool restart = false;
-    if (relres <= check_below) {
-      // The recurrence r -= alpha q drifts from b - A x on ill-conditioned systems (e.g. coefficient
-      // jumps of 1e6): check the true residual, and if it is not yet small enough restart from it
-      // (residual replacement) rather than report a residual the solution does not have.
-      be.residual(A, x, b, r);
-      relres = be.norm2(r) / bnorm;
-      restart = relres > params.tolerance;
-      // A restart that did not at least halve the true residual means rounding, not the method, limits
-      // the accuracy (the attainable accuracy of the system): stop and report it as not converged.
-      if (restart && relres > 0.5 * last_restart_residual) result.stagnated = true;
-      last_restart_residual = relres;
-      if (restart && relres < best_residual) {
-        best_residual = relres;
-        be.copy(x, best_x);
-      }
-    }
+    const bool restart = replacement.due(relres) && replacement.replace(A, x, b, r, bnorm, relres, result.stagnated);
     result.history.push_back(relres);
     if (on_iteration) on_iteration(k, relres);
     if (result.stagnated || (!restart && relres <= params.tolerance)) break;
@@ -154,56 +116,9 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     be.residual(A, x, b, r);
     relres = be.norm2(r) / bnorm;
   }
-  if (relres > params.tolerance && best_residual < relres) {
-    be.copy(best_x, x);
-    relres = best_residual;
-  }
+  replacement.keep_best(x, relres);
   finish(result, k, relres, params.tolerance, timer);
   return result;
-}
-
-// x <- x + M^-1 (b - A x) until the residual is small enough.
-template <class Backend, class V>
-SolveResult stationary_iteration(const Backend& be, const typename Backend::template Matrix<V>& A,
-                                 const typename Backend::template Vector<V>& b, typename Backend::template Vector<V>& x,
-                                 const BackendPreconditioner<Backend, V>& M, const SolverParams& params,
-                                 const IterationCallback& on_iteration = {}) {
-  using namespace pcg_detail;
-  Timer timer;
-  SolveResult result;
-  typename Backend::template Vector<V> r, correction;
-  double bnorm = 0;
-  if (!start<Backend, V>(be, A, b, x, r, bnorm, result)) return result;
-  double relres = result.history.back();
-  int k = 0;
-  while (relres > params.tolerance && k < params.max_iterations) {
-    ++k;
-    M(r, correction);
-    be.add(correction, x);
-    be.residual(A, x, b, r);
-    relres = be.norm2(r) / bnorm;
-    require_finite(relres, "the residual", k, "the AMG iteration");
-    require_not_diverging(relres, k);
-    result.history.push_back(relres);
-    if (on_iteration) on_iteration(k, relres);
-  }
-  finish(result, k, relres, params.tolerance, timer);
-  return result;
-}
-
-// The same on host CSR matrices and vectors (the cpu backend).
-template <class V>
-SolveResult pcg(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
-                const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
-                const IterationCallback& on_iteration = {}) {
-  return pcg<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
-}
-
-template <class V>
-SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
-                                 const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
-                                 const IterationCallback& on_iteration = {}) {
-  return stationary_iteration<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
 }
 
 }  // namespace amgsolve

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/memory.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -15,8 +16,12 @@ namespace amgsolve {
 // Below this, an allocation is not worth reading /proc for: it is the size of a few pages of a product.
 inline constexpr std::uint64_t kUncheckedProductBytes = std::uint64_t{64} << 20;
 
-// Throws InputError naming `what` (e.g. "gustavson's dense accumulators") if `bytes` do not fit.
-void require_product_memory(std::uint64_t bytes, const std::string& what);
+// Throws MemoryLimitError naming what describe() says (e.g. "gustavson's dense accumulators") if `bytes` do
+// not fit; the description is written only then (small products are microseconds long).
+template <class Describe>
+void require_product_memory(std::uint64_t bytes, Describe&& describe) {
+  if (bytes > kUncheckedProductBytes) require_memory(bytes, describe());
+}
 
 // Row lengths to offsets (offsets_from_row_lengths), then C's arrays sized for its entries, after checking
 // that they fit; `backend` names the product's backend in the error.
@@ -24,9 +29,10 @@ template <class Value>
 void allocate_product(CsrMatrix<Value>& C, const char* backend) {
   offsets_from_row_lengths(C);
   const auto entries = static_cast<std::uint64_t>(C.nnz());
-  require_product_memory(entries * (sizeof(Index) + sizeof(Value)),
-                         std::string(backend) + "'s product (" + std::to_string(C.rows) + " x " +
-                             std::to_string(C.cols) + ", " + std::to_string(entries) + " nonzeros)");
+  require_product_memory(entries * (sizeof(Index) + sizeof(Value)), [&] {
+    return std::string(backend) + "'s product (" + std::to_string(C.rows) + " x " + std::to_string(C.cols) + ", " +
+           std::to_string(entries) + " nonzeros)";
+  });
   C.col.resize(static_cast<std::size_t>(entries));
   C.val.resize(static_cast<std::size_t>(entries));
 }

@@ -32,6 +32,7 @@ struct SpgemmStats {
   Offset nnz = 0;               // nonzeros of C
   std::uint64_t extra_bytes = 0;  // peak temporary memory beyond A, B and C
   std::string choice;             // backends that delegate (auto): what they picked and why
+  const char* path = "";          // which of its passes a backend with several took (gustavson: see there)
   std::vector<SpgemmPhase> phases;  // distributed backends: per phase (their numeric_seconds is the total)
 
   double seconds() const { return symbolic_seconds + numeric_seconds; }

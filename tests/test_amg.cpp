@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "amg/filtered_matrix.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/near_nullspace.hpp"

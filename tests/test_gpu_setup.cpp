@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "amg/filtered_matrix.hpp"
 #include "amg/gpu_setup.hpp"
 #include "amg/hierarchy.hpp"
 #include "config/config.hpp"
@@ -505,7 +506,7 @@ TEST(GpuSetup, RowSumsAndGershgorinBoundEqualTheCpusNearDoublesLimits) {
 }
 
 // A node coupled weakly to every other one (2D Poisson plus a hub: a_hh = N + 1, couplings -1): its row of
-// the filtered matrix is a_hh alone on the device too (amg/strength.hpp, IsolatedRows), the same hierarchy as
+// the filtered matrix is a_hh alone on the device too (amg/filtered_matrix.hpp, IsolatedRows), the same hierarchy as
 // the CPU's, as sparse.
 TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfAMatrixWithAHubNode) {
 #ifndef AMGSOLVE_WITH_CUDA

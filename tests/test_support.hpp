@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -30,7 +31,27 @@
 #include "common/hash.hpp"
 #include "sparse/csr.hpp"
 #include "solver/pcg.hpp"
+#include "solver/stationary_iteration.hpp"
 #include "sparse/csr_ops.hpp"
+
+namespace amgsolve {
+
+// PCG and the stationary iteration on host CSR matrices and vectors (the cpu backend), as the tests call them.
+template <class V>
+SolveResult pcg(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
+                const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
+                const IterationCallback& on_iteration = {}) {
+  return pcg<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
+}
+
+template <class V>
+SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vector<V>& x,
+                                 const std::type_identity_t<Preconditioner<V>>& M, const SolverParams& params,
+                                 const IterationCallback& on_iteration = {}) {
+  return stationary_iteration<CpuBackend, V>(CpuBackend{}, CpuMatrix<V>::view(A), b, x, M, params, on_iteration);
+}
+
+}  // namespace amgsolve
 
 namespace amgsolve::test {
 

@@ -9,6 +9,7 @@
 
 #include "amg/cuda/cuda_strength.hpp"
 #include "amg/nullspace.hpp"
+#include "amg/filtered_matrix.hpp"
 #include "amg/strength.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "sparse/csr.hpp"

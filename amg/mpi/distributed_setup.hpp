@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "amg/filtered_matrix.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"

@@ -68,8 +68,10 @@ constexpr Offset kSampledProducts = Offset{1} << 16;
 // (spgemm/product_memory.hpp): a B of a billion columns needs gigabytes per thread.
 inline void require_accumulators(int threads, Index columns, std::uint64_t bytes_per_column) {
   require_product_memory(static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(columns) * bytes_per_column,
-                         "gustavson's dense accumulators (" + std::to_string(threads) + " of " +
-                             std::to_string(columns) + " columns; the hash backend needs none)");
+                         [&] {
+                           return "gustavson's dense accumulators (" + std::to_string(threads) + " of " +
+                                  std::to_string(columns) + " columns; the hash backend needs none)";
+                         });
 }
 
 // The distinct columns of row i of C, counted with markers (marker[j] == i: seen in this row).
@@ -193,7 +195,7 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
   require_accumulators(std::min<int>(max_threads(), static_cast<int>(blocks)), B.cols,
                        Workspace<Value>::bytes_per_column(layout));
   require_product_memory(static_cast<std::uint64_t>(work.back()) * (sizeof(Index) + sizeof(Value)),
-                         "gustavson's buffers for " + std::to_string(work.back()) + " products");
+                         [&] { return "gustavson's buffers for " + std::to_string(work.back()) + " products"; });
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {
@@ -282,6 +284,7 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     const Offset multiplications = multiplications_if_small(A, B);
     if (multiplications >= 0) {
       stats.multiplications = multiplications;
+      stats.path = "one pass, one thread";
       const std::uint64_t workspace = one_pass(A, B, multiplications, C);
       stats.numeric_seconds = timer.seconds();
       stats.nnz = C.nnz();
@@ -293,11 +296,13 @@ class Gustavson : public SpgemmBackendFor<Gustavson> {
     const Array<Offset> work = multiplications_before_rows(A, B);
     stats.multiplications = work.back();
     if (one_pass_pays(A, B, work)) {
+      stats.path = "one pass in blocks";
       stats.extra_bytes = one_pass_blocks(A, B, work, C);
       stats.numeric_seconds = timer.seconds();
       stats.nnz = C.nnz();
       return C;
     }
+    stats.path = "two passes";
     symbolic(A, B, C);
     stats.symbolic_seconds = timer.seconds();
     timer.restart();

@@ -1,4 +1,4 @@
-#include "solver/pcg.hpp"
+#include "solver/iteration.hpp"
 
 #include <limits>
 
@@ -9,7 +9,7 @@ double SolveResult::convergence_factor() const {
   return std::pow(history.back() / history.front(), 1.0 / iterations);
 }
 
-namespace pcg_detail {
+namespace iteration_detail {
 
 void require_finite(double value, const char* what, int iteration, const char* method) {
   if (!std::isfinite(value))
@@ -55,5 +55,5 @@ void require_positive_preconditioner(double rz, int iteration) {
         breakdown(rz, "r^T M^-1 r", "the preconditioner is not positive definite", iteration));
 }
 
-}  // namespace pcg_detail
+}  // namespace iteration_detail
 }  // namespace amgsolve
