@@ -106,9 +106,9 @@ struct AmgParams {
   // large positive off-diagonals) and costs lanczos_steps matrix-vector products per level.
   SpectralRadius spectral_radius = SpectralRadius::lanczos;
   // Lanczos steps used to estimate rho(D^-1 A) on each level: 6 come within a few percent of rho on 7-point
-  // Poisson at half the cost of 12, with the same iterations as 8 on the shipped configs and the SPD matrices
-  // of ../shared but one (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists, fewer Lanczos steps"); the
-  // Chebyshev bound is capped by Gershgorin's anyway.
+  // Poisson at half the cost of 12, with the same or fewer iterations than 8 on the shipped configs and the
+  // SPD matrices of ../shared but one more on one (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists, fewer
+  // Lanczos steps"); the Chebyshev bound is capped by Gershgorin's anyway.
   int lanczos_steps = 6;
   // A singular matrix's nullspace: zero row sums are exact for Neumann and graph Laplacians and never
   // hold for a nonsingular M-matrix (its boundary rows have positive sums), so detecting them is safe.

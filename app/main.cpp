@@ -30,10 +30,6 @@ namespace {
 // same global reduction) brings every rank there within milliseconds; ten seconds spare an oversubscribed run.
 constexpr std::chrono::seconds kErrorAgreementWait{10};
 
-// An exception thrown inside an OpenMP parallel region (a thread's allocation failing where the memory
-// pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
-// in main's one line (by the rank it happened on; mpirun ends the others), instead of abort()'s "terminate
-// called after ..." and a core dump, and the unfinished outputs' temporary files are removed.
 // The one line for an exception that ended the run on this rank (Ranks::where() names the rank over MPI).
 void print_error_line(const std::exception_ptr& error) {
   const std::string rank = amgsolve::Ranks::where();
@@ -52,6 +48,10 @@ void print_error_line(const std::exception_ptr& error) {
   }
 }
 
+// An exception thrown inside an OpenMP parallel region (a thread's allocation failing where the memory
+// pre-check's estimate was low) cannot reach main's handlers: the runtime calls std::terminate. It is said
+// in main's one line (by the rank it happened on; mpirun ends the others), instead of abort()'s "terminate
+// called after ..." and a core dump, and the unfinished outputs' temporary files are removed.
 [[noreturn]] void on_terminate() {
   static std::atomic<bool> ending{false};
   if (ending.exchange(true)) std::_Exit(amgsolve::kExitError);  // another thread says it already

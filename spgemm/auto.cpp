@@ -69,7 +69,7 @@ class Auto : public SpgemmBackendFor<Auto> {
   struct Facts {
     std::size_t accumulator = 0, window = 0, l2 = 0;  // bytes
     bool whole_fits = false;
-    bool dwarfs_operands = false;  // the accumulator many times the operands' bytes
+    bool dwarfs_operands = false;  // the threads' accumulators together many times the operands' bytes
     double products_per_row = 0;  // mean over nonempty rows; counted for scattered rows only
   };
 
@@ -92,7 +92,7 @@ class Auto : public SpgemmBackendFor<Auto> {
     text += f.window <= f.l2 ? " within the " : " beyond the ";
     append_kib(text, f.l2);
     text += " L2";
-    if (f.dwarfs_operands) text += ", but the accumulator is over 64 MiB and 16 times the operands";
+    if (f.dwarfs_operands) text += ", but the threads' accumulators are over 64 MiB and 16 times the operands";
     if (f.window > f.l2 || f.dwarfs_operands) {
       char products[64];
       std::snprintf(products, sizeof products, "; %.1f products per row on average (hash at most %.0f)", f.products_per_row,

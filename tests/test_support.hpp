@@ -192,7 +192,7 @@ inline CsrMatrix<double> scaled(CsrMatrix<double> A, double c) {
   return A;
 }
 
-// New values that change which rows lump their weak entries (amg/strength.cpp): the small couplings (below
+// New values that change which rows lump their weak entries (amg/filtered_matrix.cpp): the small couplings (below
 // `small` in magnitude) among the upper half's rows 25 times larger, the diagonal raised by as much, so that
 // lumping them would take more than half of it and those rows keep them instead.
 inline CsrMatrix<double> relumped(const CsrMatrix<double>& A, double small = 0.1) {

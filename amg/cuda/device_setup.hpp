@@ -1,7 +1,7 @@
 #pragma once
 // Smoothed aggregation's own steps on the cuda backend, as amg/smoothed_aggregation.hpp calls them: the
-// overloads taking a CudaBackend of the functions in amg/strength.hpp, mis2_aggregation.hpp,
-// tentative_prolongation.hpp, smoothed_prolongation.hpp and spectral_radius.hpp. Plain C++ (the setup is
+// overloads taking a CudaBackend of the functions in amg/strength.hpp, filtered_matrix.hpp,
+// mis2_aggregation.hpp, tentative_prolongation.hpp, smoothed_prolongation.hpp and spectral_radius.hpp. Plain C++ (the setup is
 // compiled by the host compiler); each is defined in the .cu file beside its method's, and tested against
 // the cpu backend's (tests/test_gpu_setup.cpp).
 #include <cstdint>

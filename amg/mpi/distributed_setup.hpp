@@ -1,10 +1,10 @@
 #pragma once
 // Smoothed aggregation's own steps on the mpi backend, as amg/smoothed_aggregation.hpp calls them: the
-// overloads taking an MpiBackend of the functions in amg/strength.hpp, mis2_aggregation.hpp,
-// tentative_prolongation.hpp, smoothed_prolongation.hpp, spectral_radius.hpp and nullspace.hpp. Each rank
-// runs the cpu step on its rows; what a row reads of another rank's rows (a ghost column's diagonal entry,
-// near-nullspace weight or MIS-2 state) comes through the matrix's halo, and counts and numberings are
-// summed over the ranks. So every rank takes the decisions one process takes, and the hierarchy, level by
+// overloads taking an MpiBackend of the functions in amg/strength.hpp, filtered_matrix.hpp,
+// mis2_aggregation.hpp, tentative_prolongation.hpp, smoothed_prolongation.hpp, spectral_radius.hpp and
+// nullspace.hpp. Each rank runs the cpu step on its rows; what a row reads of another rank's rows (a ghost
+// column's diagonal entry, near-nullspace weight or MIS-2 state) comes through the matrix's halo, and counts
+// and numberings are summed over the ranks. So every rank takes the decisions one process takes, and the hierarchy, level by
 // level and bit for bit, is the single-process one for any rank count (tests/test_mpi.cpp).
 #include <cstdint>
 #include <memory>

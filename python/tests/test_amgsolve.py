@@ -321,11 +321,12 @@ def test_a_product_that_does_not_fit_is_a_memory_error_that_says_what(tmp_path):
 
 
 def test_the_gil_is_released_during_the_setup_and_the_solve():
-    # Another thread runs a short Python loop (10^5 steps, milliseconds) once this one is about to enter a
-    # call that takes a large fraction of a second. With the GIL released inside the call, the loop ends while
-    # the call still runs; with the GIL held for the whole call, only after it returned. Which of the two ends
-    # first decides, not a clock.
-    A = poisson(64)
+    # Another thread runs a Python loop (10^6 steps: some 50 ms, ten of Python's 5 ms switch intervals) once
+    # this one is about to enter a call of about half a second. With the GIL released inside the call, the
+    # loop ends while the call still runs; with the GIL held for the whole C++ call, it can run only in the
+    # moments before (the arguments' checks, where numpy lets the GIL go for an interval or two), too few to
+    # end before the call returned. Which of the two ends first decides, not a clock.
+    A = poisson(80)
     b = np.ones(A.shape[0])
     solver = None
     for call in ("setup", "solve"):
@@ -335,7 +336,7 @@ def test_the_gil_is_released_during_the_setup_and_the_solve():
         def python_work():
             entering.wait()
             total = 0
-            for k in range(100000):
+            for k in range(1000000):
                 total += k
             loop_ended_inside.append(not returned.is_set())
 

@@ -51,8 +51,8 @@ inline RowReach row_reach(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, 
 
 // A row whose products fall into a window of at most kWindowPerProduct columns per product (banded
 // finite-element and stencil rows, Galerkin rows that merge many products per entry) is accumulated
-// without looking at the markers: every product is added into the accumulator (kept zero outside the
-// current row) and stamps its column, and the stamped columns are listed by the AVX-512 scan of the
+// without looking at the markers: every product is added into the accumulator (kept empty, kEmptySum,
+// outside the current row) and stamps its column, and the stamped columns are listed by the AVX-512 scan of the
 // window (about 0.1 ns a column). That saves a load per product and the branch on "is this column
 // new", which mispredicts about once per new column. Past the threshold the scan of the wider window
 // costs more than the branches it saves.
@@ -105,7 +105,7 @@ inline Index accumulate_products(const CsrMatrix<Value>& A, const CsrMatrix<Valu
 // Lists the accumulated row(s) stamped i: their columns in order, by a scan of the markers across the
 // window [first, first + window) or a sort of the `appended` columns the accumulation put in cols
 // (0 when it put none: unchecked accumulation, always scanned), and their sums moved from the
-// accumulator to vals (R rows back to back), leaving it zero. Returns the length of each row. A single
+// accumulator to vals (R rows back to back), leaving it empty (kEmptySum). Returns the length of each row. A single
 // row moves its sums out in the same scan (list_marked_entries) when it was accumulated unchecked (a
 // narrow window) or its columns fill at least 4 in 16 of the window; sparser windows measured faster
 // with the separate gather (the power networks' rows).
@@ -135,7 +135,7 @@ inline Index list_row(Index* __restrict marker, Index i, Index first, Index wind
 // Rows i .. i+R-1 of C = sum_k A(i+r,k) B(k,:), accumulated, then listed in column order by a sort or by
 // a scan of the markers across the row's column window (whichever scan_beats_sort expects to be
 // cheaper), and written back to back from cols/vals. Returns the length of each. The accumulator is
-// left zero (unchecked accumulation relies on it). ListRoom::padded: cols and vals have kListPadding
+// left empty, kEmptySum (unchecked accumulation relies on it). ListRoom::padded: cols and vals have kListPadding
 // entries of room past the row's products, so the listing kernels may store whole registers (one_pass
 // and one_pass_blocks, whose buffers are written in row order); numeric writes rows in place in C.
 template <int R, ListRoom kRoom, class Value>

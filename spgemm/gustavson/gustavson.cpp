@@ -192,10 +192,16 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
     block[b].first_group = b == 0 ? 0 : block[b - 1].end_group;
     block[b].end_group = std::max(b + 1 == blocks ? group_count : row_groups(row, group), block[b].first_group);
   }
-  require_accumulators(std::min<int>(max_threads(), static_cast<int>(blocks)), B.cols,
-                       Workspace<Value>::bytes_per_column(layout));
-  require_product_memory(static_cast<std::uint64_t>(work.back()) * (sizeof(Index) + sizeof(Value)),
-                         [&] { return "gustavson's buffers for " + std::to_string(work.back()) + " products"; });
+  // Every thread of the team makes its workspace (one without a block too), while the blocks' buffers, room
+  // for every product, fill: both are held at once.
+  const std::uint64_t accumulators = static_cast<std::uint64_t>(max_threads()) *
+                                     static_cast<std::uint64_t>(B.cols) * Workspace<Value>::bytes_per_column(layout);
+  require_product_memory(accumulators + static_cast<std::uint64_t>(work.back()) * (sizeof(Index) + sizeof(Value)),
+                         [&] {
+                           return "gustavson's dense accumulators (" + std::to_string(max_threads()) + " of " +
+                                  std::to_string(B.cols) + " columns) and buffers for " +
+                                  std::to_string(work.back()) + " products";
+                         });
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {

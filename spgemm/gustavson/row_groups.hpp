@@ -144,8 +144,8 @@ inline Offset compute_row_group(const CsrMatrix<Value>& A, const CsrMatrix<Value
   return lengths[0];
 }
 
-// Stores the lengths of group g's rows as C.row_ptr[first row + 1 ..], which allocate_from_row_lengths
-// or a prefix sum turns into offsets.
+// Stores the lengths of group g's rows as C.row_ptr[first row + 1 ..], which allocate_product or a prefix
+// sum turns into offsets.
 template <class Value>
 inline void set_row_lengths(CsrMatrix<Value>& C, int group, Index g, const Index* lengths) {
   const Index first = group * g, rows = rows_in_group(C.rows, group, g);
