@@ -275,6 +275,11 @@ double ideal_bytes(const CsrMatrix<double>& A, const CsrMatrix<double>& B, Offse
   return read + write;
 }
 
+// A product that did not fit: std::bad_alloc, or MemoryLimitError from a backend's check before allocating.
+bool out_of_memory(const std::exception& e) {
+  return dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const MemoryLimitError*>(&e);
+}
+
 struct Measurement {
   std::string matrix, backend;
   bool external_baseline = false;
@@ -433,8 +438,8 @@ int main(int argc, char** argv) {
       try {
         reference = backends.front()->multiply(*in.A, *in.B);  // untimed
         magnitude = product_magnitudes(*in.A, *in.B, reference);
-      } catch (const std::exception& e) {  // std::bad_alloc, or MemoryLimitError before the allocation
-        if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const MemoryLimitError*>(&e)) throw;
+      } catch (const std::exception& e) {
+        if (!out_of_memory(e)) throw;
         std::printf("%-28s %-10s failed: out of memory (the reference product; the input is left out)\n",
                     in.name.c_str(), backends.front()->name().c_str());
         ++failed;
@@ -449,7 +454,7 @@ int main(int argc, char** argv) {
         try {
           measured[b] = measure(in, *backends[b], warmup, runs, reference, magnitude);
         } catch (const std::exception& e) {  // one backend's workspace too large: said, and the others go on
-          if (!dynamic_cast<const std::bad_alloc*>(&e) && !dynamic_cast<const MemoryLimitError*>(&e)) throw;
+          if (!out_of_memory(e)) throw;
           measured[b].matrix = in.name;
           measured[b].backend = backends[b]->name();
           measured[b].failed = "out of memory";

@@ -17,7 +17,8 @@ namespace amgsolve {
 inline constexpr std::uint64_t kUncheckedProductBytes = std::uint64_t{64} << 20;
 
 // Throws MemoryLimitError naming what describe() says (e.g. "gustavson's dense accumulators") if `bytes` do
-// not fit; the description is written only then (small products are microseconds long).
+// not fit; below kUncheckedProductBytes neither the check nor the description is made (small products are
+// microseconds long).
 template <class Describe>
 void require_product_memory(std::uint64_t bytes, Describe&& describe) {
   if (bytes > kUncheckedProductBytes) require_memory(bytes, describe());

@@ -342,17 +342,19 @@ nb::tuple multiply(const std::string& backend, std::int64_t a_rows, std::int64_t
                      std::to_string(B.rows) + "x" + std::to_string(B.cols) + ": A's columns must equal B's rows");
   CsrMatrix<V> C;
   SpgemmStats stats;
-  const std::string operands = "amgsolve.spgemm: out of memory multiplying A (" + std::to_string(A.rows) + "x" +
-                               std::to_string(A.cols) + ", " + std::to_string(A.nnz()) + " entries) by B (" +
-                               std::to_string(B.rows) + "x" + std::to_string(B.cols) + ", " +
-                               std::to_string(B.nnz()) + " entries) with " + backend;
+  const auto out_of_memory = [&](const std::string& why) {
+    return ProductOutOfMemory("amgsolve.spgemm: out of memory multiplying A (" + std::to_string(A.rows) + "x" +
+                              std::to_string(A.cols) + ", " + std::to_string(A.nnz()) + " entries) by B (" +
+                              std::to_string(B.rows) + "x" + std::to_string(B.cols) + ", " +
+                              std::to_string(B.nnz()) + " entries) with " + backend + ": " + why);
+  };
   try {
     nb::gil_scoped_release unlocked;
     C = spgemm.multiply(A, B, &stats);
   } catch (const MemoryLimitError& e) {  // found before the allocation, by the backend's memory check
-    throw ProductOutOfMemory(operands + ": " + e.what());
+    throw out_of_memory(e.what());
   } catch (const std::bad_alloc&) {
-    throw ProductOutOfMemory(operands + ": the product or the backend's work space does not fit");
+    throw out_of_memory("the product or the backend's work space does not fit");
   }
   nb::dict info;
   info["backend"] = spgemm.name();

@@ -65,13 +65,19 @@ constexpr double kOnePassCompression = 4.0;
 constexpr Offset kSampledProducts = Offset{1} << 16;
 
 // Checks that `threads` accumulators of B's columns, `bytes_per_column` each, fit in memory
-// (spgemm/product_memory.hpp): a B of a billion columns needs gigabytes per thread.
-inline void require_accumulators(int threads, Index columns, std::uint64_t bytes_per_column) {
-  require_product_memory(static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(columns) * bytes_per_column,
-                         [&] {
-                           return "gustavson's dense accumulators (" + std::to_string(threads) + " of " +
-                                  std::to_string(columns) + " columns; the hash backend needs none)";
-                         });
+// (spgemm/product_memory.hpp), with `buffered_products` entries of buffers held beside them: a B of a billion
+// columns needs gigabytes per thread.
+template <class Value>
+inline void require_accumulators(int threads, Index columns, std::uint64_t bytes_per_column,
+                                 Offset buffered_products = 0) {
+  const std::uint64_t accumulators =
+      static_cast<std::uint64_t>(threads) * static_cast<std::uint64_t>(columns) * bytes_per_column;
+  const std::uint64_t buffers = static_cast<std::uint64_t>(buffered_products) * (sizeof(Index) + sizeof(Value));
+  require_product_memory(accumulators + buffers, [&] {
+    return "gustavson's dense accumulators (" + std::to_string(threads) + " of " + std::to_string(columns) +
+           " columns; the hash backend needs none)" +
+           (buffered_products > 0 ? " and buffers for " + std::to_string(buffered_products) + " products" : "");
+  });
 }
 
 // The distinct columns of row i of C, counted with markers (marker[j] == i: seen in this row).
@@ -100,7 +106,7 @@ inline double sampled_compression(const CsrMatrix<Value>& A, const CsrMatrix<Val
   const Offset per_row = std::max<Offset>(1, multiplications / A.rows);
   const auto samples =
       static_cast<Index>(std::clamp<Offset>(kSampledProducts / per_row, 1, std::min<Index>(A.rows, 256)));
-  require_accumulators(1, B.cols, sizeof(Index));
+  require_accumulators<Value>(1, B.cols, sizeof(Index));
   std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
   Offset products = 0, distinct = 0;
   for (Index s = 0; s < samples && products < 4 * kSampledProducts; ++s) {  // uneven rows: a cap
@@ -137,7 +143,7 @@ template <class Value>
 inline std::uint64_t one_pass(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Offset multiplications,
                               CsrMatrix<Value>& C) {
   const RowLayout layout = row_layout(A, B);
-  require_accumulators(1, B.cols, Workspace<Value>::bytes_per_column(layout));
+  require_accumulators<Value>(1, B.cols, Workspace<Value>::bytes_per_column(layout));
   Workspace<Value> ws(B.cols, layout);
   C.col.resize(static_cast<std::size_t>(multiplications) + kListPadding);
   C.val.resize(C.col.size());
@@ -194,14 +200,7 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
   }
   // Every thread of the team makes its workspace (one without a block too), while the blocks' buffers, room
   // for every product, fill: both are held at once.
-  const std::uint64_t accumulators = static_cast<std::uint64_t>(max_threads()) *
-                                     static_cast<std::uint64_t>(B.cols) * Workspace<Value>::bytes_per_column(layout);
-  require_product_memory(accumulators + static_cast<std::uint64_t>(work.back()) * (sizeof(Index) + sizeof(Value)),
-                         [&] {
-                           return "gustavson's dense accumulators (" + std::to_string(max_threads()) + " of " +
-                                  std::to_string(B.cols) + " columns) and buffers for " +
-                                  std::to_string(work.back()) + " products";
-                         });
+  require_accumulators<Value>(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout), work.back());
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {
@@ -242,7 +241,7 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
 template <class Value>
 inline void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
   const Index chunk = row_chunk(A.rows);
-  require_accumulators(max_threads(), B.cols, sizeof(Index));
+  require_accumulators<Value>(max_threads(), B.cols, sizeof(Index));
 #pragma omp parallel
   {
     std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
@@ -259,7 +258,7 @@ inline std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& 
   const RowLayout layout = row_layout(A, B);
   const int group = layout.group;
   const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
-  require_accumulators(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout));
+  require_accumulators<Value>(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout));
   std::uint64_t workspaces = 0;
 #pragma omp parallel reduction(+ : workspaces)
   {
