@@ -687,6 +687,32 @@ TEST(SpgemmAuto, LeavesOutGustavsonWhereItsAccumulatorDwarfsTheOperands) {
   EXPECT_NE(stats.choice.find("16 times the operands"), std::string::npos) << stats.choice;
 }
 
+// Gustavson allocates its accumulator on every thread: B of 2^22 columns (48 MiB of accumulator each, under
+// the 64 MiB limit) stays with gustavson on one thread, and leaves it on four, whose accumulators together
+// are 192 MiB and many times the operands.
+TEST(SpgemmAuto, CountsTheAccumulatorOfEveryThread) {
+  const Index cols = Index{1} << 22;
+  std::vector<Triplet<double>> a, b;
+  for (Index i = 0; i < 10; ++i) {
+    a.push_back({i, i, 1.0 + i});
+    b.push_back({i, static_cast<Index>((i * 1234567) % cols), 2.0 - i});
+  }
+  const CsrMatrix<double> A = csr_from_triplets(10, 10, a), B = csr_from_triplets(10, cols, b);
+  const int threads = omp_get_max_threads();
+  const auto choice_on = [&](int team) {
+    omp_set_num_threads(team);
+    SpgemmStats stats;
+    const CsrMatrix<double> C = SpgemmRegistry::instance().get("auto").multiply(A, B, &stats);
+    EXPECT_EQ(C.val, test::textbook_gustavson(A, B).val);
+    return stats.choice;
+  };
+  const std::string one = choice_on(1), four = choice_on(4);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one.rfind("gustavson", 0), 0u) << one;
+  EXPECT_EQ(four.rfind("gustavson", 0), std::string::npos) << four;
+  EXPECT_NE(four.find("the threads' accumulators are over 64 MiB"), std::string::npos) << four;
+}
+
 }  // namespace
 }  // namespace amgsolve
 
