@@ -22,7 +22,7 @@ struct LevelInfo {
   int level = 0;
   Index rows = 0;
   Offset nnz = 0;
-  // The aggregates (0 on the coarsest): the next level's rows, or for a system (amg/near_nullspace.hpp) its
+  // The aggregates (0 on the coarsest): the next level's rows, or for a system (amg/system_setup.hpp) its
   // nodes, each of as many rows as near-nullspace vectors (fewer where some depend on the others there).
   Index aggregates = 0;
   double rho = 0.0;            // estimate of rho(D^-1 A) (amg.spectral_radius)

@@ -1,7 +1,7 @@
 #pragma once
 // Improving a system's near-nullspace vectors before the finest tentative prolongator: each vector b is
 // relaxed on A x = 0, b <- (I - omega D^-1 A)^s b. What A maps to zero stays; what the smoother reduces at once
-// (the high-energy part) is taken out, so the aggregates' QR (amg/near_nullspace.hpp) fits the low-energy
+// (the high-energy part) is taken out, so the aggregates' QR (amg/qr_tentative_prolongation.hpp) fits the low-energy
 // vectors the matrix has rather than the ones it was given. This is PyAMG's `improve_candidates` (N. Bell,
 // L. N. Olson, J. Schroder, B. Southworth, "PyAMG: Algebraic Multigrid Solvers in Python", J. Open Source
 // Softw. 7(72), 2022), and the relaxation by which adaptive smoothed aggregation exposes its candidates
@@ -22,6 +22,8 @@
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
+
+class CpuBackend;
 
 // B's values over A's columns: on a rank's rows, whose columns name other ranks' rows after its own, B's rows
 // there brought from their ranks (amg/mpi/distributed_setup.cpp); `own` holds this rank's rows, k values each.

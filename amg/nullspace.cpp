@@ -115,6 +115,12 @@ double constant_part(double sum, double norm, std::size_t n) {
   return std::abs(sum) / (std::sqrt(static_cast<double>(n)) * norm);
 }
 
+double range_tolerance(double tolerance, double constant_part) {
+  if (constant_part == 0) return tolerance;
+  const double c2 = constant_part * constant_part;
+  return std::sqrt(std::max(tolerance * tolerance - c2, 0.0) / (1 - c2));
+}
+
 void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what) {
   const double part = constant_part(sum, norm, n);
   if (part <= tolerance) return;

@@ -74,6 +74,11 @@ NullspaceChoice resolve_nullspace(const RowSum& largest_row_sum, const std::func
 double constant_part(double sum, double norm, std::size_t n);
 // Above the solve's tolerance that is an InputError saying so (`what` names b's source).
 void require_consistent_rhs(double sum, double norm, std::size_t n, double tolerance, const std::string& what);
+// The tolerance on b's range part r (||r||^2 = ||b||^2 (1 - c^2), c = constant_part) that makes the
+// residual of b itself, sqrt(||r - A x||^2 + c^2 ||b||^2), at most `tolerance` ||b||: a constant part just
+// below the tolerance leaves the range part almost nothing (before, the range part alone met the tolerance,
+// and b's residual was above it: 1.3e-8 reported as 8.8e-9). A system's nullspace part counts alike.
+double range_tolerance(double tolerance, double constant_part);
 
 inline std::string to_string(NullspaceChoice choice) { return name_of(choice); }
 

@@ -15,7 +15,7 @@
 //
 // and the level's smoother is fitted to rho(D^-1 A) (smoother.hpp). A system (amg.block_size, several
 // near-nullspace vectors; the cpu backend) takes steps 1-3 node by node, T by a QR factorisation per aggregate
-// (near_nullspace.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp).
+// (amg/system_setup.hpp), and its smoothers scale by the nodes' diagonal blocks D_b (sparse/block_diagonal.hpp).
 // Coarsening stops at amg.coarse_size rows, at amg.max_levels, or when aggregation removes less than 10% of
 // the rows; the coarsest level is factorised on the host (sparse LDL^T, sparse/sparse_ldlt.hpp), the only
 // step that leaves the backend. A singular matrix with the constant nullspace (amg.nullspace, amg/nullspace.hpp)
@@ -41,7 +41,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/improve_near_nullspace.hpp"
 #include "amg/mis2_aggregation.hpp"
-#include "amg/near_nullspace.hpp"
+#include "amg/system_setup.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
@@ -157,7 +157,7 @@ class SmoothedAggregation {
     return step;
   }
 
-  // coarsen() for a system (near_nullspace.hpp): steps 1-3 on A's nodes, then as a scalar level.
+  // coarsen() for a system (amg/system_setup.hpp): steps 1-3 on A's nodes, then as a scalar level.
   std::optional<CoarseningStep<Backend, Value>> coarsen_system(const Csr& A, const NearNullspace& near,
                                                                LevelInfo& info) const {
     if constexpr (!SetsUpSystems<Backend>::value) {
@@ -242,7 +242,7 @@ class SmoothedAggregation {
     step.structure->coarse_near = step.coarse_near;
   }
 
-  // Step 1 of a level (a system's: of the nodes, near_nullspace.hpp), for a re-setup whose level matrix has
+  // Step 1 of a level (a system's: of the nodes, amg/node_strength.hpp), for a re-setup whose level matrix has
   // another pattern than the kept classification's.
   auto strength_of(const Csr& A, const NearNullspace* near) const {
     if constexpr (SetsUpSystems<Backend>::value)

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
+#include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -109,29 +110,40 @@ CsrMatrix<Value> smoothed_prolongator(const CpuBackend&, const CsrMatrix<Value>&
   Timer timer;
   const SingleEntries<Value> entries(T);
   CsrMatrix<Value> P(A_f.rows, T.cols);
+  // Each thread's markers and sums span the aggregates: out of memory there is an exception, not the end.
+  ThreadErrors errors;
   // Pass 1: each row's number of aggregates.
 #pragma omp parallel
   {
-    std::vector<Index> marker(static_cast<std::size_t>(T.cols), -1);
+    std::vector<Index> marker;
+    errors.run([&] { marker.assign(static_cast<std::size_t>(T.cols), -1); });
 #pragma omp for schedule(static)
     for (Index i = 0; i < A_f.rows; ++i)
-      P.row_ptr[static_cast<std::size_t>(i) + 1] = count_row(A_f, entries.column(), i, marker.data());
+      if (!errors.failed())
+        P.row_ptr[static_cast<std::size_t>(i) + 1] = count_row(A_f, entries.column(), i, marker.data());
   }
+  errors.rethrow();
   allocate_from_row_lengths(P);
   const double symbolic = timer.seconds();
   // Pass 2: the values.
   Offset products = 0;
 #pragma omp parallel reduction(+ : products)
   {
-    std::vector<Index> marker(static_cast<std::size_t>(T.cols), -1), scratch;
-    std::vector<Value> sums(static_cast<std::size_t>(T.cols), Value(0));
+    std::vector<Index> marker, scratch;
+    std::vector<Value> sums;
+    errors.run([&] {
+      marker.assign(static_cast<std::size_t>(T.cols), -1);
+      sums.assign(static_cast<std::size_t>(T.cols), Value(0));
+    });
 #pragma omp for schedule(static)
-    for (Index i = 0; i < A_f.rows; ++i) {
-      if (scratch.size() < static_cast<std::size_t>(A_f.row_length(i))) scratch.resize(A_f.row_length(i));
-      products += fill_row(A_f, entries, omega, i, marker.data(), sums.data(), scratch.data(),
-                           P.col.data() + P.row_begin(i), P.val.data() + P.row_begin(i));
-    }
+    for (Index i = 0; i < A_f.rows; ++i)
+      errors.run([&] {
+        if (scratch.size() < static_cast<std::size_t>(A_f.row_length(i))) scratch.resize(A_f.row_length(i));
+        products += fill_row(A_f, entries, omega, i, marker.data(), sums.data(), scratch.data(),
+                             P.col.data() + P.row_begin(i), P.val.data() + P.row_begin(i));
+      });
   }
+  errors.rethrow();
   if (stats) {
     stats->symbolic_seconds = symbolic;
     stats->numeric_seconds = timer.seconds() - symbolic;

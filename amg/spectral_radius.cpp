@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/hash.hpp"
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "common/unit_scale.hpp"
 #include "sparse/block_diagonal.hpp"
 #include "sparse/csr_ops.hpp"
@@ -135,6 +136,7 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
                                      const std::vector<std::int64_t>* column_order, std::int64_t first_row) {
   const BlockDiagonal<double> D_inv = inverse_node_blocks<double>(A, std::move(nodes), BlockInverse::inverse, 1.0, first_row);
   double bound = 0.0;
+  ThreadErrors errors;  // a node's entries are gathered into a growing list: out of memory after the region
 #pragma omp parallel reduction(max : bound) if (worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries))
   {
     struct Entry {
@@ -148,11 +150,14 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
       // Row i of D_b^-1 A is sum_k (D_I^-1)_ik a_k. over the node's rows k: its entries column by column.
       const Index first = D_inv.first_row(n), size = D_inv.node_rows(n);
       const double* block = D_inv.values.data() + D_inv.block_ptr[n];
-      entries.clear();
-      for (Index k = 0; k < size; ++k)
-        for (Offset e = A.row_begin(first + k); e < A.row_end(first + k); ++e)
-          entries.push_back({column_order ? (*column_order)[static_cast<std::size_t>(A.col[e])] : A.col[e], k,
-                             static_cast<double>(A.val[e])});
+      const bool gathered = errors.run([&] {
+        entries.clear();
+        for (Index k = 0; k < size; ++k)
+          for (Offset e = A.row_begin(first + k); e < A.row_end(first + k); ++e)
+            entries.push_back({column_order ? (*column_order)[static_cast<std::size_t>(A.col[e])] : A.col[e], k,
+                               static_cast<double>(A.val[e])});
+      });
+      if (!gathered) continue;
       std::sort(entries.begin(), entries.end(),
                 [](const Entry& a, const Entry& b) { return a.col < b.col || (a.col == b.col && a.row < b.row); });
       double row_sums[kMaxNodeRows] = {};
@@ -167,6 +172,7 @@ double gershgorin_bound_block_dinv_a(const CsrMatrix<Value>& A, std::shared_ptr<
       for (Index i = 0; i < size; ++i) bound = std::max(bound, row_sums[i]);
     }
   }
+  errors.rethrow();
   return bound;
 }
 

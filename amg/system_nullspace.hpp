@@ -29,6 +29,8 @@
 
 namespace amgsolve {
 
+class CpuBackend;
+
 inline constexpr double kNullspaceCandidate = 1e-6;
 inline constexpr double kNullspaceRowTolerance = 1e-8;
 

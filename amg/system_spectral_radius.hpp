@@ -1,5 +1,5 @@
 #pragma once
-// rho(D^-1 A) on a system's level (amg/near_nullspace.hpp), D its smoother's diagonal: the node blocks D_b or
+// rho(D^-1 A) on a system's level (amg/system_setup.hpp), D its smoother's diagonal: the node blocks D_b or
 // the pointwise diagonal. The Lanczos recurrence of amg/spectral_radius.hpp on the similar symmetric matrix
 // L^-1 A L^-T (D = L L^T: block by block a Cholesky factor, or sqrt(a_ii)), with every reduction summed in
 // the level's reduction blocks (NearNullspace::reduction_blocks). A coarse level's nodes are irregular (an

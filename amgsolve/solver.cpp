@@ -20,6 +20,8 @@
 #include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/matrix_scale.hpp"
 #include "amgsolve/parameter_ranges.hpp"
+#include "amgsolve/solve_inputs.hpp"
+#include "amgsolve/vector_scale.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
@@ -348,14 +350,11 @@ class SolverOn final : public Solver::Impl {
     if (options.tolerance) effective.tolerance = *options.tolerance;
     if (options.absolute_tolerance) effective.absolute_tolerance = *options.absolute_tolerance;
     if (options.max_iterations) effective.max_iterations = *options.max_iterations;
-    // The solve runs on b / 2^e, with 2^e about b's largest entry, and A / 2^s (matrix_exponent_), so on
-    // x / 2^(e - s), and scales x back: PCG's norms and dot products then neither underflow (b of 1e-170, or
-    // 1e-30 in the float cycle) nor overflow (1e+300). Powers of two scale exactly, so the iterates are those
-    // of b itself, bit for bit, wherever those exist.
+    // The solve runs on b / 2^e and A / 2^s, so on x / 2^(e - s) (amgsolve/vector_scale.hpp).
     const int exponent = scale_exponent(b, layout), x_exponent = exponent - matrix_exponent_;
     // Before anything else collective: a wrong input on one rank must not leave the others waiting.
-    std::string problem = solve_input_problem(b, effective, layout);
-    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, x_exponent, layout);
+    std::string problem = right_hand_side_problem(b, vector_rows(layout), effective);
+    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, vector_rows(layout), x_exponent);
     require_agreed(problem);
     require_same_limits(effective);
     Timer timer;
@@ -409,7 +408,7 @@ class SolverOn final : public Solver::Impl {
     from_solve(x_on, x, layout);
     if (x_exponent != 0) {
       Vector<double> back = scaled_back(x, x_exponent, "solution", layout);
-      const bool lost = lost_digits(x, back, x_exponent, layout);
+      const bool lost = digits_lost_on_any_rank(x, back, x_exponent, layout);
       x = std::move(back);
       if (lost) require_attained(b, x, exponent, x_exponent, tolerance, result, layout);
     }
@@ -461,9 +460,7 @@ class SolverOn final : public Solver::Impl {
 
   void precondition(const Vector<double>& r, Vector<double>& z, VectorLayout layout) override {
     const int exponent = scale_exponent(r, layout);  // the cycle is linear: as in solve(), so that float holds r
-    std::string problem = rows_problem(r, "preconditioned vector", layout);
-    if (problem.empty()) problem = non_finite_problem(r, "preconditioned vector", first_entry(layout));
-    require_agreed(problem);
+    require_agreed(preconditioned_vector_problem(r, vector_rows(layout)));
     const Vec<double> r_on = exponent == 0 ? to_solve(r, layout) : to_solve(scaled(r, -exponent), layout);
     Vec<double> z_on;
     solving().zero(z_on, A_->rows);
@@ -711,21 +708,14 @@ class SolverOn final : public Solver::Impl {
     return mine;
   }
 
-  // max |v_i| (0 for an empty v), infinite where an entry is not finite.
-  static double largest_magnitude(const Vector<double>& v) {
-    double largest = 0;
-    for (const double entry : v) {
-      if (!std::isfinite(entry)) return std::numeric_limits<double>::infinity();
-      largest = std::max(largest, std::abs(entry));
-    }
-    return largest;
+  // The rows a caller's vector must have (amgsolve/solve_inputs.hpp).
+  VectorRows vector_rows(VectorLayout layout) const {
+    return {entries(layout), first_entry(layout), layout == VectorLayout::rows && kDistributed<Backend>};
   }
 
-  // e with 2^e <= max |b_i| < 2^(e+1); 0 for b = 0 or b with a NaN or infinite entry (which the solve
-  // refuses as it is). Collective for a vector's rows.
+  // b's vector_exponent, of all of a vector's rows (collective for them).
   int scale_exponent(const Vector<double>& b, VectorLayout layout) const {
-    const double largest = largest_over_ranks(largest_magnitude(b), layout);
-    return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0;
+    return vector_exponent(largest_over_ranks(largest_magnitude(b), layout));
   }
 
 #ifdef AMGSOLVE_WITH_MPI
@@ -736,31 +726,10 @@ class SolverOn final : public Solver::Impl {
   }
 #endif
 
-  static Vector<double> scaled(const Vector<double>& v, int exponent) {
-    Vector<double> out(v.size());
-    const auto n = static_cast<std::int64_t>(v.size());
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) out[i] = std::ldexp(v[i], exponent);
-    return out;
-  }
-
-  // The tolerance on b's range part r (||r||^2 = ||b||^2 (1 - c^2)) that makes the residual of b itself,
-  // sqrt(||r - A x||^2 + c^2 ||b||^2), at most `tolerance` ||b||: a constant part just below the tolerance
-  // leaves the range part almost nothing (before, the range part alone met the tolerance, and b's residual
-  // was above it: 1.3e-8 reported as 8.8e-9).
-  static double range_tolerance(double tolerance, double constant_part) {
-    if (constant_part == 0) return tolerance;
-    const double c2 = constant_part * constant_part;
-    return std::sqrt(std::max(tolerance * tolerance - c2, 0.0) / (1 - c2));
-  }
-
-  // Whether scaling back by 2^exponent lost digits of an entry (underflow to a subnormal or to zero), on any
-  // rank for a vector's rows (collective).
-  bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent, VectorLayout layout) const {
-    const auto n = static_cast<std::int64_t>(x.size());
-    const bool lost =
-        first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
-    return largest_over_ranks(lost ? 1.0 : 0.0, layout) > 0;
+  // lost_digits on any rank, for a vector's rows (collective for them).
+  bool digits_lost_on_any_rank(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent,
+                               VectorLayout layout) const {
+    return largest_over_ranks(lost_digits(on_b_scale, x, exponent) ? 1.0 : 0.0, layout) > 0;
   }
 
   // After a scale-back that lost digits: the residual of the x returned, against b as given, must still meet
@@ -787,63 +756,8 @@ class SolverOn final : public Solver::Impl {
   // rows: collective for them).
   Vector<double> scaled_back(const Vector<double>& y, int exponent, const char* what, VectorLayout layout) const {
     Vector<double> out = scaled(y, exponent);
-    const double largest = largest_over_ranks(largest_magnitude(out), layout);  // y was checked finite
-    if (!std::isfinite(largest))
-      throw NumericalError(std::string("the ") + what + " overflows double (entries beyond 1.8e+308): scale the "
-                           "right-hand side down");
-    if (largest > 0 && largest < std::numeric_limits<double>::min())
-      throw NumericalError(std::string("the ") + what + " underflows double (every entry below 2.2e-308, where "
-                           "digits are lost): scale the right-hand side up");
+    require_in_double_range(largest_over_ranks(largest_magnitude(out), layout), what);  // y was checked finite
     return out;
-  }
-
-  std::string rows_problem(const Vector<double>& v, const std::string& what, VectorLayout layout) const {
-    if (v.size() == entries(layout)) return "";
-    return what + " has " + std::to_string(v.size()) + " entries, " +
-           (layout == VectorLayout::rows && kDistributed<Backend> ? "this rank's rows of the matrix "
-                                                                   : "the matrix ") +
-           std::to_string(entries(layout)) + " rows";
-  }
-
-  // What is wrong with a solve's right-hand side or limits, or "".
-  std::string solve_input_problem(const Vector<double>& b, const SolverParams& effective, VectorLayout layout) const {
-    if (std::string problem = rows_problem(b, "right-hand side", layout); !problem.empty()) return problem;
-    if (std::string problem = non_finite_problem(b, "right-hand side", first_entry(layout)); !problem.empty())
-      return problem;
-    // The per-solve limits in the ranges of the keys they stand in for.
-    const ParameterRange& tolerance = parameter_range("solver.tolerance");
-    if (!within(tolerance, effective.tolerance))
-      return "tolerance " + describe(tolerance) + ", got " + format_number(effective.tolerance);
-    const ParameterRange& absolute = parameter_range("solver.absolute_tolerance");
-    if (!within(absolute, effective.absolute_tolerance))
-      return "absolute tolerance " + describe(absolute) + ", got " + format_number(effective.absolute_tolerance);
-    const ParameterRange& iterations = parameter_range("solver.max_iterations");
-    if (!within(iterations, effective.max_iterations))
-      return "max_iterations " + describe(iterations) + ", got " + std::to_string(effective.max_iterations);
-    return "";
-  }
-
-  // "what: entry i (counted from 0) is nan" for a vector's first entry that is not finite, or "": the
-  // library's vectors are arrays, indexed from 0 by its callers (C++, numpy); a rank's rows by their global
-  // numbers (its first is `first`).
-  static std::string non_finite_problem(const Vector<double>& v, const std::string& what, std::int64_t first = 0) {
-    const auto n = static_cast<std::int64_t>(v.size());
-    const std::int64_t bad = first_index_where(n, [&](std::int64_t i) { return !std::isfinite(v[i]); });
-    if (bad == n) return "";
-    return what + ": entry " + std::to_string(first + bad) + " (counted from 0) is " + format_number(v[bad]);
-  }
-
-  // What is wrong with an initial guess, or "": its size, an entry that is not finite, or entries beyond
-  // double's range on the scale the solve runs on (x / 2^exponent: a guess far larger than b's solution).
-  std::string initial_guess_problem(const Vector<double>& x, int exponent, VectorLayout layout) const {
-    if (std::string problem = rows_problem(x, "initial guess", layout); !problem.empty()) return problem;
-    if (std::string problem = non_finite_problem(x, "initial guess", first_entry(layout)); !problem.empty())
-      return problem;
-    const double largest = largest_magnitude(x);
-    if (!std::isfinite(std::ldexp(largest, -exponent)))
-      return "initial guess: its largest entry, " + format_number(largest) + ", is beyond double's range on the "
-             "scale the solve runs on (2^" + std::to_string(exponent) + "): start from zero";
-    return "";
   }
 
   // Over MPI ranks, which iterate together and so must stop together: the same limits on every rank.

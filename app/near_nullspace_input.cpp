@@ -5,6 +5,7 @@
 #include <string>
 
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/nullspace.hpp"
 #include "app/ranks.hpp"
 #include "app/run_support.hpp"

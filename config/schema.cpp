@@ -820,7 +820,7 @@ void check_mouse(const KeyReader& r, const Config& c) {
   check_diffusive_tissues(r, m.optics);
 }
 
-// Whether the config describes a system (amg/near_nullspace.hpp): unknowns per node, a matrix_market
+// Whether the config describes a system (amg/system_setup.hpp): unknowns per node, a matrix_market
 // problem's near-nullspace vectors or coordinates, or an elasticity problem.
 bool configures_a_system(const Config& c) {
   const MatrixMarketParams& files = c.problem.matrix_market;
@@ -833,7 +833,7 @@ bool configures_a_system(const Config& c) {
 // MPI ranks, where `auto` is the cpu on every rank whether or not a rank sees a GPU.
 void check_backend(const KeyReader& r, Config& c) {
   const bool ranks = c.ranks > 1;
-  // A system (amg/near_nullspace.hpp) is set up on the cpu backend only, so far: `auto` means cpu for it.
+  // A system (amg/system_setup.hpp) is set up on the cpu backend only, so far: `auto` means cpu for it.
   const bool system = configures_a_system(c);
   try {
     c.backend = (ranks || system) && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "common/thread_errors.hpp"
+
 namespace amgsolve {
 
 std::array<double, 3> VoxelDomain::centre(std::int64_t voxel) const {
@@ -80,13 +82,16 @@ SkinFaces skin_faces(const VoxelDomain& domain, const OutwardNormal& normal) {
   for (std::size_t u = 0; u < static_cast<std::size_t>(n); ++u) first[u + 1] += first[u];
   std::vector<SkinFace> skin(static_cast<std::size_t>(first.back()));
   const double h2 = domain.voxel_size * domain.voxel_size;
+  ThreadErrors errors;  // `normal` is the caller's function: what it throws reaches the caller
 #pragma omp parallel for schedule(dynamic, 1024)
-  for (Index u = 0; u < n; ++u) {
-    Offset at = first[u];
-    for (int f = 0; f < 6; ++f)
-      if (neighbour_unknown(domain, domain.voxel_of_unknown[u], kFaces[f]) < 0)
-        skin[at++] = {u, static_cast<std::uint8_t>(f), h2 * area_weight(normal, face_centre(domain, u, f)), 0.0};
-  }
+  for (Index u = 0; u < n; ++u)
+    errors.run([&] {
+      Offset at = first[u];
+      for (int f = 0; f < 6; ++f)
+        if (neighbour_unknown(domain, domain.voxel_of_unknown[u], kFaces[f]) < 0)
+          skin[at++] = {u, static_cast<std::uint8_t>(f), h2 * area_weight(normal, face_centre(domain, u, f)), 0.0};
+    });
+  errors.rethrow();
   return {std::move(skin), std::move(first)};
 }
 

@@ -49,17 +49,16 @@ CsrMatrix<Value> transpose(const CsrMatrix<Value>& A) {
   const std::int64_t by_memory = A.nnz() / std::max<Index>(A.cols, 1) + 1;
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min({std::int64_t{max_threads()}, by_rows, by_memory})));
   const std::size_t ncols = static_cast<std::size_t>(A.cols);
-  Array<Offset> cursor;
+  // Allocated before the region, where running out of memory is an exception the caller can catch (inside,
+  // it would end the process); the team that starts is at most `threads` strong.
+  Array<Offset> cursor(static_cast<std::size_t>(threads) * ncols, 0);
   int team = 1;
 
 #pragma omp parallel num_threads(threads)
   {
     // OpenMP may start fewer threads than asked for: split the rows by the team actually running.
 #pragma omp single
-    {
-      team = omp_get_num_threads();
-      cursor.assign(static_cast<std::size_t>(team) * ncols, 0);
-    }
+    team = omp_get_num_threads();
     const int t = omp_get_thread_num();
     const auto [first_row, end_row] = static_block(A.rows, t, team);
     const auto begin = static_cast<Index>(first_row), end = static_cast<Index>(end_row);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
@@ -92,6 +93,7 @@ class Hash : public SpgemmBackendFor<Hash> {
   static Offset symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C,
                          Offset& largest_row) {
     Offset multiplications = 0, largest = 0;
+    ThreadErrors errors;  // a table grows with its rows' products: out of memory is an exception after the region
 #pragma omp parallel reduction(+ : multiplications) reduction(max : largest)
     {
       HashAccumulator<Value> table;
@@ -100,7 +102,7 @@ class Hash : public SpgemmBackendFor<Hash> {
         const Offset m = row_multiplications(A, B, i);
         multiplications += m;
         largest = std::max(largest, m);
-        table.reset(std::min<Offset>(m, B.cols));
+        if (!errors.run([&] { table.reset(std::min<Offset>(m, B.cols)); })) continue;
         Offset count = 0;
         bool inserted = false;
         for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {
@@ -113,6 +115,7 @@ class Hash : public SpgemmBackendFor<Hash> {
         C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
       }
     }
+    errors.rethrow();
     largest_row = largest;
     allocate_product(C, "hash");
     return multiplications;
@@ -120,12 +123,13 @@ class Hash : public SpgemmBackendFor<Hash> {
 
   template <class Value>
   static void numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
+    ThreadErrors errors;
 #pragma omp parallel
     {
       HashAccumulator<Value> table;
 #pragma omp for schedule(dynamic, kRowChunk)
       for (Index i = 0; i < A.rows; ++i) {
-        table.reset(std::min<Offset>(row_multiplications(A, B, i), B.cols));
+        if (!errors.run([&] { table.reset(std::min<Offset>(row_multiplications(A, B, i), B.cols)); })) continue;
         Index* cols = C.col.data() + C.row_begin(i);
         Index length = 0;
         bool inserted = false;
@@ -147,6 +151,7 @@ class Hash : public SpgemmBackendFor<Hash> {
         for (Index p = 0; p < length; ++p) vals[p] = table.value(table.slot(cols[p], inserted));
       }
     }
+    errors.rethrow();
   }
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "spgemm/product_memory.hpp"
 #include "spgemm/registry.hpp"
@@ -65,19 +66,22 @@ class Heap : public SpgemmBackendFor<Heap> {
     CsrMatrix<Value> C(A.rows, B.cols);
     Timer timer;
     Offset multiplications = 0, widest = 0;
+    ThreadErrors errors;  // a heap grows to its widest row of A: out of memory is an exception after the region
 #pragma omp parallel reduction(+ : multiplications) reduction(max : widest)
     {
       CursorHeap heap;
 #pragma omp for schedule(dynamic, kRowChunk)
-      for (Index i = 0; i < A.rows; ++i) {
-        widest = std::max<Offset>(widest, A.row_length(i));
-        Offset count = 0;
-        multiplications += merge_row(A, B, i, heap, [&](Index col, Index previous, Value) {
-          count += col != previous ? 1 : 0;
+      for (Index i = 0; i < A.rows; ++i)
+        errors.run([&] {
+          widest = std::max<Offset>(widest, A.row_length(i));
+          Offset count = 0;
+          multiplications += merge_row(A, B, i, heap, [&](Index col, Index previous, Value) {
+            count += col != previous ? 1 : 0;
+          });
+          C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
         });
-        C.row_ptr[static_cast<std::size_t>(i) + 1] = count;
-      }
     }
+    errors.rethrow();
     allocate_product(C, "heap");
     stats.symbolic_seconds = timer.seconds();
     timer.restart();
@@ -85,18 +89,20 @@ class Heap : public SpgemmBackendFor<Heap> {
     {
       CursorHeap heap;
 #pragma omp for schedule(dynamic, kRowChunk)
-      for (Index i = 0; i < A.rows; ++i) {
-        Offset out = C.row_begin(i) - 1;
-        merge_row(A, B, i, heap, [&](Index col, Index previous, Value v) {
-          if (col != previous) {
-            C.col[++out] = col;
-            C.val[out] = v;
-          } else {
-            C.val[out] += v;
-          }
+      for (Index i = 0; i < A.rows; ++i)
+        errors.run([&] {
+          Offset out = C.row_begin(i) - 1;
+          merge_row(A, B, i, heap, [&](Index col, Index previous, Value v) {
+            if (col != previous) {
+              C.col[++out] = col;
+              C.val[out] = v;
+            } else {
+              C.val[out] += v;
+            }
+          });
         });
-      }
     }
+    errors.rethrow();
     stats.numeric_seconds = timer.seconds();
     stats.multiplications = multiplications;
     stats.nnz = C.nnz();

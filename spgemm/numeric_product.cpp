@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
+#include "spgemm/product_memory.hpp"
 
 namespace amgsolve {
 namespace {
@@ -68,24 +71,37 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
   C.row_ptr.resize(pattern.row_ptr.size());
   C.col.resize(pattern.col.size());
   C.val.resize(pattern.col.size());
+  require_product_memory(static_cast<std::uint64_t>(max_threads()) * static_cast<std::uint64_t>(B.cols) *
+                             (sizeof(Value) + sizeof(std::uint8_t)),
+                         [&] {
+                           return "the numeric phase's dense accumulators (" + std::to_string(max_threads()) +
+                                  " of " + std::to_string(B.cols) + " columns)";
+                         });
   bool inside = true;
   Offset products = 0;
+  ThreadErrors errors;  // out of memory for an accumulator is an exception, not the end of the process
 #pragma omp parallel reduction(&& : inside) reduction(+ : products)
   {
     // A dense accumulator over B's columns; `slot` marks the columns of the current row's pattern (a column
     // outside them is accumulated and never cleared: the result is void anyway).
-    std::vector<Value> accumulator(static_cast<std::size_t>(B.cols));
-    std::vector<std::uint8_t> slot(static_cast<std::size_t>(B.cols), 0);
+    std::vector<Value> accumulator;
+    std::vector<std::uint8_t> slot;
+    errors.run([&] {
+      accumulator.resize(static_cast<std::size_t>(B.cols));
+      slot.assign(static_cast<std::size_t>(B.cols), 0);
+    });
 #pragma omp for schedule(static)
     for (std::size_t r = 0; r < pattern.row_ptr.size(); ++r) C.row_ptr[r] = pattern.row_ptr[r];
 #pragma omp for schedule(dynamic, 256)
     for (Index i = 0; i < A.rows; ++i) {
+      if (errors.failed()) continue;
       const Offset begin = pattern.row_begin(i), length = pattern.row_end(i) - begin;
       std::copy_n(pattern.col.data() + begin, length, C.col.data() + begin);
       products += fill_row(A, B, B_values, i, C.col.data() + begin, length, C.val.data() + begin, accumulator.data(),
                            slot.data(), inside);
     }
   }
+  errors.rethrow();
   if (!inside) throw Error("numeric product: a product falls outside the kept pattern (the operands' patterns changed)");
   if (multiplications) *multiplications = products;
   return C;

@@ -1,10 +1,9 @@
 #pragma once
 // The memory a product needs, checked before it is allocated. An allocation that fails inside an OpenMP
-// region ends the process (no exception may leave the region), even where the caller (the Python package,
-// the library) would have turned std::bad_alloc into an error; and one that succeeds under overcommit is
-// killed when the threads touch its pages. So the product's arrays, once the symbolic pass knows their size,
-// and a backend's per-thread workspaces are checked against the memory left first (common/memory.hpp), and a
-// product that cannot fit gets a one-line error naming it.
+// region surfaces only as a bare std::bad_alloc after it (common/thread_errors.hpp), which names nothing; one
+// that succeeds under overcommit is killed when the threads touch its pages. So the product's arrays, once the
+// symbolic pass knows their size, and a backend's per-thread workspaces are checked against the memory left
+// first (common/memory.hpp), and a product that cannot fit gets a one-line error naming it.
 #include <cstdint>
 #include <string>
 

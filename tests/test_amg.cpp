@@ -13,11 +13,13 @@
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "common/hash.hpp"
+#include "common/memory.hpp"
 #include "problems/poisson.hpp"
 #include "solver/pcg.hpp"
 #include "spgemm/registry.hpp"
@@ -424,6 +426,31 @@ TEST(SmoothedProlongation, GatheredInOnePassEqualsTheSpgemmAndTheScalingBitForBi
     }
   }
   omp_set_num_threads(2);
+}
+
+// Each thread's markers and sums span T's columns (the aggregates). Where they do not fit, the setup step
+// throws std::bad_alloc to its caller (the program's "out of memory" line, Python's MemoryError); allocated
+// inside the parallel region, they ended the process (std::terminate). 2^27 aggregates, 1.5 GiB a thread,
+// with 256 MiB of address space left.
+TEST(SmoothedProlongation, ThreadsScratchThatDoesNotFitIsAnExceptionForTheCaller) {
+  if (available_memory_bytes() < (std::uint64_t{1} << 30)) GTEST_SKIP() << "under 1 GiB free: proves nothing";
+  const CsrMatrix<double> A = poisson(Stencil::p5, {40, 25});
+  std::vector<Triplet<double>> spread;
+  for (Index i = 0; i < A.rows; ++i) spread.push_back({i, i << 17, 1.0});
+  const CsrMatrix<double> T = csr_from_triplets(A.rows, Index{1} << 27, spread);
+  bool threw_bad_alloc = false;
+  const bool limited = test::with_address_space_headroom(std::uint64_t{256} << 20, [&] {
+    try {
+      smoothed_prolongator(CpuBackend{}, A, T, 0.5);
+    } catch (const std::bad_alloc&) {
+      threw_bad_alloc = true;
+    }
+  });
+  if (!limited) GTEST_SKIP() << "a hard address-space limit is set";
+  EXPECT_TRUE(threw_bad_alloc);
+  // And the step still works once memory is there again (nothing was left half-done in a shared state).
+  const CsrMatrix<double> small_T = tentative_prolongation<double>(mis2_aggregation(strength_of_connection(A, 0.25).graph, 3));
+  EXPECT_EQ(smoothed_prolongator(CpuBackend{}, A, small_T, 0.5).rows, A.rows);
 }
 
 TEST(SmoothedProlongation, GatheringRefusesATentativeProlongatorWithTwoEntriesInARow) {
@@ -953,7 +980,7 @@ TEST(Rebuild, TheHierarchyDoesNotDependOnTheReSetupsBeforeIt) {
   expect_same_hierarchy(rebuilt, first_setup);
 }
 
-// The same for a system (amg/near_nullspace.hpp): where other rows lump their weak entries, the coarse levels'
+// The same for a system (amg/system_setup.hpp): where other rows lump their weak entries, the coarse levels'
 // matrices leave their first patterns, and their strength is the nodes' again (a coarse node has a row per
 // near-nullspace vector), computed anew; back on the first values, the first hierarchy.
 TEST(Rebuild, ASystemsCoarseLevelsOnNewPatternsClassifyTheirNodesAnew) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "app/run.hpp"
 #include "output/vtk_writer.hpp"
 #include "sparse/matrix_market.hpp"

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amgsolve/solver.hpp"
 #include "problems/elasticity.hpp"
 #include "test_support.hpp"

@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/exact_sum.hpp"
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "distributed/partition.hpp"
 
 namespace amgsolve {
@@ -153,6 +157,69 @@ TEST(FirstIndexWhere, IsTheSerialScansAnswerOnAnyThreadCount) {
     }
   }
   omp_set_num_threads(omp_get_num_procs());
+}
+
+// An exception inside a parallel region reaches the caller after it (outside ThreadErrors it ends the process):
+// the first thread's to fail is rethrown as it was thrown, the other threads skip what is left and every
+// thread reaches the region's end (no barrier waits for ever); without a failure every iteration runs and
+// nothing is thrown. On 1 to 4 threads (more than this machine's cores), a failure in the first, a middle
+// and the last iteration, and in several threads at once.
+TEST(ThreadErrors, AnExceptionInsideARegionIsThrownAfterIt) {
+  const std::int64_t n = 10000;
+  for (int threads : {1, 2, 3, 4}) {
+    omp_set_num_threads(threads);
+    for (const std::vector<std::int64_t>& failing :
+         std::vector<std::vector<std::int64_t>>{{}, {0}, {n / 2}, {n - 1}, {1, n / 3, 2 * n / 3, n - 2}}) {
+      ThreadErrors errors;
+      std::vector<char> ran(static_cast<std::size_t>(n), 0);
+      int finished = 0, team = 0;
+#pragma omp parallel
+      {
+#pragma omp master
+        team = omp_get_num_threads();
+#pragma omp for schedule(static)
+        for (std::int64_t i = 0; i < n; ++i)
+          errors.run([&] {
+            if (std::find(failing.begin(), failing.end(), i) != failing.end())
+              throw std::runtime_error("iteration " + std::to_string(i));
+            ran[static_cast<std::size_t>(i)] = 1;
+          });
+#pragma omp atomic
+        ++finished;
+      }
+      EXPECT_EQ(finished, team);
+      SCOPED_TRACE(std::to_string(threads) + " threads, " + std::to_string(failing.size()) + " failing");
+      if (failing.empty()) {
+        EXPECT_FALSE(errors.failed());
+        EXPECT_NO_THROW(errors.rethrow());
+        EXPECT_EQ(std::count(ran.begin(), ran.end(), 1), n);
+        continue;
+      }
+      EXPECT_TRUE(errors.failed());
+      try {
+        errors.rethrow();
+        ADD_FAILURE() << "nothing rethrown";
+      } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(std::any_of(failing.begin(), failing.end(),
+                                [&](std::int64_t i) { return what == "iteration " + std::to_string(i); }))
+            << what;
+      }
+      for (std::int64_t i : failing) EXPECT_EQ(ran[static_cast<std::size_t>(i)], 0);
+    }
+  }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// run() says whether its work ran: false once a failure is kept, also for work that would not throw.
+TEST(ThreadErrors, RunReportsWhetherTheWorkRan) {
+  ThreadErrors errors;
+  int calls = 0;
+  EXPECT_TRUE(errors.run([&] { ++calls; }));
+  EXPECT_FALSE(errors.run([&] { throw std::bad_alloc(); }));
+  EXPECT_FALSE(errors.run([&] { ++calls; }));
+  EXPECT_EQ(calls, 1);
+  EXPECT_THROW(errors.rethrow(), std::bad_alloc);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "amg/improve_near_nullspace.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amgsolve/solver.hpp"
 #include "sparse/matrix_market.hpp"
 #include "test_support.hpp"

@@ -22,6 +22,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/mpi/distributed_setup.hpp"
 #include "amg/mpi/system_setup.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/system_nullspace.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/solver.hpp"
@@ -1176,7 +1177,7 @@ TEST(DistributedSetup, EveryDistributedProductBuildsTheSameHierarchy) {
   }
 }
 
-// A system (amg.block_size, near-nullspace vectors: amg/near_nullspace.hpp) on the ranks' nodes: the finest
+// A system (amg.block_size, near-nullspace vectors: amg/system_setup.hpp) on the ranks' nodes: the finest
 // level's in whole blocks of kReductionBlock nodes, the coarse levels' as their aggregates fall to the ranks.
 // Level 1 is spread over the ranks in blocks of kAggregateBlock aggregates (evenly on the first ranks where
 // it has fewer than kCoarseRowsPerRank rows a rank, each aggregate up to as many rows as there are

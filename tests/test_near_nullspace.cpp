@@ -1,4 +1,4 @@
-// Smoothed aggregation for systems (amg.block_size, near-nullspace vectors; amg/near_nullspace.hpp): the
+// Smoothed aggregation for systems (amg.block_size, near-nullspace vectors; amg/system_setup.hpp): the
 // rigid-body modes against the distance-preserving property of rigid motions, the QR tentative prolongator
 // against its invariants (orthonormal columns, T B_c = B, dependent columns left out), the nodes' strength
 // against a dense amalgamation and against the scalar test, and 2D linear elasticity solved to Eigen's answer
@@ -11,6 +11,9 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/node_strength.hpp"
+#include "amg/qr_tentative_prolongation.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/strength.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"

@@ -13,6 +13,7 @@
 #include "amg/hierarchy.hpp"
 #include "amg/jacobi.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"

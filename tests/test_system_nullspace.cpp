@@ -10,6 +10,7 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/system_nullspace.hpp"
 #include "amgsolve/solver.hpp"

@@ -170,16 +170,17 @@ QRows factor_owned_aggregates(const Communicator& comm, const BlockPartition& ow
       rows_values.insert(rows_values.end(), values[r].begin() + static_cast<std::ptrdiff_t>(e * k),
                          values[r].begin() + static_cast<std::ptrdiff_t>((e + 1) * k));
     }
-  std::vector<std::vector<double>> q(static_cast<std::size_t>(owned));
+  // Q_a of every aggregate one after the other (q_first[a]: where Q_a starts), allocated before the parallel
+  // region, where running out of memory is an exception rather than the end of the process.
+  std::vector<std::size_t> q_first(static_cast<std::size_t>(owned) + 1, 0);
+  for (Index a = 0; a < owned; ++a) q_first[a + 1] = q_first[a] + members[a].size() * static_cast<std::size_t>(k);
+  std::vector<double> q(q_first.back());
   std::vector<double> r(static_cast<std::size_t>(owned) * k * k, 0.0);
   std::vector<Index> first_column(static_cast<std::size_t>(owned) + 1, 0);
 #pragma omp parallel for schedule(dynamic, 256)
-  for (Index a = 0; a < owned; ++a) {
-    const auto m = static_cast<Index>(members[a].size());
-    q[a].resize(static_cast<std::size_t>(m) * k);
-    first_column[a + 1] = factor_aggregate(rows_values.data(), k, members[a].data(), m, q[a].data(),
-                                           r.data() + static_cast<std::size_t>(a) * k * k);
-  }
+  for (Index a = 0; a < owned; ++a)
+    first_column[a + 1] = factor_aggregate(rows_values.data(), k, members[a].data(), static_cast<Index>(members[a].size()),
+                                           q.data() + q_first[a], r.data() + static_cast<std::size_t>(a) * k * k);
   for (Index a = 0; a < owned; ++a) first_column[a + 1] += first_column[a];
   coarse = coarse_near_nullspace(k, first_column, r);
   const std::int64_t first_coarse_row = comm.sum_before(first_column.back());
@@ -194,7 +195,7 @@ QRows factor_owned_aggregates(const Communicator& comm, const BlockPartition& ow
       const Index m = static_cast<Index>(members[a].size()), p = place[a]++, kept = first_column[a + 1] - first_column[a];
       back.columns[s].push_back(first_coarse_row + first_column[a]);
       back.columns[s].push_back(kept);
-      for (Index c = 0; c < kept; ++c) back.values[s].push_back(q[a][static_cast<std::size_t>(c) * m + p]);
+      for (Index c = 0; c < kept; ++c) back.values[s].push_back(q[q_first[a] + static_cast<std::size_t>(c) * m + p]);
     }
   return back;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// A system's steps (amg/near_nullspace.hpp) on the mpi backend: the overloads taking an MpiBackend of the
+// A system's steps (amg/system_setup.hpp) on the mpi backend: the overloads taking an MpiBackend of the
 // functions smoothed aggregation calls for a level whose rows are grouped in nodes. Each rank owns whole
 // nodes: the finest level's in ranges of kReductionBlock nodes (node_partition_unit), a coarse level's about
 // as the aggregates of the level above fall to the ranks (kAggregateBlock aggregates at a time), so each rank's
@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "amg/mpi/distributed_setup.hpp"
-#include "amg/near_nullspace.hpp"
+#include "amg/system_setup.hpp"
 #include "backend/mpi/mpi_backend.hpp"
 
 namespace amgsolve {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "amg/near_nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "problems/elasticity.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"

@@ -25,10 +25,12 @@
 // one row, spgemm/gustavson/row_groups.hpp groups rows with the same columns.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "spgemm/accumulator.hpp"
 #include "spgemm/gustavson/accumulate_row.hpp"
@@ -202,26 +204,30 @@ inline std::uint64_t one_pass_blocks(const CsrMatrix<Value>& A, const CsrMatrix<
   // for every product, fill: both are held at once.
   require_accumulators<Value>(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout), work.back());
   std::uint64_t workspaces = 0;
+  ThreadErrors errors;  // checked above, yet memory may run out meanwhile: an exception, not the process's end
 #pragma omp parallel reduction(+ : workspaces)
   {
-    Workspace<Value> ws(B.cols, layout);
+    std::optional<Workspace<Value>> ws;
+    errors.run([&] { ws.emplace(B.cols, layout); });
 #pragma omp for schedule(dynamic, 1)
-    for (std::size_t b = 0; b < blocks; ++b) {
-      Block<Value>& part = block[b];
-      const Offset room = work[static_cast<std::size_t>(first_row(part.end_group))] -
-                          work[static_cast<std::size_t>(first_row(part.first_group))];
-      part.col.resize(static_cast<std::size_t>(room) + kListPadding);
-      part.val.resize(part.col.size());
-      Offset end = 0;
-      for (Index g = part.first_group; g < part.end_group; ++g) {
-        Index lengths[kMaxGroup];
-        end += compute_row_group<ListRoom::padded>(A, B, g, ws, part.col.data() + end, part.val.data() + end,
-                                                   lengths);
-        set_row_lengths(C, group, g, lengths);
-      }
-    }
-    workspaces += ws.bytes();
+    for (std::size_t b = 0; b < blocks; ++b)
+      errors.run([&] {
+        Block<Value>& part = block[b];
+        const Offset room = work[static_cast<std::size_t>(first_row(part.end_group))] -
+                            work[static_cast<std::size_t>(first_row(part.first_group))];
+        part.col.resize(static_cast<std::size_t>(room) + kListPadding);
+        part.val.resize(part.col.size());
+        Offset end = 0;
+        for (Index g = part.first_group; g < part.end_group; ++g) {
+          Index lengths[kMaxGroup];
+          end += compute_row_group<ListRoom::padded>(A, B, g, *ws, part.col.data() + end, part.val.data() + end,
+                                                     lengths);
+          set_row_lengths(C, group, g, lengths);
+        }
+      });
+    if (ws) workspaces += ws->bytes();
   }
+  errors.rethrow();
   allocate_product(C, "gustavson");
   Offset buffered = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : buffered)
@@ -242,13 +248,16 @@ template <class Value>
 inline void symbolic(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, CsrMatrix<Value>& C) {
   const Index chunk = row_chunk(A.rows);
   require_accumulators<Value>(max_threads(), B.cols, sizeof(Index));
+  ThreadErrors errors;
 #pragma omp parallel
   {
-    std::vector<Index> marker(static_cast<std::size_t>(B.cols), -1);
+    std::vector<Index> marker;
+    errors.run([&] { marker.assign(static_cast<std::size_t>(B.cols), -1); });
 #pragma omp for schedule(dynamic, chunk)
     for (Index i = 0; i < A.rows; ++i)
-      C.row_ptr[static_cast<std::size_t>(i) + 1] = distinct_columns(A, B, i, marker.data());
+      if (!errors.failed()) C.row_ptr[static_cast<std::size_t>(i) + 1] = distinct_columns(A, B, i, marker.data());
   }
+  errors.rethrow();
   allocate_product(C, "gustavson");
 }
 
@@ -260,17 +269,21 @@ inline std::uint64_t numeric(const CsrMatrix<Value>& A, const CsrMatrix<Value>& 
   const Index chunk = std::max<Index>(1, row_chunk(A.rows) / group);
   require_accumulators<Value>(max_threads(), B.cols, Workspace<Value>::bytes_per_column(layout));
   std::uint64_t workspaces = 0;
+  ThreadErrors errors;
 #pragma omp parallel reduction(+ : workspaces)
   {
-    Workspace<Value> ws(B.cols, layout);
+    std::optional<Workspace<Value>> ws;
+    errors.run([&] { ws.emplace(B.cols, layout); });
 #pragma omp for schedule(dynamic, chunk)
     for (Index g = 0; g < row_groups(A.rows, group); ++g) {
+      if (errors.failed()) continue;
       const Offset begin = C.row_begin(group * g);
       Index lengths[kMaxGroup];
-      compute_row_group<ListRoom::exact>(A, B, g, ws, C.col.data() + begin, C.val.data() + begin, lengths);
+      compute_row_group<ListRoom::exact>(A, B, g, *ws, C.col.data() + begin, C.val.data() + begin, lengths);
     }
-    workspaces += ws.bytes();
+    if (ws) workspaces += ws->bytes();
   }
+  errors.rethrow();
   return workspaces;
 }
 

@@ -38,10 +38,12 @@
 #include <array>
 #include <bit>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "common/cpu_info.hpp"
 #include "common/parallel.hpp"
+#include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "spgemm/magnus/row_worker.hpp"
 #include "spgemm/magnus/shared_columns.hpp"
@@ -158,38 +160,45 @@ std::uint64_t run_phase(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, Cs
                         const ChunkParameters& p, const Options& o, const RowShapes& shapes, const RowPlan& plan,
                         bool stream_output) {
   std::uint64_t extra = 0;
+  // A worker's buffers grow with the rows' products inside the region: out of memory there is an
+  // exception after it, not the end of the process.
+  ThreadErrors errors;
 #pragma omp parallel reduction(+ : extra)
   {
-    detail::Worker<Value, kNumeric> w(A, B, C, p, o, stream_output);
+    std::optional<detail::Worker<Value, kNumeric>> worker;
+    errors.run([&] { worker.emplace(A, B, C, p, o, stream_output); });
     for (int cat = 0; cat < static_cast<int>(Category::coarse); ++cat) {
       const std::vector<Index>& rows = plan.rows[cat];
 #pragma omp for schedule(dynamic, 64) nowait
-      for (std::size_t r = 0; r < rows.size(); ++r) {
+      for (std::size_t r = 0; r < rows.size(); ++r) errors.run([&] {
         const Index i = rows[r];
         // The fine level's rows are written directly: its register accumulator writes up to 128 entries at
         // once, whose copy out of the staging buffer costs what streaming saves (docs/BENCHMARKS.md, "MAGNUS: design choices measured").
-        w.begin_row(i, cat != static_cast<int>(Category::fine));
+        worker->begin_row(i, cat != static_cast<int>(Category::fine));
         if (cat == static_cast<int>(Category::sort)) {
-          w.sort_row(i, shapes.products[i]);
+          worker->sort_row(i, shapes.products[i]);
         } else if (cat == static_cast<int>(Category::dense)) {
           // The row's own column range (within L2 by its category): its bitmap is cleared and scanned
           // over that range only.
-          w.dense_row(i, shapes.products[i], shapes.first_col[i], static_cast<Index>(shapes.range[i]));
+          worker->dense_row(i, shapes.products[i], shapes.first_col[i], static_cast<Index>(shapes.range[i]));
         } else if (cat == static_cast<int>(Category::segmented)) {
-          w.segmented_row(i, shapes.products[i], shapes.first_col[i], shapes.range[i], plan.segment_shift);
+          worker->segmented_row(i, shapes.products[i], shapes.first_col[i], shapes.range[i], plan.segment_shift);
         } else {
-          w.fine_row(i, shapes.products[i], shapes.range[i]);
+          worker->fine_row(i, shapes.products[i], shapes.range[i]);
         }
-        w.end_row(i);
-      }
+        worker->end_row(i);
+      });
     }
     const std::vector<Index>& coarse = plan.rows[static_cast<int>(Category::coarse)];
 #pragma omp for schedule(dynamic, 1) nowait
     for (std::size_t b = 0; b < plan.coarse_batches.size(); ++b)
-      w.coarse_batch(coarse, plan.coarse_batches[b].first, plan.coarse_batches[b].second);
-    w.finish();
-    extra += w.buffer_bytes();
+      errors.run([&] { worker->coarse_batch(coarse, plan.coarse_batches[b].first, plan.coarse_batches[b].second); });
+    errors.run([&] {
+      worker->finish();
+      extra += worker->buffer_bytes();
+    });
   }
+  errors.rethrow();
   return extra;
 }
 

@@ -1,0 +1,30 @@
+#pragma once
+// The power of two the solve divides b by. The solve runs on b / 2^e, with 2^e about b's largest entry, and
+// A / 2^s (amgsolve/matrix_scale.hpp), so on x / 2^(e - s), and scales x back: PCG's norms and dot products
+// then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300). Powers of two scale
+// exactly, so the iterates are those of b itself, bit for bit, wherever those exist. Over MPI ranks each
+// rank's part of a vector is measured here and the ranks' largest taken by the Solver.
+#include "sparse/csr.hpp"
+
+namespace amgsolve {
+
+// max |v_i| (0 for an empty v), infinite where an entry is not finite.
+double largest_magnitude(const Vector<double>& v);
+
+// e with 2^e <= largest < 2^(e+1); 0 for 0 or a value that is not finite (a vector with a NaN or infinite
+// entry, which the solve refuses as it is).
+int vector_exponent(double largest);
+
+// v times 2^exponent, entry by entry (exact but where an entry leaves double's normal range).
+Vector<double> scaled(const Vector<double>& v, int exponent);
+
+// Whether x times 2^-exponent differs from on_b_scale: scaling back by 2^exponent lost digits of an entry
+// (underflow to a subnormal or to zero).
+bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent);
+
+// After scaling back: a NumericalError where the largest entry (of every rank's rows, `largest`) left
+// double's range, above (overflow) or with every entry below its normal numbers (digits lost); `what` names
+// the vector ("solution").
+void require_in_double_range(double largest, const char* what);
+
+}  // namespace amgsolve
