@@ -12,6 +12,8 @@
 The parameters are the YAML keys of the amgsolve program (docs/CONFIG.md): a section as a dict
 (amg={"coarse_size": 500}), or a dotted key (**{"amg.coarse_size": 500}), and `backend`. They are checked as
 a config file is, and a wrong one raises amgsolve.InputError (a ValueError) with the program's one-line message.
+Memory that would not fit, or that runs out, raises MemoryError (amgsolve.MemoryLimitError, also an InputError,
+where a check finds it before the work).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from . import _amgsolve
-from ._amgsolve import Error, InputError, NumericalError
+from ._amgsolve import Error, InputError, MemoryLimitError, NumericalError
 
 # A child forked from a process that has used amgsolve (multiprocessing's "fork" start method) would wait for
 # ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread. Only after amgsolve
@@ -47,7 +49,7 @@ if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "elasticity", "Error", "InputError",
-           "NumericalError"]
+           "MemoryLimitError", "NumericalError"]
 __version__ = "0.1.0"
 
 

@@ -412,6 +412,9 @@ NB_MODULE(_amgsolve, m) {
   nb::exception<Error> error(m, "Error", PyExc_RuntimeError);
   register_derived<InputError>(m, "InputError", error, PyExc_ValueError);
   register_derived<NumericalError>(m, "NumericalError", error, PyExc_ArithmeticError);
+  // A setup or solve refused because its memory would not fit (the checks of common/memory.hpp): an
+  // InputError, as in C++, and a MemoryError, as Python code catches running out of memory.
+  register_derived<MemoryLimitError>(m, "MemoryLimitError", m.attr("InputError"), PyExc_MemoryError);
 
   nb::class_<PySolver>(m, "Solver")
       .def(nb::init<std::int64_t, std::int64_t, const AnyArray&, const AnyArray&, const AnyArray&,
@@ -455,6 +458,8 @@ NB_MODULE(_amgsolve, m) {
       // PyErr_CheckSignals left the handler's exception set in this thread: nanobind raises it as it is.
     } catch (const ProductOutOfMemory& e) {
       PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const std::bad_alloc&) {  // an allocation that failed, in the setup's threads too: the program's line
+      PyErr_SetString(PyExc_MemoryError, "out of memory (try a smaller problem, fewer levels or fewer threads)");
     }
   });
   m.def("spgemm_float64", &multiply<double>);

@@ -320,6 +320,40 @@ def test_a_product_that_does_not_fit_is_a_memory_error_that_says_what(tmp_path):
     assert "with gustavson" in result.stdout
 
 
+def test_a_setup_that_runs_out_of_memory_is_a_memory_error():
+    # 7-point 64^3 under address-space limits from 40 MiB to 400 MiB above what the child has mapped (its
+    # OpenMP threads started before, by a small solve: libgomp ends the process where it cannot start one),
+    # in child processes: each either solves or raises MemoryError, which says what ran out, and the child
+    # ends normally. A memory check's refusal is amgsolve.MemoryLimitError, a MemoryError and an InputError
+    # (before: an InputError alone, a ValueError); an allocation that fails, in the setup's threads too, says
+    # "out of memory" (before: "std::bad_alloc").
+    script = (
+        "import resource, sys, numpy as np, scipy.sparse as sp, amgsolve\n"
+        "def poisson(n):\n"
+        "    I = sp.identity(n); T = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n))\n"
+        "    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) + sp.kron(sp.kron(I, I), T)).tocsr()\n"
+        "amgsolve.Solver(poisson(32)).solve(np.ones(32 ** 3))\n"
+        "A = poisson(64); b = np.ones(A.shape[0])\n"
+        "mapped = int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) << 10\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (mapped + (int(sys.argv[1]) << 20), resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    x, info = amgsolve.Solver(A).solve(b)\n"
+        "    print('solved', info['iterations'])\n"
+        "except MemoryError as e:\n"
+        "    print(type(e).__name__, isinstance(e, amgsolve.InputError), e)\n")
+    outcomes = []
+    for extra_mib in (40, 80, 160, 400):
+        result = subprocess.run([sys.executable, "-c", script, str(extra_mib)], capture_output=True, text=True,
+                                timeout=120, env={**os.environ, "OMP_NUM_THREADS": "2"})
+        assert result.returncode == 0, f"{extra_mib} MiB: rc {result.returncode}\n{result.stdout}{result.stderr}"
+        outcomes.append(result.stdout.strip().splitlines()[-1])
+    for outcome in outcomes:
+        assert outcome.startswith(("solved", "MemoryLimitError True", "MemoryError False out of memory")), outcomes
+        assert "bad_alloc" not in outcome, outcomes
+    assert not outcomes[0].startswith("solved"), outcomes
+    assert outcomes[-1].startswith("solved"), outcomes
+
+
 def test_the_gil_is_released_during_the_setup_and_the_solve():
     # Another thread runs a Python loop (10^6 steps: some 50 ms, ten of Python's 5 ms switch intervals) once
     # this one is about to enter a call of about half a second. With the GIL released inside the call, the
