@@ -12,7 +12,6 @@
 #include "amg/params.hpp"
 #include "common/device.hpp"
 #include "common/exact_sum.hpp"
-#include "common/reduction_block.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {

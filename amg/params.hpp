@@ -32,7 +32,7 @@ inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", Sm
                                                                 {"jacobi", SmootherType::jacobi}};
 constexpr const auto& names_of(SmootherType) { return kSmootherTypeNames; }
 
-// The diagonal D of a smoother's D^-1 A (amg/smoother.hpp): the rows' own entries, or for a system (amg/near_nullspace.hpp)
+// The diagonal D of a smoother's D^-1 A (amg/smoother.hpp): the rows' own entries, or for a system (amg/system_setup.hpp)
 // the blocks of its nodes (sparse/block_diagonal.hpp); `automatic` is the nodes' blocks for a system.
 enum class SmootherDiagonal { automatic, point, node };
 inline constexpr EnumName<SmootherDiagonal> kSmootherDiagonalNames[] = {
@@ -123,7 +123,7 @@ struct AmgParams {
   // A system of block_size unknowns per node (amg.block_size), interleaved: rows b k to b k + b - 1 are node
   // k's (elasticity: its displacements). Aggregation then groups nodes, and the near-nullspace (the given
   // vectors, e.g. rigid-body modes, or the b unit vectors of the components) reaches every coarse level
-  // through T (amg/near_nullspace.hpp); 1 with no vectors: a scalar problem, whose near-nullspace is the
+  // through T (amg/qr_tentative_prolongation.hpp); 1 with no vectors: a scalar problem, whose near-nullspace is the
   // constant.
   int block_size = 1;
   NearNullspaceVectors near_nullspace;

@@ -3,7 +3,7 @@
 // near-nullspace B on each aggregate (Vanek, Brezina & Mandel, "Convergence of algebraic multigrid based on
 // smoothed aggregation", Numer. Math. 88, 2001, section 3): B_a = Q_a R_a with orthonormal columns, T's
 // columns of aggregate a are Q_a's and the coarse level's B is the R_a stacked, so T B_c = B on the
-// aggregated rows and T^T T = I. A column that B's others already span on the aggregate (two nodes do not fix
+// aggregated rows (to rounding, and to kDependentColumn where a column is left out) and T^T T = I. A column that B's others already span on the aggregate (two nodes do not fix
 // a rotation about the line through them) is left out of Q_a, so T has full column rank.
 // Deterministic: the QR of an aggregate runs over its rows in order, on one thread.
 #include <vector>

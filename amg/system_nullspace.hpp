@@ -1,5 +1,5 @@
 #pragma once
-// The nullspace of a singular system (amg.block_size or near-nullspace vectors, amg/near_nullspace.hpp): a
+// The nullspace of a singular system (amg.block_size or near-nullspace vectors, amg/system_setup.hpp): a
 // structure free to make some or all of its rigid-body motions (nothing fixed, or only a roller), whose
 // stiffness matrix maps those motions to zero. Its nullspace is then found among the finest near-nullspace
 // vectors B: the combinations N = B C that A maps to zero. The setup carries B to every level exactly (T B_c =

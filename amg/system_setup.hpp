@@ -40,7 +40,6 @@
 #include "amg/near_nullspace.hpp"
 #include "amg/node_strength.hpp"
 #include "amg/qr_tentative_prolongation.hpp"
-#include "common/device.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {

@@ -63,7 +63,7 @@ struct SetupSummary {
   std::string nullspace = "none";
   int nullspace_vectors = 0;
   int block_size = 1;              // amg.block_size: unknowns per node
-  // The near-nullspace vectors the tentative prolongators carry (amg/near_nullspace.hpp): 1 for a scalar
+  // The near-nullspace vectors the tentative prolongators carry (amg/qr_tentative_prolongation.hpp): 1 for a scalar
   // problem (the constant), amg.block_size's unit vectors, or the given ones.
   int near_nullspace_vectors = 1;
   // The Jacobi sweeps that relaxed them before the finest aggregates' QR (amg.improve_near_nullspace): 0 for

@@ -112,7 +112,8 @@ constexpr double kAddressSpacePerResidentByte = 1.5;
 
 // The least of what the machine has free, what the control group allows and what the address-space limit
 // leaves: a pre-check against MemAvailable alone let a run under `ulimit -v` or in a container start the
-// setup and die there (std::bad_alloc inside a parallel region ends the process).
+// setup and die there (std::bad_alloc inside a parallel region not run through common/thread_errors.hpp ends
+// the process).
 std::uint64_t available_memory_bytes() { return least_known(resident_headroom_bytes(), address_space_headroom_bytes()); }
 
 bool keep_freed_memory() {

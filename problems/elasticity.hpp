@@ -10,7 +10,7 @@
 //   K_ab = |T| (lambda g_a g_b^T + mu g_b g_a^T + mu (g_a . g_b) I),  g_a the gradient of corner a's shape function.
 // The unknowns are the free nodes' displacements (ux, uy[, uz]), interleaved node by node, the nodes numbered
 // x fastest (the VTK grid's order). Its near-nullspace is the rigid-body modes of the nodes' coordinates
-// (amg/near_nullspace.hpp): the program sets it up as a system (problem.type elasticity).
+// (amg/rigid_body_modes.hpp): the program sets it up as a system (problem.type elasticity).
 //
 // Every cell is the same, so the d! element matrices are formed once; each node's row then sums the blocks of
 // the elements around it (no triplets: memory is the matrix's), rows in parallel, each in a fixed order.

@@ -13,7 +13,7 @@ struct MatrixMarketParams {
   std::string rhs;     // path to b.mtx, empty for b = 1
   std::string x0;      // path to the initial guesses (as many columns as rhs), empty to start from zero
   // A system's near-nullspace (amg/near_nullspace.hpp): its vectors (n x k), or the nodes' coordinates
-  // (nodes x 2 or 3) for the rigid-body modes; empty for neither.
+  // (nodes x 2 or 3) for the rigid-body modes (amg/rigid_body_modes.hpp); empty for neither.
   std::string near_nullspace;
   std::string coordinates;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // The node-block diagonal of a matrix whose rows are grouped in nodes (a system's unknowns per mesh point,
-// amg/near_nullspace.hpp): D_b = diag(A_11, ..., A_NN), A_II the block of node I's rows and columns, and its
+// amg/system_setup.hpp): D_b = diag(A_11, ..., A_NN), A_II the block of node I's rows and columns, and its
 // inverse block by block. Scaling by D_b^-1 rather than by the pointwise diagonal couples the unknowns of a
 // node, as point-block Jacobi does (PETSc's PCPBJACOBI, PyAMG's block_jacobi, AMGCL's Jacobi on block
 // values): for elasticity, whose displacements at a point are strongly coupled to each other, it is the

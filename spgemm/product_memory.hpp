@@ -1,6 +1,6 @@
 #pragma once
 // The memory a product needs, checked before it is allocated. An allocation that fails inside an OpenMP
-// region surfaces only as a bare std::bad_alloc after it (common/thread_errors.hpp), which names nothing; one
+// region surfaces at best as a bare std::bad_alloc after it (common/thread_errors.hpp), which names nothing; one
 // that succeeds under overcommit is killed when the threads touch its pages. So the product's arrays, once the
 // symbolic pass knows their size, and a backend's per-thread workspaces are checked against the memory left
 // first (common/memory.hpp), and a product that cannot fit gets a one-line error naming it.

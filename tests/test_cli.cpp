@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "amg/near_nullspace.hpp"
 #include "amg/rigid_body_modes.hpp"
 #include "app/run.hpp"
 #include "output/vtk_writer.hpp"

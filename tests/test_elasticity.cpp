@@ -6,7 +6,6 @@
 #include <cmath>
 #include <map>
 
-#include "amg/near_nullspace.hpp"
 #include "amg/rigid_body_modes.hpp"
 #include "amgsolve/solver.hpp"
 #include "problems/elasticity.hpp"

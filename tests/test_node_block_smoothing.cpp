@@ -12,7 +12,6 @@
 #include "amg/chebyshev.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/jacobi.hpp"
-#include "amg/near_nullspace.hpp"
 #include "amg/rigid_body_modes.hpp"
 #include "amg/spectral_radius.hpp"
 #include "amgsolve/solver.hpp"

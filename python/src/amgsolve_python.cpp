@@ -23,7 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include "amg/near_nullspace.hpp"
 #include "amg/rigid_body_modes.hpp"
 #include "problems/elasticity.hpp"
 #include "amgsolve/solver.hpp"
