@@ -218,7 +218,7 @@ TEST(SpgemmSignedZeros, ASumOfNegativeZerosIsNegativeZero) {
 // failed inside a parallel region ended the process, whatever the caller caught (the Python package, the
 // library). With 256 MiB of address space left: 25,000 rows times 1,000 columns of ones (300 MB of product)
 // for every cpu backend; and gustavson's dense accumulators, one per thread of 2^27 columns (1.5 GiB each),
-// for a product of 100,000 entries.
+// for a product of 100,000 entries, and the numeric phase's into that product's pattern.
 TEST(SpgemmMemory, AProductThatCannotFitIsRefusedBeforeItIsAllocated) {
   if (available_memory_bytes() < (std::uint64_t{1} << 30)) GTEST_SKIP() << "under 1 GiB free: proves nothing";
   std::vector<Triplet<double>> column, row;
@@ -240,18 +240,29 @@ TEST(SpgemmMemory, AProductThatCannotFitIsRefusedBeforeItIsAllocated) {
     }
   };
   const std::vector<std::string> cpu_backends = {"gustavson", "hash", "heap", "rmerge-cpu", "magnus", "auto"};
+  // The re-setup's numeric phase into a kept pattern (hash's, which needs no dense accumulator): its dense
+  // accumulators span B's columns too.
+  const CsrMatrix<double> kept = SpgemmRegistry::instance().get("hash").multiply(ones, far_columns);
   const bool limited = test::with_address_space_headroom(std::uint64_t{256} << 20, [&] {
     for (const std::string& name : cpu_backends) refusal(name.c_str(), tall, wide);
     refusal("gustavson", ones, far_columns);
+    try {
+      numeric_product(ones, far_columns, kept);
+      refusals.push_back("numeric phase: not refused");
+    } catch (const InputError& e) {
+      refusals.push_back(e.what());
+    }
   });
   if (!limited) GTEST_SKIP() << "a hard address-space limit is set";
-  ASSERT_EQ(refusals.size(), cpu_backends.size() + 1);
+  ASSERT_EQ(refusals.size(), cpu_backends.size() + 2);
   for (std::size_t b = 0; b < cpu_backends.size(); ++b) {
     const std::string& message = refusals[b];
     EXPECT_NE(message.find("product (25000 x 1000, 25000000 nonzeros) needs about"), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
-  EXPECT_NE(refusals.back().find("gustavson's dense accumulators"), std::string::npos) << refusals.back();
+  EXPECT_NE(refusals[cpu_backends.size()].find("gustavson's dense accumulators"), std::string::npos)
+      << refusals[cpu_backends.size()];
+  EXPECT_NE(refusals.back().find("the numeric phase's dense accumulators"), std::string::npos) << refusals.back();
 }
 
 // rmerge-cpu's merge width W: any W from 2 on gives the dense product, through none (W = 4096) to eleven
