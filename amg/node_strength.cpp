@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "common/thread_errors.hpp"
+#include "spgemm/product_memory.hpp"
 
 namespace amgsolve {
 
@@ -32,7 +34,15 @@ CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const NodeColumns& node
     return nodes.global_node.empty() ? I < J : nodes.global_node[static_cast<std::size_t>(I)] < nodes.global_node[static_cast<std::size_t>(J)];
   };
   CsrMatrix<double> M(own, all);
-  ThreadErrors errors;  // each thread's markers span every node: out of memory is an exception, not the end
+  // Each thread's markers and sums span every node: checked first, so that what does not fit is named (and
+  // out of memory inside the threads is an exception, not the end of the process).
+  require_product_memory(static_cast<std::uint64_t>(max_threads()) * static_cast<std::uint64_t>(all) *
+                             (sizeof(Index) + sizeof(double)),
+                         [&] {
+                           return "the node strength's markers (" + std::to_string(max_threads()) + " of " +
+                                  std::to_string(all) + " nodes)";
+                         });
+  ThreadErrors errors;
 #pragma omp parallel
   {
     std::vector<Index> marker;

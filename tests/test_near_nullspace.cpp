@@ -18,6 +18,7 @@
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "common/memory.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
@@ -194,6 +195,35 @@ TEST(NodeStrength, OfSingleRowNodesIsTheScalarStrength) {
     EXPECT_EQ(nodes.nodes.adj, scalar.graph.adj);
     EXPECT_EQ(nodes.rows.graph.adj, scalar.graph.adj);
   }
+}
+
+// Each thread's markers and sums span the nodes: where they do not fit, the step refuses with the one-line
+// error naming them, before it allocates (inside the parallel region an allocation that failed ended the
+// process). 10^7 single-row nodes on 2 threads (240 MB of markers) with 256 MiB of address space left.
+TEST(NodeStrength, MarkersThatDoNotFitAreRefusedBeforeTheyAreAllocated) {
+  if (available_memory_bytes() < (std::uint64_t{2} << 30)) GTEST_SKIP() << "under 2 GiB free: proves nothing";
+  const Index n = 10'000'000;
+  CsrMatrix<double> identity(n, n);
+  identity.col.resize(static_cast<std::size_t>(n));
+  identity.val.assign(static_cast<std::size_t>(n), 1.0);
+  for (Index i = 0; i < n; ++i) {
+    identity.row_ptr[static_cast<std::size_t>(i) + 1] = i + 1;
+    identity.col[static_cast<std::size_t>(i)] = i;
+  }
+  const NearNullspace B = finest_near_nullspace(n, 1, {});
+  omp_set_num_threads(2);
+  std::string refusal = "not refused";
+  const bool limited = test::with_address_space_headroom(std::uint64_t{256} << 20, [&] {
+    try {
+      node_strength(identity, B.node_ptr, 0.1);
+    } catch (const MemoryLimitError& e) {
+      refusal = e.what();
+    }
+  });
+  omp_set_num_threads(omp_get_num_procs());
+  if (!limited) GTEST_SKIP() << "a hard address-space limit is set";
+  EXPECT_NE(refusal.find("the node strength's markers (2 of 10000000 nodes)"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find('\n'), std::string::npos) << refusal;
 }
 
 TEST(NodeStrength, ClassifiesWholeBlocksByTheirFrobeniusNorms) {
