@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/error.hpp"
-#include "common/parallel.hpp"
 #include "common/thread_errors.hpp"
 #include "spgemm/product_memory.hpp"
 
@@ -36,12 +35,8 @@ CsrMatrix<double> block_norms(const CsrMatrix<Value>& A, const NodeColumns& node
   CsrMatrix<double> M(own, all);
   // Each thread's markers and sums span every node: checked first, so that what does not fit is named (and
   // out of memory inside the threads is an exception, not the end of the process).
-  require_product_memory(static_cast<std::uint64_t>(max_threads()) * static_cast<std::uint64_t>(all) *
-                             (sizeof(Index) + sizeof(double)),
-                         [&] {
-                           return "the node strength's markers (" + std::to_string(max_threads()) + " of " +
-                                  std::to_string(all) + " nodes)";
-                         });
+  require_thread_arrays(static_cast<std::uint64_t>(all), sizeof(Index) + sizeof(double), "the node strength's markers",
+                        "nodes");
   ThreadErrors errors;
 #pragma omp parallel
   {

@@ -5,7 +5,6 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
-#include "common/parallel.hpp"
 #include "common/thread_errors.hpp"
 #include "common/timer.hpp"
 #include "sparse/csr_ops.hpp"
@@ -114,12 +113,8 @@ CsrMatrix<Value> smoothed_prolongator(const CpuBackend&, const CsrMatrix<Value>&
   CsrMatrix<Value> P(A_f.rows, T.cols);
   // Each thread's markers and sums span the aggregates: checked first, so that what does not fit is named
   // (and out of memory inside the threads is an exception, not the end of the process).
-  require_product_memory(static_cast<std::uint64_t>(max_threads()) * static_cast<std::uint64_t>(T.cols) *
-                             (sizeof(Index) + sizeof(Value)),
-                         [&] {
-                           return "the smoothed prolongator's markers (" + std::to_string(max_threads()) + " of " +
-                                  std::to_string(T.cols) + " aggregates)";
-                         });
+  require_thread_arrays(static_cast<std::uint64_t>(T.cols), sizeof(Index) + sizeof(Value),
+                        "the smoothed prolongator's markers", "aggregates");
   ThreadErrors errors;
   // Pass 1: each row's number of aggregates.
 #pragma omp parallel

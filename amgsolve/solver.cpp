@@ -26,7 +26,6 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
-#include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "distributed/partition.hpp"
 #include "solver/pcg.hpp"

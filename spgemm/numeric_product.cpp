@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "common/parallel.hpp"
 #include "common/thread_errors.hpp"
 #include "spgemm/product_memory.hpp"
 
@@ -71,12 +70,8 @@ CsrMatrix<Value> numeric_product(const CsrMatrix<Value>& A, const CsrMatrix<Valu
   C.row_ptr.resize(pattern.row_ptr.size());
   C.col.resize(pattern.col.size());
   C.val.resize(pattern.col.size());
-  require_product_memory(static_cast<std::uint64_t>(max_threads()) * static_cast<std::uint64_t>(B.cols) *
-                             (sizeof(Value) + sizeof(std::uint8_t)),
-                         [&] {
-                           return "the numeric phase's dense accumulators (" + std::to_string(max_threads()) +
-                                  " of " + std::to_string(B.cols) + " columns)";
-                         });
+  require_thread_arrays(static_cast<std::uint64_t>(B.cols), sizeof(Value) + sizeof(std::uint8_t),
+                        "the numeric phase's dense accumulators", "columns");
   bool inside = true;
   Offset products = 0;
   ThreadErrors errors;  // out of memory for an accumulator is an exception, not the end of the process

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/memory.hpp"
+#include "common/parallel.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -21,6 +22,17 @@ inline constexpr std::uint64_t kUncheckedProductBytes = std::uint64_t{64} << 20;
 template <class Describe>
 void require_product_memory(std::uint64_t bytes, Describe&& describe) {
   if (bytes > kUncheckedProductBytes) require_memory(bytes, describe());
+}
+
+// Checks that one array per thread (max_threads() of them) of `length` entries, `bytes_per_entry` each, fits:
+// the dense accumulators and markers that span a product's columns. The error names them as
+// "what (threads of length unit)".
+inline void require_thread_arrays(std::uint64_t length, std::uint64_t bytes_per_entry, const std::string& what,
+                                  const char* unit) {
+  const auto threads = static_cast<std::uint64_t>(max_threads());
+  require_product_memory(threads * length * bytes_per_entry, [&] {
+    return what + " (" + std::to_string(threads) + " of " + std::to_string(length) + " " + unit + ")";
+  });
 }
 
 // Row lengths to offsets (offsets_from_row_lengths), then C's arrays sized for its entries, after checking

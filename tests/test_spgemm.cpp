@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <set>
+#include <utility>
 
 #include "common/device.hpp"
 #include "common/memory.hpp"
@@ -679,16 +680,21 @@ TEST(SpgemmAuto, PicksByTheWindowTheRowsTouchAndTheirProductsAndSaysWhy) {
   }
 }
 
-// A product of a few entries into a B of 2^24 columns: gustavson's accumulator would be 192 MiB a thread for
-// 10 products (at 2^28 columns 4.6 GB and 7 s, against milliseconds for the others).
-TEST(SpgemmAuto, LeavesOutGustavsonWhereItsAccumulatorDwarfsTheOperands) {
-  const Index cols = Index{1} << 24;
+// A 10 x 10 diagonal A and a B of one entry a row, scattered over `cols` columns: a product of 10 entries
+// whose dense accumulator spans all the columns.
+std::pair<CsrMatrix<double>, CsrMatrix<double>> diagonal_times_scattered_row(Index cols) {
   std::vector<Triplet<double>> a, b;
   for (Index i = 0; i < 10; ++i) {
     a.push_back({i, i, 1.0 + i});
     b.push_back({i, static_cast<Index>((i * 1234567) % cols), 2.0 - i});
   }
-  const CsrMatrix<double> A = csr_from_triplets(10, 10, a), B = csr_from_triplets(10, cols, b);
+  return {csr_from_triplets(10, 10, a), csr_from_triplets(10, cols, b)};
+}
+
+// A product of a few entries into a B of 2^24 columns: gustavson's accumulator would be 192 MiB a thread for
+// 10 products (at 2^28 columns 4.6 GB and 7 s, against milliseconds for the others).
+TEST(SpgemmAuto, LeavesOutGustavsonWhereItsAccumulatorDwarfsTheOperands) {
+  const auto [A, B] = diagonal_times_scattered_row(Index{1} << 24);
   SpgemmStats stats;
   const CsrMatrix<double> C = SpgemmRegistry::instance().get("auto").multiply(A, B, &stats);
   const CsrMatrix<double> reference = test::textbook_gustavson(A, B);
@@ -702,13 +708,7 @@ TEST(SpgemmAuto, LeavesOutGustavsonWhereItsAccumulatorDwarfsTheOperands) {
 // the 64 MiB limit) stays with gustavson on one thread, and leaves it on four, whose accumulators together
 // are 192 MiB and many times the operands.
 TEST(SpgemmAuto, CountsTheAccumulatorOfEveryThread) {
-  const Index cols = Index{1} << 22;
-  std::vector<Triplet<double>> a, b;
-  for (Index i = 0; i < 10; ++i) {
-    a.push_back({i, i, 1.0 + i});
-    b.push_back({i, static_cast<Index>((i * 1234567) % cols), 2.0 - i});
-  }
-  const CsrMatrix<double> A = csr_from_triplets(10, 10, a), B = csr_from_triplets(10, cols, b);
+  const auto [A, B] = diagonal_times_scattered_row(Index{1} << 22);
   const int threads = omp_get_max_threads();
   const auto choice_on = [&](int team) {
     omp_set_num_threads(team);
