@@ -530,6 +530,12 @@ void print_solve_summary(const SolveResult& s, const char* what) {
 }
 
 namespace {
+// The cheapest stronger cycle for the configured smoother (README, "When PCG converges slowly").
+std::string stronger_cycle(const Config& config) {
+  return config.amg.smoother.type == SmootherType::chebyshev ? "try amg.smoother.degree: 3 or 4"
+                                                             : "try amg.smoother.type: chebyshev";
+}
+
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.
 std::string why_not_converged(const SolveResult& s, const Config& config) {
   const SolverType type = config.solver.type;
@@ -554,16 +560,13 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
   if (s.relative_residual > 1 && s.iterations >= 10)
     return ": the residual ends above the right-hand side's: A is singular or nearly so with b outside its "
            "range, or so ill-conditioned that CG, whose A-norm error falls while its residual need not, has far "
-           "to go; for the latter try amg.smoother.degree: 3 or 4, or (up to " +
+           "to go; for the latter " + stronger_cycle(config) + ", or (up to " +
            std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";
   // Asked after the above: a residual that stagnates above b's is not a tolerance set too small.
   if (s.stagnated) return ": the true residual stagnates, the tolerance is below the attainable accuracy";
   // Slow but steady: what helps, cheapest first (README, "When PCG converges slowly").
   if (s.iterations > 0) {
-    const std::string stronger = config.amg.smoother.type == SmootherType::chebyshev
-                                     ? "try amg.smoother.degree: 3 or 4"
-                                     : "try amg.smoother.type: chebyshev";
-    return "; for slow convergence raise solver.max_iterations, " + stronger + ", or (up to " +
+    return "; for slow convergence raise solver.max_iterations, " + stronger_cycle(config) + ", or (up to " +
            std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";
   }
   return "";

@@ -690,6 +690,9 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
+  if (text.view().starts_with("%%MatrixMarket"))  // `amgsolve A.mtx`: what a newcomer tries first
+    throw InputError(path + " is a Matrix Market file, not a config: give it in one (problem: {type: "
+                     "matrix_market, matrix: " + std::filesystem::path(path).filename().string() + "})");
   return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
                    check_inputs);
 }

@@ -603,9 +603,10 @@ std::vector<KeySpec> solver_keys() {
              names_of(Precision{}),
              "`double`: everything in double precision; `mixed`: the AMG hierarchy and V-cycle in float inside "
              "the double-precision outer iteration (less memory traffic, same final tolerance), for matrices whose "
-             "entries lie within 2e-31 to 2e+31 times the largest diagonal entry's power of two (a matrix beyond "
-             "2^+-64 is set up and solved divided by it, in double too; float's range less headroom for the "
-             "coarse levels; others are refused, naming the entry)."),
+             "entries are at most 2e+31 and whose diagonal entries at least 2e-31 times the largest diagonal "
+             "entry's power of two (a matrix beyond 2^+-64 is set up and solved divided by it, in double too; "
+             "float's range less headroom for the coarse levels; others are refused, naming the entry). Smaller "
+             "off-diagonal entries round towards zero in the float cycle, which only the preconditioner sees."),
       retired("solver.device", "backend"),
       choice("solver.spmv_format", FIELD(solver.spmv_format),
              names_of(SpmvFormat{}),
@@ -628,7 +629,8 @@ std::vector<KeySpec> solver_keys() {
              "travel; `vector` waits for the messages first; `task` has one thread of each rank wait for them "
              "(driving MPI's progress) while the rank's other threads compute, then join in (with one thread a "
              "rank it is `overlap`). The result is the same bit for bit; one process ignores it, and so does "
-             "`backend: cuda` over ranks, which exchanges first (`vector`; the report says which mode ran)."),
+             "`backend: cuda` over ranks, which exchanges first (`vector`). The report's "
+             "`setup.halo_exchange` says which mode ran."),
       library_bounded(number("solver.tolerance", FIELD(solver.tolerance),
                      "Stop when ||b - A x|| <= tolerance * ||b|| (relative to b, wherever x starts: see solver.initial_guess).")),
       library_bounded(number("solver.absolute_tolerance", FIELD(solver.absolute_tolerance),
@@ -910,6 +912,14 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
   };
   only_with({"amg.compare_runs"}, c.compare_spgemm, "amg.compare_spgemm",
             "amg.compare_spgemm: true (or --compare-spgemm)");
+  // One smoother's keys under the other (a Jacobi config given `degree: 4`, README's remedy for Chebyshev),
+  // and Lanczos' step count under Gershgorin's bound, would run as if not given.
+  only_with({"amg.smoother.degree", "amg.smoother.chebyshev_ratio", "amg.smoother.eigenvalue_safety"},
+            c.amg.smoother.type == SmootherType::chebyshev, "amg.smoother.type", "amg.smoother.type: chebyshev");
+  only_with({"amg.smoother.sweeps", "amg.smoother.omega"}, c.amg.smoother.type == SmootherType::jacobi,
+            "amg.smoother.type", "amg.smoother.type: jacobi");
+  only_with({"amg.lanczos_steps"}, c.amg.spectral_radius == SpectralRadius::lanczos, "amg.spectral_radius",
+            "amg.spectral_radius: lanczos");
   only_with({"problem.contrast", "problem.cells"},
             c.problem.type != ProblemType::poisson || c.problem.poisson.coefficient == Coefficient::checkerboard,
             "problem.coefficient", "problem.coefficient: checkerboard");
@@ -938,7 +948,9 @@ std::string config_reference_markdown() {
       << "A configuration file is YAML with the key `backend` and the sections `problem`, `amg`, `solver` and\n"
       << "`output`. Every key is optional unless marked required; unknown keys and values of the wrong type are\n"
       << "errors that name the key, the file and the line. Any key can be overridden on the command line with\n"
-      << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`).\n";
+      << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`). \"empty\" below means\n"
+      << "the empty string, `''` (`--set output.vtk=''`) or `[]` for a list; a key written without a value is\n"
+      << "an error.\n";
   std::string section, retired;
   for (const KeySpec& k : config_schema()) {
     if (!k.replaced_by.empty()) {

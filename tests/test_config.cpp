@@ -297,6 +297,35 @@ TEST(Config, KeysOfAnOptionThatIsOffAreRefused) {
       << yield;
 }
 
+// One smoother's keys under the other, and Lanczos' steps under Gershgorin's bound, ran as if not given (a
+// Jacobi config's `degree: 4`, the README's remedy for a slow Chebyshev cycle, changed nothing).
+TEST(Config, KeysOfTheSmootherNotChosenAreRefused) {
+  const std::string degree = parse_error("amg:\n  smoother:\n    type: jacobi\n    degree: 4\n");
+  EXPECT_TRUE(Contains(degree, "cfg.yaml:4: amg.smoother.degree does nothing without amg.smoother.type: chebyshev"))
+      << degree;
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.sweeps=3"}),
+                       "--set amg.smoother.sweeps does nothing without amg.smoother.type: jacobi"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.omega=0.5"}), "amg.smoother.omega does nothing"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    type: jacobi\n    chebyshev_ratio: 20\n"),
+                       "amg.smoother.chebyshev_ratio does nothing"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.type=jacobi", "amg.smoother.eigenvalue_safety=1.2"}),
+                       "amg.smoother.eigenvalue_safety does nothing"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.spectral_radius=gershgorin", "amg.lanczos_steps=10"}),
+                       "amg.lanczos_steps does nothing without amg.spectral_radius: lanczos"));
+  // Each with its own smoother and estimate; a file's keys of one smoother kept quiet where --set chooses the
+  // other (as for the checkerboard's keys).
+  EXPECT_EQ(parse_config("amg:\n  smoother:\n    type: jacobi\n    sweeps: 3\n    omega: 0.5\n", "cfg.yaml")
+                .amg.smoother.sweeps,
+            3);
+  EXPECT_EQ(parse_config("amg:\n  lanczos_steps: 10\n  smoother:\n    degree: 4\n", "cfg.yaml").amg.smoother.degree, 4);
+  EXPECT_EQ(parse_config("amg:\n  smoother:\n    degree: 4\n", "cfg.yaml", {"amg.smoother.type=jacobi"})
+                .amg.smoother.type,
+            SmootherType::jacobi);
+  EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    degree: 4\n", {"amg.smoother.type=jacobi",
+                                                                              "amg.smoother.degree=5"}),
+                       "--set amg.smoother.degree does nothing"));
+}
+
 TEST(Config, MatrixMarketProblem) {
   const Config c = parse_config("problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: b.mtx\n", "cfg.yaml");
   EXPECT_EQ(c.problem.type, ProblemType::matrix_market);
@@ -924,6 +953,16 @@ TEST(Config, LoadDirectory) {
   const std::string e = error_of([&] { (void)load_config(path); });
   EXPECT_TRUE(Contains(e, path));
   EXPECT_TRUE(Contains(e, "directory"));
+}
+
+// `amgsolve A.mtx` read the matrix as YAML: "the configuration must be a YAML map of sections".
+TEST(Config, AMatrixMarketFileGivenAsTheConfigSaysHowToGiveIt) {
+  ScratchDir dir;
+  const std::string path = dir.file("A.mtx");
+  std::ofstream(path) << "%%MatrixMarket matrix coordinate real symmetric\n1 1 1\n1 1 2\n";
+  const std::string e = error_of([&] { (void)load_config(path); });
+  EXPECT_TRUE(Contains(e, path + " is a Matrix Market file, not a config")) << e;
+  EXPECT_TRUE(Contains(e, "type: matrix_market, matrix: A.mtx")) << e;
 }
 
 TEST(Config, LoadedFileErrorsNameThePathAndLine) {

@@ -149,6 +149,9 @@ def read_bench_csv(path: str) -> list[dict]:
             rows = list(csv.DictReader(f))
     except (OSError, ValueError, csv.Error) as e:
         raise SystemExit(f"plot: {path}: cannot read ({e})")
+    if rows and {"level", "product", "backend", "seconds"} <= set(rows[0]):
+        raise SystemExit(f"plot: {path}: the program's SpGEMM comparison table (output.spgemm_csv): plot the "
+                         f"run's JSON report (--report), which holds the same rows")
     if not rows or not {"matrix", "backend", "median_seconds"} <= set(rows[0]):
         raise SystemExit(f"plot: {path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
     for line, row in enumerate(rows, start=2):

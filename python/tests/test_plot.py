@@ -96,6 +96,11 @@ def test_a_file_that_is_not_a_report_is_named(tmp_path):
     csv.write_text("a,b\n1,2\n")
     with pytest.raises(SystemExit, match="other.csv: not a spgemm-bench CSV"):
         plot.main([str(csv), "-o", str(tmp_path / "plots")])
+    # The program's own table (output.spgemm_csv) points at the report that holds its rows.
+    table = tmp_path / "comparison.csv"
+    table.write_text("level,product,backend,seconds\n0,ap,gustavson,0.001\n")
+    with pytest.raises(SystemExit, match=r"comparison.csv: the program's SpGEMM comparison table .*--report"):
+        plot.main([str(table), "-o", str(tmp_path / "plots")])
 
 
 def test_inputs_of_the_same_name_in_other_folders_keep_their_own_labels():
