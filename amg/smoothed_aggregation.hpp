@@ -311,7 +311,9 @@ class SmoothedAggregation {
 
   // Step 4 (the filtered matrix, then P) and step 5, then the smoother, from the strength and the tentative
   // prolongator T (and a system's nodes, `near`, for its smoother). `prolongator_built` is called once P is:
-  // the caller may let go of what only P needed (the filtered matrix goes then too).
+  // the caller may let go of what only P needed (the filtered matrix goes then too). With `kept` (a re-setup's
+  // level) the products are formed into its patterns while they hold; with amg.keep_structure, or where they
+  // no longer hold, what forms them again is recorded into step.structure (keep_patterns).
   template <class StrengthOf>
   void smooth_and_multiply(const Csr& A, const Weights& weights, const NearNullspace* near, const StrengthOf& strength,
                            const Csr& T,
@@ -325,24 +327,12 @@ class SmoothedAggregation {
     // A_f B = 0 for a rotation, and P B_c = B must hold for its nullspace to be every level's
     // (amg/system_nullspace.hpp).
     const bool has_weak = strength.weak_entries > 0 && !(near && params_.singular());
-    // A node without strong couplings is an aggregate of its own for a singular matrix, in none otherwise.
-    const IsolatedRows isolated = params_.nullspace == NullspaceChoice::constant ? IsolatedRows::keep_weak
-                                                                                 : IsolatedRows::diagonal_alone;
+    LevelPatterns patterns;
     Csr filtered;
-    Array<std::uint8_t> filtered_rows;
-    if constexpr (kRecordsLumpedRows<Backend>) {
-      if (has_weak) filtered = filtered_matrix(backend_, A, strength, weights, &filtered_rows, isolated);
-      // Which rows are lumped depends on the values: where other rows are lumped than before, A_f T, A P and
-      // so every coarser level's products have other patterns, and are formed by the SpGEMM from here on
-      // (the aggregates still kept). The values are the same either way: the numeric phase sums as gustavson.
-      // (Decided on every rank alike.)
-      if (kept && kept->products == KeptProducts::numeric_only &&
-          !backend_.everywhere(filtered_rows == kept->kept->filtered_rows))
-        step.patterns_renewed = true;
-      if (step.patterns_renewed) kept = nullptr;
-    } else if (has_weak) {
-      filtered = filtered_matrix(backend_, A, strength, weights, isolated);
-    }
+    if (has_weak) filtered = filtered_matrix_of(A, strength, weights, patterns.filtered_rows);
+    if (kept && lumps_other_rows(patterns.filtered_rows, *kept)) step.patterns_renewed = true;
+    if (step.patterns_renewed) kept = nullptr;
+    const bool record = params_.keep_structure || step.patterns_renewed;
     const Csr& A_f = has_weak ? filtered : A;
     clock.lap(t.prolongator);
     // 4. smoothed prolongator, damped by the spectral radius of D_f^-1 A_f
@@ -355,15 +345,12 @@ class SmoothedAggregation {
     step.P = std::make_shared<const Csr>(smoothed_prolongator(A_f, T, params_.prolongator_damping / rho_f, info.level,
                                                               kept ? kept->prolongator_pattern : nullptr,
                                                               info.prolongator_product));
-    ProductPattern prolongator_kept;
-    if (params_.keep_structure || step.patterns_renewed) prolongator_kept = prolongator_pattern(A_f, T, *step.P);
+    if (record) patterns.prolongator = prolongator_pattern(A_f, T, *step.P);
     filtered = Csr{};
     if (prolongator_built) prolongator_built();
     clock.lap(t.prolongator);
-    TransposePattern transpose_kept;
-    step.R = std::make_shared<const Csr>(transpose(*step.P, kept ? kept->transpose_pattern : nullptr,
-                                                   params_.keep_structure || step.patterns_renewed ? &transpose_kept
-                                                                                                   : nullptr));
+    step.R = std::make_shared<const Csr>(
+        transpose(*step.P, kept ? kept->transpose_pattern : nullptr, record ? &patterns.transpose : nullptr));
     clock.lap(t.transpose);
     // 5. coarse operator
     Csr AP = product(A, *step.P, kept ? kept->ap_pattern : nullptr, info.ap_product);
@@ -373,24 +360,61 @@ class SmoothedAggregation {
     observe(info.level, "rap", *step.R, AP, *step.coarse);
     info.spgemm_seconds =
         info.prolongator_product.seconds() + info.ap_product.seconds() + info.rap_product.seconds();
-    if (params_.keep_structure || step.patterns_renewed) {
-      step.structure.emplace();
-      backend_.copy(step.coarse_weights, step.structure->coarse_weights);
-      step.structure->filtered_rows = std::move(filtered_rows);
-      step.structure->prolongator_pattern = std::move(prolongator_kept);
-      step.structure->transpose_pattern = std::move(transpose_kept);
-      if constexpr (kNumericProducts<Backend, Value>) {  // for the numeric-only products, where there are any
-        if (spgemm_.sums_in_row_order()) {
-          step.structure->rap_pattern = backend_.held_product_pattern(*step.R, AP, *step.coarse);
-          step.structure->ap_pattern = backend_.product_pattern(A, *step.P, std::move(AP));
-        }
-      }
-    }
+    if (record) keep_patterns(A, std::move(AP), std::move(patterns), step);
     clock.lap(t.galerkin);
     // and the level's smoother
     step.smoother = level_smoother(A, blocks, info);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
+  }
+
+  // What smooth_and_multiply records of a level for a re-setup beside the products (LevelStructure).
+  struct LevelPatterns {
+    Array<std::uint8_t> filtered_rows;  // which rows lumped weak entries (kRecordsLumpedRows)
+    ProductPattern prolongator;         // A_f T's, where the backend multiplies it
+    TransposePattern transpose;         // P^T's, where the backend keeps one
+  };
+
+  // A_f: A with its weak couplings lumped into the diagonal (amg/filtered_matrix.hpp), recording which rows
+  // lumped where the backend records them (kRecordsLumpedRows).
+  template <class StrengthOf>
+  Csr filtered_matrix_of(const Csr& A, const StrengthOf& strength, const Weights& weights,
+                         Array<std::uint8_t>& filtered_rows) const {
+    // A node without strong couplings is an aggregate of its own for a singular matrix, in none otherwise.
+    const IsolatedRows isolated = params_.nullspace == NullspaceChoice::constant ? IsolatedRows::keep_weak
+                                                                                 : IsolatedRows::diagonal_alone;
+    if constexpr (kRecordsLumpedRows<Backend>)
+      return filtered_matrix(backend_, A, strength, weights, &filtered_rows, isolated);
+    else
+      return filtered_matrix(backend_, A, strength, weights, isolated);
+  }
+
+  // Whether a re-setup's level lumps other rows than the kept one did. Which rows are lumped depends on the
+  // values: where that changes, A_f T, A P and so every coarser level's products have other patterns, and are
+  // formed by the SpGEMM from here on (the aggregates still kept). The values are the same either way: the
+  // numeric phase sums as gustavson. (Decided on every rank alike; a backend that records no lumped rows
+  // compares whole patterns instead, in amg/resetup.hpp.)
+  bool lumps_other_rows(const Array<std::uint8_t>& filtered_rows, const KeptLevel<Backend, Value>& kept) const {
+    if constexpr (kRecordsLumpedRows<Backend>)
+      return kept.products == KeptProducts::numeric_only &&
+             !backend_.everywhere(filtered_rows == kept.kept->filtered_rows);
+    return false;
+  }
+
+  // step.structure: the level's patterns and, for the numeric-only products where the backend has them, what
+  // forms A P and P^T (A P) again (AP is let go of here otherwise).
+  void keep_patterns(const Csr& A, Csr&& AP, LevelPatterns&& patterns, CoarseningStep<Backend, Value>& step) const {
+    step.structure.emplace();
+    backend_.copy(step.coarse_weights, step.structure->coarse_weights);
+    step.structure->filtered_rows = std::move(patterns.filtered_rows);
+    step.structure->prolongator_pattern = std::move(patterns.prolongator);
+    step.structure->transpose_pattern = std::move(patterns.transpose);
+    if constexpr (kNumericProducts<Backend, Value>) {
+      if (spgemm_.sums_in_row_order()) {
+        step.structure->rap_pattern = backend_.held_product_pattern(*step.R, AP, *step.coarse);
+        step.structure->ap_pattern = backend_.product_pattern(A, *step.P, std::move(AP));
+      }
+    }
   }
 
   // P = T - omega D_f^-1 (A_f T): on the cpu and mpi backends gathered in one pass where T has one entry per
