@@ -15,7 +15,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "amgsolve/parameter_ranges.hpp"
@@ -46,7 +48,20 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Other solvers' names for keys (scipy's cg, PyAMG, AMGCL, hypre), which no edit distance finds.
+constexpr std::pair<std::string_view, std::string_view> kOtherSolversNames[] = {
+    {"solver.tol", "solver.tolerance"},        {"solver.rtol", "solver.tolerance"},
+    {"solver.atol", "solver.absolute_tolerance"}, {"solver.maxiter", "solver.max_iterations"},
+    {"solver.max_iter", "solver.max_iterations"}, {"solver.maxit", "solver.max_iterations"},
+    {"amg.max_coarse", "amg.coarse_size"},     {"amg.coarse_enough", "amg.coarse_size"},
+    {"amg.eps_strong", "amg.strength_threshold"}, {"amg.strength", "amg.strength_threshold"},
+    {"amg.theta", "amg.strength_threshold"},   {"amg.relax", "amg.smoother.type"},
+    {"amg.smoother.iterations", "amg.smoother.sweeps"}, {"amg.smoother.power", "amg.smoother.degree"},
+};
+
 std::string suggestion_for(const std::string& path) {
+  for (const auto& [theirs, ours] : kOtherSolversNames)
+    if (path == theirs) return " (did you mean '" + std::string(ours) + "'?)";
   // Candidates: every key and every section above a key ("problem.tissues.liver").
   std::set<std::string> candidates;
   for (const KeySpec& k : config_schema())
@@ -64,6 +79,18 @@ std::string suggestion_for(const std::string& path) {
     }
   }
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+// For a key given without its section ("coarse_size", "tol"): the amg or solver key it names, if any.
+std::string section_suggestion(const std::string& key) {
+  for (const char* section : {"amg.", "solver."}) {
+    const std::string path = section + key;
+    for (const KeySpec& k : config_schema())
+      if (k.path == path) return " (did you mean '" + path + "'?)";
+    for (const auto& [theirs, ours] : kOtherSolversNames)
+      if (path == theirs) return " (did you mean '" + std::string(ours) + "'?)";
+  }
+  return "";
 }
 
 // Where each document of a YAML text starts (the event parser's view, no tree built).
@@ -676,7 +703,8 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
                        "solver parameter");
     const bool solver_key = key == "backend" || key.rfind("amg.", 0) == 0 || key.rfind("solver.", 0) == 0;
     if (!solver_key)
-      throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)");
+      throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)" +
+                       section_suggestion(key));
     doc.apply_override(a);
   }
   return read(doc, 1, false, /*problem_given=*/false);

@@ -1203,6 +1203,15 @@ TEST(SolverSettings, WrongOnesAreNamedInOneLine) {
   EXPECT_NE(message({"output.report=r.json"}).find("not a solver parameter"), std::string::npos);
   EXPECT_EQ(message({"amg.coarse_size=0"}).rfind("parameter amg.coarse_size: ", 0), 0u) << message({"amg.coarse_size=0"});
   EXPECT_NE(message({"amg.coarse_sise=10"}).find("coarse_size"), std::string::npos);  // unknown, with the suggestion
+  // Other solvers' names, and keys without their section (Python's Solver(A, coarse_size=10)), are pointed
+  // at ours: "tol" was nearest to solver.type, and the bare keys had no hint.
+  EXPECT_NE(message({"solver.tol=1e-6"}).find("(did you mean 'solver.tolerance'?)"), std::string::npos)
+      << message({"solver.tol=1e-6"});
+  EXPECT_NE(message({"solver.maxiter=10"}).find("'solver.max_iterations'"), std::string::npos);
+  EXPECT_NE(message({"amg.max_coarse=10"}).find("'amg.coarse_size'"), std::string::npos);
+  EXPECT_EQ(message({"coarse_size=10"}), "parameter coarse_size: not a solver parameter (the solver takes backend, "
+                                         "amg.* and solver.*) (did you mean 'amg.coarse_size'?)");
+  EXPECT_NE(message({"tol=1e-6"}).find("(did you mean 'solver.tolerance'?)"), std::string::npos);
   EXPECT_NE(message({"solver.precision=quad"}).find("'quad' is not one of"), std::string::npos);
   EXPECT_NE(message({"amg.spgemm=nope"}).find("nope"), std::string::npos);
   EXPECT_NE(message({"amg.coarse_size"}).find("expected key.path=value"), std::string::npos);

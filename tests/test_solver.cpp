@@ -1002,6 +1002,57 @@ TEST(Library, AStationaryIterationThatDivergesNamesTheCycle) {
   }
 }
 
+// Below the attainable accuracy the stationary iteration's residual stays put: it is said to stagnate, in
+// double and in the mixed cycle, instead of iterating to the limit (it ran all 2000 of a test's iterations
+// at a flat 4.9e-15, and could run 2^31 - 1). A slow iteration that still gains is not stopped: Jacobi on
+// a checkerboard of contrast 1e4 takes many iterations, each new residual below the ones before.
+TEST(Library, AStationaryIterationBelowItsAttainableAccuracyStagnates) {
+  const auto A = poisson(Stencil::p5, {64, 64});
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    SCOPED_TRACE(precision == Precision::mixed ? "mixed" : "double");
+    Parameters params;
+    params.solver.type = SolverType::amg;
+    params.solver.precision = precision;
+    params.solver.max_iterations = 100000;
+    const Solver solver(A, params);
+    const Vector<double> b(A->rows, 1.0);
+    Vector<double> x;
+    const SolveResult r = solver.solve(b, x, {}, SolveLimits{1e-17, std::nullopt});
+    EXPECT_FALSE(r.converged);
+    EXPECT_TRUE(r.stagnated);
+    EXPECT_LT(r.iterations, 100) << "stagnation is detected, not iterated to the limit";
+    EXPECT_LT(r.relative_residual, 1e-13);
+    // The true residual of x, to the rounding that computing one at this size has.
+    EXPECT_NEAR(r.relative_residual, true_relative_residual(*A, b, x), 0.05 * r.relative_residual);
+  }
+  PoissonParams slow;
+  slow.stencil = Stencil::p5;
+  slow.size = {96, 96};
+  slow.coefficient = Coefficient::checkerboard;
+  slow.contrast = 1e4;
+  const auto jumps = std::make_shared<const CsrMatrix<double>>(poisson_matrix(slow));
+  Parameters jacobi;
+  jacobi.solver.type = SolverType::amg;
+  jacobi.solver.max_iterations = 100000;
+  jacobi.amg.smoother.type = SmootherType::jacobi;
+  Vector<double> x;
+  const SolveResult r = Solver(jumps, jacobi).solve(Vector<double>(jumps->rows, 1.0), x);
+  EXPECT_TRUE(r.converged) << r.iterations << " iterations, relative residual " << r.relative_residual;
+  EXPECT_FALSE(r.stagnated);
+  EXPECT_GT(r.iterations, 30) << "not the slow iteration this test is about";
+  // Nor one whose first cycle raises the residual above b's and whose next ones lower it (a weakly damped
+  // Jacobi smoother): the least is the iterations', not b's.
+  Parameters weak = jacobi;
+  weak.amg.smoother.omega = 0.05;
+  weak.solver.max_iterations = 60;
+  const auto cube = poisson(Stencil::p7, {30, 30, 30});
+  const SolveResult rising = Solver(cube, weak).solve(Vector<double>(cube->rows, 1.0), x);
+  ASSERT_GT(rising.history.at(1), 2 * rising.history.at(0)) << "not the first rise this test is about";
+  EXPECT_FALSE(rising.stagnated);
+  EXPECT_EQ(rising.iterations, 60);
+  EXPECT_LT(rising.relative_residual, rising.history.at(1));
+}
+
 // Where coarsening stops with a level too large to factorise (here at once: a diagonal matrix, and a mass
 // matrix plus a small time step's stiffness, whose couplings are all weak), that level is smoothed instead
 // of refused: PCG reaches the tolerance (checked by Eigen), in double and in the mixed cycle.

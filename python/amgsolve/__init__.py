@@ -18,6 +18,7 @@ where a check finds it before the work).
 from __future__ import annotations
 
 import json
+import numbers
 import operator
 import os
 from typing import Any
@@ -28,6 +29,13 @@ import scipy.sparse.linalg as spla
 
 from . import _amgsolve
 from ._amgsolve import Error, InputError, MemoryLimitError, NumericalError
+
+# The exceptions are amgsolve's, as the docs name them (tracebacks said amgsolve._amgsolve.InputError); pickle
+# finds them here too.
+for _exception in (Error, InputError, MemoryLimitError, NumericalError):
+    _exception.__module__ = __name__
+
+_MAX_INDEX = 2**31 - 1  # amgsolve's indices are 32-bit
 
 # A child forked from a process that has used amgsolve (multiprocessing's "fork" start method) would wait for
 # ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread. Only after amgsolve
@@ -112,10 +120,13 @@ def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | s
     """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
     if not sp.issparse(A):
         dense = np.asarray(A)
+        if dense.ndim == 2 and np.iscomplexobj(dense):
+            raise InputError(f"{name}: values must be real numbers, got {dense.dtype}")
         if dense.ndim != 2 or dense.dtype.kind not in "biuf":
             raise InputError(f"{name}: a matrix is needed (scipy.sparse or a 2-D array), got {type(A).__name__}"
                              f"{f' of {dense.dtype} values, shape {dense.shape}' if dense.dtype != object else ''}")
         A = sp.csr_array(dense)
+    _require_fits_indices(A.shape, name)
     if A.format != "csr":
         A = A.tocsr()
     _require_valid_indptr(A, name)
@@ -145,6 +156,23 @@ def _arrays(A) -> tuple:
     nnz = int(A.indptr[-1])
     return (A.shape[0], A.shape[1], np.ascontiguousarray(A.indptr), np.ascontiguousarray(A.indices[:nnz]),
             np.ascontiguousarray(A.data[:nnz]))
+
+
+def _from_arrays(kind, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]):
+    """scipy's CSR (kind: csr_array or csr_matrix) of amgsolve's arrays, taken as they are: indptr narrowed to
+    int32 where the entries fit, as in scipy's own products, so that the int32 column indices are not widened to
+    int64 by a copy (scipy gives both one dtype)."""
+    if indptr[-1] <= np.iinfo(np.int32).max and shape[1] <= np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    return kind((data, indices, indptr), shape=shape)
+
+
+def _require_fits_indices(shape: tuple[int, int], name: str) -> None:
+    """A shape beyond the 32-bit indices, refused before scipy converts the matrix (tocsr of 3 entries declared
+    2^31 square allocates 16 GiB) with the message the core gives."""
+    for what, n in zip(("rows", "columns"), shape):
+        if n > _MAX_INDEX:
+            raise InputError(f"{name}: {what} {n} does not fit the 32-bit indices of amgsolve (at most {_MAX_INDEX})")
 
 
 def _vector(v: Any, name: str) -> np.ndarray:
@@ -200,20 +228,20 @@ def _count(value: Any, name: str) -> int | None:
 
 
 def _number(value: Any, name: str) -> float | None:
-    """A real number; None stays None."""
+    """A real number (numbers.Real: Python's and numpy's; not a bool or a string, as _count refuses them);
+    None stays None."""
     if value is None:
         return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise InputError(f"{name} must be a number, got {value!r}")
+    return float(value)
 
 
 def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
     """B as a C-ordered float64 array of shape (rows, k), 1 <= k <= 64, finite; None stays None."""
     if B is None:
         return None
-    B = np.asarray(B)
+    B = B.toarray() if sp.issparse(B) else np.asarray(B)
     if np.iscomplexobj(B) or B.dtype.kind not in "biuf":
         raise InputError(f"near_nullspace: real values are needed, got {B.dtype}")
     if B.ndim == 1:
@@ -256,7 +284,7 @@ def elasticity(box: Any, young_modulus: float = 1.0, poisson_ratio: float = 0.3)
         raise InputError(f"box: every cell count must be a whole number, got {box!r}")
     E, nu = _number(young_modulus, "young_modulus"), _number(poisson_ratio, "poisson_ratio")
     rows, indptr, indices, data, load, points = _amgsolve.elasticity(cells, E, nu)
-    A = sp.csr_array((data, indices, indptr), shape=(rows, rows))
+    A = _from_arrays(sp.csr_array, data, indices, indptr, (rows, rows))
     return A, load, points.reshape(-1, len(cells))
 
 
@@ -333,7 +361,9 @@ class Solver:
         return (rows, rows)
 
     def aspreconditioner(self) -> spla.LinearOperator:
-        """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin."""
+        """One V-cycle as a scipy LinearOperator (M ~ A^-1), for scipy.sparse.linalg.cg and its kin. numpy's BLAS
+        threads and amgsolve's take turns on the cores there: on few cores run scipy's iteration with
+        OPENBLAS_NUM_THREADS=1 or threadpoolctl.threadpool_limits(1, "blas") (README, "Python"), or use solve()."""
 
         def matvec(r: np.ndarray) -> np.ndarray:
             return self._core.precondition(_vector(r, "r"))
@@ -388,7 +418,7 @@ def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):
     multiply = _amgsolve.spgemm_float32 if single else _amgsolve.spgemm_float64
     _started()
     indptr, indices, data, shape, info = multiply(backend, *_arrays(A), *_arrays(B))
-    C = (sp.csr_matrix if matrices else sp.csr_array)((data, indices, indptr), shape=shape)
+    C = _from_arrays(sp.csr_matrix if matrices else sp.csr_array, data, indices, indptr, tuple(shape))
     return (C, info) if return_info else C
 
 

@@ -1,6 +1,7 @@
 """The Python package against independent references: scipy's direct solver and sparse product, the
 residual recomputed here, and the invariants the parameters and inputs must keep."""
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -242,6 +243,14 @@ def test_errors_derive_from_amgsolve_error_and_the_builtin_kind():
     assert issubclass(amgsolve.NumericalError, ArithmeticError)
     with pytest.raises(amgsolve.Error, match="coarse_size"):
         amgsolve.Solver(poisson(4), amg={"coarse_size": 0})
+    # Named as the docs name them (a traceback said amgsolve._amgsolve.InputError), and pickled by that name.
+    assert amgsolve.InputError.__module__ == "amgsolve" and amgsolve.NumericalError.__module__ == "amgsolve"
+    assert type(pickle.loads(pickle.dumps(amgsolve.InputError("x")))) is amgsolve.InputError
+    # Other solvers' names and keys without their section point at ours.
+    with pytest.raises(amgsolve.InputError, match=r"did you mean 'solver.tolerance'"):
+        amgsolve.Solver(poisson(4), solver={"tol": 1e-6})
+    with pytest.raises(amgsolve.InputError, match=r"did you mean 'amg.coarse_size'"):
+        amgsolve.Solver(poisson(4), coarse_size=10)
 
 
 def test_returned_arrays_are_writable_and_read_only_inputs_are_accepted():
@@ -301,6 +310,18 @@ def test_every_cpu_spgemm_backend_equals_scipys_product():
     np.testing.assert_allclose(C32.toarray(), reference.toarray(), rtol=1e-5, atol=1e-6)
     with pytest.raises(amgsolve.InputError, match="columns must equal"):
         amgsolve.spgemm(A, A)
+    # int32 indices where they fit, as scipy's own A @ B (its int32 columns were widened by a copy).
+    assert C.indices.dtype == np.int32 and C.indptr.dtype == np.int32
+
+
+def test_a_shape_beyond_the_32_bit_indices_is_refused_before_scipy_converts_it():
+    # Three entries declared 2^31 + 5 square: tocsr() alone would allocate 16 GiB.
+    n = 2**31 + 5
+    huge = sp.coo_array((np.ones(3), (np.array([0, 1, n - 1]), np.array([0, 1, n - 1]))), shape=(n, n))
+    with pytest.raises(amgsolve.InputError, match=r"A: rows 2147483653 does not fit the 32-bit indices"):
+        amgsolve.Solver(huge)
+    with pytest.raises(amgsolve.InputError, match=r"B: rows 2147483653 does not fit"):
+        amgsolve.spgemm(sp.eye(4, format="csr"), huge)
 
 
 def test_a_product_that_does_not_fit_is_a_memory_error_that_says_what(tmp_path):
@@ -454,6 +475,11 @@ def test_vectors_and_counts_are_checked_in_one_line():
     assert solver.solve(b, maxiter=50.0)[1]["converged"]
     with pytest.raises(amgsolve.InputError, match="maxiter must be a whole number, got 2.5"):
         solver.solve(b, maxiter=2.5)
+    # tol as maxiter: a number, not a string or a bool (tol="1e-3" was taken, tol=True read as 1).
+    for tol in ("1e-3", True):
+        with pytest.raises(amgsolve.InputError, match="tol must be a number"):
+            solver.solve(b, tol=tol)
+    assert solver.solve(b, tol=np.float32(1e-6))[1]["converged"]
     # The parameters take whole numbers written as floats alike; a fraction stays the YAML reader's error.
     as_floats = amgsolve.Solver(poisson(6), amg={"coarse_size": 50.0}, solver={"max_iterations": 1e3})
     np.testing.assert_array_equal(as_floats.solve(b)[0],
@@ -490,6 +516,7 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
         (lambda: solver.solve(b, maxiter=True), "maxiter must be a whole number"),
         (lambda: amgsolve.Solver(np.array([["a", "b"], ["c", "d"]])), "A: a matrix is needed"),
+        (lambda: amgsolve.Solver(np.eye(3) * (1 + 1j)), "A: values must be real numbers, got complex128"),
         (lambda: solver.solve(b, tol="small"), "tol must be a number"),
         (lambda: amgsolve.spgemm(A, A, backend=None), "backend must be a SpGEMM backend's name"),
         # a name holding '=' would have set the parameter before it, silently
@@ -641,6 +668,9 @@ def test_a_system_with_its_rigid_body_modes_converges_as_pyamg_does_with_them():
     assert np.linalg.norm(x - reference) <= 1e-5 * np.linalg.norm(reference)
     assert system.setup["near_nullspace_vectors"] == 3 and system.setup["block_size"] == 2
     assert 3 * info["iterations"] < scalar_info["iterations"]
+    # B as a scipy sparse matrix too (it read "real values are needed, got object"), as b may be.
+    sparse_B = amgsolve.Solver(A, near_nullspace=sp.csr_array(B), amg={"block_size": 2}, solver={"tolerance": 1e-8})
+    np.testing.assert_array_equal(sparse_B.solve(b)[0], x)
     # PyAMG's smoothed aggregation with the same B on the same matrix (BSR blocks of 2).
     ml = pyamg.smoothed_aggregation_solver(A.tobsr(blocksize=(2, 2)), B=B)
     residuals = []
