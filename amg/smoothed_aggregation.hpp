@@ -331,6 +331,8 @@ class SmoothedAggregation {
     Csr filtered;
     if (has_weak) filtered = filtered_matrix_of(A, strength, weights, patterns.filtered_rows);
     if (kept && lumps_other_rows(patterns.filtered_rows, *kept)) step.patterns_renewed = true;
+    // From here on the products are formed by the SpGEMM. (On the cuda backend, which has no numeric-only
+    // products, a kept level's patterns are not used either way.)
     if (step.patterns_renewed) kept = nullptr;
     const bool record = params_.keep_structure || step.patterns_renewed;
     const Csr& A_f = has_weak ? filtered : A;
@@ -402,7 +404,7 @@ class SmoothedAggregation {
   }
 
   // step.structure: the level's patterns and, for the numeric-only products where the backend has them, what
-  // forms A P and P^T (A P) again (AP is let go of here otherwise).
+  // forms A P and P^T (A P) again (A P itself then becomes its pattern's record).
   void keep_patterns(const Csr& A, Csr&& AP, LevelPatterns&& patterns, CoarseningStep<Backend, Value>& step) const {
     step.structure.emplace();
     backend_.copy(step.coarse_weights, step.structure->coarse_weights);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -59,9 +60,34 @@ constexpr std::pair<std::string_view, std::string_view> kOtherSolversNames[] = {
     {"amg.smoother.iterations", "amg.smoother.sweeps"}, {"amg.smoother.power", "amg.smoother.degree"},
 };
 
-std::string suggestion_for(const std::string& path) {
+// Ours for another solver's name of a key, or "".
+std::string our_name_for(const std::string& path) {
   for (const auto& [theirs, ours] : kOtherSolversNames)
-    if (path == theirs) return " (did you mean '" + std::string(ours) + "'?)";
+    if (path == theirs) return std::string(ours);
+  return "";
+}
+
+// For a key given without its section ("coarse_size", "tol"): the amg or solver key it names, or "".
+std::string key_in_a_section(const std::string& key) {
+  for (const char* section : {"amg.", "solver."}) {
+    const std::string path = section + key;
+    for (const KeySpec& k : config_schema())
+      if (k.path == path) return path;
+    if (std::string ours = our_name_for(path); !ours.empty()) return ours;
+  }
+  return "";
+}
+
+// " (did you mean 'X'?)" where `path` is another solver's name for our key X, or X without its section
+// (a top-level `tol:`, Python's Solver(A, coarse_size=10)); else "".
+std::string named_elsewhere(const std::string& path) {
+  std::string named = our_name_for(path);
+  if (named.empty() && path.find('.') == std::string::npos) named = key_in_a_section(path);
+  return named.empty() ? "" : " (did you mean '" + named + "'?)";
+}
+
+std::string suggestion_for(const std::string& path) {
+  if (std::string named = named_elsewhere(path); !named.empty()) return named;
   // Candidates: every key and every section above a key ("problem.tissues.liver").
   std::set<std::string> candidates;
   for (const KeySpec& k : config_schema())
@@ -79,18 +105,6 @@ std::string suggestion_for(const std::string& path) {
     }
   }
   return best.empty() ? "" : " (did you mean '" + best + "'?)";
-}
-
-// For a key given without its section ("coarse_size", "tol"): the amg or solver key it names, if any.
-std::string section_suggestion(const std::string& key) {
-  for (const char* section : {"amg.", "solver."}) {
-    const std::string path = section + key;
-    for (const KeySpec& k : config_schema())
-      if (k.path == path) return " (did you mean '" + path + "'?)";
-    for (const auto& [theirs, ours] : kOtherSolversNames)
-      if (path == theirs) return " (did you mean '" + std::string(ours) + "'?)";
-  }
-  return "";
 }
 
 // Where each document of a YAML text starts (the event parser's view, no tree built).
@@ -704,11 +718,22 @@ Config parse_solver_settings(const std::vector<std::string>& assignments, const 
     const bool solver_key = key == "backend" || key.rfind("amg.", 0) == 0 || key.rfind("solver.", 0) == 0;
     if (!solver_key)
       throw InputError(label + " " + key + ": not a solver parameter (the solver takes backend, amg.* and solver.*)" +
-                       section_suggestion(key));
+                       named_elsewhere(key));
     doc.apply_override(a);
   }
   return read(doc, 1, false, /*problem_given=*/false);
 }
+
+namespace {
+// Whether a text starts as a Matrix Market file: its banner, in any case, after a byte-order mark if any.
+bool is_matrix_market_banner(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  constexpr std::string_view banner = "%%matrixmarket";
+  return text.size() >= banner.size() &&
+         std::equal(banner.begin(), banner.end(), text.begin(),
+                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+}
+}  // namespace
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks, bool check_inputs) {
   std::error_code ec;
@@ -718,7 +743,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
-  if (text.view().starts_with("%%MatrixMarket"))  // `amgsolve A.mtx`: what a newcomer tries first
+  if (is_matrix_market_banner(text.view()))  // `amgsolve A.mtx`: what a newcomer tries first
     throw InputError(path + " is a Matrix Market file, not a config: give it in one (problem: {type: "
                      "matrix_market, matrix: " + std::filesystem::path(path).filename().string() + "})");
   return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,

@@ -26,6 +26,12 @@
 
 namespace amgsolve {
 
+// The halo mode a product runs in `mode`: task mode needs a second thread for the communication, and with one
+// thread is naive overlap (what with_halo runs and the report names).
+inline HaloMode halo_mode_that_runs(HaloMode mode) {
+  return mode == HaloMode::task && max_threads() < 2 ? HaloMode::overlap : mode;
+}
+
 // x_j of a distributed kernel: an own column from x, a ghost from the halo's values.
 template <class V>
 struct GhostedColumns {
@@ -324,7 +330,7 @@ class DistributedMatrix {
   template <class Kernel>
   void with_halo(const Vector<V>& x, HaloMode mode, Kernel&& kernel) const {
     halo_.begin(*comm_, x, ghost_, send_buffer_, requests_);
-    if (mode == HaloMode::task && max_threads() > 1) {
+    if (halo_mode_that_runs(mode) == HaloMode::task) {
       interior_beside_the_exchange(x, kernel);
     } else {
       if (mode == HaloMode::vector) halo_.end(*comm_, requests_);

@@ -53,8 +53,9 @@ struct SolveResult {
   double tolerance = 0.0;
   std::vector<double> history;      // relative residual before iteration 1, then after each iteration
   double seconds = 0.0;
-  // PCG stopped because the true residual no longer decreased after a restart: the tolerance is below
-  // what double precision can attain for this system.
+  // The true residual no longer decreased (PCG: after a restart; the stationary iteration: for 20
+  // iterations), so the solve stopped: the tolerance is below what double precision can attain for this
+  // system.
   bool stagnated = false;
   // Host <-> device traffic of the solve (b up, x down, a double per reduction; zero on the cpu backend).
   TransferCounts transfers;

@@ -13,8 +13,10 @@ namespace amgsolve {
 // every iteration); at the attainable accuracy it stays put or wanders near it, and the iteration would
 // otherwise run to solver.max_iterations (2^31 - 1 of them are allowed). The least is taken from the first
 // iteration on: the first cycle may raise the residual above b's (3.6 times it with a weakly damped Jacobi
-// smoother) and the later ones lower it steadily. A residual that has grown beyond kStagnationBand times the
-// least is not wandering: it goes on, to the divergence check or back down.
+// smoother) and the later ones lower it steadily. A residual above the one a window before, or beyond
+// kStagnationBand times the least, is not wandering but climbing (a cycle that amplifies some error by a few
+// percent an iteration): it goes on, to the divergence check, the iteration limit or back down. The window
+// and the band are generous (a flat residual at rounding level stops 20 iterations late, at most).
 inline constexpr int kStagnationWindow = 20;
 inline constexpr double kStagnationBand = 10;
 
@@ -46,7 +48,8 @@ SolveResult stationary_iteration(const Backend& be, const typename Backend::temp
     if (relres < least) {
       least = relres;
       least_at = k;
-    } else if (k - least_at >= kStagnationWindow && relres <= kStagnationBand * least) {
+    } else if (k - least_at >= kStagnationWindow && relres <= kStagnationBand * least &&
+               relres <= result.history[static_cast<std::size_t>(k - kStagnationWindow)]) {
       result.stagnated = true;
       break;
     }

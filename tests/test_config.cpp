@@ -955,6 +955,16 @@ TEST(Config, LoadDirectory) {
   EXPECT_TRUE(Contains(e, "directory"));
 }
 
+// Other solvers' names and keys without their section, in a file or by --set, point at ours: `tol` was
+// nearest to the section `amg`, and `coarse_size` had no hint.
+TEST(Config, OtherSolversNamesAndKeysWithoutTheirSectionAreNamed) {
+  EXPECT_TRUE(Contains(parse_error("solver:\n  maxiter: 10\n"), "(did you mean 'solver.max_iterations'?)"));
+  EXPECT_TRUE(Contains(parse_error("tol: 1.0e-6\n"), "(did you mean 'solver.tolerance'?)"));
+  EXPECT_TRUE(Contains(parse_error("", {"coarse_size=10"}), "(did you mean 'amg.coarse_size'?)"));
+  EXPECT_TRUE(Contains(parse_error("", {"amg.coarse_sise=10"}), "(did you mean 'amg.coarse_size'?)"));
+  EXPECT_TRUE(Contains(parse_error("ams:\n  coarse_size: 10\n"), "(did you mean 'amg'?)"));
+}
+
 // `amgsolve A.mtx` read the matrix as YAML: "the configuration must be a YAML map of sections".
 TEST(Config, AMatrixMarketFileGivenAsTheConfigSaysHowToGiveIt) {
   ScratchDir dir;
@@ -963,6 +973,8 @@ TEST(Config, AMatrixMarketFileGivenAsTheConfigSaysHowToGiveIt) {
   const std::string e = error_of([&] { (void)load_config(path); });
   EXPECT_TRUE(Contains(e, path + " is a Matrix Market file, not a config")) << e;
   EXPECT_TRUE(Contains(e, "type: matrix_market, matrix: A.mtx")) << e;
+  std::ofstream(path) << "\xEF\xBB\xBF%%matrixmarket matrix coordinate real symmetric\n1 1 1\n1 1 2\n";
+  EXPECT_TRUE(Contains(error_of([&] { (void)load_config(path); }), "is a Matrix Market file, not a config"));
 }
 
 TEST(Config, LoadedFileErrorsNameThePathAndLine) {

@@ -1051,6 +1051,17 @@ TEST(Library, AStationaryIterationBelowItsAttainableAccuracyStagnates) {
   EXPECT_FALSE(rising.stagnated);
   EXPECT_EQ(rising.iterations, 60);
   EXPECT_LT(rising.relative_residual, rising.history.at(1));
+  // Nor one that climbs slowly, a cycle amplifying some error by a few percent an iteration (Jacobi at omega
+  // 1.02): it goes on to the iteration limit, its residual ending above b's (it had been called stagnant at
+  // 0.19, at iteration 47).
+  Parameters climbing = jacobi;
+  climbing.amg.smoother.omega = 1.02;
+  climbing.solver.max_iterations = 200;
+  const auto small = poisson(Stencil::p7, {24, 24, 24});
+  const SolveResult climbs = Solver(small, climbing).solve(Vector<double>(small->rows, 1.0), x);
+  EXPECT_FALSE(climbs.stagnated);
+  EXPECT_EQ(climbs.iterations, 200);
+  EXPECT_GT(climbs.relative_residual, 1.0);
 }
 
 // Where coarsening stops with a level too large to factorise (here at once: a diagonal matrix, and a mass

@@ -285,11 +285,8 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
 
   // How the products meet their halo exchange (solver.halo_exchange): naive overlap unless set.
   void set_halo_mode(HaloMode mode) { halo_mode_ = mode; }
-  // The mode the products run, for the report: task mode needs a second thread a rank (with_halo), with one
-  // it is naive overlap.
-  HaloMode halo_mode() const {
-    return halo_mode_ == HaloMode::task && max_threads() < 2 ? HaloMode::overlap : halo_mode_;
-  }
+  // The mode the products run (halo_mode_that_runs), for the report.
+  HaloMode halo_mode() const { return halo_mode_that_runs(halo_mode_); }
 
  private:
   // transpose, recording its plan where `plan` is given

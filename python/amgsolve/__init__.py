@@ -162,7 +162,7 @@ def _from_arrays(kind, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray
     """scipy's CSR (kind: csr_array or csr_matrix) of amgsolve's arrays, taken as they are: indptr narrowed to
     int32 where the entries fit, as in scipy's own products, so that the int32 column indices are not widened to
     int64 by a copy (scipy gives both one dtype)."""
-    if indptr[-1] <= np.iinfo(np.int32).max and shape[1] <= np.iinfo(np.int32).max:
+    if indptr[-1] <= _MAX_INDEX:  # the columns fit: they are int32 already
         indptr = indptr.astype(np.int32)
     return kind((data, indices, indptr), shape=shape)
 
@@ -228,13 +228,18 @@ def _count(value: Any, name: str) -> int | None:
 
 
 def _number(value: Any, name: str) -> float | None:
-    """A real number (numbers.Real: Python's and numpy's; not a bool or a string, as _count refuses them);
-    None stays None."""
+    """A real number: Python's or numpy's (a 0-d array too), not a bool, a string or a time span, as _count
+    refuses them; None stays None."""
     if value is None:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a number, got {value!r}")
-    return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be a number, got {value!r}") from None
 
 
 def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
