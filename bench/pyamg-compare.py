@@ -34,21 +34,21 @@ def run_pyamg(A, b, B=None):
     """The solve timed is the one that met the true residual (scipy_common.pyamg_solve). A system (B given)
     as PyAMG takes one: BSR blocks of its block size."""
     start = time.perf_counter()
-    ml = pyamg.smoothed_aggregation_solver(A, B=B) if B is None else \
-        pyamg.smoothed_aggregation_solver(A.tobsr(blocksize=(block_size(A, B),) * 2), B=B)
+    ml = pyamg.smoothed_aggregation_solver(A) if B is None else \
+        pyamg.smoothed_aggregation_solver(A.tobsr(blocksize=(block_size(B),) * 2), B=B)
     setup = time.perf_counter() - start
     x, iterations, solve = pyamg_solve(ml, A, b, TOLERANCE, 2000)
     return setup, solve, iterations, true_residual(A, b, x)
 
 
-def block_size(A, B):
+def block_size(B):
     """A system's unknowns per node: 2 for plane elasticity's 3 rigid-body modes, 3 for 6."""
     return {3: 2, 6: 3}[B.shape[1]]
 
 
 def run_amgsolve(A, b, B=None, **params):
     start = time.perf_counter()
-    system = {} if B is None else {"near_nullspace": B, "amg": {"block_size": block_size(A, B)}}
+    system = {} if B is None else {"near_nullspace": B, "amg": {"block_size": block_size(B)}}
     solver = amgsolve.Solver(A, solver={"tolerance": TOLERANCE, "max_iterations": 2000, **params}, **system)
     setup = time.perf_counter() - start
     start = time.perf_counter()
@@ -77,7 +77,9 @@ def compare(name, A, runs, B=None, b=None):
     print(f"  {'':<20} {'setup s':>9} {'solve s':>9} {'total s':>9} {'iters':>6} {'residual':>9} {'/ PyAMG':>8}")
     for label, message in failed.items():
         print(f"  {label:<20} failed: {message[:150]}")
-    for label, rows in ((label, rows) for label, rows in times.items() if label not in failed):
+    for label, rows in times.items():
+        if label in failed:
+            continue
         setup = statistics.median(r[0] for r in rows)
         solve = statistics.median(r[1] for r in rows)
         total = statistics.median(r[0] + r[1] for r in rows)

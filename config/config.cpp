@@ -49,6 +49,21 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Whether key k exists for this problem.type (the problem keys exist for their type only).
+bool applies_to(const KeySpec& k, const std::string& problem_type) {
+  return k.problem_type.empty() || k.problem_type == problem_type;
+}
+
+const KeySpec* find_spec(const std::string& path, const std::string& problem_type) {
+  const KeySpec* any = nullptr;
+  for (const KeySpec& k : config_schema()) {
+    if (k.path != path) continue;
+    if (applies_to(k, problem_type)) return &k;
+    any = &k;
+  }
+  return any;
+}
+
 // Other solvers' names for keys (scipy's cg, PyAMG, AMGCL, hypre), which no edit distance finds.
 constexpr std::pair<std::string_view, std::string_view> kOtherSolversNames[] = {
     {"solver.tol", "solver.tolerance"},        {"solver.rtol", "solver.tolerance"},
@@ -71,8 +86,7 @@ std::string our_name_for(const std::string& path) {
 std::string key_in_a_section(const std::string& key) {
   for (const char* section : {"amg.", "solver."}) {
     const std::string path = section + key;
-    for (const KeySpec& k : config_schema())
-      if (k.path == path) return path;
+    if (find_spec(path, "")) return path;  // the amg and solver keys are every problem type's
     if (std::string ours = our_name_for(path); !ours.empty()) return ours;
   }
   return "";
@@ -322,21 +336,6 @@ class Document {
   std::set<std::string> overridden_;
   std::string base_folder_;
 };
-
-// Whether key k exists for this problem.type (the problem keys exist for their type only).
-bool applies_to(const KeySpec& k, const std::string& problem_type) {
-  return k.problem_type.empty() || k.problem_type == problem_type;
-}
-
-const KeySpec* find_spec(const std::string& path, const std::string& problem_type) {
-  const KeySpec* any = nullptr;
-  for (const KeySpec& k : config_schema()) {
-    if (k.path != path) continue;
-    if (applies_to(k, problem_type)) return &k;
-    any = &k;
-  }
-  return any;
-}
 
 // A retired key's replacement, for its error message: "the key `backend` (cpu, cuda or auto)".
 std::string describe_replacement(const std::string& replacement) {
