@@ -27,9 +27,10 @@ inline constexpr int kCoarsestSmoothingSteps = 8;
 // most amg.coarse_size rows, the coarsest the setup aimed for, always is (up to kMaxDirectRows rows).
 inline constexpr double kMaxEarlyCoarsestWork = 1u << 30;
 
-enum class SmootherType { jacobi, chebyshev };
+enum class SmootherType { jacobi, chebyshev, gauss_seidel };
 inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", SmootherType::chebyshev},
-                                                                {"jacobi", SmootherType::jacobi}};
+                                                                {"jacobi", SmootherType::jacobi},
+                                                                {"gauss_seidel", SmootherType::gauss_seidel}};
 constexpr const auto& names_of(SmootherType) { return kSmootherTypeNames; }
 
 // The diagonal D of a smoother's D^-1 A (amg/smoother.hpp): the rows' own entries, or for a system (amg/system_setup.hpp)

@@ -52,6 +52,7 @@
 #include "backend/backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
+#include "common/reduction_block.hpp"
 #include "common/timer.hpp"
 #include "spgemm/registry.hpp"
 
@@ -365,7 +366,7 @@ class SmoothedAggregation {
     if (record) keep_patterns(A, std::move(AP), std::move(patterns), step);
     clock.lap(t.galerkin);
     // and the level's smoother
-    step.smoother = level_smoother(A, blocks, info);
+    step.smoother = level_smoother(A, blocks, near, info);
     info.smoother = describe(step.smoother);
     clock.lap(t.smoother);
   }
@@ -566,7 +567,15 @@ class SmoothedAggregation {
   // A level's smoother (amg.smoother) from its estimate info.rho of rho(D^-1 A), D the diagonal or the node
   // blocks `blocks`; Chebyshev's also from Gershgorin's bound, above it. The blocks' values go into the level's
   // table (the traffic model's).
-  SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, LevelInfo& info) const {
+  SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, const NearNullspace* near,
+                              LevelInfo& info) const {
+    if (params_.smoother.type == SmootherType::gauss_seidel) {  // no interval, no blocks to invert
+      info.smoother_block_values = 0;
+      if (near && near->nodes() != near->rows())
+        return gauss_seidel_spec(A.rows, info.level == 0 ? kReductionBlock : kAggregateBlock, &near->node_ptr,
+                                 &near->reduction_blocks);
+      return gauss_seidel_spec(A.rows, level_reduction_block(info.level));
+    }
     info.smoother_block_values = 0;
     if constexpr (SetsUpSystems<Backend>::value) {
       std::int64_t values = 0;
@@ -590,7 +599,7 @@ class SmoothedAggregation {
     const std::uint64_t seed = level_seed(info.level);
     std::shared_ptr<const Array<Index>> blocks = smoother_blocks(near);
     info.rho = smoother_spectral_radius(*A, blocks, near, seed, info.level);
-    const SmootherSpec spec = level_smoother(*A, std::move(blocks), info);
+    const SmootherSpec spec = level_smoother(*A, std::move(blocks), near, info);
     info.coarsest = true;
     info.smoothed_coarsest = true;
     info.smoother = std::to_string(kCoarsestSmoothingSteps) + " steps of " + describe(spec) + ": " + why;

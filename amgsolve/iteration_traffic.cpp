@@ -19,6 +19,9 @@ double csr_bytes(double rows, double nnz, int value_bytes) {
 // second pass: the residual written, then read node by node.
 double smoothing_bytes(const AmgParams& amg, int steps, bool from_zero, double A_bytes, double n, int s,
                        double block_values = 0) {
+  // Gauss-Seidel: two sweeps a step, each copying x (read and written), then reading A, b, the copy, x and
+  // D^-1 and writing x; the first step from x = 0 writes the zeros first.
+  if (amg.smoother.type == SmootherType::gauss_seidel) return steps * 2 * (A_bytes + 7 * n * s) + (from_zero ? n * s : 0);
   const bool chebyshev = amg.smoother.type == SmootherType::chebyshev;
   SmootherSpec spec;
   spec.type = amg.smoother.type;

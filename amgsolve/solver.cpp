@@ -112,7 +112,7 @@ std::string indefinite_cycle_hint(const AmgParams& amg, const SolverParams& solv
                        ") to 0, which takes 4 / (3 rho) on each level (a fixed weight must lie in (0, 2 / rho) "
                        "on every level, and smooths little near 0)");
   }
-  else if (amg.spectral_radius == SpectralRadius::lanczos)
+  else if (amg.spectral_radius == SpectralRadius::lanczos && s.type != SmootherType::gauss_seidel)  // no estimate
     remedies.push_back(s.type == SmootherType::jacobi
                            ? "raise " + lanczos
                            : "raise amg.smoother.eigenvalue_safety (" + format_number(s.eigenvalue_safety) + ") or " +

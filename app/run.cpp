@@ -532,8 +532,12 @@ void print_solve_summary(const SolveResult& s, const char* what) {
 namespace {
 // The cheapest stronger cycle for the configured smoother (README, "When PCG converges slowly").
 std::string stronger_cycle(const Config& config) {
-  return config.amg.smoother.type == SmootherType::chebyshev ? "try amg.smoother.degree: 3 or 4"
-                                                             : "try amg.smoother.type: chebyshev";
+  switch (config.amg.smoother.type) {
+    case SmootherType::chebyshev: return "try amg.smoother.degree: 3 or 4";
+    case SmootherType::gauss_seidel: return "try amg.smoother.pre_steps: 2 and post_steps: 2";
+    case SmootherType::jacobi: break;
+  }
+  return "try amg.smoother.type: chebyshev";
 }
 
 // Why a solve that did not converge may not have, for its one-line message: "" when nothing points anywhere.

@@ -63,6 +63,9 @@ inline constexpr EnumName<HaloMode> kHaloModeNames[] = {
 constexpr const auto& names_of(HaloMode) { return kHaloModeNames; }
 inline const char* to_string(HaloMode mode) { return name_of(mode); }  // the solver.halo_exchange key's value
 
+// The order a Gauss-Seidel sweep takes a block's rows in (amg/gauss_seidel.hpp: a step is one of each).
+enum class SweepDirection { forward, backward };
+
 // Where a backend runs: OpenMP threads on the CPU, or a CUDA GPU. (Many ranks will be a layer over either.)
 enum class BackendKind { cpu, cuda };
 // What a user asks for: one of them, or `auto`: cuda when a GPU can be used, else cpu.

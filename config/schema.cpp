@@ -559,7 +559,12 @@ std::vector<KeySpec> amg_keys() {
                       "fewer than 4 underestimate it so far that the Chebyshev smoother amplifies some error.")),
       choice("amg.smoother.type", FIELD(amg.smoother.type),
              names_of(SmootherType{}),
-             "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A or damped Jacobi."),
+             "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A, damped Jacobi, or `gauss_seidel`: a "
+             "forward and a backward l1 hybrid Gauss-Seidel sweep (Baker et al. 2011), Gauss-Seidel within the "
+             "level's fixed blocks of rows (2,048 on the finest level, 64 aggregates on a coarse one; the same "
+             "on any thread and rank count) and Jacobi between them, pointwise; stronger than Chebyshev of "
+             "degree 2 where A is far from an M-matrix or near a mass matrix (docs/BENCHMARKS.md), on the cpu "
+             "backend only."),
       choice("amg.smoother.diagonal", FIELD(amg.smoother.diagonal),
              names_of(SmootherDiagonal{}),
              "D in the smoother's D^-1 A. `point`: the diagonal entries; `node`: for a system (amg.block_size, "
@@ -835,14 +840,20 @@ bool configures_a_system(const Config& c) {
 // MPI ranks, where `auto` is the cpu on every rank whether or not a rank sees a GPU.
 void check_backend(const KeyReader& r, Config& c) {
   const bool ranks = c.ranks > 1;
-  // A system (amg/system_setup.hpp) is set up on the cpu backend only, so far: `auto` means cpu for it.
+  // A system (amg/system_setup.hpp) is set up on the cpu backend only, so far, and Gauss-Seidel's sweeps
+  // (amg/gauss_seidel.hpp) run there only: `auto` means cpu for them.
   const bool system = configures_a_system(c);
+  const bool gauss_seidel = c.amg.smoother.type == SmootherType::gauss_seidel;
   try {
-    c.backend = (ranks || system) && c.backend_choice == BackendChoice::automatic ? BackendKind::cpu
-                                                                                   : resolve_backend(c.backend_choice);
+    c.backend = (ranks || system || gauss_seidel) && c.backend_choice == BackendChoice::automatic
+                    ? BackendKind::cpu
+                    : resolve_backend(c.backend_choice);
   } catch (const InputError& e) {
     r.fail_at("backend", std::string("backend: ") + e.what());
   }
+  if (gauss_seidel && c.backend == BackendKind::cuda)
+    r.fail_at("amg.smoother.type", "amg.smoother.type gauss_seidel runs on the cpu backend (its sweeps are "
+                                   "sequential within a block): use backend: cpu, or chebyshev on cuda");
   if (c.amg.spgemm == "compare")
     r.fail_at("amg.spgemm", "amg.spgemm: 'compare' is not a SpGEMM backend: set amg.compare_spgemm: true (or pass "
                             "--compare-spgemm) to compare them all beside amg.spgemm's setup");
@@ -918,6 +929,8 @@ void check_config(const KeyReader& r, Config& c, bool problem_given) {
             c.amg.smoother.type == SmootherType::chebyshev, "amg.smoother.type", "amg.smoother.type: chebyshev");
   only_with({"amg.smoother.sweeps", "amg.smoother.omega"}, c.amg.smoother.type == SmootherType::jacobi,
             "amg.smoother.type", "amg.smoother.type: jacobi");
+  only_with({"amg.smoother.diagonal"}, c.amg.smoother.type != SmootherType::gauss_seidel, "amg.smoother.type",
+            "amg.smoother.type chebyshev or jacobi (gauss_seidel sweeps point by point)");
   only_with({"amg.lanczos_steps"}, c.amg.spectral_radius == SpectralRadius::lanczos, "amg.spectral_radius",
             "amg.spectral_radius: lanczos");
   only_with({"problem.contrast", "problem.cells"},

@@ -310,6 +310,11 @@ TEST(Config, KeysOfTheSmootherNotChosenAreRefused) {
                        "amg.smoother.chebyshev_ratio does nothing"));
   EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.type=jacobi", "amg.smoother.eigenvalue_safety=1.2"}),
                        "amg.smoother.eigenvalue_safety does nothing"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  smoother:\n    type: gauss_seidel\n    diagonal: node\n"),
+                       "amg.smoother.diagonal does nothing without amg.smoother.type chebyshev or jacobi"));
+  EXPECT_EQ(parse_config("amg:\n  smoother:\n    type: gauss_seidel\n", "cfg.yaml").backend, BackendKind::cpu);
+  EXPECT_TRUE(Contains(parse_error("", {"amg.smoother.type=gauss_seidel", "amg.smoother.degree=3"}),
+                       "amg.smoother.degree does nothing"));
   EXPECT_TRUE(Contains(parse_error("", {"amg.spectral_radius=gershgorin", "amg.lanczos_steps=10"}),
                        "amg.lanczos_steps does nothing without amg.spectral_radius: lanczos"));
   // Each with its own smoother and estimate; a file's keys of one smoother kept quiet where --set chooses the

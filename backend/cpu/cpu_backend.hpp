@@ -428,6 +428,53 @@ class CpuBackend {
     for_each_row_sum<true>(A, x, b.data(), chebyshev_update(a, c, dinv, d, x, x_next));
   }
 
+  // l1 hybrid Gauss-Seidel (amg/gauss_seidel.hpp) on the rows of A, cut into `blocks`: 1 / (a_ii + sum of
+  // |a_ij| over row i's columns outside its block). Columns past the rows (a rank's ghosts) lie outside.
+  template <class V>
+  Vector<V> l1_gauss_seidel_inverse_diagonal(const CsrMatrix<V>& A, const Array<Index>& blocks) const {
+    Vector<V> inverse(static_cast<std::size_t>(A.rows));
+    for_each_sweep_block(blocks, [&](Index first, Index last) {
+      for (Index i = first; i < last; ++i) {
+        double diagonal = 0, outside = 0;
+        for (Offset p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+          const Index j = A.col[p];
+          if (j == i) diagonal += double(A.val[p]);
+          else if (j < first || j >= last) outside += std::abs(double(A.val[p]));
+        }
+        inverse[i] = static_cast<V>(1.0 / (diagonal + outside));
+      }
+    });
+    return inverse;
+  }
+  // One sweep in `direction` over each block's rows, x updated in place, the rows outside a block read from
+  // `before`, which holds x as the sweep began (here a copy; over MPI ranks with the ghosts' entries after
+  // the rank's own: mpi_backend.hpp). The blocks are independent, so any thread count gives the same bits.
+  template <class V>
+  void gauss_seidel_sweep(const CsrMatrix<V>& A, const Array<Index>& blocks, const Vector<V>& inverse_diagonal,
+                          const Vector<V>& b, Vector<V>& x, Vector<V>& before, SweepDirection direction) const {
+    before.assign(x.begin(), x.end());
+    gauss_seidel_sweep_from(A, blocks, inverse_diagonal, b, x, before, direction);
+  }
+  template <class V>
+  void gauss_seidel_sweep_from(const CsrMatrix<V>& A, const Array<Index>& blocks, const Vector<V>& inverse_diagonal,
+                               const Vector<V>& b, Vector<V>& x, const Vector<V>& before,
+                               SweepDirection direction) const {
+    for_each_sweep_block(blocks, [&](Index first, Index last) {
+      const auto update = [&](Index i) {
+        V r = b[i];
+        for (Offset p = A.row_ptr[i]; p < A.row_ptr[i + 1]; ++p) {
+          const Index j = A.col[p];
+          r -= A.val[p] * (j >= first && j < last ? x[j] : before[j]);
+        }
+        x[i] += r * inverse_diagonal[i];
+      };
+      if (direction == SweepDirection::forward)
+        for (Index i = first; i < last; ++i) update(i);
+      else
+        for (Index i = last - 1; i >= first; --i) update(i);
+    });
+  }
+
   // The same passes with the node blocks D_b in place of the diagonal: the residual of every row first (into
   // x_next), then node by node the update from the node's residuals, over them.
   template <class V>
@@ -473,6 +520,13 @@ class CpuBackend {
   }
 
  private:
+  // f(first, last) for every Gauss-Seidel block [blocks[k], blocks[k + 1]), a block a task.
+  template <class F>
+  static void for_each_sweep_block(const Array<Index>& blocks, F&& f) {
+    const auto count = static_cast<std::int64_t>(blocks.size()) - 1;
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1 && worth_a_team(static_cast<std::uint64_t>(blocks.back())))
+    for (std::int64_t k = 0; k < count; ++k) f(blocks[k], blocks[k + 1]);
+  }
   // f(n) for every node of D, on the thread team where the rows are worth one.
   template <class V, class F>
   static void for_each_node(const BlockDiagonal<V>& D, F&& f) {

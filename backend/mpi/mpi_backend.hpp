@@ -198,6 +198,20 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
     });
   }
 
+  // l1 hybrid Gauss-Seidel on the rank's rows (amg/gauss_seidel.hpp): its blocks are the level's reduction
+  // blocks, which a rank holds whole, and the ghosts lie outside every block, read as they were before the
+  // sweep, so a sweep is one process's on any rank count.
+  template <class V>
+  Vector<V> l1_gauss_seidel_inverse_diagonal(const Matrix<V>& A, const Array<Index>& blocks) const {
+    return local_.l1_gauss_seidel_inverse_diagonal(A.local(), blocks);
+  }
+  template <class V>
+  void gauss_seidel_sweep(const Matrix<V>& A, const Array<Index>& blocks, const Vector<V>& inverse_diagonal,
+                          const Vector<V>& b, Vector<V>& x, Vector<V>& before, SweepDirection direction) const {
+    before = A.with_ghosts(x);
+    local_.gauss_seidel_sweep_from(A.local(), blocks, inverse_diagonal, b, x, before, direction);
+  }
+
   // The same with a system's node blocks: the residual with the halo, then the rank's nodes.
   using RankVectors<CpuBackend, MpiBackend>::jacobi_from_zero;
   using RankVectors<CpuBackend, MpiBackend>::chebyshev_from_zero;
