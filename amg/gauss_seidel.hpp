@@ -11,6 +11,7 @@
 // product, so the V-cycle stays a symmetric preconditioner for PCG. Because the blocks are fixed by the level
 // and not by the threads or the ranks, the result is the same on any thread count and rank count.
 #include <memory>
+#include <utility>
 
 #include "amg/smoother.hpp"
 
@@ -23,16 +24,18 @@ class GaussSeidelSmoother final : public Smoother<Backend, V> {
  public:
   using Vec = typename Backend::template Vector<V>;
 
-  GaussSeidelSmoother(const Backend& backend, const SweepMatrix& A, const SmootherSpec& spec)
+  // A shared: the solve may let the hierarchy's copy go where it multiplies a sliced ELLPACK one
+  // (amgsolve/solver.cpp), and the sweeps still need the rows.
+  GaussSeidelSmoother(const Backend& backend, std::shared_ptr<const SweepMatrix> A, const SmootherSpec& spec)
       : backend_(backend),
-        A_(A),
+        A_(std::move(A)),
         blocks_(spec.sweep_blocks),
-        inverse_diagonal_(backend.l1_gauss_seidel_inverse_diagonal(A, *blocks_)) {}
+        inverse_diagonal_(backend.l1_gauss_seidel_inverse_diagonal(*A_, *blocks_)) {}
 
   void smooth(const Vec& b, Vec& x, bool x_is_zero) const override {
     if (x_is_zero) backend_.zero(x, static_cast<Index>(inverse_diagonal_.size()));  // sized, not yet zero
-    backend_.gauss_seidel_sweep(A_, *blocks_, inverse_diagonal_, b, x, before_, SweepDirection::forward);
-    backend_.gauss_seidel_sweep(A_, *blocks_, inverse_diagonal_, b, x, before_, SweepDirection::backward);
+    backend_.gauss_seidel_sweep(*A_, *blocks_, inverse_diagonal_, b, x, before_, SweepDirection::forward);
+    backend_.gauss_seidel_sweep(*A_, *blocks_, inverse_diagonal_, b, x, before_, SweepDirection::backward);
   }
   std::uint64_t bytes() const override {
     return held_bytes(inverse_diagonal_) + held_bytes(before_) + blocks_->size() * sizeof(Index);
@@ -40,7 +43,7 @@ class GaussSeidelSmoother final : public Smoother<Backend, V> {
 
  private:
   const Backend& backend_;
-  const SweepMatrix& A_;
+  std::shared_ptr<const SweepMatrix> A_;
   std::shared_ptr<const Array<Index>> blocks_;
   Vec inverse_diagonal_;  // 1 / (a_ii + the l1 term)
   mutable Vec before_;    // x before the sweep (with the ghosts' entries over MPI)

@@ -571,7 +571,7 @@ class SmoothedAggregation {
                               LevelInfo& info) const {
     if (params_.smoother.type == SmootherType::gauss_seidel) {  // no interval, no blocks to invert
       info.smoother_block_values = 0;
-      if (near && near->nodes() != near->rows())
+      if (near && near->reduction_blocks.back() == near->nodes() && near->nodes() > 0)  // its blocks of nodes
         return gauss_seidel_spec(A.rows, info.level == 0 ? kReductionBlock : kAggregateBlock, &near->node_ptr,
                                  &near->reduction_blocks);
       return gauss_seidel_spec(A.rows, level_reduction_block(info.level));

@@ -2,12 +2,15 @@
 
 #include <cstdio>
 
+#include "common/error.hpp"
+
 namespace amgsolve {
 
 SmootherSpec smoother_spec(const SmootherParams& p, double rho, double gershgorin) {
+  // Gauss-Seidel's, which needs the level's blocks and no estimate of rho, is gauss_seidel_spec.
+  if (p.type == SmootherType::gauss_seidel) throw Error("internal: smoother_spec for gauss_seidel");
   return p.type == SmootherType::jacobi ? jacobi_spec(p, rho) : chebyshev_spec(p, rho, gershgorin);
 }
-// (Gauss-Seidel's, which needs the level's blocks and no estimate of rho, is gauss_seidel_spec.)
 
 double smoother_scale(const SmootherSpec& spec) { return spec.type == SmootherType::jacobi ? spec.omega : 1.0; }
 

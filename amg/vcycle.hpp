@@ -101,7 +101,7 @@ class Vcycle {
                                                              const Hierarchy<SetupBackend, V>& hierarchy,
                                                              std::size_t l, const Mat& A) {
     const SmootherSpec& spec = hierarchy.smoother(l);
-    if (spec.type == SmootherType::gauss_seidel) return gauss_seidel(backend, hierarchy.matrix(l), spec);
+    if (spec.type == SmootherType::gauss_seidel) return gauss_seidel(backend, hierarchy.shared_matrix(l), spec);
     if (!spec.nodes) return smoother_with(backend, A, spec, backend.smoother_diagonal(hierarchy.matrix(l), smoother_scale(spec)));
     // A system's node blocks: only the cpu backend sets up a system (amg/smoothed_aggregation.hpp).
     if constexpr (requires { backend.smoother_block_diagonal(hierarchy.matrix(l), spec.nodes, 1.0); })
@@ -113,9 +113,10 @@ class Vcycle {
   // Gauss-Seidel sweeps the rows of the hierarchy's matrix, on a backend that has the sweep (the cpu one, and
   // the ranks' over it); the configuration refuses it on the others (config/schema.cpp).
   template <class SweepMatrix>
-  static std::unique_ptr<Smoother<Backend, V>> gauss_seidel(const Backend& backend, const SweepMatrix& A,
+  static std::unique_ptr<Smoother<Backend, V>> gauss_seidel(const Backend& backend,
+                                                            const std::shared_ptr<const SweepMatrix>& A,
                                                             const SmootherSpec& spec) {
-    if constexpr (requires { backend.l1_gauss_seidel_inverse_diagonal(A, *spec.sweep_blocks); })
+    if constexpr (requires { backend.l1_gauss_seidel_inverse_diagonal(*A, *spec.sweep_blocks); })
       return std::make_unique<GaussSeidelSmoother<Backend, V, SweepMatrix>>(backend, A, spec);
     else
       throw InputError("amg.smoother.type gauss_seidel runs on the cpu backend (and over MPI ranks on their "

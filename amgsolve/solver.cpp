@@ -884,7 +884,13 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
 
 // A system is set up on the cpu backend: auto resolves to it.
 Parameters with_system_backend(Parameters params) {
-  if (params.amg.is_system() && params.backend == BackendChoice::automatic) params.backend = BackendChoice::cpu;
+  // Gauss-Seidel's sweeps run on the cpu backend only (amg/gauss_seidel.hpp), as a system's setup does.
+  const bool gauss_seidel = params.amg.smoother.type == SmootherType::gauss_seidel;
+  if ((params.amg.is_system() || gauss_seidel) && params.backend == BackendChoice::automatic)
+    params.backend = BackendChoice::cpu;
+  if (gauss_seidel && params.backend == BackendChoice::cuda)
+    throw InputError("amg.smoother.type gauss_seidel runs on the cpu backend (its sweeps are sequential within a "
+                     "block): use backend cpu, or chebyshev on cuda");
   return params;
 }
 

@@ -561,10 +561,10 @@ std::vector<KeySpec> amg_keys() {
              names_of(SmootherType{}),
              "Smoother of the V-cycle: Chebyshev polynomial in D^-1 A, damped Jacobi, or `gauss_seidel`: a "
              "forward and a backward l1 hybrid Gauss-Seidel sweep (Baker et al. 2011), Gauss-Seidel within the "
-             "level's fixed blocks of rows (2,048 on the finest level, 64 aggregates on a coarse one; the same "
-             "on any thread and rank count) and Jacobi between them, pointwise; stronger than Chebyshev of "
-             "degree 2 where A is far from an M-matrix or near a mass matrix (docs/BENCHMARKS.md), on the cpu "
-             "backend only."),
+             "level's fixed blocks (2,048 rows, a system's nodes, on the finest level, 64 aggregates on a coarse "
+             "one; the same on any thread and rank count) and Jacobi between them, pointwise; fewer iterations "
+             "than Chebyshev of degree 2 near a mass matrix, more on the other problems measured, each about "
+             "twice the cost (docs/BENCHMARKS.md); on the cpu backend only."),
       choice("amg.smoother.diagonal", FIELD(amg.smoother.diagonal),
              names_of(SmootherDiagonal{}),
              "D in the smoother's D^-1 A. `point`: the diagonal entries; `node`: for a system (amg.block_size, "

@@ -18,7 +18,7 @@ namespace {
 std::vector<std::filesystem::path> inputs_in(const std::filesystem::path& named) {
   if (!std::filesystem::is_directory(named)) return {named};
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(named))
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(named))
     if (entry.is_regular_file()) files.push_back(entry.path());
   return files;
 }
@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FILE_OR_FOLDER...\n", argv[0]);
     return 2;
   }
+  static const std::uint8_t nothing[1] = {0};
+  LLVMFuzzerTestOneInput(nothing, 0);  // the empty input, which libFuzzer tries first
   int replayed = 0;
   for (int i = 1; i < argc; ++i) {
     for (const std::filesystem::path& file : inputs_in(argv[i])) {

@@ -907,6 +907,32 @@ TEST(Library, ARebuildThatThrowsAnythingLeavesNoHierarchy) {
 // A Jacobi weight beyond 2 / rho(D^-1 A) makes the smoother diverge: refused at setup, naming the key and
 // the bound; the estimate of rho is from below, so a weight it lets through may still be too large, and
 // PCG's breakdown then says which keys to change (as it does for a Chebyshev interval below the spectrum).
+// Gauss-Seidel through the Solver, where the solve multiplies sliced ELLPACK copies and lets the hierarchy's
+// matrices go: its sweeps keep the rows they read (in double and in the float cycle of mixed precision,
+// whose copies nothing else holds; the sanitized suite would see a read of freed rows). `auto` is the cpu
+// backend for it, cuda is refused before any setup.
+TEST(Library, GaussSeidelSolvesInDoubleAndMixedPrecision) {
+  const auto A = poisson_3d(32);
+  Parameters params;
+  params.amg.smoother.type = SmootherType::gauss_seidel;
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    params.solver.precision = precision;
+    const Solver solver(A, params);
+    EXPECT_EQ(solver.setup().backend, BackendKind::cpu);
+    Vector<double> x;
+    const SolveResult result = solver.solve(wavy(A->rows, 0.5, 0.7), x);
+    EXPECT_TRUE(result.converged);
+    EXPECT_LT(result.iterations, 20);
+  }
+  params.backend = BackendChoice::cuda;
+  try {
+    const Solver solver(A, params);
+    ADD_FAILURE() << "gauss_seidel on cuda was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gauss_seidel runs on the cpu backend"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Library, ASmootherThatDivergesIsNamed) {
   const auto A = poisson_3d(16);
   Parameters params;
