@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "amg/smoother.hpp"
 
 namespace amgsolve {
@@ -17,7 +15,6 @@ SmootherSpec gauss_seidel_spec(Index rows, std::int64_t unit, const Array<Index>
     for (std::int64_t first = 0; first < rows; first += unit) blocks->push_back(static_cast<Index>(first));
     blocks->push_back(rows);
   }
-  if (blocks->empty()) blocks->push_back(0);
   s.sweep_blocks = std::move(blocks);
   return s;
 }

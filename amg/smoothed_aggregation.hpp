@@ -569,14 +569,13 @@ class SmoothedAggregation {
   // table (the traffic model's).
   SmootherSpec level_smoother(const Csr& A, std::shared_ptr<const Array<Index>> blocks, const NearNullspace* near,
                               LevelInfo& info) const {
-    if (params_.smoother.type == SmootherType::gauss_seidel) {  // no interval, no blocks to invert
-      info.smoother_block_values = 0;
-      if (near && near->reduction_blocks.back() == near->nodes() && near->nodes() > 0)  // its blocks of nodes
-        return gauss_seidel_spec(A.rows, info.level == 0 ? kReductionBlock : kAggregateBlock, &near->node_ptr,
-                                 &near->reduction_blocks);
-      return gauss_seidel_spec(A.rows, level_reduction_block(info.level));
-    }
     info.smoother_block_values = 0;
+    if (params_.smoother.type == SmootherType::gauss_seidel) {  // no interval, no blocks to invert
+      const std::int64_t unit = level_reduction_block(info.level);  // rows, or a system's nodes
+      if (near && near->reduction_blocks.back() == near->nodes() && near->nodes() > 0)  // its blocks of nodes
+        return gauss_seidel_spec(A.rows, unit, &near->node_ptr, &near->reduction_blocks);
+      return gauss_seidel_spec(A.rows, unit);
+    }
     if constexpr (SetsUpSystems<Backend>::value) {
       std::int64_t values = 0;
       if (blocks)
