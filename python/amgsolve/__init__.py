@@ -319,9 +319,11 @@ class Solver:
                                       0 if vectors is None else vectors.shape[1])
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
-              x0: Any = None, atol: float | None = None) -> tuple[np.ndarray, dict | list[dict]]:
+              x0: Any = None, atol: float | None = None, *, rtol: float | None = None
+              ) -> tuple[np.ndarray, dict | list[dict]]:
         """x with A x = b from x0 (zero when not given), to ||b - A x|| <= max(tol ||b||, atol) (scipy's cg
-        test; tol and atol default to solver.tolerance and solver.absolute_tolerance, 0), and the
+        test; tol and atol default to solver.tolerance and solver.absolute_tolerance, 0; rtol is scipy's
+        name for tol, either may be given), and the
         statistics: converged, iterations, tolerance (the relative residual held to, atol counted),
         relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
         after each), seconds, convergence_factor (the average reduction per iteration), stagnated (the true
@@ -331,6 +333,10 @@ class Solver:
         b of shape (n, m), m > 1: m right-hand sides (load cases), each column solved in turn with the same
         hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts. (b
         of shape (n, 1) is one vector: x of shape (n,).)"""
+        if rtol is not None:
+            if tol is not None:
+                raise InputError("tol and rtol are one setting (rtol is scipy's name for it): give one of them")
+            tol = rtol
         rhs = _columns(b, self.shape[0], "b")
         if rhs is not None:
             starts = None if x0 is None else _columns(x0, self.shape[0], "x0")

@@ -102,6 +102,11 @@ def test_tolerance_and_iteration_limit_apply_per_solve():
     assert tight["relative_residual"] <= 1e-12 and tight["iterations"] > loose["iterations"]
     with pytest.raises(amgsolve.InputError, match="tolerance"):
         solver.solve(b, tol=2.0)
+    # rtol, scipy's name for it, is the same setting
+    _, scipy_named = solver.solve(b, rtol=1e-3)
+    assert scipy_named["residuals"] == loose["residuals"]
+    with pytest.raises(amgsolve.InputError, match="tol and rtol are one setting"):
+        solver.solve(b, tol=1e-3, rtol=1e-3)
 
 
 def test_atol_stops_at_a_residual_in_bs_units_as_scipys_cg_does():
