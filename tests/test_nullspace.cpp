@@ -2,7 +2,6 @@
 // carried through the tentative prolongators, the coarsest level's pseudo-inverse against Eigen's, the
 // detection and its refusals, and Neumann Poisson in 2D and 3D and a graph Laplacian solved in about as many
 // iterations as their nonsingular (Dirichlet, grounded) twins.
-#include <Eigen/QR>
 #include <cmath>
 #include <functional>
 #include <numeric>

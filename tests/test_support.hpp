@@ -33,6 +33,7 @@
 #include "solver/pcg.hpp"
 #include "solver/stationary_iteration.hpp"
 #include "sparse/csr_ops.hpp"
+#include "eigen_references.hpp"
 
 namespace amgsolve {
 

@@ -50,7 +50,7 @@ struct Body {
     Eigen::VectorXd b(A->rows);
     for (Index i = 0; i < A->rows; ++i) b[i] = seeded_uniform(seed, i) - 0.5;
     const Dense N = nullspace();
-    if (N.cols() > 0) b -= N * N.colPivHouseholderQr().solve(b);
+    if (N.cols() > 0) b -= N * least_squares(N, b);
     return Vector<double>(b.data(), b.data() + b.size());
   }
 };
@@ -102,7 +102,7 @@ double worst_mode_in_span(const Body& body, const Dense& N) {
   double worst = 1.0;
   for (Eigen::Index v = 0; v < modes.cols(); ++v) {
     const Eigen::VectorXd mode = modes.col(v);
-    worst = std::min(worst, alignment(mode, N * N.colPivHouseholderQr().solve(mode)));
+    worst = std::min(worst, alignment(mode, N * least_squares(N, mode)));
   }
   return worst;
 }
