@@ -10,7 +10,8 @@
     elastic = amgsolve.Solver(K, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 3})
 
 The parameters are the YAML keys of the amgsolve program (docs/CONFIG.md): a section as a dict
-(amg={"coarse_size": 500}), or a dotted key (**{"amg.coarse_size": 500}), and `backend`. They are checked as
+(amg={"coarse_size": 500}; an empty one sets nothing), or a dotted key (**{"amg.coarse_size": 500}), and
+`backend`. They are checked as
 a config file is, and a wrong one raises amgsolve.InputError (a ValueError) with the program's one-line message.
 Memory that would not fit, or that runs out, raises MemoryError (amgsolve.MemoryLimitError, also an InputError,
 where a check finds it before the work).
@@ -70,8 +71,8 @@ def _settings(params: dict[str, Any]) -> list[str]:
         # A name holding '=' would be read up to it: another parameter, set silently to what follows.
         if not isinstance(prefix, str) or "=" in prefix or not prefix.strip():
             raise InputError(f"parameter {prefix!r}: not a parameter name (the keys of docs/CONFIG.md)")
-        if isinstance(value, dict) and (value or "." not in prefix):  # amg={}: no amg parameter
-            for key, inner in value.items():
+        if isinstance(value, dict) and (value or _amgsolve.is_config_section(prefix)):
+            for key, inner in value.items():  # amg={} or amg={"smoother": {}}: a section given no parameter
                 add(f"{prefix}.{key}" if isinstance(key, str) else key, inner)
             return
         if prefix in given:  # amg={"coarse_size": 9} and **{"amg.coarse_size": 10}: which one is meant?
@@ -396,6 +397,13 @@ class Solver:
         """One dict per level: level, rows, nnz, aggregates, spectral_radius, seconds, spgemm_seconds, phases
         (seconds per setup phase), smoother, coarsest (the level solved directly)."""
         return self._core.setup()["levels"]
+
+    def __reduce__(self):
+        # pickle and copy would reach the C++ hierarchy and fail with "cannot pickle 'amgsolve._amgsolve.Solver'",
+        # which does not say what to do instead.
+        raise TypeError("cannot pickle 'amgsolve.Solver' object: its hierarchy is held by the C++ library; build a "
+                        "Solver in each process from A and the same parameters (the setup is deterministic: each "
+                        "process gets the same hierarchy, bit for bit)")
 
     def __repr__(self) -> str:
         s = self.setup

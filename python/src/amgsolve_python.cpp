@@ -31,6 +31,7 @@
 #include "common/timer.hpp"
 #include "config/config.hpp"
 #include "config/solver_parameters.hpp"
+#include "config/schema.hpp"
 #include "sparse/csr_ops.hpp"
 #include "spgemm/registry.hpp"
 
@@ -432,6 +433,9 @@ NB_MODULE(_amgsolve, m) {
   // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one
   // thread.
   m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
+  // Whether a dotted path names a section of the YAML keys ("amg", "amg.smoother"), not a key: an empty dict
+  // given to a section sets nothing, given to a key it is a wrong value.
+  m.def("is_config_section", &is_config_section, "path"_a);
   // The rigid-body modes at points (coordinates row by row), row by row: (modes, values).
   m.def("rigid_body_modes", [](const DoubleArray& coordinates, int dimension, int block_size) {
     NearNullspaceVectors modes = rigid_body_modes(

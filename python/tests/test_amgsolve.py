@@ -1,5 +1,6 @@
 """The Python package against independent references: scipy's direct solver and sparse product, the
 residual recomputed here, and the invariants the parameters and inputs must keep."""
+import copy
 import os
 import pickle
 import subprocess
@@ -256,6 +257,18 @@ def test_errors_derive_from_amgsolve_error_and_the_builtin_kind():
         amgsolve.Solver(poisson(4), solver={"tol": 1e-6})
     with pytest.raises(amgsolve.InputError, match=r"did you mean 'amg.coarse_size'"):
         amgsolve.Solver(poisson(4), coarse_size=10)
+
+
+def test_a_solver_that_cannot_be_pickled_says_how_to_get_one_in_another_process():
+    A = poisson(6)
+    solver = amgsolve.Solver(A)
+    for copy_it in (pickle.dumps, copy.deepcopy):
+        with pytest.raises(TypeError, match=r"cannot pickle 'amgsolve.Solver'.*build a Solver in each process"):
+            copy_it(solver)
+    # What the message promises: another Solver of A and the same parameters is the same hierarchy.
+    b = np.ones(A.shape[0])
+    x, _ = solver.solve(b)
+    assert np.array_equal(amgsolve.Solver(A).solve(b)[0], x)
 
 
 def test_returned_arrays_are_writable_and_read_only_inputs_are_accepted():
@@ -519,6 +532,7 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: amgsolve.Solver(A, amg={"coarse_size": 9}, **{"amg.coarse_size": 10}), "amg.coarse_size is given twice"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {1, 2}}), "amg.coarse_size"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {}}), "amg.coarse_size"),
+        (lambda: amgsolve.Solver(A, amgg={}), "amgg"),  # not a section: an unknown key, even empty
         (lambda: solver.solve(np.ones((A.shape[0] - 1, 2))), "several right-hand sides are the columns"),
         (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
@@ -537,8 +551,9 @@ def test_every_malformed_argument_is_one_input_error():
     for call, message in cases:
         with pytest.raises(amgsolve.InputError, match=message):
             call()
-    rows = [l["rows"] for l in amgsolve.Solver(A, amg={}, solver={}).levels]  # empty sections: no parameter
-    assert rows == [l["rows"] for l in solver.levels]
+    for empty_sections in ({"amg": {}, "solver": {}}, {"amg": {"smoother": {}}}):  # no parameter
+        rows = [l["rows"] for l in amgsolve.Solver(A, **empty_sections).levels]
+        assert rows == [l["rows"] for l in solver.levels]
     x_sparse_b, _ = solver.solve(sp.csr_array(b.reshape(-1, 1)))  # a sparse column is a vector too
     np.testing.assert_array_equal(x_sparse_b, solver.solve(b)[0])
 
