@@ -306,18 +306,16 @@ class Solver:
     vector of each component. A scipy BSR matrix with square blocks of b > 1 rows (A.tobsr(blocksize=(b, b)))
     sets amg.block_size to b unless params set it. A system held nowhere (A maps some combinations of the
     near_nullspace vectors to zero: rigid-body motions) is solved on its range, the solution orthogonal to
-    them, for b without a part along them. The cpu backend on one process.
+    them, for b without a part along them. The cpu backend on one process. It pickles as its matrix, vectors
+    and parameters, and the copy sets itself up again (__reduce__).
     """
 
     def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
         settings = _settings(params)
         settings += _block_size_of(A, settings)
         A = _csr(A, "A")
-        arrays = _arrays(A)
-        vectors = _near_nullspace(near_nullspace, A.shape[0])
-        _started()
-        self._core = _amgsolve.Solver(*arrays, settings, None if vectors is None else vectors.ravel(),
-                                      0 if vectors is None else vectors.shape[1])
+        self._settings = settings
+        self._core = _core_solver(A, _near_nullspace(near_nullspace, A.shape[0]), settings)
 
     def solve(self, b: Any, tol: float | None = None, maxiter: int | None = None,
               x0: Any = None, atol: float | None = None, *, rtol: float | None = None
@@ -399,11 +397,13 @@ class Solver:
         return self._core.setup()["levels"]
 
     def __reduce__(self):
-        # pickle and copy would reach the C++ hierarchy and fail with "cannot pickle 'amgsolve._amgsolve.Solver'",
-        # which does not say what to do instead.
-        raise TypeError("cannot pickle 'amgsolve.Solver' object: its hierarchy is held by the C++ library; build a "
-                        "Solver in each process from A and the same parameters (the setup is deterministic: each "
-                        "process gets the same hierarchy, bit for bit)")
+        """pickle and copy: the matrix of the last successful setup, the near-nullspace vectors and the
+        parameters, from which the copy sets itself up again: a fresh Solver's hierarchy of that matrix, bit
+        for bit (the setup is deterministic), which is this one's unless a re-setup kept an earlier matrix's
+        aggregates; so another process (multiprocessing's spawn, joblib) solves as this one does."""
+        rows, cols, indptr, indices, data, near, count = self._core.state()
+        A = _from_arrays(sp.csr_array, data, indices, indptr, (rows, cols))
+        return _restored_solver, (A, None if near is None else near.reshape(rows, count), self._settings)
 
     def __repr__(self) -> str:
         s = self.setup
@@ -415,6 +415,22 @@ class Solver:
                  f"  {'level':>5} {'rows':>12} {'nnz':>14}"]
         lines += [f"  {l['level']:>5} {l['rows']:>12} {l['nnz']:>14}" for l in s["levels"]]
         return "\n".join(lines)
+
+
+def _core_solver(A: Any, vectors: np.ndarray | None, settings: list[str]):
+    """The library's solver of a CSR matrix, its near-nullspace vectors (n, k) or None, and the parameters as
+    --set assignments."""
+    _started()
+    return _amgsolve.Solver(*_arrays(A), settings, None if vectors is None else vectors.ravel(),
+                            0 if vectors is None else vectors.shape[1])
+
+
+def _restored_solver(A: Any, vectors: np.ndarray | None, settings: list[str]) -> Solver:
+    """A Solver set up again from what Solver.__reduce__ kept."""
+    solver = Solver.__new__(Solver)
+    solver._settings = settings
+    solver._core = _core_solver(A, vectors, settings)
+    return solver
 
 
 def spgemm(A: Any, B: Any, backend: str = "auto", return_info: bool = False):

@@ -226,6 +226,7 @@ class PySolver {
     if (near_nullspace) {
       params.amg.near_nullspace = {vectors, std::make_shared<const Vector<double>>(
                                                 near_nullspace->data(), near_nullspace->data() + near_nullspace->shape(0))};
+      near_nullspace_ = params.amg.near_nullspace;
       if (params.backend == BackendChoice::automatic) {  // auto: where a system can be set up (the config reader,
         params.backend = BackendChoice::cpu;             // which did not see the vectors, may have chosen cuda and
         if (!given(settings, "amg.spgemm")) params.amg.spgemm.clear();  // its default SpGEMM backend)
@@ -236,6 +237,7 @@ class PySolver {
     rows_ = A->rows;
     symmetric_cycle_ = params.amg.pre_smooth == params.amg.post_smooth;
     mixed_ = params.solver.precision == Precision::mixed;
+    matrix_ = A;
     nb::gil_scoped_release unlocked;
     require_usable(*A, mixed_);
     solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
@@ -279,8 +281,30 @@ class PySolver {
     nb::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
     require_usable(*A, mixed_);
-    solver_->rebuild(std::move(A));
+    solver_->rebuild(A);
+    matrix_ = A;
     if (!solver_->setup().levels.empty()) rows_ = solver_->setup().levels.front().rows;
+  }
+
+  // What the hierarchy was built from, for pickle (the package's Solver.__reduce__): the matrix of the last
+  // successful setup as rows, cols, indptr, indices, data, then the near-nullspace vectors row by row (or
+  // None) and their count. Another Solver of these and the same settings is the same hierarchy, bit for bit.
+  nb::tuple state() const {
+    std::shared_ptr<const CsrMatrix<double>> A;
+    {
+      nb::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(busy_);
+      if (solver_->setup().levels.empty())
+        throw InputError("this Solver has no hierarchy (its last rebuild failed): rebuild it before pickling it");
+      A = matrix_.lock();
+    }
+    if (!A)
+      throw InputError("this Solver holds its matrix only as it solves with it (scaled by a power of two: A's "
+                       "diagonal lies beyond 2^+-64): it does not pickle; build a Solver in each process");
+    nb::object near = nb::none();
+    if (near_nullspace_.values) near = nb::cast(to_numpy(Vector<double>(*near_nullspace_.values)));
+    return nb::make_tuple(A->rows, A->cols, to_numpy(Array<Offset>(A->row_ptr)), to_numpy(Array<Index>(A->col)),
+                          to_numpy(Array<double>(A->val)), near, near_nullspace_.count);
   }
 
   nb::dict setup() const {
@@ -317,6 +341,11 @@ class PySolver {
   bool symmetric_cycle_ = true;
   bool mixed_ = false;  // solver.precision: mixed (A must fit the float cycle)
   std::unique_ptr<Solver> solver_;
+  // The last successful setup's matrix, as the solver holds it (shared, so a pickle needs no copy of its
+  // own, and a full setup in place of a rebuild lets go of the old one first, as it would without this).
+  // Expired where the solver holds A scaled (amgsolve/matrix_scale.hpp) instead.
+  std::weak_ptr<const CsrMatrix<double>> matrix_;
+  NearNullspaceVectors near_nullspace_;              // as given (a rebuild keeps them)
   // The solver's work vectors are shared by its solves: Python threads calling one Solver take turns here
   // (with the GIL released, so other Python code runs meanwhile).
   mutable std::mutex busy_;
@@ -426,6 +455,7 @@ NB_MODULE(_amgsolve, m) {
       .def("precondition", &PySolver::precondition, "r"_a)
       .def("rebuild", &PySolver::rebuild, "rows"_a, "cols"_a, "indptr"_a, "indices"_a, "data"_a)
       .def("setup", &PySolver::setup)
+      .def("state", &PySolver::state)
       .def_prop_ro("rows", &PySolver::rows)
       .def_prop_ro("symmetric_cycle", &PySolver::symmetric_cycle);
 
