@@ -62,6 +62,11 @@ __all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "elasticit
 __version__ = "0.1.0"
 
 
+def _solver_section(path: str) -> bool:
+    """Whether path names a section of the solver's keys (amg, solver and theirs), not a key."""
+    return path.split(".")[0] in ("amg", "solver") and _amgsolve.is_config_section(path)
+
+
 def _settings(params: dict[str, Any]) -> list[str]:
     """The parameters as the program's --set assignments ("amg.coarse_size=500"), values in JSON (valid YAML)."""
     out: list[str] = []
@@ -71,7 +76,7 @@ def _settings(params: dict[str, Any]) -> list[str]:
         # A name holding '=' would be read up to it: another parameter, set silently to what follows.
         if not isinstance(prefix, str) or "=" in prefix or not prefix.strip():
             raise InputError(f"parameter {prefix!r}: not a parameter name (the keys of docs/CONFIG.md)")
-        if isinstance(value, dict) and (value or _amgsolve.is_config_section(prefix)):
+        if isinstance(value, dict) and (value or _solver_section(prefix)):
             for key, inner in value.items():  # amg={} or amg={"smoother": {}}: a section given no parameter
                 add(f"{prefix}.{key}" if isinstance(key, str) else key, inner)
             return
@@ -403,7 +408,9 @@ class Solver:
         aggregates; so another process (multiprocessing's spawn, joblib) solves as this one does."""
         rows, cols, indptr, indices, data, near, count = self._core.state()
         A = _from_arrays(sp.csr_array, data, indices, indptr, (rows, cols))
-        return _restored_solver, (A, None if near is None else near.reshape(rows, count), self._settings)
+        vectors = None if near is None else near.reshape(rows, count)
+        others = {k: v for k, v in self.__dict__.items() if k not in ("_core", "_settings")}  # a subclass's
+        return _restored_solver, (type(self), A, vectors, self._settings), others
 
     def __repr__(self) -> str:
         s = self.setup
@@ -425,9 +432,9 @@ def _core_solver(A: Any, vectors: np.ndarray | None, settings: list[str]):
                             0 if vectors is None else vectors.shape[1])
 
 
-def _restored_solver(A: Any, vectors: np.ndarray | None, settings: list[str]) -> Solver:
-    """A Solver set up again from what Solver.__reduce__ kept."""
-    solver = Solver.__new__(Solver)
+def _restored_solver(kind: type, A: Any, vectors: np.ndarray | None, settings: list[str]) -> Solver:
+    """A Solver (or a subclass's object, kind) set up again from what Solver.__reduce__ kept."""
+    solver = kind.__new__(kind)
     solver._settings = settings
     solver._core = _core_solver(A, vectors, settings)
     return solver

@@ -281,8 +281,9 @@ class PySolver {
     nb::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
     require_usable(*A, mixed_);
-    solver_->rebuild(A);
-    matrix_ = A;
+    const std::weak_ptr<const CsrMatrix<double>> given = A;  // not held here: a scaled A is let go of as before
+    solver_->rebuild(std::move(A));
+    matrix_ = given;
     if (!solver_->setup().levels.empty()) rows_ = solver_->setup().levels.front().rows;
   }
 
@@ -290,21 +291,23 @@ class PySolver {
   // successful setup as rows, cols, indptr, indices, data, then the near-nullspace vectors row by row (or
   // None) and their count. Another Solver of these and the same settings is the same hierarchy, bit for bit.
   nb::tuple state() const {
-    std::shared_ptr<const CsrMatrix<double>> A;
+    CsrMatrix<double> A;  // a copy, taken in turn, so that a rebuild waiting for the lock finds the old A let go of
     {
       nb::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(busy_);
       if (solver_->setup().levels.empty())
         throw InputError("this Solver has no hierarchy (its last rebuild failed): rebuild it before pickling it");
-      A = matrix_.lock();
+      const std::shared_ptr<const CsrMatrix<double>> held = matrix_.lock();
+      if (!held)
+        throw InputError("this Solver holds its matrix only in another form than it was given (scaled by a power "
+                         "of two, A's diagonal lying beyond 2^+-64): it does not pickle; build a Solver in each "
+                         "process");
+      A = *held;
     }
-    if (!A)
-      throw InputError("this Solver holds its matrix only as it solves with it (scaled by a power of two: A's "
-                       "diagonal lies beyond 2^+-64): it does not pickle; build a Solver in each process");
     nb::object near = nb::none();
     if (near_nullspace_.values) near = nb::cast(to_numpy(Vector<double>(*near_nullspace_.values)));
-    return nb::make_tuple(A->rows, A->cols, to_numpy(Array<Offset>(A->row_ptr)), to_numpy(Array<Index>(A->col)),
-                          to_numpy(Array<double>(A->val)), near, near_nullspace_.count);
+    return nb::make_tuple(A.rows, A.cols, to_numpy(std::move(A.row_ptr)), to_numpy(std::move(A.col)),
+                          to_numpy(std::move(A.val)), near, near_nullspace_.count);
   }
 
   nb::dict setup() const {

@@ -265,6 +265,10 @@ def level_design(solver):
             for level in solver.levels]
 
 
+class TaggedSolver(amgsolve.Solver):
+    pass
+
+
 def test_a_pickled_solver_is_the_same_hierarchy_and_solves_bit_for_bit_as_the_original():
     A = poisson(10)
     b = np.linspace(1.0, 2.0, A.shape[0])
@@ -287,6 +291,12 @@ def test_a_pickled_solver_is_the_same_hierarchy_and_solves_bit_for_bit_as_the_or
     copied = pickle.loads(pickle.dumps(rebuilt))
     assert level_design(copied) == level_design(fresh)
     assert np.array_equal(copied.solve(b)[0], fresh.solve(b)[0])
+    # A subclass's object comes back as one, with its own attributes.
+    tagged = TaggedSolver(A)
+    tagged.tag = "step 3"
+    copied = pickle.loads(pickle.dumps(tagged))
+    assert type(copied) is TaggedSolver and copied.tag == "step 3"
+    assert np.array_equal(copied.solve(b)[0], tagged.solve(b)[0])
     # In another process, as multiprocessing's spawn sends it.
     child = subprocess.run([sys.executable, "-c", "import pickle, sys; solver, b = pickle.load(sys.stdin.buffer); "
                             "sys.stdout.buffer.write(pickle.dumps(solver.solve(b)[0]))"],
@@ -570,6 +580,7 @@ def test_every_malformed_argument_is_one_input_error():
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {1, 2}}), "amg.coarse_size"),
         (lambda: amgsolve.Solver(A, amg={"coarse_size": {}}), "amg.coarse_size"),
         (lambda: amgsolve.Solver(A, amgg={}), "amgg"),  # not a section: an unknown key, even empty
+        (lambda: amgsolve.Solver(A, problem={}), "problem.*not a solver parameter"),  # the program's section
         (lambda: solver.solve(np.ones((A.shape[0] - 1, 2))), "several right-hand sides are the columns"),
         (lambda: solver.solve(b, maxiter=2**31), "maxiter must be from 1 to 2147483647"),
         (lambda: solver.solve(b, maxiter=0), "maxiter must be from 1"),
