@@ -2,7 +2,6 @@
 // breakdown detection and reproducibility.
 #include <omp.h>
 
-
 #include "amg/hierarchy.hpp"
 #include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/solver.hpp"
