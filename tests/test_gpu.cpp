@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "spgemm/cuda/rmerge.hpp"
 #endif
 
 namespace amgsolve {
@@ -338,6 +339,27 @@ TEST_P(GpuSpgemm, GridsBeyond65535BlocksCoverEveryRow) {
   ASSERT_GT(A.rows / 256, 65535);
   expect_gpu_spgemm_matches_cpu(*gpu, A, A);
 }
+
+#ifdef AMGSOLVE_WITH_CUDA
+// The registered rmerge splits with sub-warps of W = 16; every other width, W = 32 (full-warp shuffle
+// masks) among them, on the same products. W = 2 merges the 1100-entry row in eleven rounds.
+TEST(GpuRMerge, EverySubWarpSizeMatchesGustavson) {
+  for (const int W : {2, 4, 8, 16, 32}) {
+    const auto rmerge = make_rmerge_gpu(W);
+    if (!rmerge->available()) GTEST_SKIP() << "rmerge unavailable: " << rmerge->unavailable_reason();
+    for (const auto& [A, B] : spgemm_inputs()) {
+      SCOPED_TRACE("W = " + std::to_string(W) + ", " + std::to_string(A.rows) + "x" + std::to_string(A.cols) +
+                   " times " + std::to_string(B.rows) + "x" + std::to_string(B.cols));
+      expect_gpu_spgemm_matches_cpu(*rmerge, A, B);
+      expect_gpu_spgemm_matches_cpu(*rmerge, cast_values<float>(A), cast_values<float>(B));
+    }
+  }
+}
+
+TEST(GpuRMerge, ASubWarpSizeThatIsNoPowerOfTwoUpTo32IsRefused) {
+  for (const int W : {0, 1, 3, 12, 64}) EXPECT_THROW(make_rmerge_gpu(W), Error) << "W = " << W;
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(GpuBackends, GpuSpgemm, ::testing::Values("cusparse", "esc", "rmerge", "bhsparse"),
                          [](const auto& info) { return info.param; });

@@ -356,10 +356,11 @@ TEST(GpuSetup, CudaBackendBuildsTheCpuHierarchyOfPoissonSmall) {
     const TransferCounts setup = cuda.transfers();
     // The setup stays on the device: nothing goes up after the input, and down only the finest aggregates
     // (for the output), the coarsest level (factorised on the host) and O(levels) messages of a few numbers:
-    // per level the diagonal check, Gershgorin, the filtered nnz, the products' sizes, the formats' model
-    // (7 reads) and up to two Lanczos estimates of 1 + 2 lanczos_steps reads each.
+    // per level the diagonal check, Gershgorin, the filtered nnz, the products' sizes, the smoothed
+    // prolongator's check, the formats' model (7 reads) and up to two Lanczos estimates of 1 + 2
+    // lanczos_steps reads each.
     EXPECT_EQ(setup.to_device, input.to_device);
-    const std::uint64_t per_level = 16 + 2 * (1 + 2 * static_cast<std::uint64_t>(on_gpu.lanczos_steps));
+    const std::uint64_t per_level = 17 + 2 * (1 + 2 * static_cast<std::uint64_t>(on_gpu.lanczos_steps));
     const std::uint64_t expected_down = sizeof(Index) * static_cast<std::uint64_t>(A->rows) +
                                         gpu.coarsest_on_host()->bytes() + 8 * per_level * gpu.levels();
     EXPECT_LE(setup.to_host - input.to_host, expected_down);
@@ -491,6 +492,21 @@ TEST(GpuSetup, RowSumsAndGershgorinBoundEqualTheCpusNearDoublesLimits) {
       EXPECT_EQ(resolve_nullspace(cuda, *on_device, NullspaceChoice::automatic),
                 resolve_nullspace(A, NullspaceChoice::automatic));
     }
+  // A NaN row: taken where it is row 0 (the CPU keeps its first row), passed over elsewhere, whatever the
+  // order the GPU's reduction combines the rows in (many rows, so many blocks).
+  for (const Index nan_row : {Index{0}, Index{1}, Index{4000}, Index{9999}}) {
+    SCOPED_TRACE("NaN in row " + std::to_string(nan_row));
+    PoissonParams p;
+    p.stencil = Stencil::p5;
+    p.size = {100, 100};
+    CsrMatrix<double> A = poisson_matrix(p);
+    A.val[static_cast<std::size_t>(A.row_ptr[static_cast<std::size_t>(nan_row)])] = std::nan("");
+    const auto on_device = cuda.csr(std::make_shared<const CsrMatrix<double>>(A));
+    const RowSum cpu = largest_relative_row_sum(A), gpu = largest_relative_row_sum(cuda, *on_device);
+    EXPECT_EQ(gpu.row, cpu.row);
+    EXPECT_EQ(std::isnan(gpu.relative), std::isnan(cpu.relative));
+    if (!std::isnan(cpu.relative)) EXPECT_EQ(gpu.relative, cpu.relative);
+  }
   PoissonParams p;
   p.size = {6, 5, 4};
   const CsrMatrix<double> A = poisson_matrix(p);
@@ -584,7 +600,7 @@ TEST(GpuSetup, CudaReSetupKeepsTheAggregatesAndEqualsTheCpuReSetup) {
     const TransferCounts after = cuda.transfers();
     EXPECT_EQ(after.to_device, before.to_device);
     // As a full setup's (CudaBackendBuildsTheCpuHierarchyOfPoissonSmall), plus two pattern checks a level.
-    const std::uint64_t per_level = 18 + 2 * (1 + 2 * static_cast<std::uint64_t>(params.lanczos_steps));
+    const std::uint64_t per_level = 19 + 2 * (1 + 2 * static_cast<std::uint64_t>(params.lanczos_steps));
     EXPECT_LE(after.messages - before.messages, per_level * gpu.levels());
     EXPECT_EQ(gpu.finest_aggregates(), aggregates);
     expect_same_hierarchy(cuda, gpu, cpu, 1e-12);

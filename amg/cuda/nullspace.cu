@@ -39,10 +39,18 @@ struct RelativeRowSum {
   }
 };
 
+// The CPU's scan keeps row 0 and then takes a row only when its sum is larger: a NaN at row 0 is kept, a NaN
+// after it never taken. As an order, so that the reduction's tree cannot change the result: a NaN at row 0
+// above every number, numbers by value (ties to the lower row), a NaN elsewhere below every number.
 struct Larger {
+  __device__ static int rank(const RowAndSum& r) {
+    return isnan(thrust::get<0>(r)) ? (thrust::get<1>(r) == 0 ? 2 : 0) : 1;
+  }
   __device__ RowAndSum operator()(const RowAndSum& a, const RowAndSum& b) const {
+    const int rank_a = rank(a), rank_b = rank(b);
+    if (rank_a != rank_b) return rank_a > rank_b ? a : b;
     const double x = thrust::get<0>(a), y = thrust::get<0>(b);
-    if (x != y) return x > y ? a : b;
+    if (rank_a == 1 && x != y) return x > y ? a : b;
     return thrust::get<1>(a) < thrust::get<1>(b) ? a : b;
   }
 };

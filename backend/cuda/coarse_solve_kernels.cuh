@@ -28,7 +28,7 @@ void dense_product(const double* M, const V* b, V* x, Index n, cudaStream_t stre
   if (n <= 0) return;
   const std::int64_t threads = std::int64_t{n} * 32;
   dense_product_kernel<<<static_cast<unsigned>((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(M, b, x, n);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 }  // namespace amgsolve::device

@@ -82,14 +82,14 @@ template <class View, class Value, class Epilogue>
 void launch_spmv(const View& A, const Value* x, const Epilogue& epilogue, cudaStream_t stream) {
   if (A.rows <= 0) return;
   spmv_epilogue_kernel<<<blocks_for(A.rows), kThreads, 0, stream>>>(A, x, epilogue);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 template <class View, class Value, class Epilogue, class Finalize>
 void launch_spmv_sum(const View& A, const Value* x, const Epilogue& epilogue, const Finalize& finalize,
                      ReductionScratch scratch, cudaStream_t stream) {
   spmv_sum_kernel<<<reduction_blocks(A.rows), kThreads, 0, stream>>>(A, x, epilogue, finalize, scratch);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 // ---- the basic epilogues

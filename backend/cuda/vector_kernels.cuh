@@ -111,7 +111,7 @@ void block_sums(Index n, const Term& term, double* partials, cudaStream_t stream
   const std::int64_t blocks = reduction_block_count(n);
   if (blocks == 0) return;
   block_sums_kernel<<<static_cast<unsigned int>(blocks), kThreads, 0, stream>>>(n, term, partials);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 // f(i) for i in [0, n) (f may write anything; rows are independent).
@@ -119,7 +119,7 @@ template <class F>
 void for_each_row(Index n, const F& f, cudaStream_t stream) {
   if (n <= 0) return;
   for_each_row_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, f);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 // finalize(sum over i in [0, n) of term(i)) on the device; term may also write (fused updates). Launched
@@ -127,7 +127,7 @@ void for_each_row(Index n, const F& f, cudaStream_t stream) {
 template <class Term, class Finalize>
 void sum_rows(Index n, const Term& term, const Finalize& finalize, ReductionScratch scratch, cudaStream_t stream) {
   sum_rows_kernel<<<reduction_blocks(n), kThreads, 0, stream>>>(n, term, finalize, scratch);
-  AMGSOLVE_CUDA_CHECK(cudaGetLastError());
+  AMGSOLVE_CUDA_CHECK_LAUNCH();  // waits too under AMGSOLVE_CUDA_SYNC_LAUNCHES
 }
 
 // ---- small functors shared by several files

@@ -64,7 +64,7 @@ constexpr cudaDataType cuda_data_type<float>() {
 constexpr Offset kMaxNnz32 = std::numeric_limits<std::int32_t>::max();
 
 void require_32bit_nnz(Offset nnz, const char* matrix) {
-  if (nnz > kMaxNnz32)
+  if (nnz < 0 || nnz > kMaxNnz32)  // negative: a count that wrapped inside 32-bit arithmetic
     throw Error(std::string("SpGEMM backend 'cusparse' uses 32-bit cuSPARSE indices, but ") + matrix + " has " +
                 std::to_string(nnz) + " nonzeros (2^31 - 1 at most)");
 }

@@ -51,6 +51,7 @@
 #include "common/environment.hpp"
 #include "sparse/cuda/device_csr.cuh"
 #include "spgemm/cuda/gpu_backend.cuh"
+#include "spgemm/cuda/rmerge.hpp"
 #include "spgemm/cuda/rmerge_kernels.cuh"
 #include "spgemm/registry.hpp"
 
@@ -365,6 +366,9 @@ class RMergeFromEnvironment : public RMerge {
 };
 
 }  // namespace
+
+std::unique_ptr<SpgemmBackend> make_rmerge_gpu(int sub_warp_size) { return std::make_unique<RMerge>(sub_warp_size); }
+
 }  // namespace amgsolve
 
 AMGSOLVE_REGISTER_SPGEMM(rmerge, RMergeFromEnvironment)

@@ -78,8 +78,9 @@ inline int blocks_for(Offset work, Offset work_per_block) {
 }
 
 // After each launch: the launch error now. Execution errors surface at the next synchronisation (a Thrust
-// call, the copy of a count to the host, or the timer), so the independent bin kernels are not serialised.
-inline void check_launch() { AMGSOLVE_CUDA_CHECK(cudaGetLastError()); }
+// call, the copy of a count to the host, or the timer), so the independent bin kernels are not serialised;
+// with AMGSOLVE_CUDA_SYNC_LAUNCHES (the tests, the sanitizer runs) at the launch, naming the kernel.
+inline void check_launch() { AMGSOLVE_CUDA_CHECK_LAUNCH(); }
 
 // Peak bytes of the device temporaries (SpgemmStats::extra_bytes): told of every allocation and release.
 class TemporaryBytes {
