@@ -96,7 +96,7 @@ class SlicedOperators {
       summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
                                                                  : std::string("no operator's padding is small enough "
                                                                                "for the sliced ELLPACK, or the CPU "
-                                                                               "lacks AVX-512/AVX2")) + model;
+                                                                               "lacks AVX2")) + model;
       return;
     }
     const auto levels = [](const std::string& list) { return list.empty() ? std::string("none") : list; };
@@ -131,7 +131,7 @@ void describe_sliced_on_ranks(const MpiBackend& backend, const Hierarchy& hierar
     summary.spmv_format = "csr";
     summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
                                                                : "no level matrix's padding is small enough for the "
-                                                                 "sliced ELLPACK, or the CPU lacks AVX-512/AVX2") + model;
+                                                                 "sliced ELLPACK, or the CPU lacks AVX2") + model;
     return;
   }
   summary.spmv_format = "sliced-ellpack";

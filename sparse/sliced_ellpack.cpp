@@ -26,7 +26,12 @@ Index longest_row_of_chunk(const CsrMatrix<Value>& A, Index chunk) {
   return longest;
 }
 
-std::atomic<int> scalar_requests{0};
+// The widest kernels a test allows (SlicedEllpackKernelsForTests); the program always uses the widest.
+std::atomic<int> kernels_allowed{static_cast<int>(SlicedEllpackKernels::widest)};
+
+bool allowed(SlicedEllpackKernels kernels) {
+  return kernels_allowed.load(std::memory_order_relaxed) >= static_cast<int>(kernels);
+}
 
 // ---- one chunk's sums: the scalar loop and the vector ones compute the same products and add them in the
 // same order (no fused multiply-add: the CSR kernels round the product before the sum)
@@ -64,6 +69,39 @@ __attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<do
   _mm512_storeu_pd(s, sum);
 }
 
+// Where AVX-512 is missing (AMD before Zen 4, Intel's client cores): the chunk's 8 rows as two halves of 4,
+// x's scattered entries loaded one by one (AVX2's gather was the slower of the two on an AMD EPYC; see
+// docs/BENCHMARKS.md).
+template <bool kResidual>
+__attribute__((target("avx2"))) void chunk_sums_avx2(const SlicedEllpack<double>& S, Index c, const double* x,
+                                                     const double* b, double* s) {
+  const double* b_chunk = b + static_cast<std::size_t>(c) * kChunk;
+  __m256d low = kResidual ? _mm256_loadu_pd(b_chunk) : _mm256_setzero_pd();
+  __m256d high = kResidual ? _mm256_loadu_pd(b_chunk + 4) : _mm256_setzero_pd();
+  const Index* col = S.col.data() + S.chunk_start[c];
+  const double* val = S.val.data() + S.chunk_start[c];
+  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
+    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
+    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
+    __m256d x_low, x_high;
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1) {
+      x_low = _mm256_loadu_pd(x + col[kChunk * j]);
+      x_high = _mm256_loadu_pd(x + col[kChunk * j] + 4);
+    } else {
+      const Index* c8 = col + kChunk * j;
+      x_low = _mm256_setr_pd(x[c8[0]], x[c8[1]], x[c8[2]], x[c8[3]]);
+      x_high = _mm256_setr_pd(x[c8[4]], x[c8[5]], x[c8[6]], x[c8[7]]);
+    }
+    const __m256d product_low = _mm256_mul_pd(_mm256_loadu_pd(val + kChunk * j), x_low);
+    const __m256d product_high = _mm256_mul_pd(_mm256_loadu_pd(val + kChunk * j + 4), x_high);
+    low = kResidual ? _mm256_sub_pd(low, product_low) : _mm256_add_pd(low, product_low);
+    high = kResidual ? _mm256_sub_pd(high, product_high) : _mm256_add_pd(high, product_high);
+  }
+  _mm256_storeu_pd(s, low);
+  _mm256_storeu_pd(s + 4, high);
+}
+
 template <bool kResidual>
 __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float>& S, Index c, const float* x,
                                                        const float* b, float* s) {
@@ -85,7 +123,7 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
 }
 #endif
 
-bool vector_units_for(double) {
+bool cpu_has_avx512f() {
 #if defined(__x86_64__)
   static const bool available = __builtin_cpu_supports("avx512f");
   return available;
@@ -93,13 +131,61 @@ bool vector_units_for(double) {
   return false;
 #endif
 }
-bool vector_units_for(float) {
+bool cpu_has_avx2() {
 #if defined(__x86_64__)
   static const bool available = __builtin_cpu_supports("avx2");
   return available;
 #else
   return false;
 #endif
+}
+
+// One thread's chunks by the widest kernel this CPU has and the tests allow.
+template <bool kResidual>
+void chunks_by_widest_kernel(const SlicedEllpack<double>& S, Index first_chunk, Index count, const double* x,
+                             const double* b, double* sums) {
+#if defined(__x86_64__)
+  const bool avx512 = cpu_has_avx512f() && allowed(SlicedEllpackKernels::widest);
+  const bool avx2 = cpu_has_avx2() && allowed(SlicedEllpackKernels::avx2);
+#else
+  constexpr bool avx512 = false, avx2 = false;
+#endif
+  const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
+  for (Index c = first_chunk; c < first_chunk + count; ++c) {
+    double* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
+#if defined(__x86_64__)
+    if (c < full_chunks && avx512) {
+      chunk_sums_vector<kResidual>(S, c, x, b, s);
+      continue;
+    }
+    if (c < full_chunks && avx2) {
+      chunk_sums_avx2<kResidual>(S, c, x, b, s);
+      continue;
+    }
+#endif
+    chunk_sums_scalar<kResidual>(S, c, x, b, s);
+  }
+}
+
+template <bool kResidual>
+void chunks_by_widest_kernel(const SlicedEllpack<float>& S, Index first_chunk, Index count, const float* x,
+                             const float* b, float* sums) {
+#if defined(__x86_64__)
+  const bool avx2 = cpu_has_avx2() && allowed(SlicedEllpackKernels::avx2);
+#else
+  constexpr bool avx2 = false;
+#endif
+  const Index full_chunks = S.rows / kChunk;
+  for (Index c = first_chunk; c < first_chunk + count; ++c) {
+    float* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
+#if defined(__x86_64__)
+    if (c < full_chunks && avx2) {
+      chunk_sums_vector<kResidual>(S, c, x, b, s);
+      continue;
+    }
+#endif
+    chunk_sums_scalar<kResidual>(S, c, x, b, s);
+  }
 }
 
 }  // namespace
@@ -156,29 +242,18 @@ double sliced_ellpack_padding(const CsrMatrix<Value>& A) {
   return static_cast<double>(slots) / static_cast<double>(A.nnz()) - 1.0;
 }
 
-bool sliced_ellpack_vector_units() { return vector_units_for(double{}) && vector_units_for(float{}); }
+bool sliced_ellpack_vector_units() { return cpu_has_avx2(); }
 
-ScalarSlicedEllpackKernels::ScalarSlicedEllpackKernels() { ++scalar_requests; }
-ScalarSlicedEllpackKernels::~ScalarSlicedEllpackKernels() { --scalar_requests; }
+bool sliced_ellpack_avx512() { return cpu_has_avx512f(); }
+
+SlicedEllpackKernelsForTests::SlicedEllpackKernelsForTests(SlicedEllpackKernels widest)
+    : before_(kernels_allowed.exchange(static_cast<int>(widest))) {}
+SlicedEllpackKernelsForTests::~SlicedEllpackKernelsForTests() { kernels_allowed.store(before_); }
 
 template <bool kResidual, class Value>
 void sliced_ellpack_sums(const SlicedEllpack<Value>& S, Index first_chunk, Index count, const Value* x,
                          const Value* b, Value* sums) {
-  const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
-#if defined(__x86_64__)
-  if (vector_units_for(Value{}) && scalar_requests.load(std::memory_order_relaxed) == 0) {
-    for (Index c = first_chunk; c < first_chunk + count; ++c) {
-      Value* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
-      if (c < full_chunks)
-        chunk_sums_vector<kResidual>(S, c, x, b, s);
-      else
-        chunk_sums_scalar<kResidual>(S, c, x, b, s);
-    }
-    return;
-  }
-#endif
-  for (Index c = first_chunk; c < first_chunk + count; ++c)
-    chunk_sums_scalar<kResidual>(S, c, x, b, sums + static_cast<std::size_t>(c - first_chunk) * kChunk);
+  chunks_by_widest_kernel<kResidual>(S, first_chunk, count, x, b, sums);
 }
 
 #define AMGSOLVE_SLICED_ELLPACK(V)                                                                      \

@@ -3,7 +3,7 @@
 // matrix-vector multiplication on GPGPU clusters: a new storage format and a scalable implementation",
 // IPDPSW 2012, ../shared/papers/pjds-kreutzer-2011.txt, section II: rows in blocks of b_r, each block
 // padded to its longest row and stored column by column) with blocks of kChunk = 8 rows, one AVX-512
-// register of doubles or one AVX2 register of floats, and without pJDS's sort by row length (sigma = 1 in
+// register of doubles (two AVX2 registers where AVX-512 is missing) or one AVX2 register of floats, and without pJDS's sort by row length (sigma = 1 in
 // the SELL-C-sigma terms of Kreutzer et al., SIAM J. Sci. Comput. 36(5), 2014). Without the sort the rows
 // keep their order, and each row's entries keep theirs, so a row's sum is formed exactly as the CSR
 // kernels form it (the same products, added in the same order): the results are the same bits.
@@ -60,17 +60,23 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const st
 template <class Value>
 double sliced_ellpack_padding(const CsrMatrix<Value>& A);
 
-// Whether this CPU has the vector units the kernels below use (AVX-512F for double, AVX2 for float); without
-// them they run a scalar loop over the same layout (the same results, not faster than CSR).
+// Whether this CPU has the vector units the kernels below use: AVX2 (and for double AVX-512F where it has it);
+// without them they run a scalar loop over the same layout (the same results, not faster than CSR).
 bool sliced_ellpack_vector_units();
+bool sliced_ellpack_avx512();
 
-// For tests: the scalar loop even where the vector units exist, while an object lives.
-class ScalarSlicedEllpackKernels {
+// For tests: the kernels up to a width while an object lives (every kernel gives the same bits; the program
+// always runs the widest the CPU has).
+enum class SlicedEllpackKernels { scalar, avx2, widest };
+class SlicedEllpackKernelsForTests {
  public:
-  ScalarSlicedEllpackKernels();
-  ~ScalarSlicedEllpackKernels();
-  ScalarSlicedEllpackKernels(const ScalarSlicedEllpackKernels&) = delete;
-  ScalarSlicedEllpackKernels& operator=(const ScalarSlicedEllpackKernels&) = delete;
+  explicit SlicedEllpackKernelsForTests(SlicedEllpackKernels widest);
+  ~SlicedEllpackKernelsForTests();
+  SlicedEllpackKernelsForTests(const SlicedEllpackKernelsForTests&) = delete;
+  SlicedEllpackKernelsForTests& operator=(const SlicedEllpackKernelsForTests&) = delete;
+
+ private:
+  int before_;
 };
 
 // The row sums of chunks [first_chunk, first_chunk + count) into sums[kChunk * (c - first_chunk) + r]

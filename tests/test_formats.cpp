@@ -1,6 +1,5 @@
 // ELLPACK-R and pJDS (the GPU SpMV formats) on the CPU: conversions round-trip, SpMV equals CSR SpMV,
 // and the padding has the size the paper's construction implies.
-#include <optional>
 #include <set>
 
 #include <omp.h>
@@ -224,25 +223,25 @@ void expect_sliced_products_equal_csr(const CsrMatrix<V>& A) {
 }
 
 TEST(SlicedEllpack, EveryProductEqualsTheCsrOneBitForBit) {
-  // Rows not a multiple of the chunk, empty rows, a full row, an empty matrix; double (AVX-512) and float
-  // (AVX2), the vector kernels and the scalar loop, 1 and 3 threads.
+  // Rows not a multiple of the chunk, empty rows, a full row, an empty matrix; double (AVX-512, or AVX2 in
+  // two halves) and float (AVX2), each vector kernel the CPU has and the scalar loop, 1 and 3 threads.
   std::vector<CsrMatrix<double>> matrices = inputs();
   matrices.push_back(test::random_sparse(37, 53, 0.1, 11));  // rectangular, as P and R are
-  for (const bool scalar : {false, true}) {
-    std::optional<ScalarSlicedEllpackKernels> only_scalar;
-    if (scalar) only_scalar.emplace();
+  for (const auto kernels : {SlicedEllpackKernels::widest, SlicedEllpackKernels::avx2, SlicedEllpackKernels::scalar}) {
+    const SlicedEllpackKernelsForTests only(kernels);
     for (const int threads : {1, 3}) {
       omp_set_num_threads(threads);
       for (const CsrMatrix<double>& A : matrices) {
-        SCOPED_TRACE(std::to_string(A.rows) + " x " + std::to_string(A.cols) + (scalar ? ", scalar" : ", vector") +
-                     ", " + std::to_string(threads) + " threads");
+        SCOPED_TRACE(std::to_string(A.rows) + " x " + std::to_string(A.cols) + ", kernels " +
+                     std::to_string(static_cast<int>(kernels)) + ", " + std::to_string(threads) + " threads");
         expect_sliced_products_equal_csr(A);
         expect_sliced_products_equal_csr(cast_values<float>(A));
       }
     }
   }
   omp_set_num_threads(2);
-  if (!sliced_ellpack_vector_units()) GTEST_SKIP() << "this CPU lacks AVX-512F or AVX2: only the scalar loop ran";
+  RecordProperty("double_kernels", sliced_ellpack_avx512() ? "AVX-512, AVX2, scalar" : "AVX2, scalar (no AVX-512)");
+  if (!sliced_ellpack_vector_units()) GTEST_SKIP() << "this CPU lacks AVX2: only the scalar loop ran";
 }
 
 TEST(SlicedEllpack, TheSolveUsesItWhereThePaddingIsSmallAndCsrWhenAskedFor) {
