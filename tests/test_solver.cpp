@@ -783,17 +783,27 @@ TEST(Library, MixedPrecisionRefusesAMatrixOutsideFloatsRange) {
   const auto A = poisson_3d(6);
   Parameters params;
   params.solver.precision = Precision::mixed;
-  for (const double scale : {1e-20, 1e20}) {  // row and column 7 scaled: a diagonal entry of 6e-40 or 6e+40
+  for (const double scale : {1e-20, 1e20}) {  // rows and columns 7 and 150 scaled: diagonal entries of 6e-40 or 6e+40
     auto spread = std::make_shared<CsrMatrix<double>>(*A);
+    const auto scaled = [](Index i) { return i == 7 || i == 150; };
     for (Index i = 0; i < spread->rows; ++i)
       for (Offset k = spread->row_begin(i); k < spread->row_end(i); ++k)
-        spread->val[k] *= (i == 7 ? scale : 1.0) * (spread->col[k] == 7 ? scale : 1.0);
-    try {
-      const Solver solver(spread, params);
-      ADD_FAILURE() << "a matrix of entries from 1 to " << scale * scale << " was taken in float";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("is outside what the float cycle"), std::string::npos) << e.what();
+        spread->val[k] *= (scaled(i) ? scale : 1.0) * (scaled(spread->col[k]) ? scale : 1.0);
+    for (const int threads : {1, 3}) {  // the first entry in row order, whichever thread searched its rows
+      omp_set_num_threads(threads);
+      try {
+        const Solver solver(spread, params);
+        ADD_FAILURE() << "a matrix of entries from 1 to " << scale * scale << " was taken in float";
+      } catch (const InputError& e) {
+        const std::string message = e.what();
+        // 6e-40 is below float's normal numbers; beside 6e+40, the solver's scale, 6 is.
+        const std::string first = scale < 1 ? "entry (8, 8) (counted from 1) = 6e-40" : "entry (1, 1) (counted from 1) = 6 ";
+        EXPECT_EQ(message.find(first), 0u) << message;
+        EXPECT_NE(message.find("is outside what the float cycle"), std::string::npos) << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+      }
     }
+    omp_set_num_threads(2);
     // Refused by a rebuild before any work: the hierarchy of before stays and solves on.
     Solver solver(A, params);
     EXPECT_THROW(solver.rebuild(spread), InputError);
