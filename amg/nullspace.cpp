@@ -7,28 +7,53 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "common/unit_scale.hpp"
 
 namespace amgsolve {
 
+namespace {
+
+template <class Value>
+double relative_row_sum(const CsrMatrix<Value>& A, Index i) {
+  // Summed on the scale of the row's largest entry: a row of entries beyond 1e307 would overflow to inf
+  // (inf / inf: every row sum would look relative 0, the matrix singular).
+  double largest_entry = 0.0;
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+    largest_entry = std::max(largest_entry, std::abs(static_cast<double>(A.val[k])));
+  const double scale = unit_scale(largest_entry);
+  double sum = 0.0, magnitude = 0.0;
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+    sum += scale * static_cast<double>(A.val[k]);
+    magnitude += scale * std::abs(static_cast<double>(A.val[k]));
+  }
+  return magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
+}
+
+}  // namespace
+
+// What a scan of the rows in order keeps: the first row, then each row whose relative sum is larger (so
+// the first of the largest, and a NaN only in row 0, where nothing is larger). Each thread scans its block
+// of rows, a NaN never larger, and the blocks are taken in order: the same row on any thread count.
 template <class Value>
 RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
-  RowSum largest;
-  for (Index i = 0; i < A.rows; ++i) {
-    // Summed on the scale of the row's largest entry: a row of entries beyond 1e307 would overflow to inf
-    // (inf / inf: every row sum would look relative 0, the matrix singular).
-    double largest_entry = 0.0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
-      largest_entry = std::max(largest_entry, std::abs(static_cast<double>(A.val[k])));
-    const double scale = unit_scale(largest_entry);
-    double sum = 0.0, magnitude = 0.0;
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      sum += scale * static_cast<double>(A.val[k]);
-      magnitude += scale * std::abs(static_cast<double>(A.val[k]));
+  if (A.rows == 0) return {};
+  const RowSum first{0, relative_row_sum(A, 0)};
+  if (std::isnan(first.relative)) return first;
+  const int blocks = worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries) ? max_threads() : 1;
+  std::vector<RowSum> largest_of_block(static_cast<std::size_t>(blocks), first);
+#pragma omp parallel for schedule(static, 1) num_threads(blocks)
+  for (int b = 0; b < blocks; ++b) {
+    const BlockRange rows = static_block(A.rows - 1, b, blocks);
+    RowSum& largest = largest_of_block[static_cast<std::size_t>(b)];
+    for (std::int64_t i = rows.begin + 1; i < rows.end + 1; ++i) {
+      const double relative = relative_row_sum(A, static_cast<Index>(i));
+      if (relative > largest.relative) largest = {static_cast<Index>(i), relative};
     }
-    const double relative = magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
-    if (largest.row < 0 || relative > largest.relative) largest = {i, relative};
   }
+  RowSum largest = first;
+  for (const RowSum& candidate : largest_of_block)
+    if (candidate.relative > largest.relative) largest = candidate;
   return largest;
 }
 

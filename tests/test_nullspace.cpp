@@ -2,8 +2,11 @@
 // carried through the tentative prolongators, the coarsest level's pseudo-inverse against Eigen's, the
 // detection and its refusals, and Neumann Poisson in 2D and 3D and a graph Laplacian solved in about as many
 // iterations as their nonsingular (Dirichlet, grounded) twins.
+#include <omp.h>
+
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 
 #include "amg/hierarchy.hpp"
@@ -195,6 +198,56 @@ TEST(Nullspace, DetectedExactlyWhereRowsSumToZero) {
   // none is taken at its word.
   EXPECT_EQ(resolve_nullspace(poisson(Stencil::p5, {12, 9}, Boundary::neumann), NullspaceChoice::none),
             NullspaceChoice::none);
+}
+
+// The row of the largest relative sum is the one a scan in row order keeps (the first of the largest; a NaN
+// only in row 0), whatever the thread count that searched: rows that tie, in different threads' blocks, and
+// rows of relative sum NaN (an infinite entry: inf / inf) before and after them. A matrix large enough for
+// the thread team.
+TEST(Nullspace, TheLargestRelativeRowSumIsTheFirstInRowOrderOnAnyThreadCount) {
+  const auto scan = [](const CsrMatrix<double>& A) {  // the textbook scan: the reference
+    RowSum largest;
+    for (Index i = 0; i < A.rows; ++i) {
+      double top = 0, sum = 0, magnitude = 0;
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) top = std::max(top, std::abs(A.val[k]));
+      const double scale = top > 0 && std::isfinite(top) ? std::ldexp(1.0, -std::ilogb(top)) : 1.0;
+      for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+        sum += scale * A.val[k];
+        magnitude += scale * std::abs(A.val[k]);
+      }
+      const double relative = magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
+      if (largest.row < 0 || relative > largest.relative) largest = {i, relative};
+    }
+    return largest;
+  };
+  const CsrMatrix<double> neumann = poisson(Stencil::p7, {40, 40, 40}, Boundary::neumann);  // every row sum 0
+  ASSERT_GT(neumann.nnz(), 1 << 17);
+  const auto with_rows = [&](std::vector<std::pair<Index, double>> diagonal_times) {
+    CsrMatrix<double> A = neumann;
+    for (const auto& [row, factor] : diagonal_times)
+      for (Offset k = A.row_begin(row); k < A.row_end(row); ++k)
+        if (A.col[k] == row) A.val[k] *= factor;
+    return A;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<CsrMatrix<double>> cases = {
+      neumann,                                              // all 0: row 0
+      with_rows({{50000, 2}, {100, 2}, {30000, 2}}),        // a tie: the first, row 100
+      with_rows({{7, inf}, {40000, 3}, {63000, 3}}),        // a NaN before the largest ones
+      with_rows({{0, inf}, {40000, 3}}),                    // a NaN in row 0 is kept
+      with_rows({{63999, 5}, {20000, 4}, {63998, inf}}),    // the largest in the last row
+  };
+  for (const CsrMatrix<double>& A : cases) {
+    const RowSum expected = scan(A);
+    for (const int threads : {1, 2, 3, 5}) {
+      omp_set_num_threads(threads);
+      const RowSum found = largest_relative_row_sum(A);
+      EXPECT_EQ(found.row, expected.row) << threads << " threads";
+      EXPECT_TRUE(found.relative == expected.relative || (std::isnan(found.relative) && std::isnan(expected.relative)))
+          << found.relative << " against " << expected.relative << ", " << threads << " threads";
+    }
+    omp_set_num_threads(2);
+  }
 }
 
 // Rows of entries near double's limits are summed on their largest entry's scale: Dirichlet's rows of 1.5e308
