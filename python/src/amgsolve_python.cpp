@@ -28,6 +28,7 @@
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "config/config.hpp"
 #include "config/solver_parameters.hpp"
@@ -78,6 +79,22 @@ Index checked_dimension(std::int64_t n, const std::string& what) {
   return static_cast<Index>(n);
 }
 
+// to[k] = from[k] converted, for k in [0, n), written by all threads (a large copy's fresh pages faulted in on
+// every core, not all on one); returns the first k at which bad(from[k]) holds, or n: the same k on any thread
+// count, so the error names the first bad entry.
+template <class From, class To, class Bad>
+std::int64_t copy_until_first_bad(const From* from, To* to, std::int64_t n, Bad&& bad) {
+  std::int64_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first) if (worth_a_team(static_cast<std::uint64_t>(n)))
+  for (std::int64_t k = 0; k < n; ++k) {
+    if (bad(from[k]))
+      first = std::min(first, k);
+    else
+      to[k] = static_cast<To>(from[k]);
+  }
+  return first;
+}
+
 // The one copy of a CSR matrix from scipy's arrays, checked as it is made: offsets from 0, non-decreasing,
 // ending at nnz; columns in range and increasing within each row; values finite.
 template <class V>
@@ -92,28 +109,23 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
     throw InputError(name + ": indices has " + std::to_string(nnz) + " entries but data " +
                      std::to_string(data.shape(0)));
   with_indices(indptr, name + ": indptr", [&](const auto* p) {
-    for (std::int64_t i = 0; i <= rows; ++i) M.row_ptr[i] = static_cast<Offset>(p[i]);
+    copy_until_first_bad(p, M.row_ptr.data(), rows + 1, [](auto) { return false; });
   });
   if (M.row_ptr[0] != 0 || M.row_ptr[M.rows] != static_cast<Offset>(nnz))
     throw InputError(name + ": indptr must start at 0 and end at nnz = " + std::to_string(nnz));
-  for (Index i = 0; i < M.rows; ++i)
-    if (M.row_ptr[i + 1] < M.row_ptr[i]) throw InputError(name + ": indptr decreases at row " + std::to_string(i));
+  if (const auto i = first_index_where(rows, [&](std::int64_t i) { return M.row_ptr[i + 1] < M.row_ptr[i]; }); i < rows)
+    throw InputError(name + ": indptr decreases at row " + std::to_string(i));
+  const auto n = static_cast<std::int64_t>(nnz);
   M.col.resize(nnz);
   M.val.resize(nnz);
   with_indices(indices, name + ": indices", [&](const auto* p) {
-    for (std::size_t k = 0; k < nnz; ++k) {
-      if (p[k] < 0 || p[k] >= cols)
-        throw InputError(name + ": column index " + std::to_string(p[k]) + " is outside 0.." + std::to_string(cols - 1));
-      M.col[k] = static_cast<Index>(p[k]);
-    }
+    if (const auto k = copy_until_first_bad(p, M.col.data(), n, [&](auto c) { return c < 0 || c >= cols; }); k < n)
+      throw InputError(name + ": column index " + std::to_string(p[k]) + " is outside 0.." + std::to_string(cols - 1));
   });
   with_values(data, name + ": data", [&](const auto* p) {
-    for (std::size_t k = 0; k < nnz; ++k) {
-      if (!std::isfinite(p[k])) {
-        const auto row = std::upper_bound(M.row_ptr.begin(), M.row_ptr.end(), static_cast<Offset>(k)) - M.row_ptr.begin() - 1;
-        throw InputError(name + ": entry (" + std::to_string(row) + ", " + std::to_string(M.col[k]) + ") is not finite (indices counted from 0)");
-      }
-      M.val[k] = static_cast<V>(p[k]);
+    if (const auto k = copy_until_first_bad(p, M.val.data(), n, [](auto v) { return !std::isfinite(v); }); k < n) {
+      const auto row = std::upper_bound(M.row_ptr.begin(), M.row_ptr.end(), static_cast<Offset>(k)) - M.row_ptr.begin() - 1;
+      throw InputError(name + ": entry (" + std::to_string(row) + ", " + std::to_string(M.col[k]) + ") is not finite (indices counted from 0)");
     }
   });
   if (!is_valid_csr(M))
