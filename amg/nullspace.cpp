@@ -42,7 +42,7 @@ RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
   if (std::isnan(first.relative)) return first;
   const int blocks = worth_a_team(static_cast<std::uint64_t>(A.nnz()), kSerialMatrixEntries) ? max_threads() : 1;
   std::vector<RowSum> largest_of_block(static_cast<std::size_t>(blocks), first);
-#pragma omp parallel for schedule(static, 1) num_threads(blocks)
+#pragma omp parallel for schedule(static, 1) num_threads(blocks) if (blocks > 1)
   for (int b = 0; b < blocks; ++b) {
     const BlockRange rows = static_block(A.rows - 1, b, blocks);
     RowSum& largest = largest_of_block[static_cast<std::size_t>(b)];

@@ -27,7 +27,7 @@ Index longest_row_of_chunk(const CsrMatrix<Value>& A, Index chunk) {
 }
 
 // The widest kernels a test allows (SlicedEllpackKernelsForTests); the program always uses the widest.
-std::atomic<int> kernels_allowed{static_cast<int>(SlicedEllpackKernels::widest)};
+std::atomic<int> kernels_allowed{static_cast<int>(SlicedEllpackKernels::avx512)};
 
 bool allowed(SlicedEllpackKernels kernels) {
   return kernels_allowed.load(std::memory_order_relaxed) >= static_cast<int>(kernels);
@@ -145,7 +145,7 @@ template <bool kResidual>
 void chunks_by_widest_kernel(const SlicedEllpack<double>& S, Index first_chunk, Index count, const double* x,
                              const double* b, double* sums) {
 #if defined(__x86_64__)
-  const bool avx512 = cpu_has_avx512f() && allowed(SlicedEllpackKernels::widest);
+  const bool avx512 = cpu_has_avx512f() && allowed(SlicedEllpackKernels::avx512);
   const bool avx2 = cpu_has_avx2() && allowed(SlicedEllpackKernels::avx2);
 #else
   constexpr bool avx512 = false, avx2 = false;
@@ -245,6 +245,15 @@ double sliced_ellpack_padding(const CsrMatrix<Value>& A) {
 bool sliced_ellpack_vector_units() { return cpu_has_avx2(); }
 
 bool sliced_ellpack_avx512() { return cpu_has_avx512f(); }
+
+const char* to_string(SlicedEllpackKernels kernels) {
+  switch (kernels) {
+    case SlicedEllpackKernels::scalar: return "scalar";
+    case SlicedEllpackKernels::avx2: return "avx2";
+    case SlicedEllpackKernels::avx512: return "avx512";
+  }
+  return "?";
+}
 
 SlicedEllpackKernelsForTests::SlicedEllpackKernelsForTests(SlicedEllpackKernels widest)
     : before_(kernels_allowed.exchange(static_cast<int>(widest))) {}

@@ -3,14 +3,15 @@
 // matrix-vector multiplication on GPGPU clusters: a new storage format and a scalable implementation",
 // IPDPSW 2012, ../shared/papers/pjds-kreutzer-2011.txt, section II: rows in blocks of b_r, each block
 // padded to its longest row and stored column by column) with blocks of kChunk = 8 rows, one AVX-512
-// register of doubles (two AVX2 registers where AVX-512 is missing) or one AVX2 register of floats, and without pJDS's sort by row length (sigma = 1 in
+// register of doubles (two AVX2 registers where AVX-512 is missing) or one AVX2 register of floats, and
+// without pJDS's sort by row length (sigma = 1 in
 // the SELL-C-sigma terms of Kreutzer et al., SIAM J. Sci. Comput. 36(5), 2014). Without the sort the rows
 // keep their order, and each row's entries keep theirs, so a row's sum is formed exactly as the CSR
 // kernels form it (the same products, added in the same order): the results are the same bits.
 //
 // A CSR kernel forms one row's sum at a time, an instruction chain per row that one core cannot keep
-// ahead of memory; here the 8 rows of a chunk are summed side by side, entry j of all 8 in one gather,
-// multiply and add; where the 8 columns of an entry are consecutive (a stencil's rows in their natural
+// ahead of memory; here the 8 rows of a chunk are summed side by side, entry j of all 8 in one gather (or
+// loads one by one), multiply and add; where the 8 columns of an entry are consecutive (a stencil's rows in their natural
 // order) a plain vector load replaces the gather (docs/BENCHMARKS.md has the measurements). The cpu backend
 // multiplies in this layout where the padding costs little (sliced_ellpack_padding) and the CPU has the
 // vector units.
@@ -66,8 +67,9 @@ bool sliced_ellpack_vector_units();
 bool sliced_ellpack_avx512();
 
 // For tests: the kernels up to a width while an object lives (every kernel gives the same bits; the program
-// always runs the widest the CPU has).
-enum class SlicedEllpackKernels { scalar, avx2, widest };
+// always runs the widest the CPU has). Objects nest: each restores the cap it found.
+enum class SlicedEllpackKernels { scalar, avx2, avx512 };
+const char* to_string(SlicedEllpackKernels kernels);
 class SlicedEllpackKernelsForTests {
  public:
   explicit SlicedEllpackKernelsForTests(SlicedEllpackKernels widest);

@@ -16,6 +16,7 @@
 #include "amg/tentative_prolongation.hpp"
 #include "amgsolve/solver.hpp"
 #include "common/error.hpp"
+#include "common/unit_scale.hpp"
 #include "problems/poisson.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
@@ -210,7 +211,7 @@ TEST(Nullspace, TheLargestRelativeRowSumIsTheFirstInRowOrderOnAnyThreadCount) {
     for (Index i = 0; i < A.rows; ++i) {
       double top = 0, sum = 0, magnitude = 0;
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) top = std::max(top, std::abs(A.val[k]));
-      const double scale = top > 0 && std::isfinite(top) ? std::ldexp(1.0, -std::ilogb(top)) : 1.0;
+      const double scale = unit_scale(top);
       for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
         sum += scale * A.val[k];
         magnitude += scale * std::abs(A.val[k]);
@@ -230,15 +231,18 @@ TEST(Nullspace, TheLargestRelativeRowSumIsTheFirstInRowOrderOnAnyThreadCount) {
     return A;
   };
   const double inf = std::numeric_limits<double>::infinity();
-  const std::vector<CsrMatrix<double>> cases = {
-      neumann,                                              // all 0: row 0
-      with_rows({{50000, 2}, {100, 2}, {30000, 2}}),        // a tie: the first, row 100
-      with_rows({{7, inf}, {40000, 3}, {63000, 3}}),        // a NaN before the largest ones
-      with_rows({{0, inf}, {40000, 3}}),                    // a NaN in row 0 is kept
-      with_rows({{63999, 5}, {20000, 4}, {63998, inf}}),    // the largest in the last row
+  const std::vector<std::pair<CsrMatrix<double>, Index>> cases = {  // a matrix and the row the scan keeps
+      {neumann, 0},                                                  // all 0: row 0
+      {with_rows({{50000, 2}, {100, 2}, {30000, 2}}), 100},          // a tie: the first
+      {with_rows({{7, inf}, {40000, 3}, {63000, 3}}), 40000},        // a NaN before the largest ones
+      {with_rows({{0, inf}, {40000, 3}}), 0},                        // a NaN in row 0 is kept
+      {with_rows({{63999, 5}, {20000, 4}, {63998, inf}}), 63999},    // the largest in the last row
+      {CsrMatrix<double>(0, 0), -1},                                 // no rows: none
+      {poisson(Stencil::p5, {1, 1}, Boundary::dirichlet), 0},        // one row
   };
-  for (const CsrMatrix<double>& A : cases) {
+  for (const auto& [A, row] : cases) {
     const RowSum expected = scan(A);
+    ASSERT_EQ(expected.row, row) << "the case is not what it says";
     for (const int threads : {1, 2, 3, 5}) {
       omp_set_num_threads(threads);
       const RowSum found = largest_relative_row_sum(A);

@@ -108,13 +108,12 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
   if (data.shape(0) != nnz)
     throw InputError(name + ": indices has " + std::to_string(nnz) + " entries but data " +
                      std::to_string(data.shape(0)));
-  with_indices(indptr, name + ": indptr", [&](const auto* p) {
-    copy_until_first_bad(p, M.row_ptr.data(), rows + 1, [](auto) { return false; });
-  });
+  const auto nothing_is_bad = [](auto) { return false; };
+  with_indices(indptr, name + ": indptr", [&](const auto* p) { copy_until_first_bad(p, M.row_ptr.data(), rows + 1, nothing_is_bad); });
   if (M.row_ptr[0] != 0 || M.row_ptr[M.rows] != static_cast<Offset>(nnz))
     throw InputError(name + ": indptr must start at 0 and end at nnz = " + std::to_string(nnz));
-  if (const auto i = first_index_where(rows, [&](std::int64_t i) { return M.row_ptr[i + 1] < M.row_ptr[i]; }); i < rows)
-    throw InputError(name + ": indptr decreases at row " + std::to_string(i));
+  const auto decreasing = first_index_where(rows, [&](std::int64_t i) { return M.row_ptr[i + 1] < M.row_ptr[i]; });
+  if (decreasing < rows) throw InputError(name + ": indptr decreases at row " + std::to_string(decreasing));
   const auto n = static_cast<std::int64_t>(nnz);
   M.col.resize(nnz);
   M.val.resize(nnz);

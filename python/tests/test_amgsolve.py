@@ -185,8 +185,9 @@ def test_a_wrong_parameter_is_an_input_error_naming_it(params, message):
 
 
 def test_the_first_bad_entry_of_a_large_matrix_is_named():
-    # Copied and checked by all threads: the entry named is the first in storage order, not the first a thread
-    # found (a matrix large enough for the thread team; the bad entries far apart).
+    # Copied and checked by all threads (two or more: the CI's runner has two cores): the entry named is the
+    # first in storage order, not the first a thread found (a matrix large enough for the thread team; the bad
+    # entries far apart).
     A = poisson(30)
     first, later = 1000, A.nnz - 1000
     row_of = lambda k: int(np.searchsorted(A.indptr, k, side="right") - 1)
@@ -197,10 +198,6 @@ def test_the_first_bad_entry_of_a_large_matrix_is_named():
     M = A.copy()
     M.indices[later], M.indices[first] = A.shape[1] + 5, -3
     with pytest.raises(amgsolve.InputError, match=r"column index -3 is outside"):
-        amgsolve.Solver(M)
-    M = A.copy()
-    M.indptr[20000], M.indptr[100] = M.indptr[20002] + 1, M.indptr[102] + 1
-    with pytest.raises(amgsolve.InputError, match=r"indptr decreases at row 100\b"):
         amgsolve.Solver(M)
 
 
