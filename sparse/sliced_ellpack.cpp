@@ -50,19 +50,27 @@ void chunk_sums_scalar(const SlicedEllpack<Value>& S, Index c, const Value* x, c
 }
 
 #if defined(__x86_64__)
+// Whether an entry's 8 columns (one per row of the chunk) are consecutive: then x is read by a plain load.
+__attribute__((target("avx2"))) inline bool consecutive_columns(const Index* columns_of_entry) {
+  const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns_of_entry));
+  const __m256i consecutive =
+      _mm256_add_epi32(_mm256_set1_epi32(columns_of_entry[0]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1;
+}
+
 template <bool kResidual>
 __attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<double>& S, Index c, const double* x,
                                                           const double* b, double* s) {
   __m512d sum = kResidual ? _mm512_loadu_pd(b + static_cast<std::size_t>(c) * kChunk) : _mm512_setzero_pd();
   const Index* col = S.col.data() + S.chunk_start[c];
   const double* val = S.val.data() + S.chunk_start[c];
-  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
-    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
-    const __m512d xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
-                           ? _mm512_loadu_pd(x + col[kChunk * j])
-                           : _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff, columns, x, 8);
+    const Index* columns = col + kChunk * j;
+    const __m512d xs =
+        consecutive_columns(columns)
+            ? _mm512_loadu_pd(x + columns[0])
+            : _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff,
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns)), x, 8);
     const __m512d product = _mm512_mul_pd(_mm512_loadu_pd(val + kChunk * j), xs);
     sum = kResidual ? _mm512_sub_pd(sum, product) : _mm512_add_pd(sum, product);
   }
@@ -80,18 +88,15 @@ __attribute__((target("avx2"))) void chunk_sums_avx2(const SlicedEllpack<double>
   __m256d high = kResidual ? _mm256_loadu_pd(b_chunk + 4) : _mm256_setzero_pd();
   const Index* col = S.col.data() + S.chunk_start[c];
   const double* val = S.val.data() + S.chunk_start[c];
-  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
-    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
+    const Index* columns = col + kChunk * j;
     __m256d x_low, x_high;
-    if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1) {
-      x_low = _mm256_loadu_pd(x + col[kChunk * j]);
-      x_high = _mm256_loadu_pd(x + col[kChunk * j] + 4);
+    if (consecutive_columns(columns)) {
+      x_low = _mm256_loadu_pd(x + columns[0]);
+      x_high = _mm256_loadu_pd(x + columns[0] + 4);
     } else {
-      const Index* c8 = col + kChunk * j;
-      x_low = _mm256_setr_pd(x[c8[0]], x[c8[1]], x[c8[2]], x[c8[3]]);
-      x_high = _mm256_setr_pd(x[c8[4]], x[c8[5]], x[c8[6]], x[c8[7]]);
+      x_low = _mm256_setr_pd(x[columns[0]], x[columns[1]], x[columns[2]], x[columns[3]]);
+      x_high = _mm256_setr_pd(x[columns[4]], x[columns[5]], x[columns[6]], x[columns[7]]);
     }
     const __m256d product_low = _mm256_mul_pd(_mm256_loadu_pd(val + kChunk * j), x_low);
     const __m256d product_high = _mm256_mul_pd(_mm256_loadu_pd(val + kChunk * j + 4), x_high);
@@ -108,13 +113,12 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
   __m256 sum = kResidual ? _mm256_loadu_ps(b + static_cast<std::size_t>(c) * kChunk) : _mm256_setzero_ps();
   const Index* col = S.col.data() + S.chunk_start[c];
   const float* val = S.val.data() + S.chunk_start[c];
-  const __m256i steps = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + kChunk * j));
-    const __m256i consecutive = _mm256_add_epi32(_mm256_set1_epi32(col[kChunk * j]), steps);
-    const __m256 xs = _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1
-                          ? _mm256_loadu_ps(x + col[kChunk * j])
-                          : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x, columns,
+    const Index* columns = col + kChunk * j;
+    const __m256 xs = consecutive_columns(columns)
+                          ? _mm256_loadu_ps(x + columns[0])
+                          : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x,
+                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns)),
                                                      _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4);
     const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), xs);
     sum = kResidual ? _mm256_sub_ps(sum, product) : _mm256_add_ps(sum, product);
