@@ -152,7 +152,7 @@ void chunks_by_widest_kernel(const SlicedEllpack<double>& S, Index first_chunk, 
   const bool avx512 = cpu_has_avx512f() && allowed(SlicedEllpackKernels::avx512);
   const bool avx2 = cpu_has_avx2() && allowed(SlicedEllpackKernels::avx2);
 #else
-  constexpr bool avx512 = false, avx2 = false;
+  [[maybe_unused]] constexpr bool avx512 = false, avx2 = false;
 #endif
   const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
   for (Index c = first_chunk; c < first_chunk + count; ++c) {
@@ -177,7 +177,7 @@ void chunks_by_widest_kernel(const SlicedEllpack<float>& S, Index first_chunk, I
 #if defined(__x86_64__)
   const bool avx2 = cpu_has_avx2() && allowed(SlicedEllpackKernels::avx2);
 #else
-  constexpr bool avx2 = false;
+  [[maybe_unused]] constexpr bool avx2 = false;
 #endif
   const Index full_chunks = S.rows / kChunk;
   for (Index c = first_chunk; c < first_chunk + count; ++c) {
