@@ -154,7 +154,7 @@ void chunks_by_widest_kernel(const SlicedEllpack<double>& S, Index first_chunk, 
 #else
   [[maybe_unused]] constexpr bool avx512 = false, avx2 = false;
 #endif
-  const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
+  [[maybe_unused]] const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
   for (Index c = first_chunk; c < first_chunk + count; ++c) {
     double* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
 #if defined(__x86_64__)
@@ -179,7 +179,7 @@ void chunks_by_widest_kernel(const SlicedEllpack<float>& S, Index first_chunk, I
 #else
   [[maybe_unused]] constexpr bool avx2 = false;
 #endif
-  const Index full_chunks = S.rows / kChunk;
+  [[maybe_unused]] const Index full_chunks = S.rows / kChunk;
   for (Index c = first_chunk; c < first_chunk + count; ++c) {
     float* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
 #if defined(__x86_64__)
