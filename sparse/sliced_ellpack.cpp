@@ -154,7 +154,8 @@ void chunks_by_widest_kernel(const SlicedEllpack<double>& S, Index first_chunk, 
 #else
   [[maybe_unused]] constexpr bool avx512 = false, avx2 = false;
 #endif
-  [[maybe_unused]] const Index full_chunks = S.rows / kChunk;  // the last chunk may be partly past the rows: b is not read there
+  // The last chunk may be partly past the rows: the scalar loop sums it, which reads b only for rows.
+  [[maybe_unused]] const Index full_chunks = S.rows / kChunk;
   for (Index c = first_chunk; c < first_chunk + count; ++c) {
     double* s = sums + static_cast<std::size_t>(c - first_chunk) * kChunk;
 #if defined(__x86_64__)
