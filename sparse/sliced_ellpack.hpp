@@ -11,8 +11,8 @@
 //
 // A CSR kernel forms one row's sum at a time, an instruction chain per row that one core cannot keep
 // ahead of memory; here the 8 rows of a chunk are summed side by side, entry j of all 8 in one gather (or
-// loads one by one), multiply and add; where the 8 columns of an entry are consecutive (a stencil's rows in their natural
-// order) a plain vector load replaces the gather (docs/BENCHMARKS.md has the measurements). The cpu backend
+// loads one by one), multiply and add; where the 8 columns of an entry are consecutive (a stencil's rows in
+// their natural order) a plain vector load replaces the gather (docs/BENCHMARKS.md has the measurements). The cpu backend
 // multiplies in this layout where the padding costs little (sliced_ellpack_padding) and the CPU has the
 // vector units.
 #include <cstdint>

@@ -109,7 +109,8 @@ CsrMatrix<V> csr_from_arrays(const std::string& name, std::int64_t rows, std::in
     throw InputError(name + ": indices has " + std::to_string(nnz) + " entries but data " +
                      std::to_string(data.shape(0)));
   const auto nothing_is_bad = [](auto) { return false; };
-  with_indices(indptr, name + ": indptr", [&](const auto* p) { copy_until_first_bad(p, M.row_ptr.data(), rows + 1, nothing_is_bad); });
+  with_indices(indptr, name + ": indptr",
+               [&](const auto* p) { copy_until_first_bad(p, M.row_ptr.data(), rows + 1, nothing_is_bad); });
   if (M.row_ptr[0] != 0 || M.row_ptr[M.rows] != static_cast<Offset>(nnz))
     throw InputError(name + ": indptr must start at 0 and end at nnz = " + std::to_string(nnz));
   const auto decreasing = first_index_where(rows, [&](std::int64_t i) { return M.row_ptr[i + 1] < M.row_ptr[i]; });
