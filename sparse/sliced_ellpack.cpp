@@ -107,6 +107,8 @@ __attribute__((target("avx2"))) void chunk_sums_avx2(const SlicedEllpack<double>
   _mm256_storeu_pd(s + 4, high);
 }
 
+// float: the chunk's 8 rows in one register; scattered entries of x loaded one by one, as in the double kernel
+// (the gather was the slower here too: docs/BENCHMARKS.md).
 template <bool kResidual>
 __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float>& S, Index c, const float* x,
                                                        const float* b, float* s) {
@@ -117,9 +119,8 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
     const Index* columns = col + kChunk * j;
     const __m256 xs = consecutive_columns(columns)
                           ? _mm256_loadu_ps(x + columns[0])
-                          : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), x,
-                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns)),
-                                                     _mm256_castsi256_ps(_mm256_set1_epi32(-1)), 4);
+                          : _mm256_setr_ps(x[columns[0]], x[columns[1]], x[columns[2]], x[columns[3]], x[columns[4]],
+                                           x[columns[5]], x[columns[6]], x[columns[7]]);
     const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), xs);
     sum = kResidual ? _mm256_sub_ps(sum, product) : _mm256_add_ps(sum, product);
   }
