@@ -289,6 +289,22 @@ void listing_cases(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_ListTouchedByBitScan)->Apply(listing_cases);
 BENCHMARK(BM_ListTouchedBySort)->Apply(listing_cases);
 
+// sort_columns on n distinct columns of a 2^15 window (as a dense accumulator lists them), with the widest
+// network the CPU has (AVX-512, or AVX2 up to 64 columns) or std::sort: where the network starts to pay.
+// Arguments: n, network (0: std::sort).
+void BM_SortColumns(benchmark::State& state) {
+  const auto n = static_cast<Index>(state.range(0));
+  const bool network = state.range(1) != 0;
+  const std::vector<Index> cols = spread_columns(1 << 15, n);
+  std::vector<Index> sorted(cols.size());
+  for (auto _ : state) {
+    std::copy(cols.begin(), cols.end(), sorted.begin());
+    sort_columns(sorted.data(), sorted.size(), network);
+    benchmark::DoNotOptimize(sorted.data());
+  }
+}
+BENCHMARK(BM_SortColumns)->ArgsProduct({{4, 6, 8, 12, 16, 24, 32, 48, 64}, {0, 1}})->ArgNames({"n", "network"});
+
 // MAGNUS's register accumulator (spgemm/bitonic_sort.hpp) on fine chunks as the uniform set's 2^20
 // columns make them: 1024 columns, n products each, columns uniform at random; 1024 such chunks per
 // iteration (in L2, as the reorder leaves them), one at a time or two (accumulate_two_in_registers).

@@ -62,6 +62,7 @@ struct Lanes;
 template <>
 struct Lanes<std::uint64_t> {
   static constexpr int kCount = 8;
+  using Reg = __m512i;
   using Mask = __mmask8;
   static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
   static __m512i load(const std::uint64_t* p, std::size_t count) {
@@ -70,9 +71,10 @@ struct Lanes<std::uint64_t> {
   static void store(std::uint64_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi64(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
-  // max(a, b) in the lanes of `larger`, src elsewhere.
-  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
-    return _mm512_mask_max_epu64(src, larger, a, b);
+  // max(a, b) in the lanes of kLarger, src elsewhere.
+  template <Mask kLarger>
+  static __m512i max_into(__m512i src, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu64(src, kLarger, a, b);
   }
   // Lane l of the result is lane l ^ X of v.
   template <int X>
@@ -87,6 +89,7 @@ struct Lanes<std::uint64_t> {
 template <>
 struct Lanes<std::uint32_t> {
   static constexpr int kCount = 16;
+  using Reg = __m512i;
   using Mask = __mmask16;
   static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
   static __m512i load(const std::uint32_t* p, std::size_t count) {
@@ -95,8 +98,9 @@ struct Lanes<std::uint32_t> {
   static void store(std::uint32_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi32(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
-  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
-    return _mm512_mask_max_epu32(src, larger, a, b);
+  template <Mask kLarger>
+  static __m512i max_into(__m512i src, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu32(src, kLarger, a, b);
   }
   template <int X>
   static __m512i xor_lanes(__m512i v) {
@@ -118,11 +122,13 @@ struct Lanes<std::uint32_t> {
 template <>
 struct Lanes<std::uint16_t> {
   static constexpr int kCount = 32;
+  using Reg = __m512i;
   using Mask = __mmask32;
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu16(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu16(a, b); }
-  static __m512i max_into(__m512i src, Mask larger, __m512i a, __m512i b) {
-    return _mm512_mask_max_epu16(src, larger, a, b);
+  template <Mask kLarger>
+  static __m512i max_into(__m512i src, __m512i a, __m512i b) {
+    return _mm512_mask_max_epu16(src, kLarger, a, b);
   }
   template <int X>
   static __m512i xor_lanes(__m512i v) {
@@ -158,111 +164,7 @@ struct Lanes<std::uint16_t> {
   }();
 };
 
-// The lanes whose index has bit B set.
-template <class Key, int B>
-constexpr typename Lanes<Key>::Mask lanes_with_bit() {
-  unsigned mask = 0;
-  for (int lane = 0; lane < Lanes<Key>::kCount; ++lane)
-    if (lane & B) mask |= 1u << lane;
-  return static_cast<typename Lanes<Key>::Mask>(mask);
-}
-
-// How many of n keys register r of W lanes holds.
-template <int W>
-std::size_t lanes_in(std::size_t n, int r) {
-  const std::size_t start = static_cast<std::size_t>(W * r);
-  return n > start ? std::min<std::size_t>(n - start, W) : 0;
-}
-
-// Compare-exchange of every element with the one X lanes away by xor, in-register (X < W); the lanes
-// with bit B keep the larger key.
-template <class Key, int R, int X, int B>
-[[gnu::always_inline]] inline void exchange_in_registers(__m512i (&v)[R]) {
-  using L = Lanes<Key>;
-  constexpr auto keep_larger = lanes_with_bit<Key, B>();
-  for (int r = 0; r < R; ++r) {
-    const __m512i other = L::template xor_lanes<X>(v[r]);
-    v[r] = L::max_into(L::min(v[r], other), keep_larger, v[r], other);
-  }
-}
-
-// Stages e <-> e ^ J for J, J / 2, ..., 1 (the half-cleaners of one merge).
-template <class Key, int R, int J>
-[[gnu::always_inline]] inline void half_cleaners(__m512i (&v)[R]) {
-  using L = Lanes<Key>;
-  constexpr int W = L::kCount;
-  if constexpr (J >= W) {  // between registers r and r ^ J / W, lane for lane
-    for (int r = 0; r < R; ++r) {
-      const int partner = r ^ (J / W);
-      if (partner < r) continue;
-      const __m512i lo = L::min(v[r], v[partner]);
-      v[partner] = L::max(v[r], v[partner]);
-      v[r] = lo;
-    }
-  } else if constexpr (J >= 1) {
-    exchange_in_registers<Key, R, J, J>(v);
-  }
-  if constexpr (J > 1) half_cleaners<Key, R, J / 2>(v);
-}
-
-// Bitonic sort of N = W R keys (W lanes per register, element e = W r + lane) in the form whose every
-// comparator puts the smaller key first: merge k (k = 2, 4, ..., N) compares e with e ^ (k - 1) (the
-// "flip", which merges two ascending runs of k / 2), then e with e ^ j for j = k / 4, ..., 1. The lower
-// element of a pair keeps the smaller key, so within a register the lanes that keep the larger one are
-// those with bit k / 2 (flip) or j set: one fixed mask per lane bit (five of 32 lanes, four of 16, three
-// of 8). Every stage is unrolled at compile time, so masks and permutes are constants and the only work
-// is permute, min and masked max.
-// Merges k = K, 2K, ..., W R: the flip, then the half-cleaners.
-template <class Key, int R, int K>
-[[gnu::always_inline]] inline void merges_from(__m512i (&v)[R]) {
-  using L = Lanes<Key>;
-  constexpr int W = L::kCount;
-  if constexpr (K <= W) {
-    exchange_in_registers<Key, R, K - 1, K / 2>(v);
-  } else {  // e ^ (K - 1): register r ^ (K / W - 1), lanes reversed
-    for (int r = 0; r < R; ++r) {
-      const int partner = r ^ (K / W - 1);
-      if (partner < r) continue;
-      const __m512i reversed_partner = L::template xor_lanes<W - 1>(v[partner]);
-      const __m512i reversed_self = L::template xor_lanes<W - 1>(v[r]);
-      v[partner] = L::max(reversed_self, v[partner]);
-      v[r] = L::min(v[r], reversed_partner);
-    }
-  }
-  half_cleaners<Key, R, K / 4>(v);
-  if constexpr (2 * K <= W * R) merges_from<Key, R, 2 * K>(v);
-}
-
-// The network on keys held in R registers, ascending across v[0], v[1], ...
-template <class Key, int R>
-[[gnu::always_inline]] inline void sort_registers(__m512i (&v)[R]) {
-  merges_from<Key, R, 2>(v);
-}
-
-template <class Key, int R>
-void bitonic_sort(Key* keys, std::size_t n) {
-  using L = Lanes<Key>;
-  constexpr int W = L::kCount;
-  // Missing keys are padded with the largest key, which sorts to the end.
-  __m512i v[R];
-  for (int r = 0; r < R; ++r) v[r] = L::load(keys + W * r, lanes_in<W>(n, r));
-  sort_registers<Key, R>(v);
-  for (int r = 0; r < R; ++r) L::store(keys + W * r, lanes_in<W>(n, r), v[r]);
-}
-
-// The smallest network (1, 2, 4 or 8 registers) that holds n keys.
-template <class Key>
-void vector_sort(Key* keys, std::size_t n) {
-  constexpr std::size_t W = Lanes<Key>::kCount;
-  if (n <= W)
-    bitonic_sort<Key, 1>(keys, n);
-  else if (n <= 2 * W)
-    bitonic_sort<Key, 2>(keys, n);
-  else if (n <= 4 * W)
-    bitonic_sort<Key, 4>(keys, n);
-  else
-    bitonic_sort<Key, 8>(keys, n);
-}
+#include "spgemm/bitonic_network.inc"  // the network over these lanes
 
 // The 16 columns of items[16 r, 16 r + 16) as 32-bit lanes: four masked loads of four 16-byte products,
 // their first dwords picked by two two-register permutes. The masks cover the products below n (four
@@ -568,10 +470,82 @@ std::int32_t two_by_size(const ColumnValue<double>* items_a, std::size_t n_a, st
 #else
 #pragma GCC pop_options
 #endif
+
+// The same network for 32-bit columns where AVX-512 is missing but AVX2 is there (AMD before Zen 4, Intel's
+// client cores): 8 lanes a register, so 64 columns take 8 registers; a stage's lanes that keep the larger key
+// are a blend's immediate instead of a mask register.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
 #endif
+namespace avx2_network {
+
+template <class Key>
+struct Lanes;
+
+template <>
+struct Lanes<std::uint32_t> {
+  static constexpr int kCount = 8;
+  using Reg = __m256i;
+  using Mask = int;  // bit l: lane l
+  // Lanes past count hold the largest key. A partial register goes through the stack, both ways: AMD's
+  // masked loads and stores (vpmaskmovd) were slower than the scalar copies (BM_SortColumns).
+  static __m256i load(const std::uint32_t* p, std::size_t count) {
+    if (count == kCount) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    alignas(32) std::uint32_t lanes[kCount] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+    for (std::size_t l = 0; l < count; ++l) lanes[l] = p[l];
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+  }
+  static void store(std::uint32_t* p, std::size_t count, __m256i v) {
+    if (count == kCount) return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    alignas(32) std::uint32_t lanes[kCount];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), v);
+    for (std::size_t l = 0; l < count; ++l) p[l] = lanes[l];
+  }
+  static __m256i min(__m256i a, __m256i b) { return _mm256_min_epu32(a, b); }
+  static __m256i max(__m256i a, __m256i b) { return _mm256_max_epu32(a, b); }
+  // max(a, b) in the lanes of kLarger, src elsewhere.
+  template <Mask kLarger>
+  static __m256i max_into(__m256i src, __m256i a, __m256i b) {
+    return _mm256_blend_epi32(src, _mm256_max_epu32(a, b), kLarger);
+  }
+  // Lane l of the result is lane l ^ X of v.
+  template <int X>
+  static __m256i xor_lanes(__m256i v) {
+    if constexpr (X < 4)  // within 128 bits
+      return _mm256_shuffle_epi32(v, (0 ^ X) | (1 ^ X) << 2 | (2 ^ X) << 4 | (3 ^ X) << 6);
+    else if constexpr (X == 4)
+      return _mm256_permute2x128_si256(v, v, 1);
+    else
+      return _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0 ^ X, 1 ^ X, 2 ^ X, 3 ^ X, 4 ^ X, 5 ^ X, 6 ^ X, 7 ^ X));
+  }
+};
+
+#include "spgemm/bitonic_network.inc"  // the network over these lanes
+
+}  // namespace avx2_network
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+bool avx2_sort_available() {
+#if defined(__x86_64__)
+  static const bool available = __builtin_cpu_supports("avx2");
+  return available;
+#else
+  return false;
+#endif
+}
 
 // Up to this many keys std::sort (an insertion sort there) beats the smallest network.
 constexpr std::size_t kStdSortMax = 3;
+// From this many columns the AVX2 network beats std::sort.
+constexpr std::size_t kAvx2SortMinColumns = 16;
 
 }  // namespace
 
@@ -641,9 +615,23 @@ void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {
     vector_sort(reinterpret_cast<std::uint32_t*>(cols), n);
     return;
   }
+  // Below 16 columns the AVX2 network does not pay: its partial register goes through the stack
+  // (BM_SortColumns; A² of CSky2d100, rows of 13, was 25% slower with it from 8 columns up).
+  if (allow_vector && n >= kAvx2SortMinColumns && sort_columns_avx2(cols, n)) return;
 #endif
   (void)allow_vector;
   std::sort(cols, cols + n);
+}
+
+bool sort_columns_avx2(std::int32_t* cols, std::size_t n) {
+#if defined(__x86_64__)
+  if (n > kAvx2SortMaxColumns || !avx2_sort_available()) return false;
+  avx2_network::vector_sort(reinterpret_cast<std::uint32_t*>(cols), n);
+  return true;
+#else
+  (void)cols, (void)n;
+  return false;
+#endif
 }
 
 }  // namespace amgsolve

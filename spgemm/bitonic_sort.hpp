@@ -9,7 +9,8 @@
 // of up to 64 products without leaving the registers (16-bit keys where the columns are below 2^10).
 // Every stage of the network is unrolled at compile time (permutes, masks and their order are
 // constants). The network is chosen at run time: CPUs without AVX-512F and BW, and longer inputs, use
-// std::sort, so the result never depends on the CPU.
+// std::sort (column indices, up to 64 of them, an AVX2 network of the same stages), so the result never
+// depends on the CPU.
 #include <cstddef>
 #include <cstdint>
 
@@ -26,8 +27,14 @@ bool vector_sort_available();
 // AVX-512 network where the CPU has it; otherwise (and always with allow_vector = false) std::sort.
 void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector = true);
 
-// Sorts column indices cols[0, n) (non-negative) ascending; the same rules with kVectorSortMaxColumns.
+// Sorts column indices cols[0, n) (non-negative) ascending; the same rules with kVectorSortMaxColumns, and
+// where the CPU lacks AVX-512 but has AVX2, the AVX2 network up to kAvx2SortMaxColumns.
 void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector = true);
+
+// The AVX2 network alone (what sort_columns runs on CPUs without AVX-512; tests call it on any CPU): sorts
+// cols[0, n) and returns true, or returns false, cols untouched, where the CPU lacks AVX2 or n is too long.
+inline constexpr std::size_t kAvx2SortMaxColumns = 64;
+bool sort_columns_avx2(std::int32_t* cols, std::size_t n);
 
 // One intermediate product as MAGNUS's reorder stores it: its (chunk-local) column and its value.
 template <class Value>

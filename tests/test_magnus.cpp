@@ -242,6 +242,31 @@ TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
     }
 }
 
+// The AVX2 network (what CPUs without AVX-512 sort columns with), called directly so that it runs on AVX-512
+// CPUs too: every length up to its 64 lanes (8 registers, partial ones padded), duplicates, 0 and the
+// largest Index; longer inputs are refused and left as they were.
+TEST(SortAccumulator, Avx2NetworkSortsColumnsLikeStdSort) {
+  std::vector<std::int32_t> probe(1, 0);
+  if (!sort_columns_avx2(probe.data(), probe.size())) GTEST_SKIP() << "this CPU lacks AVX2: no AVX2 network to test";
+  for (std::size_t n = 0; n <= kAvx2SortMaxColumns + 3; ++n)
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      std::vector<std::int32_t> cols(n);
+      for (std::size_t t = 0; t < n; ++t) {
+        const std::uint64_t h = seeded_hash(seed + 300, t);
+        cols[t] = h % 13 == 0 ? std::numeric_limits<std::int32_t>::max()
+                  : h % 11 == 0 ? 0
+                  : seed % 2 == 0 ? static_cast<std::int32_t>(h % 50)
+                                  : static_cast<std::int32_t>(h >> 33);
+      }
+      std::vector<std::int32_t> expected = cols;
+      std::sort(expected.begin(), expected.end());
+      const std::vector<std::int32_t> given = cols;
+      const bool sorted = sort_columns_avx2(cols.data(), n);
+      ASSERT_EQ(sorted, n <= kAvx2SortMaxColumns) << "n = " << n;
+      ASSERT_EQ(cols, sorted ? expected : given) << "n = " << n << ", seed " << seed;
+    }
+}
+
 // The columns and values written, against `expected`'s entries in order (values bit for bit: -0.0 is not
 // +0.0), and kUnwritten past them.
 constexpr std::int32_t kUnwritten = -7;
