@@ -73,4 +73,14 @@ std::size_t cache_line_bytes() {
   return bytes;
 }
 
+#if defined(__x86_64__)
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+bool cpu_has_avx512f() { return __builtin_cpu_supports("avx512f"); }
+bool cpu_has_avx512bw() { return __builtin_cpu_supports("avx512bw"); }
+#else
+bool cpu_has_avx2() { return false; }
+bool cpu_has_avx512f() { return false; }
+bool cpu_has_avx512bw() { return false; }
+#endif
+
 }  // namespace amgsolve

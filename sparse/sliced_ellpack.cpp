@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/cpu_info.hpp"
 #include "common/error.hpp"
 
 namespace amgsolve {
@@ -127,23 +128,6 @@ __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float
   _mm256_storeu_ps(s, sum);
 }
 #endif
-
-bool cpu_has_avx512f() {
-#if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
-#else
-  return false;
-#endif
-}
-bool cpu_has_avx2() {
-#if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx2");
-  return available;
-#else
-  return false;
-#endif
-}
 
 // One thread's chunks by the widest kernel this CPU has and the tests allow.
 template <bool kResidual>

@@ -6,6 +6,8 @@
 #include <cassert>
 #include <cstddef>
 
+#include "common/cpu_info.hpp"
+
 #if defined(__x86_64__)
 // GCC 12's AVX-512 min/max/permute intrinsics start from _mm512_undefined_epi32(), which it then
 // reports as "(may be) used uninitialized" (GCC bug 105593, fixed in GCC 13): silence that false positive.
@@ -533,15 +535,6 @@ struct Lanes<std::uint32_t> {
 #endif
 #endif
 
-bool avx2_sort_available() {
-#if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx2");
-  return available;
-#else
-  return false;
-#endif
-}
-
 // Up to this many keys std::sort (an insertion sort there) beats the smallest network.
 constexpr std::size_t kStdSortMax = 3;
 // From this many columns the AVX2 network beats std::sort.
@@ -550,12 +543,8 @@ constexpr std::size_t kAvx2SortMinColumns = 16;
 }  // namespace
 
 bool vector_sort_available() {
-#if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool available = cpu_has_avx512f() && cpu_has_avx512bw();
   return available;
-#else
-  return false;
-#endif
 }
 
 void sort_keys(std::uint64_t* keys, std::size_t n, bool allow_vector) {
@@ -625,7 +614,7 @@ void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {
 
 bool sort_columns_avx2(std::int32_t* cols, std::size_t n) {
 #if defined(__x86_64__)
-  if (n > kAvx2SortMaxColumns || !avx2_sort_available()) return false;
+  if (n > kAvx2SortMaxColumns || !cpu_has_avx2()) return false;
   avx2_network::vector_sort(reinterpret_cast<std::uint32_t*>(cols), n);
   return true;
 #else

@@ -223,18 +223,25 @@ TEST(SortAccumulator, BitonicNetworkSortsKeysLikeStdSort) {
 
 // The 32-bit network sorts column indices: up to 128 of them, distinct (as a dense accumulator lists
 // them) or not, including 0 and the largest Index.
+// n column indices from the seed: the largest Index, 0, and either few distinct ones (even seeds: many
+// duplicates) or spread over the whole range.
+std::vector<std::int32_t> columns_to_sort(std::size_t n, std::uint64_t seed) {
+  std::vector<std::int32_t> cols(n);
+  for (std::size_t t = 0; t < n; ++t) {
+    const std::uint64_t h = seeded_hash(seed, t);
+    cols[t] = h % 13 == 0 ? std::numeric_limits<std::int32_t>::max()
+              : h % 11 == 0 ? 0
+              : seed % 2 == 0 ? static_cast<std::int32_t>(h % 50)
+                              : static_cast<std::int32_t>(h >> 33);
+  }
+  return cols;
+}
+
 TEST(SortAccumulator, BitonicNetworkSortsColumnsLikeStdSort) {
   RecordProperty("avx512", vector_sort_available() ? "yes" : "no (std::sort path only)");
   for (std::size_t n = 0; n <= kVectorSortMaxColumns + 3; ++n)
     for (std::uint64_t seed = 0; seed < 20; ++seed) {
-      std::vector<std::int32_t> cols(n);
-      for (std::size_t t = 0; t < n; ++t) {
-        const std::uint64_t h = seeded_hash(seed + 100, t);
-        cols[t] = h % 13 == 0 ? std::numeric_limits<std::int32_t>::max()
-                  : h % 11 == 0 ? 0
-                  : seed % 2 == 0 ? static_cast<std::int32_t>(h % 50)
-                                  : static_cast<std::int32_t>(h >> 33);
-      }
+      std::vector<std::int32_t> cols = columns_to_sort(n, seed + 100);
       std::vector<std::int32_t> expected = cols;
       std::sort(expected.begin(), expected.end());
       sort_columns(cols.data(), n);
@@ -250,14 +257,7 @@ TEST(SortAccumulator, Avx2NetworkSortsColumnsLikeStdSort) {
   if (!sort_columns_avx2(probe.data(), probe.size())) GTEST_SKIP() << "this CPU lacks AVX2: no AVX2 network to test";
   for (std::size_t n = 0; n <= kAvx2SortMaxColumns + 3; ++n)
     for (std::uint64_t seed = 0; seed < 40; ++seed) {
-      std::vector<std::int32_t> cols(n);
-      for (std::size_t t = 0; t < n; ++t) {
-        const std::uint64_t h = seeded_hash(seed + 300, t);
-        cols[t] = h % 13 == 0 ? std::numeric_limits<std::int32_t>::max()
-                  : h % 11 == 0 ? 0
-                  : seed % 2 == 0 ? static_cast<std::int32_t>(h % 50)
-                                  : static_cast<std::int32_t>(h >> 33);
-      }
+      std::vector<std::int32_t> cols = columns_to_sort(n, seed + 300);
       std::vector<std::int32_t> expected = cols;
       std::sort(expected.begin(), expected.end());
       const std::vector<std::int32_t> given = cols;
