@@ -303,7 +303,7 @@ void BM_SortColumns(benchmark::State& state) {
     benchmark::DoNotOptimize(sorted.data());
   }
 }
-BENCHMARK(BM_SortColumns)->ArgsProduct({{4, 6, 8, 12, 16, 24, 32, 48, 64}, {0, 1}})->ArgNames({"n", "network"});
+BENCHMARK(BM_SortColumns)->ArgsProduct({{4, 6, 8, 9, 12, 13, 15, 16, 20, 24, 27, 32, 45, 48, 64}, {0, 1}})->ArgNames({"n", "network"});
 
 // MAGNUS's register accumulator (spgemm/bitonic_sort.hpp) on fine chunks as the uniform set's 2^20
 // columns make them: 1024 columns, n products each, columns uniform at random; 1024 such chunks per

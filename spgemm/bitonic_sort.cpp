@@ -67,10 +67,11 @@ struct Lanes<std::uint64_t> {
   using Reg = __m512i;
   using Mask = __mmask8;
   static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
-  static __m512i load(const std::uint64_t* p, std::size_t count) {
+  // Masked loads and stores reach a partial register alone (the network's third argument is for AVX2).
+  static __m512i load(const std::uint64_t* p, std::size_t count, bool) {
     return _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), first(count), p);
   }
-  static void store(std::uint64_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi64(p, first(count), v); }
+  static void store(std::uint64_t* p, std::size_t count, __m512i v, bool) { _mm512_mask_storeu_epi64(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
   // max(a, b) in the lanes of kLarger, src elsewhere.
@@ -94,10 +95,10 @@ struct Lanes<std::uint32_t> {
   using Reg = __m512i;
   using Mask = __mmask16;
   static Mask first(std::size_t count) { return static_cast<Mask>((1u << count) - 1); }
-  static __m512i load(const std::uint32_t* p, std::size_t count) {
+  static __m512i load(const std::uint32_t* p, std::size_t count, bool) {
     return _mm512_mask_loadu_epi32(_mm512_set1_epi32(-1), first(count), p);
   }
-  static void store(std::uint32_t* p, std::size_t count, __m512i v) { _mm512_mask_storeu_epi32(p, first(count), v); }
+  static void store(std::uint32_t* p, std::size_t count, __m512i v, bool) { _mm512_mask_storeu_epi32(p, first(count), v); }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
   template <Mask kLarger>
@@ -492,16 +493,34 @@ struct Lanes<std::uint32_t> {
   static constexpr int kCount = 8;
   using Reg = __m256i;
   using Mask = int;  // bit l: lane l
-  // Lanes past count hold the largest key. A partial register goes through the stack, both ways: AMD's
-  // masked loads and stores (vpmaskmovd) were slower than the scalar copies (BM_SortColumns).
-  static __m256i load(const std::uint32_t* p, std::size_t count) {
+  // Lanes past count hold the largest key. AVX2 has no masked access that pays (AMD's vpmaskmovd was slower
+  // than scalar copies, BM_SortColumns), so a partial register after a full one is reached by the full
+  // register's width that ends with its last key, rotated into place (the store rewrites some of the keys
+  // before it, which the register before, stored after it, puts back); a partial first register goes
+  // through the stack.
+  static __m256i load(const std::uint32_t* p, std::size_t count, bool after_full_register) {
     if (count == kCount) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if (after_full_register && count > 0) {
+      const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+      const __m256i last_width = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + count - kCount));
+      // vpermd reads an index's low three bits: lane l takes lane (l + kCount - count) mod kCount
+      const __m256i own_first = _mm256_permutevar8x32_epi32(
+          last_width, _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(kCount - count))));
+      const __m256i past_count = _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(count) - 1));
+      return _mm256_or_si256(own_first, past_count);
+    }
     alignas(32) std::uint32_t lanes[kCount] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
     for (std::size_t l = 0; l < count; ++l) lanes[l] = p[l];
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
   }
-  static void store(std::uint32_t* p, std::size_t count, __m256i v) {
+  static void store(std::uint32_t* p, std::size_t count, __m256i v, bool after_full_register) {
     if (count == kCount) return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    if (after_full_register && count > 0) {  // lane l of the stored width: lane (l + count) mod kCount of v
+      const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+      const __m256i rotated =
+          _mm256_permutevar8x32_epi32(v, _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(count))));
+      return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + count - kCount), rotated);
+    }
     alignas(32) std::uint32_t lanes[kCount];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), v);
     for (std::size_t l = 0; l < count; ++l) p[l] = lanes[l];
@@ -604,8 +623,8 @@ void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {
     vector_sort(reinterpret_cast<std::uint32_t*>(cols), n);
     return;
   }
-  // Below 16 columns the AVX2 network does not pay: its partial register goes through the stack
-  // (BM_SortColumns; A² of CSky2d100, rows of 13, was 25% slower with it from 8 columns up).
+  // Below 16 columns the AVX2 network does not pay in a product: A² of CSky2d100 (rows of 13) was 25-30%
+  // slower with it from 8 columns up, though BM_SortColumns has it ahead there (docs/BENCHMARKS.md).
   if (allow_vector && n >= kAvx2SortMinColumns && sort_columns_avx2(cols, n)) return;
 #endif
   (void)allow_vector;

@@ -261,8 +261,15 @@ TEST(SortAccumulator, Avx2NetworkSortsColumnsLikeStdSort) {
       std::vector<std::int32_t> expected = cols;
       std::sort(expected.begin(), expected.end());
       const std::vector<std::int32_t> given = cols;
-      const bool sorted = sort_columns_avx2(cols.data(), n);
+      // Between guards: a partial register's overlapping access must stay within the n columns.
+      constexpr std::int32_t kGuard = -3;
+      std::vector<std::int32_t> guarded{kGuard};
+      guarded.insert(guarded.end(), cols.begin(), cols.end());
+      guarded.push_back(kGuard);
+      const bool sorted = sort_columns_avx2(guarded.data() + 1, n);
       ASSERT_EQ(sorted, n <= kAvx2SortMaxColumns) << "n = " << n;
+      ASSERT_TRUE(guarded.front() == kGuard && guarded.back() == kGuard) << "written outside, n = " << n;
+      cols.assign(guarded.begin() + 1, guarded.end() - 1);
       ASSERT_EQ(cols, sorted ? expected : given) << "n = " << n << ", seed " << seed;
     }
 }
