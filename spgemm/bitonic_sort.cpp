@@ -623,8 +623,8 @@ void sort_columns(std::int32_t* cols, std::size_t n, bool allow_vector) {
     vector_sort(reinterpret_cast<std::uint32_t*>(cols), n);
     return;
   }
-  // Below 16 columns the AVX2 network does not pay in a product: A² of CSky2d100 (rows of 13) was 25-30%
-  // slower with it from 8 columns up, though BM_SortColumns has it ahead there (docs/BENCHMARKS.md).
+  // Below 16 columns the AVX2 network has not shown that it pays in a product, though BM_SortColumns has it
+  // ahead there (docs/BENCHMARKS.md, "Sorting a row's columns without AVX-512").
   if (allow_vector && n >= kAvx2SortMinColumns && sort_columns_avx2(cols, n)) return;
 #endif
   (void)allow_vector;
