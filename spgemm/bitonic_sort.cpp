@@ -71,7 +71,9 @@ struct Lanes<std::uint64_t> {
   static __m512i load(const std::uint64_t* p, std::size_t count, bool) {
     return _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), first(count), p);
   }
-  static void store(std::uint64_t* p, std::size_t count, __m512i v, bool) { _mm512_mask_storeu_epi64(p, first(count), v); }
+  static void store(std::uint64_t* p, std::size_t count, __m512i v, bool) {
+    _mm512_mask_storeu_epi64(p, first(count), v);
+  }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu64(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu64(a, b); }
   // max(a, b) in the lanes of kLarger, src elsewhere.
@@ -98,7 +100,9 @@ struct Lanes<std::uint32_t> {
   static __m512i load(const std::uint32_t* p, std::size_t count, bool) {
     return _mm512_mask_loadu_epi32(_mm512_set1_epi32(-1), first(count), p);
   }
-  static void store(std::uint32_t* p, std::size_t count, __m512i v, bool) { _mm512_mask_storeu_epi32(p, first(count), v); }
+  static void store(std::uint32_t* p, std::size_t count, __m512i v, bool) {
+    _mm512_mask_storeu_epi32(p, first(count), v);
+  }
   static __m512i min(__m512i a, __m512i b) { return _mm512_min_epu32(a, b); }
   static __m512i max(__m512i a, __m512i b) { return _mm512_max_epu32(a, b); }
   template <Mask kLarger>
@@ -498,16 +502,17 @@ struct Lanes<std::uint32_t> {
   // register's width that ends with its last key, rotated into place (the store rewrites some of the keys
   // before it, which the register before, stored after it, puts back); a partial first register goes
   // through the stack.
+  static __m256i lane_index() { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
+  // Lane l of the result is lane (l + by) mod kCount of v (vpermd reads an index's low three bits).
+  static __m256i rotated(__m256i v, std::size_t by) {
+    return _mm256_permutevar8x32_epi32(v, _mm256_add_epi32(lane_index(), _mm256_set1_epi32(static_cast<int>(by))));
+  }
   static __m256i load(const std::uint32_t* p, std::size_t count, bool after_full_register) {
     if (count == kCount) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     if (after_full_register && count > 0) {
-      const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
       const __m256i last_width = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + count - kCount));
-      // vpermd reads an index's low three bits: lane l takes lane (l + kCount - count) mod kCount
-      const __m256i own_first = _mm256_permutevar8x32_epi32(
-          last_width, _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(kCount - count))));
-      const __m256i past_count = _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(count) - 1));
-      return _mm256_or_si256(own_first, past_count);
+      const __m256i past_count = _mm256_cmpgt_epi32(lane_index(), _mm256_set1_epi32(static_cast<int>(count) - 1));
+      return _mm256_or_si256(rotated(last_width, kCount - count), past_count);
     }
     alignas(32) std::uint32_t lanes[kCount] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
     for (std::size_t l = 0; l < count; ++l) lanes[l] = p[l];
@@ -515,12 +520,8 @@ struct Lanes<std::uint32_t> {
   }
   static void store(std::uint32_t* p, std::size_t count, __m256i v, bool after_full_register) {
     if (count == kCount) return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
-    if (after_full_register && count > 0) {  // lane l of the stored width: lane (l + count) mod kCount of v
-      const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-      const __m256i rotated =
-          _mm256_permutevar8x32_epi32(v, _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(count))));
-      return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + count - kCount), rotated);
-    }
+    if (after_full_register && count > 0)
+      return _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + count - kCount), rotated(v, count));
     alignas(32) std::uint32_t lanes[kCount];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), v);
     for (std::size_t l = 0; l < count; ++l) p[l] = lanes[l];
