@@ -20,11 +20,11 @@ namespace amgsolve {
 inline constexpr Index kMaxDirectRows = 50000;
 inline constexpr int kCoarsestSmoothingSteps = 8;
 // Where coarsening stopped early, rows alone do not bound the factorisation: a level of few thousand rows
-// with hundreds of entries each (a dense random graph) or of a 3D grid's 46,000 points (AMD's fill) took
-// tens of seconds to factorise, where its smoother converges in a few iterations. Such a level (more rows than
-// amg.coarse_size) is factorised only while the factorisation's multiply-adds (sparse/sparse_ldlt.hpp,
-// from the symbolic analysis) stay below this, about a second of Eigen's simplicial LDL^T; a level of at
-// most amg.coarse_size rows, the coarsest the setup aimed for, always is (up to kMaxDirectRows rows).
+// with hundreds of entries each (a dense random graph) or of a 3D grid's points (AMD's fill) can take far
+// longer to factorise than its smoother takes to converge (docs/BENCHMARKS.md, "Structurally unusual
+// matrices"). Such a level (more rows than amg.coarse_size) is factorised only while the factorisation's
+// multiply-adds (sparse/sparse_ldlt.hpp, from the symbolic analysis) stay below this; a level of at most
+// amg.coarse_size rows, the coarsest the setup aimed for, always is (up to kMaxDirectRows rows).
 inline constexpr double kMaxEarlyCoarsestWork = 1u << 30;
 
 enum class SmootherType { jacobi, chebyshev, gauss_seidel };
@@ -71,8 +71,9 @@ struct SmootherParams {
   // aggregation AMG on Poisson-type problems (measured in docs/BENCHMARKS.md).
   int degree = 2;
   // Chebyshev targets the eigenvalues of D^-1 A in [upper / ratio, upper]. A degree-2 polynomial cannot
-  // be small on a wide interval: with ratio 30 it damps by only 0.78 there, with ratio 10 by 0.4; on
-  // 3D Poisson the V-cycle factor drops from 0.62 to 0.37 and PCG needs 14 instead of 17 iterations.
+  // be small on a wide interval: with ratio 30 it damps by only 0.78 there, with ratio 10 by 0.4, and PCG
+  // needs fewer iterations on every shipped Poisson and mouse config (docs/BENCHMARKS.md, "Tried, not kept
+  // (poisson.yaml)").
   double chebyshev_ratio = 10.0;
   // Jacobi: sweeps per smoothing step and damping; omega <= 0 means 4 / (3 rho(D^-1 A)), the weight
   // that minimises the amplification of the upper half of the spectrum.
@@ -89,7 +90,8 @@ struct AmgParams {
   // SpGEMM backend for the prolongator smoothing and P^T (A P); empty: the backend's default
   // (default_spgemm_backend in spgemm/registry.hpp).
   std::string spgemm;
-  // Stop coarsening below this many rows; the coarsest system is factorised (sparse Cholesky).
+  // Stop coarsening below this many rows; the coarsest system is factorised (LDL^T), or smoothed where
+  // coarsening stopped early on a level too dear to factorise (kMaxEarlyCoarsestWork).
   Index coarse_size = 1000;
   int max_levels = 25;
   // Strength of connection: |a_ij| >= theta sqrt(|a_ii a_jj|). 0.02 keeps every link of the 5/7/9/27-point
@@ -131,7 +133,7 @@ struct AmgParams {
   // A system's near-nullspace vectors relaxed on A x = 0 before the finest level's aggregates are fitted to
   // them: this many damped Jacobi sweeps (amg/improve_near_nullspace.hpp). 0: as given.
   int improve_near_nullspace = 4;
-  // A singular system's nullspace (amg.nullspace resolved to near_nullspace, amg/nullspace.hpp): m
+  // A singular system's nullspace (amg.nullspace resolved to near_nullspace, amg/system_nullspace.hpp): m
   // combinations of its k near-nullspace vectors, nullspace vector j = sum_v nullspace_combinations[j k + v] b_v,
   // b_v the finest level's vectors as finest_near_nullspace gives them (scaled to unit length).
   std::shared_ptr<const std::vector<double>> nullspace_combinations;

@@ -41,7 +41,7 @@ Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, do
   return strength_of_connection(A, theta);
 }
 
-// A re-setup keeps a level's strength (amg/hierarchy.hpp's LevelStructure): the part it stores, its memory,
+// A re-setup keeps a level's strength (amg/kept_structure.hpp's LevelStructure): the part it stores, its memory,
 // and the strength given back to the setup for the level's new matrix (the mpi backend's overloads wrap a
 // rank's part).
 inline Strength& local_strength(Strength& strength) { return strength; }

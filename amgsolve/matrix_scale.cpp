@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 
+#include "common/error.hpp"
+#include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {
@@ -26,6 +29,21 @@ double largest_diagonal(const CsrMatrix<double>& rows, Index first_row) {
     largest = std::max(largest, std::abs(entry));
   }
   return largest;
+}
+
+std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, Index first_row) {
+  const Vector<double> d = diagonal(rows, first_row);
+  const auto n = static_cast<std::int64_t>(d.size());
+  const std::int64_t i = first_index_where(n, [&](std::int64_t k) {
+    return d[k] != 0 && std::abs(std::ldexp(d[k], -exponent)) < std::numeric_limits<double>::min();
+  });
+  if (i == n) return "";
+  const std::string scale = exponent == 0 ? "A as given" : "A / 2^" + std::to_string(exponent) + ", its largest "
+                                                           "diagonal entry brought near 1";
+  return "A's diagonal entry in row " + std::to_string(first_row + i + 1) + ", " + format_number(d[i]) +
+         ", is below double's normal numbers (2.2e-308) on the scale the solver works on (" + scale +
+         "): A's diagonal spans more than double holds; scale its rows and columns symmetrically first "
+         "(D^-1/2 A D^-1/2)";
 }
 
 int matrix_exponent(double largest_diagonal) {

@@ -8,6 +8,7 @@
 // that become subnormal, 1e-300 below the diagonal), so the hierarchy is the one of A itself on another
 // scale, and x is the same: A x = b is (A / 2^s) x = b / 2^s.
 #include <memory>
+#include <string>
 
 #include "sparse/csr.hpp"
 
@@ -20,6 +21,12 @@ double largest_diagonal(const CsrMatrix<double>& rows, Index first_row = 0);
 // s, with 2^s <= largest_diagonal < 2^(s+1), where that lies beyond 2^+-64; else 0 (and for 0 or a value
 // that is not finite, which the setup refuses in its own words).
 int matrix_exponent(double largest_diagonal);
+
+// What is wrong with A's diagonal on the scale the solver works on (A / 2^exponent), or "": its first row
+// (counted from 1, of the global rows where a block of rows from first_row is given) whose diagonal entry is
+// nonzero but below double's normal numbers there. A diagonal spanning more than double holds (diag(1e-200,
+// 1e200)) would otherwise be taken for a singular or indefinite one by the setup, or overflow the solve.
+std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, Index first_row = 0);
 
 // A's values times 2^-exponent (A itself for 0).
 CsrMatrix<double> scaled_down(CsrMatrix<double> A, int exponent);

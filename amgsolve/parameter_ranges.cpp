@@ -29,8 +29,9 @@ const std::vector<Bounded>& table() {
       {{"amg.improve_near_nullspace", 0, 100}, VALUE(amg.improve_near_nullspace)},
       {{"amg.strength_threshold", 0, 1}, VALUE(amg.strength_threshold)},
       {{"amg.prolongator_damping", 0, 2, true}, VALUE(amg.prolongator_damping)},
-      // Fewer than 4 steps underestimate rho(D^-1 A) so far that the Chebyshev smoother amplifies the top of
-      // the spectrum: PCG broke down on 2D and 3D Poisson at 2 steps, and at 3 without eigenvalue_safety.
+      // Fewer than 4 steps can underestimate rho(D^-1 A) so far that the Chebyshev smoother amplifies the top
+      // of the spectrum, and PCG breaks down (docs/BENCHMARKS.md, "The setup's MIS-2 on live lists, fewer
+      // Lanczos steps").
       {{"amg.lanczos_steps", 4, 200}, VALUE(amg.lanczos_steps)},
       {{"amg.smoother.degree", 1, 20}, VALUE(amg.smoother.degree)},
       {{"amg.smoother.chebyshev_ratio", 1, std::nullopt, true}, VALUE(amg.smoother.chebyshev_ratio)},

@@ -20,10 +20,6 @@
 
 namespace amgsolve {
 
-// A backend over MPI ranks (backend/mpi/): it has a communicator.
-template <class Backend>
-constexpr bool kDistributed = requires(const Backend& b) { b.comm(); };
-
 // SpMVs a V-cycle makes on each level (smoothing and the residual; on the coarsest its smoothing steps where
 // it is smoothed, none where it is solved directly),
 // the weights of the formats' cost model.
@@ -63,19 +59,22 @@ SpmvFormat choose_format(const Backend& backend, const Hierarchy<Backend, CycleV
       }
   const FormatChoice choice =
       choose_spmv_format(requested, summary.spmv_formats, spmvs_per_cycle(amg), /*csr_allowed=*/!kOnRanksDevices);
-  if constexpr (kHostCsr<Backend>) {
-    // Which operators take the sliced ELLPACK layout is decided as the cycle builds them, and said then
-    // (SlicedOperators::describe); here what the GPU formats' model would pick.
-    summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
-    return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
-  } else if constexpr (kDistributed<Backend> && SolveBackend::kind == BackendKind::cpu) {
-    // Which level matrices the ranks slice is decided as the cycle builds them (SlicedOperators).
+  if constexpr (SolveBackend::kind == BackendKind::cpu) {
+    // On CPUs (one process or each rank's) which operators take the sliced ELLPACK layout is decided as the
+    // cycle builds them, and said then (SlicedOperators::describe, describe_sliced_on_ranks); here what the
+    // GPU formats' model would pick.
     summary.spmv_format_reason = "the GPU formats' model would pick " + format_name(choice.format) + ": " + choice.reason;
     return requested == SpmvFormat::csr ? SpmvFormat::csr : SpmvFormat::automatic;
   }
   summary.spmv_format = format_name(choice.format);
   summary.spmv_format_reason = choice.reason;
   return choice.format;
+}
+
+// Why a CPU solve multiplies every `operators` in CSR: asked to, or none fits the sliced ELLPACK.
+inline std::string csr_reason(SpmvFormat requested, const std::string& operators) {
+  if (requested == SpmvFormat::csr) return "requested";
+  return "no " + operators + "'s padding is small enough for the sliced ELLPACK, or the CPU lacks AVX2";
 }
 
 // The levels whose operators the cpu backend's cycle holds in sliced ELLPACK, as it builds them; then what
@@ -93,10 +92,7 @@ class SlicedOperators {
     const std::string model = " (" + summary.spmv_format_reason + ")";
     if (matrices_.empty() && prolongators_.empty() && restrictions_.empty()) {
       summary.spmv_format = "csr";
-      summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
-                                                                 : std::string("no operator's padding is small enough "
-                                                                               "for the sliced ELLPACK, or the CPU "
-                                                                               "lacks AVX2")) + model;
+      summary.spmv_format_reason = csr_reason(requested, "operator") + model;
       return;
     }
     const auto levels = [](const std::string& list) { return list.empty() ? std::string("none") : list; };
@@ -129,9 +125,7 @@ void describe_sliced_on_ranks(const MpiBackend& backend, const Hierarchy& hierar
   }
   if (levels.empty()) {
     summary.spmv_format = "csr";
-    summary.spmv_format_reason = (requested == SpmvFormat::csr ? std::string("requested")
-                                                               : "no level matrix's padding is small enough for the "
-                                                                 "sliced ELLPACK, or the CPU lacks AVX2") + model;
+    summary.spmv_format_reason = csr_reason(requested, "level matrix") + model;
     return;
   }
   summary.spmv_format = "sliced-ellpack";

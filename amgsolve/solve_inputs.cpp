@@ -32,8 +32,9 @@ std::string vector_problem(const Vector<double>& v, const std::string& what, con
   return non_finite_problem(v, what, rows);
 }
 
-// The per-solve limits in the ranges of the keys they stand in for.
-std::string limits_problem(const SolverParams& limits) {
+}  // namespace
+
+std::string solve_limits_problem(const SolverParams& limits) {
   const ParameterRange& tolerance = parameter_range("solver.tolerance");
   if (!within(tolerance, limits.tolerance))
     return "tolerance " + describe(tolerance) + ", got " + format_number(limits.tolerance);
@@ -46,11 +47,8 @@ std::string limits_problem(const SolverParams& limits) {
   return "";
 }
 
-}  // namespace
-
-std::string right_hand_side_problem(const Vector<double>& b, const VectorRows& rows, const SolverParams& limits) {
-  if (std::string problem = vector_problem(b, "right-hand side", rows); !problem.empty()) return problem;
-  return limits_problem(limits);
+std::string right_hand_side_problem(const Vector<double>& b, const VectorRows& rows) {
+  return vector_problem(b, "right-hand side", rows);
 }
 
 std::string initial_guess_problem(const Vector<double>& x0, const VectorRows& rows, int exponent) {

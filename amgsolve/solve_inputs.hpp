@@ -19,8 +19,10 @@ struct VectorRows {
 };
 
 // Each: the problem, or "" when there is none.
-// b: its length, an entry that is not finite, limits outside their keys' ranges.
-std::string right_hand_side_problem(const Vector<double>& b, const VectorRows& rows, const SolverParams& limits);
+// b: its length, an entry that is not finite.
+std::string right_hand_side_problem(const Vector<double>& b, const VectorRows& rows);
+// A solve's limits (tolerances, iterations) outside the ranges of the keys they stand in for.
+std::string solve_limits_problem(const SolverParams& limits);
 // x0: its length, an entry that is not finite, entries beyond double's range on the scale the solve runs on
 // (x0 / 2^exponent: a guess far larger than b's solution).
 std::string initial_guess_problem(const Vector<double>& x0, const VectorRows& rows, int exponent);

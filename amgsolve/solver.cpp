@@ -161,10 +161,11 @@ AmgParams with_nullspace_on_ranks(AmgParams amg, const MpiBackend& backend, cons
 
 #endif
 
-// A's rows; over MPI ranks a system's finest rows (and the vectors uploaded) partitioned in whole blocks of
-// its nodes (node_partition_unit) first, before A is distributed.
+// Over MPI ranks a system's finest rows (and the vectors uploaded) are partitioned in whole blocks of its
+// nodes (node_partition_unit): set on the backend before A is distributed. Returns A's rows, so that it runs
+// among the member initialisers, before A's.
 template <class Backend>
-Index finest_rows(Backend& backend, Index rows, const AmgParams& amg) {
+Index set_finest_partition_unit(Backend& backend, Index rows, const AmgParams& amg) {
   if constexpr (requires { backend.set_finest_unit(std::int64_t{1}); })
     if (amg.is_system()) backend.set_finest_unit(node_partition_unit(amg.block_size));
   return rows;
@@ -191,7 +192,7 @@ class SolverOn final : public Solver::Impl {
       : setup_timer_(),
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
-        rows_(finest_rows(backend_, A->rows, params.amg)),
+        rows_(set_finest_partition_unit(backend_, A->rows, params.amg)),
         matrix_exponent_(matrix_exponent(largest_diagonal(*A))),
         A_csr_(backend_.csr(scaled_down(std::move(A), matrix_exponent_))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
@@ -208,7 +209,7 @@ class SolverOn final : public Solver::Impl {
       : setup_timer_(),
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
-        rows_(finest_rows(backend_, static_cast<Index>(block.global_rows), params.amg)),
+        rows_(set_finest_partition_unit(backend_, static_cast<Index>(block.global_rows), params.amg)),
         matrix_exponent_(exponent_over_ranks(block)),
         A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), backend_.finest_partition(rows_),
                                                                  backend_.finest_partition(rows_),
@@ -224,72 +225,33 @@ class SolverOn final : public Solver::Impl {
 
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                     const SolveOptions& options, VectorLayout layout) override {
-    SolverParams effective = params_;  // this solve's limits over the solver's
-    if (options.tolerance) effective.tolerance = *options.tolerance;
-    if (options.absolute_tolerance) effective.absolute_tolerance = *options.absolute_tolerance;
-    if (options.max_iterations) effective.max_iterations = *options.max_iterations;
+    SolverParams effective = limits_of(options);
     // The solve runs on b / 2^e and A / 2^s, so on x / 2^(e - s) (amgsolve/vector_scale.hpp).
     const int exponent = scale_exponent(b, layout), x_exponent = exponent - matrix_exponent_;
-    // Before anything else collective: a wrong input on one rank must not leave the others waiting.
-    std::string problem = right_hand_side_problem(b, vector_rows(layout), effective);
-    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, vector_rows(layout), x_exponent);
-    require_agreed(problem);
-    require_same_limits(effective);
+    require_valid_inputs(b, x, options, effective, layout, x_exponent);
     Timer timer;
     const TransferCounts before = solving().transfers();
     const CommunicationStats communicated_before = communication();
     Vec<double> b_on = exponent == 0 ? to_solve(b, layout) : to_solve(scaled(b, -exponent), layout);
-    const bool singular = hierarchy_.singular();
     // The absolute tolerance as a relative one, on b_on's scale (b / 2^exponent) so that nothing overflows.
     if (effective.absolute_tolerance > 0) {
       effective.absolute_tolerance = std::ldexp(effective.absolute_tolerance, -exponent);
       effective.tolerance = held_tolerance(effective, solving().norm2(b_on));
     }
     const double tolerance = effective.tolerance;
-    double nullspace_part = 0;  // c = ||b's part along the nullspace|| / ||b||, which no A x takes away
-    if (singular) {
-      // Only b's part in the range can be reached: a larger part along the nullspace is an error, a smaller
-      // one (below the tolerance) is removed so that the iteration sees a consistent system.
-      nullspace_part = consistent_part_of(b_on, static_cast<std::size_t>(rows_), tolerance);
-      remove_nullspace(b_on);
-      effective.tolerance = range_tolerance(tolerance, nullspace_part);
-    }
+    // c = ||b's part along the nullspace|| / ||b||, which no A x takes away
+    const double nullspace_part = hierarchy_.singular() ? onto_range(b_on, effective) : 0.0;
     // The iteration's residuals are of b's range part; the caller's, of b: sqrt(h^2 (1 - c^2) + c^2).
     const auto of_b = [nullspace_part](double h) {
       return nullspace_part == 0 ? h
                                  : std::sqrt(h * h * (1 - nullspace_part * nullspace_part) + nullspace_part * nullspace_part);
     };
     const IterationCallback report = !on_iteration ? IterationCallback{} : [&](int k, double h) { on_iteration(k, of_b(h)); };
-    Vec<double> x_on;
-    if (options.initial_guess) {
-      x_on = x_exponent == 0 ? to_solve(x, layout) : to_solve(scaled(x, -x_exponent), layout);
-      // A start's part along the nullspace changes no residual but the rounding of A x (a constant of 1e9 held
-      // the true residual at 1e-7): removed, as it is from the solution anyway.
-      if (singular) remove_nullspace(x_on);
-    } else {
-      solving().zero(x_on, A_->rows);
-    }
-    const BackendPreconditioner<SolveBackend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
-      apply_cycle(r, z);
-    };
-    SolveResult result;
-    try {
-      result = effective.type == SolverType::pcg
-                   ? pcg<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, effective, report)
-                   : stationary_iteration<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, effective, report);
-    } catch (const PreconditionerBreakdown& e) {
-      throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), effective));
-    }
+    Vec<double> x_on = first_iterate(x, options, layout, x_exponent);
+    SolveResult result = iterate(effective, b_on, x_on, report);
     for (double& h : result.history) h = of_b(h);
     result.relative_residual = of_b(result.relative_residual);
-    if (singular) remove_nullspace(x_on);  // the solution of least norm: x is defined up to the nullspace
-    from_solve(x_on, x, layout);
-    if (x_exponent != 0) {
-      Vector<double> back = scaled_back(x, x_exponent, "solution", layout);
-      const bool lost = digits_lost_on_any_rank(x, back, x_exponent, layout);
-      x = std::move(back);
-      if (lost) require_attained(b, x, exponent, x_exponent, tolerance, result, layout);
-    }
+    return_solution(std::move(x_on), x, layout, b, exponent, x_exponent, tolerance, result);
     result.tolerance = tolerance;
     result.seconds = timer.seconds();
     result.transfers = solving().transfers() - before;
@@ -542,6 +504,80 @@ class SolverOn final : public Solver::Impl {
       throw Error("internal: a system's nullspace on the " + std::string(to_string(SolveBackend::kind)) + " backend");
   }
 
+  // This solve's limits: the solver's, with the ones `options` gives instead.
+  SolverParams limits_of(const SolveOptions& options) const {
+    SolverParams limits = params_;
+    if (options.tolerance) limits.tolerance = *options.tolerance;
+    if (options.absolute_tolerance) limits.absolute_tolerance = *options.absolute_tolerance;
+    if (options.max_iterations) limits.max_iterations = *options.max_iterations;
+    return limits;
+  }
+
+  // b, the start x (with options.initial_guess) and the limits checked, before anything else collective: a
+  // wrong input on one rank must not leave the others waiting.
+  void require_valid_inputs(const Vector<double>& b, const Vector<double>& x, const SolveOptions& options,
+                            const SolverParams& limits, VectorLayout layout, int x_exponent) const {
+    std::string problem = right_hand_side_problem(b, vector_rows(layout));
+    if (problem.empty()) problem = solve_limits_problem(limits);
+    if (problem.empty() && options.initial_guess) problem = initial_guess_problem(x, vector_rows(layout), x_exponent);
+    require_agreed(problem);
+    require_same_limits(limits);
+  }
+
+  // A singular matrix's solve: only b's part in the range can be reached. A larger part along the
+  // nullspace is an error, a smaller one (below the tolerance) is removed, so that the iteration sees a
+  // consistent system, to the tolerance that then holds for b (range_tolerance). Returns that part.
+  double onto_range(Vec<double>& b_on, SolverParams& limits) const {
+    const double part = consistent_part_of(b_on, static_cast<std::size_t>(rows_), limits.tolerance);
+    remove_nullspace(b_on);
+    limits.tolerance = range_tolerance(limits.tolerance, part);
+    return part;
+  }
+
+  // The iteration's start on the solve's backend: the caller's x (on the solve's scale, 2^x_exponent) with
+  // options.initial_guess, else zero.
+  Vec<double> first_iterate(const Vector<double>& x, const SolveOptions& options, VectorLayout layout,
+                            int x_exponent) const {
+    Vec<double> x_on;
+    if (!options.initial_guess) {
+      solving().zero(x_on, A_->rows);
+      return x_on;
+    }
+    x_on = x_exponent == 0 ? to_solve(x, layout) : to_solve(scaled(x, -x_exponent), layout);
+    // A start's part along the nullspace changes no residual but the rounding of A x (a constant of 1e9 held
+    // the true residual at 1e-7): removed, as it is from the solution anyway.
+    if (hierarchy_.singular()) remove_nullspace(x_on);
+    return x_on;
+  }
+
+  // PCG or the stationary iteration with the V-cycle, from x_on.
+  SolveResult iterate(const SolverParams& limits, const Vec<double>& b_on, Vec<double>& x_on,
+                      const IterationCallback& report) {
+    const BackendPreconditioner<SolveBackend, double> vcycle = [this](const Vec<double>& r, Vec<double>& z) {
+      apply_cycle(r, z);
+    };
+    try {
+      return limits.type == SolverType::pcg
+                 ? pcg<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report)
+                 : stationary_iteration<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report);
+    } catch (const PreconditionerBreakdown& e) {
+      throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), limits));
+    }
+  }
+
+  // The iterate into the caller's x, on b's scale; where scaling back cost digits, the residual it attains
+  // is checked against the tolerance, and reported if larger than the iteration's (require_attained).
+  void return_solution(Vec<double> x_on, Vector<double>& x, VectorLayout layout, const Vector<double>& b,
+                       int exponent, int x_exponent, double tolerance, SolveResult& result) const {
+    if (hierarchy_.singular()) remove_nullspace(x_on);  // the solution of least norm: x is defined up to the nullspace
+    from_solve(x_on, x, layout);
+    if (x_exponent == 0) return;
+    Vector<double> back = scaled_back(x, x_exponent, "solution", layout);
+    const bool lost = digits_lost_on_any_rank(x, back, x_exponent, layout);
+    x = std::move(back);
+    if (lost) require_attained(b, x, exponent, x_exponent, tolerance, result, layout);
+  }
+
   // b's part along the nullspace, ||Q^T b|| / ||b||, checked against the tolerance (an InputError above it).
   double consistent_part_of(const Vec<double>& b_on, std::size_t n, double tolerance) const {
     if (system_nullspace_) {
@@ -754,7 +790,8 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
   constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
   constexpr double smallest = std::numeric_limits<float>::min() * headroom;  // 2.0e-31
   // |a| / 2^exponent as ldexp forms it, by a multiplication where 2^-exponent is a double (the product is then
-  // exact, or rounded once as ldexp rounds): a call per entry was a tenth of a second of the mixed setup.
+  // exact, or rounded once as ldexp rounds): a libm call per entry was dear (docs/BENCHMARKS.md, "Serial
+  // passes before and around the setup").
   const bool power_is_a_double = std::abs(exponent) <= 1022;
   const double power = power_is_a_double ? std::ldexp(1.0, -exponent) : 0.0;
   const auto outside = [&](Index i, Offset k) {
@@ -784,8 +821,11 @@ std::string whole_float_range_problem(const CsrMatrix<double>& A, int first_inde
   return float_range_problem(A, matrix_exponent(largest_diagonal(A)), 0, first_index);
 }
 
-// A whole matrix (or one process's block) the cycle's precision can hold, before any work.
-void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters& params) {
+// A whole matrix (or one process's block) whose diagonal double holds on the solver's scale, and which the
+// cycle's precision can hold, before any work.
+void require_representable(const CsrMatrix<double>& A, const Parameters& params) {
+  if (const std::string problem = diagonal_range_problem(A, matrix_exponent(largest_diagonal(A))); !problem.empty())
+    throw InputError(problem);
   if (params.solver.precision == Precision::mixed)
     if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw MatrixEntryError(problem);
 }
@@ -794,7 +834,7 @@ void require_cycle_precision_holds(const CsrMatrix<double>& A, const Parameters&
 template <class Backend, class SolveBackend = Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>)
-    require_cycle_precision_holds(*A, params);
+    require_representable(*A, params);
   if (params.solver.precision == Precision::mixed) {
     try {
       return std::make_unique<SolverOn<Backend, float, SolveBackend>>(std::move(A), params, callbacks);
@@ -991,12 +1031,14 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   MPI_Allreduce(MPI_IN_PLACE, agreed.data(), static_cast<int>(agreed.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (problem.empty() && agreed[0] != -agreed[1]) problem = "Solver: the ranks disagree on the matrix's row count";
   if (problem.empty()) problem = zero_vector_problem(std::vector<double>(agreed.begin() + 2, agreed.begin() + 2 + vectors));
-  if (params.solver.precision == Precision::mixed) {  // on the scale of the whole matrix (matrix_exponent)
-    const Index first = static_cast<Index>(owned_rows(block.global_rows, amg.block_size).first);
-    double largest = problem.empty() ? largest_diagonal(block.rows, first) : 0.0;
-    MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (problem.empty()) problem = float_range_problem(block.rows, matrix_exponent(largest), first);
-  }
+  // On the scale of the whole matrix (matrix_exponent): its diagonal, and in mixed precision every entry.
+  const Index first = static_cast<Index>(owned_rows(block.global_rows, amg.block_size).first);
+  double largest_diagonal_entry = problem.empty() ? largest_diagonal(block.rows, first) : 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &largest_diagonal_entry, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const int exponent = matrix_exponent(largest_diagonal_entry);
+  if (problem.empty()) problem = diagonal_range_problem(block.rows, exponent, first);
+  if (problem.empty() && params.solver.precision == Precision::mixed)
+    problem = float_range_problem(block.rows, exponent, first);
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0) {
     if (first.text.starts_with(kEntryProblem)) throw MatrixEntryError(first.text);  // float_range_problem's
     throw InputError(first.text);
@@ -1048,7 +1090,7 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   require_solvable_matrix(A.get(), "Solver::rebuild");
   Impl& impl = live();
-  require_cycle_precision_holds(*A, impl.params);  // refused before any work: the hierarchy stays
+  require_representable(*A, impl.params);  // refused before any work: the hierarchy stays
   require_rebuild_fits(*A, impl.params);
   if (impl.from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
@@ -1071,7 +1113,7 @@ void Solver::rebuild(RowBlock block) {
   if (!distributed) {
     require_whole_block(block);
     require_solvable_matrix(&block.rows, "Solver::rebuild");
-    require_cycle_precision_holds(block.rows, impl_->params);
+    require_representable(block.rows, impl_->params);
     require_rebuild_fits(block.rows, impl_->params);
   }
   std::string why;

@@ -79,10 +79,16 @@ concept Backend = requires {
                   };
 
 // Whether the matrices a backend's setup builds are the host's CsrMatrix on one process (the cpu backend,
-// not the mpi one's distributed blocks or the device's). What needs a whole matrix in host memory exists
-// only there: the numeric-only products into kept patterns, the one-pass smoothed prolongator, the solve's
-// sliced ELLPACK copies. Code over a backend asks this, never which backend type it runs on.
+// not the mpi one's distributed blocks or the device's): then a level's pattern is kept as its row_ptr and
+// col alone (amg/resetup.hpp), no plan of A_f T is kept (amg/smoothed_aggregation.hpp), and the cycle's sliced
+// copies replace the hierarchy's CSR as it builds them (amgsolve/solver.cpp). The numeric-only products, the
+// one-pass prolongator and the sliced copies exist over the ranks too, for each rank's part, each asked for
+// by its own trait. Code over a backend asks these, never which backend type it runs on.
 template <class B>
 inline constexpr bool kHostCsr = std::is_same_v<typename B::template Csr<double>, CsrMatrix<double>>;
+
+// A backend over MPI ranks (backend/mpi/): it has a communicator.
+template <class B>
+inline constexpr bool kDistributed = requires(const B& b) { b.comm(); };
 
 }  // namespace amgsolve

@@ -202,9 +202,32 @@ bool written_through(const fs::path& path) { return is_special(path) || descript
 
 fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
 
+// A device or FIFO opened for writing, or -1 (errno set). Opening a FIFO that no process reads waits for one:
+// that wait is said on the standard error first, so that a run that finished its work does not sit silent
+// (the reader may still come; Ctrl-C ends the run, removing its temporary files).
+int open_through(const std::string& target, const std::string& shown) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_NONBLOCK);
+  if (fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);  // the writes then wait, as any output's, for a full pipe's reader
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+      const int error = errno;
+      ::close(fd);
+      errno = error;
+      return -1;
+    }
+    return fd;
+  }
+  if (errno != ENXIO) return -1;  // ENXIO: a FIFO without a reader
+  std::fprintf(stderr, "amgsolve: waiting for a process to read %s (a FIFO) to write into it; Ctrl-C ends the run\n",
+               shown.c_str());
+  std::fflush(stderr);
+  return ::open(target.c_str(), O_WRONLY);
+}
+
 // Puts the finished temporary file in place of the target: renamed over it, or copied into a device, FIFO or
 // descriptor (whose write errors are reported). The temporary file is gone afterwards either way.
-void place(const std::string& temp, const std::string& target, bool through, const std::string& shown) {
+void place(const std::string& temp, const std::string& target, bool through, const std::string& shown,
+           const std::string& what) {
   if (!through) {
     std::error_code ec;
     const fs::perms old = fs::status(target, ec).permissions();
@@ -219,19 +242,19 @@ void place(const std::string& temp, const std::string& target, bool through, con
     }
     const std::string reason = std::strerror(errno);
     remove_temp(temp);
-    throw Error("cannot write " + shown + ": " + reason);
+    throw Error("cannot write " + what + " " + shown + ": " + reason);
   }
   std::FILE* from = std::fopen(temp.c_str(), "rb");
   // A descriptor of this process is written as it is (at its offset, which the run's printing shares); a
   // device or FIFO is opened for writing.
   const int named = descriptor_of(target);
-  const int fd = !from ? -1 : named >= 0 ? named : ::open(target.c_str(), O_WRONLY);
+  const int fd = !from ? -1 : named >= 0 ? named : open_through(target, shown);
   bool ok = fd >= 0 && copy_into_descriptor(from, fd);
   if (named < 0 && fd >= 0) ok = ::close(fd) == 0 && ok;
   const std::string reason = std::strerror(errno);
   if (from) std::fclose(from);
   remove_temp(temp);
-  if (!ok) throw Error("cannot write " + shown + ": " + reason);
+  if (!ok) throw Error("cannot write " + what + " " + shown + ": " + reason);
 }
 
 // Just before a regular file is put in place: its path still leads to the file it led to when the run began
@@ -334,7 +357,7 @@ void AtomicFile::commit() {
       throw;
     }
   }
-  place(temp_, target_, through_, path_);
+  place(temp_, target_, through_, path_, what_);
 }
 
 OutputBatch*& OutputBatch::current() {
@@ -373,7 +396,8 @@ void OutputBatch::commit() {
   std::size_t i = 0;
   for (; i < staged_.size() && staged_[i].through; ++i) {
     try {
-      place(staged_[i].temp, staged_[i].target, true, staged_[i].shown);  // removes its temporary file if it fails
+      // removes its temporary file if it fails
+      place(staged_[i].temp, staged_[i].target, true, staged_[i].shown, staged_[i].what);
     } catch (...) {
       remove_from(i + 1);
       throw;
@@ -386,7 +410,7 @@ void OutputBatch::commit() {
     const Staged& s = staged_[i];
     try {
       rollback.before_replacing(s.target);
-      place(s.temp, s.target, false, s.shown);  // removes its temporary file if it fails
+      place(s.temp, s.target, false, s.shown, s.what);  // removes its temporary file if it fails
     } catch (const Error& e) {
       rollback.not_replaced();
       remove_from(i + 1);

@@ -50,7 +50,13 @@ inline std::string format_number(double v) {
 // that would split the one-line error; C1's and the Unicode line separators too) and bytes that are not
 // UTF-8 written as \xNN, and text beyond `limit` bytes cut, with its length said (a megabyte of junk in a
 // value is not echoed whole).
-inline std::string printable(const std::string& text, std::size_t limit = 80) {
+inline std::string printable(const std::string& text, std::size_t limit = 80);
+
+// A file's path as a message shows it: printable, cut only where it is longer than any real path would be (a
+// name too long for the file system is not echoed whole).
+inline std::string printable_path(const std::string& path) { return printable(path, 512); }
+
+inline std::string printable(const std::string& text, std::size_t limit) {
   // The length of the well-formed UTF-8 sequence of a printable character at text[i] (RFC 3629's table:
   // no overlong forms, surrogates or code points past U+10FFFF), 0 where none starts there.
   const auto utf8_length = [&](std::size_t i) -> std::size_t {

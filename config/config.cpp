@@ -200,7 +200,8 @@ class Document {
                        ": the file contains NUL bytes: it is not a YAML text file");
     root_ = load_single_document(text, name_);
     require_bounded_tree(root_, name_ + ": ");
-    if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
+    empty_text_ = root_.IsNull();
+    if (empty_text_) root_ = YAML::Node(YAML::NodeType::Map);
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }
 
@@ -304,6 +305,8 @@ class Document {
 
   const YAML::Node& root() const { return root_; }
   const std::string& name() const { return name_; }
+  // Whether the text held no settings (nothing, or only comments), before any override.
+  bool empty_text() const { return empty_text_; }
 
  private:
   static YAML::Node lookup(const YAML::Node& node, const std::vector<std::string>& parts, std::size_t i) {
@@ -333,6 +336,7 @@ class Document {
   std::string override_label_ = "--set";
   std::string name_;
   YAML::Node root_;
+  bool empty_text_ = false;
   std::set<std::string> overridden_;
   std::string base_folder_;
 };
@@ -625,9 +629,9 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
     const std::string file = reader.input_path(k.path);
     if (file.empty()) continue;
     if (const std::string problem = matrix_market_file_problem(file); !problem.empty())  // (every input is one)
-      reader.fail_at(k.path, k.path + " " + file + " " + problem);
+      reader.fail_at(k.path, k.path + " " + printable_path(file) + " " + problem);
     if (std::ifstream(file).fail())
-      reader.fail_at(k.path, k.path + " " + file + " cannot be read (" + std::strerror(errno) + ")");
+      reader.fail_at(k.path, k.path + " " + printable_path(file) + " cannot be read (" + std::strerror(errno) + ")");
   }
 }
 
@@ -681,9 +685,14 @@ Config read(const Document& doc, int ranks = 1, bool inputs_on_disk = false, boo
   return c;
 }
 
+// settings_required: a file that holds no settings, with no --set either, is refused (a truncated or
+// wrong file, rather than a request for the default problem of 2 million unknowns).
 Config read_text(const std::string& yaml_text, const std::string& name, const std::vector<std::string>& overrides,
-                 const std::string& base_folder, int ranks, bool inputs_on_disk) {
+                 const std::string& base_folder, int ranks, bool inputs_on_disk, bool settings_required = false) {
   Document doc(yaml_text, name);
+  if (settings_required && doc.empty_text() && overrides.empty())
+    throw InputError(name + " holds no settings (it is empty, or only comments): a truncated file? Give at least "
+                     "problem.type (configs/poisson.yaml sets up the default problem)");
   doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
   Config c = read(doc, ranks, inputs_on_disk);
@@ -736,9 +745,9 @@ bool is_matrix_market_banner(std::string_view text) {
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks, bool check_inputs) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + path + " is a directory");
+  if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + printable_path(path) + " is a directory");
   std::ifstream in(path);
-  if (!in) throw InputError("cannot read config file " + path + " (missing or not readable)");
+  if (!in) throw InputError("cannot read config file " + printable_path(path) + ": " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError("cannot read config file " + path);
@@ -746,7 +755,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
     throw InputError(path + " is a Matrix Market file, not a config: give it in one (problem: {type: "
                      "matrix_market, matrix: " + std::filesystem::path(path).filename().string() + "})");
   return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
-                   check_inputs);
+                   check_inputs, /*settings_required=*/true);
 }
 
 }  // namespace amgsolve

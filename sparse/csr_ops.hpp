@@ -45,8 +45,8 @@ template <class Value>
 Vector<Value> diagonal(const CsrMatrix<Value>& rows, Index first_row);
 
 // Leaves out the off-diagonal entries stored with the value 0 (rows from first_row on, global columns):
-// assembled finite-element files often hold them, and each would be carried into every Galerkin product
-// (20 zeros a row made a 2D Poisson hierarchy's operator complexity 5.5 instead of 1.3). Returns how many.
+// assembled finite-element files often hold them, and each would be carried into every Galerkin product,
+// raising the operator complexity (docs/BENCHMARKS.md, "Structurally unusual matrices"). Returns how many.
 Offset drop_stored_zeros(CsrMatrix<double>& rows, Index first_row = 0);
 
 // Converts the value type (e.g. double -> float for a mixed-precision cycle).

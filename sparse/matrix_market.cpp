@@ -51,7 +51,7 @@ class CompressedFile {
     if (const std::string problem = matrix_market_file_problem(path); !problem.empty())
       throw InputError("Matrix Market file " + path + " " + problem);
     file_ = gzopen(path.c_str(), "rb");
-    if (!file_) throw InputError("cannot open Matrix Market file " + path + ": " + std::strerror(errno));
+    if (!file_) throw InputError("cannot open Matrix Market file " + printable_path(path) + ": " + std::strerror(errno));
     gzbuffer(file_, 1 << 17);
   }
   ~CompressedFile() { gzclose(file_); }
@@ -296,7 +296,7 @@ double parse_value(Fields& fields, MatrixMarketScanner& scan, const MatrixMarket
   const char* end = token.data() + token.size();
   const auto [ptr, ec] = std::from_chars(Fields::after_plus_sign(token.data(), end), end, v);
   if (ec == std::errc::result_out_of_range && ptr == end)  // a number, too large (one too small was read)
-    scan.fail("value " + token + " is beyond the range of a double (magnitudes up to about 1.8e308)");
+    scan.fail("value " + printable(token) + " is beyond the range of a double (magnitudes up to about 1.8e308)");
   scan.fail("expected a numeric value, got '" + printable(token) + "'");
 }
 

@@ -449,7 +449,7 @@ if many; then
     >/dev/null 2>"$work/err.txt"
   [ "$(grep -c '^rank exit 1$' "$work/err.txt")" -eq "$ranks" ] ||
     fail "a write that failed on rank 0: not every rank exited 1: $(cat "$work/err.txt")"
-  grep -q "cannot write /dev/full" "$work/err.txt" || fail "a write that failed on rank 0: not said: $(cat "$work/err.txt")"
+  grep -q "cannot write report file /dev/full" "$work/err.txt" || fail "a write that failed on rank 0: not said: $(cat "$work/err.txt")"
   # Ranks started with other settings (mpirun's colon form) would build other hierarchies and wait in other
   # collectives: refused before any work, not a hang.
   if [ "$ranks" -gt 1 ]; then

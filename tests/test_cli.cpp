@@ -501,7 +501,7 @@ TEST(Cli, OneFailedOutputLeavesNone) {
   std::filesystem::create_symlink("/dev/full", dir.file("full.json"));
   const RunResult r = run(dir, {kSmallConfig, "--quiet", "--report", dir.file("full.json"), "--set",
                                 "output.solution=" + dir.file("x.mtx")});
-  EXPECT_TRUE(FailedCleanly(r, dir, {"full.json"}, {"full.json", "No space left"}));
+  EXPECT_TRUE(FailedCleanly(r, dir, {"full.json"}, {"cannot write report file " + dir.file("full.json"), "No space left"}));
 }
 
 TEST(Cli, VtkNeedsVtiExtension) {

@@ -952,6 +952,29 @@ TEST(Config, LoadMissingFile) {
   EXPECT_TRUE(Contains(e, path));
 }
 
+// The reason the system gives is said, and a name too long for any file system is not echoed whole.
+TEST(Config, LoadMissingFileSaysWhyAndCutsALongName) {
+  ScratchDir dir;
+  EXPECT_TRUE(Contains(error_of([&] { (void)load_config(dir.file("missing.yaml")); }), "No such file or directory"));
+  const std::string long_name = dir.file(std::string(5000, 'x') + ".yaml");
+  const std::string e = error_of([&] { (void)load_config(long_name); });
+  EXPECT_TRUE(Contains(e, "File name too long")) << e.substr(0, 200);
+  EXPECT_TRUE(Contains(e, "bytes)")) << e.substr(0, 200);
+  EXPECT_LT(e.size(), 1000u);
+}
+
+// A file without settings (empty, or only comments) is refused as a truncated one, unless --set gives some.
+TEST(Config, AFileWithoutSettingsIsRefusedUnlessSetGivesThem) {
+  ScratchDir dir;
+  const std::string path = dir.file("empty.yaml");
+  for (const char* text : {"", "# only a comment\n\n"}) {
+    std::ofstream(path) << text;
+    const std::string e = error_of([&] { (void)load_config(path); });
+    EXPECT_TRUE(Contains(e, path + " holds no settings")) << e;
+  }
+  EXPECT_EQ(load_config(path, {"problem.size=[4,4,4]"}).problem.poisson.size, (std::vector<std::int64_t>{4, 4, 4}));
+}
+
 TEST(Config, LoadDirectory) {
   ScratchDir dir;
   const std::string path = dir.path().string();

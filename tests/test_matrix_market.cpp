@@ -200,6 +200,9 @@ TEST(MatrixMarket, MalformedFilesAreRejectedWithFileAndLine) {
       {banner + "2 2 1\n1 1 1e400\n", ":3: value 1e400 is beyond the range of a double"},
       {banner + "2 2 1\n1 1 -1e400\n", ":3: value -1e400 is beyond the range of a double"},
       {banner + "2 2 1\n1 1 +1e400\n", ":3: value +1e400 is beyond the range of a double"},
+      // a number of 5,000 digits: shown cut, as any long token is
+      {banner + "2 2 1\n1 1 1" + std::string(4999, '0') + "\n",
+       ":3: value 1" + std::string(79, '0') + "... (5000 bytes) is beyond the range of a double"},
       {banner + "2 2 1\n1 1 1e-400x\n", ":3: expected a numeric value, got '1e-400x'"},
       {banner + "2 2 1\n1 1 1e400x\n", ":3: expected a numeric value, got '1e400x'"},
       {banner + "2 2 1\n1 1\n", ":3: expected a numeric value, found the end of the line"},

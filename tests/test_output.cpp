@@ -1,6 +1,7 @@
 // JSON output and atomic files: what is written reads back equal; failed writes leave nothing behind.
 // (The VTK writers are tested in test_vtk.cpp, built when VTK is.)
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,14 +86,15 @@ TEST(AtomicFile, DeviceIsWrittenThroughNotReplaced) {
   EXPECT_EQ(std::filesystem::status("/dev/null", ec).type(), std::filesystem::file_type::character);
 }
 
-// The device's write error arrives, with its reason, and no temporary file is left anywhere.
+// The device's write error arrives, naming the output and its reason, and no temporary file is left anywhere.
 TEST(AtomicFile, DeviceWriteErrorIsReported) {
   if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
   try {
     write_through("/dev/full", "report");
     FAIL() << "writing to /dev/full succeeded";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("No space left"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot write output file /dev/full: No space left"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -117,6 +119,33 @@ TEST(AtomicFile, FifoReceivesTheData) {
   reader.join();
   EXPECT_EQ(received, "through the pipe");
   EXPECT_EQ(std::filesystem::status(fifo).type(), std::filesystem::file_type::fifo);
+}
+
+// A FIFO that nobody reads yet: the wait for a reader is said on the standard error (a run that finished its
+// work would otherwise sit silent), then the data goes to the reader that comes.
+TEST(AtomicFile, AFifoWithoutReaderSaysItWaits) {
+  test::ScratchDir dir;
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int err[2];
+  ASSERT_EQ(::pipe(err), 0);
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  ::dup2(err[1], STDERR_FILENO);
+  std::thread writer([&] { write_through(fifo, "to a late reader"); });
+  // The note's line, read as the writer prints it (60 s at most: a writer that says nothing fails the test).
+  std::string note;
+  pollfd ready{err[0], POLLIN, 0};
+  for (char c = 0; c != '\n' && ::poll(&ready, 1, 60000) == 1 && ::read(err[0], &c, 1) == 1;) note += c;
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  ::close(err[1]);
+  const std::string received = read_all(fifo);  // the reader comes: the writer goes on
+  writer.join();
+  ::close(err[0]);
+  EXPECT_NE(note.find("waiting for a process to read " + fifo + " (a FIFO)"), std::string::npos) << note;
+  EXPECT_EQ(received, "to a late reader");
 }
 
 // An anonymous pipe (a shell's `| ...` or `>(...)`: /dev/stdout, /dev/fd/N) is written through too. Its link
@@ -181,7 +210,7 @@ TEST(OutputBatch, ARenameThatFailsPutsBackTheOnesBefore) {
     batch.commit();
     ADD_FAILURE() << "renamed over a directory";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot write " + dir.file("c.json")), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot write output file " + dir.file("c.json")), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("the files the run had replaced were put back"), std::string::npos) << e.what();
   }
   EXPECT_EQ(read_all(dir.file("a.json")), "old a");

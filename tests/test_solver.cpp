@@ -668,6 +668,32 @@ TEST(Library, VectorsThatAreNotFiniteAreRefusedByEntry) {
   EXPECT_EQ(refusal([&] { solver.precondition(b, z); }), "preconditioned vector: entry 9 (counted from 0) is -inf");
 }
 
+// A diagonal spanning more than double holds (diag(1e-200, 1e200): 1e-400 once A is brought to the scale of
+// its largest entry) is refused before any work, named as such, not taken for an indefinite matrix by the
+// setup or left to overflow the solve (diag(1e-160, 1e160)); one that double still holds is solved.
+TEST(Library, ADiagonalBeyondDoublesRangeIsRefusedAsSuch) {
+  for (const double small : {1e-200, 1e-160}) {
+    const auto A = std::make_shared<const CsrMatrix<double>>(
+        csr_from_triplets(2, 2, std::vector<Triplet<double>>{{0, 0, small}, {1, 1, 1.0 / small}}));
+    try {
+      const Solver solver(A, Parameters{});
+      ADD_FAILURE() << "diag(" << small << ", " << 1.0 / small << ") was set up";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("diagonal entry in row 1, " + format_number(small) + ", is below double's normal"),
+                std::string::npos) << message;
+      EXPECT_NE(message.find("spans more than double holds"), std::string::npos) << message;
+    }
+  }
+  const auto held = std::make_shared<const CsrMatrix<double>>(
+      csr_from_triplets(2, 2, std::vector<Triplet<double>>{{0, 0, 1e-150}, {1, 1, 1e150}}));
+  const Solver solver(held, Parameters{});
+  Vector<double> x;
+  EXPECT_TRUE(solver.solve({1e-150, 1e150}, x).converged);
+  EXPECT_NEAR(x[0], 1.0, 1e-8);
+  EXPECT_NEAR(x[1], 1.0, 1e-8);
+}
+
 // A solution whose entries fall below double's range when scaled back to b's scale loses them: the x
 // returned must still meet the tolerance, or the solve is an error (diag(1e200, 1) with b = [1e-150,
 // 1e-150]: x_1 = 1e-350 flushed to 0 was reported as converged, with a true residual of 0.7).

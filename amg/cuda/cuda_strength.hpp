@@ -1,6 +1,6 @@
 #pragma once
 // A level's strength classification on the cuda backend (the device's graph and kept entries behind a plain
-// C++ handle), and what a re-setup does with it: the level keeps it where it is (amg/hierarchy.hpp's
+// C++ handle), and what a re-setup does with it: the level keeps it where it is (amg/kept_structure.hpp's
 // LevelStructure), and gives it back for the level's new matrix when that has the kept pattern. Complete
 // wherever the hierarchy is, so that a hierarchy on the cuda backend can be held by any file.
 #include <cstdint>

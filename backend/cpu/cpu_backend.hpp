@@ -250,28 +250,28 @@ class CpuBackend {
 
   template <class V, class Rows, class X>
   void spmv_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
-    for_each_csr_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] = s; });
+    for_each_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] = s; });
   }
   template <class V, class Rows, class X>
   void spmv_add_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, Vector<V>& y) const {
-    for_each_csr_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] += s; });
+    for_each_row_sum<false>(A, rows, x, static_cast<const V*>(nullptr), [&](Index i, V s) { y[i] += s; });
   }
   template <class V, class Rows, class X>
   void residual_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& b, Vector<V>& r) const {
-    for_each_csr_row_sum<true>(A, rows, x, b.data(), [&](Index i, V s) { r[i] = s; });
+    for_each_row_sum<true>(A, rows, x, b.data(), [&](Index i, V s) { r[i] = s; });
   }
   // x_next = x + D_w (b - A x) on the rows; x_local holds the rows' own x.
   template <class V, class Rows, class X>
   void jacobi_sweep_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& scaled_dinv,
                          const Vector<V>& b, const Vector<V>& x_local, Vector<V>& x_next) const {
-    for_each_csr_row_sum<true>(A, rows, x, b.data(), jacobi_update(scaled_dinv, x_local, x_next));
+    for_each_row_sum<true>(A, rows, x, b.data(), jacobi_update(scaled_dinv, x_local, x_next));
   }
   // d = a d + c D^-1 (b - A x), x_next = x + d on the rows (a = 0: the old d is not read).
   template <class V, class Rows, class X>
   void chebyshev_step_rows(const CsrMatrix<V>& A, const Rows& rows, const X& x, const Vector<V>& dinv,
                            const Vector<V>& b, V a, V c, Vector<V>& d, const Vector<V>& x_local,
                            Vector<V>& x_next) const {
-    for_each_csr_row_sum<true>(A, rows, x, b.data(), chebyshev_update(a, c, dinv, d, x_local, x_next));
+    for_each_row_sum<true>(A, rows, x, b.data(), chebyshev_update(a, c, dinv, d, x_local, x_next));
   }
 
   // ---- the setup's sparse operations (smoothed aggregation's own steps are in amg/, per method)
@@ -554,7 +554,7 @@ class CpuBackend {
   template <bool kResidual, class V, class Then>
   static void for_each_row_sum(const Matrix<V>& A, const Vector<V>& x, const V* b, Then&& then) {
     if (!A.sliced) {
-      for_each_csr_row_sum<kResidual>(*A.csr, AllRows{A.rows}, ArrayColumns<V>{x.data()}, b, then);
+      for_each_row_sum<kResidual>(*A.csr, AllRows{A.rows}, ArrayColumns<V>{x.data()}, b, then);
       return;
     }
     const SlicedEllpack<V>& S = *A.sliced;
@@ -580,7 +580,7 @@ class CpuBackend {
 
   // The same on runs of a sliced copy's chunks (the distributed layer's interior chunks), which read x alone.
   template <bool kResidual, class V, class Then>
-  static void for_each_csr_row_sum(const CsrMatrix<V>& /*A: the copy's rows*/, const SlicedRuns<V>& chunks,
+  static void for_each_row_sum(const CsrMatrix<V>& /*A: the copy's rows*/, const SlicedRuns<V>& chunks,
                                    const ArrayColumns<V>& x, const V* b, Then&& then) {
     const std::uint64_t entries = static_cast<std::uint64_t>(chunks.count) * kSlicedRunChunks * SlicedEllpack<V>::kChunk *
                                   (chunks.matrix->val.size() / std::max<std::size_t>(chunks.matrix->rows, 1));
@@ -591,7 +591,7 @@ class CpuBackend {
 
   // The same on the rows of a CSR matrix, reading x through `x`.
   template <bool kResidual, class V, class Rows, class X, class Then>
-  static void for_each_csr_row_sum(const CsrMatrix<V>& A, const Rows& rows, const X& x, const V* b, Then&& then) {
+  static void for_each_row_sum(const CsrMatrix<V>& A, const Rows& rows, const X& x, const V* b, Then&& then) {
     // The rows' entries (all of A's when the rows are all; a row list's share otherwise, as a halo exchange
     // splits a rank's rows in two)
     const auto entries = static_cast<std::uint64_t>(

@@ -55,27 +55,13 @@ class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors'
   template <class V>
   using Csr = DistributedMatrix<V>;     // what the setup builds: the same
 
-  // The coarsest level solved on every rank from its gathered right-hand side.
+  // The coarsest level solved on every rank from its gathered right-hand side (rank_vectors.hpp).
   template <class V>
-  class CoarseSolve {
+  class CoarseSolve : public GatheredCoarseSolve<V> {
    public:
     CoarseSolve(const MpiBackend& backend, const CsrMatrix<V>& /*A*/, std::shared_ptr<const SparseLdlt<V>> factor,
                 const amgsolve::Vector<double>& /*nullspace: the factor knows it*/)
-        : backend_(backend), factor_(std::move(factor)) {}
-    void solve(const Vector<V>& b, Vector<V>& x) const {
-      if (partition_.ranks() == 0) partition_ = backend_.comm().partition_of(static_cast<std::int64_t>(b.size()));
-      backend_.comm().allgather(b, partition_, b_global_);
-      factor_->solve(b_global_, x_global_);
-      const auto first = x_global_.begin() + partition_.begin(backend_.comm().rank());
-      x.assign(first, first + static_cast<std::ptrdiff_t>(b.size()));
-    }
-    std::uint64_t bytes() const { return sizeof(V) * (b_global_.capacity() + x_global_.capacity()); }
-
-   private:
-    const MpiBackend& backend_;
-    mutable BlockPartition partition_;  // the level's, from the ranks' counts at the first solve (collective)
-    std::shared_ptr<const SparseLdlt<V>> factor_;
-    mutable amgsolve::Vector<V> b_global_, x_global_;
+        : GatheredCoarseSolve<V>(backend.comm(), std::move(factor)) {}
   };
 
   explicit MpiBackend(MPI_Comm comm = MPI_COMM_WORLD) : comm_(std::make_unique<Communicator>(comm)) { use(*comm_); }

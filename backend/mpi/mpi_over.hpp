@@ -62,30 +62,26 @@ class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' ope
   template <class V>
   using Csr = DistributedMatrix<V>;  // what the layer is built from: the mpi backend's setup
 
-  // The coarsest level solved on every rank from its gathered right-hand side, on the host (the level has
-  // a few hundred rows), this rank's part of the solution then placed on the local backend.
+  // The coarsest level solved on every rank from its gathered right-hand side, on the host
+  // (rank_vectors.hpp), this rank's block of the right-hand side taken from the local backend and its block
+  // of the solution placed there.
   template <class V>
   class CoarseSolve {
    public:
     CoarseSolve(const MpiOver& backend, const CsrMatrix<V>& /*A*/, std::shared_ptr<const SparseLdlt<V>> factor,
                 const amgsolve::Vector<double>& /*nullspace: the factor knows it*/)
-        : backend_(backend), factor_(std::move(factor)) {}
+        : backend_(backend), gathered_(backend.comm(), std::move(factor)) {}
     void solve(const Vector<V>& b, Vector<V>& x) const {
       backend_.local().download(b, b_host_);
-      if (partition_.ranks() == 0) partition_ = backend_.comm().partition_of(static_cast<std::int64_t>(b_host_.size()));
-      backend_.comm().allgather(b_host_, partition_, b_global_);
-      factor_->solve(b_global_, x_global_);
-      const auto first = x_global_.begin() + partition_.begin(backend_.comm().rank());
-      x_host_.assign(first, first + partition_.count(backend_.comm().rank()));
+      gathered_.solve(b_host_, x_host_);
       backend_.local().upload(x_host_, x);
     }
-    std::uint64_t bytes() const { return sizeof(V) * (b_global_.capacity() + x_global_.capacity()); }
+    std::uint64_t bytes() const { return gathered_.bytes(); }
 
    private:
     const MpiOver& backend_;
-    mutable BlockPartition partition_;  // the level's, from the ranks' counts at the first solve (collective)
-    std::shared_ptr<const SparseLdlt<V>> factor_;
-    mutable amgsolve::Vector<V> b_host_, x_host_, b_global_, x_global_;
+    GatheredCoarseSolve<V> gathered_;
+    mutable amgsolve::Vector<V> b_host_, x_host_;
   };
 
   // comm: the setup's communicator (it outlives this layer). With the cuda backend each rank takes a GPU of

@@ -7,11 +7,39 @@
 // exact block sums) and subtract. Layer is the layer itself (its spmv, for spmv_dot).
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <utility>
 
 #include "distributed/communicator.hpp"
+#include "sparse/sparse_ldlt.hpp"
 
 namespace amgsolve {
+
+// The coarsest level solved on every rank, on the host, from the right-hand side gathered from the ranks'
+// blocks (the level is small: at most amg.coarse_size rows, or a level gathered early), each rank keeping
+// its block of the solution. Both layers' CoarseSolve: the mpi backend's holds its vectors on the host
+// already, MpiOver moves them from and to its local backend around this.
+template <class V>
+class GatheredCoarseSolve {
+ public:
+  GatheredCoarseSolve(const Communicator& comm, std::shared_ptr<const SparseLdlt<V>> factor)
+      : comm_(comm), factor_(std::move(factor)) {}
+  // b: this rank's entries of the right-hand side; x: its entries of the solution. Collective.
+  void solve(const Vector<V>& b, Vector<V>& x) const {
+    if (partition_.ranks() == 0) partition_ = comm_.partition_of(static_cast<std::int64_t>(b.size()));
+    comm_.allgather(b, partition_, b_global_);
+    factor_->solve(b_global_, x_global_);
+    const auto first = x_global_.begin() + partition_.begin(comm_.rank());
+    x.assign(first, first + partition_.count(comm_.rank()));
+  }
+  std::uint64_t bytes() const { return sizeof(V) * (b_global_.capacity() + x_global_.capacity()); }
+
+ private:
+  const Communicator& comm_;          // the layer's, which outlives the hierarchy's solves
+  mutable BlockPartition partition_;  // the level's, from the ranks' counts at the first solve (collective)
+  std::shared_ptr<const SparseLdlt<V>> factor_;
+  mutable Vector<V> b_global_, x_global_;
+};
 
 template <class Local, class Layer>
 class RankVectors {
