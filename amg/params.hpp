@@ -32,6 +32,10 @@ inline constexpr EnumName<SmootherType> kSmootherTypeNames[] = {{"chebyshev", Sm
                                                                 {"jacobi", SmootherType::jacobi},
                                                                 {"gauss_seidel", SmootherType::gauss_seidel}};
 constexpr const auto& names_of(SmootherType) { return kSmootherTypeNames; }
+// Why Gauss-Seidel is refused on the cuda backend (the schema, the Solver and the V-cycle say it alike).
+inline constexpr const char* kGaussSeidelOnCpuOnly =
+    "amg.smoother.type gauss_seidel runs on the cpu backend, of one process or of each MPI rank (its sweeps are "
+    "sequential within a block): use backend cpu, or chebyshev on cuda";
 
 // The diagonal D of a smoother's D^-1 A (amg/smoother.hpp): the rows' own entries, or for a system (amg/system_setup.hpp)
 // the blocks of its nodes (sparse/block_diagonal.hpp); `automatic` is the nodes' blocks for a system.

@@ -9,9 +9,12 @@
 //     (amg/jacobi.hpp, amg/chebyshev.hpp).
 //
 // Adding a smoother: a <name>.hpp with its Smoother<Backend, V> over the backend's operations (and any pass
-// of its own as a backend kernel), its spec in <name>.cpp, the enum value in params.hpp, a case in
-// smoother_spec() (smoother.cpp) and in the cycle's construction (vcycle.hpp), and its name in
-// amg.smoother.type (config/schema.cpp).
+// of its own as a backend kernel), its spec in <name>.cpp, the enum value and its name in params.hpp
+// (SmootherType, kSmootherTypeNames: amg.smoother.type takes it from there), and a case wherever a smoother's
+// type decides: smoother_spec() and the passes a step makes (smoother.cpp), the cycle's construction
+// (vcycle.hpp), the level's smoother in the setup (smoothed_aggregation.hpp's level_smoother), the traffic
+// model (amgsolve/iteration_traffic.cpp), the remedies an indefinite cycle suggests (amgsolve/solver.cpp),
+// and the keys only some smoothers take (config/schema.cpp's only_with).
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -119,8 +119,7 @@ class Vcycle {
     if constexpr (requires { backend.l1_gauss_seidel_inverse_diagonal(*A, *spec.sweep_blocks); })
       return std::make_unique<GaussSeidelSmoother<Backend, V, SweepMatrix>>(backend, A, spec);
     else
-      throw InputError("amg.smoother.type gauss_seidel runs on the cpu backend (and over MPI ranks on their "
-                       "cores), not on the " + std::string(to_string(Backend::kind)) + " one");
+      throw InputError(kGaussSeidelOnCpuOnly);
   }
   // The smoother of spec's type, scaling by `diagonal` (a vector or node blocks).
   template <class Diagonal>

@@ -873,13 +873,12 @@ BackendKind chosen_backend(const Parameters& params, bool& distributed) {
                      " backend, but under several MPI ranks the setup runs on each rank's CPU cores: choose a cpu "
                      "or distributed SpGEMM backend (amgsolve --list-backends)");
   if (!distributed) return resolve_backend(params.backend);
-  // auto means the cpu under several ranks, on every rank alike, whether or not a rank sees a GPU (the
-  // solve on each rank's GPU, MpiOver<CudaBackend>, is asked for by name). A rank without a usable GPU is
-  // every rank's error.
+  // auto means the cpu under several ranks (setup_choice; the solve on each rank's GPU, MpiOver<CudaBackend>,
+  // is asked for by name). A rank without a usable GPU is every rank's error.
   BackendKind kind = BackendKind::cpu;
   std::string problem;
   try {
-    if (params.backend != BackendChoice::automatic) kind = resolve_backend(params.backend);
+    kind = resolve_backend(setup_choice(params.backend, /*cpu_only=*/false, /*on_ranks=*/true));
   } catch (const Error& e) {
     problem = e.what();
   }
@@ -933,15 +932,12 @@ void require_system_supported(const CsrMatrix<double>& A, const Parameters& para
       throw InputError(problem);
 }
 
-// A system is set up on the cpu backend: auto resolves to it.
-Parameters with_system_backend(Parameters params) {
-  // Gauss-Seidel's sweeps run on the cpu backend only (amg/gauss_seidel.hpp), as a system's setup does.
+// A system's setup and Gauss-Seidel's sweeps (amg/gauss_seidel.hpp) run on the cpu backend only: `auto`
+// resolves to it for them (setup_choice), and Gauss-Seidel named with cuda is refused.
+Parameters with_cpu_only_backend(Parameters params) {
   const bool gauss_seidel = params.amg.smoother.type == SmootherType::gauss_seidel;
-  if ((params.amg.is_system() || gauss_seidel) && params.backend == BackendChoice::automatic)
-    params.backend = BackendChoice::cpu;
-  if (gauss_seidel && params.backend == BackendChoice::cuda)
-    throw InputError("amg.smoother.type gauss_seidel runs on the cpu backend (its sweeps are sequential within a "
-                     "block): use backend cpu, or chebyshev on cuda");
+  params.backend = setup_choice(params.backend, params.amg.is_system() || gauss_seidel, /*on_ranks=*/false);
+  if (gauss_seidel && params.backend == BackendChoice::cuda) throw InputError(kGaussSeidelOnCpuOnly);
   return params;
 }
 
@@ -950,7 +946,7 @@ Parameters with_system_backend(Parameters params) {
 // so that such a matrix leaves them as they were.
 void require_rebuild_fits(const CsrMatrix<double>& A, const Parameters& params) {
   if (!params.amg.is_system()) return;
-  const Parameters resolved = with_system_backend(params);
+  const Parameters resolved = with_cpu_only_backend(params);
   bool distributed = false;
   try {
     require_system_supported(A, resolved, chosen_backend(resolved, distributed));
@@ -967,7 +963,7 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
   require_solvable_matrix(A.get(), "Solver");
   // The nullspace is decided here, on the matrix in double on the host, before the setup: a declared one
   // that does not hold, or a singular matrix in disconnected parts, is an error now.
-  Parameters resolved = with_system_backend(params);
+  Parameters resolved = with_cpu_only_backend(params);
   if (!resolved.amg.is_system()) resolved.amg.nullspace = resolve_nullspace(*A, params.amg.nullspace);
   bool distributed = false;
   const BackendKind kind = chosen_backend(resolved, distributed);

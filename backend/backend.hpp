@@ -11,13 +11,16 @@
 //                                                  exchange overlapped with the interior rows
 //   MpiOver<Local>  backend/mpi/mpi_over.hpp       ranks over any local backend for the solve (over the
 //                                                  cuda one: each rank's GPU), on MpiBackend's levels
-// The choice is made once: resolve_backend (common/device.hpp) turns the `backend` key into a BackendKind,
-// and amgsolve::Solver (amgsolve/solver.cpp) turns that into one of these types.
+// The choice is made once: resolve_backend and setup_choice (common/device.hpp) turn the `backend` key into a
+// BackendKind, and amgsolve::Solver (make_impl and make_distributed_solver in amgsolve/solver.cpp) turns
+// that into one of these types.
 //
-// A new backend: a class with the members the concept below names, its kernels each tested against the cpu
-// backend's (tests/test_gpu.cpp shows how), and a case in Solver's constructor. A local backend that
-// MpiOver can wrap also has dot_partial, sum_partial and cg_update_partial (the exact sums of its reduction
-// blocks), gather, extend and subtract.
+// A new backend: a class with the members the concept below names (the solve's), the setup's operations
+// (the cpu backend's section "the setup's sparse operations", and the per-method overloads beside each
+// method in amg/: strength, MIS-2, the tentative and smoothed prolongators, the spectral radius), its kernels
+// each tested against the cpu backend's (tests/test_gpu.cpp shows how), an instantiation of Hierarchy (as
+// amg/hierarchy.cpp's), and a case in make_impl. A local backend that MpiOver can wrap also has dot_partial,
+// sum_partial and cg_update_partial (the exact sums of its reduction blocks), gather, extend and subtract.
 #include <concepts>
 #include <cstdint>
 #include <memory>

@@ -77,6 +77,13 @@ constexpr const auto& names_of(BackendChoice) { return kBackendChoiceNames; }
 // The one resolution of the choice. cuda without a usable GPU throws InputError with gpu_status()'s reason,
 // so a run asked to use a GPU fails at once rather than after minutes of setup.
 BackendKind resolve_backend(BackendChoice choice);
+// The choice a setup resolves, from the user's: `auto` is the cpu where the setup asks for what only the
+// cpu backend runs (cpu_only: a system's setup, Gauss-Seidel's sweeps) or runs on several MPI ranks (each
+// rank's CPU cores set up, and `auto` is the cpu on every rank alike, whether or not it sees a GPU). The
+// program's schema and the library's Solver both resolve through it.
+inline BackendChoice setup_choice(BackendChoice choice, bool cpu_only, bool on_ranks) {
+  return (cpu_only || on_ranks) && choice == BackendChoice::automatic ? BackendChoice::cpu : choice;
+}
 const char* to_string(BackendKind kind);
 inline const char* to_string(BackendChoice choice) { return name_of(choice); }
 

@@ -841,19 +841,14 @@ bool configures_a_system(const Config& c) {
 void check_backend(const KeyReader& r, Config& c) {
   const bool ranks = c.ranks > 1;
   // A system (amg/system_setup.hpp) is set up on the cpu backend only, so far, and Gauss-Seidel's sweeps
-  // (amg/gauss_seidel.hpp) run there only: `auto` means cpu for them.
-  const bool system = configures_a_system(c);
+  // (amg/gauss_seidel.hpp) run there only.
   const bool gauss_seidel = c.amg.smoother.type == SmootherType::gauss_seidel;
   try {
-    c.backend = (ranks || system || gauss_seidel) && c.backend_choice == BackendChoice::automatic
-                    ? BackendKind::cpu
-                    : resolve_backend(c.backend_choice);
+    c.backend = resolve_backend(setup_choice(c.backend_choice, configures_a_system(c) || gauss_seidel, ranks));
   } catch (const InputError& e) {
     r.fail_at("backend", std::string("backend: ") + e.what());
   }
-  if (gauss_seidel && c.backend == BackendKind::cuda)
-    r.fail_at("amg.smoother.type", "amg.smoother.type gauss_seidel runs on the cpu backend (its sweeps are "
-                                   "sequential within a block): use backend: cpu, or chebyshev on cuda");
+  if (gauss_seidel && c.backend == BackendKind::cuda) r.fail_at("amg.smoother.type", kGaussSeidelOnCpuOnly);
   if (c.amg.spgemm == "compare")
     r.fail_at("amg.spgemm", "amg.spgemm: 'compare' is not a SpGEMM backend: set amg.compare_spgemm: true (or pass "
                             "--compare-spgemm) to compare them all beside amg.spgemm's setup");
