@@ -341,7 +341,7 @@ class SolverOn final : public Solver::Impl {
         problem = current_exception_text();
       }
       if (RankProblem first = first_rank_problem(setup.comm().get(), problem); first.rank >= 0)
-        throw Error(first.text + (first.rank == 0 ? "" : " (on rank " + std::to_string(first.rank) + ")"));
+        throw Error(first.message());
 #endif
     }
   }
@@ -691,10 +691,7 @@ class SolverOn final : public Solver::Impl {
   // Throws `mine` where it is not empty; over MPI ranks, the first rank's problem on every rank (collective).
   void require_agreed(const std::string& mine) const {
     std::string problem = mine;
-    if constexpr (kDistributed<Backend>) {
-      problem = backend_.comm().first_problem(mine);
-      if (!problem.empty() && mine.empty()) problem = "on another rank: " + problem;
-    }
+    if constexpr (kDistributed<Backend>) problem = backend_.comm().first_problem(mine);
     if (!problem.empty()) throw InputError(problem);
   }
 
@@ -883,7 +880,7 @@ BackendKind chosen_backend(const Parameters& params, bool& distributed) {
     problem = e.what();
   }
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0)
-    throw InputError(first.text + (first.rank == 0 ? "" : " (on rank " + std::to_string(first.rank) + ")"));
+    throw InputError(first.message());
   return kind;
 #else
   return resolve_backend(params.backend);

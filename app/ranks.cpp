@@ -133,7 +133,7 @@ void collectively(const std::function<void()>& f) {
   if (failed && message.empty()) message = "an error without a message";
   const RankProblem first = first_rank_problem(MPI_COMM_WORLD, failed ? message : std::string());
   if (first.rank < 0) return;
-  throw Error(first.rank == 0 ? first.text : "rank " + std::to_string(first.rank) + ": " + first.text);
+  throw Error(first.message());
 }
 
 double Ranks::sum(const ExactSum& partial) { return exact_sum_over(MPI_COMM_WORLD, partial); }

@@ -116,7 +116,7 @@ RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine) {
 
 std::string Communicator::first_problem(const std::string& mine) const {
   ++stats_.reductions;
-  return first_rank_problem(comm_, mine).text;
+  return first_rank_problem(comm_, mine).message();
 }
 
 BlockPartition Communicator::partition_of(std::int64_t count) const {

@@ -35,6 +35,9 @@ MPI_Datatype mpi_type<std::uint64_t>();
 struct RankProblem {
   int rank = -1;
   std::string text;
+  // The one line every rank throws: the text, after the rank that found it where that is not rank 0 (whose
+  // problems are the run's own: a file it reads, an output it writes).
+  std::string message() const { return rank <= 0 ? text : "rank " + std::to_string(rank) + ": " + text; }
 };
 RankProblem first_rank_problem(MPI_Comm comm, const std::string& mine);
 // The exact sum over comm's ranks of each one's partial sum (common/exact_sum.hpp): the same value on every
@@ -71,7 +74,8 @@ class Communicator {
     double value = 0.0;
   };
   Located first_of_largest(std::int64_t index, double value) const;
-  // The first rank's problem (text non-empty) on every rank, or "" where no rank has one.
+  // The first rank's problem (text non-empty) on every rank, as RankProblem::message says it, or "" where no
+  // rank has one.
   std::string first_problem(const std::string& mine) const;
   // The ranks' consecutive ranges of `count` entries each (every rank its own count), on every rank: the
   // partition of what the ranks hold, however it was cut. Collective.

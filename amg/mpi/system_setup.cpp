@@ -345,7 +345,7 @@ NearNullspace finest_near_nullspace(const MpiBackend& backend, const Distributed
   const bool rows_given = near_nullspace_given_by_rows(given, A.rows, A.global_rows());
   const std::string problem = rank_near_nullspace_problem(A.rows, A.global_rows(), block_size, given);
   if (const std::string first = backend.comm().first_problem(problem); !first.empty())
-    throw InputError(problem.empty() ? "on another rank: " + first : first);
+    throw InputError(first);
   const auto first = static_cast<Index>(A.first_row());
   const bool whole_blocks = first % block_size == 0 && (first / block_size) % kReductionBlock == 0;
   if ((A.rows > 0 && !whole_blocks) || A.rows % block_size != 0)
