@@ -211,9 +211,7 @@ class SolverOn final : public Solver::Impl {
         solve_backend_(solve_backend_of(backend_)),
         rows_(set_finest_partition_unit(backend_, static_cast<Index>(block.global_rows), params.amg)),
         matrix_exponent_(exponent_over_ranks(block)),
-        A_csr_(std::make_shared<const DistributedMatrix<double>>(backend_.comm(), backend_.finest_partition(rows_),
-                                                                 backend_.finest_partition(rows_),
-                                                                 scaled_down(std::move(block.rows), matrix_exponent_))),
+        A_csr_(finest_matrix(std::move(block), matrix_exponent_)),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
                    with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
@@ -268,10 +266,7 @@ class SolverOn final : public Solver::Impl {
 #ifdef AMGSOLVE_WITH_MPI
     if constexpr (std::is_same_v<Backend, MpiBackend>) {
       const int exponent = exponent_over_ranks(block);
-      return rebuild_from(std::make_shared<const DistributedMatrix<double>>(
-                              backend_.comm(), backend_.finest_partition(block.global_rows),
-                              backend_.finest_partition(block.global_rows), scaled_down(block.rows, exponent)),
-                          exponent, why);
+      return rebuild_from(finest_matrix(block, exponent), exponent, why);
     }
 #endif
     // One process: the block is the whole matrix (make_impl checked that for the first one).
@@ -633,6 +628,14 @@ class SolverOn final : public Solver::Impl {
   }
 
 #ifdef AMGSOLVE_WITH_MPI
+  // The finest matrix over the ranks from this rank's block of rows, divided by 2^exponent, its rows and
+  // columns in the finest partition (collective).
+  std::shared_ptr<const DistributedMatrix<double>> finest_matrix(RowBlock block, int exponent) const {
+    const BlockPartition partition = backend_.finest_partition(block.global_rows);
+    return std::make_shared<const DistributedMatrix<double>>(backend_.comm(), partition, partition,
+                                                             scaled_down(std::move(block.rows), exponent));
+  }
+
   // matrix_exponent of the whole matrix, from this rank's rows of it (collective).
   int exponent_over_ranks(const RowBlock& block) const {
     const std::int64_t first = backend_.finest_partition(block.global_rows).begin(backend_.comm().rank());
