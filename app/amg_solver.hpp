@@ -24,8 +24,8 @@ class AmgSolver {
                                            SetupRecord& setup, std::vector<SpgemmComparisonRow>& comparison);
   virtual ~AmgSolver() = default;
 
-  // Solves A x = b from x = 0, or from x with from_x (solver.initial_guess); `show` prints a line every
-  // config print_every iterations (if enabled).
+  // Solves A x = b from x = 0, or from x with from_x (solver.initial_guess); with show_iterations a line is
+  // printed every solver.print_every iterations (if enabled).
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;
   // The same with b and x this rank's rows of the vectors (a solver created from a RowBlock: Solver::solve_rows).
   virtual SolveResult solve_rows(const Vector<double>& b, Vector<double>& x, bool show_iterations, bool from_x = false) = 0;

@@ -207,9 +207,8 @@ void require_vtk_memory(const Config& config, const MouseProblem& m) {
   const double fields = 2.0 * sources * bands * (8.0 * unknowns + 4.0 * voxels);
   const double vtk = fields + 11.0 * 8.0 * voxels;
   const double bytes = vtk + mouse_solve_bytes(config.problem.mouse, unknowns);
-  const auto as_bytes = [](double b) { return static_cast<std::uint64_t>(std::min(b, 1.8e19)); };
-  require_memory(as_bytes(bytes), "the mouse's solves and its VTK file " + config.output.vtk + " (" +
-                                      format_bytes(as_bytes(vtk)) + " for the fields of " +
+  require_memory(saturating_bytes(bytes), "the mouse's solves and its VTK file " + config.output.vtk + " (" +
+                                      format_bytes(saturating_bytes(vtk)) + " for the fields of " +
                                       std::to_string(static_cast<long long>(sources)) +
                                       " source(s); output.vtk_sources writes fewer)");
 }
@@ -220,7 +219,7 @@ MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
   const MouseParams& params = config.problem.mouse;
   Timer timer;
   std::function<RowRange(std::int64_t)> rows_of;
-  if (assembling_by_rows(config))
+  if (solve_distributed(config))
     rows_of = [](std::int64_t unknowns) {
       const auto [first, last] = owned_rows(unknowns);
       return RowRange{first, last};
@@ -321,14 +320,14 @@ void write_mouse_outputs(const Config& config, const MouseProblem& m, const Arra
 
 }  // namespace
 
-int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record) {
+int run_mouse(const Config& config, RunRecord& record) {
   MouseProblem m = assemble_mouse(config, record);
   std::vector<SourceRecord>& sources = record.sources;
   sources = source_records(m);
 
   progress("excitation, %d nm:\n", config.problem.mouse.wavelengths[0]);
   const auto excitation_solver =
-      operator_solver(config, m, std::move(m.excitation.A), compare_spgemm, record.setup, record.spgemm_comparison);
+      operator_solver(config, m, std::move(m.excitation.A), config.compare_spgemm, record.setup, record.spgemm_comparison);
   const std::vector<Vector<double>> excitation =
       solve_sources(*excitation_solver, m, m.excitation, "excitation", nullptr, sources);
 

@@ -26,8 +26,7 @@ Vector<double> dense_rows(const CsrMatrix<double>& M) {
   return dense;
 }
 
-// The elasticity problem's rigid-body modes: of all its nodes, or of this rank's nodes (by rows) about the
-// centroid of all (the coordinates' sums over the ranks: the same modes as one process's rows of them).
+// The elasticity problem's rigid-body modes, of all its nodes (rows_rigid_body_modes: of this rank's).
 NearNullspaceVectors whole_rigid_body_modes(const ElasticityParams& body) {
   require_memory(elasticity_near_nullspace_bytes(body), "the elasticity problem's rigid-body modes (problem.box)");
   return rigid_body_modes(elasticity_coordinates(body), body.dimensions(), body.dimensions());
@@ -162,10 +161,10 @@ void attach_near_nullspace(Config& config) {
     // modes that A maps to zero, and a slender one (a box of 3000 x 1) bends so easily that its rotations come
     // near enough to be refused as "a structure free to move".
     if (config.amg.nullspace == NullspaceChoice::automatic) config.amg.nullspace = NullspaceChoice::none;
-    config.amg.near_nullspace = assembled_by_rows(config) ? rows_rigid_body_modes(config, body)
+    config.amg.near_nullspace = rows_made_apart(config) ? rows_rigid_body_modes(config, body)
                                                           : whole_rigid_body_modes(body);
   } else if (files) {  // checked against the matrix file's rows before it is read
-    config.amg.near_nullspace = near_nullspace_of_file(config, assembled_by_rows(config));
+    config.amg.near_nullspace = near_nullspace_of_file(config, rows_made_apart(config));
   }
 }
 

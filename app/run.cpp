@@ -369,19 +369,18 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
   for (Offset& count : record.row_length_histogram) count = Ranks::sum(count);
 }
 
-bool assembling_by_rows(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
+bool solve_distributed(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
 
 Array<Index> aggregates_to_write(const AmgSolver& solver, const SetupRecord& setup) {
   Array<Index> mine = solver.finest_aggregates();
   return setup.ranks > 1 ? gather_on_first(mine) : mine;
 }
 
-// Whether this run spreads the matrix by rows over the ranks: a Poisson or elasticity problem (their
-// generators make any rows alone, at every one of problem.steps) or a Matrix Market file (read on rank 0 and
-// dealt out as it is read).
-bool assembled_by_rows(const Config& config) {
+// A Poisson or elasticity problem (their generators make any rows alone, at every one of problem.steps) or
+// a Matrix Market file (read on rank 0 and dealt out as it is read), in a distributed solve.
+bool rows_made_apart(const Config& config) {
   const ProblemType type = config.problem.type;
-  return assembling_by_rows(config) &&
+  return solve_distributed(config) &&
          (type == ProblemType::poisson || type == ProblemType::elasticity || type == ProblemType::matrix_market);
 }
 
@@ -888,12 +887,12 @@ int run(const RunOptions& options) {
   Config config = load_run_config(options);
   attach_near_nullspace(config);
   RunRecord record = start_record(config);
-  if (config.problem.type == ProblemType::mouse) return run_mouse(config, config.compare_spgemm, record);
+  if (config.problem.type == ProblemType::mouse) return run_mouse(config, record);
 
   // problem.steps: the same pattern at every step, the hierarchy re-set-up with its aggregates kept (the
   // config reader implies amg.keep_structure unless it is given).
   const std::int64_t steps = config.problem.type == ProblemType::poisson ? config.problem.poisson.steps : 1;
-  const bool by_rows = assembled_by_rows(config);
+  const bool by_rows = rows_made_apart(config);
   std::unique_ptr<AmgSolver> solver;
   LinearProblem problem;
   Vector<double> x;

@@ -17,11 +17,13 @@ void describe_matrix(const CsrMatrix<double>& A, RunRecord& record);
 // over the ranks (collective).
 void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t global_rows, RunRecord& record);
 
-// Whether the matrix is assembled by rows on each rank: several ranks and a distributed solve.
-bool assembling_by_rows(const Config& config);
-// Whether this run spreads the matrix by rows over the ranks: assembling_by_rows, and a problem whose rows
-// can be made or read apart (Poisson, elasticity, a Matrix Market file).
-bool assembled_by_rows(const Config& config);
+// Whether the solve is spread over the ranks (several ranks, Parameters::distribute), each rank assembling
+// only its rows of the matrix.
+bool solve_distributed(const Config& config);
+// Whether each rank makes or reads its rows of this problem's matrix apart from the others': a distributed
+// solve of a Poisson, elasticity or Matrix Market problem (the mouse's operators are made by rows in
+// mouse_run.cpp).
+bool rows_made_apart(const Config& config);
 // The rows of a Matrix Market problem's matrix, from its file's header (before the matrix is read).
 std::int64_t matrix_file_rows(const MatrixMarketParams& p);
 // This rank's rows of a problem whose generator makes any rows alone: a Poisson problem's, the elasticity
@@ -60,6 +62,6 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves, bo
 
 // The diffuse-optical mouse (problem.type: mouse): phantom, sources, one hierarchy per wavelength,
 // a solve per source, fluorescence, VTK of the animal.
-int run_mouse(const Config& config, bool compare_spgemm, RunRecord& record);
+int run_mouse(const Config& config, RunRecord& record);
 
 }  // namespace amgsolve

@@ -27,4 +27,10 @@ bool keep_freed_memory();
 // Throws MemoryLimitError (an InputError) naming `what` if `bytes` exceeds the available memory.
 void require_memory(std::uint64_t bytes, const std::string& what);
 
+// An estimate of bytes made in double (where sizes multiply past 2^64) as a byte count: the largest one
+// where it is beyond (no machine has that much: require_memory then refuses it).
+inline std::uint64_t saturating_bytes(double bytes) {
+  return !(bytes < 1.8e19) ? std::uint64_t(-1) : bytes > 0 ? static_cast<std::uint64_t>(bytes) : 0;  // NaN: beyond
+}
+
 }  // namespace amgsolve

@@ -219,8 +219,7 @@ const char* const kCoefficientRangeReason =
 
 std::vector<KeySpec> poisson_keys() {
   return {
-      only_for(choice("problem.stencil", FIELD(problem.poisson.stencil),
-                      {{"5pt", Stencil::p5}, {"9pt", Stencil::p9}, {"7pt", Stencil::p7}, {"27pt", Stencil::p27}},
+      only_for(choice("problem.stencil", FIELD(problem.poisson.stencil), names_of(Stencil{}),
                       "Finite-difference stencil: 5pt and 9pt are 2D, 7pt and 27pt are 3D."),
                "poisson"),
       only_for(list_of(bounded(list("problem.size", FIELD(problem.poisson.size), KeyKind::integer_list,
@@ -956,7 +955,8 @@ std::string config_reference_markdown() {
       << "a test fails when this file and the code disagree. The defaults are those of the parameter structs\n"
       << "(amg/params.hpp, solver/solve_result.hpp, problems/), where the reason for each value is written.\n\n"
       << "A configuration file is YAML with the key `backend` and the sections `problem`, `amg`, `solver` and\n"
-      << "`output`. Every key is optional unless marked required; unknown keys and values of the wrong type are\n"
+      << "`output`. Every key is optional unless marked required (a file with no settings at all is refused\n"
+      << "unless --set gives some); unknown keys and values of the wrong type are\n"
       << "errors that name the key, the file and the line. Any key can be overridden on the command line with\n"
       << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`). \"empty\" below means\n"
       << "the empty string, `''` (`--set output.vtk=''`) or `[]` for a list; a key written without a value is\n"

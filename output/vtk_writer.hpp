@@ -1,7 +1,8 @@
 #pragma once
-// VTK XML image data (.vti) output for grid problems, readable by ParaView. Point data arrays are the
-// fields given (solution, right-hand side, aggregate ids, ...), one value per unknown; Dirichlet
-// boundary points are not unknowns and are not written.
+// VTK XML output, readable by ParaView: image data (.vti) of a grid problem's point data (the fields given:
+// solution, right-hand side, aggregate ids, ..., one value per unknown; Dirichlet boundary points are not
+// unknowns and are not written), of a voxel domain's cell data (the mouse), and of a camera's picture;
+// and the skin of a voxel domain as PolyData (.vtp).
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -55,8 +55,8 @@ void check_size(const MouseParams& p) {
                 "the mouse at problem.voxel_size %g mm (about %.3g voxels) with %.0f source(s) (problem.sources; "
                 "each source's fluence kept in %s: %s of it)",
                 h, unknowns, fluences, bands > 1 ? "both bands" : "one band",
-                format_bytes(static_cast<std::uint64_t>(std::min(kept, 1.8e19))).c_str());
-  require_memory(static_cast<std::uint64_t>(std::min(bytes, 1.8e19)), what);
+                format_bytes(saturating_bytes(kept)).c_str());
+  require_memory(saturating_bytes(bytes), what);
 }
 
 [[noreturn]] void refuse_tumour(const PhantomParams& p, const char* where, const Point3& q) {

@@ -37,22 +37,6 @@ std::array<std::int64_t, 3> grid_size(const PoissonParams& p) {
 
 int stencil_dimensions(Stencil s) { return s == Stencil::p5 || s == Stencil::p9 ? 2 : 3; }
 
-const char* to_string(Stencil s) {
-  switch (s) {
-    case Stencil::p5: return "5pt";
-    case Stencil::p9: return "9pt";
-    case Stencil::p7: return "7pt";
-    case Stencil::p27: return "27pt";
-  }
-  return "?";
-}
-
-Stencil stencil_from_string(const std::string& name) {
-  for (Stencil s : {Stencil::p5, Stencil::p9, Stencil::p7, Stencil::p27})
-    if (name == to_string(s)) return s;
-  throw InputError("unknown stencil '" + name + "' (expected 5pt, 9pt, 7pt or 27pt)");
-}
-
 Offset poisson_rows(const PoissonParams& p) {
   const auto n = grid_size(p);
   return n[0] * n[1] * n[2];

@@ -27,11 +27,15 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
 
 enum class Stencil { p5, p9, p7, p27 };
+inline constexpr EnumName<Stencil> kStencilNames[] = {
+    {"5pt", Stencil::p5}, {"9pt", Stencil::p9}, {"7pt", Stencil::p7}, {"27pt", Stencil::p27}};
+constexpr const auto& names_of(Stencil) { return kStencilNames; }
 enum class PoissonRhs {
   ones,          // b = 1
   manufactured,  // b = A u* for u* = x(1-x) y(1-y) z(1-z) e^(x+2y+3z) (no eigenvector of A): the solution is known
@@ -57,8 +61,7 @@ struct PoissonParams {
 };
 
 int stencil_dimensions(Stencil s);
-const char* to_string(Stencil s);
-Stencil stencil_from_string(const std::string& name);  // "7pt" ...; throws InputError
+inline const char* to_string(Stencil s) { return name_of(s); }  // problem.stencil's value
 
 // Exact rows and nonzeros of the assembled matrix (for memory estimates before assembly).
 Offset poisson_rows(const PoissonParams& p);

@@ -210,7 +210,7 @@ std::uint64_t right_hand_side_bytes(const MatrixMarketParams& p, std::int64_t ro
   // through the reader's triplets and matrix.
   const double files = (p.rhs.empty() ? 0.0 : 1.0) + (p.x0.empty() ? 0.0 : 1.0);
   const double bytes = 16.0 * entries + (reading && columns > 1 ? 28.0 * files * entries : 0.0);
-  return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+  return saturating_bytes(bytes);
 }
 
 void read_right_hand_sides(const MatrixMarketParams& p, std::int64_t rows, std::int64_t columns,
@@ -260,7 +260,7 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
   // operators and the A P intermediate, and some 16 vectors of length rows.
   const double matrix = 12.0 * static_cast<double>(nnz) + 8.0 * static_cast<double>(rows);
   const double bytes = 4.0 * matrix + 16.0 * 8.0 * static_cast<double>(rows);
-  return bytes > 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(bytes);
+  return saturating_bytes(bytes);
 }
 
 namespace {

@@ -29,10 +29,10 @@ inline constexpr Value kEmptySum = Value(-0.0);
 // `window` columns: sort them, or scan the accumulator's markers across the window. Rows of banded
 // matrices (finite elements, stencils) touch a good part of their window, uniform random products a good
 // part of all columns: both are listed faster by the scan. `vectorised`: both have the AVX-512 kernels
-// (bitonic_sort.hpp, list_marked_columns below), whose costs were measured on this project's 2-core Xeon
-// VM: the scan 15 ns + 0.1 ns per column, the network 20 ns + 2.2 ns per key (up to 128 keys),
-// std::sort about 3.5 n log2 n ns on random columns. Without them: the scalar scan costs about one
-// comparison per column against n log2 n for std::sort.
+// (bitonic_sort.hpp, list_marked_columns below), whose costs below (ns: the scan's per call and per column,
+// the network's per call and per key up to 128 keys, std::sort's per n log2 n on random columns) are
+// measured ones (docs/BENCHMARKS.md, "Gustavson and the shared kernels"). Without them: the scalar scan
+// costs about one comparison per column against n log2 n for std::sort.
 inline bool scan_beats_sort(Index touched, Index window, bool vectorised) {
   if (touched <= 1) return false;
   const double n = static_cast<double>(touched), w = static_cast<double>(window);
@@ -43,11 +43,11 @@ inline bool scan_beats_sort(Index touched, Index window, bool vectorised) {
   return touched > 64 && n * std::log2(n) > w;
 }
 
-// The same choice for a bitmap accumulator (one bit per column, magnus). Costs measured on this
-// project's 2-core Xeon VM with bench_kernels (BM_ListTouchedByBitScan / BySort, which time the marking
-// too): with AVX-512, the bit scan 25 ns + 1.9 ns per 512 columns + 2 ns per touched column, the
-// network 10 ns + 2.6 ns per column up to 128, std::sort beyond that 0.75 n log2 n ns. Without it
-// (scalar scan, std::sort) about 1 ns per 64 columns + 3 ns per column against 0.75 n log2 n ns.
+// The same choice for a bitmap accumulator (one bit per column, magnus), by the costs bench_kernels measured
+// (BM_ListTouchedByBitScan / BySort, which time the marking too; docs/BENCHMARKS.md, "Gustavson and the
+// shared kernels"): with AVX-512 the bit scan per call, per 512 columns and per touched column, the network
+// per call and per column up to 128, std::sort beyond that per n log2 n; without it the scalar scan per 64
+// columns and per column against std::sort's.
 // `vectorised`: both AVX-512 kernels run (bit_listing_kernel_available below, which implies the network).
 inline bool bit_scan_beats_sort(Index touched, Index window, bool vectorised) {
   if (touched <= 1) return false;

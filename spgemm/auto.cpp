@@ -92,7 +92,10 @@ class Auto : public SpgemmBackendFor<Auto> {
     text += f.window <= f.l2 ? " within the " : " beyond the ";
     append_kib(text, f.l2);
     text += " L2";
-    if (f.dwarfs_operands) text += ", but the threads' accumulators are over 64 MiB and 16 times the operands";
+    if (f.dwarfs_operands) {
+      text += ", but the threads' accumulators are over " + std::to_string(kLargeAccumulator >> 20) + " MiB and " +
+              std::to_string(kMostAccumulatorPerOperandByte) + " times the operands";
+    }
     if (f.window > f.l2 || f.dwarfs_operands) {
       char products[64];
       std::snprintf(products, sizeof products, "; %.1f products per row on average (hash at most %.0f)", f.products_per_row,

@@ -3,8 +3,9 @@
 // Y. Nagasaka, S. Matsuoka, A. Azad, A. Buluç, "High-performance sparse matrix-matrix products on Intel
 // KNL and multicore architectures", ICPP Workshops 2018, section 3.2 (the "Hash" kernel).
 // For each row of C the table size is the smallest power of two at least twice the row's number of
-// multiplications (an upper bound on its nonzeros), so the table stays small and cache-resident even
-// when B has millions of columns, unlike Gustavson's dense accumulator of length B.cols.
+// multiplications or B's columns, whichever is fewer (each an upper bound on its nonzeros), so the table stays
+// small and cache-resident even when B has millions of columns, unlike Gustavson's dense accumulator of
+// length B.cols.
 // Symbolic phase: insert the column indices, count the distinct ones. Numeric phase: accumulate
 // (column, value) pairs, then sort the row's distinct columns and read their values back from the table.
 #include <algorithm>
@@ -74,7 +75,7 @@ class Hash : public SpgemmBackendFor<Hash> {
   CsrMatrix<Value> product(const CsrMatrix<Value>& A, const CsrMatrix<Value>& B, SpgemmStats& stats) const {
     CsrMatrix<Value> C(A.rows, B.cols);
     Timer timer;
-    Offset largest_row = 0;
+    Offset largest_row = 0;  // the largest row's bound on its nonzeros: its table's size
     stats.multiplications = symbolic(A, B, C, largest_row);
     stats.symbolic_seconds = timer.seconds();
     timer.restart();
@@ -101,8 +102,9 @@ class Hash : public SpgemmBackendFor<Hash> {
       for (Index i = 0; i < A.rows; ++i) {
         const Offset m = row_multiplications(A, B, i);
         multiplications += m;
-        largest = std::max(largest, m);
-        if (!errors.run([&] { table.reset(std::min<Offset>(m, B.cols)); })) continue;
+        const Offset bound = std::min<Offset>(m, B.cols);  // on the row's nonzeros
+        largest = std::max(largest, bound);
+        if (!errors.run([&] { table.reset(bound); })) continue;
         Offset count = 0;
         bool inserted = false;
         for (Offset ka = A.row_begin(i); ka < A.row_end(i); ++ka) {

@@ -5,8 +5,8 @@ two thread counts, ...), each labelled by its file name.
     python -m amgsolve.plot run.json [other.json ...] [bench.csv ...] [-o plots/]
     scripts/plot run.json                       # the same, in the project's virtual environment
 
-Writes, for the reports: convergence.png (relative residual per iteration: the solve, or every source of a
-mouse run), levels.png (rows and nonzeros per level), setup_phases.png (setup seconds per phase and level);
+Writes, for the reports: convergence.png (relative residual per iteration: the solve, every source of a
+mouse run, every step of problem.steps and every load case), levels.png (rows and nonzeros per level), setup_phases.png (setup seconds per phase and level);
 for --compare-spgemm reports: spgemm_comparison.png; for spgemm-bench CSVs: spgemm_bench.png (seconds per
 backend and product, external baselines hatched and marked *). Prints the files it wrote.
 """

@@ -50,8 +50,7 @@ constexpr Index kRowChunk = 256;
 // Rows per dynamic chunk: kRowChunk, or fewer so that a matrix with few rows still gives every thread
 // several chunks.
 inline Index row_chunk(Index rows) { return std::clamp<Index>(rows / (8 * max_threads()), 1, kRowChunk); }
-// 10 to 50 microseconds of work on one core, less than waking the other threads costs; 2^16 made the
-// small real matrices' products slower, 2^12 no faster.
+// Work too short to wake the other threads for (docs/BENCHMARKS.md, "Gustavson and the shared kernels").
 constexpr Offset kSerialMultiplications = Offset{1} << 14;
 // Products up to kOnePassMultiplications skip the symbolic pass; larger ones (up to
 // kLargeOnePassMultiplications) only when they merge many products per entry (compression at least

@@ -38,7 +38,8 @@ inline bool rows_share_columns(const CsrMatrix<Value>& A, Index i, Index rows) {
 // sampled groups share their columns; otherwise 1. Matrices without node blocks then cost nothing more
 // per row. 2 unknowns per node give 2; 3 (3-D elasticity) and 6 (shells) give 3: with pairs alone, a
 // third of the rows of a 3-unknown matrix were left out (pairs straddling two nodes). The sample is
-// small because products of 10 us notice its cost.
+// small because the smallest products notice its cost (docs/BENCHMARKS.md, "Gustavson and the shared
+// kernels").
 inline constexpr Index kSampledGroups = 64;
 template <class Value>
 inline int group_size(const CsrMatrix<Value>& A) {
