@@ -40,7 +40,7 @@ std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, 
   if (i == n) return "";
   const std::string scale = exponent == 0 ? "A as given" : "A / 2^" + std::to_string(exponent) + ", its largest "
                                                            "diagonal entry brought near 1";
-  return "A's diagonal entry in row " + std::to_string(first_row + i + 1) + ", " + format_number(d[i]) +
+  return kDiagonalRangeProblem + std::to_string(first_row + i + 1) + ", " + format_number(d[i]) +
          ", is below double's normal numbers (2.2e-308) on the scale the solver works on (" + scale +
          "): A's diagonal spans more than double holds; scale its rows and columns symmetrically first "
          "(D^-1/2 A D^-1/2)";

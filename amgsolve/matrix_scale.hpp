@@ -27,6 +27,8 @@ int matrix_exponent(double largest_diagonal);
 // nonzero but below double's normal numbers there. A diagonal spanning more than double holds (diag(1e-200,
 // 1e200)) would otherwise be taken for a singular or indefinite one by the setup, or overflow the solve.
 std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, Index first_row = 0);
+// How its text starts.
+inline constexpr const char* kDiagonalRangeProblem = "A's diagonal entry in row ";
 
 // A's values times 2^-exponent (A itself for 0).
 CsrMatrix<double> scaled_down(CsrMatrix<double> A, int exponent);

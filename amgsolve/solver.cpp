@@ -825,7 +825,7 @@ std::string whole_float_range_problem(const CsrMatrix<double>& A, int first_inde
 // cycle's precision can hold, before any work.
 void require_representable(const CsrMatrix<double>& A, const Parameters& params) {
   if (const std::string problem = diagonal_range_problem(A, matrix_exponent(largest_diagonal(A))); !problem.empty())
-    throw InputError(problem);
+    throw MatrixEntryError(problem);
   if (params.solver.precision == Precision::mixed)
     if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw MatrixEntryError(problem);
 }
@@ -1036,7 +1036,9 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   if (problem.empty() && params.solver.precision == Precision::mixed)
     problem = float_range_problem(block.rows, exponent, first);
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0) {
-    if (first.text.starts_with(kEntryProblem)) throw MatrixEntryError(first.text);  // float_range_problem's
+    // float_range_problem's and diagonal_range_problem's: the matrix's entries (global rows and columns)
+    if (first.text.starts_with(kEntryProblem) || first.text.starts_with(kDiagonalRangeProblem))
+      throw MatrixEntryError(first.text);
     throw InputError(first.text);
   }
 }

@@ -856,6 +856,19 @@ TEST(Cli, MatrixBeyondFloatsRangeForMixedPrecisionNamesTheFile) {
                             {"problem.matrix " + dir.file("A.mtx") + ": entry (3, 3)", "solver.precision: double"}));
 }
 
+// A diagonal spanning more than double holds is the file's fault too, said as such (it was called "not SPD").
+TEST(Cli, MatrixWhoseDiagonalSpansBeyondDoubleNamesTheFile) {
+  ScratchDir dir;
+  const RunResult r = run_matrix(dir,
+                                 "%%MatrixMarket matrix coordinate real symmetric\n"
+                                 "2 2 2\n"
+                                 "1 1 1e-200\n"
+                                 "2 2 1e200\n");
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs,
+                            {"problem.matrix " + dir.file("A.mtx") + ": A's diagonal entry in row 1, 1e-200",
+                             "spans more than double holds"}));
+}
+
 // Indefinite with a positive diagonal, large enough for a multilevel hierarchy: tridiag(-1, 1.5, -1) has
 // eigenvalues 1.5 - 2 cos(k pi / 51), some negative. Whichever stage notices (coarse factorisation,
 // spectral estimate, PCG), the message must say what is wrong with the input.
