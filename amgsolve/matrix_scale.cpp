@@ -21,26 +21,31 @@ constexpr int kUnscaledExponents = 64;
 
 }  // namespace
 
-double largest_diagonal(const CsrMatrix<double>& rows, Index first_row) {
+DiagonalMagnitudes diagonal_magnitudes(const CsrMatrix<double>& rows, Index first_row) {
   const Vector<double> d = diagonal(rows, first_row);
-  double largest = 0;
-  for (const double entry : d) {
-    if (!std::isfinite(entry)) return entry;
-    largest = std::max(largest, std::abs(entry));
+  DiagonalMagnitudes m;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    const double entry = d[i];
+    if (!std::isfinite(entry)) {
+      m.largest = entry;
+      return m;
+    }
+    m.largest = std::max(m.largest, std::abs(entry));
+    if (entry != 0 && (m.smallest_row < 0 || std::abs(entry) < std::abs(m.smallest))) {
+      m.smallest = entry;
+      m.smallest_row = first_row + static_cast<std::int64_t>(i);
+    }
   }
-  return largest;
+  return m;
 }
 
-std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, Index first_row) {
-  const Vector<double> d = diagonal(rows, first_row);
-  const auto n = static_cast<std::int64_t>(d.size());
-  const std::int64_t i = first_index_where(n, [&](std::int64_t k) {
-    return d[k] != 0 && std::abs(std::ldexp(d[k], -exponent)) < std::numeric_limits<double>::min();
-  });
-  if (i == n) return "";
+std::string diagonal_range_problem(const DiagonalMagnitudes& diagonal, int exponent) {
+  if (diagonal.smallest_row < 0 || !std::isfinite(diagonal.largest) ||
+      std::abs(std::ldexp(diagonal.smallest, -exponent)) >= std::numeric_limits<double>::min())
+    return "";
   const std::string scale = exponent == 0 ? "A as given" : "A / 2^" + std::to_string(exponent) + ", its largest "
                                                            "diagonal entry brought near 1";
-  return kDiagonalRangeProblem + std::to_string(first_row + i + 1) + ", " + format_number(d[i]) +
+  return kDiagonalRangeProblem + std::to_string(diagonal.smallest_row + 1) + ", " + format_number(diagonal.smallest) +
          ", is below double's normal numbers (2.2e-308) on the scale the solver works on (" + scale +
          "): A's diagonal spans more than double holds; scale its rows and columns symmetrically first "
          "(D^-1/2 A D^-1/2)";

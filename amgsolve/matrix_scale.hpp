@@ -7,6 +7,7 @@
 // those bounds A is used as given: no copy, the same digits. Powers of two scale exactly (but for entries
 // that become subnormal, 1e-300 below the diagonal), so the hierarchy is the one of A itself on another
 // scale, and x is the same: A x = b is (A / 2^s) x = b / 2^s.
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,18 +16,27 @@
 namespace amgsolve {
 
 // The largest |a_ii| of a block of rows [first_row, first_row + rows.rows) of a matrix (global columns):
-// the whole matrix for first_row 0. Not finite where a diagonal entry is not.
-double largest_diagonal(const CsrMatrix<double>& rows, Index first_row = 0);
+// the whole matrix for first_row 0 (not finite where a diagonal entry is not), and the smallest nonzero one,
+// in one pass.
+struct DiagonalMagnitudes {
+  double largest = 0;
+  double smallest = 0;          // a_ii itself, of the smallest nonzero |a_ii| (0: none)
+  std::int64_t smallest_row = -1;  // its global row, from 0
+};
+DiagonalMagnitudes diagonal_magnitudes(const CsrMatrix<double>& rows, Index first_row = 0);
+inline double largest_diagonal(const CsrMatrix<double>& rows, Index first_row = 0) {
+  return diagonal_magnitudes(rows, first_row).largest;
+}
 
 // s, with 2^s <= largest_diagonal < 2^(s+1), where that lies beyond 2^+-64; else 0 (and for 0 or a value
 // that is not finite, which the setup refuses in its own words).
 int matrix_exponent(double largest_diagonal);
 
-// What is wrong with A's diagonal on the scale the solver works on (A / 2^exponent), or "": its first row
-// (counted from 1, of the global rows where a block of rows from first_row is given) whose diagonal entry is
-// nonzero but below double's normal numbers there. A diagonal spanning more than double holds (diag(1e-200,
-// 1e200)) would otherwise be taken for a singular or indefinite one by the setup, or overflow the solve.
-std::string diagonal_range_problem(const CsrMatrix<double>& rows, int exponent, Index first_row = 0);
+// What is wrong with A's diagonal (its rows' magnitudes) on the scale the solver works on (A / 2^exponent),
+// or "": its smallest nonzero entry below double's normal numbers there, named by its row (counted from 1).
+// A diagonal spanning more than double holds (diag(1e-200, 1e200)) would otherwise be taken for a singular
+// or indefinite one by the setup, or overflow the solve.
+std::string diagonal_range_problem(const DiagonalMagnitudes& diagonal, int exponent);
 // How its text starts.
 inline constexpr const char* kDiagonalRangeProblem = "A's diagonal entry in row ";
 

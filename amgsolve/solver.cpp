@@ -824,10 +824,12 @@ std::string whole_float_range_problem(const CsrMatrix<double>& A, int first_inde
 // A whole matrix (or one process's block) whose diagonal double holds on the solver's scale, and which the
 // cycle's precision can hold, before any work.
 void require_representable(const CsrMatrix<double>& A, const Parameters& params) {
-  if (const std::string problem = diagonal_range_problem(A, matrix_exponent(largest_diagonal(A))); !problem.empty())
+  const DiagonalMagnitudes diagonal = diagonal_magnitudes(A);
+  const int exponent = matrix_exponent(diagonal.largest);
+  if (const std::string problem = diagonal_range_problem(diagonal, exponent); !problem.empty())
     throw MatrixEntryError(problem);
   if (params.solver.precision == Precision::mixed)
-    if (const std::string problem = whole_float_range_problem(A); !problem.empty()) throw MatrixEntryError(problem);
+    if (const std::string problem = float_range_problem(A, exponent); !problem.empty()) throw MatrixEntryError(problem);
 }
 
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
@@ -1029,10 +1031,11 @@ void require_agreed_blocks(const RowBlock& block, const Parameters& params, Back
   if (problem.empty()) problem = zero_vector_problem(std::vector<double>(agreed.begin() + 2, agreed.begin() + 2 + vectors));
   // On the scale of the whole matrix (matrix_exponent): its diagonal, and in mixed precision every entry.
   const Index first = static_cast<Index>(owned_rows(block.global_rows, amg.block_size).first);
-  double largest_diagonal_entry = problem.empty() ? largest_diagonal(block.rows, first) : 0.0;
+  const DiagonalMagnitudes diagonal = problem.empty() ? diagonal_magnitudes(block.rows, first) : DiagonalMagnitudes{};
+  double largest_diagonal_entry = diagonal.largest;
   MPI_Allreduce(MPI_IN_PLACE, &largest_diagonal_entry, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const int exponent = matrix_exponent(largest_diagonal_entry);
-  if (problem.empty()) problem = diagonal_range_problem(block.rows, exponent, first);
+  if (problem.empty()) problem = diagonal_range_problem(diagonal, exponent);
   if (problem.empty() && params.solver.precision == Precision::mixed)
     problem = float_range_problem(block.rows, exponent, first);
   if (RankProblem first = first_rank_problem(MPI_COMM_WORLD, problem); first.rank >= 0) {
