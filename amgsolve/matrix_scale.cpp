@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "common/error.hpp"
-#include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 
 namespace amgsolve {

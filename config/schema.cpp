@@ -506,8 +506,8 @@ std::vector<KeySpec> amg_keys() {
                       "Stop coarsening once a level has at most this many rows; that level is solved by sparse "
                       "Cholesky (LDL^T). A coarsest level of more rows (where coarsening stopped early: no strong "
                       "couplings, aggregation that no longer pays, amg.max_levels) is factorised only if that is cheap "
-                      "(at most " + std::to_string(kMaxDirectRows) + " rows and 2^" + std::to_string(std::ilogb(kMaxEarlyCoarsestWork)) +
-                      " multiply-adds by its symbolic "
+                      "(at most " + std::to_string(kMaxDirectRows) + " rows and 2^" +
+                      std::to_string(std::ilogb(kMaxEarlyCoarsestWork)) + " multiply-adds by its symbolic "
                       "analysis), else smoothed, " + std::to_string(kCoarsestSmoothingSteps) + " steps of its smoother.")),
       library_bounded(integer("amg.max_levels", FIELD(amg.max_levels), "Upper limit on the number of levels.")),
       library_bounded(integer("amg.block_size", FIELD(amg.block_size),
