@@ -7,9 +7,13 @@
 #include <limits>
 #include <numbers>
 
+#include "app/amg_solver.hpp"
+#include "app/mouse_run.hpp"
+#include "app/outputs.hpp"
+#include "app/problem_input.hpp"
 #include "app/ranks.hpp"
 #include "app/run.hpp"
-#include "app/run_support.hpp"
+#include "app/run_summary.hpp"
 #include "common/atomic_file.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
@@ -309,13 +313,7 @@ void write_mouse_outputs(const Config& config, const MouseProblem& m, const Arra
                         std::to_string(m.domain.size[1]) + " pixels, radiance per source) written to " + out.camera);
     }
   }
-  write_comparison_if_asked(out, record, written);
-  if (!out.report.empty()) {
-    write_report(out.report, record);
-    written.push_back("report written to " + out.report);
-  }
-  batch.commit();
-  for (const std::string& line : written) progress("%s\n", line.c_str());
+  commit_with_report(out, record, batch, std::move(written));
 }
 
 }  // namespace

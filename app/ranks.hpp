@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/exact_sum.hpp"
+#include "common/parallel.hpp"
 #include "distributed/partition.hpp"
 #include "output/report.hpp"
 #include "sparse/csr.hpp"
@@ -44,6 +45,14 @@ class Ranks {
   // process: true.
   static bool every_rank_arrives_within(std::chrono::milliseconds wait);
 };
+
+// The sum of f(i) over a vector's entries i: a whole vector's, or (by_rows) over the ranks' rows of it
+// (collective). Exact either way, so the same on any number of ranks.
+template <class F>
+double sum_of(const Vector<double>& v, F&& f, bool by_rows) {
+  const ExactSum partial = deterministic_partial_sum(static_cast<std::int64_t>(v.size()), f);
+  return by_rows ? Ranks::sum(partial) : partial.value();
+}
 
 // Runs f on every rank; if it throws on any, every rank throws an Error with the message of the lowest
 // failing rank (prefixed with its number when that is not rank 0). One process: f().
