@@ -33,16 +33,17 @@
 namespace amgsolve {
 namespace {
 
-void check_length(const std::string& name, std::size_t n, const Grid& grid) {
-  if (static_cast<std::int64_t>(n) != grid.points())
-    throw Error("VTK field '" + name + "' has " + std::to_string(n) + " values for " + std::to_string(grid.points()) +
-                " grid points");
+// A field must have a value for each of the `count` places it describes ("grid points", "skin faces").
+void require_field_length(const std::string& name, std::size_t values, std::int64_t count, const char* places) {
+  if (static_cast<std::int64_t>(values) != count)
+    throw Error("VTK field '" + name + "' has " + std::to_string(values) + " values for " + std::to_string(count) + " " +
+                places);
 }
 
 // Copies one field into a new VTK point-data array of type VtkArray.
 template <class VtkArray, class Values>
 void add_point_array(vtkImageData* image, const Grid& grid, const std::string& name, const Values& values) {
-  check_length(name, values.size(), grid);
+  require_field_length(name, values.size(), grid.points(), "grid points");
   vtkNew<VtkArray> array;
   array->SetName(name.c_str());
   array->SetNumberOfTuples(static_cast<vtkIdType>(values.size()));
@@ -115,9 +116,7 @@ vtkSmartPointer<vtkDataArray> real_array(const std::string& name, const Values& 
 template <class VtkArray, class Values>
 void add_voxel_array(vtkImageData* image, const VoxelDomain& domain, const std::string& name, const Values& values,
                      typename VtkArray::ValueType outside) {
-  if (values.size() != static_cast<std::size_t>(domain.unknowns()))
-    throw Error("VTK field '" + name + "' has " + std::to_string(values.size()) + " values for " +
-                std::to_string(domain.unknowns()) + " unknowns");
+  require_field_length(name, values.size(), domain.unknowns(), "unknowns");
   vtkNew<VtkArray> array;
   array->SetName(name.c_str());
   array->SetNumberOfTuples(static_cast<vtkIdType>(domain.voxels()));
@@ -222,9 +221,7 @@ void write_skin_vtp(const std::string& path, const VoxelDomain& domain, const st
   surface->SetPoints(points);
   surface->SetPolys(quads);
   for (const ScalarField& field : per_face) {
-    if (field.values.size() != skin.size())
-      throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
-                  std::to_string(skin.size()) + " skin faces");
+    require_field_length(field.name, field.values.size(), static_cast<std::int64_t>(skin.size()), "skin faces");
     surface->GetCellData()->AddArray(real_array(field.name, field.values));
   }
   std::vector<double> area(skin.size()), direction(skin.size());
@@ -245,11 +242,9 @@ void write_picture_vti(const std::string& path, const PixelGrid& grid, const std
   image->SetDimensions(grid.size[0] + 1, grid.size[1] + 1, 1);  // points = pixel corners, cells = pixels
   image->SetOrigin(grid.origin[0], grid.origin[1], grid.origin[2]);
   image->SetSpacing(grid.pixel, grid.pixel, grid.pixel);
-  const auto count = static_cast<std::size_t>(grid.size[0]) * static_cast<std::size_t>(grid.size[1]);
+  const std::int64_t count = std::int64_t{grid.size[0]} * grid.size[1];
   for (const ScalarField& field : pixels) {
-    if (field.values.size() != count)
-      throw Error("VTK field '" + field.name + "' has " + std::to_string(field.values.size()) + " values for " +
-                  std::to_string(count) + " pixels");
+    require_field_length(field.name, field.values.size(), count, "pixels");
     image->GetCellData()->AddArray(real_array(field.name, field.values));
   }
   if (!pixels.empty()) image->GetCellData()->SetActiveScalars(pixels.front().name.c_str());
