@@ -304,15 +304,14 @@ MatrixRows read_matrix_market_rows(const std::string& path, int block_size) {
     const MatrixMarketHeader& h = reader->header();
     shape[0] = h.rows;
     shape[1] = h.cols;
-    shape[2] = h.symmetry == "general" ? h.entries : 2 * h.entries;
+    shape[2] = h.entries_with_mirrors();
     shape[3] = h.symmetry == "symmetric" ? 1 : 0;
   });
   MPI_Bcast(shape, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
   const int ranks = Ranks::size();
-  // Each rank's share of the matrix and the setup (the reader's triplets, 16 bytes an entry, on top).
+  // Each rank's share of the matrix, of its reading and of the setup.
   collectively([&] {
-    require_memory(estimated_solve_bytes(shape[0] / ranks + 1, shape[2] / ranks + 1) +
-                       16 * static_cast<std::uint64_t>(shape[2] / ranks + 1),
+    require_memory(estimated_read_and_solve_bytes(shape[0] / ranks + 1, shape[2] / ranks + 1),
                    "this rank's rows of the matrix in " + path);
   });
   const BlockPartition partition(shape[0], ranks, node_partition_unit(block_size));

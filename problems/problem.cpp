@@ -236,9 +236,8 @@ LinearProblem make_matrix_market(const MatrixMarketParams& p) {
   if (p.matrix.empty()) throw InputError("problem.matrix: a matrix_market problem needs a matrix file");
   const MatrixMarketHeader header = read_matrix_market_header(p.matrix);
   const std::int64_t columns = matrix_market_rhs_columns(p, header.rows);
-  const Offset nnz = header.symmetry == "general" ? header.entries : 2 * header.entries;
-  // The triplets of the reader (16 bytes per entry) come on top of the solve, and so do the load cases.
-  require_memory(estimated_solve_bytes(header.rows, nnz) + 16 * static_cast<std::uint64_t>(nnz) +
+  // The load cases come on top of the matrix, its reading and the solve.
+  require_memory(estimated_read_and_solve_bytes(header.rows, header.entries_with_mirrors()) +
                      right_hand_side_bytes(p, header.rows, columns, true),
                  "the matrix in " + p.matrix +
                      (columns > 1 ? " and the " + std::to_string(columns) + " right-hand sides in " + p.rhs : ""));
@@ -261,6 +260,10 @@ std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz) {
   const double matrix = 12.0 * static_cast<double>(nnz) + 8.0 * static_cast<double>(rows);
   const double bytes = 4.0 * matrix + 16.0 * 8.0 * static_cast<double>(rows);
   return saturating_bytes(bytes);
+}
+
+std::uint64_t estimated_read_and_solve_bytes(Offset rows, Offset nnz) {
+  return estimated_solve_bytes(rows, nnz) + 16 * static_cast<std::uint64_t>(nnz);
 }
 
 namespace {

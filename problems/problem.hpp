@@ -66,6 +66,8 @@ struct ProblemSpec {
 // Rough peak memory of assembling and solving the problem (matrix, hierarchy, vectors), checked
 // against the available memory before anything large is allocated.
 std::uint64_t estimated_solve_bytes(Offset rows, Offset nnz);
+// The same for a matrix read from a file, with the reader's triplets (16 bytes an entry) on top.
+std::uint64_t estimated_read_and_solve_bytes(Offset rows, Offset nnz);
 
 // A Matrix Market problem's description and right-hand sides for a matrix of `rows` rows: what make_problem
 // uses, and the program when the ranks read the matrix by rows.

@@ -20,6 +20,10 @@ struct MatrixMarketHeader {
   Index rows = 0;
   Index cols = 0;
   Offset entries = 0;  // stored entries (coordinate), or the values a dense array lists (rows*cols, a triangle's)
+
+  // The matrix's entries once a symmetric file's triangle is mirrored: a bound before reading (the
+  // diagonal, not mirrored, counted twice).
+  Offset entries_with_mirrors() const { return symmetry == "general" ? entries : 2 * entries; }
 };
 
 // Reads only the banner and size line (cheap: used to estimate memory before loading).
