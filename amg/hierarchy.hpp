@@ -2,10 +2,12 @@
 // The AMG hierarchy: the levels smoothed aggregation built (amg/smoothed_aggregation.hpp) and what each cost.
 // It stores them; the V-cycle (amg/vcycle.hpp) applies them on a backend.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "amg/kept_structure.hpp"
@@ -33,6 +35,16 @@ struct LevelInfo {
   struct Phases {
     double strength = 0, aggregation = 0, eigenvalues = 0, prolongator = 0, transpose = 0, galerkin = 0,
            smoother = 0;
+    // Each phase's name (the report's and the Python package's key) and seconds, in the setup's order.
+    std::array<std::pair<const char*, double>, 7> named() const {
+      return {{{"strength", strength},
+               {"aggregation", aggregation},
+               {"eigenvalues", eigenvalues},
+               {"prolongator", prolongator},
+               {"transpose", transpose},
+               {"galerkin", galerkin},
+               {"smoother", smoother}}};
+    }
   } phases;
   std::string smoother;         // description of the smoother used on this level
   // The values of its D^-1 where they are a system's node blocks (sum of the nodes' rows squared); 0: the

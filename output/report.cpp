@@ -49,10 +49,7 @@ nlohmann::json level_json(const LevelInfo& l) {
   if (!l.coarsest) {
     j["aggregates"] = l.aggregates;
     j["rho_dinv_a"] = l.rho;
-    const LevelInfo::Phases& p = l.phases;
-    j["phases"] = {{"strength", p.strength},       {"aggregation", p.aggregation}, {"eigenvalues", p.eigenvalues},
-                   {"prolongator", p.prolongator}, {"transpose", p.transpose},     {"galerkin", p.galerkin},
-                   {"smoother", p.smoother}};
+    for (const auto& [phase, seconds] : l.phases.named()) j["phases"][phase] = seconds;
     j["spgemm"] = {{"prolongator", spgemm_json(l.prolongator_product)},
                    {"ap", spgemm_json(l.ap_product)},
                    {"rap", spgemm_json(l.rap_product)}};

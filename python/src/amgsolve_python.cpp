@@ -154,13 +154,7 @@ nb::dict level_dict(const LevelInfo& l) {
   d["smoother"] = l.smoother;
   d["coarsest"] = l.coarsest;
   nb::dict phases;
-  phases["strength"] = l.phases.strength;
-  phases["aggregation"] = l.phases.aggregation;
-  phases["eigenvalues"] = l.phases.eigenvalues;
-  phases["prolongator"] = l.phases.prolongator;
-  phases["transpose"] = l.phases.transpose;
-  phases["galerkin"] = l.phases.galerkin;
-  phases["smoother"] = l.phases.smoother;
+  for (const auto& [phase, seconds] : l.phases.named()) phases[phase] = seconds;
   d["phases"] = phases;
   return d;
 }
