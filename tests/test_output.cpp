@@ -332,6 +332,7 @@ TEST(Report, HasTheDocumentedFields) {
   l0.rows = 10;
   l0.nnz = 28;
   l0.spgemm_seconds = 0.5;
+  l0.phases.galerkin = 0.25;
   LevelInfo l1;
   l1.level = 1;
   l1.rows = 3;
@@ -350,6 +351,12 @@ TEST(Report, HasTheDocumentedFields) {
   ASSERT_EQ(j["setup"]["levels"].size(), 2u);
   for (const auto& level : j["setup"]["levels"])
     for (const char* key : {"rows", "nnz", "spgemm_seconds"}) EXPECT_TRUE(level.contains(key)) << key;
+  // README's phase names, each with its seconds (the setup's only times per phase).
+  const nlohmann::json& phases = j["setup"]["levels"][0]["phases"];
+  for (const char* key : {"strength", "aggregation", "eigenvalues", "prolongator", "transpose", "galerkin", "smoother"})
+    EXPECT_TRUE(phases.contains(key)) << key;
+  EXPECT_EQ(phases.size(), 7u);
+  EXPECT_EQ(phases["galerkin"].get<double>(), 0.25);
   EXPECT_EQ(j["solve"]["history"].size(), 3u);
   EXPECT_NEAR(j["solve"]["convergence_factor"].get<double>(), 0.1, 1e-12);
 }
