@@ -266,6 +266,32 @@ TEST(SpgemmMemory, AProductThatCannotFitIsRefusedBeforeItIsAllocated) {
   EXPECT_NE(refusals.back().find("the numeric phase's dense accumulators"), std::string::npos) << refusals.back();
 }
 
+// Hash's table per thread is sized by the fewer of a row's products and B's columns, each a bound on the
+// row's nonzeros (Nagasaka et al.): rows of 2,048 products into 4 columns need a table of 16 slots, rows of
+// 64 products into 10,000 columns one of 128, and the stats count exactly that.
+TEST(Hash, TheTableIsSizedByTheFewerOfTheRowsProductsAndBsColumns) {
+  const SpgemmBackend& hash = SpgemmRegistry::instance().get("hash");
+  const auto table_bytes = [](std::uint64_t slots) {
+    return static_cast<std::uint64_t>(max_threads()) * slots * (sizeof(Index) + sizeof(double));
+  };
+  const auto ones = [](Index rows, Index cols, Index per_row, Index stride) {
+    std::vector<Triplet<double>> t;
+    for (Index i = 0; i < rows; ++i)
+      for (Index k = 0; k < per_row; ++k) t.push_back({i, (i + k * stride) % cols, 1.0});
+    return csr_from_triplets(rows, cols, t);
+  };
+  SpgemmStats few_columns;
+  expect_product_matches_dense(hash, ones(64, 512, 512, 1), ones(512, 4, 4, 1), 0.0);
+  hash.multiply(ones(64, 512, 512, 1), ones(512, 4, 4, 1), &few_columns);
+  EXPECT_EQ(few_columns.multiplications, 64 * 512 * 4);
+  EXPECT_EQ(few_columns.extra_bytes, table_bytes(16));
+  SpgemmStats few_products;
+  expect_product_matches_dense(hash, ones(64, 64, 8, 8), ones(64, 10000, 8, 1250), 0.0);
+  hash.multiply(ones(64, 64, 8, 8), ones(64, 10000, 8, 1250), &few_products);
+  EXPECT_EQ(few_products.multiplications, 64 * 8 * 8);
+  EXPECT_EQ(few_products.extra_bytes, table_bytes(128));
+}
+
 // rmerge-cpu's merge width W: any W from 2 on gives the dense product, through none (W = 4096) to eleven
 // (W = 2) rounds of splitting of a row of 2500 entries; the rounds' factors count as extra memory (the
 // first G holds A's entries); widths outside the range are refused.
