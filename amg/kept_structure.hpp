@@ -14,11 +14,11 @@
 namespace amgsolve {
 
 // Whether a re-setup on the backend follows the kept product patterns by recording which rows each level's
-// filtered matrix lumped (the cpu and mpi backends: while those rows stay the same, so do the patterns). The
-// cuda backend records none (it would be a copy of a flag per row to the host): it compares each level's
-// matrix with the kept one instead (same_pattern), and forms every product by the SpGEMM.
+// filtered matrix lumped (while those rows stay the same, so do the patterns): the backend says
+// (records_lumped_rows). One that records none compares each level's matrix with the kept one instead
+// (same_pattern), and forms every product by the SpGEMM.
 template <class Backend>
-inline constexpr bool kRecordsLumpedRows = Backend::kind != BackendKind::cuda;
+inline constexpr bool kRecordsLumpedRows = Backend::records_lumped_rows;
 
 // The strength classification a level keeps: the host's (amg/strength.hpp; over MPI a rank's rows') or, on
 // the cuda backend, the device's (amg/cuda/cuda_strength.hpp). strength_bytes, beside each, gives its memory.

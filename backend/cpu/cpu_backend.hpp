@@ -79,6 +79,8 @@ struct CpuMatrix {
 class CpuBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cpu;
+  // A re-setup follows the kept product patterns while the filtered matrices lump the same rows.
+  static constexpr bool records_lumped_rows = true;
   template <class V>
   using Vector = amgsolve::Vector<V>;
   template <class V>

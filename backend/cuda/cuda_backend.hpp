@@ -109,6 +109,9 @@ class DeviceMatrix {
 class CudaBackend {
  public:
   static constexpr BackendKind kind = BackendKind::cuda;
+  // A re-setup compares each level's matrix with the kept one (amg/kept_structure.hpp): recording which
+  // rows the filtered matrix lumped would copy a flag per row to the host.
+  static constexpr bool records_lumped_rows = false;
   template <class V>
   using Vector = DeviceVector<V>;
   template <class V>

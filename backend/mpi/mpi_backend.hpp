@@ -50,6 +50,7 @@ struct TransposePlan {
 class MpiBackend : public RankVectors<CpuBackend, MpiBackend> {  // the vectors' operations there
  public:
   static constexpr BackendKind kind = BackendKind::cpu;  // where each rank computes
+  static constexpr bool records_lumped_rows = true;      // each rank its rows'
   template <class V>
   using Matrix = DistributedMatrix<V>;  // what the solve multiplies
   template <class V>
