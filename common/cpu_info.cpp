@@ -54,7 +54,8 @@ std::size_t last_level_cache_bytes() {
     // The largest data or unified cache sysfs lists, or sysconf's L3 where sysfs lists less.
     std::size_t largest = static_cast<std::size_t>(std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE)));
     for (int index = 0; index < 8; ++index) {
-      const std::string cache = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+      std::string cache = "/sys/devices/system/cpu/cpu0/cache/index";
+      cache += std::to_string(index);  // (literal + to_string: GCC 12's -Warray-bounds false alarm at -O3)
       std::ifstream type(cache + "/type");
       std::string kind;
       if (!(type >> kind)) break;
