@@ -20,19 +20,10 @@ namespace {
 
 using test::ScratchDir;
 
-// The what() of the InputError thrown by f; fails the test when f throws nothing or something else.
+// The what() of the InputError thrown by f (test::error_of).
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected amgsolve::InputError, got another exception: " << e.what();
-    return std::string("(wrong exception type) ") + e.what();
-  }
-  ADD_FAILURE() << "expected amgsolve::InputError, but nothing was thrown";
-  return "(no error)";
+  return test::error_of<InputError>(std::forward<F>(f));
 }
 
 // The error of parsing `yaml` (named cfg.yaml in messages) with the given --set overrides.

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <type_traits>
+#include <typeinfo>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -55,6 +56,22 @@ SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vect
 }  // namespace amgsolve
 
 namespace amgsolve::test {
+
+// The what() of the ExpectedError thrown by f; fails the test when f throws nothing or something else.
+template <class ExpectedError, class F>
+std::string error_of(F&& f) {
+  const std::string expected = typeid(ExpectedError).name();  // mangled, but names the type
+  try {
+    f();
+  } catch (const ExpectedError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected " << expected << ", got another exception: " << e.what();
+    return std::string("(wrong exception type) ") + e.what();
+  }
+  ADD_FAILURE() << "expected " << expected << ", but nothing was thrown";
+  return "(no error)";
+}
 
 // One V-cycle of a hierarchy on the cpu backend, as a preconditioner: vcycle.apply(r, z).
 template <class V>

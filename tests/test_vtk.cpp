@@ -212,26 +212,15 @@ TEST(Vtk, FieldsBeyondFloatsRangeAreWrittenInDouble) {
   }
 }
 
-// The message of what f throws (an Error), "" where it throws nothing.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 // Each writer names the field, its length and what it should have had a value for.
 TEST(Vtk, WrongFieldLengthIsAnErrorAndWritesNothing) {
   test::ScratchDir dir;
   Grid g;
   g.size = {2, 2, 1};
-  EXPECT_EQ(error_of([&] { write_vti(dir.file("x.vti"), g, {{"solution", Vector<double>(3)}}); }),
+  EXPECT_EQ(test::error_of<Error>([&] { write_vti(dir.file("x.vti"), g, {{"solution", Vector<double>(3)}}); }),
             "VTK field 'solution' has 3 values for 4 grid points");
   const VoxelDomain d = make_voxel_domain({3, 2, 2}, {0.0, 0.0, 0.0}, 1.0, [](std::int64_t v) { return v != 0; });
-  EXPECT_EQ(error_of([&] { write_voxel_vti(dir.file("v.vti"), d, {{"fluence", Vector<double>(12)}}, {}); }),
+  EXPECT_EQ(test::error_of<Error>([&] { write_voxel_vti(dir.file("v.vti"), d, {{"fluence", Vector<double>(12)}}, {}); }),
             "VTK field 'fluence' has 12 values for 11 unknowns");
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
