@@ -48,12 +48,12 @@
 
 namespace amgsolve {
 
-static_assert(Backend<CpuBackend>);
+static_assert(Backend<CpuBackend> && SetupBackend<CpuBackend>);
 #ifdef AMGSOLVE_WITH_CUDA
-static_assert(Backend<CudaBackend>);
+static_assert(Backend<CudaBackend> && SetupBackend<CudaBackend>);
 #endif
 #ifdef AMGSOLVE_WITH_MPI
-static_assert(Backend<MpiBackend>);
+static_assert(Backend<MpiBackend> && SetupBackend<MpiBackend>);
 static_assert(Backend<MpiOver<CpuBackend>>);  // what tests/test_mpi.cpp runs the layer over
 #ifdef AMGSOLVE_WITH_CUDA
 static_assert(Backend<MpiOver<CudaBackend>>);

@@ -15,21 +15,24 @@
 // BackendKind, and amgsolve::Solver (make_impl and make_distributed_solver in amgsolve/solver.cpp) turns
 // that into one of these types.
 //
-// A new backend: a class with the members the concept below names (the solve's), the setup's operations
-// (the cpu backend's section "the setup's sparse operations", and the per-method overloads beside each
-// method in amg/: strength, MIS-2, the tentative and smoothed prolongators, the spectral radius), its kernels
-// each tested against the cpu backend's (tests/test_gpu.cpp shows how), an instantiation of Hierarchy (as
-// amg/hierarchy.cpp's), and a case in make_impl. A local backend that MpiOver can wrap also has dot_partial,
-// sum_partial and cg_update_partial (the exact sums of its reduction blocks), gather, extend and subtract.
+// A new backend: a class with the members the concepts below name (Backend: the solve's; SetupBackend: the
+// setup's, as the cpu backend's section "the setup's sparse operations" has them), the per-method overloads
+// beside each method in amg/ (strength, MIS-2, the tentative and smoothed prolongators, the spectral
+// radius), its kernels each tested against the cpu backend's (tests/test_gpu.cpp shows how), an
+// instantiation of Hierarchy (as amg/hierarchy.cpp's), and a case in make_impl. A local backend that MpiOver
+// can wrap also has dot_partial, sum_partial and cg_update_partial (the exact sums of its reduction blocks),
+// gather, extend and subtract.
 #include <concepts>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "common/device.hpp"
 #include "sparse/csr.hpp"
 #include "sparse/sparse_ldlt.hpp"
 #include "sparse/spmv_format.hpp"
+#include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
 
@@ -80,6 +83,33 @@ concept Backend = requires {
                            typename B::template Vector<float>& f) {
                     b.convert(d, f);  // the mixed-precision cycle's input and output
                   };
+
+// What smoothed aggregation (amg/smoothed_aggregation.hpp) asks of every backend it sets up on, for a
+// precision V: the matrices it builds (Csr<V>), their global counts, the SpGEMM and the transpose that form
+// the Galerkin products, the checks and the smoothers' diagonal, and a host view of a matrix (for the
+// comparison of the SpGEMM backends and the coarsest factorisation). What only some backends have is asked
+// by a trait where it is used: a re-setup's numeric-only products (kNumericProducts, amg/kept_structure.hpp),
+// node-block smoothers (smoother_block_diagonal), whether the ranks agree (everywhere).
+template <class B, class V>
+concept SetupBackendFor = requires(const B& b, const typename B::template Csr<V>& A, const SpgemmBackend& spgemm,
+                                   SpgemmStats* stats, int level, double numerator) {
+  { b.global_rows(A) } -> std::convertible_to<std::int64_t>;  // all ranks' over MPI
+  { b.global_nnz(A) } -> std::convertible_to<std::int64_t>;
+  { b.multiply(spgemm, A, A, stats) } -> std::same_as<typename B::template Csr<V>>;
+  { b.transpose(A) } -> std::same_as<typename B::template Csr<V>>;
+  b.require_positive_diagonal(A, level);  // a coarse operator's, which SPD input keeps positive
+  { b.same_pattern(A, A) } -> std::same_as<bool>;
+  { b.smoother_diagonal(A, numerator) } -> std::same_as<typename B::template Vector<V>>;
+  { b.format_costs(A) } -> std::same_as<std::vector<FormatCost>>;
+  { b.host_view(A) } -> std::same_as<std::shared_ptr<const CsrMatrix<V>>>;
+};
+
+// A backend the setup runs on, in both precisions; B::records_lumped_rows says how a re-setup follows the
+// kept product patterns (amg/kept_structure.hpp).
+template <class B>
+concept SetupBackend = SetupBackendFor<B, double> && SetupBackendFor<B, float> && requires {
+  { B::records_lumped_rows } -> std::convertible_to<bool>;
+};
 
 // Whether the matrices a backend's setup builds are the host's CsrMatrix on one process (the cpu backend,
 // not the mpi one's distributed blocks or the device's): then a level's pattern is kept as its row_ptr and
