@@ -37,6 +37,7 @@ struct LevelInfo {
            smoother = 0;
     // Each phase's name (the report's and the Python package's key) and seconds, in the setup's order.
     std::array<std::pair<const char*, double>, 7> named() const {
+      static_assert(sizeof(Phases) == 7 * sizeof(double), "a phase added to Phases must be named here too");
       return {{{"strength", strength},
                {"aggregation", aggregation},
                {"eigenvalues", eigenvalues},

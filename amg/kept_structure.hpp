@@ -15,8 +15,9 @@ namespace amgsolve {
 
 // Whether a re-setup on the backend follows the kept product patterns by recording which rows each level's
 // filtered matrix lumped (while those rows stay the same, so do the patterns): the backend says
-// (records_lumped_rows). One that records none compares each level's matrix with the kept one instead
-// (same_pattern), and forms every product by the SpGEMM.
+// (records_lumped_rows). One that records none (the cuda backend) compares each level's matrix with the kept
+// one instead (same_pattern); which products it then forms by the SpGEMM is kNumericProducts' to say, below
+// (the cuda backend has no numeric-only products either).
 template <class Backend>
 inline constexpr bool kRecordsLumpedRows = Backend::records_lumped_rows;
 

@@ -38,8 +38,8 @@ class Vcycle {
   //
   // The hierarchy is usually the backend's own; a layer may cycle on another backend's (the distributed
   // layer over a GPU, backend/mpi/mpi_over.hpp, on the levels the mpi backend's setup built).
-  template <class SetupBackend>
-  Vcycle(const Backend& backend, const Hierarchy<SetupBackend, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
+  template <class BuiltOn>
+  Vcycle(const Backend& backend, const Hierarchy<BuiltOn, V>& hierarchy, SpmvFormat format = SpmvFormat::csr,
          std::shared_ptr<const Mat> fine = nullptr, const OperatorBuilt& on_built = {})
       : backend_(backend), pre_smooth_(hierarchy.params().pre_smooth), post_smooth_(hierarchy.params().post_smooth) {
     const std::size_t coarsest = hierarchy.levels() - 1;
@@ -96,9 +96,9 @@ class Vcycle {
       return backend.matrix(M, format);
   }
 
-  template <class SetupBackend>
+  template <class BuiltOn>
   static std::unique_ptr<Smoother<Backend, V>> make_smoother(const Backend& backend,
-                                                             const Hierarchy<SetupBackend, V>& hierarchy,
+                                                             const Hierarchy<BuiltOn, V>& hierarchy,
                                                              std::size_t l, const Mat& A) {
     const SmootherSpec& spec = hierarchy.smoother(l);
     if (spec.type == SmootherType::gauss_seidel) return gauss_seidel(backend, hierarchy.shared_matrix(l), spec);

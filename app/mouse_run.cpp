@@ -12,7 +12,6 @@
 #include "app/outputs.hpp"
 #include "app/problem_input.hpp"
 #include "app/ranks.hpp"
-#include "app/run.hpp"
 #include "app/run_summary.hpp"
 #include "common/atomic_file.hpp"
 #include "common/log.hpp"

@@ -4,13 +4,13 @@
 
 #include <cstdio>
 
-#include "app/ranks.hpp"
 #include "amgsolve/solver.hpp"
+#include "app/ranks.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
 #include "config/solver_parameters.hpp"
-#include "spgemm/registry.hpp"
+#include "spgemm/comparison.hpp"
 
 namespace amgsolve {
 namespace {
@@ -54,7 +54,6 @@ void print_comparison(const std::vector<SpgemmComparisonRow>& rows, int runs) {
     if (!phases.empty()) progress("  %30s%s\n", "", phases.c_str());
   }
 }
-
 
 // The comparison's callback: every backend on every product of the setup, in the hierarchy's precision.
 template <class Value>

@@ -6,11 +6,11 @@
 #include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/system_nullspace.hpp"
+#include "app/ranks.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
 #include "config/solver_parameters.hpp"
-#include "solver/pcg.hpp"
 #include "sparse/csr_ops.hpp"
 #include "sparse/matrix_market.hpp"
 
@@ -38,7 +38,6 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
 }
 
 bool solve_distributed(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
-
 
 bool rows_made_apart(const Config& config) {
   const ProblemType type = config.problem.type;
@@ -172,7 +171,6 @@ std::vector<const Vector<double>*> in_column_order(const Vector<double>& first, 
   for (const Vector<double>& v : rest) all.push_back(&v);
   return all;
 }
-
 
 LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows) {
   if (by_rows && spec.type == ProblemType::matrix_market) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "app/ranks.hpp"
 #include "config/config.hpp"
 #include "output/report.hpp"
 #include "problems/problem.hpp"

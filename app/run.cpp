@@ -19,6 +19,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
+#include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "config/config.hpp"
 #include "spgemm/registry.hpp"

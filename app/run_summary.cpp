@@ -8,7 +8,7 @@
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
-#include "solver/pcg.hpp"
+#include "solver/solve_result.hpp"
 
 namespace amgsolve {
 
@@ -92,7 +92,6 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves, bo
                why_not_converged(s, config).c_str());
   return kExitNotConverged;
 }
-
 
 void record_rank_loads(const CommunicationStats& setups, const CommunicationStats& solves, const char* what,
                        RunRecord& record) {

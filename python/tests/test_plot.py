@@ -62,6 +62,19 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
         stacked = sum(plot.phase_seconds(level, phase) for phase in plot.PHASES + [plot.COARSE_FACTOR])
         assert 0 < stacked <= level["seconds"] * (1 + 1e-9), level["level"]
     assert levels[-1]["coarsest"] and plot.phase_seconds(levels[-1], plot.COARSE_FACTOR) == levels[-1]["seconds"]
+    assert set(levels[0]["phases"]) == set(plot.PHASES)  # the report's keys are sorted, not in the setup's order
+
+
+def test_the_bars_stack_the_phases_in_the_setups_order_as_the_package_gives_them():
+    import numpy as np
+    import scipy.sparse as sp
+
+    import amgsolve
+
+    n = 400
+    A = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    _, info = amgsolve.Solver(A).solve(np.ones(n))
+    assert list(info["levels"][0]["phases"]) == plot.PHASES
 
 
 @needs_program
