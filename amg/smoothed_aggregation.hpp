@@ -76,7 +76,8 @@ struct CoarseningStep {
 
 template <class Backend, class Value>
 class SmoothedAggregation {
-  static_assert(SetupBackend<Backend>, "smoothed aggregation sets up on a backend with SetupBackend's operations");
+  static_assert(amgsolve::Backend<Backend> && SetupBackend<Backend>,
+                "smoothed aggregation sets up on a backend with the Backend and SetupBackend concepts' operations");
 
   // Accumulates the seconds since the last lap into a phase's slot. A backend whose kernels run after their
   // launch returns (the GPU's) is waited for first, so that each phase counts its own kernels.

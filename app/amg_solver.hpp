@@ -4,7 +4,9 @@
 // during each solve. One setup serves any number of right-hand sides: the many-sources workflow of diffuse
 // optical tomography sets up once per wavelength and then pays only a solve per source.
 #include <memory>
+#include <vector>
 
+#include "amgsolve/solver.hpp"
 #include "config/config.hpp"
 #include "output/report.hpp"
 #include "solver/solve_result.hpp"

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 #include "app/amg_solver.hpp"
 #include "app/mouse_run.hpp"
@@ -233,14 +234,8 @@ MouseProblem assemble_mouse(const Config& config, RunRecord& record) {
     check_vtk_sources(config, m.sources.size());
     if (Ranks::prints() && !config.output.vtk.empty()) require_vtk_memory(config, m);
   });
-  record.assembled_by_rows = m.by_rows;
-  record.problem_seconds = timer.seconds();
-  record.problem_type = "mouse";
-  record.problem_description = describe(params, m);
-  if (m.by_rows)
-    describe_distributed_matrix(m.excitation.A, m.domain.unknowns(), record);
-  else
-    describe_matrix(m.excitation.A, record);
+  record_problem("mouse", describe(params, m), timer.seconds(), m.excitation.A,
+                 m.by_rows ? std::optional<std::int64_t>(m.domain.unknowns()) : std::nullopt, record);
   progress("problem: %s\n         %d unknowns (voxels inside the animal), %lld nonzeros, built in %.3f s%s\n",
            record.problem_description.c_str(), record.rows, static_cast<long long>(record.nnz),
            record.problem_seconds, m.by_rows ? " (each rank its rows)" : "");

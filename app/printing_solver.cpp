@@ -84,8 +84,7 @@ void print_format_costs(const SetupRecord& setup) {
   progress("  solve in %s: %s\n", setup.spmv_format.c_str(), setup.spmv_format_reason.c_str());
 }
 
-// The library's Solver with the program's output: the level table as it is built, the comparison, the
-// summary, and a line per iteration.
+// The AmgSolver of the file's first lines: the library's Solver, with callbacks that print.
 class PrintingSolver final : public AmgSolver {
  public:
   // A: the matrix, or this rank's RowBlock of it.

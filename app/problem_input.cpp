@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/system_nullspace.hpp"
+#include "amgsolve/solver.hpp"
 #include "app/ranks.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
@@ -15,7 +18,9 @@
 #include "sparse/matrix_market.hpp"
 
 namespace amgsolve {
+namespace {
 
+// rows, nnz and the row-length histogram of the system matrix into the record.
 void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
   record.rows = A.rows;
   record.nnz = A.nnz();
@@ -27,6 +32,8 @@ void describe_matrix(const CsrMatrix<double>& A, RunRecord& record) {
   }
 }
 
+// The same for a matrix whose rows the ranks hold (this rank's `rows` of global_rows): the counts summed
+// over the ranks (collective).
 void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t global_rows, RunRecord& record) {
   describe_matrix(rows, record);
   record.rows = static_cast<Index>(global_rows);
@@ -35,6 +42,20 @@ void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t glo
   const auto length = static_cast<std::size_t>(Ranks::max(static_cast<std::int64_t>(record.row_length_histogram.size())));
   record.row_length_histogram.resize(length, 0);
   for (Offset& count : record.row_length_histogram) count = Ranks::sum(count);
+}
+
+}  // namespace
+
+void record_problem(std::string type, std::string description, double seconds, const CsrMatrix<double>& A,
+                    std::optional<std::int64_t> global_rows, RunRecord& record) {
+  record.problem_type = std::move(type);
+  record.problem_description = std::move(description);
+  record.problem_seconds = seconds;
+  record.assembled_by_rows = global_rows.has_value();
+  if (global_rows)
+    describe_distributed_matrix(A, *global_rows, record);
+  else
+    describe_matrix(A, record);
 }
 
 bool solve_distributed(const Config& config) { return Ranks::size() > 1 && solver_parameters(config).distribute; }
@@ -194,14 +215,8 @@ LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool 
 
 void describe_problem(const Config& config, const LinearProblem& problem, bool by_rows, double seconds,
                       RunRecord& record) {
-  record.problem_seconds = seconds;
-  record.problem_description = problem.description;
-  record.problem_type = name_of(config.problem.type);
-  record.assembled_by_rows = by_rows;
-  if (by_rows)
-    describe_distributed_matrix(*problem.A, *problem.global_rows, record);
-  else
-    describe_matrix(*problem.A, record);
+  record_problem(name_of(config.problem.type), problem.description, seconds, *problem.A,
+                 by_rows ? problem.global_rows : std::nullopt, record);
   progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
            record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
            by_rows ? " (each rank its rows)" : "");

@@ -3,6 +3,8 @@
 // checked for what would make it unsolvable (a singular matrix's right-hand side with a part along its
 // nullspace) before the setup; described in the report and on the console.
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "config/config.hpp"
@@ -16,8 +18,9 @@ namespace amgsolve {
 // only its rows of the matrix.
 bool solve_distributed(const Config& config);
 // Whether each rank makes or reads its rows of this problem's matrix apart from the others': a distributed
-// solve of a Poisson, elasticity or Matrix Market problem (the mouse's operators are made by rows in
-// mouse_run.cpp).
+// solve of a Poisson or elasticity problem (their generators make any rows alone, at every one of
+// problem.steps) or of a Matrix Market file (read on rank 0 and dealt out as it is read). The mouse's
+// operators are made by rows in mouse_run.cpp.
 bool rows_made_apart(const Config& config);
 // The rows of a Matrix Market problem's matrix, from its file's header (before the matrix is read).
 std::int64_t matrix_file_rows(const MatrixMarketParams& p);
@@ -29,11 +32,11 @@ RowRange generated_rows(const ProblemSpec& spec);
 // sides checked against a singular matrix's nullspace. Collective.
 LinearProblem assemble_step(const Config& config, const ProblemSpec& spec, bool by_rows);
 
-// rows, nnz and the row-length histogram of the system matrix into the record.
-void describe_matrix(const CsrMatrix<double>& A, RunRecord& record);
-// The same for a matrix whose rows the ranks hold (this rank's `rows` of global_rows): the counts summed
-// over the ranks (collective).
-void describe_distributed_matrix(const CsrMatrix<double>& rows, std::int64_t global_rows, RunRecord& record);
+// A problem's type, description, assembly time and system matrix (rows, nonzeros, the row-length histogram)
+// into the record: the matrix whole, or with global_rows this rank's rows of it, the counts then summed over
+// the ranks (collective).
+void record_problem(std::string type, std::string description, double seconds, const CsrMatrix<double>& A,
+                    std::optional<std::int64_t> global_rows, RunRecord& record);
 // The first step's problem (assembled in `seconds`) in the report, whose description the last step's
 // replaces, and on the console.
 void describe_problem(const Config& config, const LinearProblem& problem, bool by_rows, double seconds,

@@ -34,6 +34,14 @@ double relative_error(const Vector<double>& x, const Vector<double>& exact, bool
   return r > 0 ? std::sqrt(d / r) : std::sqrt(d);
 }
 
+// " or residual 1.0e-12" where solver.absolute_tolerance is set, for the line that starts a solve; "" otherwise.
+std::string absolute_tolerance_text(const SolverParams& solver) {
+  if (solver.absolute_tolerance <= 0) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, " or residual %.1e", solver.absolute_tolerance);
+  return text;
+}
+
 // The line that says how the work is spread: threads, and ranks under mpirun.
 std::string parallelism(int threads) {
   const int ranks = Ranks::size();

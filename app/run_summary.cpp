@@ -3,21 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "amg/params.hpp"
 #include "app/ranks.hpp"
 #include "app/run.hpp"
 #include "common/error.hpp"
 #include "common/log.hpp"
 #include "common/memory.hpp"
-#include "solver/solve_result.hpp"
 
 namespace amgsolve {
-
-std::string absolute_tolerance_text(const SolverParams& solver) {
-  if (solver.absolute_tolerance <= 0) return "";
-  char text[64];
-  std::snprintf(text, sizeof text, " or residual %.1e", solver.absolute_tolerance);
-  return text;
-}
 
 void print_solve_summary(const SolveResult& s, const char* what) {
   progress("%s%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,

@@ -12,8 +12,6 @@ namespace amgsolve {
 
 // "converged after N iterations: ..." line.
 void print_solve_summary(const SolveResult& s, const char* what = "");
-// " or residual 1.0e-12" where solver.absolute_tolerance is set, for the line that starts a solve; "" otherwise.
-std::string absolute_tolerance_text(const SolverParams& solver);
 
 // Each rank's rows and communication (this rank's in the setups and in the solves, `what` naming the
 // solves: "the solve's"), gathered on rank 0 into the record and summarised in a line. Collective; nothing

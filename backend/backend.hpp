@@ -85,7 +85,7 @@ concept Backend = requires {
                   };
 
 // What smoothed aggregation (amg/smoothed_aggregation.hpp) asks of every backend it sets up on, for a
-// precision V: the matrices it builds (Csr<V>), their global counts, the SpGEMM and the transpose that form
+// precision V, beside the Backend concept's vectors and copies: the matrices it builds (Csr<V>), their global counts, the SpGEMM and the transpose that form
 // the Galerkin products, the checks and the smoothers' diagonal, and a host view of a matrix (for the
 // comparison of the SpGEMM backends and the coarsest factorisation). What only some backends have is asked
 // by a trait where it is used: a re-setup's numeric-only products (kNumericProducts, amg/kept_structure.hpp),

@@ -4,6 +4,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
+#include <cxxabi.h>
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -12,14 +13,14 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <type_traits>
-#include <typeinfo>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -30,9 +31,9 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
 #include "common/hash.hpp"
-#include "sparse/csr.hpp"
 #include "solver/pcg.hpp"
 #include "solver/stationary_iteration.hpp"
+#include "sparse/csr.hpp"
 #include "sparse/csr_ops.hpp"
 #include "eigen_references.hpp"
 
@@ -57,10 +58,20 @@ SolveResult stationary_iteration(const CsrMatrix<V>& A, const Vector<V>& b, Vect
 
 namespace amgsolve::test {
 
+// T's name as the source writes it ("amgsolve::InputError"), the mangled one where the ABI cannot say it.
+template <class T>
+std::string type_name() {
+  int status = 0;
+  const auto release = [](char* text) { std::free(text); };
+  const std::unique_ptr<char, decltype(release)> name(
+      abi::__cxa_demangle(typeid(T).name(), nullptr, nullptr, &status), release);
+  return status == 0 && name ? std::string(name.get()) : std::string(typeid(T).name());
+}
+
 // The what() of the ExpectedError thrown by f; fails the test when f throws nothing or something else.
 template <class ExpectedError, class F>
 std::string error_of(F&& f) {
-  const std::string expected = typeid(ExpectedError).name();  // mangled, but names the type
+  const std::string expected = type_name<ExpectedError>();
   try {
     f();
   } catch (const ExpectedError& e) {

@@ -54,7 +54,6 @@ template <class Local>
 class MpiOver : public RankVectors<Local, MpiOver<Local>> {  // the vectors' operations there
  public:
   static constexpr BackendKind kind = Local::kind;
-  static constexpr bool records_lumped_rows = Local::records_lumped_rows;
   template <class V>
   using Vector = typename Local::template Vector<V>;  // this rank's entries
   using RankVectors<Local, MpiOver<Local>>::comm;
