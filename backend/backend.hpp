@@ -84,12 +84,12 @@ concept Backend = requires {
                     b.convert(d, f);  // the mixed-precision cycle's input and output
                   };
 
-// What smoothed aggregation (amg/smoothed_aggregation.hpp) asks of every backend it sets up on, for a
-// precision V, beside the Backend concept's vectors and copies: the matrices it builds (Csr<V>), their global counts, the SpGEMM and the transpose that form
-// the Galerkin products, the checks and the smoothers' diagonal, and a host view of a matrix (for the
-// comparison of the SpGEMM backends and the coarsest factorisation). What only some backends have is asked
-// by a trait where it is used: a re-setup's numeric-only products (kNumericProducts, amg/kept_structure.hpp),
-// node-block smoothers (smoother_block_diagonal), whether the ranks agree (everywhere).
+// What smoothed aggregation (amg/smoothed_aggregation.hpp) asks of every backend it sets up on, for a precision
+// V, beside the Backend concept's vectors and copies: the matrices it builds (Csr<V>), their global counts, the
+// SpGEMM and the transpose that form the Galerkin products, the checks and the smoothers' diagonal, and a host
+// view of a matrix (for the comparison of the SpGEMM backends and the coarsest factorisation). What only some
+// backends have is asked by a trait where it is used: a re-setup's numeric-only products (kNumericProducts,
+// amg/kept_structure.hpp), node-block smoothers (smoother_block_diagonal), whether the ranks agree (everywhere).
 template <class B, class V>
 concept SetupBackendFor = requires(const B& b, const typename B::template Csr<V>& A, const SpgemmBackend& spgemm,
                                    SpgemmStats* stats, int level, double numerator) {
