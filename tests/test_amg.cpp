@@ -2,6 +2,7 @@
 // the invariant it must satisfy.
 #include <omp.h>
 
+#include <bit>
 #include <numbers>
 #include <numeric>
 #include <queue>
@@ -19,6 +20,7 @@
 #include "amg/tentative_prolongation.hpp"
 #include "common/hash.hpp"
 #include "common/memory.hpp"
+#include "common/unit_scale.hpp"
 #include "problems/poisson.hpp"
 #include "solver/pcg.hpp"
 #include "spgemm/registry.hpp"
@@ -518,6 +520,26 @@ TEST(Hierarchy, IdenticalForAnyThreadCount) {
     EXPECT_EQ(one.matrix(l).val, two.matrix(l).val) << "level " << l;
   }
   EXPECT_EQ(one.finest_aggregates(), two.finest_aggregates());
+}
+
+// unit_scale reads the exponent's bits; its definition is ldexp(1, -ilogb(|m|)) clamped to 2^+-1022, and 1
+// for zero, infinity and NaN: checked against that formula for every exponent (subnormals and the largest
+// numbers included), both signs, and mantissas at both ends.
+TEST(UnitScale, IsTheLibmPowerOfTwoForEveryExponent) {
+  const auto by_libm = [](double m) {
+    if (!std::isfinite(m) || m == 0.0) return 1.0;
+    return std::ldexp(1.0, std::clamp(-std::ilogb(m), -1022, 1022));
+  };
+  for (std::uint64_t biased = 0; biased < 2048; ++biased)
+    for (const std::uint64_t mantissa : {0ull, 1ull, 1ull << 51, (1ull << 52) - 1})
+      for (const std::uint64_t sign : {0ull, 1ull}) {
+        const double m = std::bit_cast<double>(sign << 63 | biased << 52 | mantissa);
+        const double expected = by_libm(m);
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(unit_scale(m)), std::bit_cast<std::uint64_t>(expected))
+            << "magnitude " << m << " (exponent bits " << biased << ")";
+      }
+  EXPECT_EQ(unit_scale(3.0), 0.5);  // 3 = 1.5 * 2^1
+  EXPECT_EQ(unit_scale(1e-310), std::ldexp(1.0, 1022));  // a subnormal: the largest scale
 }
 
 // Units change a matrix by a factor; by a power of two, every step of the setup is the same arithmetic
