@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "amgsolve/vector_scale.hpp"
 #include "common/error.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -58,9 +59,7 @@ int matrix_exponent(double largest_diagonal) {
 
 CsrMatrix<double> scaled_down(CsrMatrix<double> A, int exponent) {
   if (exponent == 0) return A;
-  const auto n = static_cast<std::int64_t>(A.val.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t k = 0; k < n; ++k) A.val[k] = std::ldexp(A.val[k], -exponent);
+  times_power_of_two(A.val.data(), A.val.data(), static_cast<std::int64_t>(A.val.size()), -exponent);
   return A;
 }
 

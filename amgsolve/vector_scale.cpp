@@ -22,16 +22,37 @@ double largest_magnitude(const Vector<double>& v) {
 
 int vector_exponent(double largest) { return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0; }
 
+namespace {
+
+// A multiplication by 2^exponent where that power is a normal double: the exact product rounded once, as
+// ldexp rounds it, without its libm call per entry (1% of a mouse run's samples; docs/BENCHMARKS.md).
+bool power_is_a_double(int exponent) { return std::abs(exponent) <= 1022; }
+
+}  // namespace
+
+void times_power_of_two(const double* from, double* to, std::int64_t n, int exponent) {
+  if (power_is_a_double(exponent)) {
+    const double power = std::ldexp(1.0, exponent);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) to[i] = from[i] * power;
+  } else {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) to[i] = std::ldexp(from[i], exponent);
+  }
+}
+
 Vector<double> scaled(const Vector<double>& v, int exponent) {
   Vector<double> out(v.size());
-  const auto n = static_cast<std::int64_t>(v.size());
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) out[i] = std::ldexp(v[i], exponent);
+  times_power_of_two(v.data(), out.data(), static_cast<std::int64_t>(v.size()), exponent);
   return out;
 }
 
 bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent) {
   const auto n = static_cast<std::int64_t>(x.size());
+  if (power_is_a_double(exponent)) {
+    const double power = std::ldexp(1.0, -exponent);
+    return first_index_where(n, [&](std::int64_t i) { return x[i] * power != on_b_scale[i]; }) < n;
+  }
   return first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
 }
 

@@ -4,6 +4,8 @@
 // then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300). Powers of two scale
 // exactly, so the iterates are those of b itself, bit for bit, wherever those exist. Over MPI ranks each
 // rank's part of a vector is measured here and the ranks' largest taken by the Solver.
+#include <cstdint>
+
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -15,7 +17,11 @@ double largest_magnitude(const Vector<double>& v);
 // entry, which the solve refuses as it is).
 int vector_exponent(double largest);
 
-// v times 2^exponent, entry by entry (exact but where an entry leaves double's normal range).
+// to[k] = from[k] times 2^exponent for k in [0, n), rounded as ldexp rounds it (exact but where an entry
+// leaves double's normal range), by all threads; from and to may be the same array.
+void times_power_of_two(const double* from, double* to, std::int64_t n, int exponent);
+
+// v times 2^exponent, entry by entry (times_power_of_two).
 Vector<double> scaled(const Vector<double>& v, int exponent);
 
 // Whether x times 2^-exponent differs from on_b_scale: scaling back by 2^exponent lost digits of an entry

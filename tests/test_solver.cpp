@@ -2,9 +2,12 @@
 // breakdown detection and reproducibility.
 #include <omp.h>
 
+#include <bit>
+
 #include "amg/hierarchy.hpp"
 #include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/solver.hpp"
+#include "amgsolve/vector_scale.hpp"
 #include "common/error.hpp"
 #include "problems/poisson.hpp"
 #include "solver/pcg.hpp"
@@ -296,13 +299,13 @@ std::shared_ptr<const CsrMatrix<double>> poisson_3d(Index n) {
   return std::make_shared<const CsrMatrix<double>>(poisson_matrix(p));
 }
 
-// b_i = 1 + amplitude sin(frequency i): a right-hand side with every frequency in it.
-// v times 2^exponent, exactly (where nothing becomes subnormal).
-Vector<double> times_power_of_two(Vector<double> v, int exponent) {
+// v times 2^exponent by ldexp, entry by entry: exactly, where nothing becomes subnormal.
+Vector<double> ldexp_each(Vector<double> v, int exponent) {
   for (double& entry : v) entry = std::ldexp(entry, exponent);
   return v;
 }
 
+// b_i = 1 + amplitude sin(frequency i): a right-hand side with every frequency in it.
 Vector<double> wavy(Index n, double amplitude, double frequency) {
   Vector<double> b(static_cast<std::size_t>(n));
   for (Index i = 0; i < n; ++i) b[i] = 1.0 + amplitude * std::sin(frequency * i);
@@ -753,6 +756,26 @@ TEST(Library, AnInitialGuessThatCannotStartIsRefused) {
         << guess;
 }
 
+// The solver's scaling by powers of two (amgsolve/vector_scale.hpp) is ldexp's, bit for bit: by a product
+// where 2^e is a normal double, by ldexp beyond; entries that become subnormal, overflow or vanish included.
+TEST(VectorScale, PowersOfTwoScaleAsLdexpDoes) {
+  const Vector<double> v = {1.0, -3.5, 0.1, 1e-300, -2.5e-310, 4.9e-324, 1.7976931348623157e308, 0.0, -0.0,
+                            123456.789, 6.02e23, -1e-30};
+  for (const int exponent : {-2000, -1100, -1074, -1023, -1022, -600, -1, 0, 1, 600, 1022, 1023, 1100, 2000}) {
+    const Vector<double> expected = ldexp_each(v, exponent);
+    const Vector<double> got = scaled(v, exponent);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(expected[i]))
+          << v[i] << " times 2^" << exponent;
+    Vector<double> in_place = v;
+    times_power_of_two(in_place.data(), in_place.data(), static_cast<std::int64_t>(v.size()), exponent);
+    EXPECT_EQ(in_place, got) << "in place, 2^" << exponent;
+    // Scaling back loses digits exactly where ldexp's round trip does not return the entry.
+    const bool lossy = ldexp_each(expected, -exponent) != v;
+    EXPECT_EQ(lost_digits(v, expected, exponent), lossy) << "2^" << exponent;
+  }
+}
+
 // b scaled by powers of two far outside the usual range (2^-600 = 2.4e-181, 2^900 = 8.5e270, and 2^-120 =
 // 7.5e-37, whose entries' squares underflow in float): the solve works on b's scale and gives the scaled
 // solution of b itself, with the same residual history bit for bit, in double and in the mixed cycle
@@ -770,9 +793,9 @@ TEST(Library, RightHandSidesAndMatricesOfAnyScaleGiveTheScaledSolution) {
     ASSERT_TRUE(reference.converged);
     for (const int exponent : {-600, -120, 900}) {
       Vector<double> scaled_x;
-      const SolveResult r = solver.solve(times_power_of_two(b, exponent), scaled_x);
+      const SolveResult r = solver.solve(ldexp_each(b, exponent), scaled_x);
       EXPECT_EQ(r.history, reference.history) << "2^" << exponent;
-      EXPECT_EQ(scaled_x, times_power_of_two(x, exponent)) << "2^" << exponent;
+      EXPECT_EQ(scaled_x, ldexp_each(x, exponent)) << "2^" << exponent;
     }
     // A matrix far from 1 is set up and solved as A / 2^s, its largest diagonal entry brought to [1, 2)
     // (amgsolve/matrix_scale.hpp): A times 2^k with b times 2^(k/2) solves with the history of A and b
@@ -780,11 +803,11 @@ TEST(Library, RightHandSidesAndMatricesOfAnyScaleGiveTheScaledSolution) {
     // levels of A times 2^1020 overflowed, or the iterates left double's range).
     for (const int k : {1020, 200, 120, -120, -1000}) {
       auto scaled = std::make_shared<CsrMatrix<double>>(*A);
-      scaled->val = times_power_of_two(std::move(scaled->val), k);
+      scaled->val = ldexp_each(std::move(scaled->val), k);
       Vector<double> y;
-      const SolveResult result = Solver(scaled, params).solve(times_power_of_two(b, k / 2), y);
+      const SolveResult result = Solver(scaled, params).solve(ldexp_each(b, k / 2), y);
       EXPECT_EQ(result.history, reference.history) << "A times 2^" << k;
-      EXPECT_EQ(y, times_power_of_two(x, k / 2 - k)) << "A times 2^" << k;
+      EXPECT_EQ(y, ldexp_each(x, k / 2 - k)) << "A times 2^" << k;
     }
     Vector<double> tiny_b(b.size()), tiny_x;  // not a power of two: the solution to the tolerance
     for (std::size_t i = 0; i < b.size(); ++i) tiny_b[i] = b[i] * 1e-170;
