@@ -22,13 +22,7 @@ double largest_magnitude(const Vector<double>& v) {
 
 int vector_exponent(double largest) { return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0; }
 
-namespace {
-
-// A multiplication by 2^exponent where that power is a normal double: the exact product rounded once, as
-// ldexp rounds it, without its libm call per entry (1% of a mouse run's samples; docs/BENCHMARKS.md).
 bool power_is_a_double(int exponent) { return std::abs(exponent) <= 1022; }
-
-}  // namespace
 
 void times_power_of_two(const double* from, double* to, std::int64_t n, int exponent) {
   if (power_is_a_double(exponent)) {

@@ -17,6 +17,10 @@ double largest_magnitude(const Vector<double>& v);
 // entry, which the solve refuses as it is).
 int vector_exponent(double largest);
 
+// Whether 2^exponent is a normal double: then a product with it is the exact product rounded once, as ldexp
+// rounds it, without ldexp's libm call per entry (1% of a mouse run's samples; docs/BENCHMARKS.md).
+bool power_is_a_double(int exponent);
+
 // to[k] = from[k] times 2^exponent for k in [0, n), rounded as ldexp rounds it (exact but where an entry
 // leaves double's normal range), by all threads; from and to may be the same array.
 void times_power_of_two(const double* from, double* to, std::int64_t n, int exponent);
