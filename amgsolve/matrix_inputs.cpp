@@ -32,12 +32,11 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
   constexpr double headroom = 16777216.0;  // 2^24
   constexpr double largest = std::numeric_limits<float>::max() / headroom;  // 2.0e31
   constexpr double smallest = std::numeric_limits<float>::min() * headroom;  // 2.0e-31
-  // |a| / 2^exponent as ldexp forms it, by a multiplication where 2^-exponent is a double: a libm call per
-  // entry was dear (docs/BENCHMARKS.md, "Serial passes before and around the setup").
-  const bool by_product = power_is_a_double(-exponent);
-  const double power = by_product ? std::ldexp(1.0, -exponent) : 0.0;
+  // |a| / 2^exponent as ldexp forms it, without a libm call per entry where it can (docs/BENCHMARKS.md,
+  // "Serial passes before and around the setup").
+  const PowerOfTwo power(-exponent);
   const auto outside = [&](Index i, Offset k) {
-    const double magnitude = by_product ? std::abs(A.val[k]) * power : std::ldexp(std::abs(A.val[k]), -exponent);
+    const double magnitude = power.times(std::abs(A.val[k]));
     const bool too_small = A.col[k] == first_row + i && magnitude < smallest;
     return magnitude > largest || too_small;
   };

@@ -22,17 +22,10 @@ double largest_magnitude(const Vector<double>& v) {
 
 int vector_exponent(double largest) { return largest > 0 && std::isfinite(largest) ? std::ilogb(largest) : 0; }
 
-bool power_is_a_double(int exponent) { return std::abs(exponent) <= 1022; }
-
 void times_power_of_two(const double* from, double* to, std::int64_t n, int exponent) {
-  if (power_is_a_double(exponent)) {
-    const double power = std::ldexp(1.0, exponent);
+  const PowerOfTwo power(exponent);
 #pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) to[i] = from[i] * power;
-  } else {
-#pragma omp parallel for schedule(static)
-    for (std::int64_t i = 0; i < n; ++i) to[i] = std::ldexp(from[i], exponent);
-  }
+  for (std::int64_t i = 0; i < n; ++i) to[i] = power.times(from[i]);
 }
 
 Vector<double> scaled(const Vector<double>& v, int exponent) {
@@ -43,11 +36,8 @@ Vector<double> scaled(const Vector<double>& v, int exponent) {
 
 bool lost_digits(const Vector<double>& on_b_scale, const Vector<double>& x, int exponent) {
   const auto n = static_cast<std::int64_t>(x.size());
-  if (power_is_a_double(exponent)) {
-    const double power = std::ldexp(1.0, -exponent);
-    return first_index_where(n, [&](std::int64_t i) { return x[i] * power != on_b_scale[i]; }) < n;
-  }
-  return first_index_where(n, [&](std::int64_t i) { return std::ldexp(x[i], -exponent) != on_b_scale[i]; }) < n;
+  const PowerOfTwo power(-exponent);
+  return first_index_where(n, [&](std::int64_t i) { return power.times(x[i]) != on_b_scale[i]; }) < n;
 }
 
 void require_in_double_range(double largest, const char* what) {

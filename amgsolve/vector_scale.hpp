@@ -4,7 +4,9 @@
 // then neither underflow (b of 1e-170, or 1e-30 in the float cycle) nor overflow (1e+300). Powers of two scale
 // exactly, so the iterates are those of b itself, bit for bit, wherever those exist. Over MPI ranks each
 // rank's part of a vector is measured here and the ranks' largest taken by the Solver.
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 #include "sparse/csr.hpp"
 
@@ -17,9 +19,20 @@ double largest_magnitude(const Vector<double>& v);
 // entry, which the solve refuses as it is).
 int vector_exponent(double largest);
 
-// Whether 2^exponent is a normal double: then a product with it is the exact product rounded once, as ldexp
-// rounds it, without ldexp's libm call per entry (1% of a mouse run's samples; docs/BENCHMARKS.md).
-bool power_is_a_double(int exponent);
+// Multiplication by 2^exponent as ldexp rounds it: by a product where 2^exponent is a normal double (the exact
+// product rounded once, as ldexp rounds it, without ldexp's libm call per entry: 1% of a mouse run's samples,
+// docs/BENCHMARKS.md), by ldexp beyond.
+class PowerOfTwo {
+ public:
+  explicit PowerOfTwo(int exponent)
+      : exponent_(exponent), by_product_(std::abs(exponent) <= 1022), power_(std::ldexp(1.0, by_product_ ? exponent : 0)) {}
+  double times(double x) const { return by_product_ ? x * power_ : std::ldexp(x, exponent_); }
+
+ private:
+  int exponent_;
+  bool by_product_;
+  double power_;
+};
 
 // to[k] = from[k] times 2^exponent for k in [0, n), rounded as ldexp rounds it (exact but where an entry
 // leaves double's normal range), by all threads; from and to may be the same array.
