@@ -59,13 +59,14 @@ std::string float_range_problem(const CsrMatrix<double>& A, int exponent, Index 
 
 }  // namespace
 
-void require_representable(const CsrMatrix<double>& A, const Parameters& params) {
+int require_representable(const CsrMatrix<double>& A, const Parameters& params) {
   const DiagonalMagnitudes diagonal = diagonal_magnitudes(A);
   const int exponent = matrix_exponent(diagonal.largest);
   if (const std::string problem = diagonal_range_problem(diagonal, exponent); !problem.empty())
     throw MatrixEntryError(problem);
   if (params.solver.precision == Precision::mixed)
     if (const std::string problem = float_range_problem(A, exponent); !problem.empty()) throw MatrixEntryError(problem);
+  return exponent;
 }
 
 std::string mixed_precision_problem(const CsrMatrix<double>& A, int first_index) {

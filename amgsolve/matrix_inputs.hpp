@@ -16,8 +16,9 @@ namespace amgsolve {
 void require_solvable_matrix(const CsrMatrix<double>* A, const char* who);
 
 // A whole matrix (or one process's block) whose diagonal double holds on the solver's scale, and which the
-// cycle's precision can hold (mixed_precision_problem on that scale): a MatrixEntryError otherwise.
-void require_representable(const CsrMatrix<double>& A, const Parameters& params);
+// cycle's precision can hold (mixed_precision_problem on that scale): a MatrixEntryError otherwise. Returns
+// that scale's matrix_exponent (amgsolve/matrix_scale.hpp), found in the same pass over the diagonal.
+int require_representable(const CsrMatrix<double>& A, const Parameters& params);
 
 // On one process a row block is the whole matrix.
 void require_whole_block(const RowBlock& block);

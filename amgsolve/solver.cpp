@@ -62,6 +62,13 @@ static_assert(Backend<MpiOver<CudaBackend>>);
 // (solve_rows, precondition_rows). On one process both are the whole vector.
 enum class VectorLayout { whole, rows };
 
+// A whole matrix with the power of two the solver divides it by (matrix_exponent, as require_representable
+// found it).
+struct ScaledMatrix {
+  std::shared_ptr<const CsrMatrix<double>> matrix;
+  int exponent = 0;
+};
+
 struct Solver::Impl {
   virtual ~Impl() = default;
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
@@ -73,7 +80,7 @@ struct Solver::Impl {
   // The re-setup in place, or false with the reason when only a full setup will do: from the whole matrix,
   // or (a solver built from row blocks) from this rank's rows, checked by require_agreed_blocks. Collective
   // on the mpi backend.
-  virtual bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) = 0;
+  virtual bool rebuild(const ScaledMatrix& A, std::string& why) = 0;
   virtual bool rebuild(const RowBlock& block, std::string& why) = 0;
   Parameters params;          // as given (rebuild's full setup starts from them again)
   bool from_rows = false;     // built from RowBlocks: rebuild() cannot take a whole matrix
@@ -178,13 +185,13 @@ class SolverOn final : public Solver::Impl {
   template <class V>
   using Vec = typename SolveBackend::template Vector<V>;
 
-  SolverOn(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks)
+  SolverOn(ScaledMatrix A, const Parameters& params, const SetupCallbacks& callbacks)
       : setup_timer_(),
         params_(params.solver),
         solve_backend_(solve_backend_of(backend_)),
-        rows_(set_finest_partition_unit(backend_, A->rows, params.amg)),
-        matrix_exponent_(matrix_exponent(largest_diagonal(*A))),
-        A_csr_(backend_.csr(scaled_down(std::move(A), matrix_exponent_))),
+        rows_(set_finest_partition_unit(backend_, A.matrix->rows, params.amg)),
+        matrix_exponent_(A.exponent),
+        A_csr_(backend_.csr(scaled_down(std::move(A.matrix), matrix_exponent_))),
         hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
                    product_callback<CycleValue>(callbacks)) {
     hold_system_nullspace();
@@ -247,9 +254,8 @@ class SolverOn final : public Solver::Impl {
     return result;
   }
 
-  bool rebuild(const std::shared_ptr<const CsrMatrix<double>>& A, std::string& why) override {
-    const int exponent = matrix_exponent(largest_diagonal(*A));
-    return rebuild_from(backend_.csr(scaled_down(A, exponent)), exponent, why);
+  bool rebuild(const ScaledMatrix& A, std::string& why) override {
+    return rebuild_from(backend_.csr(scaled_down(A.matrix, A.exponent)), A.exponent, why);
   }
 
   bool rebuild(const RowBlock& block, std::string& why) override {
@@ -261,7 +267,9 @@ class SolverOn final : public Solver::Impl {
 #endif
     // One process: the block is the whole matrix (make_impl checked that for the first one).
     require_whole_block(block);
-    return rebuild(std::make_shared<const CsrMatrix<double>>(block.rows), why);
+    return rebuild(ScaledMatrix{std::make_shared<const CsrMatrix<double>>(block.rows),
+                                matrix_exponent(largest_diagonal(block.rows))},
+                   why);
   }
 
   bool has_hierarchy() const override { return cycle_ != nullptr; }
@@ -767,11 +775,10 @@ class SolverOn final : public Solver::Impl {
   std::optional<NullspaceProjection> system_nullspace_;  // a singular system's (hold_system_nullspace)
 };
 
-// A: the whole matrix, or (the mpi backend) this rank's RowBlock.
-template <class Backend, class SolveBackend = Backend, class Input>
-std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
-  if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>)
-    require_representable(*A, params);
+// The solver of the cycle's precision on A (a ScaledMatrix, or the mpi backend's RowBlock).
+template <class Backend, class SolveBackend, class Input>
+std::unique_ptr<Solver::Impl> make_solver_in_precision(Input A, const Parameters& params,
+                                                       const SetupCallbacks& callbacks) {
   if (params.solver.precision == Precision::mixed) {
     try {
       return std::make_unique<SolverOn<Backend, float, SolveBackend>>(std::move(A), params, callbacks);
@@ -784,6 +791,17 @@ std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, 
     }
   }
   return std::make_unique<SolverOn<Backend, double, SolveBackend>>(std::move(A), params, callbacks);
+}
+
+// A: the whole matrix, or (the mpi backend) this rank's RowBlock.
+template <class Backend, class SolveBackend = Backend, class Input>
+std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
+  if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>) {
+    const int exponent = require_representable(*A, params);
+    return make_solver_in_precision<Backend, SolveBackend>(ScaledMatrix{std::move(A), exponent}, params, callbacks);
+  } else {
+    return make_solver_in_precision<Backend, SolveBackend>(std::move(A), params, callbacks);
+  }
 }
 
 // The backend the parameters ask for, where this process runs: the mpi backend under several ranks (which
@@ -930,13 +948,13 @@ Solver::Solver(RowBlock block, const Parameters& params, const SetupCallbacks& c
 void Solver::rebuild(std::shared_ptr<const CsrMatrix<double>> A) {
   require_solvable_matrix(A.get(), "Solver::rebuild");
   Impl& impl = live();
-  require_representable(*A, impl.params);  // refused before any work: the hierarchy stays
+  const int exponent = require_representable(*A, impl.params);  // refused before any work: the hierarchy stays
   require_rebuild_fits(*A, impl.params);
   if (impl.from_rows)
     throw InputError("Solver::rebuild: this solver was built from row blocks; rebuild it from this rank's new "
                      "block");
   std::string why;
-  if (impl_->rebuild(A, why)) return;
+  if (impl_->rebuild(ScaledMatrix{A, exponent}, why)) return;
   note_failed_resetup(why);
   full_setup_in_place([&] { return make_impl(std::move(A), impl_->params, impl_->callbacks); }, why);
 }
