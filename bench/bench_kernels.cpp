@@ -174,6 +174,17 @@ void BM_Mis2Aggregation(benchmark::State& state) {
 }
 BENCHMARK(BM_Mis2Aggregation)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same on the 27-point stencil's graph (26 neighbours a node, as configs/poisson27.yaml's finest level), of
+// the same edge.
+void BM_Mis2Aggregation27(benchmark::State& state) {
+  PoissonParams p;
+  p.stencil = Stencil::p27;
+  p.size = {bench_size(), bench_size(), bench_size()};
+  const StrengthGraph g = strength_of_connection(poisson_matrix(p), 0.02).graph;
+  for (auto _ : state) benchmark::DoNotOptimize(mis2_aggregation(g, 1).count);
+}
+BENCHMARK(BM_Mis2Aggregation27)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // Galerkin products of the finest level with one SpGEMM backend; registered below for every backend
 // in the registry, so the backends are compared in the same run.
 void BM_SpgemmAP(benchmark::State& state, const SpgemmBackend* backend) {

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <bit>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <queue>
@@ -146,6 +147,7 @@ class Mis2Test : public ::testing::TestWithParam<int> {
     switch (GetParam()) {
       case 0: return poisson(Stencil::p7, {14, 13, 12});
       case 1: return poisson(Stencil::p9, {40, 31});
+      case 2: return poisson(Stencil::p27, {11, 10, 9});
       default: return random_symmetric_graph(600, 0.006, 77);
     }
   }
@@ -195,6 +197,39 @@ TEST_P(Mis2Test, EveryConnectedNodeIsAggregatedAroundItsRoot) {
     EXPECT_EQ(agg.id[agg.root[a]], a);
     EXPECT_GE(size[a], 2) << "aggregate " << a << " is a singleton";
   }
+}
+
+// A node beside a root joins its aggregate; one at distance 2 joins the aggregate that most of its neighbours
+// beside roots joined, the smaller id of a tie (counted here over the graph's rows independently).
+TEST_P(Mis2Test, ANodeAtDistanceTwoJoinsTheAggregateMostOfItsNeighboursJoined) {
+  const StrengthGraph g = strength_of_connection(matrix(), 0.02).graph;
+  const Aggregates agg = mis2_aggregation(g, 5);
+  std::vector<Index> beside_root(static_cast<std::size_t>(g.nodes), kNotAggregated);
+  for (Index a = 0; a < agg.count; ++a) {
+    const Index root = agg.root[a];
+    beside_root[root] = a;
+    for (Offset k = g.row_ptr[root]; k < g.row_ptr[root + 1]; ++k) beside_root[g.adj[k]] = a;
+  }
+  Index at_distance_two = 0, ties = 0;
+  for (Index v = 0; v < g.nodes; ++v) {
+    if (g.degree(v) == 0) continue;
+    if (beside_root[v] != kNotAggregated) {
+      EXPECT_EQ(agg.id[v], beside_root[v]) << "node " << v;
+      continue;
+    }
+    ++at_distance_two;
+    std::map<Index, int> votes;
+    for (Offset k = g.row_ptr[v]; k < g.row_ptr[v + 1]; ++k)
+      if (beside_root[g.adj[k]] != kNotAggregated) ++votes[beside_root[g.adj[k]]];
+    ASSERT_FALSE(votes.empty()) << "node " << v;
+    const auto most = std::max_element(votes.begin(), votes.end(),  // the first of the largest count: smallest id
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    ties += std::count_if(votes.begin(), votes.end(), [&](const auto& e) { return e.second == most->second; }) > 1;
+    EXPECT_EQ(agg.id[v], most->first) << "node " << v;
+  }
+  EXPECT_GT(at_distance_two, 0) << "the graph tests pass 1 only";
+  RecordProperty("nodes_at_distance_two", at_distance_two);
+  RecordProperty("ties", ties);
 }
 
 TEST_P(Mis2Test, IdenticalForAnyThreadCount) {
@@ -275,7 +310,7 @@ TEST(Mis2, FreshPrioritiesTakeFewerRoundsThanFixedOnesOnAGrid) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Graphs, Mis2Test, ::testing::Values(0, 1, 2));
+INSTANTIATE_TEST_SUITE_P(Graphs, Mis2Test, ::testing::Values(0, 1, 2, 3));
 
 // A strength graph can be directed (a non-symmetric matrix; a coarse matrix whose rounding differs between
 // a_ij and a_ji right at the threshold): there too the rounds end with the set of the swept rounds, which the
