@@ -133,10 +133,8 @@ class SmoothedAggregation {
     const std::uint64_t seed = level_seed(info.level);
     LevelInfo::Phases& t = info.phases;
     PhaseClock clock(backend_);
-    backend_.require_positive_diagonal(A, info.level);
-
     // 1. strong couplings
-    auto strength = strength_of_connection(backend_, A, params_.strength_threshold);
+    auto strength = strength_of_checked(A, info.level);
     clock.lap(t.strength);
     // 2. aggregation; stop when it no longer pays: nothing to aggregate, or under 10% fewer rows
     auto aggregates = mis2_aggregation(backend_, strength, seed);
@@ -159,6 +157,17 @@ class SmoothedAggregation {
     smooth_and_multiply(A, weights, nullptr, strength, T, info, clock, step, nullptr, release_done);
     record_kept_structure(step, strength, std::move(T), aggregates.count);
     return step;
+  }
+
+  // Step 1 after A's diagonal is checked positive (a non-positive entry proves A indefinite); where the backend
+  // gives the diagonal it checked (the cpu's), the strength test takes that one rather than find it again.
+  auto strength_of_checked(const Csr& A, int level) const {
+    if constexpr (requires { backend_.positive_diagonal(A, level); }) {
+      return strength_of_connection(backend_, A, params_.strength_threshold, backend_.positive_diagonal(A, level));
+    } else {
+      backend_.require_positive_diagonal(A, level);
+      return strength_of_connection(backend_, A, params_.strength_threshold);
+    }
   }
 
   // coarsen() for a system (amg/system_setup.hpp): steps 1-3 on A's nodes, then as a scalar level.

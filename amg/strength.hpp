@@ -40,6 +40,12 @@ template <class Value>
 Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, double theta) {
   return strength_of_connection(A, theta);
 }
+// With A's diagonal as the backend's positive_diagonal found it.
+template <class Value>
+Strength strength_of_connection(const CpuBackend&, const CsrMatrix<Value>& A, double theta,
+                                const Vector<Value>& diagonal) {
+  return strength_of_connection(A, theta, diagonal);
+}
 
 // A re-setup keeps a level's strength (amg/kept_structure.hpp's LevelStructure): the part it stores, its memory,
 // and the strength given back to the setup for the level's new matrix (the mpi backend's overloads wrap a

@@ -332,12 +332,18 @@ class CpuBackend {
   // proves that the input matrix is not positive definite.
   template <class V>
   void require_positive_diagonal(const Csr<V>& A, int level) const {
-    const Vector<V> d = diagonal(A);
+    positive_diagonal(A, level);
+  }
+  // The same, returning the diagonal it checked: the level's strength test takes it rather than find it again.
+  template <class V>
+  Vector<V> positive_diagonal(const Csr<V>& A, int level) const {
+    Vector<V> d = diagonal(A);
     const auto i = static_cast<Index>(first_index_where(A.rows, [&](std::int64_t r) { return !(d[r] > 0); }));
     if (i < A.rows)
       throw NumericalError("AMG level " + std::to_string(level) + ": diagonal entry " + std::to_string(i + 1) +
                            " is " + format_number(static_cast<double>(d[i])) +
                            ", so the input matrix is not positive definite");
+    return d;
   }
   template <class V>
   bool same_pattern(const Csr<V>& A, const Csr<V>& B) const {
