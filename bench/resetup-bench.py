@@ -35,11 +35,27 @@ def timed(call):
     return result, time.perf_counter() - start
 
 
+def print_phases(which, setup):
+    """Levels 0 and 1's phases (the report's setup.levels[].phases), and the time outside them."""
+    levels = setup["levels"]
+    inside = sum(sum(level.get("phases", {}).values()) for level in levels)
+    for level in levels[:2]:
+        phases = " ".join(f"{name} {seconds:.3f}" for name, seconds in level.get("phases", {}).items())
+        print(f"         {which:>8} level {level['level']}: {phases}")
+    print(f"         {which:>8} outside the levels' phases: {setup['seconds'] - inside:.3f} s")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=positive_int, default=128)
     parser.add_argument("--steps", type=positive_int, default=5)
+    parser.add_argument("--phases", action="store_true",
+                        help="after each step, the re-setup's and the full setup's seconds per phase on levels 0 and 1")
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="amgsolve.keep_freed_memory() first: the setups reuse the pages freed before them")
     args = parser.parse_args()
+    if args.keep_freed_memory and not amgsolve.keep_freed_memory():
+        print("resetup-bench: this C library has no malloc policy to set; running with its default")
     n = args.size
     A = poisson7(n)
     b = np.ones(A.shape[0])
@@ -65,6 +81,9 @@ def main():
         note = f"  ({solver.setup['rebuild_note']})" if not reused or "level" in solver.setup["rebuild_note"] else ""
         print(f"  {step:4d} {full:8.3f} {re:10.3f} {re / full:6.2f} {full_wall:9.3f} {re_wall:8.3f} "
               f"{fresh_info['iterations']:8d} {re_info['iterations']:6d}{note}")
+        if args.phases:
+            print_phases("re-setup", solver.setup)
+            print_phases("full", fresh.setup)
         del fresh
     if ratios:
         print(f"  median re-setup / full setup over the {len(ratios)} re-setups: {statistics.median(ratios):.2f} "

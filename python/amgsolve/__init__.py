@@ -57,8 +57,8 @@ def _after_fork_in_child() -> None:
 if hasattr(os, "register_at_fork"):  # POSIX
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
-__all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "elasticity", "Error", "InputError",
-           "MemoryLimitError", "NumericalError"]
+__all__ = ["Solver", "spgemm", "spgemm_backends", "rigid_body_modes", "elasticity", "keep_freed_memory", "Error",
+           "InputError", "MemoryLimitError", "NumericalError"]
 __version__ = "0.1.0"
 
 
@@ -265,6 +265,18 @@ def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
         row = int(np.argwhere(~np.isfinite(B))[0][0])
         raise InputError(f"near_nullspace: row {row} holds a value that is not finite")
     return B
+
+
+def keep_freed_memory() -> bool:
+    """Lets this process keep the memory it frees for its next allocations, as the amgsolve program does:
+    glibc's malloc then serves large blocks from its heap instead of mapping fresh pages, and never gives the
+    heap's top back. A setup frees and allocates hundreds of MB of temporaries, and every fresh page costs a
+    page fault on first touch: a time-stepping loop's Solver.rebuild at 128^3 takes about a quarter less
+    (docs/BENCHMARKS.md, "Re-setup on the same pattern"). It is the whole process's policy, so the package
+    does not set it on import: call it once, first, where the process is yours. The price is a resident size
+    that does not drop when memory is freed. Returns False where the C library has no such settings (not
+    glibc), which changes only speed."""
+    return _amgsolve.keep_freed_memory()
 
 
 def rigid_body_modes(coordinates: Any, block_size: int | None = None) -> np.ndarray:

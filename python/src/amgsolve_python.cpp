@@ -28,6 +28,7 @@
 #include "amgsolve/solver.hpp"
 #include "common/environment.hpp"
 #include "common/error.hpp"
+#include "common/memory.hpp"
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "config/config.hpp"
@@ -472,6 +473,8 @@ NB_MODULE(_amgsolve, m) {
   // Linux) that went on with them would wait for ever. The package calls this in such a child: it runs on one
   // thread.
   m.def("run_on_one_thread", [] { omp_set_num_threads(1); });
+  // The program's malloc policy (common/memory.hpp), for a process that asks for it: amgsolve.keep_freed_memory.
+  m.def("keep_freed_memory", [] { return keep_freed_memory(); });
   // Whether a dotted path names a section of the YAML keys ("amg", "amg.smoother"), not a key: an empty dict
   // given to a section sets nothing, given to a key it is a wrong value.
   m.def("is_config_section", &is_config_section, "path"_a);

@@ -509,6 +509,33 @@ def test_threads_sharing_one_solver_get_the_answer_of_a_solve_alone():
         np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.confstr("CS_GNU_LIBC_VERSION") is None,
+                    reason="keep_freed_memory sets glibc's malloc policy; this is not glibc")
+def test_keep_freed_memory_serves_large_blocks_from_the_heap():
+    # In child processes (the policy is the process's): a 160 MB array is mapped afresh by glibc's default
+    # policy (mallinfo2's hblkhd counts it), from the heap once amgsolve.keep_freed_memory() has run; a solve
+    # there still solves.
+    script = (
+        "import ctypes, sys, numpy as np, scipy.sparse as sp, amgsolve\n"
+        "class MallInfo2(ctypes.Structure):\n"
+        "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks',\n"
+        "                                                'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+        "libc = ctypes.CDLL('libc.so.6')\n"
+        "libc.mallinfo2.restype = MallInfo2\n"
+        "kept = amgsolve.keep_freed_memory() if sys.argv[1] == 'keep' else None\n"
+        "a = np.ones(20_000_000)\n"
+        "mapped = libc.mallinfo2().hblkhd\n"
+        "A = sp.diags([-np.ones(999), 2 * np.ones(1000), -np.ones(999)], [-1, 0, 1], format='csr')\n"
+        "x, info = amgsolve.Solver(A).solve(np.ones(1000))\n"
+        "print(kept, mapped >= a.nbytes, info['converged'])\n")
+    def run(policy):
+        result = subprocess.run([sys.executable, "-c", script, policy], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()
+    assert run("default") == ["None", "True", "True"]
+    assert run("keep") == ["True", "False", "True"]
+
+
 def test_rebuild_keeps_the_structure_and_solves_like_a_fresh_setup():
     A = poisson(18)
     b = np.ones(A.shape[0])
