@@ -8,7 +8,7 @@ solve A_t x = 1 to 1e-8. The table gives per step the two setups' seconds (the l
 wall time of the Python call, which adds copying and checking scipy's arrays), their ratio, and the
 iterations of both solves.
 Run with the project's virtual environment (scripts/python installs the package):
-  .venv/bin/python bench/resetup-bench.py [--size 128] [--steps 5]
+  .venv/bin/python bench/resetup-bench.py [--size 128] [--steps 5] [--phases] [--keep-freed-memory]
 """
 import argparse
 import statistics
