@@ -258,18 +258,15 @@ class SolverOn final : public Solver::Impl {
     return rebuild_from(backend_.csr(scaled_down(A.matrix, A.exponent)), A.exponent, why);
   }
 
-  bool rebuild(const RowBlock& block, std::string& why) override {
+  bool rebuild([[maybe_unused]] const RowBlock& block, [[maybe_unused]] std::string& why) override {
 #ifdef AMGSOLVE_WITH_MPI
     if constexpr (std::is_same_v<Backend, MpiBackend>) {
       const int exponent = exponent_over_ranks(block);
       return rebuild_from(finest_matrix(block, exponent), exponent, why);
     }
 #endif
-    // One process: the block is the whole matrix (make_impl checked that for the first one).
-    require_whole_block(block);
-    return rebuild(ScaledMatrix{std::make_shared<const CsrMatrix<double>>(block.rows),
-                                matrix_exponent(largest_diagonal(block.rows))},
-                   why);
+    // On one process Solver::rebuild passes the block as the whole matrix it is, checked and scaled.
+    throw Error("internal: a row block's re-setup without MPI ranks to share it");
   }
 
   bool has_hierarchy() const override { return cycle_ != nullptr; }
@@ -968,14 +965,18 @@ void Solver::rebuild(RowBlock block) {
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) require_agreed_blocks(block, impl_->params, kind);
 #endif
-  if (!distributed) {
+  std::string why;
+  bool reused = false;
+  if (!distributed) {  // on one process the block is the whole matrix
     require_whole_block(block);
     require_solvable_matrix(&block.rows, "Solver::rebuild");
-    require_representable(block.rows, impl_->params);
+    const int exponent = require_representable(block.rows, impl_->params);
     require_rebuild_fits(block.rows, impl_->params);
+    reused = impl_->rebuild(ScaledMatrix{std::make_shared<const CsrMatrix<double>>(block.rows), exponent}, why);
+  } else {
+    reused = impl_->rebuild(block, why);
   }
-  std::string why;
-  if (impl_->rebuild(block, why)) return;
+  if (reused) return;
   note_failed_resetup(why);
   full_setup_in_place([&] { return make_impl(std::move(block), impl_->params, impl_->callbacks); }, why);
   impl_->from_rows = true;
