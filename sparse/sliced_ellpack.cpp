@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <string>
+#include <vector>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -27,6 +29,53 @@ Index longest_row_of_chunk(const CsrMatrix<Value>& A, Index chunk) {
   return longest;
 }
 
+// A chunk's rows as the layout reads them: where each begins in A, its length (0 past the matrix's rows), the
+// longest, and a column of theirs that its padding repeats (0 if they are all empty).
+struct ChunkRows {
+  Offset begin[kChunk];
+  Index length[kChunk];
+  Index width = 0;
+  Index padding = 0;
+
+  template <class Value>
+  ChunkRows(const CsrMatrix<Value>& A, Index chunk) {
+    for (Index r = 0; r < kChunk; ++r) {
+      const Offset row = Offset{chunk} * kChunk + r;
+      begin[r] = row < A.rows ? A.row_ptr[static_cast<std::size_t>(row)] : 0;
+      length[r] = row < A.rows ? A.row_length(static_cast<Index>(row)) : 0;
+      width = std::max(width, length[r]);
+      if (length[r] > 0) padding = A.col[static_cast<std::size_t>(begin[r])];
+    }
+  }
+  // The 8 columns of entry j.
+  template <class Value>
+  void columns(const CsrMatrix<Value>& A, Index j, Index* out) const {
+    for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? A.col[static_cast<std::size_t>(begin[r] + j)] : padding;
+  }
+  template <class Value>
+  Value value(const CsrMatrix<Value>& A, Index j, Index r) const {
+    return j < length[r] ? A.val[static_cast<std::size_t>(begin[r] + j)] : Value(0);
+  }
+};
+
+bool consecutive(const Index* columns) {
+  bool all = true;
+  for (Index r = 1; r < kChunk; ++r) all = all && columns[r] == columns[0] + r;
+  return all;
+}
+
+// The entries of the chunk's first `width` whose columns are not consecutive (each keeps its 8 columns).
+template <class Value>
+Offset scattered_entries(const CsrMatrix<Value>& A, const ChunkRows& rows, Index width) {
+  Offset count = 0;
+  Index columns[kChunk];
+  for (Index j = 0; j < width; ++j) {
+    rows.columns(A, j, columns);
+    count += consecutive(columns) ? 0 : 1;
+  }
+  return count;
+}
+
 // The widest kernels a test allows (SlicedEllpackKernelsForTests); the program always uses the widest.
 std::atomic<int> kernels_allowed{static_cast<int>(SlicedEllpackKernels::avx512)};
 
@@ -44,34 +93,36 @@ void chunk_sums_scalar(const SlicedEllpack<Value>& S, Index c, const Value* x, c
   const Offset start = S.chunk_start[c];
   for (Index j = 0; j < S.width(c); ++j)
     for (Index r = 0; r < kChunk; ++r) {
-      const Offset e = start + static_cast<Offset>(kChunk) * j + r;
-      const Value product = S.val[e] * x[S.col[e]];
+      const Value product = S.val[start + static_cast<Offset>(kChunk) * j + r] * x[S.column(c, j, r)];
       s[r] = kResidual ? s[r] - product : s[r] + product;
     }
 }
 
 #if defined(__x86_64__)
-// Whether an entry's 8 columns (one per row of the chunk) are consecutive: then x is read by a plain load.
-__attribute__((target("avx2"))) inline bool consecutive_columns(const Index* columns_of_entry) {
-  const __m256i columns = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns_of_entry));
-  const __m256i consecutive =
-      _mm256_add_epi32(_mm256_set1_epi32(columns_of_entry[0]), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  return _mm256_movemask_epi8(_mm256_cmpeq_epi32(columns, consecutive)) == -1;
+// The chunk's first columns of its entries (SlicedEllpack::entry_column), and an entry's 8 columns where
+// they are not consecutive.
+template <class Value>
+const Index* first_columns_of_chunk(const SlicedEllpack<Value>& S, Index c) {
+  return S.entry_column.data() + S.chunk_start[c] / kChunk;
+}
+template <class Value>
+const Index* scattered_columns(const SlicedEllpack<Value>& S, Index first_column) {
+  return S.scattered.data() + static_cast<std::size_t>(kChunk) * static_cast<std::size_t>(-1 - first_column);
 }
 
 template <bool kResidual>
 __attribute__((target("avx512f"))) void chunk_sums_vector(const SlicedEllpack<double>& S, Index c, const double* x,
                                                           const double* b, double* s) {
   __m512d sum = kResidual ? _mm512_loadu_pd(b + static_cast<std::size_t>(c) * kChunk) : _mm512_setzero_pd();
-  const Index* col = S.col.data() + S.chunk_start[c];
+  const Index* first_columns = first_columns_of_chunk(S, c);
   const double* val = S.val.data() + S.chunk_start[c];
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const Index* columns = col + kChunk * j;
+    const Index first = first_columns[j];
     const __m512d xs =
-        consecutive_columns(columns)
-            ? _mm512_loadu_pd(x + columns[0])
-            : _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff,
-                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(columns)), x, 8);
+        first >= 0 ? _mm512_loadu_pd(x + first)
+                   : _mm512_mask_i32gather_pd(
+                         _mm512_setzero_pd(), 0xff,
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(scattered_columns(S, first))), x, 8);
     const __m512d product = _mm512_mul_pd(_mm512_loadu_pd(val + kChunk * j), xs);
     sum = kResidual ? _mm512_sub_pd(sum, product) : _mm512_add_pd(sum, product);
   }
@@ -87,15 +138,16 @@ __attribute__((target("avx2"))) void chunk_sums_avx2(const SlicedEllpack<double>
   const double* b_chunk = b + static_cast<std::size_t>(c) * kChunk;
   __m256d low = kResidual ? _mm256_loadu_pd(b_chunk) : _mm256_setzero_pd();
   __m256d high = kResidual ? _mm256_loadu_pd(b_chunk + 4) : _mm256_setzero_pd();
-  const Index* col = S.col.data() + S.chunk_start[c];
+  const Index* first_columns = first_columns_of_chunk(S, c);
   const double* val = S.val.data() + S.chunk_start[c];
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const Index* columns = col + kChunk * j;
+    const Index first = first_columns[j];
     __m256d x_low, x_high;
-    if (consecutive_columns(columns)) {
-      x_low = _mm256_loadu_pd(x + columns[0]);
-      x_high = _mm256_loadu_pd(x + columns[0] + 4);
+    if (first >= 0) {
+      x_low = _mm256_loadu_pd(x + first);
+      x_high = _mm256_loadu_pd(x + first + 4);
     } else {
+      const Index* columns = scattered_columns(S, first);
       x_low = _mm256_setr_pd(x[columns[0]], x[columns[1]], x[columns[2]], x[columns[3]]);
       x_high = _mm256_setr_pd(x[columns[4]], x[columns[5]], x[columns[6]], x[columns[7]]);
     }
@@ -114,14 +166,14 @@ template <bool kResidual>
 __attribute__((target("avx2"))) void chunk_sums_vector(const SlicedEllpack<float>& S, Index c, const float* x,
                                                        const float* b, float* s) {
   __m256 sum = kResidual ? _mm256_loadu_ps(b + static_cast<std::size_t>(c) * kChunk) : _mm256_setzero_ps();
-  const Index* col = S.col.data() + S.chunk_start[c];
+  const Index* first_columns = first_columns_of_chunk(S, c);
   const float* val = S.val.data() + S.chunk_start[c];
   for (std::ptrdiff_t j = 0; j < S.width(c); ++j) {
-    const Index* columns = col + kChunk * j;
-    const __m256 xs = consecutive_columns(columns)
-                          ? _mm256_loadu_ps(x + columns[0])
-                          : _mm256_setr_ps(x[columns[0]], x[columns[1]], x[columns[2]], x[columns[3]], x[columns[4]],
-                                           x[columns[5]], x[columns[6]], x[columns[7]]);
+    const Index first = first_columns[j];
+    const Index* columns = first >= 0 ? nullptr : scattered_columns(S, first);
+    const __m256 xs = first >= 0 ? _mm256_loadu_ps(x + first)
+                                 : _mm256_setr_ps(x[columns[0]], x[columns[1]], x[columns[2]], x[columns[3]],
+                                                  x[columns[4]], x[columns[5]], x[columns[6]], x[columns[7]]);
     const __m256 product = _mm256_mul_ps(_mm256_loadu_ps(val + kChunk * j), xs);
     sum = kResidual ? _mm256_sub_ps(sum, product) : _mm256_add_ps(sum, product);
   }
@@ -196,28 +248,42 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const st
   const Index chunks = chunk_count(A.rows);
   S.chunk_start.resize(static_cast<std::size_t>(chunks) + 1);
   S.chunk_start[0] = 0;
+  std::vector<Offset> scattered_start(static_cast<std::size_t>(chunks) + 1, 0);  // in entries of 8 columns
 #pragma omp parallel for schedule(static)
-  for (Index c = 0; c < chunks; ++c)
-    S.chunk_start[c + 1] = kept_chunks[static_cast<std::size_t>(c)] ? static_cast<Offset>(kChunk) * longest_row_of_chunk(A, c) : 0;
-  for (Index c = 0; c < chunks; ++c) S.chunk_start[c + 1] += S.chunk_start[c];
-  S.col.resize(static_cast<std::size_t>(S.chunk_start.back()));
+  for (Index c = 0; c < chunks; ++c) {
+    const ChunkRows rows(A, c);
+    const Index width = kept_chunks[static_cast<std::size_t>(c)] ? rows.width : 0;
+    S.chunk_start[c + 1] = static_cast<Offset>(kChunk) * width;
+    scattered_start[static_cast<std::size_t>(c) + 1] = scattered_entries(A, rows, width);
+  }
+  for (Index c = 0; c < chunks; ++c) {
+    S.chunk_start[c + 1] += S.chunk_start[c];
+    scattered_start[static_cast<std::size_t>(c) + 1] += scattered_start[static_cast<std::size_t>(c)];
+  }
+  if (scattered_start.back() > std::numeric_limits<Index>::max())
+    throw Error("sliced_ellpack_from_csr: " + std::to_string(scattered_start.back()) +
+                " entries of scattered columns, more than 32-bit indices number");
+  S.entry_column.resize(static_cast<std::size_t>(S.chunk_start.back() / kChunk));
+  S.scattered.resize(static_cast<std::size_t>(scattered_start.back() * kChunk));
   S.val.resize(static_cast<std::size_t>(S.chunk_start.back()));
 #pragma omp parallel for schedule(static)
   for (Index c = 0; c < chunks; ++c) {
     const Index width = S.width(c);
     if (width == 0) continue;
-    Index filler = 0;  // a column of the chunk, for the padding
-    for (Index i = c * kChunk; i < std::min<Offset>(A.rows, (Offset{c} + 1) * kChunk); ++i)
-      if (A.row_length(i) > 0) filler = A.col[A.row_begin(i)];
-    for (Index r = 0; r < kChunk; ++r) {
-      const Offset row = static_cast<Offset>(c) * kChunk + r;  // past the rows in the last chunk
-      const auto i = static_cast<Index>(std::min<Offset>(row, A.rows - 1));
-      const Index length = row < A.rows ? A.row_length(i) : 0;
-      for (Index j = 0; j < width; ++j) {
-        const std::size_t e = static_cast<std::size_t>(S.chunk_start[c] + static_cast<Offset>(kChunk) * j + r);
-        S.col[e] = j < length ? A.col[A.row_begin(i) + j] : filler;
-        S.val[e] = j < length ? A.val[A.row_begin(i) + j] : Value(0);
+    const ChunkRows rows(A, c);
+    auto group = static_cast<Index>(scattered_start[static_cast<std::size_t>(c)]);
+    for (Index j = 0; j < width; ++j) {
+      const auto entry = static_cast<std::size_t>(S.chunk_start[c] / kChunk + j);
+      for (Index r = 0; r < kChunk; ++r) S.val[kChunk * entry + static_cast<std::size_t>(r)] = rows.value(A, j, r);
+      Index columns[kChunk];
+      rows.columns(A, j, columns);
+      if (consecutive(columns)) {
+        S.entry_column[entry] = columns[0];
+        continue;
       }
+      S.entry_column[entry] = -1 - group;
+      std::copy(columns, columns + kChunk, S.scattered.begin() + static_cast<std::ptrdiff_t>(kChunk) * group);
+      ++group;
     }
   }
   return S;

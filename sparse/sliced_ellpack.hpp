@@ -32,21 +32,37 @@ inline std::string padding_percent(double fraction) {
   return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "%";
 }
 
+//
+// The columns are stored once per entry of a chunk where they can be: on a stencil's rows in their natural
+// order, entry j of a chunk's 8 rows reads 8 consecutive columns (i + offset_j for rows i, ..., i + 7), and
+// then only the first is kept. The kernels read x there by a plain load, and the products move 4 bytes of
+// columns per 8 entries instead of 32: they are bound by memory bandwidth, and a CSR column index is a third
+// of a double entry's bytes and half of a float one's.
 template <class Value>
 struct SlicedEllpack {
   static constexpr Index kChunk = 8;
   Index rows = 0, cols = 0;
-  // chunks() + 1 offsets into col and val; entry j of row kChunk c + r is at chunk_start[c] + kChunk j + r.
+  // chunks() + 1 offsets into val (slots); entry j of row kChunk c + r is at val[chunk_start[c] + kChunk j + r].
   Array<Offset> chunk_start;
-  Array<Index> col;   // padding entries repeat a column of their chunk (never out of range)
-  Array<Value> val;   // padding entries are 0
+  // One per entry of a chunk (the slot over kChunk): the first of its 8 columns where they are consecutive,
+  // else -1 - k, its columns at scattered[kChunk k + r]. Padding entries repeat a column of their chunk
+  // (never out of range).
+  Array<Index> entry_column;
+  Array<Index> scattered;
+  Array<Value> val;  // padding entries are 0
 
   Index chunks() const { return static_cast<Index>(chunk_start.size()) - 1; }
   Index width(Index chunk) const {
     return static_cast<Index>((chunk_start[chunk + 1] - chunk_start[chunk]) / kChunk);
   }
+  // The column of entry j of row kChunk c + r.
+  Index column(Index chunk, Index j, Index r) const {
+    const Index first = entry_column[static_cast<std::size_t>(chunk_start[chunk] / kChunk + j)];
+    return first >= 0 ? first + r : scattered[static_cast<std::size_t>(kChunk) * static_cast<std::size_t>(-1 - first) + r];
+  }
   std::uint64_t bytes() const {
-    return chunk_start.size() * sizeof(Offset) + col.size() * sizeof(Index) + val.size() * sizeof(Value);
+    return chunk_start.size() * sizeof(Offset) + (entry_column.size() + scattered.size()) * sizeof(Index) +
+           val.size() * sizeof(Value);
   }
 };
 

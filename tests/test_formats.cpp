@@ -142,8 +142,9 @@ TEST(SlicedEllpack, TheChunksKeptAreTheWholeCopysAndTheOthersEmpty) {
       }
       ASSERT_EQ(part.width(c), whole.width(c)) << "chunk " << c;
       const auto slots = static_cast<std::ptrdiff_t>(part.chunk_start[c + 1] - part.chunk_start[c]);
-      EXPECT_TRUE(std::equal(part.col.begin() + part.chunk_start[c], part.col.begin() + part.chunk_start[c] + slots,
-                             whole.col.begin() + whole.chunk_start[c]));
+      for (Index j = 0; j < part.width(c); ++j)
+        for (Index r = 0; r < SlicedEllpack<double>::kChunk; ++r)
+          EXPECT_EQ(part.column(c, j, r), whole.column(c, j, r)) << "chunk " << c << ", entry " << j << ", row " << r;
       EXPECT_TRUE(std::equal(part.val.begin() + part.chunk_start[c], part.val.begin() + part.chunk_start[c] + slots,
                              whole.val.begin() + whole.chunk_start[c]));
     }
@@ -166,12 +167,12 @@ TEST(SlicedEllpack, EveryEntryWhereTheLayoutSaysAndPaddingThatAddsNothing) {
         for (Index j = 0; j < S.width(c); ++j) {
           const Offset e = S.chunk_start[c] + C * j + r;
           if (i < A.rows && j < A.row_length(i)) {
-            EXPECT_EQ(S.col[e], A.col[A.row_begin(i) + j]);
+            EXPECT_EQ(S.column(c, j, r), A.col[A.row_begin(i) + j]);
             EXPECT_EQ(S.val[e], A.val[A.row_begin(i) + j]);
           } else {
             ++padding;
             EXPECT_EQ(S.val[e], 0.0);
-            EXPECT_TRUE(S.col[e] >= 0 && S.col[e] < A.cols);
+            EXPECT_TRUE(S.column(c, j, r) >= 0 && S.column(c, j, r) < A.cols);
           }
         }
       }
@@ -181,6 +182,37 @@ TEST(SlicedEllpack, EveryEntryWhereTheLayoutSaysAndPaddingThatAddsNothing) {
       EXPECT_DOUBLE_EQ(sliced_ellpack_padding(A), static_cast<double>(padding) / A.nnz());
     }
   }
+}
+
+// An entry whose 8 columns are consecutive keeps only the first; the others keep all 8 (the columns themselves
+// are checked against the CSR rows above). On a stencil's rows in their natural order that is most entries.
+TEST(SlicedEllpack, ConsecutiveColumnsAreStoredOnceAnEntry) {
+  PoissonParams p;
+  p.size = {64, 4, 4};  // x-lines of 8 chunks: only the chunks holding x = 0 or x = 63 shift their rows' entries
+  // The entries of A's copy, and those whose columns are not consecutive; the copy's storage checked against them.
+  const auto entries_and_scattered = [](const CsrMatrix<double>& A) {
+    const SlicedEllpack<double> S = sliced_ellpack_from_csr(A);
+    constexpr Index C = SlicedEllpack<double>::kChunk;
+    Offset entries = 0, scattered = 0;
+    for (Index c = 0; c < S.chunks(); ++c)
+      for (Index j = 0; j < S.width(c); ++j) {
+        bool consecutive = true;
+        for (Index r = 1; r < C; ++r) consecutive = consecutive && S.column(c, j, r) == S.column(c, j, 0) + r;
+        ++entries;
+        scattered += consecutive ? 0 : 1;
+      }
+    EXPECT_EQ(static_cast<Offset>(S.entry_column.size()), entries);
+    EXPECT_EQ(static_cast<Offset>(S.scattered.size()), C * scattered);
+    EXPECT_EQ(S.bytes(), S.chunk_start.size() * sizeof(Offset) +
+                             static_cast<std::uint64_t>(entries + C * scattered) * sizeof(Index) +
+                             S.val.size() * sizeof(double));
+    return std::pair{entries, scattered};
+  };
+  const auto [entries, scattered] = entries_and_scattered(poisson_matrix(p));
+  EXPECT_LT(4 * scattered, entries);
+  const auto [random_entries, random_scattered] = entries_and_scattered(test::random_sparse(64, 64, 0.2, 9));
+  EXPECT_GT(random_scattered, 0);
+  EXPECT_LE(random_scattered, random_entries);
 }
 
 // Every product of the cpu backend on the sliced copy against the same on the CSR: the same bits.
@@ -223,10 +255,13 @@ void expect_sliced_products_equal_csr(const CsrMatrix<V>& A) {
 }
 
 TEST(SlicedEllpack, EveryProductEqualsTheCsrOneBitForBit) {
-  // Rows not a multiple of the chunk, empty rows, a full row, an empty matrix; double (AVX-512, or AVX2 in
+  // Rows not a multiple of the chunk, empty rows, a full row, an empty matrix, a stencil's; double (AVX-512, or AVX2 in
   // two halves) and float (AVX2), each vector kernel the CPU has and the scalar loop, 1 and 3 threads.
   std::vector<CsrMatrix<double>> matrices = inputs();
   matrices.push_back(test::random_sparse(37, 53, 0.1, 11));  // rectangular, as P and R are
+  PoissonParams lines;
+  lines.size = {64, 4, 4};  // mostly entries of consecutive columns (a plain load of x), some scattered (gathered)
+  matrices.push_back(poisson_matrix(lines));
   for (const auto kernels : {SlicedEllpackKernels::avx512, SlicedEllpackKernels::avx2, SlicedEllpackKernels::scalar}) {
     const SlicedEllpackKernelsForTests only(kernels);
     for (const int threads : {1, 3}) {
