@@ -36,6 +36,7 @@ struct ChunkRows {
   Index length[kChunk];
   Index width = 0;
   Index padding = 0;
+  bool unpadded = true;  // 8 rows of the matrix, all of length `width` (a stencil's interior chunks)
 
   template <class Value>
   ChunkRows(const CsrMatrix<Value>& A, Index chunk) {
@@ -46,15 +47,25 @@ struct ChunkRows {
       width = std::max(width, length[r]);
       if (length[r] > 0) padding = A.col[static_cast<std::size_t>(begin[r])];
     }
+    for (Index r = 0; r < kChunk; ++r) unpadded = unpadded && length[r] == width;
   }
   // The 8 columns of entry j.
   template <class Value>
   void columns(const CsrMatrix<Value>& A, Index j, Index* out) const {
+    if (unpadded) {
+      for (Index r = 0; r < kChunk; ++r) out[r] = A.col[static_cast<std::size_t>(begin[r] + j)];
+      return;
+    }
     for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? A.col[static_cast<std::size_t>(begin[r] + j)] : padding;
   }
+  // The 8 values of entry j.
   template <class Value>
-  Value value(const CsrMatrix<Value>& A, Index j, Index r) const {
-    return j < length[r] ? A.val[static_cast<std::size_t>(begin[r] + j)] : Value(0);
+  void values(const CsrMatrix<Value>& A, Index j, Value* out) const {
+    if (unpadded) {
+      for (Index r = 0; r < kChunk; ++r) out[r] = A.val[static_cast<std::size_t>(begin[r] + j)];
+      return;
+    }
+    for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? A.val[static_cast<std::size_t>(begin[r] + j)] : Value(0);
   }
 };
 
@@ -274,7 +285,7 @@ SlicedEllpack<Value> sliced_ellpack_from_csr(const CsrMatrix<Value>& A, const st
     auto group = static_cast<Index>(scattered_start[static_cast<std::size_t>(c)]);
     for (Index j = 0; j < width; ++j) {
       const auto entry = static_cast<std::size_t>(S.chunk_start[c] / kChunk + j);
-      for (Index r = 0; r < kChunk; ++r) S.val[kChunk * entry + static_cast<std::size_t>(r)] = rows.value(A, j, r);
+      rows.values(A, j, S.val.data() + kChunk * entry);
       Index columns[kChunk];
       rows.columns(A, j, columns);
       if (consecutive(columns)) {
