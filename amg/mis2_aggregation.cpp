@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "amg/mis2_tuple.hpp"
+#include "amg/mis2_vote.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 
@@ -122,30 +123,6 @@ Array<Index> numbered_roots(const Array<std::uint8_t>& is_root, const GraphLayou
   return root_id;
 }
 
-// The aggregate that most of node i's neighbours joined in pass 1, the smaller id of a tie; kNotAggregated where
-// none did. Each neighbour's id is read once and counted in the short list of the ids seen so far (a node
-// borders few aggregates): a row of 26 neighbours (the 27-point stencil) costs 26 gathers, not 26 x 26.
-Index most_joined_aggregate(const StrengthGraph& g, const Array<Index>& first_pass, Index i,
-                            std::vector<std::pair<Index, Index>>& votes) {
-  votes.clear();  // {aggregate, neighbours in it}
-  for (Offset k = g.row_ptr[i]; k < g.row_ptr[i + 1]; ++k) {
-    const Index id = first_pass[g.adj[k]];
-    if (id == kNotAggregated) continue;
-    const auto seen = std::find_if(votes.begin(), votes.end(), [id](const auto& v) { return v.first == id; });
-    if (seen == votes.end())
-      votes.push_back({id, 1});
-    else
-      ++seen->second;
-  }
-  Index best = kNotAggregated, best_votes = 0;
-  for (const auto& [id, count] : votes)
-    if (count > best_votes || (count == best_votes && id < best)) {
-      best = id;
-      best_votes = count;
-    }
-  return best;
-}
-
 }  // namespace
 
 Array<std::uint8_t> mis2(const StrengthGraph& g, std::uint64_t seed, int* rounds, const GraphLayout& layout) {
@@ -209,16 +186,12 @@ Aggregates mis2_aggregation(const StrengthGraph& g, std::uint64_t seed, const Gr
   // its strong neighbours belong to (ties: the smaller aggregate id). Reads only pass-1 results.
   agg.id.resize(static_cast<std::size_t>(g.nodes));
   Index leftovers = 0;
-#pragma omp parallel reduction(+ : leftovers)
-  {
-    std::vector<std::pair<Index, Index>> votes;  // most_joined_aggregate's list, kept between the rows
-#pragma omp for schedule(static)
-    for (Index i = 0; i < g.nodes; ++i) {
-      agg.id[i] = first_pass[i];
-      if (first_pass[i] != kNotAggregated || g.degree(i) == 0) continue;
-      agg.id[i] = most_joined_aggregate(g, first_pass, i, votes);
-      leftovers += agg.id[i] == kNotAggregated ? 1 : 0;
-    }
+#pragma omp parallel for schedule(static) reduction(+ : leftovers)
+  for (Index i = 0; i < g.nodes; ++i) {
+    agg.id[i] = first_pass[i];
+    if (first_pass[i] != kNotAggregated || g.degree(i) == 0) continue;
+    agg.id[i] = mis2_vote::most_joined_aggregate(g.row_ptr[i], g.row_ptr[i + 1], g.adj.data(), first_pass.data());
+    leftovers += agg.id[i] == kNotAggregated ? 1 : 0;
   }
   // Impossible for a maximal MIS-2 of a symmetric graph; a non-symmetric strength graph could cause it.
   if (const std::int64_t everywhere = layout.sum(leftovers); everywhere > 0) {

@@ -13,6 +13,7 @@
 #include "amg/filtered_matrix.hpp"
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/mis2_vote.hpp"
 #include "amg/near_nullspace.hpp"
 #include "amg/rigid_body_modes.hpp"
 #include "amg/smoothed_prolongation.hpp"
@@ -230,6 +231,41 @@ TEST_P(Mis2Test, ANodeAtDistanceTwoJoinsTheAggregateMostOfItsNeighboursJoined) {
   EXPECT_GT(at_distance_two, 0) << "the graph tests pass 1 only";
   RecordProperty("nodes_at_distance_two", at_distance_two);
   RecordProperty("ties", ties);
+}
+
+// The second pass's vote on rows that meet up to 40 distinct aggregates, past the list it counts them in
+// (mis2_vote::kVoteSlots) where it counts again per candidate: the most neighbours, the smaller id of a tie,
+// kNotAggregated where no neighbour joined one (counted here with a map).
+TEST(Mis2Vote, TheAggregateMostNeighboursJoinedPastTheShortList) {
+  for (const int distinct : {0, 1, 2, 15, 16, 17, 40}) {
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      SCOPED_TRACE(std::to_string(distinct) + " aggregates, seed " + std::to_string(seed));
+      const auto draw = [seed](std::uint64_t k, std::uint64_t range) {
+        return static_cast<Index>(seeded_hash(seed, static_cast<std::int64_t>(k)) % range);
+      };
+      // Neighbour k of the row is node k; its pass-1 aggregate one of `distinct` ids (spread over a range, so
+      // that the smaller-id rule matters) or none.
+      const Index neighbours = 3 * distinct + draw(1000, 8);
+      std::vector<Index> adj(static_cast<std::size_t>(neighbours)), first_pass(adj.size());
+      std::iota(adj.begin(), adj.end(), 0);
+      std::reverse(adj.begin(), adj.end());
+      std::map<Index, int> votes;
+      for (Index k = 0; k < neighbours; ++k) {
+        const bool joined = distinct > 0 && (k < distinct || draw(2000 + k, 4) != 0);
+        first_pass[k] = joined ? 7 * ((k < distinct ? k : draw(3000 + k, distinct)) + 1) : kNotAggregated;
+        if (joined) ++votes[first_pass[k]];
+      }
+      Index expected = kNotAggregated;
+      int most = 0;
+      for (const auto& [id, count] : votes)  // ascending ids: the first of the largest count is the smallest
+        if (count > most) {
+          expected = id;
+          most = count;
+        }
+      ASSERT_EQ(static_cast<int>(votes.size()), distinct);
+      EXPECT_EQ(mis2_vote::most_joined_aggregate(0, neighbours, adj.data(), first_pass.data()), expected);
+    }
+  }
 }
 
 TEST_P(Mis2Test, IdenticalForAnyThreadCount) {

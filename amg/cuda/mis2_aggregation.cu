@@ -41,6 +41,7 @@
 #include "common/device.hpp"
 #include "common/error.hpp"
 #include "amg/mis2_tuple.hpp"
+#include "amg/mis2_vote.hpp"
 
 namespace amgsolve {
 namespace {
@@ -147,22 +148,9 @@ __global__ void second_pass_kernel(Index nodes, const Offset* __restrict__ row_p
   if (node >= nodes) return;
   const Index i = static_cast<Index>(node);
   const Offset begin = row_ptr[i], end = row_ptr[i + 1];
-  if (first_pass[i] != kNotAggregated || begin == end) {
-    id[i] = first_pass[i];
-    return;
-  }
-  Index best = kNotAggregated, best_votes = 0;
-  for (Offset k = begin; k < end; ++k) {
-    const Index candidate = first_pass[adj[k]];
-    if (candidate == kNotAggregated) continue;
-    Index votes = 0;
-    for (Offset m = begin; m < end; ++m) votes += first_pass[adj[m]] == candidate ? 1 : 0;
-    if (votes > best_votes || (votes == best_votes && candidate < best)) {
-      best = candidate;
-      best_votes = votes;
-    }
-  }
-  id[i] = best;
+  id[i] = first_pass[i] != kNotAggregated || begin == end
+              ? first_pass[i]
+              : mis2_vote::most_joined_aggregate(begin, end, adj, first_pass);
 }
 
 // A node with neighbours that no aggregate took (the CPU's "leftovers").
@@ -237,6 +225,7 @@ DeviceAggregates device_mis2_aggregation(const DeviceStrengthGraph& g, std::uint
   AMGSOLVE_CUDA_CHECK(cudaMemset(raw_data(rank) + n, 0, sizeof(Index)));
   thrust::exclusive_scan(thrust::device, rank.begin(), rank.end(), rank.begin());
   AMGSOLVE_CUDA_CHECK(cudaMemcpy(&agg.count, raw_data(rank) + n, sizeof(Index), cudaMemcpyDeviceToHost));
+  agg.mis2_roots = agg.count;
   agg.root.resize(static_cast<std::size_t>(agg.count));
 
   DeviceArray<Index> first_pass(static_cast<std::size_t>(n));
@@ -316,6 +305,7 @@ void aggregate_left_out_nodes(const CudaBackend& backend, CudaAggregates& aggreg
     thrust::exclusive_scan(thrust::device, order.begin(), order.end(), order.begin());
     auto to = std::make_shared<DeviceAggregates>();
     to->count = from.count + left_out;
+    to->mis2_roots = from.mis2_roots;
     to->id = from.id;
     to->root = DeviceArray<Index>(static_cast<std::size_t>(to->count));
     if (from.count > 0)

@@ -34,6 +34,7 @@ struct DeviceStrength {
 
 struct DeviceAggregates {
   Index count = 0;
+  Index mis2_roots = 0;     // Aggregates::mis2_roots: the first count's, before the left-out nodes
   DeviceArray<Index> id;    // per node: aggregate, or kNotAggregated
   DeviceArray<Index> root;  // per aggregate: its MIS-2 root
 };
@@ -78,6 +79,7 @@ inline StrengthGraph to_host(const DeviceStrengthGraph& d) {
 inline DeviceAggregates to_device(const Aggregates& a) {
   DeviceAggregates d;
   d.count = a.count;
+  d.mis2_roots = a.mis2_roots;
   d.id = upload(a.id);
   d.root = upload(a.root);
   return d;
@@ -86,6 +88,7 @@ inline DeviceAggregates to_device(const Aggregates& a) {
 inline Aggregates to_host(const DeviceAggregates& d) {
   Aggregates a;
   a.count = d.count;
+  a.mis2_roots = d.mis2_roots;
   download(d.id, a.id);
   download(d.root, a.root);
   return a;

@@ -34,7 +34,10 @@ struct GershgorinRow {  // sum_j |a_ij| / a_ii (infinity for a non-positive a_ii
     const double scale = unit_scale(diag);
     double row = 0.0;
     for (Offset k = row_ptr[i]; k < row_ptr[i + 1]; ++k) row += scale * fabs(static_cast<double>(val[k]));
-    return diag > 0 ? row / (scale * diag) : INFINITY;
+    // A NaN row counts as 0: the CPU's std::max(bound, NaN) keeps the bound, where thrust::maximum would keep
+    // or drop the NaN by its place in the reduction tree.
+    const double bound = diag > 0 ? row / (scale * diag) : INFINITY;
+    return isnan(bound) ? 0.0 : bound;
   }
 };
 
