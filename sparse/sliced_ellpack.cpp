@@ -52,20 +52,23 @@ struct ChunkRows {
   // The 8 columns of entry j.
   template <class Value>
   void columns(const CsrMatrix<Value>& A, Index j, Index* out) const {
-    if (unpadded) {
-      for (Index r = 0; r < kChunk; ++r) out[r] = A.col[static_cast<std::size_t>(begin[r] + j)];
-      return;
-    }
-    for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? A.col[static_cast<std::size_t>(begin[r] + j)] : padding;
+    entry(A.col, j, padding, out);
   }
   // The 8 values of entry j.
   template <class Value>
   void values(const CsrMatrix<Value>& A, Index j, Value* out) const {
+    entry(A.val, j, Value(0), out);
+  }
+
+ private:
+  // Entry j of the 8 rows from one of A's arrays, `fill` where a row is shorter.
+  template <class Array, class T>
+  void entry(const Array& from, Index j, T fill, T* out) const {
     if (unpadded) {
-      for (Index r = 0; r < kChunk; ++r) out[r] = A.val[static_cast<std::size_t>(begin[r] + j)];
+      for (Index r = 0; r < kChunk; ++r) out[r] = from[static_cast<std::size_t>(begin[r] + j)];
       return;
     }
-    for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? A.val[static_cast<std::size_t>(begin[r] + j)] : Value(0);
+    for (Index r = 0; r < kChunk; ++r) out[r] = j < length[r] ? from[static_cast<std::size_t>(begin[r] + j)] : fill;
   }
 };
 

@@ -200,6 +200,14 @@ TEST_P(Mis2Test, EveryConnectedNodeIsAggregatedAroundItsRoot) {
   }
 }
 
+// The aggregate with the most votes, the smallest id of a tie (the map's first of the largest count);
+// kNotAggregated for none.
+Index most_votes(const std::map<Index, int>& votes) {
+  const auto most = std::max_element(votes.begin(), votes.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  return most == votes.end() ? kNotAggregated : most->first;
+}
+
 // A node beside a root joins its aggregate; one at distance 2 joins the aggregate that most of its neighbours
 // beside roots joined, the smaller id of a tie (counted here over the graph's rows independently).
 TEST_P(Mis2Test, ANodeAtDistanceTwoJoinsTheAggregateMostOfItsNeighboursJoined) {
@@ -223,10 +231,9 @@ TEST_P(Mis2Test, ANodeAtDistanceTwoJoinsTheAggregateMostOfItsNeighboursJoined) {
     for (Offset k = g.row_ptr[v]; k < g.row_ptr[v + 1]; ++k)
       if (beside_root[g.adj[k]] != kNotAggregated) ++votes[beside_root[g.adj[k]]];
     ASSERT_FALSE(votes.empty()) << "node " << v;
-    const auto most = std::max_element(votes.begin(), votes.end(),  // the first of the largest count: smallest id
-                                       [](const auto& a, const auto& b) { return a.second < b.second; });
-    ties += std::count_if(votes.begin(), votes.end(), [&](const auto& e) { return e.second == most->second; }) > 1;
-    EXPECT_EQ(agg.id[v], most->first) << "node " << v;
+    const Index most = most_votes(votes);
+    ties += std::count_if(votes.begin(), votes.end(), [&](const auto& e) { return e.second == votes.at(most); }) > 1;
+    EXPECT_EQ(agg.id[v], most) << "node " << v;
   }
   EXPECT_GT(at_distance_two, 0) << "the graph tests pass 1 only";
   RecordProperty("nodes_at_distance_two", at_distance_two);
@@ -255,15 +262,8 @@ TEST(Mis2Vote, TheAggregateMostNeighboursJoinedPastTheShortList) {
         first_pass[k] = joined ? 7 * ((k < distinct ? k : draw(3000 + k, distinct)) + 1) : kNotAggregated;
         if (joined) ++votes[first_pass[k]];
       }
-      Index expected = kNotAggregated;
-      int most = 0;
-      for (const auto& [id, count] : votes)  // ascending ids: the first of the largest count is the smallest
-        if (count > most) {
-          expected = id;
-          most = count;
-        }
       ASSERT_EQ(static_cast<int>(votes.size()), distinct);
-      EXPECT_EQ(mis2_vote::most_joined_aggregate(0, neighbours, adj.data(), first_pass.data()), expected);
+      EXPECT_EQ(mis2_vote::most_joined_aggregate(0, neighbours, adj.data(), first_pass.data()), most_votes(votes));
     }
   }
 }
