@@ -26,6 +26,22 @@ int require_rigid_body_input(const Vector<double>& coordinates, int dimension, i
   return rotations;
 }
 
+std::string vanishing_rotation_problem(const Vector<double>& coordinates, int dimension, int block_size) {
+  if (block_size != dimension || coordinates.empty()) return "";
+  const auto d = static_cast<std::size_t>(dimension);
+  std::array<bool, 3> fixed{true, true, true};  // every node's coordinate along the axis is the first node's
+  for (std::size_t k = d; k < coordinates.size(); ++k)
+    fixed[k % d] = fixed[k % d] && coordinates[k] == coordinates[k % d];
+  if (dimension == 2)
+    return fixed[0] && fixed[1] ? "the points all lie at one place: their rotation is no rigid-body mode" : "";
+  const char* axes = "xyz";
+  for (std::size_t a = 0; a < 3; ++a)
+    if (fixed[(a + 1) % 3] && fixed[(a + 2) % 3])
+      return std::string("the points all lie on one line along the ") + axes[a] + " axis: the rotation about it is "
+             "no rigid-body mode";
+  return "";
+}
+
 std::array<ExactSum, 3> coordinate_sums(const Vector<double>& coordinates, int dimension) {
   if (dimension != 2 && dimension != 3)
     throw InputError("coordinates in 2 or 3 dimensions are needed, not " + std::to_string(dimension));

@@ -4,6 +4,7 @@
 // the infinitesimal rotations, evaluated at the nodes' coordinates.
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "amg/params.hpp"
 #include "common/exact_sum.hpp"
@@ -22,6 +23,10 @@ NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dim
 // whole number of points, a block size that fits (0 taken as the dimension); an InputError otherwise. The
 // number of rotations.
 int require_rigid_body_input(const Vector<double>& coordinates, int dimension, int& block_size);
+// Where nodes without rotational unknowns (block_size = dimension) give a rotation that is no mode, why: all
+// at one place in 2D, all on one line along an axis in 3D (the rotation about it moves none of them). Empty
+// otherwise. Checked on all the nodes, before their modes are formed.
+std::string vanishing_rotation_problem(const Vector<double>& coordinates, int dimension, int block_size);
 // The same about a given centre: some of the nodes (a rank's), the centroid being that of them all.
 NearNullspaceVectors rigid_body_modes(const Vector<double>& coordinates, int dimension, int block_size,
                                       const std::array<double, 3>& centre);

@@ -91,6 +91,9 @@ NearNullspaceFile read_near_nullspace_file(Config& config) {
   NearNullspaceFile file{dense_rows(points), points.cols, rows};
   try {
     require_rigid_body_input(file.values, file.columns, config.amg.block_size);
+    if (const std::string flat = vanishing_rotation_problem(file.values, file.columns, config.amg.block_size);
+        !flat.empty())
+      throw InputError(flat);
   } catch (const InputError& e) {
     throw InputError("problem.coordinates: " + p.coordinates + ": " + e.what());
   }

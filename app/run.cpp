@@ -22,6 +22,7 @@
 #include "common/parallel.hpp"
 #include "common/timer.hpp"
 #include "config/config.hpp"
+#include "solver/iteration.hpp"
 #include "spgemm/registry.hpp"
 
 namespace amgsolve {
@@ -180,15 +181,35 @@ int finish_run(const Config& config, const LinearProblem& problem, const AmgSolv
   return exit_status(config, solves, !record.load_cases.empty());
 }
 
+// Runs `work` (a problem's setup or solve): what it finds wrong with a Matrix Market problem's matrix (not
+// positive definite, an entry the setup cannot take) is said of problem.matrix's file. A preconditioner's
+// breakdown is the settings' as much as the matrix's: it passes as it is.
+template <class Work>
+decltype(auto) naming_the_matrix_file(const Config& config, Work&& work) {
+  if (config.problem.type != ProblemType::matrix_market) return work();
+  try {
+    return work();
+  } catch (const PreconditionerBreakdown&) {
+    throw;
+  } catch (const NumericalError& e) {
+    throw NumericalError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
+  } catch (const MatrixEntryError& e) {
+    throw InputError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
+  }
+}
+
 // A x = b with the iterations shown, from x where from_x; b and x each rank's rows where by_rows.
-SolveResult solve_one(AmgSolver& solver, bool by_rows, const Vector<double>& b, Vector<double>& x, bool from_x) {
-  return by_rows ? solver.solve_rows(b, x, true, from_x) : solver.solve(b, x, true, from_x);
+SolveResult solve_one(const Config& config, AmgSolver& solver, bool by_rows, const Vector<double>& b,
+                      Vector<double>& x, bool from_x) {
+  return naming_the_matrix_file(config, [&] {
+    return by_rows ? solver.solve_rows(b, x, true, from_x) : solver.solve(b, x, true, from_x);
+  });
 }
 
 // problem.rhs's further columns (load cases), each solved with the hierarchy of the first, whose solve is
 // record.solve; their solutions, in order (each from its problem.x0 column, moved into it, where given).
-std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSolver& solver, bool by_rows,
-                                                  RunRecord& record) {
+std::vector<Vector<double>> solve_further_columns(const Config& config, LinearProblem& problem, AmgSolver& solver,
+                                                  bool by_rows, RunRecord& record) {
   std::vector<Vector<double>> solutions;
   if (problem.more_b.empty()) return solutions;
   const std::size_t columns = problem.more_b.size() + 1;
@@ -201,7 +222,8 @@ std::vector<Vector<double>> solve_further_columns(LinearProblem& problem, AmgSol
   for (std::size_t c = 1; c < columns; ++c) {  // column c: more_b[c - 1], x0[c] (x0[0] was b's)
     const bool from_x0 = !problem.x0.empty();
     solutions.push_back(from_x0 ? std::move(problem.x0[c]) : Vector<double>{});
-    record.load_cases.push_back(solve_one(solver, by_rows, problem.more_b[c - 1], solutions.back(), from_x0));
+    record.load_cases.push_back(
+        solve_one(config, solver, by_rows, problem.more_b[c - 1], solutions.back(), from_x0));
     summary(c + 1);
   }
   return solutions;
@@ -246,15 +268,7 @@ int run(const RunOptions& options) {
     problem = assemble_step(config, spec, by_rows);
     if (step == 1) describe_problem(config, problem, by_rows, timer.seconds(), record);
     if (step == steps) record.problem_description = problem.description;  // the report's results are its own
-    try {
-      set_up_or_rebuild(config, problem, by_rows, solver, record);
-    } catch (const NumericalError& e) {  // what the setup found wrong with a matrix is its file's
-      if (config.problem.type != ProblemType::matrix_market) throw;
-      throw NumericalError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
-    } catch (const MatrixEntryError& e) {
-      if (config.problem.type != ProblemType::matrix_market) throw;
-      throw InputError("problem.matrix " + config.problem.matrix_market.matrix + ": " + e.what());
-    }
+    naming_the_matrix_file(config, [&] { set_up_or_rebuild(config, problem, by_rows, solver, record); });
     const bool from_previous = step > 1 && config.initial_guess == InitialGuess::previous_step;
     const bool from_x0 = !problem.x0.empty();  // problem.x0 (a matrix_market problem: one step)
     if (from_x0) x = std::move(problem.x0.front());  // the start becomes the solution: no second copy
@@ -264,14 +278,15 @@ int run(const RunOptions& options) {
              from_previous ? ", from the step before's solution"
              : from_x0     ? (", from " + config.problem.matrix_market.x0).c_str()
                            : "");
-    record.solve = solve_one(*solver, by_rows, problem.b, x, from_previous || from_x0);
+    record.solve = solve_one(config, *solver, by_rows, problem.b, x, from_previous || from_x0);
     if (steps > 1) {
       record.steps.push_back({static_cast<int>(step), spec.poisson.contrast, record.setup.seconds, record.setup.reused,
                               step == 1 ? "the first setup" : record.setup.rebuild_note, record.solve});
       if (step < steps) print_solve_summary(record.solve);
     }
   }
-  const std::vector<Vector<double>> further_solutions = solve_further_columns(problem, *solver, by_rows, record);
+  const std::vector<Vector<double>> further_solutions =
+      solve_further_columns(config, problem, *solver, by_rows, record);
   return finish_run(config, problem, *solver, in_column_order(x, further_solutions), by_rows, record);
 }
 

@@ -481,7 +481,12 @@ void require_writable(const std::string& path, const std::string& what, OutputMa
   const fs::path dir = folder_of(target);
   if (!fs::is_directory(dir, ec)) {
     if (fs::exists(dir, ec)) throw InputError(what + " " + path + ": " + dir.string() + " is not a directory");
-    throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist");
+    // A relative path from a config file is taken from the working directory, not the config's folder: say so.
+    const std::string from = fs::path(path).is_relative()
+                                 ? " (a relative output path is taken from the working directory, " +
+                                       fs::current_path(ec).string() + ")"
+                                 : "";
+    throw InputError(what + " " + path + ": directory " + dir.string() + " does not exist" + from);
   }
   // Only creating a file shows that the directory takes one (permissions, read-only mounts, /proc). The probe
   // is named as the temporary file the output is written to (AtomicFile), so that a name too long for the

@@ -82,16 +82,26 @@ std::uint64_t cgroup_headroom_bytes() {
 // allocates, a malloc arena that glibc reserves 64 MiB at a time; those are set aside too (the setup of
 // 7-point 100^3, 484 MiB resident, needed about 1 GB of address space on 2 threads). Threads that run
 // already are in VmSize; the main thread has the main arena and stack.
+// Address space a thread maps: its malloc arena (64 MiB reserved) and its stack (8 MiB).
+constexpr std::uint64_t kPerThread = std::uint64_t{72} << 20;
+
 std::uint64_t address_space_headroom_bytes() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
-  constexpr std::uint64_t kPerThread = std::uint64_t{72} << 20;  // a 64 MiB arena and an 8 MiB stack
   // (read_proc_kb reads the number in KiB: the thread count times 1024)
   const std::uint64_t running = std::max<std::uint64_t>(1, read_proc_kb("/proc/self/status", "Threads") / 1024);
   const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
   const std::uint64_t mapped =
       read_proc_kb("/proc/self/status", "VmSize") + kPerThread * (wanted > running ? wanted - running : 0);
   return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
+}
+
+// What makes room under ulimit -v; where there are several threads, what they map is often what leaves none.
+std::string address_space_remedies() {
+  const int threads = omp_get_max_threads();
+  if (threads <= 1) return "raise it, or choose a smaller problem";
+  return "raise it, choose a smaller problem, or run fewer threads (--threads): each of the " +
+         std::to_string(threads) + " maps about " + format_bytes(kPerThread) + " of it";
 }
 
 // The smaller of two bounds where 0 stands for "unknown" (no bound).
@@ -153,7 +163,7 @@ void require_memory(std::uint64_t bytes, const std::string& what) {
   if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && mapped > static_cast<double>(address))
     throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
                      format_bytes(static_cast<std::uint64_t>(mapped)) + " of address space, but ulimit -v leaves " +
-                     amount(address) + " (raise it, or choose a smaller problem)");
+                     amount(address) + " (" + address_space_remedies() + ")");
 }
 
 }  // namespace amgsolve

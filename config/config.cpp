@@ -169,6 +169,8 @@ YAML::Node load_single_document(const std::string& text, const std::string& name
 // over the tree (the key and tag checks) visits it once per alias, so nested aliases (a "billion laughs" of a
 // few hundred bytes) would take hours. Real configs hold hundreds; bulk data goes in files.
 constexpr std::size_t kMaxConfigValues = 1000000;
+// A config file's size limit: configs are a few KiB (arrays of spots or detectors included).
+constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
 
 // Refuses a tree of more than kMaxConfigValues nodes, counting at most that many (an explicit stack: no
 // recursion however deep the nesting).
@@ -191,6 +193,16 @@ void require_bounded_tree(const YAML::Node& root, const std::string& where) {
   }
 }
 
+// Whether a config holds no value at all: nothing, or only sections without entries (`problem:` alone, which
+// is also what a file cut after its first line looks like).
+bool holds_no_values(const YAML::Node& root) {
+  if (root.IsNull()) return true;
+  if (!root.IsMap()) return false;
+  for (const auto& section : root)
+    if (!section.second.IsNull() && !(section.second.IsMap() && section.second.size() == 0)) return false;
+  return true;
+}
+
 // The YAML tree of one run plus where each value came from, for error messages.
 class Document {
  public:
@@ -200,8 +212,8 @@ class Document {
                        ": the file contains NUL bytes: it is not a YAML text file");
     root_ = load_single_document(text, name_);
     require_bounded_tree(root_, name_ + ": ");
-    empty_text_ = root_.IsNull();
-    if (empty_text_) root_ = YAML::Node(YAML::NodeType::Map);
+    empty_text_ = holds_no_values(root_);
+    if (root_.IsNull()) root_ = YAML::Node(YAML::NodeType::Map);
     if (!root_.IsMap()) throw InputError(name_ + ":1: the configuration must be a YAML map of sections");
   }
 
@@ -630,8 +642,13 @@ void require_readable_inputs(const Reader& reader, const std::string& type) {
     if (file.empty()) continue;
     if (const std::string problem = matrix_market_file_problem(file); !problem.empty())  // (every input is one)
       reader.fail_at(k.path, k.path + " " + printable_path(file) + " " + problem);
-    if (std::ifstream(file).fail())
-      reader.fail_at(k.path, k.path + " " + printable_path(file) + " cannot be read (" + std::strerror(errno) + ")");
+    if (std::ifstream(file).fail()) {
+      const int error = errno;
+      // A word where a path goes (`rhs: ones`): the key takes a file, and its default needs none.
+      const bool word = error == ENOENT && !std::filesystem::path(file).has_extension();
+      reader.fail_at(k.path, k.path + " " + printable_path(file) + " cannot be read (" + std::strerror(error) + ")" +
+                                 (word ? ": " + k.path + " names a file; left empty it takes its default" : ""));
+    }
   }
 }
 
@@ -691,7 +708,8 @@ Config read_text(const std::string& yaml_text, const std::string& name, const st
                  const std::string& base_folder, int ranks, bool inputs_on_disk, bool settings_required = false) {
   Document doc(yaml_text, name);
   if (settings_required && doc.empty_text() && overrides.empty())
-    throw InputError(name + " holds no settings (it is empty, or only comments): a truncated file? Give at least "
+    throw InputError(name + " holds no settings (it is empty, only comments, or sections without values): a "
+                     "truncated file? Give at least "
                      "problem.type (configs/poisson.yaml sets up the default problem)");
   doc.set_base_folder(base_folder);
   for (const std::string& o : overrides) doc.apply_override(o);
@@ -746,15 +764,22 @@ bool is_matrix_market_banner(std::string_view text) {
 Config load_config(const std::string& path, const std::vector<std::string>& overrides, int ranks, bool check_inputs) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError("config file " + printable_path(path) + " is a directory");
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read config file " + printable_path(path) + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError("cannot read config file " + path);
-  if (is_matrix_market_banner(text.view()))  // `amgsolve A.mtx`: what a newcomer tries first
+  // Read up to one byte past the limit: a data file, a device or an endless pipe given by mistake is refused
+  // at once instead of filling memory.
+  std::string text;
+  char block[1 << 16];
+  while (text.size() <= kMaxConfigBytes && (in.read(block, sizeof block) || in.gcount() > 0))
+    text.append(block, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw InputError("cannot read config file " + printable_path(path));
+  if (is_matrix_market_banner(text))  // `amgsolve A.mtx`: what a newcomer tries first
     throw InputError(path + " is a Matrix Market file, not a config: give it in one (problem: {type: "
                      "matrix_market, matrix: " + std::filesystem::path(path).filename().string() + "})");
-  return read_text(text.str(), path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
+  if (text.size() > kMaxConfigBytes)
+    throw InputError("config file " + printable_path(path) + " is larger than " +
+                     std::to_string(kMaxConfigBytes >> 20) + " MiB: not a config (a data file given by mistake?)");
+  return read_text(text, path, overrides, std::filesystem::path(path).parent_path().string(), ranks,
                    check_inputs, /*settings_required=*/true);
 }
 

@@ -955,12 +955,13 @@ std::string config_reference_markdown() {
       << "a test fails when this file and the code disagree. The defaults are those of the parameter structs\n"
       << "(amg/params.hpp, solver/solve_result.hpp, problems/), where the reason for each value is written.\n\n"
       << "A configuration file is YAML with the key `backend` and the sections `problem`, `amg`, `solver` and\n"
-      << "`output`. Every key is optional unless marked required (a file with no settings at all is refused\n"
-      << "unless --set gives some); unknown keys and values of the wrong type are errors that name the key,\n"
-      << "the file and the line. Any key can be overridden on the command line with `--set key.path=value`\n"
-      << "(the value is YAML: `--set problem.size=[64,64,64]`). \"empty\" below means the empty string, `''`\n"
-      << "(quoted for the shell too: `--set \"output.vtk=''\"`), or `[]` for a list; a key written without a\n"
-      << "value is an error (a section left empty, such as `amg:` with only a comment under it, is not).\n";
+      << "`output`. Every key is optional unless marked required (a file with no settings at all, or only\n"
+      << "empty sections, is refused unless --set gives some); unknown keys and values of the wrong type are\n"
+      << "errors that name the key, the file and the line. Any key can be overridden on the command line with\n"
+      << "`--set key.path=value` (the value is YAML: `--set problem.size=[64,64,64]`). \"empty\" below means\n"
+      << "the empty string, `''` (quoted for the shell too: `--set \"output.vtk=''\"`), or `[]` for a list; a key\n"
+      << "written without a value is an error (a section left empty, such as `amg:` with only a comment under\n"
+      << "it, is not, where other sections hold settings).\n";
   std::string section, retired;
   for (const KeySpec& k : config_schema()) {
     if (!k.replaced_by.empty()) {

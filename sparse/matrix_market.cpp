@@ -89,6 +89,8 @@ class CompressedFile {
 class MatrixMarketScanner {
  public:
   static constexpr std::size_t kBlock = std::size_t{4} << 20;
+  // The longest line read (entries and header lines are short; comment lines too, in any file seen).
+  static constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 
   // name: the file the text came from, for messages.
   MatrixMarketScanner(std::string name, std::string_view text) : path_(std::move(name)), text_(text) {}
@@ -112,6 +114,9 @@ class MatrixMarketScanner {
     std::size_t end = text_.find('\n', pos_);
     while (end == std::string_view::npos) {  // a line longer than what is read so far: read on, past it
       const std::size_t searched = text_.size() - pos_;
+      if (searched > kMaxLineBytes)  // not held in memory to its end: a compressed file may hide gigabytes
+        throw InputError(path_ + ":" + std::to_string(line_no_ + 1) + ": a line longer than " +
+                         std::to_string(kMaxLineBytes >> 20) + " MiB: not a Matrix Market file?");
       if (!refill()) break;
       end = text_.find('\n', pos_ + searched);
     }

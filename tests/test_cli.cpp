@@ -415,6 +415,10 @@ TEST(Cli, OutputNamesThatCannotBeCreatedAreSaidBeforeAnyWork) {
   write_text(dir, "notes.txt", "mine\n");
   r = run(dir, {kSmallConfig, "--report", "notes.txt/R.json"});
   EXPECT_TRUE(FailedCleanly(r, dir, {"notes.txt"}, {"report file notes.txt/R.json: notes.txt is not a directory"}));
+  r = run(dir, {kSmallConfig, "--report", "missing/R.json"});  // from a config, this would not be its folder
+  EXPECT_TRUE(FailedCleanly(r, dir, {"notes.txt"},
+                            {"report file missing/R.json: directory missing does not exist (a relative output path "
+                             "is taken from the working directory, "}));
   r = run(dir, {kSmallConfig, "--vtk", ".vti"});
   EXPECT_TRUE(FailedCleanly(r, dir, {"notes.txt"}, {"--vtk: .vti has no name before its .vti extension"}));
 }
@@ -755,6 +759,11 @@ TEST(Cli, SystemInputsThatDoNotFit) {
   write_text(dir, "xy.mtx", "%%MatrixMarket matrix array real general\n0 2\n");
   EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
                             {"problem.coordinates", "xy.mtx"}));
+  // The 40 nodes all at one point: no rotation to carry, said of the file (it was "the near-nullspace's
+  // vector 3 is zero on every row", naming neither).
+  write_text(dir, "xy.mtx", dense_array(std::vector<double>(40 * 2, 1.0), 2));
+  EXPECT_TRUE(FailedCleanly(run(dir, {cfg, "--set", "problem.coordinates=xy.mtx"}), dir, inputs,
+                            {"problem.coordinates: xy.mtx: the points all lie at one place"}));
 }
 
 TEST(Cli, MatrixNotSquare) {
@@ -838,7 +847,8 @@ TEST(Cli, MatrixIndefinite) {
                                  "1 1 1\n"
                                  "2 1 2\n"
                                  "2 2 1\n");
-  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"not positive definite"}));
+  EXPECT_TRUE(
+      FailedCleanly(r, dir, kMatrixInputs, {"problem.matrix " + dir.file("A.mtx") + ": ", "not positive definite"}));
 }
 
 // An entry the float cycle of solver.precision: mixed cannot hold is the file's fault: the message names it.
@@ -871,7 +881,7 @@ TEST(Cli, MatrixWhoseDiagonalSpansBeyondDoubleNamesTheFile) {
 
 // Indefinite with a positive diagonal, large enough for a multilevel hierarchy: tridiag(-1, 1.5, -1) has
 // eigenvalues 1.5 - 2 cos(k pi / 51), some negative. Whichever stage notices (coarse factorisation,
-// spectral estimate, PCG), the message must say what is wrong with the input.
+// spectral estimate, PCG), the message must say what is wrong with the input, and name its file.
 TEST(Cli, MatrixIndefiniteMultilevel) {
   ScratchDir dir;
   const int n = 50;
@@ -882,7 +892,24 @@ TEST(Cli, MatrixIndefiniteMultilevel) {
     if (i < n) m << i + 1 << " " << i << " -1\n";
   }
   const RunResult r = run_matrix(dir, m.str(), {"--set", "amg.coarse_size=10"});
-  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs, {"not positive definite"}));
+  EXPECT_TRUE(
+      FailedCleanly(r, dir, kMatrixInputs, {"problem.matrix " + dir.file("A.mtx") + ": ", "not positive definite"}));
+}
+
+// Indefinite where only PCG notices (p^T A p < 0 at iteration 4; the setup's checks pass: a positive
+// diagonal, positive coarse pivots): its message names the file too.
+TEST(Cli, MatrixIndefiniteFoundByPcgNamesTheFile) {
+  ScratchDir dir;
+  const int n = 400;  // tridiagonal: 2 on the diagonal, +-1.05 beside it, the signs alternating
+  std::ostringstream m;
+  m << "%%MatrixMarket matrix coordinate real symmetric\n" << n << " " << n << " " << (2 * n - 1) << "\n";
+  for (int i = 1; i <= n; ++i) {
+    m << i << " " << i << " 2\n";
+    if (i < n) m << i + 1 << " " << i << (i % 2 ? " 1.05\n" : " -1.05\n");
+  }
+  const RunResult r = run_matrix(dir, m.str(), {"--set", "amg.coarse_size=10"});
+  EXPECT_TRUE(FailedCleanly(r, dir, kMatrixInputs,
+                            {"problem.matrix " + dir.file("A.mtx") + ": PCG breakdown", "not positive definite"}));
 }
 
 TEST(Cli, RhsFileOfWrongLength) {

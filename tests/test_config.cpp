@@ -954,16 +954,37 @@ TEST(Config, LoadMissingFileSaysWhyAndCutsALongName) {
   EXPECT_LT(e.size(), 1000u);
 }
 
-// A file without settings (empty, or only comments) is refused as a truncated one, unless --set gives some.
+// A file without settings (empty, only comments, or sections without entries: a file cut after its first
+// line) is refused as a truncated one, unless --set gives some.
 TEST(Config, AFileWithoutSettingsIsRefusedUnlessSetGivesThem) {
   ScratchDir dir;
   const std::string path = dir.file("empty.yaml");
-  for (const char* text : {"", "# only a comment\n\n"}) {
+  for (const char* text : {"", "# only a comment\n\n", "problem:\n", "problem: ~\n", "problem: {}\nsolver:\n"}) {
     std::ofstream(path) << text;
     const std::string e = error_of([&] { (void)load_config(path); });
     EXPECT_TRUE(Contains(e, path + " holds no settings")) << e;
   }
   EXPECT_EQ(load_config(path, {"problem.size=[4,4,4]"}).problem.poisson.size, (std::vector<std::int64_t>{4, 4, 4}));
+  std::ofstream(path) << "problem: {}\nsolver:\n  tolerance: 1.0e-6\n";  // one value is a setting
+  EXPECT_EQ(load_config(path).solver.tolerance, 1e-6);
+}
+
+// A config file over the size limit (a data file, a device or an endless pipe given by mistake) is refused
+// after reading just past the limit, naming the file, instead of filling memory.
+TEST(Config, AFileLargerThanAnyConfigIsRefusedWithoutReadingItAll) {
+  ScratchDir dir;
+  const std::string path = dir.file("big.yaml");
+  {
+    std::ofstream out(path);
+    const std::string comment = "# " + std::string(1000, 'x') + "\n";
+    for (int k = 0; k < 17 * 1024; ++k) out << comment;  // 17 MiB of comments
+  }
+  const std::string e = error_of([&] { (void)load_config(path); });
+  EXPECT_TRUE(Contains(e, "config file " + path + " is larger than 16 MiB")) << e.substr(0, 300);
+  if (std::filesystem::exists("/dev/zero")) {
+    const std::string zero = error_of([&] { (void)load_config("/dev/zero"); });
+    EXPECT_TRUE(Contains(zero, "/dev/zero is larger than 16 MiB")) << zero.substr(0, 300);
+  }
 }
 
 TEST(Config, LoadDirectory) {
@@ -1015,7 +1036,8 @@ TEST(Config, LoadedInputFilesMustBeReadable) {
   std::ofstream(path) << "problem:\n  type: matrix_market\n  matrix: A.mtx\n  rhs: ones\n";
   const std::string e = error_of([&] { (void)load_config(path); });
   EXPECT_TRUE(Contains(e, path + ":4:")) << e;
-  EXPECT_TRUE(Contains(e, "problem.rhs " + dir.file("ones") + " cannot be read (No such file or directory)")) << e;
+  EXPECT_TRUE(Contains(e, "problem.rhs " + dir.file("ones") + " cannot be read (No such file or directory): "
+                          "problem.rhs names a file; left empty it takes its default")) << e;
   const std::string folder = error_of([&] { (void)load_config(path, {"problem.rhs=" + dir.path().string()}); });
   EXPECT_TRUE(Contains(folder, "--set problem.rhs " + dir.path().string() + " is a directory")) << folder;
   std::ofstream(dir.file("b.mtx")) << "%%MatrixMarket matrix array real general\n1 1\n1\n";

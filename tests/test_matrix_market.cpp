@@ -379,6 +379,24 @@ TEST(MatrixMarket, FilesLargerThanTheReadBlockStreamThrough) {
   }
 }
 
+// A line is read to its end only up to 1 MiB: a small .gz of blanks without a newline (gigabytes once
+// inflated) is refused at that line, not held in memory whole. A comment line of almost 1 MiB still reads.
+TEST(MatrixMarket, ALineLongerThanAnyMatrixMarketLineIsRefusedByItsNumber) {
+  ScratchDir dir;
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2.0";
+  write_gzip(dir.file("long.mtx.gz"), head + std::string(std::size_t{24} << 20, ' ') + "\n2 2 1.0\n");
+  try {
+    read_matrix_market(dir.file("long.mtx.gz"));
+    FAIL() << "a 24 MiB line was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("long.mtx.gz:3: a line longer than 1 MiB"), std::string::npos) << e.what();
+  }
+  write_gzip(dir.file("comment.mtx.gz"), "%%MatrixMarket matrix coordinate real general\n%" +
+                                             std::string((std::size_t{1} << 20) - 100, 'c') +
+                                             "\n2 2 2\n1 1 2.0\n2 2 1.0\n");
+  EXPECT_EQ(read_matrix_market(dir.file("comment.mtx.gz")).nnz(), 2);
+}
+
 TEST(MatrixMarket, ByteOrderMarkBeforeTheBannerIsSkipped) {
   ScratchDir dir;
   const std::string path =

@@ -42,6 +42,27 @@ Vector<double> seeded_vector(Index n, std::uint64_t seed) {
   return v;
 }
 
+// Points that give a rotation no mode (all at one place in 2D, on one line along an axis in 3D) are named
+// before the modes are formed; spread points, nodes with rotational unknowns and a line off the axes are not.
+TEST(RigidBodyModes, PointsWhoseRotationMovesNoneOfThemAreNamed) {
+  EXPECT_NE(vanishing_rotation_problem({1, 2, 1, 2, 1, 2}, 2, 2).find("all lie at one place"), std::string::npos);
+  EXPECT_EQ(vanishing_rotation_problem({1, 2, 1, 2, 1, 2}, 2, 3), "");  // theta_z moves the nodes' rotations
+  EXPECT_EQ(vanishing_rotation_problem({1, 2, 1, 3, 1, 2}, 2, 2), "");
+  EXPECT_NE(vanishing_rotation_problem({0, 5, 7, 1, 5, 7, 2, 5, 7}, 3, 3).find("along the x axis"), std::string::npos);
+  EXPECT_NE(vanishing_rotation_problem({5, 7, 0, 5, 7, 1}, 3, 3).find("along the z axis"), std::string::npos);
+  EXPECT_EQ(vanishing_rotation_problem({0, 0, 0, 1, 1, 0, 2, 2, 0}, 3, 3), "");  // a line off the axes
+  EXPECT_EQ(vanishing_rotation_problem({0, 5, 7, 1, 5, 7}, 3, 6), "");
+  // Where the check passes, every mode has a nonzero entry.
+  const NearNullspaceVectors modes = rigid_body_modes({0, 0, 0, 1, 1, 0, 2, 2, 1}, 3, 3);
+  for (int m = 0; m < modes.count; ++m) {
+    double largest = 0;
+    const auto stride = static_cast<std::size_t>(modes.count);
+    for (std::size_t k = static_cast<std::size_t>(m); k < modes.values->size(); k += stride)
+      largest = std::max(largest, std::abs((*modes.values)[k]));
+    EXPECT_GT(largest, 0.0) << "mode " << m;
+  }
+}
+
 TEST(RigidBodyModes, MoveEveryPairOfPointsWithoutStretchingIt) {
   // (dimension, unknowns per node): displacements only, or with the rotations of beams, plates and shells.
   for (const auto& [dimension, block] : {std::pair{2, 2}, std::pair{2, 3}, std::pair{3, 3}, std::pair{3, 6}}) {
