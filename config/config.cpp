@@ -553,7 +553,23 @@ class Reader final : public KeyReader {
     if (!node.IsDefined() || node.IsNull()) node = YAML::Load(spec->default_yaml.empty() ? "~" : spec->default_yaml);
     if (const std::string tag = unfit_tag(node, spec->kind); !tag.empty())
       fail(path, node, "has the YAML tag '" + printable(tag) + "', which is not its type: write the plain value");
+    if (const YAML::Node quoted = quoted_number(node, spec->kind); quoted.IsDefined())
+      fail(path, quoted, "is quoted, so a string: write the number without quotes, got " + show(quoted));
     return {node, spec};
+  }
+
+  // The first quoted scalar ("10", '1e-6': YAML's strings) where a key of this kind takes numbers, itself or as
+  // its entries; undefined where there is none. (A string the reader converted would be taken silently, where
+  // `true` or `yes` for a number is refused.)
+  static YAML::Node quoted_number(const YAML::Node& node, KeyKind kind) {
+    const bool numbers = kind == KeyKind::integer || kind == KeyKind::number || kind == KeyKind::integer_list ||
+                         kind == KeyKind::number_list || kind == KeyKind::pair_list;
+    if (!numbers) return YAML::Node(YAML::NodeType::Undefined);
+    if (node.IsScalar()) return node.Tag() == "!" ? node : YAML::Node(YAML::NodeType::Undefined);
+    if (node.IsSequence())
+      for (const YAML::Node& entry : node)
+        if (YAML::Node inner = quoted_number(entry, kind); inner.IsDefined()) return inner;
+    return YAML::Node(YAML::NodeType::Undefined);
   }
 
   // A tag the value or an entry of it carries that does not name the key's own type (!!str 5 for an integer,

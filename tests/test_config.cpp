@@ -900,6 +900,18 @@ TEST(Config, YamlTagsOfAnotherTypeAreRefused) {
   EXPECT_EQ(tagged.problem.poisson.size, (std::vector<std::int64_t>{8, 8, 8}));
 }
 
+// A quoted value is a YAML string: where a key takes numbers it is refused (it was converted silently, where
+// `yes` for a number is refused), itself or as an entry; a choice's name may be quoted.
+TEST(Config, QuotedNumbersAreRefusedAsStrings) {
+  EXPECT_TRUE(Contains(parse_error("solver:\n  max_iterations: \"10\"\n"),
+                       "cfg.yaml:2: solver.max_iterations is quoted, so a string: write the number without quotes"));
+  EXPECT_TRUE(Contains(parse_error("solver:\n  tolerance: '1e-6'\n"), "solver.tolerance is quoted"));
+  EXPECT_TRUE(Contains(parse_error("problem:\n  size: [8, \"8\", 8]\n"), "problem.size is quoted"));
+  EXPECT_TRUE(Contains(parse_error("", {"solver.max_iterations=\"10\""}), "--set solver.max_iterations"));
+  EXPECT_EQ(parse_config("amg:\n  spgemm: \"hash\"\n", "cfg.yaml").amg.spgemm, "hash");
+  EXPECT_EQ(parse_config("solver:\n  max_iterations: 10\n", "cfg.yaml").solver.max_iterations, 10);
+}
+
 // A NUL would cut a file name short (the file opened would be another), an escape sequence would rewrite the
 // terminal: strings holding control characters are refused, and messages show such bytes escaped.
 TEST(Config, ControlCharactersAreRefusedAndShownEscaped) {
