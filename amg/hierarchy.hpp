@@ -53,6 +53,9 @@ struct LevelInfo {
   std::int64_t smoother_block_values = 0;
   bool coarsest = false;
   bool smoothed_coarsest = false;  // a coarsest level smoothed, not factorised (amg/params.hpp)
+  // A re-setup's level on its kept strength (the cpu backend's): the share of a sample of its couplings that
+  // the new values classify otherwise (strength_drift, amg/strength.hpp); -1: not checked.
+  double strength_drift = -1.0;
 };
 
 template <class Backend, class Value>

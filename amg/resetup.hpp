@@ -15,6 +15,10 @@
 
 namespace amgsolve {
 
+// Rows a re-setup samples on each level to see how far its kept strength is from the new values
+// (strength_drift): about a millisecond, and a share known to within a percent or two.
+inline constexpr Index kDriftSampleRows = 8192;
+
 // A level coarsened as SmoothedAggregation::coarsen does, with the aggregates and tentative prolongator of
 // `kept`, and the strength a setup on them would use (LevelStructure): the first setup's where A has the pattern it was computed on, else A's own.
 template <class Backend, class Value>
@@ -34,9 +38,12 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
     // record (a renewed one, on every backend) says so, so that the re-setup lets go of the first copy.
     const bool back = structure.first_pattern != nullptr;
     if (back) step.patterns_renewed = true;
+    const auto& strength = back ? *structure.first_strength : structure.strength;
+    if constexpr (kHostCsr<Backend>)
+      if (!near) info.strength_drift = strength_drift(A, params_.strength_threshold, strength, kDriftSampleRows);
     smooth_and_multiply(A, weights, near,
-                        kept_strength(backend_, back ? *structure.first_strength : structure.strength,
-                                      back ? structure.first_weak_entries : structure.weak_entries, A),
+                        kept_strength(backend_, strength, back ? structure.first_weak_entries : structure.weak_entries,
+                                      A),
                         *structure.T, info, clock, step, &kept);
     step.strength_renewed = back;
     if (step.structure && (back || params_.keep_structure)) {

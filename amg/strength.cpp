@@ -1,8 +1,11 @@
 #include "amg/strength.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "amg/strength_scale.hpp"
+#include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "sparse/csr_ops.hpp"
 
@@ -35,6 +38,22 @@ void strong_neighbours_by_keep(const CsrMatrix<Value>& A, const Array<std::uint8
     }
     g.row_ptr[i + 1] = out;
   }
+}
+
+// The test of eq. 3.2 for a_ij and a_jj on row i's scale (scale = strength_scale(a_ii), scaled_d_i = scale a_ii:
+// the squares neither overflow nor underflow).
+inline bool strong_coupling(double a_ij, double scale, double scaled_d_i, double d_j, double theta2) {
+  const double a = scale * a_ij;
+  // Bitwise, not short-circuit: on coarse levels strong and weak entries alternate unpredictably.
+  return (a != 0.0) & (a * a >= theta2 * std::abs(scaled_d_i * (scale * d_j)));
+}
+
+// Row i's stored diagonal entry (0 where none is stored).
+template <class Value>
+double stored_diagonal(const CsrMatrix<Value>& A, Index i) {
+  for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+    if (A.col[k] == i) return static_cast<double>(A.val[k]);
+  return 0.0;
 }
 
 }  // namespace
@@ -81,9 +100,7 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
           s.keep[k] = 1;
           continue;
         }
-        // Bitwise, not short-circuit: on coarse levels strong and weak entries alternate unpredictably.
-        const double a = scale * static_cast<double>(A.val[k]);
-        const bool is_strong = (a != 0.0) & (a * a >= theta2 * std::abs(d_i * (scale * double(d[j]))));
+        const bool is_strong = strong_coupling(static_cast<double>(A.val[k]), scale, d_i, double(d[j]), theta2);
         s.keep[k] = is_strong;
         strong_in_block += is_strong;
         weak_in_block += !is_strong;
@@ -108,9 +125,34 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
   return s;
 }
 
+template <class Value>
+double strength_drift(const CsrMatrix<Value>& A, double theta, const Strength& kept, Index sampled_rows) {
+  if (kept.keep.size() != static_cast<std::size_t>(A.nnz()))
+    throw Error("strength_drift: the kept classification has " + std::to_string(kept.keep.size()) + " entries, A " +
+                std::to_string(A.nnz()));
+  const Index stride = std::max<Index>(1, A.rows / std::max<Index>(1, sampled_rows));
+  const double theta2 = theta * theta;
+  Offset couplings = 0, changed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : couplings, changed)
+  for (Index i = 0; i < A.rows; i += stride) {
+    const double scale = strength_scale(stored_diagonal(A, i));
+    const double d_i = scale * stored_diagonal(A, i);
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
+      const Index j = A.col[k];
+      if (j == i) continue;
+      ++couplings;
+      const bool strong = strong_coupling(static_cast<double>(A.val[k]), scale, d_i, stored_diagonal(A, j), theta2);
+      changed += strong != (kept.keep[k] != 0);
+    }
+  }
+  return couplings == 0 ? 0.0 : static_cast<double>(changed) / static_cast<double>(couplings);
+}
+
 template Strength strength_of_connection(const CsrMatrix<double>&, double);
 template Strength strength_of_connection(const CsrMatrix<float>&, double);
 template Strength strength_of_connection(const CsrMatrix<double>&, double, const Vector<double>&);
 template Strength strength_of_connection(const CsrMatrix<float>&, double, const Vector<float>&);
+template double strength_drift(const CsrMatrix<double>&, double, const Strength&, Index);
+template double strength_drift(const CsrMatrix<float>&, double, const Strength&, Index);
 
 }  // namespace amgsolve

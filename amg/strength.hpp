@@ -34,6 +34,14 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta);
 template <class Value>
 Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const Vector<Value>& column_diagonal);
 
+// How far a classification kept for a re-setup (amg/resetup.hpp) is from what A's values give now: of the
+// off-diagonal entries of about `sampled_rows` rows spread over A (every rows / sampled_rows-th), the share
+// the test classifies otherwise than `kept` (A has kept's pattern). Where it is large, the kept aggregates
+// follow couplings the matrix no longer has (a full setup fits it better); a sample costs little beside the
+// re-setup.
+template <class Value>
+double strength_drift(const CsrMatrix<Value>& A, double theta, const Strength& kept, Index sampled_rows);
+
 // The setup calls it through its backend (amg/smoothed_aggregation.hpp); on the cpu backend it is the
 // function above, on the cuda backend its device version (amg/cuda/device_setup.hpp).
 template <class Value>

@@ -62,6 +62,10 @@ static_assert(Backend<MpiOver<CudaBackend>>);
 // (solve_rows, precondition_rows). On one process both are the whole vector.
 enum class VectorLayout { whole, rows };
 
+// The share of a re-set-up level's sampled couplings classified otherwise than its kept strength above which
+// the re-setup's note says so (docs/BENCHMARKS.md, "Re-setup": what the iterations did at such shares).
+constexpr double kNotableStrengthDrift = 0.05;
+
 // A whole matrix with the power of two the solver divides it by (matrix_exponent, as require_representable
 // found it).
 struct ScaledMatrix {
@@ -385,7 +389,7 @@ class SolverOn final : public Solver::Impl {
       throw;
     }
     summary.reused = true;
-    summary.rebuild_note = how_products_were_formed();
+    summary.rebuild_note = rebuild_note();
     return true;
   }
 
@@ -396,7 +400,23 @@ class SolverOn final : public Solver::Impl {
     summary.rebuild_note = current_exception_text();
   }
 
-  // For setup().rebuild_note: what a re-setup kept, and how it formed the products.
+  // For setup().rebuild_note: what a re-setup kept, how it formed the products, and where the new values
+  // classify many couplings otherwise than the kept aggregates were made for (a full setup then fits better).
+  std::string rebuild_note() const { return how_products_were_formed() + strength_drift_note(); }
+
+  std::string strength_drift_note() const {
+    const std::vector<LevelInfo>& levels = hierarchy_.info();
+    const auto worst = std::max_element(levels.begin(), levels.end(), [](const LevelInfo& a, const LevelInfo& b) {
+      return a.strength_drift < b.strength_drift;
+    });
+    if (worst == levels.end() || worst->strength_drift < kNotableStrengthDrift) return "";
+    char share[16];
+    std::snprintf(share, sizeof share, "%.0f%%", 100.0 * worst->strength_drift);
+    return "; the new values make " + std::string(share) + " of level " + std::to_string(worst->level) +
+           "'s sampled couplings strong where they were weak or the reverse: if the iterations grow, a full setup "
+           "fits them better (a new solver, or amg.keep_structure: false)";
+  }
+
   std::string how_products_were_formed() const {
     const std::string kept = "aggregates and tentative prolongators kept, products by ";
     if constexpr (kHostCsr<Backend> || kDistributed<Backend>) {

@@ -49,6 +49,7 @@ nlohmann::json level_json(const LevelInfo& l) {
   if (!l.coarsest) {
     j["aggregates"] = l.aggregates;
     j["rho_dinv_a"] = l.rho;
+    if (l.strength_drift >= 0) j["strength_drift"] = l.strength_drift;  // a re-setup's, on its kept strength
     for (const auto& [phase, seconds] : l.phases.named()) j["phases"][phase] = seconds;
     j["spgemm"] = {{"prolongator", spgemm_json(l.prolongator_product)},
                    {"ap", spgemm_json(l.ap_product)},

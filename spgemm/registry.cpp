@@ -28,7 +28,8 @@ const SpgemmBackend* SpgemmRegistry::find(std::string_view name) const {
 
 const SpgemmBackend& SpgemmRegistry::get(std::string_view name) const {
   const SpgemmBackend* backend = find(name);
-  if (!backend) throw InputError("unknown SpGEMM backend '" + std::string(name) + "' (available: " + names() + ")");
+  if (!backend)  // the name shown shortened and escaped: it may be anything a caller passed
+    throw InputError("unknown SpGEMM backend '" + printable(std::string(name)) + "' (available: " + names() + ")");
   if (!backend->available())
     throw InputError("SpGEMM backend '" + std::string(name) + "' cannot run here: " + backend->unavailable_reason());
   return *backend;
@@ -37,7 +38,7 @@ const SpgemmBackend& SpgemmRegistry::get(std::string_view name) const {
 const SpgemmBackend& SpgemmRegistry::get(std::string_view name, BackendKind backend) const {
   const SpgemmBackend* found = find(name);
   if (!found || found->runs_on() != backend)
-    throw InputError("'" + std::string(name) + "' is not a SpGEMM backend of backend " + to_string(backend) +
+    throw InputError("'" + printable(std::string(name)) + "' is not a SpGEMM backend of backend " + to_string(backend) +
                      " (it has: " + names(backend) + ")");
   return get(name);
 }

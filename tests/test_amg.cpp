@@ -118,6 +118,27 @@ TEST(Strength, AnisotropyDropsTheWeakDirectionAndFilteringKeepsRowSums) {
   EXPECT_EQ(F.nnz(), A.nnz() - st.weak_entries);
 }
 
+// strength_drift: sampling every row, the share of off-diagonal entries whose classification differs from
+// the kept one, as two full strength tests count it; 0 for the kept matrix itself; near it from a sample.
+TEST(Strength, DriftIsTheShareOfCouplingsClassifiedOtherwise) {
+  const double theta = 0.02;
+  const CsrMatrix<double> A = anisotropic_2d(90, 1.0), B = anisotropic_2d(90, 1e-3);
+  const Strength kept = strength_of_connection(A, theta), now = strength_of_connection(B, theta);
+  Offset off_diagonal = 0, differing = 0;
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k)
+      if (A.col[k] != i) {
+        ++off_diagonal;
+        differing += kept.keep[k] != now.keep[k];
+      }
+  ASSERT_GT(differing, 0);
+  const double share = static_cast<double>(differing) / static_cast<double>(off_diagonal);
+  EXPECT_EQ(strength_drift(B, theta, kept, B.rows), share);
+  EXPECT_EQ(strength_drift(A, theta, kept, A.rows), 0.0);
+  EXPECT_NEAR(strength_drift(B, theta, kept, 500), share, 0.05);
+  EXPECT_THROW(strength_drift(anisotropic_2d(10, 1.0), theta, kept, 100), Error);  // another pattern
+}
+
 // The hub's row would lump to 1 against a_hh = N + 1: it keeps a_hh alone (its node is in no aggregate,
 // so P's row is zero) rather than its N weak entries, which made P's row, A P and the coarse level dense.
 // A singular matrix's keeps them: there the node is an aggregate of its own whose B the row must carry.

@@ -387,6 +387,37 @@ TEST(Library, RebuildEqualsAFreshSetupWithEverySpgemmBackend) {
   }
 }
 
+// A re-setup keeps the aggregates made for the first values' strong couplings. Where the new values couple
+// otherwise (an isotropic problem made anisotropic), its note says so, with the level and the share, and that
+// a full setup fits them better; where they classify alike (D A D), it says nothing of it.
+TEST(Library, ReSetupNoteSaysWhereTheNewValuesCoupleOtherwise) {
+  PoissonParams plane;
+  plane.stencil = Stencil::p5;
+  plane.size = {120, 110};
+  const auto A = std::make_shared<const CsrMatrix<double>>(poisson_matrix(plane));
+  plane.anisotropy = {1.0, 1e-4};  // the y couplings weak from the finest level on: half the off-diagonals
+  const auto stretched = std::make_shared<const CsrMatrix<double>>(poisson_matrix(plane));
+  ASSERT_TRUE(stretched->same_pattern(*A));
+  Solver solver(A, keeping_structure(Precision::double_precision));
+  solver.rebuild(stretched);
+  ASSERT_TRUE(solver.setup().reused) << solver.setup().rebuild_note;
+  const std::string& note = solver.setup().rebuild_note;
+  EXPECT_NE(note.find("; the new values make "), std::string::npos) << note;
+  EXPECT_NE(note.find("% of level 0's sampled couplings strong where they were weak or the reverse: if the "
+                      "iterations grow, a full setup fits them better"),
+            std::string::npos)
+      << note;
+  EXPECT_GE(solver.setup().levels.front().strength_drift, 0.4);
+  CsrMatrix<double> scaled = *A;
+  for (Index i = 0; i < scaled.rows; ++i)
+    for (Offset k = scaled.row_begin(i); k < scaled.row_end(i); ++k)
+      scaled.val[k] *= (2.0 + std::sin(0.1 * i)) * (2.0 + std::sin(0.1 * scaled.col[k]));
+  Solver alike(A, keeping_structure(Precision::double_precision));
+  alike.rebuild(std::make_shared<const CsrMatrix<double>>(std::move(scaled)));
+  EXPECT_EQ(alike.setup().levels.front().strength_drift, 0.0);
+  EXPECT_EQ(alike.setup().rebuild_note.find("sampled couplings"), std::string::npos) << alike.setup().rebuild_note;
+}
+
 // Values that lump other rows of the finest level (test::relumped): its filtered matrix, so every product,
 // has another pattern, all formed anew by the SpGEMM, as the note says: by no numeric phase, whether the
 // backend has one (gustavson) or not (heap).

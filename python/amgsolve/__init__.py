@@ -93,7 +93,7 @@ def _settings(params: dict[str, Any]) -> list[str]:
         try:
             out.append(f"{prefix}={json.dumps(value)}")
         except TypeError:
-            raise InputError(f"parameter {prefix}: {value!r} is not a number, string, bool, list or dict") from None
+            raise InputError(f"parameter {prefix}: {_shown(value)} is not a number, string, bool, list or dict") from None
 
     for key, value in params.items():
         add(key, value)
@@ -104,10 +104,13 @@ def _require_valid_indptr(A: Any, name: str) -> None:
     """A's row offsets from 0, non-decreasing, within its arrays: checked before scipy's own sparse tools
     (sum_duplicates, has_canonical_format) read a corrupt indptr and fail with a bare C++ error, or with
     "unsupported data types in input" for index arrays of another type assigned to a matrix."""
-    for part in ("indptr", "indices"):
-        kind = np.asarray(getattr(A, part)).dtype
-        if kind not in (np.int32, np.int64):
-            raise InputError(f"{name}: {part} must hold int32 or int64 indices, got {kind}")
+    for part in ("indptr", "indices", "data"):
+        array = getattr(A, part)
+        if not isinstance(array, np.ndarray) or array.ndim != 1:
+            raise InputError(f"{name}.{part} must be a 1-D numpy array, got {type(array).__name__}"
+                             f"{f' of shape {array.shape}' if isinstance(array, np.ndarray) else ''}")
+        if part != "data" and array.dtype not in (np.int32, np.int64):
+            raise InputError(f"{name}: {part} must hold int32 or int64 indices, got {array.dtype}")
     indptr = np.asarray(A.indptr)
     if indptr.ndim != 1 or indptr.shape[0] != A.shape[0] + 1:
         raise InputError(f"{name}: indptr has {indptr.shape[0] if indptr.ndim == 1 else indptr.shape} entries, "
@@ -124,6 +127,9 @@ def _require_valid_indptr(A: Any, name: str) -> None:
 
 def _csr(A: Any, name: str, dtypes=(np.float64, np.float32)) -> sp.csr_array | sp.csr_matrix:
     """A in canonical CSR (sorted, unique columns), its arrays passed on as they are where they already are."""
+    if sp.issparse(A) and len(A.shape) != 2:  # a 1-D sparse array (scipy's coo_array of a vector)
+        raise InputError(f"{name}: a matrix is needed (scipy.sparse or a 2-D array), got {type(A).__name__} of "
+                         f"shape {A.shape}")
     if not sp.issparse(A):
         dense = np.asarray(A)
         if dense.ndim == 2 and np.iscomplexobj(dense):
@@ -216,18 +222,24 @@ def _columns(v: Any, rows: int, name: str) -> np.ndarray | None:
     return v
 
 
+def _shown(value: Any) -> str:
+    """A value as a message shows it: its repr on one line, cut at 80 characters (an array's is many lines)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _count(value: Any, name: str) -> int | None:
     """A whole number given as an int, a numpy integer or an integral float (50.0); None stays None."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)):
-        raise InputError(f"{name} must be a whole number, got {value!r}")
+        raise InputError(f"{name} must be a whole number, got {_shown(value)}")
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         value = int(value)
     try:
         value = operator.index(value)
     except TypeError:
-        raise InputError(f"{name} must be a whole number, got {value!r}") from None
+        raise InputError(f"{name} must be a whole number, got {_shown(value)}") from None
     if not 1 <= value <= 2**31 - 1:
         raise InputError(f"{name} must be from 1 to 2147483647, got {value}")
     return value
@@ -241,11 +253,11 @@ def _number(value: Any, name: str) -> float | None:
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
         value = value.item()
     if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, numbers.Real):
-        raise InputError(f"{name} must be a number, got {value!r}")
+        raise InputError(f"{name} must be a number, got {_shown(value)}")
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
+        raise InputError(f"{name} must be a number, got {_shown(value)}") from None
 
 
 def _near_nullspace(B: Any, rows: int) -> np.ndarray | None:
@@ -349,6 +361,9 @@ class Solver:
         b of shape (n, m), m > 1: m right-hand sides (load cases), each column solved in turn with the same
         hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts. (b
         of shape (n, 1) is one vector: x of shape (n,).)"""
+        if isinstance(tol, np.ndarray) and tol.ndim > 0 or isinstance(tol, (list, tuple)) or sp.issparse(tol):
+            raise InputError("solve(b, x0): the second argument is tol; give the start by name, solve(b, x0=x0) "
+                             "(scipy's cg(A, b, x0) takes it second)")
         if rtol is not None:
             if tol is not None:
                 raise InputError("tol and rtol are one setting (rtol is scipy's name for it): give one of them")

@@ -211,14 +211,20 @@ def plot_convergence(reports: dict[str, dict]) -> tuple[str, bytes] | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     labels = legend_labels(all_curves)
-    by_input = sum(len(curves) for curves in all_curves.values()) > MOST_LEGEND_ENTRIES
+    total = sum(len(curves) for curves in all_curves.values())
+    by_input = total > MOST_LEGEND_ENTRIES
+    # Ten colours cycle: past ten legend entries, 20 (tab20's), so that no two entries share one.
+    palette = plt.get_cmap("tab20").colors if (len(reports) if by_input else total) > 10 else None
+    curve = 0
     for index, (label, report) in enumerate(reports.items()):
         curves = all_curves[label]
         many = len(curves) > 1
-        colour = {"color": f"C{index % 10}"} if by_input else {}
         for (name, history), entry in zip(curves, labels[label]):
+            slot = index if by_input else curve
+            colour = palette[slot % len(palette)] if palette else f"C{slot % 10}"
             ax.semilogy(range(len(history)), history, marker="" if many else "o", markersize=3,
-                        linewidth=0.8 if many else 1.5, alpha=0.6 if many else 1.0, label=entry, **colour)
+                        linewidth=0.8 if many else 1.5, alpha=0.6 if many else 1.0, label=entry, color=colour)
+            curve += 1
         tolerance = report["solve"].get("tolerance")
         if tolerance:
             ax.axhline(tolerance, color="grey", linestyle=":", linewidth=1)
@@ -441,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reports, tables = {}, {}
     for path, label in zip(args.inputs, labels_of(args.inputs)):
-        if path.endswith(".csv"):
+        if path.lower().endswith(".csv"):
             tables[label] = read_bench_csv(path)
         else:
             reports[label] = read_report(path)

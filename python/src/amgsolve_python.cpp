@@ -154,6 +154,7 @@ nb::dict level_dict(const LevelInfo& l) {
   d["spgemm_seconds"] = l.spgemm_seconds;
   d["smoother"] = l.smoother;
   d["coarsest"] = l.coarsest;
+  if (l.strength_drift >= 0) d["strength_drift"] = l.strength_drift;  // a re-setup's, on its kept strength
   nb::dict phases;
   for (const auto& [phase, seconds] : l.phases.named()) phases[phase] = seconds;
   d["phases"] = phases;

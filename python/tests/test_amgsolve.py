@@ -555,6 +555,52 @@ def test_rebuild_keeps_the_structure_and_solves_like_a_fresh_setup():
     assert info["converged"] and relative_residual(B, x, np.ones(B.shape[0])) <= 1e-8
 
 
+def test_arguments_of_the_wrong_form_are_one_short_line_naming_them():
+    # What a user coming from scipy or PyAMG writes by habit: each refused in one line that names the argument.
+    A = poisson(6)
+    b = np.ones(A.shape[0])
+    solver = amgsolve.Solver(A)
+    with pytest.raises(amgsolve.InputError, match=r"^A: a matrix is needed .* got csr_array of shape \(5,\)$"):
+        amgsolve.Solver(sp.csr_array(np.ones(5)))
+    with pytest.raises(amgsolve.InputError, match=r"^B: a matrix is needed"):
+        amgsolve.spgemm(A, sp.csr_array(np.ones(A.shape[0])))
+    column_data = A.copy()
+    column_data.data = column_data.data.reshape(-1, 1)
+    with pytest.raises(amgsolve.InputError, match=r"^A.data must be a 1-D numpy array, got ndarray of shape"):
+        amgsolve.Solver(column_data)
+    listed = A.copy()
+    listed.indices = list(listed.indices)
+    with pytest.raises(amgsolve.InputError, match=r"^A.indices must be a 1-D numpy array, got list$"):
+        amgsolve.Solver(listed)
+    with pytest.raises(amgsolve.InputError, match=r"solve\(b, x0=x0\)"):
+        solver.solve(b, np.zeros_like(b))  # scipy's cg(A, b, x0) order
+    with pytest.raises(amgsolve.InputError) as refused:
+        amgsolve.rigid_body_modes(np.zeros((500, 2)), block_size=np.ones(500))
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 200, str(refused.value)
+    with pytest.raises(amgsolve.InputError) as refused:
+        amgsolve.Solver(A, amg={"spgemm": "x" * 100000})
+    assert len(str(refused.value)) < 1000, len(str(refused.value))
+
+
+def test_rebuild_says_where_the_new_values_couple_otherwise():
+    # 2D Poisson made anisotropic on its pattern: the y couplings turn weak, half the finest level's, which
+    # the kept aggregates were made strong for; the note says so, and each level's share is in the table.
+    n = 60
+    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    I = sp.identity(n, format="csr")
+    A = (sp.kron(I, T) + sp.kron(T, I)).tocsr()
+    stretched = (sp.kron(I, T) + 1e-4 * sp.kron(T, I)).tocsr()
+    solver = amgsolve.Solver(A, amg={"keep_structure": True})
+    assert "strength_drift" not in solver.setup["levels"][0]  # a first setup checks nothing
+    solver.rebuild(stretched)
+    assert solver.setup["reused"], solver.setup["rebuild_note"]
+    assert "sampled couplings strong where they were weak" in solver.setup["rebuild_note"]
+    assert solver.setup["levels"][0]["strength_drift"] >= 0.4
+    solver.rebuild((3.0 * A).tocsr())  # classified as before
+    assert "sampled couplings" not in solver.setup["rebuild_note"], solver.setup["rebuild_note"]
+    assert solver.setup["levels"][0]["strength_drift"] == 0.0
+
+
 def test_a_refused_rebuild_keeps_the_hierarchy_and_a_breakdown_leaves_none():
     A = poisson(10)
     b = np.ones(A.shape[0])

@@ -63,6 +63,11 @@ def test_reports_and_bench_csvs_become_every_plot(tmp_path):
         assert 0 < stacked <= level["seconds"] * (1 + 1e-9), level["level"]
     assert levels[-1]["coarsest"] and plot.phase_seconds(levels[-1], plot.COARSE_FACTOR) == levels[-1]["seconds"]
     assert set(levels[0]["phases"]) == set(plot.PHASES)  # the report's keys are sorted, not in the setup's order
+    # A CSV is one by its extension in any case.
+    upper = tmp_path / "BENCH.CSV"
+    upper.write_bytes(csv.read_bytes())
+    assert plot.main([str(upper), "-o", str(tmp_path / "upper")]) == 0
+    assert (tmp_path / "upper" / "spgemm_bench.png").exists()
 
 
 def test_the_bars_stack_the_phases_in_the_setups_order_as_the_package_gives_them():
@@ -190,6 +195,17 @@ def test_a_malformed_csv_is_one_line_naming_the_line(tmp_path):
     csv.write_bytes(b"matrix,backend,median_seconds\n\xff\xfe,x,1\n")
     with pytest.raises(SystemExit, match="bench.csv: cannot read"):
         plot.main([str(csv), "-o", str(tmp_path / "plots")])
+
+
+def test_no_two_legend_entries_share_a_colour(monkeypatch):
+    # 13 curves, one legend entry each: past matplotlib's ten colours, no colour is used twice.
+    import matplotlib.colors
+    cases = [{"column": c, "iterations": 2, "history": [1.0, 0.1 / c, 0.001 / c]} for c in range(1, 14)]
+    monkeypatch.setattr(plot, "save", lambda fig, name: (name, fig))
+    _, fig = plot.plot_convergence({"run": minimal_report(load_cases=cases)})
+    curves = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert len(curves) == 13
+    assert len({matplotlib.colors.to_hex(line.get_color()) for line in curves}) == 13
 
 
 def test_every_load_case_is_a_curve(tmp_path):
