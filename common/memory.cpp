@@ -79,11 +79,24 @@ std::uint64_t cgroup_headroom_bytes() {
 
 // What the address-space limit (ulimit -v) leaves beyond what the process maps already, or 0 for none.
 // Address space is not memory: each OpenMP thread not started yet will map a stack and, where it
-// allocates, a malloc arena that glibc reserves 64 MiB at a time; those are set aside too (the setup of
-// 7-point 100^3, 484 MiB resident, needed about 1 GB of address space on 2 threads). Threads that run
-// already are in VmSize; the main thread has the main arena and stack.
-// Address space a thread maps: its malloc arena (64 MiB reserved) and its stack (8 MiB).
-constexpr std::uint64_t kPerThread = std::uint64_t{72} << 20;
+// allocates, a malloc arena that glibc reserves 64 MiB at a time (unless fit_arenas_to_address_limit
+// bounded their number); those are set aside too (the setup of 7-point 100^3, 484 MiB resident, needed
+// about 1 GB of address space on 2 threads). Threads that run already are in VmSize; the main thread has
+// the main arena and stack.
+constexpr std::uint64_t kThreadStack = std::uint64_t{8} << 20;
+constexpr std::uint64_t kArena = std::uint64_t{64} << 20;
+constexpr std::uint64_t kPerThread = kThreadStack + kArena;  // where every thread has an arena of its own
+// The arenas (the main one counted) fit_arenas_to_address_limit leaves under ulimit -v; 0: glibc's own limit.
+std::uint64_t arena_limit = 0;
+
+// The address space threads [running, wanted) will map: their stacks, and the arenas they add.
+std::uint64_t threads_address_space(std::uint64_t running, std::uint64_t wanted) {
+  if (wanted <= running) return 0;
+  if (arena_limit == 0) return kPerThread * (wanted - running);
+  // The arenas mapped for `threads` threads: one each but the main thread's (the heap), up to the limit.
+  const auto arenas = [](std::uint64_t threads) { return std::min(threads, arena_limit) - 1; };
+  return kThreadStack * (wanted - running) + kArena * (arenas(wanted) - arenas(running));
+}
 
 std::uint64_t address_space_headroom_bytes() {
   rlimit limit{};
@@ -91,8 +104,7 @@ std::uint64_t address_space_headroom_bytes() {
   // (read_proc_kb reads the number in KiB: the thread count times 1024)
   const std::uint64_t running = std::max<std::uint64_t>(1, read_proc_kb("/proc/self/status", "Threads") / 1024);
   const std::uint64_t wanted = static_cast<std::uint64_t>(omp_get_max_threads());
-  const std::uint64_t mapped =
-      read_proc_kb("/proc/self/status", "VmSize") + kPerThread * (wanted > running ? wanted - running : 0);
+  const std::uint64_t mapped = read_proc_kb("/proc/self/status", "VmSize") + threads_address_space(running, wanted);
   return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 1;
 }
 
@@ -100,8 +112,9 @@ std::uint64_t address_space_headroom_bytes() {
 std::string address_space_remedies() {
   const int threads = omp_get_max_threads();
   if (threads <= 1) return "raise it, or choose a smaller problem";
-  return "raise it, choose a smaller problem, or run fewer threads (--threads): each of the " +
-         std::to_string(threads) + " maps about " + format_bytes(kPerThread) + " of it";
+  const auto n = static_cast<std::uint64_t>(threads);
+  return "raise it, choose a smaller problem, or run fewer threads (--threads): the " + std::to_string(threads) +
+         " map about " + format_bytes(threads_address_space(1, n)) + " of it";
 }
 
 // The smaller of two bounds where 0 stands for "unknown" (no bound).
@@ -125,6 +138,19 @@ constexpr double kAddressSpacePerResidentByte = 1.5;
 // setup and die there (std::bad_alloc inside a parallel region not run through common/thread_errors.hpp ends
 // the process).
 std::uint64_t available_memory_bytes() { return least_known(resident_headroom_bytes(), address_space_headroom_bytes()); }
+
+bool fit_arenas_to_address_limit() {
+#if defined(__GLIBC__)
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return false;
+  constexpr int kArenasUnderLimit = 4;  // the threads' scratch is allocated once a region: little to contend for
+  if (mallopt(M_ARENA_MAX, kArenasUnderLimit) != 1) return false;
+  arena_limit = kArenasUnderLimit;
+  return true;
+#else
+  return false;
+#endif
+}
 
 bool keep_freed_memory() {
 #if defined(__GLIBC__)

@@ -23,6 +23,12 @@ std::string format_bytes(std::uint64_t bytes);
 // The price: the resident size does not drop after a phase frees its memory. Call it first thing in main(); false where it is not available
 // (other C libraries), which changes only speed.
 bool keep_freed_memory();
+// Under an address-space limit (ulimit -v, common on clusters), glibc's malloc gives each thread an arena of
+// 64 MiB of address space: 64 threads would take 4 GiB of the limit before any work. This bounds the arenas
+// to a few, shared by the threads, where such a limit is set, and counts them so in the memory pre-checks
+// (available_memory_bytes). Call it first thing in main(), before threads start; false where no limit is set
+// or the C library has no such setting.
+bool fit_arenas_to_address_limit();
 
 // Throws MemoryLimitError (an InputError) naming `what` if `bytes` exceeds the available memory.
 void require_memory(std::uint64_t bytes, const std::string& what);

@@ -271,6 +271,19 @@ TEST(Cli, SizeBeyondTheAvailableMemory) {
   EXPECT_TRUE(FailedCleanly(r, dir, {}, {"memory"}));
 }
 
+// Under ulimit -v (common on clusters) 64 threads, what a many-core node starts by default, share a few
+// malloc arenas: a small problem runs within 2 GB of address space (each thread's 64 MiB arena had taken
+// 4 GiB of it before any work). 512 threads' stacks alone exceed it: refused, naming the threads.
+TEST(Cli, ManyThreadsRunUnderAnAddressSpaceLimit) {
+  if (std::system("prlimit --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no prlimit (util-linux) to set the limit";
+  ScratchDir dir;
+  const std::string limit = "prlimit --as=2000000000 ";
+  const RunResult r = run(dir, {kSmallConfig, "--threads", "64", "--quiet", "--vtk", ""}, "", limit);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const RunResult many = run(dir, {kSmallConfig, "--threads", "512", "--vtk", ""}, "", limit);
+  EXPECT_TRUE(FailedCleanly(many, dir, {}, {"ulimit -v leaves", "run fewer threads (--threads): the 512 map about"}));
+}
+
 TEST(Cli, GpuRequestedWithoutADeviceFailsBeforeTheSetup) {
   if (gpu_status().usable()) GTEST_SKIP() << "a GPU is present: the request is honoured";
   ScratchDir dir;

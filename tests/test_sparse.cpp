@@ -280,8 +280,10 @@ TEST(Memory, UnderAnAddressSpaceLimitTheEstimateIsAskedWithRoomToMap) {
                        "ulimit -v leaves only"), std::string::npos) << large;
   // The threads' share is named where there are several (on a many-core node they are often the cause).
   if (omp_get_max_threads() > 1)
-    EXPECT_NE(large.find("(raise it, choose a smaller problem, or run fewer threads (--threads): each of the " +
-                         std::to_string(omp_get_max_threads()) + " maps about 72.00 MiB of it)"),
+    EXPECT_NE(large.find("(raise it, choose a smaller problem, or run fewer threads (--threads): the " +
+                         std::to_string(omp_get_max_threads()) + " map about " +
+                         format_bytes((std::uint64_t{72} << 20) * static_cast<std::uint64_t>(omp_get_max_threads() - 1)) +
+                         " of it)"),
               std::string::npos) << large;
   else
     EXPECT_EQ(large.find("threads"), std::string::npos) << large;
