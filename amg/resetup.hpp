@@ -39,8 +39,9 @@ CoarseningStep<Backend, Value> SmoothedAggregation<Backend, Value>::coarsen_kept
     const bool back = structure.first_pattern != nullptr;
     if (back) step.patterns_renewed = true;
     const auto& strength = back ? *structure.first_strength : structure.strength;
-    if constexpr (kHostCsr<Backend>)
-      if (!near) info.strength_drift = strength_drift(A, params_.strength_threshold, strength, kDriftSampleRows);
+    if constexpr (requires { strength_drift(backend_, A, 0.0, strength, Index{1}); })  // the cpu's and the ranks'
+      if (!near)
+        info.strength_drift = strength_drift(backend_, A, params_.strength_threshold, strength, kDriftSampleRows);
     smooth_and_multiply(A, weights, near,
                         kept_strength(backend_, strength, back ? structure.first_weak_entries : structure.weak_entries,
                                       A),

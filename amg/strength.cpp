@@ -126,26 +126,40 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
 }
 
 template <class Value>
-double strength_drift(const CsrMatrix<Value>& A, double theta, const Strength& kept, Index sampled_rows) {
-  if (kept.keep.size() != static_cast<std::size_t>(A.nnz()))
+DriftCount strength_drift_count(const CsrMatrix<Value>& rows, double theta, const Strength& kept,
+                                std::int64_t first_row, std::int64_t stride, const Vector<Value>& column_diagonal) {
+  if (kept.keep.size() != static_cast<std::size_t>(rows.nnz()))
     throw Error("strength_drift: the kept classification has " + std::to_string(kept.keep.size()) + " entries, A " +
-                std::to_string(A.nnz()));
-  const Index stride = std::max<Index>(1, A.rows / std::max<Index>(1, sampled_rows));
+                std::to_string(rows.nnz()));
+  // a_jj from the given diagonal, or (one process) from row j itself: only the sampled rows' columns are read.
+  const auto diagonal_of = [&](Index j) {
+    return column_diagonal.empty() ? stored_diagonal(rows, j) : static_cast<double>(column_diagonal[j]);
+  };
   const double theta2 = theta * theta;
+  const std::int64_t first_sampled = (first_row + stride - 1) / stride * stride - first_row;
+  DriftCount count;
   Offset couplings = 0, changed = 0;
 #pragma omp parallel for schedule(static) reduction(+ : couplings, changed)
-  for (Index i = 0; i < A.rows; i += stride) {
-    const double scale = strength_scale(stored_diagonal(A, i));
-    const double d_i = scale * stored_diagonal(A, i);
-    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) {
-      const Index j = A.col[k];
+  for (std::int64_t r = first_sampled; r < rows.rows; r += stride) {
+    const auto i = static_cast<Index>(r);
+    const double scale = strength_scale(diagonal_of(i));
+    const double d_i = scale * diagonal_of(i);
+    for (Offset k = rows.row_begin(i); k < rows.row_end(i); ++k) {
+      const Index j = rows.col[k];
       if (j == i) continue;
       ++couplings;
-      const bool strong = strong_coupling(static_cast<double>(A.val[k]), scale, d_i, stored_diagonal(A, j), theta2);
+      const bool strong = strong_coupling(static_cast<double>(rows.val[k]), scale, d_i, diagonal_of(j), theta2);
       changed += strong != (kept.keep[k] != 0);
     }
   }
-  return couplings == 0 ? 0.0 : static_cast<double>(changed) / static_cast<double>(couplings);
+  count.couplings = couplings;
+  count.changed = changed;
+  return count;
+}
+
+template <class Value>
+double strength_drift(const CsrMatrix<Value>& A, double theta, const Strength& kept, Index sampled_rows) {
+  return strength_drift_count(A, theta, kept, 0, drift_stride(A.rows, sampled_rows), Vector<Value>{}).share();
 }
 
 template Strength strength_of_connection(const CsrMatrix<double>&, double);
@@ -154,5 +168,9 @@ template Strength strength_of_connection(const CsrMatrix<double>&, double, const
 template Strength strength_of_connection(const CsrMatrix<float>&, double, const Vector<float>&);
 template double strength_drift(const CsrMatrix<double>&, double, const Strength&, Index);
 template double strength_drift(const CsrMatrix<float>&, double, const Strength&, Index);
+template DriftCount strength_drift_count(const CsrMatrix<double>&, double, const Strength&, std::int64_t,
+                                         std::int64_t, const Vector<double>&);
+template DriftCount strength_drift_count(const CsrMatrix<float>&, double, const Strength&, std::int64_t, std::int64_t,
+                                         const Vector<float>&);
 
 }  // namespace amgsolve

@@ -2,6 +2,7 @@
 // Strength of connection for smoothed aggregation (Vanek, Mandel & Brezina, Computing 56, 1996, eq. 3.2):
 //     j is strongly connected to i  <=>  |a_ij| >= theta * sqrt(|a_ii| |a_jj|),  i != j.
 // The measure is symmetric, so the strength graph of a symmetric matrix is undirected.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +42,24 @@ Strength strength_of_connection(const CsrMatrix<Value>& A, double theta, const V
 // re-setup.
 template <class Value>
 double strength_drift(const CsrMatrix<Value>& A, double theta, const Strength& kept, Index sampled_rows);
+template <class Value>
+double strength_drift(const CpuBackend&, const CsrMatrix<Value>& A, double theta, const Strength& kept,
+                      Index sampled_rows) {
+  return strength_drift(A, theta, kept, sampled_rows);
+}
+// Its counts over a rank's rows (their first global row `first_row`): the rows whose global number is a
+// multiple of `stride` (drift_stride of all ranks' rows, so that the ranks' counts add up to one process's),
+// a_jj from column_diagonal (own columns and ghosts) or, where it is empty, from row j of `rows`.
+struct DriftCount {
+  Offset couplings = 0, changed = 0;
+  double share() const { return couplings == 0 ? 0.0 : static_cast<double>(changed) / static_cast<double>(couplings); }
+};
+inline std::int64_t drift_stride(std::int64_t rows, std::int64_t sampled_rows) {
+  return std::max<std::int64_t>(1, rows / std::max<std::int64_t>(1, sampled_rows));
+}
+template <class Value>
+DriftCount strength_drift_count(const CsrMatrix<Value>& rows, double theta, const Strength& kept,
+                                std::int64_t first_row, std::int64_t stride, const Vector<Value>& column_diagonal);
 
 // The setup calls it through its backend (amg/smoothed_aggregation.hpp); on the cpu backend it is the
 // function above, on the cuda backend its device version (amg/cuda/device_setup.hpp).

@@ -128,6 +128,9 @@ assert len(one["steps"]) == len(many["steps"]) == 3
 for a, b in zip(one["steps"], many["steps"]):
     assert a["reused"] == b["reused"] == (a["step"] > 1), (a["setup_note"], b["setup_note"])
     assert a["iterations"] == b["iterations"] and a["history"] == b["history"], "step %d" % a["step"]
+# The last re-setup's sample of each level's couplings: the ranks' counts add up to one process's share.
+drift = lambda r: [l.get("strength_drift") for l in r["setup"]["levels"]]
+assert drift(one) == drift(many) and drift(one)[0] is not None, (drift(one), drift(many))
 assert many["problem"]["assembled_by_rows"] == (many["ranks"] > 1), "each rank assembles only its rows"
 PY
 fi

@@ -63,6 +63,16 @@ MpiStrength<Value> strength_of_connection(const MpiBackend& backend, const Distr
 }
 
 template <class Value>
+double strength_drift(const MpiBackend& backend, const DistributedMatrix<Value>& A, double theta, const Strength& kept,
+                      Index sampled_rows) {
+  const std::int64_t stride = drift_stride(A.global_rows(), sampled_rows);
+  const DriftCount mine = strength_drift_count(A.local(), theta, kept, A.first_row(), stride, A.with_ghosts(A.diagonal()));
+  return DriftCount{backend.comm().sum(static_cast<std::int64_t>(mine.couplings)),
+                    backend.comm().sum(static_cast<std::int64_t>(mine.changed))}
+      .share();
+}
+
+template <class Value>
 DistributedMatrix<Value> filtered_matrix(const MpiBackend& backend, const DistributedMatrix<Value>& A,
                                          const MpiStrength<Value>& strength, const Vector<double>& weights,
                                          Array<std::uint8_t>* filtered_rows, IsolatedRows isolated) {
@@ -359,6 +369,7 @@ double lanczos_orthogonalize(const MpiBackend& backend, double alpha, const Vect
 
 #define AMGSOLVE_DISTRIBUTED_SETUP(V)                                                                                 \
   template MpiStrength<V> strength_of_connection(const MpiBackend&, const DistributedMatrix<V>&, double);             \
+  template double strength_drift(const MpiBackend&, const DistributedMatrix<V>&, double, const Strength&, Index);    \
   template DistributedMatrix<V> filtered_matrix(const MpiBackend&, const DistributedMatrix<V>&, const MpiStrength<V>&, \
                                                 const Vector<double>&, Array<std::uint8_t>*, IsolatedRows);           \
   template Aggregates mis2_aggregation(const MpiBackend&, const MpiStrength<V>&, std::uint64_t);                      \

@@ -41,6 +41,11 @@ MpiStrength<Value> kept_strength(const MpiBackend&, const Strength& kept, Offset
                                  const DistributedMatrix<Value>& A) {
   return {kept, weak_entries, &A};
 }
+// strength_drift (amg/strength.hpp) over the ranks: each its rows of the sample, the counts summed, so the
+// share is one process's on any rank count. Collective.
+template <class Value>
+double strength_drift(const MpiBackend& backend, const DistributedMatrix<Value>& A, double theta, const Strength& kept,
+                      Index sampled_rows);
 // weights: B^2 of this rank's rows, empty on the finest level; filtered_rows: which of this rank's rows
 // lumped weak entries (what a re-setup compares, as on one process).
 template <class Value>
