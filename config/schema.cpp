@@ -300,7 +300,7 @@ std::vector<KeySpec> matrix_market_keys() {
                           "Matrix Market file (n x k, array or coordinate) with the k vectors of a system's "
                           "near-nullspace, the error the coarse levels must represent (PyAMG's B; rigid-body modes "
                           "for elasticity; at most 64), relative as problem.matrix; empty: amg.block_size's unit "
-                          "vectors. The cpu backend, on one process or MPI ranks (every rank reads the file)."),
+                          "vectors. The cpu backend, on one process or MPI ranks (rank 0 reads the file and deals out each rank's rows)."),
                "matrix_market"),
       only_for(input_file("problem.coordinates", FIELD(problem.matrix_market.coordinates),
                           "Matrix Market file (nodes x 2 or nodes x 3) with the coordinates of the nodes of a linear "

@@ -1,8 +1,8 @@
 #pragma once
-// The heap (k-way merge) SpGEMM of the `heap` backend (heap.cpp) as a plain function: the local multiply
-// that distributed algorithms (Sparse SUMMA, Split-3D) call on their blocks without the registry. Its
-// memory per thread is O(longest row of A), whatever B's column count, which suits the blocks' wide,
-// hypersparse shapes.
+// The heap (k-way merge) SpGEMM of the `heap` backend (heap.cpp) as a plain function, for a caller without
+// the registry. Its memory per thread is O(longest row of A), whatever B's column count, which suits wide,
+// hypersparse blocks. (The distributed algorithms multiply their blocks with `auto`, `rowwise` its rows with
+// `gustavson`.)
 #include "spgemm/spgemm.hpp"
 
 namespace amgsolve {
