@@ -37,6 +37,7 @@ for _exception in (Error, InputError, MemoryLimitError, NumericalError):
     _exception.__module__ = __name__
 
 _MAX_INDEX = 2**31 - 1  # amgsolve's indices are 32-bit
+_MAX_BLOCK_SIZE = 64  # amg.block_size's bound (docs/CONFIG.md)
 
 # A child forked from a process that has used amgsolve (multiprocessing's "fork" start method) would wait for
 # ever on OpenMP threads that the fork did not copy: there amgsolve runs on one thread. Only after amgsolve
@@ -160,6 +161,10 @@ def _block_size_of(A: Any, settings: list[str]) -> list[str]:
         return []
     if any(s.startswith("amg.block_size=") for s in settings):
         return []
+    if A.blocksize[0] > _MAX_BLOCK_SIZE:  # said of A, whose blocks give it, not of a parameter never given
+        raise InputError(f"A: a BSR matrix's blocks ({A.blocksize[0]}x{A.blocksize[1]}) give amg.block_size, at "
+                         f"most {_MAX_BLOCK_SIZE}: convert it (A.tocsr()) and give amg.block_size if its nodes are "
+                         f"smaller")
     return [f"amg.block_size={A.blocksize[0]}"]
 
 

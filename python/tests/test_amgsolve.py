@@ -580,6 +580,9 @@ def test_arguments_of_the_wrong_form_are_one_short_line_naming_them():
     with pytest.raises(amgsolve.InputError) as refused:
         amgsolve.Solver(A, amg={"spgemm": "x" * 100000})
     assert len(str(refused.value)) < 1000, len(str(refused.value))
+    wide = (sp.identity(130) * 4.0).tobsr(blocksize=(65, 65))  # blocks wider than a node may be
+    with pytest.raises(amgsolve.InputError, match=r"^A: a BSR matrix's blocks \(65x65\) give amg.block_size"):
+        amgsolve.Solver(wide)
 
 
 def test_rebuild_says_where_the_new_values_couple_otherwise():
