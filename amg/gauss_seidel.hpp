@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "amg/smoother.hpp"
+#include "common/device.hpp"  // SweepDirection
 
 namespace amgsolve {
 

@@ -129,8 +129,9 @@ template <class Value>
 DriftCount strength_drift_count(const CsrMatrix<Value>& rows, double theta, const Strength& kept,
                                 std::int64_t first_row, std::int64_t stride, const Vector<Value>& column_diagonal) {
   if (kept.keep.size() != static_cast<std::size_t>(rows.nnz()))
-    throw Error("strength_drift: the kept classification has " + std::to_string(kept.keep.size()) + " entries, A " +
-                std::to_string(rows.nnz()));
+    throw Error("the matrix's pattern is not the one its setup classified (" + std::to_string(rows.nnz()) +
+                " entries against " + std::to_string(kept.keep.size()) +
+                "): a re-setup needs that pattern (changed in place, the matrix cannot show its old one)");
   // a_jj from the given diagonal, or (one process) from row j itself: only the sampled rows' columns are read.
   const auto diagonal_of = [&](Index j) {
     return column_diagonal.empty() ? stored_diagonal(rows, j) : static_cast<double>(column_diagonal[j]);

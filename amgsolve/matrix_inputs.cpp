@@ -79,8 +79,11 @@ void require_solvable_matrix(const CsrMatrix<double>* A, const char* who) {
     throw InputError(std::string(who) + ": A is " + std::to_string(A->rows) + " x " + std::to_string(A->cols) +
                      ", not square");
   if (A->rows == 0) throw InputError(std::string(who) + ": A is empty (0 rows): nothing to solve");
-  if (const std::string problem = csr_structure_problem(*A); !problem.empty())
-    throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem + " (counted from 0)");
+  if (const std::string problem = csr_structure_problem(*A); !problem.empty()) {
+    const bool numbered = problem.find("row ") != std::string::npos || problem.find("column ") != std::string::npos;
+    throw InputError(std::string(who) + ": A is not a valid CSR matrix: " + problem +
+                     (numbered ? " (counted from 0)" : ""));
+  }
 }
 
 void require_system_supported(const CsrMatrix<double>& A, const Parameters& params, BackendKind kind) {

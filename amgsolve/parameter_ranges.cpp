@@ -57,6 +57,7 @@ std::string unknown_choice(const Parameters& p) {
   };
   require(is_named(p.backend), "backend");
   require(is_named(p.amg.smoother.type), "amg.smoother.type");
+  require(is_named(p.amg.smoother.diagonal), "amg.smoother.diagonal");
   require(is_named(p.amg.spectral_radius), "amg.spectral_radius");
   require(is_named(p.amg.nullspace), "amg.nullspace");
   require(is_named(p.solver.type), "solver.type");
@@ -64,6 +65,14 @@ std::string unknown_choice(const Parameters& p) {
   require(is_named(p.solver.spmv_format), "solver.spmv_format");
   require(is_named(p.solver.halo_exchange), "solver.halo_exchange");
   return problem;
+}
+
+// Vectors given without a count (or a negative one): they would be dropped without a word.
+std::string near_nullspace_count_problem(const NearNullspaceVectors& given) {
+  const std::size_t held = given.values ? given.values->size() : 0;
+  if (given.count >= 0 && !(given.count == 0 && held > 0)) return "";
+  return "amg.near_nullspace holds " + std::to_string(held) + " values but counts " + std::to_string(given.count) +
+         " vectors (NearNullspaceVectors::count: how many vectors the values hold)";
 }
 
 }  // namespace
@@ -110,9 +119,12 @@ std::string smoothing_steps_problem(int pre_steps, int post_steps, SolverType ty
 std::string parameter_problem(const Parameters& params) {
   for (const Bounded& b : table()) {
     const double v = b.value(params);
-    if (!within(b.range, v)) return b.range.key + " " + describe(b.range) + ", got " + format_number(v);
+    // Infinity too, where a side is open: no key means it (the YAML reader refuses it as no finite number).
+    if (!std::isfinite(v) || !within(b.range, v))
+      return b.range.key + " " + describe(b.range) + ", got " + format_number(v);
   }
   if (std::string problem = unknown_choice(params); !problem.empty()) return problem;
+  if (std::string problem = near_nullspace_count_problem(params.amg.near_nullspace); !problem.empty()) return problem;
   return smoothing_steps_problem(params.amg.pre_smooth, params.amg.post_smooth, params.solver.type);
 }
 

@@ -39,7 +39,7 @@ std::string solve_limits_problem(const SolverParams& limits) {
   if (!within(tolerance, limits.tolerance))
     return "tolerance " + describe(tolerance) + ", got " + format_number(limits.tolerance);
   const ParameterRange& absolute = parameter_range("solver.absolute_tolerance");
-  if (!within(absolute, limits.absolute_tolerance))
+  if (!std::isfinite(limits.absolute_tolerance) || !within(absolute, limits.absolute_tolerance))
     return "absolute tolerance " + describe(absolute) + ", got " + format_number(limits.absolute_tolerance);
   const ParameterRange& iterations = parameter_range("solver.max_iterations");
   if (!within(iterations, limits.max_iterations))

@@ -3,11 +3,14 @@
 #include "amgsolve/solver.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <type_traits>
 
 #include "amg/near_nullspace.hpp"
@@ -73,6 +76,36 @@ struct ScaledMatrix {
   int exponent = 0;
 };
 
+// One solve or preconditioner application at a time on a Solver: the cycle's work vectors are the Solver's.
+// Calls from other threads wait their turn; a call from the thread whose call is running (a callback of its
+// own solve) is an error, not a wait for itself.
+class Turns {
+ public:
+  class Turn {
+   public:
+    explicit Turn(const Turns& turns) : turns_(turns) {
+      if (turns.holder_.load() == std::this_thread::get_id())
+        throw InputError("a callback of this Solver's solve called its solve or precondition: the cycle's work "
+                         "vectors are in use (call it after the solve, or build another Solver)");
+      turns.mutex_.lock();
+      turns.holder_.store(std::this_thread::get_id());
+    }
+    ~Turn() {
+      turns_.holder_.store(std::thread::id{});
+      turns_.mutex_.unlock();
+    }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    const Turns& turns_;
+  };
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::atomic<std::thread::id> holder_{};
+};
+
 struct Solver::Impl {
   virtual ~Impl() = default;
   virtual SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
@@ -91,6 +124,7 @@ struct Solver::Impl {
   SetupCallbacks callbacks;
   SetupSummary summary;
   Array<Index> finest_aggregates;
+  Turns turns;  // solve and precondition, one at a time
 };
 
 namespace {
@@ -1051,22 +1085,26 @@ void Solver::require_hierarchy() const {
 
 SolveResult Solver::solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                           const SolveOptions& options) const {
+  const Turns::Turn turn(live().turns);
   require_hierarchy();
   return impl_->solve(b, x, on_iteration, options, VectorLayout::whole);
 }
 
 SolveResult Solver::solve_rows(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration,
                                const SolveOptions& options) const {
+  const Turns::Turn turn(live().turns);
   require_hierarchy();
   return impl_->solve(b, x, on_iteration, options, VectorLayout::rows);
 }
 
 void Solver::precondition(const Vector<double>& r, Vector<double>& z) const {
+  const Turns::Turn turn(live().turns);
   require_hierarchy();
   impl_->precondition(r, z, VectorLayout::whole);
 }
 
 void Solver::precondition_rows(const Vector<double>& r, Vector<double>& z) const {
+  const Turns::Turn turn(live().turns);
   require_hierarchy();
   impl_->precondition(r, z, VectorLayout::rows);
 }

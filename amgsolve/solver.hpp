@@ -125,7 +125,10 @@ std::pair<std::int64_t, std::int64_t> owned_rows(std::int64_t global_rows, int b
 
 class Solver {
  public:
-  // Builds the hierarchy of A (shared, not copied) on the chosen backend.
+  // Builds the hierarchy of A (shared, not copied) on the chosen backend. The solver reads A, and copies of
+  // it in the solve's layout, until it is rebuilt: A must not change meanwhile. To change A's values in place,
+  // call rebuild(A) afterwards (the same pattern: a re-setup); for another pattern give rebuild a new matrix
+  // (a matrix changed in place has no old pattern left to compare with).
   Solver(std::shared_ptr<const CsrMatrix<double>> A, const Parameters& params, const SetupCallbacks& callbacks = {});
   // The same from this rank's rows (collective: every rank passes its block). The hierarchy is the one the
   // whole matrix gives, bit for bit. solve() and precondition() take their vectors whole on every rank,
@@ -144,8 +147,10 @@ class Solver {
 
   // Solves A x = b from x = 0 (x is resized), or from x as it is with options.initial_guess; on_iteration
   // sees (iteration, relative residual) after each.
-  // Const, but not for concurrent calls: the cycle's work vectors are shared, so threads solving with one
-  // Solver must take turns (or each build its own).
+  // Threads solving with one Solver take turns: the cycle's work vectors are the Solver's, so a call waits
+  // while another thread's solve or precondition runs (build a Solver per thread to solve at once). A
+  // callback that calls this Solver's solve or precondition during its own solve gets an InputError. A
+  // rebuild must not run beside them (it replaces what they read).
   SolveResult solve(const Vector<double>& b, Vector<double>& x, const IterationCallback& on_iteration = {},
                     const SolveOptions& options = {}) const;
 

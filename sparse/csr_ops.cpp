@@ -205,7 +205,8 @@ std::string row_problem(const CsrMatrix<Value>& A, Index i, int first_index) {
 
 template <class Value>
 std::string csr_structure_problem(const CsrMatrix<Value>& A, int first_index) {
-  if (A.rows < 0 || A.cols < 0) return "a negative size";
+  if (A.rows < 0 || A.cols < 0)
+    return "a negative size (" + std::to_string(A.rows) + " rows, " + std::to_string(A.cols) + " columns)";
   if (A.row_ptr.size() != static_cast<std::size_t>(A.rows) + 1)
     return "row_ptr has " + std::to_string(A.row_ptr.size()) + " entries for " + std::to_string(A.rows) +
            " rows (rows + 1 are needed)";

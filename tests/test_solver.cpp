@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <bit>
+#include <thread>
 
 #include "amg/hierarchy.hpp"
 #include "amgsolve/iteration_traffic.hpp"
@@ -950,6 +951,16 @@ TEST(Library, ParametersSetInCodeAreChecked) {
       {[](Parameters& p) { p.solver.type = static_cast<SolverType>(9); }, "solver.type is not one of"},
       {[](Parameters& p) { p.amg.post_smooth = 3; }, "conjugate gradients needs a symmetric V-cycle"},
       {[](Parameters& p) { p.amg.pre_smooth = p.amg.post_smooth = 0; }, "a V-cycle that never smooths"},
+      // From a library audit (2026-12-07): accepted, and ignored or run as something else.
+      {[](Parameters& p) { p.amg.smoother.diagonal = static_cast<SmootherDiagonal>(9); },
+       "amg.smoother.diagonal is not one of"},
+      {[](Parameters& p) { p.solver.absolute_tolerance = INFINITY; }, "solver.absolute_tolerance must be >= 0, got inf"},
+      {[](Parameters& p) { p.amg.smoother.chebyshev_ratio = INFINITY; }, "amg.smoother.chebyshev_ratio must be > 1"},
+      {[](Parameters& p) {
+         p.amg.near_nullspace.count = 0;  // three vectors' values with no count: they were dropped
+         p.amg.near_nullspace.values = std::make_shared<const Vector<double>>(3 * 216, 1.0);
+       },
+       "amg.near_nullspace holds 648 values but counts 0 vectors"},
   };
   for (const auto& [change, expected] : cases) {
     Parameters params;
@@ -965,6 +976,45 @@ TEST(Library, ParametersSetInCodeAreChecked) {
   stationary.solver.type = SolverType::amg;
   stationary.amg.post_smooth = 3;  // a stationary iteration needs no symmetric cycle
   EXPECT_NO_THROW(Solver(A, stationary));
+}
+
+// Threads sharing one Solver take turns (the cycle's work vectors are the Solver's): two threads solving and
+// preconditioning at once get what each gets alone, bit for bit; a callback of a solve that calls the same
+// Solver's precondition is refused, not left waiting for itself. (A library audit saw concurrent calls give
+// wrong vectors or a "PCG breakdown".)
+TEST(Library, ThreadsSharingASolverTakeTurns) {
+  const auto A = poisson_3d(16);
+  const Solver solver(A, Parameters{});
+  Vector<double> b1(A->rows), b2(A->rows);
+  for (Index i = 0; i < A->rows; ++i) {
+    b1[i] = std::sin(0.1 * i);
+    b2[i] = 1.0 + std::cos(0.3 * i);
+  }
+  Vector<double> x1_alone, z2_alone;
+  solver.solve(b1, x1_alone);
+  solver.precondition(b2, z2_alone);
+  for (int trial = 0; trial < 10; ++trial) {
+    Vector<double> x1, z2;
+    std::thread solving([&] { solver.solve(b1, x1); });
+    std::thread preconditioning([&] {
+      for (int k = 0; k < 20; ++k) solver.precondition(b2, z2);
+    });
+    solving.join();
+    preconditioning.join();
+    ASSERT_EQ(x1, x1_alone) << "trial " << trial;
+    ASSERT_EQ(z2, z2_alone) << "trial " << trial;
+  }
+  std::string refusal = "not refused";
+  Vector<double> x, z;
+  solver.solve(b1, x, [&](int, double) {
+    try {
+      solver.precondition(b2, z);
+    } catch (const InputError& e) {
+      refusal = e.what();
+    }
+  });
+  EXPECT_NE(refusal.find("a callback of this Solver's solve called its solve or precondition"), std::string::npos)
+      << refusal;
 }
 
 // A rebuild that throws anything (here a progress callback's own exception in the full setup a changed
