@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <bit>
+#include <numeric>
 #include <thread>
 
 #include "amg/hierarchy.hpp"
@@ -976,6 +977,36 @@ TEST(Library, ParametersSetInCodeAreChecked) {
   stationary.solver.type = SolverType::amg;
   stationary.amg.post_smooth = 3;  // a stationary iteration needs no symmetric cycle
   EXPECT_NO_THROW(Solver(A, stationary));
+}
+
+// An unconverged solve returns the iterate of least true residual, its start counted: on a Laplacian scaled
+// D L D with D 1e-20 on half the rows and 1e20 on the other half, every checked iterate was worse than x = 0
+// and the last, 1e26 times worse, was returned (a library audit). Never worse than the start now.
+TEST(Library, AnUnconvergedSolveNeverReturnsWorseThanItsStart) {
+  PoissonParams plane;
+  plane.stencil = Stencil::p5;
+  plane.size = {100, 100};
+  CsrMatrix<double> A = poisson_matrix(plane);
+  const Index half = A.rows / 2;
+  const auto d = [&](Index i) { return i < half ? 1e-20 : 1e20; };
+  for (Index i = 0; i < A.rows; ++i)
+    for (Offset k = A.row_begin(i); k < A.row_end(i); ++k) A.val[k] *= d(i) * d(A.col[k]);
+  const auto scaled = std::make_shared<const CsrMatrix<double>>(std::move(A));
+  Parameters params;
+  params.solver.max_iterations = 300;
+  const Solver solver(scaled, params);
+  const Vector<double> b(scaled->rows, 1.0);
+  Vector<double> x;
+  const SolveResult r = solver.solve(b, x);
+  Vector<double> residual;
+  amgsolve::residual(*scaled, x, b, residual);
+  const auto norm = [](const Vector<double>& v) {
+    return std::sqrt(std::inner_product(v.begin(), v.end(), v.begin(), 0.0));
+  };
+  const double relres = norm(residual) / norm(b);
+  EXPECT_FALSE(r.converged);
+  EXPECT_LE(relres, 1.0) << "worse than x = 0";
+  EXPECT_EQ(r.relative_residual, relres);
 }
 
 // Threads sharing one Solver take turns (the cycle's work vectors are the Solver's): two threads solving and
