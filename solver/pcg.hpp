@@ -63,7 +63,8 @@ class ResidualReplacement {
     return restart;
   }
 
-  // Where the tolerance is not met: x the iterate of the least true residual seen, relres that residual.
+  // Where the tolerance is not met: x the iterate of the least true residual seen (the start counted), relres
+  // that residual.
   void keep_best(Vector& x, double& relres) const {
     if (relres > tolerance_ && best_residual_ < relres) {
       if (best_is_start_ && start_is_zero_)
