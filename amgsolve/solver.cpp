@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
-#include <new>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <type_traits>

@@ -42,16 +42,16 @@ std::string why_not_converged(const SolveResult& s, const Config& config) {
   if (type == SolverType::amg && s.relative_residual > 1 && s.iterations >= 10)
     return ": the residual ends above the right-hand side's, so the V-cycle diverges as a stand-alone "
            "iteration (use solver.type: pcg, or check the amg.smoother keys)";
-  // x = 0 has relative residual 1: ending above it after many iterations (CG's residual may rise in its
-  // first few), CG has been driven by a component of b that A cannot produce (a singular A whose nullspace
-  // is not the constants, which amg.nullspace: auto does not detect) or, where it still moves, A is so
-  // ill-conditioned that CG's residual has not come down while its A-norm error does (a shell's stiffness
-  // matrix, whose rigid-body modes the constants do not stand for).
-  if (s.relative_residual > 1 && s.stagnated)
+  // x = 0 has relative residual 1: where no iterate came below it after many iterations (CG's residual may
+  // rise in its first few; the solve then returns the start, its least), CG has been driven by a component of
+  // b that A cannot produce (a singular A whose nullspace is not the constants, which amg.nullspace: auto does
+  // not detect) or, where it still moves, A is so ill-conditioned that CG's residual has not come down while
+  // its A-norm error does (a shell's stiffness matrix, whose rigid-body modes the constants do not stand for).
+  if (s.relative_residual >= 1 && s.stagnated)
     return ": the residual stagnates above the right-hand side's, so A is probably singular (or nearly) with "
            "b outside its range";
-  if (s.relative_residual > 1 && s.iterations >= 10)
-    return ": the residual ends above the right-hand side's: A is singular or nearly so with b outside its "
+  if (s.relative_residual >= 1 && s.iterations >= 10)
+    return ": the residual never came below the right-hand side's: A is singular or nearly so with b outside its "
            "range, or so ill-conditioned that CG, whose A-norm error falls while its residual need not, has far "
            "to go; for the latter " + stronger_cycle(config) + ", or (up to " +
            std::to_string(kMaxDirectRows) + " rows) solve directly with amg.coarse_size at least the row count";

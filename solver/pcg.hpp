@@ -28,19 +28,19 @@ inline constexpr double kUnattainableResidual = 1e-3 * std::numeric_limits<doubl
 // small enough CG restarts from it rather than report a residual the solution does not have. A restart that
 // did not at least halve the true residual means rounding, not the method, limits the accuracy (the
 // attainable accuracy of the system): the solve stagnated. Near that accuracy the true residual goes up and
-// down from one check to the next: the iterate with the least of them, the start counted, is the one
-// returned where the tolerance is not met (on a matrix scaled over 40 orders every check was worse than
-// x = 0, and the last one was returned, 1e26 times worse).
+// down from one check to the next: the iterate with the least of them is the one returned where the
+// tolerance is not met, or the start where the solve stagnated above the start's residual (rounding's
+// iterates: on a matrix scaled over 40 orders the last was 1e26 times worse than x = 0). A solve that ran to
+// its iteration limit keeps its iterate: CG's error in the A-norm falls while the residual may not.
 template <class Backend, class V>
 class ResidualReplacement {
  public:
   using Vector = typename Backend::template Vector<V>;
-  // x: the start (of `rows` rows), of relative residual `relres`: returned if no later iterate has a smaller
-  // true residual. A start from zero is not copied (a vector's memory saved on every solve).
+  // x: the start (of `rows` rows), of relative residual `relres`. A start from zero is not copied.
   ResidualReplacement(const Backend& be, double tolerance, const Vector& x, Index rows, double relres)
       : be_(be), tolerance_(tolerance), check_below_(std::max(tolerance, kUnattainableResidual)),
-        best_residual_(relres), rows_(rows), start_is_zero_(be.norm2(x) == 0.0) {
-    if (!start_is_zero_) be_.copy(x, best_x_);
+        start_residual_(relres), rows_(rows), start_is_zero_(be.norm2(x) == 0.0) {
+    if (!start_is_zero_) be_.copy(x, start_x_);
   }
 
   // Whether the recurrence's relative residual asks for the true one.
@@ -58,20 +58,24 @@ class ResidualReplacement {
     if (restart && relres < best_residual_) {
       best_residual_ = relres;
       be_.copy(x, best_x_);
-      best_is_start_ = false;
     }
     return restart;
   }
 
-  // Where the tolerance is not met: x the iterate of the least true residual seen (the start counted), relres
-  // that residual.
-  void keep_best(Vector& x, double& relres) const {
-    if (relres > tolerance_ && best_residual_ < relres) {
-      if (best_is_start_ && start_is_zero_)
+  // Where the tolerance is not met: x the iterate of the least true residual seen, relres that residual; the
+  // start where the solve stagnated above its residual.
+  void keep_best(Vector& x, double& relres, bool stagnated) const {
+    if (relres <= tolerance_) return;
+    if (best_residual_ < relres) {
+      be_.copy(best_x_, x);
+      relres = best_residual_;
+    }
+    if (stagnated && start_residual_ < relres) {
+      if (start_is_zero_)
         be_.zero(x, rows_);
       else
-        be_.copy(best_x_, x);
-      relres = best_residual_;
+        be_.copy(start_x_, x);
+      relres = start_residual_;
     }
   }
 
@@ -79,10 +83,12 @@ class ResidualReplacement {
   const Backend& be_;
   double tolerance_, check_below_;
   double last_restart_residual_ = INFINITY;
-  double best_residual_;
-  Index rows_;
-  bool start_is_zero_, best_is_start_ = true;
   Vector best_x_;
+  double best_residual_ = INFINITY;
+  double start_residual_;
+  Index rows_;
+  bool start_is_zero_;
+  Vector start_x_;
 };
 
 // Solves A x = b starting from the given x (zeroed if its size is wrong).
@@ -129,7 +135,7 @@ SolveResult pcg(const Backend& be, const typename Backend::template Matrix<V>& A
     be.residual(A, x, b, r);
     relres = be.norm2(r) / bnorm;
   }
-  replacement.keep_best(x, relres);
+  replacement.keep_best(x, relres, result.stagnated);
   finish(result, k, relres, params.tolerance, timer);
   return result;
 }
