@@ -135,12 +135,13 @@ void add_options(CLI::App& app, CommandLine& line) {
 
 int main(int argc, char** argv) {
   std::set_terminate(on_terminate);
+  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the output's writer says in
+  // one line, instead of ending the run silently with a core dump; before MPI starts, whose shared-memory
+  // files would meet the limit first.
+  std::signal(SIGXFSZ, SIG_IGN);
   const amgsolve::Ranks ranks(argc, argv);  // MPI, when launched by mpirun
   amgsolve::keep_freed_memory();  // the setup's temporaries reuse each other's pages (common/memory.hpp)
   amgsolve::fit_arenas_to_address_limit();  // under ulimit -v, the threads' arenas leave room for the problem
-  // A write past the file-size limit (ulimit -f) then fails with EFBIG, which the output's writer says in
-  // one line, instead of ending the run silently with a core dump.
-  std::signal(SIGXFSZ, SIG_IGN);
   CommandLine line;
   CLI::App app{"amgsolve: smoothed-aggregation AMG + PCG for sparse SPD systems"};
   add_options(app, line);

@@ -17,6 +17,9 @@ namespace {
 void require_extension(const std::string& key, const std::string& path, const char* extension, const std::string& why) {
   const std::filesystem::path file(path);
   if (file.extension() == extension) return;
+  std::error_code ec;  // a folder given where its file goes: said as such, whatever its name
+  if (std::filesystem::is_directory(file, ec))
+    throw InputError(key + ": " + printable(path) + " is a directory; give a " + extension + " file's name");
   if (file.filename() == extension)
     throw InputError(key + ": " + printable(path) + " has no name before its " + extension + " extension");
   throw InputError(key + ": " + why + "use a " + extension + " file name, not " + printable(path));

@@ -217,9 +217,11 @@ void describe_problem(const Config& config, const LinearProblem& problem, bool b
                       RunRecord& record) {
   record_problem(name_of(config.problem.type), problem.description, seconds, *problem.A,
                  by_rows ? problem.global_rows : std::nullopt, record);
-  progress("problem: %s\n         %d rows, %lld nonzeros, assembled in %.3f s%s\n", problem.description.c_str(),
-           record.rows, static_cast<long long>(record.nnz), record.problem_seconds,
-           by_rows ? " (each rank its rows)" : "");
+  // A Matrix Market file is read (on rank 0, each rank dealt its rows); the other problems are assembled.
+  const bool read = config.problem.type == ProblemType::matrix_market;
+  progress("problem: %s\n         %s, %s, %s in %.3f s%s\n", problem.description.c_str(),
+           counted(record.rows, "row").c_str(), counted(record.nnz, "nonzero").c_str(), read ? "read" : "assembled",
+           record.problem_seconds, !by_rows ? "" : read ? " (on rank 0, each rank dealt its rows)" : " (each rank its rows)");
   if (!problem.more_b.empty())
     progress("         %zu right-hand sides (load cases, the columns of %s), solved one after another\n",
              problem.more_b.size() + 1, config.problem.matrix_market.rhs.c_str());

@@ -54,6 +54,16 @@ bool launched_by_mpirun() {
   return false;
 }
 
+// The ranks on this process's node (those that share its memory, as MPI sees it).
+int ranks_sharing_memory() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return 1;
+  int ranks = 1;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  return ranks;
+}
+
 // The barrier of every_rank_arrives_within runs on a communicator of its own, so that it is never matched
 // with a collective of the computation that other ranks may be waiting in.
 MPI_Comm errors_communicator = MPI_COMM_NULL;
@@ -66,6 +76,7 @@ Ranks::Ranks(int& argc, char**& argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_dup(MPI_COMM_WORLD, &errors_communicator);
+  set_ranks_on_this_node(ranks_sharing_memory());
 }
 
 Ranks::~Ranks() {
@@ -311,8 +322,8 @@ MatrixRows read_matrix_market_rows(const std::string& path, int block_size) {
   const int ranks = Ranks::size();
   // Each rank's share of the matrix, of its reading and of the setup.
   collectively([&] {
-    require_memory(estimated_read_and_solve_bytes(shape[0] / ranks + 1, shape[2] / ranks + 1),
-                   "this rank's rows of the matrix in " + path);
+    require_memory_of_each_rank(estimated_read_and_solve_bytes(shape[0] / ranks + 1, shape[2] / ranks + 1),
+                                "this rank's share of the matrix in " + path);
   });
   const BlockPartition partition(shape[0], ranks, node_partition_unit(block_size));
   std::vector<Triplet<double>> mine, batch;

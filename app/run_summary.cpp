@@ -13,9 +13,9 @@
 namespace amgsolve {
 
 void print_solve_summary(const SolveResult& s, const char* what) {
-  progress("%s%s after %d iterations: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,
-           s.converged ? "converged" : "NOT CONVERGED", s.iterations, s.relative_residual, s.convergence_factor(),
-           s.seconds);
+  progress("%s%s after %s: relative residual %.3e, average factor %.3f, solve %.3f s\n", what,
+           s.converged ? "converged" : "NOT CONVERGED", counted(s.iterations, "iteration").c_str(), s.relative_residual,
+           s.convergence_factor(), s.seconds);
 }
 
 namespace {
@@ -80,8 +80,8 @@ int exit_status(const Config& config, const std::vector<SolveResult>& solves, bo
   if (load_cases) what += " (column " + std::to_string(first + 1) + ")";
   const SolveResult& s = solves[first];
   if (Ranks::prints())
-    std::fprintf(stderr, "amgsolve: %s: %s after %d iterations (relative residual %.3e > %.1e)%s\n",
-               config.source.c_str(), what.c_str(), s.iterations, s.relative_residual, s.tolerance,
+    std::fprintf(stderr, "amgsolve: %s: %s after %s (relative residual %.3e > %.1e)%s\n",
+               config.source.c_str(), what.c_str(), counted(s.iterations, "iteration").c_str(), s.relative_residual, s.tolerance,
                why_not_converged(s, config).c_str());
   return kExitNotConverged;
 }

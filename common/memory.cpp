@@ -177,19 +177,41 @@ std::string format_bytes(std::uint64_t bytes) {
   return buf;
 }
 
-void require_memory(std::uint64_t bytes, const std::string& what) {
-  // 1 byte stands for none: the limit is used up already (the headroom functions above)
-  const auto amount = [](std::uint64_t available) {
-    return available <= 1 ? std::string("none") : "only " + format_bytes(available);
-  };
-  if (const std::uint64_t resident = resident_headroom_bytes(); resident != 0 && bytes > resident)
-    throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory but " + amount(resident) +
-                     " is left (the machine's free memory and the control group's limit counted)");
+namespace {
+
+int ranks_on_node = 1;
+
+// 1 byte stands for none: the limit is used up already (the headroom functions above)
+std::string amount(std::uint64_t available) {
+  return available <= 1 ? std::string("none") : "only " + format_bytes(available);
+}
+
+// require_memory where `sharers` processes of this node each need `bytes` at once.
+void require_memory_shared(std::uint64_t bytes, const std::string& what, int sharers) {
+  const std::uint64_t together = saturating_bytes(static_cast<double>(bytes) * sharers);
+  if (const std::uint64_t resident = resident_headroom_bytes(); resident != 0 && together > resident)
+    throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory" +
+                           (sharers > 1 ? ", about " + format_bytes(together) + " for the " + std::to_string(sharers) +
+                                              " ranks on this node together,"
+                                        : "") +
+                           " but " + amount(resident) +
+                           " is left (the machine's free memory and the control group's limit counted)");
   const double mapped = kAddressSpacePerResidentByte * static_cast<double>(bytes);
   if (const std::uint64_t address = address_space_headroom_bytes(); address != 0 && mapped > static_cast<double>(address))
     throw MemoryLimitError(what + " needs about " + format_bytes(bytes) + " of memory, about " +
                      format_bytes(static_cast<std::uint64_t>(mapped)) + " of address space, but ulimit -v leaves " +
                      amount(address) + " (" + address_space_remedies() + ")");
+}
+
+}  // namespace
+
+void require_memory(std::uint64_t bytes, const std::string& what) { require_memory_shared(bytes, what, 1); }
+
+void set_ranks_on_this_node(int ranks) { ranks_on_node = std::max(1, ranks); }
+int ranks_on_this_node() { return ranks_on_node; }
+
+void require_memory_of_each_rank(std::uint64_t bytes, const std::string& what) {
+  require_memory_shared(bytes, what, ranks_on_node);
 }
 
 }  // namespace amgsolve

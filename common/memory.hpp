@@ -33,6 +33,16 @@ bool fit_arenas_to_address_limit();
 // Throws MemoryLimitError (an InputError) naming `what` if `bytes` exceeds the available memory.
 void require_memory(std::uint64_t bytes, const std::string& what);
 
+// The MPI ranks on this node, which draw on its free memory at the same time (1 for one process): set by the
+// program once MPI has started.
+void set_ranks_on_this_node(int ranks);
+int ranks_on_this_node();
+// As require_memory, for `bytes` that each rank on this node needs at once (its share of a distributed
+// problem): the node's free memory must hold that many times `bytes`, or N ranks that each pass their own
+// check run the node out of memory together (the kernel then kills one, and no message says why). The
+// address-space limit (ulimit -v) is each process's own: `bytes` is counted once there.
+void require_memory_of_each_rank(std::uint64_t bytes, const std::string& what);
+
 // An estimate of bytes made in double (where sizes multiply past 2^64) as a byte count: the largest one
 // where it is beyond (no machine has that much: require_memory then refuses it).
 inline std::uint64_t saturating_bytes(double bytes) {

@@ -87,14 +87,20 @@ std::uint64_t whole_vector_bytes(const RowRange* rows, std::int64_t unknowns) {
   return 4 * sizeof(double) * static_cast<std::uint64_t>(unknowns);
 }
 
+// A problem's part in a memory message: "the <what>", or "this rank's share of the <what>" where the rank
+// assembles only its rows.
+std::string share_of(const RowRange* rows, const std::string& what) {
+  return (rows ? "this rank's share of the " : "the ") + what;
+}
+
 LinearProblem make_poisson(const PoissonParams& p, const RowRange* rows) {
   check_poisson_size(p);
   const std::string what = std::string("poisson ") + to_string(p.stencil) + " problem";
   const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(poisson_rows(p)) : 1.0;
-  require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(
-                                                        poisson_rows(p), poisson_nnz(p)))) +
-                     whole_vector_bytes(rows, poisson_rows(p)),
-                 "the " + what);
+  require_memory_of_each_rank(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(
+                                                             poisson_rows(p), poisson_nnz(p)))) +
+                                  whole_vector_bytes(rows, poisson_rows(p)),
+                              share_of(rows, what));
 
   LinearProblem problem;
   Grid grid;
@@ -277,9 +283,10 @@ LinearProblem make_elasticity(const ElasticityParams& p, const RowRange* rows) {
     throw Error("make_problem: an elasticity problem's rows [" + std::to_string(rows->first) + ", " +
                 std::to_string(rows->last) + ") are not whole nodes of " + std::to_string(d) + " unknowns");
   const double share = rows ? static_cast<double>(rows->last - rows->first) / static_cast<double>(unknowns) : 1.0;
-  require_memory(static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(unknowns, elasticity_nnz_bound(p)))) +
-                     whole_vector_bytes(rows, unknowns),
-                 "the elasticity problem (problem.box)");
+  require_memory_of_each_rank(
+      static_cast<std::uint64_t>(share * static_cast<double>(estimated_solve_bytes(unknowns, elasticity_nnz_bound(p)))) +
+          whole_vector_bytes(rows, unknowns),
+      share_of(rows, "elasticity problem (problem.box)"));
   LinearProblem problem;
   std::string cells;
   for (int a = 0; a < d; ++a) {

@@ -256,6 +256,33 @@ TEST(Memory, AvailableMemoryHeedsTheAddressSpaceLimit) {
   EXPECT_GT(available, std::uint64_t{200} << 20);
 }
 
+// Ranks on one node draw on its free memory at once: a share that one process may hold is refused where the
+// node's 8 ranks each hold it, and the message gives their sum. What one process alone needs counts once.
+TEST(Memory, EachRanksShareIsCountedOnceForEveryRankOfTheNode) {
+  const std::uint64_t free = available_memory_bytes();
+  if (free < (std::uint64_t{64} << 20)) GTEST_SKIP() << "under 64 MiB free, or unknown: proves nothing";
+  const std::uint64_t share = free / 4;
+  const auto refusal = [share](int ranks, bool each_rank) {
+    set_ranks_on_this_node(ranks);
+    std::string message;
+    try {
+      if (each_rank) require_memory_of_each_rank(share, "this rank's share");
+      else require_memory(share, "rank 0's extra");
+    } catch (const InputError& e) {
+      message = e.what();
+    }
+    set_ranks_on_this_node(1);
+    return message;
+  };
+  EXPECT_EQ(refusal(1, true), "");
+  EXPECT_EQ(refusal(8, false), "");
+  const std::string eight = refusal(8, true);
+  EXPECT_NE(eight.find("this rank's share needs about " + format_bytes(share) + " of memory, about " +
+                       format_bytes(8 * share) + " for the 8 ranks on this node together, but only "),
+            std::string::npos)
+      << eight;
+}
+
 // Under ulimit -v a run needs more address space than resident memory (arrays sized for an upper bound, a
 // heap never trimmed): 100 MiB of memory fits in 256 MiB of address space, 200 MiB does not, and the
 // message says what the limit is.

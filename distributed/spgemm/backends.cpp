@@ -255,8 +255,10 @@ class Split3dSpgemm final : public GridSpgemm<Split3dSpgemm> {
   std::string description() const override {
     return "MPI: Split-3D on a q x q x c grid (Azad et al. 2016, Algorithm 2; c: AMGSOLVE_SPLIT3D_LAYERS), auto locally";
   }
+  // c from the environment is checked against the ranks here, so that a count beyond them is said as a bad
+  // value of the variable, as any other.
   int layers(int ranks) const {
-    if (const auto c = integer_from_environment("AMGSOLVE_SPLIT3D_LAYERS", 1, 1 << 20)) return static_cast<int>(*c);
+    if (const auto c = integer_from_environment("AMGSOLVE_SPLIT3D_LAYERS", 1, ranks)) return static_cast<int>(*c);
     int best = 1, best_used = 1;
     for (int c = 2; c <= ranks; ++c) {
       int q = 1;
