@@ -35,6 +35,9 @@ class PendingTemps {
     static PendingTemps pending;
     return pending;
   }
+  // The handlers installed: a run holding only unnamed temporary files has none to remove, but its batch
+  // still holds a signal back while it puts the outputs in place.
+  void watch_signals() { install_handlers(); }
   void remember(const std::string& name) {
     install_handlers();
     if (name.size() >= kLength) return;  // not removed on a signal: no name that long is made here
@@ -132,10 +135,57 @@ void remove_pending_temporary_files() noexcept { PendingTemps::instance().remove
 
 namespace {
 
-// Removes a temporary file and forgets it.
+int descriptor_of(const fs::path& path);
+
+// An output's regular file is written, where the file system allows, to a file without a name (O_TMPFILE, in
+// the target's folder), reached through its descriptor's /proc/self/fd/N and linked beside the target only
+// to be renamed over it: a run that dies in any way (SIGKILL, the OOM killer, which no handler sees) leaves
+// nothing behind. Elsewhere a named "<target>.tmp-<pid>", removed by the handlers of the signals that end a run.
+constexpr std::string_view kUnnamedFolder = "/proc/self/fd/";
+
+bool is_unnamed(const std::string& temp) { return temp.starts_with(kUnnamedFolder); }
+
+// A new unnamed file in `folder`, as its /proc/self/fd/N path; "" where the kernel, the file system or a
+// missing /proc gives none.
+std::string unnamed_temp_in(const fs::path& folder) {
+#ifdef O_TMPFILE
+  const int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return "";
+  std::string path = std::string(kUnnamedFolder) + std::to_string(fd);
+  if (::access(path.c_str(), W_OK) == 0) return path;
+  ::close(fd);
+#else
+  (void)folder;
+#endif
+  return "";
+}
+
+// Removes a temporary file and forgets it (an unnamed one: its descriptor closed, which frees it).
 void remove_temp(const std::string& name) {
+  if (is_unnamed(name)) {
+    ::close(descriptor_of(name));
+    return;
+  }
   std::remove(name.c_str());
   PendingTemps::instance().forget(name);
+}
+
+// Links an unnamed temporary file beside its target, for the rename, and closes it: the name lives a moment
+// (the signal handlers remove it). Throws, the file freed, where no link can be made.
+std::string named_beside(const std::string& temp, const std::string& target, const std::string& shown,
+                         const std::string& what) {
+  std::string name = temp_name_of(target);
+  for (int attempt = 0; attempt < 100; ++attempt, name += "x") {
+    if (::linkat(AT_FDCWD, temp.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      PendingTemps::instance().remember(name);
+      remove_temp(temp);
+      return name;
+    }
+    if (errno != EEXIST) break;  // a name an earlier run of this process number left: a little longer
+  }
+  const std::string reason = std::strerror(errno);
+  remove_temp(temp);
+  throw Error("cannot write " + what + " " + shown + ": " + reason);
 }
 
 bool is_special(const fs::path& path);
@@ -229,19 +279,20 @@ int open_through(const std::string& target, const std::string& shown) {
 void place(const std::string& temp, const std::string& target, bool through, const std::string& shown,
            const std::string& what) {
   if (!through) {
+    const std::string named = is_unnamed(temp) ? named_beside(temp, target, shown, what) : temp;
     std::error_code ec;
     const fs::perms old = fs::status(target, ec).permissions();
-    if (!ec && old != fs::perms::unknown) fs::permissions(temp, old, ec);  // best effort: the data matters more
+    if (!ec && old != fs::perms::unknown) fs::permissions(named, old, ec);  // best effort: the data matters more
     // Run as root, which may replace anyone's file, the file stays its owner's (others cannot change owners).
     struct stat owner {};
     if (::geteuid() == 0 && ::stat(target.c_str(), &owner) == 0)
-      (void)::chown(temp.c_str(), owner.st_uid, owner.st_gid);
-    if (std::rename(temp.c_str(), target.c_str()) == 0) {
-      PendingTemps::instance().forget(temp);
+      (void)::chown(named.c_str(), owner.st_uid, owner.st_gid);
+    if (std::rename(named.c_str(), target.c_str()) == 0) {
+      PendingTemps::instance().forget(named);
       return;
     }
     const std::string reason = std::strerror(errno);
-    remove_temp(temp);
+    remove_temp(named);
     throw Error("cannot write " + what + " " + shown + ": " + reason);
   }
   std::FILE* from = std::fopen(temp.c_str(), "rb");
@@ -333,6 +384,9 @@ AtomicFile::AtomicFile(std::string path, std::string what, OutputMark mark)
   std::error_code ec;
   if (fs::is_directory(target_, ec)) throw InputError("cannot write " + path_ + ": it is a directory");
   through_ = written_through(target_);
+  PendingTemps::instance().watch_signals();
+  if (!through_) temp_ = unnamed_temp_in(folder_of(target_));
+  if (!temp_.empty()) return;
   temp_ = through_ ? temp_name_of((fs::temp_directory_path(ec) / "amgsolve-output").string()) + "-" +
                          std::to_string(reinterpret_cast<std::uintptr_t>(this))
                    : temp_name_of(target_);

@@ -1,7 +1,9 @@
 #pragma once
 // Output files appear whole or not at all, and an output never destroys what is not its own:
-//   * a regular file (or a new one) is written to "<target>.tmp-<pid>" and renamed over the target only by
-//     commit(); if anything throws before that, the destructor removes the temporary file;
+//   * a regular file (or a new one) is written to a temporary file without a name in the target's folder
+//     (O_TMPFILE), linked in as "<target>.tmp-<pid>" and renamed over the target only by commit(): a run
+//     that dies in any way leaves nothing (where the file system has no such files, the named file from the
+//     start, removed by the destructor if anything throws before commit(), and by the signals below);
 //   * a symbolic link is followed: the file it finally points to is the target that gets replaced;
 //   * a device or a FIFO (/dev/null, /dev/full, a pipe), or one of the process's descriptors (/dev/stdout,
 //     /dev/fd/N: perhaps a regular file a shell redirected, holding the run's printed lines), is written
@@ -40,8 +42,8 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  // Where to write the data: a temporary regular file (beside the target, or in the temporary folder for a
-  // device or FIFO).
+  // Where to write the data (open it by this path): a temporary regular file, unnamed in the target's folder
+  // (/proc/self/fd/N) or named beside it, or in the temporary folder for a device or FIFO.
   const std::string& temp_path() const { return temp_; }
   const std::string& path() const { return path_; }
   // The path for a message about writing the data: a device's or descriptor's data is staged in the

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# A run ended by SIGTERM (what mpirun sends its ranks on Ctrl-C) or SIGHUP while writing its outputs leaves no
-# temporary file behind; nor does one whose reader goes away (SIGPIPE: `... | head`) or that writes past
-# ulimit -f (SIGXFSZ is ignored, so the write fails with one error line and exit 1). Deterministic: the report goes to a FIFO nobody reads, so the run waits in its
-# last step, its finished report in a temporary file of $TMPDIR and its solution staged beside its target
-# (x.mtx.tmp-PID, renamed only after the FIFO is written), until the signal comes.
+# A run ended by SIGTERM (what mpirun sends its ranks on Ctrl-C), SIGHUP or SIGKILL while writing its outputs
+# leaves no temporary file behind its regular outputs; nor does one whose reader goes away (SIGPIPE: `... |
+# head`) or that writes past ulimit -f (SIGXFSZ is ignored, so the write fails with one error line and exit
+# 1). Deterministic: the report goes to a FIFO nobody reads, so the run waits in its last step, its finished
+# report in a temporary file of $TMPDIR and its solution staged for its target (renamed only after the FIFO
+# is written), until the signal comes. The solution is staged without a name (O_TMPFILE) where the file
+# system has such files, so that even SIGKILL, which no handler sees, leaves nothing beside it (the report's
+# copy for the FIFO is a named file of $TMPDIR: SIGKILL leaves that one); elsewhere as x.mtx.tmp-PID.
 #   signal_cleanup.sh AMGSOLVE CONFIG
 set -u
 amgsolve=$(realpath "$1") config=$(realpath "$2")
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for signal in TERM HUP; do
+unnamed=$(python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_TMPFILE | os.O_WRONLY, 0o600))' "$scratch" \
+  2>/dev/null && echo yes || echo no)
+signals="TERM HUP"
+[ "$unnamed" = no ] || signals="$signals KILL"
+for signal in $signals; do
   mkfifo "$scratch/report.fifo"
   mkdir "$scratch/tmp"
   TMPDIR="$scratch/tmp" timeout 120 "$amgsolve" "$config" --quiet --vtk '' --report "$scratch/report.fifo" \
@@ -21,10 +28,21 @@ for signal in TERM HUP; do
   done
   [ -n "$(ls "$scratch/tmp")" ] || { echo "FAIL ($signal): no temporary report appeared"; kill "$pid"; exit 1; }
   sleep 0.2
-  ls "$scratch"/x.mtx.tmp-* >/dev/null 2>&1 || { echo "FAIL ($signal): the solution was not staged"; kill "$pid"; exit 1; }
-  kill -s "$signal" "$pid"
+  staged="$(cd "$scratch" && ls -d x.mtx* 2>/dev/null)"
+  if [ "$unnamed" = yes ]; then
+    [ -z "$staged" ] || { echo "FAIL ($signal): the solution was staged by a name: $staged"; kill "$pid"; exit 1; }
+  else
+    [ -n "$staged" ] || { echo "FAIL ($signal): the solution was not staged"; kill "$pid"; exit 1; }
+  fi
+  target=$pid
+  if [ "$signal" = KILL ]; then  # timeout cannot pass SIGKILL on: it goes to amgsolve itself
+    target=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null)
+    [ -n "$target" ] || { echo "FAIL (KILL): amgsolve's process not found under timeout's"; kill "$pid"; exit 1; }
+  fi
+  kill -s "$signal" $target
   wait "$pid"
   status=$?
+  [ "$signal" != KILL ] || rm -rf "$scratch/tmp"/*  # the FIFO's staged report: named, and SIGKILL is not seen
   left="$(ls "$scratch/tmp") $(cd "$scratch" && ls -d x.mtx* 2>/dev/null)"
   left="${left// /}"
   if [ -n "$left" ]; then echo "FAIL ($signal): left behind: $left"; exit 1; fi

@@ -38,6 +38,45 @@ TEST(AtomicFile, UncommittedFileLeavesNothing) {
   EXPECT_EQ(text, "whole");
 }
 
+// Where the file system has unnamed files (O_TMPFILE), an output has no name until it is put in place, in a
+// batch too, so that a process killed meanwhile (SIGKILL, the OOM killer) leaves nothing beside its targets.
+TEST(AtomicFile, AnOutputHasNoNameUntilItIsPutInPlace) {
+  test::ScratchDir dir;
+  const int probe = ::open(dir.path().c_str(), O_TMPFILE | O_WRONLY, 0600);
+  if (probe < 0) GTEST_SKIP() << "this file system has no unnamed files (O_TMPFILE): outputs are staged by name";
+  ::close(probe);
+  const auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  {
+    OutputBatch batch;
+    for (const char* name : {"a.json", "b.json"}) {
+      AtomicFile f(dir.file(name));
+      std::ofstream(f.temp_path()) << name;
+      f.commit();
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "staged by a name before the batch's commit";
+    batch.commit();
+  }
+  EXPECT_EQ(text_of(dir.file("a.json")), "a.json");
+  EXPECT_EQ(text_of(dir.file("b.json")), "b.json");
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a.json", "b.json"}));
+  // A file replaced keeps its permissions through the unnamed file.
+  std::filesystem::permissions(dir.file("a.json"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  {
+    AtomicFile f(dir.file("a.json"));
+    std::ofstream(f.temp_path()) << "again";
+    f.commit();
+  }
+  EXPECT_EQ(text_of(dir.file("a.json")), "again");
+  EXPECT_EQ(std::filesystem::status(dir.file("a.json")).permissions(),
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
 TEST(AtomicFile, RequireWritableNamesTheMissingDirectory) {
   try {
     require_writable("/nonexistent-dir/r.json", "report file");
