@@ -57,16 +57,18 @@ std::string oversubscription(int threads) {
   const int ranks = Ranks::size();
   const long on_node = static_cast<long>(ranks_on_this_node()) * threads;
   const auto cores = static_cast<long>(std::thread::hardware_concurrency());
-  const std::string waits = ", each waiting for the others: far slower (";
-  if (cores > 0 && on_node > cores && ranks > 1)
-    return "oversubscribed: " + std::to_string(on_node) + " threads on this node's " + counted(cores, "core") + waits +
-           (threads > 1 ? "fewer threads a rank, OMP_NUM_THREADS or --threads, or fewer ranks a node)" : "fewer ranks a node)");
-  if (cores > 0 && on_node > cores)
-    return "oversubscribed: " + counted(threads, "thread") + " on " + counted(cores, "core") + waits + "fewer with --threads)";
-  if (threads > omp_get_num_procs())  // more than the cores mpirun bound this rank to
-    return "oversubscribed: " + counted(threads, "thread") + " on the " + counted(omp_get_num_procs(), "core") +
-           " this process may use" + waits + "fewer with --threads)";
-  return "";
+  std::string where, remedy = "fewer with --threads";
+  if (cores > 0 && on_node > cores) {
+    where = ranks > 1 ? std::to_string(on_node) + " threads on this node's " + counted(cores, "core")
+                      : counted(threads, "thread") + " on " + counted(cores, "core");
+    if (ranks > 1)
+      remedy = threads > 1 ? "fewer threads a rank, OMP_NUM_THREADS or --threads, or fewer ranks a node" : "fewer ranks a node";
+  } else if (threads > omp_get_num_procs()) {  // more than the cores mpirun (or taskset) bound this process to
+    where = counted(threads, "thread") + " on the " + counted(omp_get_num_procs(), "core") + " this process may use";
+  } else {
+    return "";
+  }
+  return "oversubscribed: " + where + ", each waiting for the others: far slower (" + remedy + ")";
 }
 
 // The configuration with the command line's overrides, validated as it is read: keys, values, the backend

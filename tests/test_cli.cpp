@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "amg/rigid_body_modes.hpp"
@@ -288,6 +289,32 @@ TEST(Cli, ManyThreadsRunUnderAnAddressSpaceLimit) {
   EXPECT_EQ(r.status, 0) << r.err;
   const RunResult many = run(dir, {kSmallConfig, "--threads", "512", "--vtk", ""}, "", limit);
   EXPECT_TRUE(FailedCleanly(many, dir, {}, {"ulimit -v leaves", "run fewer threads (--threads): the 512 map about"}));
+}
+
+// Threads beyond the cores are said in a line of their own (each waits for the others at every barrier: a
+// run many times slower); threads within them are not.
+TEST(Cli, ThreadsBeyondTheCoresAreSaid) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores == 0) GTEST_SKIP() << "the core count is unknown";
+  ScratchDir dir;
+  const std::string beyond = std::to_string(cores + 1);
+  const RunResult over = run(dir, {kSmallConfig, "--threads", beyond, "--vtk", ""});
+  EXPECT_EQ(over.status, 0) << over.err;
+  EXPECT_NE(over.out.find("\n  oversubscribed: " + beyond + " threads on " + std::to_string(cores) + " core"),
+            std::string::npos)
+      << over.out;
+  const RunResult within = run(dir, {kSmallConfig, "--threads", "1", "--vtk", ""});
+  EXPECT_EQ(within.status, 0) << within.err;
+  EXPECT_EQ(within.out.find("oversubscribed"), std::string::npos) << within.out;
+}
+
+// A folder given where the VTK file goes is named as one, whatever its name (it was told to use a .vti name).
+TEST(Cli, ADirectoryGivenForTheVtkFileIsNamedAsOne) {
+  if (!vtk_available()) GTEST_SKIP() << "built without VTK";
+  ScratchDir dir;
+  std::filesystem::create_directory(dir.file("views"));
+  const RunResult r = run(dir, {kSmallConfig, "--vtk", "views"});
+  EXPECT_TRUE(FailedCleanly(r, dir, {"views"}, {"--vtk: views is a directory; give a .vti file's name"}));
 }
 
 TEST(Cli, GpuRequestedWithoutADeviceFailsBeforeTheSetup) {
