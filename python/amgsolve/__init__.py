@@ -5,6 +5,7 @@
     x, info = solver.solve(b)                 # info["iterations"], info["residuals"], ...
     X, infos = solver.solve(B)                # B of shape (n, m): m right-hand sides, one hierarchy
     M = solver.aspreconditioner()             # for scipy.sparse.linalg.cg(A, b, M=M)
+    amgsolve.plot.plot(solver.report(info))   # PNGs of the solve (import amgsolve.plot; matplotlib)
     C = amgsolve.spgemm(A, B, backend="magnus")
     K, f, points = amgsolve.elasticity((48, 12, 12))       # the program's 3D cantilever
     elastic = amgsolve.Solver(K, near_nullspace=amgsolve.rigid_body_modes(points), amg={"block_size": 3})
@@ -360,8 +361,9 @@ class Solver:
         statistics: converged, iterations, tolerance (the relative residual held to, atol counted),
         relative_residual, residuals (the relative residual ||b - A x|| / ||b|| before the first iteration and
         after each), seconds, convergence_factor (the average reduction per iteration), stagnated (the true
-        residual stopped falling above the tolerance: the attainable accuracy, or a singular A), levels
-        (the hierarchy this solve used, as Solver.levels).
+        residual stopped falling above the tolerance: the attainable accuracy, or a singular A), type and
+        precision (solver.type and solver.precision), levels (the hierarchy this solve used, as
+        Solver.levels). Solver.report turns them into a report that amgsolve.plot draws.
 
         b of shape (n, m), m > 1: m right-hand sides (load cases), each column solved in turn with the same
         hierarchy (x0, if given, of the same shape); x is then (n, m) and the statistics a list of m dicts. (b
@@ -400,6 +402,26 @@ class Solver:
         solve() raises until a rebuild succeeds (solver.setup then lists no levels)."""
         A = _csr(A, "A")
         self._core.rebuild(*_arrays(A))
+
+    def report(self, statistics: dict | list[dict]) -> dict:
+        """A solve's statistics (what solve returned: a dict, or the list of a solve of several right-hand
+        sides) as a report in the program's JSON form (--report): amgsolve.plot.plot(report) draws its
+        convergence, levels and setup phases, as `python -m amgsolve.plot` does a file json.dump wrote. Its
+        setup is this solver's summary where the solve used the current hierarchy, else (a rebuild came after)
+        the solve's levels alone."""
+        solves = statistics if isinstance(statistics, list) else [statistics]
+        if not solves or not all(isinstance(s, dict) and {"residuals", "levels", "type"} <= s.keys() for s in solves):
+            raise InputError("report(statistics): give what solve() returned for its statistics (a dict, or the "
+                             "list of a solve of several right-hand sides)")
+        levels = solves[-1]["levels"]
+        setup = self.setup
+        if setup["levels"] != levels:  # a later setup's summary is not the one this solve used
+            setup = {"levels": levels}
+        report = {"amgsolve": f"amgsolve {__version__} (Python package)", "backend": setup.get("backend"),
+                  "setup": setup, "solve": _solve_record(solves[-1])}
+        if isinstance(statistics, list):
+            report["load_cases"] = [dict(_brief_solve_record(s), column=j + 1) for j, s in enumerate(solves)]
+        return report
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -454,6 +476,20 @@ class Solver:
                  f"  {'level':>5} {'rows':>12} {'nnz':>14}"]
         lines += [f"  {l['level']:>5} {l['rows']:>12} {l['nnz']:>14}" for l in s["levels"]]
         return "\n".join(lines)
+
+
+def _brief_solve_record(statistics: dict) -> dict:
+    """A solve's entry in a report, as the program writes each load case and time step."""
+    return {"iterations": statistics["iterations"], "relative_residual": statistics["relative_residual"],
+            "converged": statistics["converged"], "seconds": statistics["seconds"],
+            "history": list(statistics["residuals"])}
+
+
+def _solve_record(statistics: dict) -> dict:
+    """A report's solve section, as the program's (its tolerance the one the solve held to)."""
+    return dict(_brief_solve_record(statistics), type=statistics["type"], precision=statistics["precision"],
+                tolerance=statistics["tolerance"], stagnated=statistics["stagnated"],
+                convergence_factor=statistics["convergence_factor"])
 
 
 def _core_solver(A: Any, vectors: np.ndarray | None, settings: list[str]):

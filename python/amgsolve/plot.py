@@ -4,6 +4,7 @@ two thread counts, ...), each labelled by its file name.
 
     python -m amgsolve.plot run.json [other.json ...] [bench.csv ...] [-o plots/]
     scripts/plot run.json                       # the same, in the project's virtual environment
+    amgsolve.plot.plot(solver.report(info))     # from Python: a Solver's solve, as the program's report
 
 Writes, for the reports: convergence.png (relative residual per iteration: the solve, every source of a
 mouse run, every step of problem.steps and every load case), levels.png (rows and nonzeros per level), setup_phases.png (setup seconds per phase and level);
@@ -35,6 +36,10 @@ MOST_LEVELS = 1000  # a level number beyond this is no hierarchy's
 WIDEST_FIGURE = 60  # inches (7,200 pixels): past it the bars of many products grow thinner, not the image wider
 
 
+class PlotError(ValueError):
+    """An input the plots cannot read, or an output they cannot write: the message names the file or field."""
+
+
 def labels_of(paths: list[str]) -> list[str]:
     """A label per input, in order: its file name, with its folder where two inputs share a file name, and
     numbered where that is not enough either (the same file given twice)."""
@@ -43,10 +48,14 @@ def labels_of(paths: list[str]) -> list[str]:
               for p, n in zip(paths, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} ({i + 1})" for i, label in enumerate(labels)]
-    # Shown as they are: a '$' escaped (matplotlib would read 'a$x$' as a formula), and a leading '_' (its
-    # legends' mark for "no entry") after a space.
-    labels = [label.replace("$", r"\$") for label in labels]
-    return [" " + label if label.startswith("_") else label for label in labels]
+    return [shown(label) for label in labels]
+
+
+def shown(label: str) -> str:
+    """A label shown as it is: a '$' escaped (matplotlib would read 'a$x$' as a formula), and a leading '_'
+    (its legends' mark for "no entry") after a space."""
+    label = label.replace("$", r"\$")
+    return " " + label if label.startswith("_") else label
 
 
 def is_number(value) -> bool:
@@ -134,12 +143,12 @@ def read_report(path: str) -> dict:
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
     except (OSError, ValueError) as e:  # ValueError: malformed JSON or not UTF-8
-        raise SystemExit(f"plot: {path}: cannot read a JSON report ({e})")
+        raise PlotError(f"{path}: cannot read a JSON report ({e})")
     except RecursionError:
-        raise SystemExit(f"plot: {path}: cannot read a JSON report (nested too deeply)")
+        raise PlotError(f"{path}: cannot read a JSON report (nested too deeply)")
     problem = report_problem(report)
     if problem:
-        raise SystemExit(f"plot: {path}: {problem}")
+        raise PlotError(f"{path}: {problem}")
     return report
 
 
@@ -148,19 +157,19 @@ def read_bench_csv(path: str) -> list[dict]:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
     except (OSError, ValueError, csv.Error) as e:
-        raise SystemExit(f"plot: {path}: cannot read ({e})")
+        raise PlotError(f"{path}: cannot read ({e})")
     if rows and {"level", "product", "backend", "seconds"} <= set(rows[0]):
-        raise SystemExit(f"plot: {path}: the program's SpGEMM comparison table (output.spgemm_csv): plot the "
+        raise PlotError(f"{path}: the program's SpGEMM comparison table (output.spgemm_csv): plot the "
                          f"run's JSON report (--report), which holds the same rows")
     if not rows or not {"matrix", "backend", "median_seconds"} <= set(rows[0]):
-        raise SystemExit(f"plot: {path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
+        raise PlotError(f"{path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
     for line, row in enumerate(rows, start=2):
         try:
             seconds = float(row["median_seconds"])
         except (TypeError, ValueError):
             seconds = math.nan
         if not (seconds >= 0 and math.isfinite(seconds)):
-            raise SystemExit(f"plot: {path}:{line}: median_seconds {row['median_seconds']!r} is not a number of "
+            raise PlotError(f"{path}:{line}: median_seconds {row['median_seconds']!r} is not a number of "
                              f"seconds")
     return rows
 
@@ -386,10 +395,10 @@ def check_replaceable(path: str) -> None:
     except FileNotFoundError:
         return
     except OSError as e:
-        raise SystemExit(f"plot: cannot check {path} ({e})")
+        raise PlotError(f"cannot check {path} ({e})")
     if head and not is_our_png(head):
-        raise SystemExit(f"plot: {path} exists and is not a plot of amgsolve's: not replaced (remove it, or "
-                         f"write elsewhere with -o)")
+        raise PlotError(f"{path} exists and is not a plot of amgsolve's: not replaced (remove it, or "
+                        f"write elsewhere)")
 
 
 # The PNGs drawn, by name, in memory: written only once every plot is drawn (write_all), so that no input
@@ -422,7 +431,7 @@ def write_all(out: str, drawn: Drawn) -> list[str]:
                 os.remove(temporary)
             except OSError:
                 pass
-        raise SystemExit(f"plot: cannot write the plots into {out} ({e}); none replaced")
+        raise PlotError(f"cannot write the plots into {out} ({e}); none replaced")
     written = []
     for name, temporary in temporaries.items():
         path = os.path.join(out, name)
@@ -434,9 +443,55 @@ def write_all(out: str, drawn: Drawn) -> list[str]:
                     os.remove(left)
                 except OSError:
                     pass
-            raise SystemExit(f"plot: cannot write {path} ({e})" +
+            raise PlotError(f"cannot write {path} ({e})" +
                              (f"; written before it: {', '.join(written)}" if written else ""))
         written.append(path)
+    return written
+
+
+def plot(runs, output: str = "plots") -> list[str]:
+    """The plots of runs from Python, as the command draws them from files: `runs` is a report (a Solver's
+    report(statistics), or a program's JSON report read by json.load), a list of reports, or a dict of them by
+    label; several are overlaid, labelled by their keys (a list's by "run 1", "run 2", ...). Writes the PNGs
+    into the folder `output` and returns their paths; PlotError (a ValueError) names what cannot be plotted
+    or written, before anything is."""
+    if isinstance(runs, dict) and "amgsolve" in runs:  # one report, not a dict of them
+        runs = [runs]
+    if isinstance(runs, (list, tuple)):
+        runs = {f"run {i + 1}" if len(runs) > 1 else "run": report for i, report in enumerate(runs)}
+    if not isinstance(runs, dict) or not runs:
+        raise PlotError("plot(runs): give a report (Solver.report's, or a JSON report read), a list of them or a "
+                        "dict of them by label")
+    reports = {}
+    for label, report in runs.items():
+        problem = report_problem(report)
+        if problem:
+            raise PlotError(f"{label}: {problem}")
+        reports[shown(str(label))] = report
+    return draw(reports, {}, output)
+
+
+def draw(reports: dict[str, dict], tables: dict[str, list[dict]], output: str) -> list[str]:
+    """Every plot of the (checked) reports and bench tables into the folder `output`: the paths written."""
+    try:
+        os.makedirs(output, exist_ok=True)
+    except OSError as e:
+        raise PlotError(f"cannot create the folder {output} ({e})")
+    plots = []
+    try:  # (every field read is checked before: this is the net under those checks)
+        if reports:
+            plots += [plot_convergence(reports), plot_levels(reports), plot_setup_phases(reports),
+                      plot_spgemm_comparison(reports)]
+        if tables:
+            plots.append(plot_spgemm_bench(tables))
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        raise PlotError(f"the inputs have a field the plots cannot read ({type(e).__name__}: {e}); "
+                        f"nothing written")
+    drawn = dict(plot for plot in plots if plot)
+    for name in drawn:  # all before any is written
+        check_replaceable(os.path.join(output, name))
+    written = write_all(output, drawn)
+    remove_stale_plots(output, written)
     return written
 
 
@@ -445,33 +500,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("inputs", nargs="+", help="JSON reports and spgemm-bench CSV files")
     parser.add_argument("-o", "--output", default="plots", help="folder for the PNG files (default: plots)")
     args = parser.parse_args(argv)
-    reports, tables = {}, {}
-    for path, label in zip(args.inputs, labels_of(args.inputs)):
-        if path.lower().endswith(".csv"):
-            tables[label] = read_bench_csv(path)
-        else:
-            reports[label] = read_report(path)
     try:
-        os.makedirs(args.output, exist_ok=True)
-    except OSError as e:
-        raise SystemExit(f"plot: cannot create the folder {args.output} ({e})")
-    plots = []
-    try:  # (every field read is checked above: this is the net under those checks)
-        if reports:
-            plots += [plot_convergence(reports), plot_levels(reports), plot_setup_phases(reports),
-                      plot_spgemm_comparison(reports)]
-        if tables:
-            plots.append(plot_spgemm_bench(tables))
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
-        raise SystemExit(f"plot: the inputs have a field the plots cannot read ({type(e).__name__}: {e}); "
-                         f"nothing written")
-    drawn = dict(plot for plot in plots if plot)
-    for name in drawn:  # all before any is written
-        check_replaceable(os.path.join(args.output, name))
-    written = write_all(args.output, drawn)
-    for path in written:
-        print(path)
-    remove_stale_plots(args.output, written)
+        reports, tables = {}, {}
+        for path, label in zip(args.inputs, labels_of(args.inputs)):
+            if path.lower().endswith(".csv"):
+                tables[label] = read_bench_csv(path)
+            else:
+                reports[label] = read_report(path)
+        for path in draw(reports, tables, args.output):
+            print(path)
+    except PlotError as e:
+        raise SystemExit(f"plot: {e}")
     return 0
 
 

@@ -245,6 +245,8 @@ class PySolver {
     rows_ = A->rows;
     symmetric_cycle_ = params.amg.pre_smooth == params.amg.post_smooth;
     mixed_ = params.solver.precision == Precision::mixed;
+    solver_type_ = name_of(params.solver.type);
+    precision_ = name_of(params.solver.precision);
     matrix_ = A;
     nb::gil_scoped_release unlocked;
     require_usable(*A, mixed_);
@@ -267,6 +269,8 @@ class PySolver {
       levels = solver_->setup().levels;
     }
     nb::dict info = solve_dict(result);
+    info["type"] = solver_type_;  // as the program's report names its solve (Solver.report)
+    info["precision"] = precision_;
     info["levels"] = level_list(levels);
     return nb::make_tuple(to_numpy(std::move(x)), info);
   }
@@ -351,6 +355,7 @@ class PySolver {
   std::atomic<Index> rows_ = 0;  // read without the lock (Solver.shape) while a rebuild may set it
   bool symmetric_cycle_ = true;
   bool mixed_ = false;  // solver.precision: mixed (A must fit the float cycle)
+  std::string solver_type_, precision_;  // solver.type and solver.precision, by their names
   std::unique_ptr<Solver> solver_;
   // The last successful setup's matrix, as the solver holds it (shared, so a pickle needs no copy of its
   // own, and a full setup in place of a rebuild lets go of the old one first, as it would without this).

@@ -292,3 +292,80 @@ def test_plots_replace_their_own_pngs_and_no_one_elses(tmp_path):
     with pytest.raises(SystemExit, match="levels.png exists and is not a plot of amgsolve's"):
         plot.main([str(report), "-o", str(out)])
     assert (out / "levels.png").read_bytes().endswith(b"someone else's picture")
+
+
+def poisson_2d(n):
+    import numpy as np
+    import scipy.sparse as sp
+    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1])
+    I = sp.identity(n)
+    return (sp.kron(T, I) + sp.kron(I, T)).tocsr()
+
+
+def test_a_solve_from_python_is_plotted_as_the_programs_reports_are(tmp_path):
+    import numpy as np
+
+    import amgsolve
+
+    A = poisson_2d(60)
+    solver = amgsolve.Solver(A, amg={"coarse_size": 50})
+    _, info = solver.solve(np.ones(A.shape[0]))
+    report = solver.report(info)
+    assert json.loads(json.dumps(report)) == report, "json.dump writes it as it is"
+    assert plot.report_problem(report) is None
+    assert report["solve"]["type"] == "pcg" and report["solve"]["precision"] == "double"
+    assert report["setup"]["levels"] == solver.levels and len(solver.levels) > 1
+    [(_, history)] = plot.convergence_curves(report)
+    assert history == info["residuals"] and len(history) == info["iterations"] + 1
+    written = plot.plot(report, output=str(tmp_path / "one"))
+    assert sorted(os.path.basename(p) for p in written) == ["convergence.png", "levels.png", "setup_phases.png"]
+    for path in written:
+        with open(path, "rb") as f:
+            assert plot.is_our_png(f.read(4096)), path
+    # The command reads what json.dump wrote, as it reads the program's reports.
+    (tmp_path / "python.json").write_text(json.dumps(report))
+    assert plot.main([str(tmp_path / "python.json"), "-o", str(tmp_path / "command")]) == 0
+    # Several right-hand sides are load cases, each a curve; runs given by label are overlaid under it.
+    mixed = amgsolve.Solver(A, amg={"coarse_size": 50}, solver={"precision": "mixed"})
+    _, infos = mixed.solve(np.column_stack([np.ones(A.shape[0]), np.arange(A.shape[0], dtype=float)]))
+    cases = mixed.report(infos)
+    assert [h for _, h in plot.convergence_curves(cases)] == [i["residuals"] for i in infos]
+    assert cases["solve"]["precision"] == "mixed"
+    labels = plot.legend_labels({k: plot.convergence_curves(r) for k, r in {"double": report, "mixed": cases}.items()})
+    assert labels == {"double": ["double: pcg (double)"], "mixed": ["mixed: load case 1", "mixed: load case 2"]}
+    assert len(plot.plot({"double": report, "mixed": cases}, output=str(tmp_path / "both"))) == 3
+
+
+def test_a_report_after_a_rebuild_holds_the_levels_its_solve_used():
+    import numpy as np
+
+    import amgsolve
+
+    A = poisson_2d(40)
+    solver = amgsolve.Solver(A, amg={"coarse_size": 50})
+    _, info = solver.solve(np.ones(A.shape[0]))
+    solver.rebuild(poisson_2d(30))  # another hierarchy, whose summary is not that solve's
+    report = solver.report(info)
+    assert report["setup"] == {"levels": info["levels"]}
+    assert report["setup"]["levels"][0]["rows"] == 1600
+
+
+def test_what_cannot_be_plotted_from_python_is_named(tmp_path):
+    import numpy as np
+
+    import amgsolve
+
+    solver = amgsolve.Solver(poisson_2d(20))
+    with pytest.raises(amgsolve.InputError, match=r"report\(statistics\): give what solve\(\) returned"):
+        solver.report({"iterations": 3})
+    with pytest.raises(amgsolve.InputError, match="report"):
+        solver.report([])
+    with pytest.raises(plot.PlotError, match="mine: not an amgsolve report"):
+        plot.plot({"mine": {"hello": 1}}, output=str(tmp_path / "plots"))
+    with pytest.raises(plot.PlotError, match=r"plot\(runs\): give a report"):
+        plot.plot("run.json", output=str(tmp_path / "plots"))
+    assert not (tmp_path / "plots").exists(), "nothing written for a run that is refused"
+    _, info = solver.solve(np.ones(400))
+    (tmp_path / "taken").write_text("a file, where the folder would be")
+    with pytest.raises(plot.PlotError, match="cannot create the folder"):
+        plot.plot(solver.report(info), output=str(tmp_path / "taken"))
