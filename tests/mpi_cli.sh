@@ -336,7 +336,16 @@ with open('modes.mtx', 'w') as f:
     [ $? -eq 1 ] || fail "$broken: not exit 1 on one process"
   done
 else
-  run "$ranks" "$amgsolve" general.yaml --report "$work/general-many.json" --quiet || fail "general storage, $ranks ranks"
+  run "$ranks" "$amgsolve" general.yaml --report "$work/general-many.json" >"$work/general-out.txt" ||
+    fail "general storage, $ranks ranks"
+  # The file is read on rank 0 alone, which deals each rank its rows: the problem's line says so on ranks.
+  if [ "$ranks" -gt 1 ]; then
+    grep -q "read in .* s (on rank 0, each rank dealt its rows)" "$work/general-out.txt" ||
+      fail "general storage, $ranks ranks: the read not said: $(head -3 "$work/general-out.txt")"
+  else
+    grep -q "read in [0-9.]* s$" "$work/general-out.txt" ||
+      fail "general storage, 1 rank: the read not said: $(head -3 "$work/general-out.txt")"
+  fi
   python3 - general-one.json "$work/general-many.json" <<'PY' || fail "general storage reports differ"
 import json, sys
 one, many = (json.load(open(f)) for f in sys.argv[1:3])
@@ -463,6 +472,10 @@ if many; then
     [ "$status" -eq 1 ] || fail "ranks with other settings: exit $status, expected 1"
     grep -q "the ranks were started with different settings" "$work/err.txt" ||
       fail "ranks with other settings: not said: $(cat "$work/err.txt")"
+    # The ranks of a node check their memory together (MPI_Comm_split_type: here every rank is on this node),
+    # not each its share against the node's free memory alone, which all of them would pass.
+    check_error "a problem beyond the node's memory" "for the $ranks ranks on this node together" \
+      "$source/configs/poisson.yaml" --set "problem.size=[1200,1200,1200]"
     # A rank's own environment: a thread count that only some ranks cannot use is every rank's one error
     # (those ranks refused it before the others' first collective, which then waited for ever).
     timeout 120 "$mpirun" --oversubscribe --bind-to none -np 1 "$amgsolve" "$config" --quiet --report "" : \
