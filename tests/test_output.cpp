@@ -38,6 +38,11 @@ TEST(AtomicFile, UncommittedFileLeavesNothing) {
   EXPECT_EQ(text, "whole");
 }
 
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 // Where the file system has unnamed files (O_TMPFILE), an output has no name until it is put in place, in a
 // batch too, so that a process killed meanwhile (SIGKILL, the OOM killer) leaves nothing beside its targets.
 TEST(AtomicFile, AnOutputHasNoNameUntilItIsPutInPlace) {
@@ -45,10 +50,6 @@ TEST(AtomicFile, AnOutputHasNoNameUntilItIsPutInPlace) {
   const int probe = ::open(dir.path().c_str(), O_TMPFILE | O_WRONLY, 0600);
   if (probe < 0) GTEST_SKIP() << "this file system has no unnamed files (O_TMPFILE): outputs are staged by name";
   ::close(probe);
-  const auto text_of = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
   {
     OutputBatch batch;
     for (const char* name : {"a.json", "b.json"}) {
@@ -59,8 +60,8 @@ TEST(AtomicFile, AnOutputHasNoNameUntilItIsPutInPlace) {
     EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "staged by a name before the batch's commit";
     batch.commit();
   }
-  EXPECT_EQ(text_of(dir.file("a.json")), "a.json");
-  EXPECT_EQ(text_of(dir.file("b.json")), "b.json");
+  EXPECT_EQ(read_all(dir.file("a.json")), "a.json");
+  EXPECT_EQ(read_all(dir.file("b.json")), "b.json");
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) names.push_back(entry.path().filename());
   std::sort(names.begin(), names.end());
@@ -72,7 +73,7 @@ TEST(AtomicFile, AnOutputHasNoNameUntilItIsPutInPlace) {
     std::ofstream(f.temp_path()) << "again";
     f.commit();
   }
-  EXPECT_EQ(text_of(dir.file("a.json")), "again");
+  EXPECT_EQ(read_all(dir.file("a.json")), "again");
   EXPECT_EQ(std::filesystem::status(dir.file("a.json")).permissions(),
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
@@ -84,11 +85,6 @@ TEST(AtomicFile, RequireWritableNamesTheMissingDirectory) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir"), std::string::npos);
   }
-}
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 void write_through(const std::string& path, const std::string& text) {

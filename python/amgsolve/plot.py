@@ -160,7 +160,7 @@ def read_bench_csv(path: str) -> list[dict]:
         raise PlotError(f"{path}: cannot read ({e})")
     if rows and {"level", "product", "backend", "seconds"} <= set(rows[0]):
         raise PlotError(f"{path}: the program's SpGEMM comparison table (output.spgemm_csv): plot the "
-                         f"run's JSON report (--report), which holds the same rows")
+                        f"run's JSON report (--report), which holds the same rows")
     if not rows or not {"matrix", "backend", "median_seconds"} <= set(rows[0]):
         raise PlotError(f"{path}: not a spgemm-bench CSV (needs matrix, backend, median_seconds)")
     for line, row in enumerate(rows, start=2):
@@ -170,7 +170,7 @@ def read_bench_csv(path: str) -> list[dict]:
             seconds = math.nan
         if not (seconds >= 0 and math.isfinite(seconds)):
             raise PlotError(f"{path}:{line}: median_seconds {row['median_seconds']!r} is not a number of "
-                             f"seconds")
+                            f"seconds")
     return rows
 
 
@@ -444,7 +444,7 @@ def write_all(out: str, drawn: Drawn) -> list[str]:
                 except OSError:
                     pass
             raise PlotError(f"cannot write {path} ({e})" +
-                             (f"; written before it: {', '.join(written)}" if written else ""))
+                            (f"; written before it: {', '.join(written)}" if written else ""))
         written.append(path)
     return written
 

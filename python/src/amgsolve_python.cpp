@@ -244,12 +244,11 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     rows_ = A->rows;
     symmetric_cycle_ = params.amg.pre_smooth == params.amg.post_smooth;
-    mixed_ = params.solver.precision == Precision::mixed;
-    solver_type_ = name_of(params.solver.type);
-    precision_ = name_of(params.solver.precision);
+    solver_type_ = params.solver.type;
+    precision_ = params.solver.precision;
     matrix_ = A;
     nb::gil_scoped_release unlocked;
-    require_usable(*A, mixed_);
+    require_usable(*A, precision_ == Precision::mixed);
     solver_ = std::make_unique<Solver>(std::move(A), params, interruptible_setup());
   }
 
@@ -269,8 +268,8 @@ class PySolver {
       levels = solver_->setup().levels;
     }
     nb::dict info = solve_dict(result);
-    info["type"] = solver_type_;  // as the program's report names its solve (Solver.report)
-    info["precision"] = precision_;
+    info["type"] = name_of(solver_type_);  // as the program's report names its solve (Solver.report)
+    info["precision"] = name_of(precision_);
     info["levels"] = level_list(levels);
     return nb::make_tuple(to_numpy(std::move(x)), info);
   }
@@ -292,7 +291,7 @@ class PySolver {
         csr_from_arrays<double>("A", rows, cols, indptr, indices, data));
     nb::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(busy_);
-    require_usable(*A, mixed_);
+    require_usable(*A, precision_ == Precision::mixed);
     const std::weak_ptr<const CsrMatrix<double>> given = A;  // not held here: a scaled A is let go of as before
     solver_->rebuild(std::move(A));
     matrix_ = given;
@@ -354,8 +353,8 @@ class PySolver {
  private:
   std::atomic<Index> rows_ = 0;  // read without the lock (Solver.shape) while a rebuild may set it
   bool symmetric_cycle_ = true;
-  bool mixed_ = false;  // solver.precision: mixed (A must fit the float cycle)
-  std::string solver_type_, precision_;  // solver.type and solver.precision, by their names
+  SolverType solver_type_ = SolverType::pcg;
+  Precision precision_ = Precision::double_precision;  // mixed: A must fit the float cycle
   std::unique_ptr<Solver> solver_;
   // The last successful setup's matrix, as the solver holds it (shared, so a pickle needs no copy of its
   // own, and a full setup in place of a rebuild lets go of the old one first, as it would without this).

@@ -295,11 +295,8 @@ def test_plots_replace_their_own_pngs_and_no_one_elses(tmp_path):
 
 
 def poisson_2d(n):
-    import numpy as np
-    import scipy.sparse as sp
-    T = sp.diags_array([-np.ones(n - 1), 2 * np.ones(n), -np.ones(n - 1)], offsets=[-1, 0, 1])
-    I = sp.identity(n)
-    return (sp.kron(T, I) + sp.kron(I, T)).tocsr()
+    from test_amgsolve import poisson  # the suite's Laplacian (pytest puts this folder on the path)
+    return poisson(n, dims=2)
 
 
 def test_a_solve_from_python_is_plotted_as_the_programs_reports_are(tmp_path):
