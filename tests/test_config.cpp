@@ -1105,6 +1105,45 @@ TEST(Config, ReferenceDocumentListsEveryKey) {
   }
 }
 
+// The ```yaml blocks of a Markdown document, each as its text.
+std::vector<std::string> yaml_examples(const std::string& markdown) {
+  std::vector<std::string> blocks;
+  std::istringstream in(markdown);
+  std::string line, block;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line == "```yaml") {
+      inside = true;
+      block.clear();
+    } else if (inside && line == "```") {
+      inside = false;
+      blocks.push_back(block);
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+// The documents' YAML examples are configs the reader takes: a key renamed or removed, or a rule between
+// keys added, fails here rather than in a reader's first run (their input files are not opened).
+TEST(Config, TheDocumentsYamlExamplesAreValidConfigs) {
+  for (const std::string doc : {"README.md", "docs/MIGRATING.md"}) {
+    const std::string path = test::source_dir() + "/" + doc;
+    ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path;
+    const std::vector<std::string> examples = yaml_examples(read_text(path));
+    EXPECT_FALSE(examples.empty()) << doc << " has no ```yaml block: the test would check nothing";
+    for (std::size_t k = 0; k < examples.size(); ++k) {
+      const std::string name = doc + ", YAML example " + std::to_string(k + 1);
+      try {
+        (void)parse_config(examples[k], name);
+      } catch (const InputError& e) {
+        ADD_FAILURE() << e.what() << "\n" << examples[k];
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amgsolve
 
