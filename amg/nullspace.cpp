@@ -75,10 +75,12 @@ Index parts_of_nodes(std::vector<Index>& parent, Index rows, const Array<Index>*
   return nodes;
 }
 
-Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_ptr) {
-  // Union-find over the nonzero entries (either triangle suffices for a symmetric pattern; both are read). A
-  // stored zero couples nothing: two blocks joined only by explicit zeros are two singular pieces.
-  std::vector<Index> parent;
+namespace {
+
+// Union-find over the nonzero entries (either triangle suffices for a symmetric pattern; both are read),
+// each part rooted at its smallest row. A stored zero couples nothing: two blocks joined only by explicit
+// zeros are two singular pieces. Returns the number of parts; `parent` leads each row to its part's root.
+Index join_coupled_rows(const CsrMatrix<double>& A, const Array<Index>* node_ptr, std::vector<Index>& parent) {
   Index components = parts_of_nodes(parent, A.rows, node_ptr);
   const auto find = [&](Index i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
@@ -92,7 +94,38 @@ Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_
       parent[std::max(a, b)] = std::min(a, b);
       --components;
     }
+  for (Index i = 0; i < A.rows; ++i) parent[i] = parent[parent[i]];  // roots are smaller: one pass flattens
   return components;
+}
+
+}  // namespace
+
+Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_ptr) {
+  std::vector<Index> parent;
+  return join_coupled_rows(A, node_ptr, parent);
+}
+
+std::string floating_part(const CsrMatrix<double>& A) {
+  std::vector<Index> root;
+  if (join_coupled_rows(A, nullptr, root) < 2) return "";
+  // Per part (by its root, its smallest row): its rows and the largest relative sum among them.
+  std::vector<Index> rows_of(static_cast<std::size_t>(A.rows), 0);
+  std::vector<double> largest_sum(static_cast<std::size_t>(A.rows), 0.0);
+  for (Index i = 0; i < A.rows; ++i) {
+    const auto r = static_cast<std::size_t>(root[i]);
+    ++rows_of[r];
+    largest_sum[r] = std::max(largest_sum[r], relative_row_sum(A, i));
+  }
+  for (Index r = 0; r < A.rows; ++r) {
+    const auto part = static_cast<std::size_t>(r);
+    if (rows_of[part] == 0 || rows_of[part] == A.rows || !(largest_sum[part] <= zero_row_sum_tolerance<double>()))
+      continue;
+    const Index others = rows_of[part] - 1;
+    return "row " + std::to_string(r + 1) + (others > 0 ? " and the " + std::to_string(others) + " rows coupled to it" : "") +
+           " form a part that no other row couples to, and its rows all sum to zero: singular on its own (a "
+           "floating part; hold it, e.g. by a Dirichlet condition, or solve it separately)";
+  }
+  return "";
 }
 
 namespace {

@@ -48,6 +48,13 @@ RowSum largest_relative_row_sum(const CpuBackend&, const CsrMatrix<Value>& A) {
 // count as joined: a system's parts are of nodes, whatever couples the unknowns within one.
 Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_ptr = nullptr);
 
+// Why a matrix that is not singular as a whole may still be: a part of it that no other row couples to
+// (a connected component of its graph, not the whole) whose rows all sum to zero, singular on its own (a
+// floating part of a structure or a domain, a Neumann subdomain). Names the first such part by its first row
+// and size, as a clause for an error message; "" where there is none. Asked only after a setup or solve has
+// failed: it costs a pass of union-find over the entries.
+std::string floating_part(const CsrMatrix<double>& A);
+
 // The union-find both counts start from: each row its own part, or with `node_ptr` each node's rows one part
 // rooted at its first row; returns the number of parts.
 Index parts_of_nodes(std::vector<Index>& parent, Index rows, const Array<Index>* node_ptr);

@@ -944,13 +944,21 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
 #endif
-  switch (kind) {
-    case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
-    case BackendKind::cuda:
+  const std::shared_ptr<const CsrMatrix<double>> matrix = A;  // for the diagnosis below, whoever else lets go
+  try {
+    switch (kind) {
+      case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
+      case BackendKind::cuda:
 #ifdef AMGSOLVE_WITH_CUDA
-      return make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
+        return make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
 #endif
-      break;
+        break;
+    }
+  } catch (const NumericalError& e) {
+    // A singular coarse level of a matrix that is not singular as a whole: say where, if a part floats.
+    const std::string floating = resolved.amg.is_system() ? "" : floating_part(*matrix);
+    if (floating.empty()) throw;
+    throw NumericalError(std::string(e.what()) + "; " + floating);
   }
   throw Error("internal: no backend for " + std::string(to_string(kind)));
 }

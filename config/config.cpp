@@ -64,15 +64,33 @@ const KeySpec* find_spec(const std::string& path, const std::string& problem_typ
   return any;
 }
 
-// Other solvers' names for keys (scipy's cg, PyAMG, AMGCL, hypre), which no edit distance finds.
+// Other solvers' names for keys, which no edit distance finds (docs/MIGRATING.md maps them): scipy's cg,
+// PyAMG, AMGCL, hypre's BoomerAMG, PETSc's GAMG and AmgX, as their users would write them in a section or,
+// in Python, without one.
 constexpr std::pair<std::string_view, std::string_view> kOtherSolversNames[] = {
+    // scipy, PyAMG
     {"solver.tol", "solver.tolerance"},        {"solver.rtol", "solver.tolerance"},
     {"solver.atol", "solver.absolute_tolerance"}, {"solver.maxiter", "solver.max_iterations"},
-    {"solver.max_iter", "solver.max_iterations"}, {"solver.maxit", "solver.max_iterations"},
-    {"amg.max_coarse", "amg.coarse_size"},     {"amg.coarse_enough", "amg.coarse_size"},
-    {"amg.eps_strong", "amg.strength_threshold"}, {"amg.strength", "amg.strength_threshold"},
-    {"amg.theta", "amg.strength_threshold"},   {"amg.relax", "amg.smoother.type"},
-    {"amg.smoother.iterations", "amg.smoother.sweeps"}, {"amg.smoother.power", "amg.smoother.degree"},
+    {"amg.max_coarse", "amg.coarse_size"},     {"amg.strength", "amg.strength_threshold"},
+    {"amg.theta", "amg.strength_threshold"},   {"amg.presmoother", "amg.smoother.type"},
+    {"amg.postsmoother", "amg.smoother.type"}, {"amg.smooth", "amg.prolongator_damping"},
+    {"amg.improve_candidates", "amg.improve_near_nullspace"},
+    {"amg.smoother.iterations", "amg.smoother.sweeps"},
+    // AMGCL
+    {"amg.coarse_enough", "amg.coarse_size"},  {"amg.eps_strong", "amg.strength_threshold"},
+    {"amg.relax", "amg.smoother.type"},        {"amg.npre", "amg.smoother.pre_steps"},
+    {"amg.npost", "amg.smoother.post_steps"},  {"amg.smoother.damping", "amg.smoother.omega"},
+    {"amg.smoother.power", "amg.smoother.degree"},
+    // hypre
+    {"solver.max_iter", "solver.max_iterations"}, {"amg.max_coarse_size", "amg.coarse_size"},
+    {"amg.strong_threshold", "amg.strength_threshold"}, {"amg.relax_type", "amg.smoother.type"},
+    {"amg.cheby_order", "amg.smoother.degree"},
+    // PETSc
+    {"solver.maxit", "solver.max_iterations"}, {"solver.max_it", "solver.max_iterations"},
+    {"amg.threshold", "amg.strength_threshold"}, {"amg.coarse_eq_limit", "amg.coarse_size"},
+    // AmgX
+    {"solver.max_iters", "solver.max_iterations"}, {"amg.presweeps", "amg.smoother.pre_steps"},
+    {"amg.postsweeps", "amg.smoother.post_steps"}, {"amg.chebyshev_polynomial_order", "amg.smoother.degree"},
 };
 
 // Ours for another solver's name of a key, or "".
@@ -98,6 +116,13 @@ std::string named_elsewhere(const std::string& path) {
   std::string named = our_name_for(path);
   if (named.empty() && path.find('.') == std::string::npos) named = key_in_a_section(path);
   return named.empty() ? "" : " (did you mean '" + named + "'?)";
+}
+
+// " (did you mean 'S.type'?)" for a section S given a value where it has a `type` (`smoother: jacobi`, in
+// Python amg={"smoother": "jacobi"}); else "".
+std::string section_given_a_value(const std::string& section) {
+  const std::string type = section + ".type";
+  return find_spec(type, "") ? " (did you mean '" + type + "'?)" : "";
 }
 
 std::string suggestion_for(const std::string& path) {
@@ -404,7 +429,8 @@ void check_keys(const Document& doc, const YAML::Node& node, const std::string& 
     }
     if (is_config_section(path)) {
       if (!it->second.IsMap() && !it->second.IsNull())
-        throw InputError(doc.where(path, it->first) + "'" + path + "' must be a section (a YAML map)");
+        throw InputError(doc.where(path, it->first) + "'" + path + "' must be a section (a YAML map)" +
+                         section_given_a_value(path));
       if (it->second.IsMap()) check_keys(doc, it->second, path, type);
       continue;
     }

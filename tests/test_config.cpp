@@ -1017,6 +1017,26 @@ TEST(Config, OtherSolversNamesAndKeysWithoutTheirSectionAreNamed) {
   EXPECT_TRUE(Contains(parse_error("ams:\n  coarse_size: 10\n"), "(did you mean 'amg'?)"));
 }
 
+// The names of docs/MIGRATING.md's libraries, as their users would write them: PyAMG's presmoother and
+// improve_candidates, AMGCL's npre, hypre's max_coarse_size, PETSc's coarse_eq_limit, AmgX's max_iters.
+TEST(Config, TheMigratingLibrariesNamesPointAtOurs) {
+  EXPECT_TRUE(Contains(parse_error("", {"presmoother=gauss_seidel"}), "(did you mean 'amg.smoother.type'?)"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  improve_candidates: 4\n"), "(did you mean 'amg.improve_near_nullspace'?)"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  npre: 2\n"), "(did you mean 'amg.smoother.pre_steps'?)"));
+  EXPECT_TRUE(Contains(parse_error("", {"max_coarse_size=9"}), "(did you mean 'amg.coarse_size'?)"));
+  EXPECT_TRUE(Contains(parse_error("amg:\n  coarse_eq_limit: 50\n"), "(did you mean 'amg.coarse_size'?)"));
+  EXPECT_TRUE(Contains(parse_error("solver:\n  max_iters: 100\n"), "(did you mean 'solver.max_iterations'?)"));
+}
+
+// A section given a value where it has a `type` (in Python amg={"smoother": "jacobi"}) names that key.
+TEST(Config, ASectionGivenAValueNamesItsType) {
+  const std::string e = parse_error("amg:\n  smoother: jacobi\n");
+  EXPECT_TRUE(Contains(e, "cfg.yaml:2:")) << e;
+  EXPECT_TRUE(Contains(e, "'amg.smoother' must be a section (a YAML map) (did you mean 'amg.smoother.type'?)"));
+  EXPECT_TRUE(Contains(parse_error("problem: poisson\n"), "(did you mean 'problem.type'?)"));
+  EXPECT_TRUE(LacksText(parse_error("amg: 3\n"), "did you mean"));  // amg has no type
+}
+
 // `amgsolve A.mtx` read the matrix as YAML: "the configuration must be a YAML map of sections".
 TEST(Config, AMatrixMarketFileGivenAsTheConfigSaysHowToGiveIt) {
   ScratchDir dir;

@@ -69,6 +69,15 @@ def _solver_section(path: str) -> bool:
     return path.split(".")[0] in ("amg", "solver") and _amgsolve.is_config_section(path)
 
 
+def _refuse_pyamg_candidates(params: dict[str, Any]) -> None:
+    """PyAMG's B and BH, named as amgsolve names them (they would otherwise be refused as values)."""
+    if "B" in params:
+        raise InputError("parameter B: PyAMG's near-nullspace candidates are near_nullspace= here "
+                         "(Solver(A, near_nullspace=B), B of shape (n, k))")
+    if "BH" in params:
+        raise InputError("parameter BH: PyAMG's candidates for A^H; A is symmetric here, near_nullspace= serves both")
+
+
 def _settings(params: dict[str, Any]) -> list[str]:
     """The parameters as the program's --set assignments ("amg.coarse_size=500"), values in JSON (valid YAML)."""
     out: list[str] = []
@@ -346,6 +355,7 @@ class Solver:
     """
 
     def __init__(self, A: Any, near_nullspace: Any = None, **params: Any) -> None:
+        _refuse_pyamg_candidates(params)
         settings = _settings(params)
         settings += _block_size_of(A, settings)
         A = _csr(A, "A")

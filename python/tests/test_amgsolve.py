@@ -274,6 +274,13 @@ def test_errors_derive_from_amgsolve_error_and_the_builtin_kind():
         amgsolve.Solver(poisson(4), solver={"tol": 1e-6})
     with pytest.raises(amgsolve.InputError, match=r"did you mean 'amg.coarse_size'"):
         amgsolve.Solver(poisson(4), coarse_size=10)
+    # PyAMG's: its smoother argument, a section given a value, and its candidates B (an array).
+    with pytest.raises(amgsolve.InputError, match=r"did you mean 'amg.smoother.type'"):
+        amgsolve.Solver(poisson(4), presmoother=("gauss_seidel", {"sweep": "symmetric"}))
+    with pytest.raises(amgsolve.InputError, match=r"must be a section .*did you mean 'amg.smoother.type'"):
+        amgsolve.Solver(poisson(4), amg={"smoother": "jacobi"})
+    with pytest.raises(amgsolve.InputError, match=r"parameter B: .*near_nullspace="):
+        amgsolve.Solver(poisson(4), B=np.ones((64, 1)))
 
 
 def level_design(solver):
