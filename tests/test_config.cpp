@@ -1,10 +1,12 @@
 // Configuration loading: defaults from the schema, errors that name the key, the file and the line,
 // --set overrides, and docs/CONFIG.md kept equal to the schema it is generated from.
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -1162,6 +1164,28 @@ TEST(Config, TheDocumentsYamlExamplesAreValidConfigs) {
       }
     }
   }
+}
+
+// The keys docs/MIGRATING.md names in its text and tables (`amg.smoother.pre_steps`) are the schema's keys
+// or sections: a key renamed fails here. Names read as calls or items (`solver.solve(b)`, `solver.setup[...]`)
+// and file names (`amgsolve/solver.hpp`) are not keys.
+TEST(Config, TheKeysMigratingMdNamesAreTheSchemas) {
+  const std::string text = read_text(test::source_dir() + "/docs/MIGRATING.md");
+  std::set<std::string> keys;
+  for (const KeySpec& k : config_schema()) keys.insert(k.path);
+  const std::regex key_like(R"((amg|solver|problem|output)(\.[a-z_0-9]+)+)");
+  int named = 0;
+  for (auto m = std::sregex_iterator(text.begin(), text.end(), key_like); m != std::sregex_iterator(); ++m) {
+    const auto at = static_cast<std::size_t>(m->position()), end = at + static_cast<std::size_t>(m->length());
+    const auto part_of_a_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+    if (at > 0 && part_of_a_name(text[at - 1])) continue;    // params.amg.pre_smooth, amgsolve.Solver
+    if (end < text.size() && (text[end] == '(' || text[end] == '[')) continue;
+    const std::string path = m->str();
+    if (path.ends_with(".hpp") || path.ends_with(".cpp")) continue;
+    ++named;
+    EXPECT_TRUE(keys.count(path) || is_config_section(path)) << "docs/MIGRATING.md names '" << path << "'";
+  }
+  EXPECT_GT(named, 20) << "docs/MIGRATING.md's key names were not found: the test would check nothing";
 }
 
 }  // namespace
