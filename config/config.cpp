@@ -100,21 +100,22 @@ std::string our_name_for(const std::string& path) {
   return "";
 }
 
-// For a key given without its section ("coarse_size", "tol"): the amg or solver key it names, or "".
+// For a key or section given without its section ("coarse_size", "tol", "smoother.type", "smoother"): the
+// amg or solver key or section it names, or "".
 std::string key_in_a_section(const std::string& key) {
   for (const char* section : {"amg.", "solver."}) {
     const std::string path = section + key;
-    if (find_spec(path, "")) return path;  // the amg and solver keys are every problem type's
+    if (find_spec(path, "") || is_config_section(path)) return path;  // every problem type's
     if (std::string ours = our_name_for(path); !ours.empty()) return ours;
   }
   return "";
 }
 
 // " (did you mean 'X'?)" where `path` is another solver's name for our key X, or X without its section
-// (a top-level `tol:`, Python's Solver(A, coarse_size=10)); else "".
+// (a top-level `tol:`, Python's Solver(A, coarse_size=10) or Solver(A, smoother={"type": "jacobi"})); else "".
 std::string named_elsewhere(const std::string& path) {
   std::string named = our_name_for(path);
-  if (named.empty() && path.find('.') == std::string::npos) named = key_in_a_section(path);
+  if (named.empty() && !is_config_section(path.substr(0, path.find('.')))) named = key_in_a_section(path);
   return named.empty() ? "" : " (did you mean '" + named + "'?)";
 }
 

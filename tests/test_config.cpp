@@ -1037,6 +1037,10 @@ TEST(Config, ASectionGivenAValueNamesItsType) {
   EXPECT_TRUE(Contains(e, "'amg.smoother' must be a section (a YAML map) (did you mean 'amg.smoother.type'?)"));
   EXPECT_TRUE(Contains(parse_error("problem: poisson\n"), "(did you mean 'problem.type'?)"));
   EXPECT_TRUE(LacksText(parse_error("amg: 3\n"), "did you mean"));  // amg has no type
+  // A section given without its own (a top-level `smoother:`) names where it belongs.
+  EXPECT_TRUE(Contains(parse_error("", {"smoother=jacobi"}), "(did you mean 'amg.smoother'?)"));
+  EXPECT_TRUE(Contains(parse_error("smoother:\n  type: jacobi\n"), "(did you mean 'amg.smoother'?)"));
+  EXPECT_TRUE(Contains(parse_error("", {"smoother.degree=3"}), "(did you mean 'amg.smoother'?)"));
 }
 
 // `amgsolve A.mtx` read the matrix as YAML: "the configuration must be a YAML map of sections".

@@ -279,6 +279,8 @@ def test_errors_derive_from_amgsolve_error_and_the_builtin_kind():
         amgsolve.Solver(poisson(4), presmoother=("gauss_seidel", {"sweep": "symmetric"}))
     with pytest.raises(amgsolve.InputError, match=r"must be a section .*did you mean 'amg.smoother.type'"):
         amgsolve.Solver(poisson(4), amg={"smoother": "jacobi"})
+    with pytest.raises(amgsolve.InputError, match=r"did you mean 'amg.smoother.type'"):
+        amgsolve.Solver(poisson(4), smoother={"type": "jacobi"})
     with pytest.raises(amgsolve.InputError, match=r"parameter B: .*near_nullspace="):
         amgsolve.Solver(poisson(4), B=np.ones((64, 1)))
 
