@@ -79,7 +79,8 @@ namespace {
 
 // Union-find over the nonzero entries (either triangle suffices for a symmetric pattern; both are read),
 // each part rooted at its smallest row. A stored zero couples nothing: two blocks joined only by explicit
-// zeros are two singular pieces. Returns the number of parts; `parent` leads each row to its part's root.
+// zeros are two singular pieces. Returns the number of parts; `parent` leads each row towards its part's root
+// (never to a larger row).
 Index join_coupled_rows(const CsrMatrix<double>& A, const Array<Index>* node_ptr, std::vector<Index>& parent) {
   Index components = parts_of_nodes(parent, A.rows, node_ptr);
   const auto find = [&](Index i) {
@@ -94,7 +95,6 @@ Index join_coupled_rows(const CsrMatrix<double>& A, const Array<Index>* node_ptr
       parent[std::max(a, b)] = std::min(a, b);
       --components;
     }
-  for (Index i = 0; i < A.rows; ++i) parent[i] = parent[parent[i]];  // roots are smaller: one pass flattens
   return components;
 }
 
@@ -108,6 +108,7 @@ Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_
 std::string floating_part(const CsrMatrix<double>& A) {
   std::vector<Index> root;
   if (join_coupled_rows(A, nullptr, root) < 2) return "";
+  for (Index i = 0; i < A.rows; ++i) root[i] = root[root[i]];  // a row's parent is smaller: one pass ends at roots
   // Per part (by its root, its smallest row): its rows and the largest relative sum among them.
   std::vector<Index> rows_of(static_cast<std::size_t>(A.rows), 0);
   std::vector<double> largest_sum(static_cast<std::size_t>(A.rows), 0.0);
@@ -118,8 +119,7 @@ std::string floating_part(const CsrMatrix<double>& A) {
   }
   for (Index r = 0; r < A.rows; ++r) {
     const auto part = static_cast<std::size_t>(r);
-    if (rows_of[part] == 0 || rows_of[part] == A.rows || !(largest_sum[part] <= zero_row_sum_tolerance<double>()))
-      continue;
+    if (rows_of[part] == 0 || !(largest_sum[part] <= zero_row_sum_tolerance<double>())) continue;
     const Index others = rows_of[part] - 1;
     return "row " + std::to_string(r + 1) + (others > 0 ? " and the " + std::to_string(others) + " rows coupled to it" : "") +
            " form a part that no other row couples to, and its rows all sum to zero: singular on its own (a "

@@ -844,12 +844,28 @@ std::unique_ptr<Solver::Impl> make_solver_in_precision(Input A, const Parameters
   return std::make_unique<SolverOn<Backend, double, SolveBackend>>(std::move(A), params, callbacks);
 }
 
+// A failed setup's error, naming the part of A singular on its own where one is (a singular coarse level of a
+// scalar matrix that is not singular as a whole: amg/nullspace.hpp's floating_part). A: null where it is gone.
+NumericalError naming_a_floating_part(const NumericalError& e, const CsrMatrix<double>* A, const Parameters& params) {
+  const std::string floating = A && !params.amg.is_system() ? floating_part(*A) : "";
+  return floating.empty() ? e : NumericalError(std::string(e.what()) + "; " + floating);
+}
+
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
 template <class Backend, class SolveBackend = Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>) {
     const int exponent = require_representable(*A, params);
-    return make_solver_in_precision<Backend, SolveBackend>(ScaledMatrix{std::move(A), exponent}, params, callbacks);
+    // Held for that error where the solver holds A anyway; a scaled copy replaces it during the setup, and the
+    // caller's A stays only if the caller holds it.
+    const std::shared_ptr<const CsrMatrix<double>> held = exponent == 0 ? A : nullptr;
+    const std::weak_ptr<const CsrMatrix<double>> given = A;
+    try {
+      return make_solver_in_precision<Backend, SolveBackend>(ScaledMatrix{std::move(A), exponent}, params, callbacks);
+    } catch (const NumericalError& e) {
+      const std::shared_ptr<const CsrMatrix<double>> still_held = given.lock();
+      throw naming_a_floating_part(e, still_held.get(), params);
+    }
   } else {
     return make_solver_in_precision<Backend, SolveBackend>(std::move(A), params, callbacks);
   }
@@ -944,21 +960,13 @@ std::unique_ptr<Solver::Impl> make_impl(std::shared_ptr<const CsrMatrix<double>>
 #ifdef AMGSOLVE_WITH_MPI
   if (distributed) return make_distributed_solver(std::move(A), kind, resolved, callbacks);
 #endif
-  const std::shared_ptr<const CsrMatrix<double>> matrix = A;  // for the diagnosis below, whoever else lets go
-  try {
-    switch (kind) {
-      case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
-      case BackendKind::cuda:
+  switch (kind) {
+    case BackendKind::cpu: return make_solver_on<CpuBackend>(std::move(A), resolved, callbacks);
+    case BackendKind::cuda:
 #ifdef AMGSOLVE_WITH_CUDA
-        return make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
+      return make_solver_on<CudaBackend>(std::move(A), resolved, callbacks);
 #endif
-        break;
-    }
-  } catch (const NumericalError& e) {
-    // A singular coarse level of a matrix that is not singular as a whole: say where, if a part floats.
-    const std::string floating = resolved.amg.is_system() ? "" : floating_part(*matrix);
-    if (floating.empty()) throw;
-    throw NumericalError(std::string(e.what()) + "; " + floating);
+      break;
   }
   throw Error("internal: no backend for " + std::string(to_string(kind)));
 }
