@@ -12,8 +12,6 @@
 
 namespace amgsolve {
 
-namespace {
-
 template <class Value>
 double relative_row_sum(const CsrMatrix<Value>& A, Index i) {
   // Summed on the scale of the row's largest entry: a row of entries beyond 1e307 would overflow to inf
@@ -30,7 +28,8 @@ double relative_row_sum(const CsrMatrix<Value>& A, Index i) {
   return magnitude > 0 ? std::abs(sum) / magnitude : 0.0;
 }
 
-}  // namespace
+template double relative_row_sum(const CsrMatrix<double>&, Index);
+template double relative_row_sum(const CsrMatrix<float>&, Index);
 
 // What a scan of the rows in order keeps: the first row, then each row whose relative sum is larger (so
 // the first of the largest, and a NaN only in row 0, where nothing is larger). Each thread scans its block
@@ -109,23 +108,26 @@ std::string floating_part(const CsrMatrix<double>& A) {
   std::vector<Index> root;
   if (join_coupled_rows(A, nullptr, root) < 2) return "";
   for (Index i = 0; i < A.rows; ++i) root[i] = root[root[i]];  // a row's parent is smaller: one pass ends at roots
-  // Per part (by its root, its smallest row): its rows and the largest relative sum among them.
+  // Per part (by its root, its smallest row): its rows, and whether one of them does not sum to zero.
   std::vector<Index> rows_of(static_cast<std::size_t>(A.rows), 0);
-  std::vector<double> largest_sum(static_cast<std::size_t>(A.rows), 0.0);
+  std::vector<char> held(static_cast<std::size_t>(A.rows), 0);
   for (Index i = 0; i < A.rows; ++i) {
     const auto r = static_cast<std::size_t>(root[i]);
     ++rows_of[r];
-    largest_sum[r] = std::max(largest_sum[r], relative_row_sum(A, i));
+    if (!(relative_row_sum(A, i) <= zero_row_sum_tolerance<double>())) held[r] = 1;
   }
-  for (Index r = 0; r < A.rows; ++r) {
-    const auto part = static_cast<std::size_t>(r);
-    if (rows_of[part] == 0 || !(largest_sum[part] <= zero_row_sum_tolerance<double>())) continue;
-    const Index others = rows_of[part] - 1;
-    return "row " + std::to_string(r + 1) + (others > 0 ? " and the " + std::to_string(others) + " rows coupled to it" : "") +
-           " form a part that no other row couples to, and its rows all sum to zero: singular on its own (a "
-           "floating part; hold it, e.g. by a Dirichlet condition, or solve it separately)";
-  }
+  for (Index r = 0; r < A.rows; ++r)
+    if (rows_of[static_cast<std::size_t>(r)] > 0 && !held[static_cast<std::size_t>(r)])
+      return floating_part_clause(r, rows_of[static_cast<std::size_t>(r)]);
   return "";
+}
+
+std::string floating_part_clause(std::int64_t first_row, std::int64_t rows) {
+  const std::int64_t others = rows - 1;
+  return "row " + std::to_string(first_row + 1) +
+         (others > 0 ? " and the " + std::to_string(others) + " rows coupled to it form" : " forms") +
+         " a part that no other row couples to, and its rows all sum to zero: singular on its own (a floating "
+         "part; hold it, e.g. by a Dirichlet condition, or solve it separately)";
 }
 
 namespace {

@@ -9,12 +9,14 @@
 // `auto` takes the nullspace to be constant when every row sums to zero to rounding, and only then; it
 // needs the matrix's graph to be connected (otherwise each part has its own constant, a nullspace of more
 // than one vector that this does not handle, and the solve refuses it).
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "amg/params.hpp"
+#include "common/error.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
@@ -36,6 +38,9 @@ constexpr double zero_row_sum_tolerance() {
 
 template <class Value>
 RowSum largest_relative_row_sum(const CsrMatrix<Value>& A);
+// Row i's |sum_j a_ij| / sum_j |a_ij| (0 for an empty row), summed on the scale of its largest entry.
+template <class Value>
+double relative_row_sum(const CsrMatrix<Value>& A, Index i);
 
 // Through the setup's backend (the cuda one in amg/cuda/device_setup.hpp).
 template <class Value>
@@ -54,6 +59,16 @@ Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_
 // and size, as a clause for an error message; "" where there is none. Asked only after a setup or solve has
 // failed: it costs a pass of union-find over the entries.
 std::string floating_part(const CsrMatrix<double>& A);
+// That clause for the part whose smallest row (from 0) is `first_row`, of `rows` rows (the ranks' overload in
+// amg/mpi/distributed_setup.hpp names it alike).
+std::string floating_part_clause(std::int64_t first_row, std::int64_t rows);
+
+// An error that names a floating part of A (floating_part): a property of the matrix, so no other cause (a
+// parameter, float's rounding) is suggested beside it.
+class FloatingPartError : public NumericalError {
+ public:
+  using NumericalError::NumericalError;
+};
 
 // The union-find both counts start from: each row its own part, or with `node_ptr` each node's rows one part
 // rooted at its first row; returns the number of parts.

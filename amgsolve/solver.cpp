@@ -33,6 +33,7 @@
 #include "solver/pcg.hpp"
 #include "solver/stationary_iteration.hpp"
 #include "sparse/csr_ops.hpp"
+#include "sparse/sparse_ldlt.hpp"
 #include "spgemm/numeric_product.hpp"
 #include "spgemm/registry.hpp"
 #ifdef AMGSOLVE_WITH_CUDA
@@ -230,8 +231,10 @@ class SolverOn final : public Solver::Impl {
         rows_(set_finest_partition_unit(backend_, A.matrix->rows, params.amg)),
         matrix_exponent_(A.exponent),
         A_csr_(backend_.csr(scaled_down(std::move(A.matrix), matrix_exponent_))),
-        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg, callbacks.on_level,
-                   product_callback<CycleValue>(callbacks)) {
+        hierarchy_(naming_a_floating_part(params.amg, [&] {
+          return Hierarchy<Backend, CycleValue>(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_), params.amg,
+                                                callbacks.on_level, product_callback<CycleValue>(callbacks));
+        })) {
     hold_system_nullspace();
     finish_setup();
     fill_summary(setup_timer_.seconds());
@@ -247,9 +250,11 @@ class SolverOn final : public Solver::Impl {
         rows_(set_finest_partition_unit(backend_, static_cast<Index>(block.global_rows), params.amg)),
         matrix_exponent_(exponent_over_ranks(block)),
         A_csr_(finest_matrix(std::move(block), matrix_exponent_)),
-        hierarchy_(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
-                   with_nullspace_on_ranks(params.amg, backend_, *A_csr_), callbacks.on_level,
-                   product_callback<CycleValue>(callbacks)) {
+        hierarchy_(naming_a_floating_part(params.amg, [&] {
+          return Hierarchy<Backend, CycleValue>(backend_, in_cycle_precision<CycleValue>(backend_, A_csr_),
+                                                with_nullspace_on_ranks(params.amg, backend_, *A_csr_),
+                                                callbacks.on_level, product_callback<CycleValue>(callbacks));
+        })) {
     hold_system_nullspace();
     finish_setup();
     fill_summary(setup_timer_.seconds());
@@ -604,9 +609,38 @@ class SolverOn final : public Solver::Impl {
       return limits.type == SolverType::pcg
                  ? pcg<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report)
                  : stationary_iteration<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report);
-    } catch (const PreconditionerBreakdown& e) {
-      throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), limits));
+    } catch (const NumericalError& e) {  // on every rank alike: PCG's checks are of its global sums
+      const std::string floating = floating_part_of_A(hierarchy_.params());
+      if (!floating.empty()) throw FloatingPartError(std::string(e.what()) + "; " + floating);
+      if (dynamic_cast<const PreconditionerBreakdown*>(&e))
+        throw NumericalError(e.what() + indefinite_cycle_hint(hierarchy_.params(), limits));
+      throw;
     }
+  }
+
+  // The hierarchy that `build` sets up. A singular coarsest level may come of a part of A that is singular on
+  // its own: the error then names it (every rank factorised the same gathered level, so all are here).
+  template <class Build>
+  Hierarchy<Backend, CycleValue> naming_a_floating_part(const AmgParams& amg, Build&& build) const {
+    try {
+      return build();
+    } catch (const SingularCoarsestLevel& e) {
+      const std::string floating = floating_part_of_A(amg);
+      if (floating.empty()) throw;
+      throw FloatingPartError(std::string(e.what()) + "; " + floating);
+    }
+  }
+
+  // A's floating part (amg/nullspace.hpp's floating_part), or "": of a scalar matrix on one process's CSR or
+  // over the ranks (collective), not of a system nor on the GPU. Asked only after a failure.
+  std::string floating_part_of_A(const AmgParams& amg) const {
+    if (amg.is_system() || !A_csr_) return "";
+    if constexpr (std::is_same_v<typename Backend::template Csr<double>, CsrMatrix<double>>)
+      return floating_part(*A_csr_);
+#ifdef AMGSOLVE_WITH_MPI
+    if constexpr (std::is_same_v<Backend, MpiBackend>) return floating_part(backend_, *A_csr_);
+#endif
+    return "";
   }
 
   // The iterate into the caller's x, on b's scale; where scaling back cost digits, the residual it attains
@@ -833,6 +867,8 @@ std::unique_ptr<Solver::Impl> make_solver_in_precision(Input A, const Parameters
   if (params.solver.precision == Precision::mixed) {
     try {
       return std::make_unique<SolverOn<Backend, float, SolveBackend>>(std::move(A), params, callbacks);
+    } catch (const FloatingPartError&) {
+      throw;  // singular in any precision
     } catch (const NumericalError& e) {
       // The setup's "not positive definite" blames the input; in float it may be float's rounding instead
       // (a checkerboard of contrast 1e8 builds in double and solves, and breaks down in float).
@@ -844,28 +880,12 @@ std::unique_ptr<Solver::Impl> make_solver_in_precision(Input A, const Parameters
   return std::make_unique<SolverOn<Backend, double, SolveBackend>>(std::move(A), params, callbacks);
 }
 
-// A failed setup's error, naming the part of A singular on its own where one is (a singular coarse level of a
-// scalar matrix that is not singular as a whole: amg/nullspace.hpp's floating_part). A: null where it is gone.
-NumericalError naming_a_floating_part(const NumericalError& e, const CsrMatrix<double>* A, const Parameters& params) {
-  const std::string floating = A && !params.amg.is_system() ? floating_part(*A) : "";
-  return floating.empty() ? e : NumericalError(std::string(e.what()) + "; " + floating);
-}
-
 // A: the whole matrix, or (the mpi backend) this rank's RowBlock.
 template <class Backend, class SolveBackend = Backend, class Input>
 std::unique_ptr<Solver::Impl> make_solver_on(Input A, const Parameters& params, const SetupCallbacks& callbacks) {
   if constexpr (std::is_same_v<Input, std::shared_ptr<const CsrMatrix<double>>>) {
     const int exponent = require_representable(*A, params);
-    // Held for that error where the solver holds A anyway; a scaled copy replaces it during the setup, and the
-    // caller's A stays only if the caller holds it.
-    const std::shared_ptr<const CsrMatrix<double>> held = exponent == 0 ? A : nullptr;
-    const std::weak_ptr<const CsrMatrix<double>> given = A;
-    try {
-      return make_solver_in_precision<Backend, SolveBackend>(ScaledMatrix{std::move(A), exponent}, params, callbacks);
-    } catch (const NumericalError& e) {
-      const std::shared_ptr<const CsrMatrix<double>> still_held = given.lock();
-      throw naming_a_floating_part(e, still_held.get(), params);
-    }
+    return make_solver_in_precision<Backend, SolveBackend>(ScaledMatrix{std::move(A), exponent}, params, callbacks);
   } else {
     return make_solver_in_precision<Backend, SolveBackend>(std::move(A), params, callbacks);
   }

@@ -16,7 +16,7 @@ namespace amgsolve {
 namespace {
 
 [[noreturn]] void not_positive_definite(Index rows) {
-  throw NumericalError("the coarsest-level matrix (" + std::to_string(rows) +
+  throw SingularCoarsestLevel("the coarsest-level matrix (" + std::to_string(rows) +
                        " rows) is singular or not positive definite: the input matrix is not SPD");
 }
 

@@ -12,9 +12,18 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/error.hpp"
 #include "sparse/csr.hpp"
 
 namespace amgsolve {
+
+// A coarsest-level matrix that is singular or not positive definite. Over MPI ranks every rank factorises
+// the gathered level, so every rank throws it at once: a handler may then do collective work (naming a
+// floating part, amgsolve/solver.cpp).
+class SingularCoarsestLevel : public NumericalError {
+ public:
+  using NumericalError::NumericalError;
+};
 
 template <class Value>
 class SparseLdlt {

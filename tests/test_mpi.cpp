@@ -781,6 +781,26 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
 
 // Solver::rebuild from this rank's new rows: a re-setup whose solve is the single-process re-setup's solve,
 // bit for bit; a block on another pattern is a full setup, said so; a wrong block, an error on every rank.
+// A floating part fails the setup (its coarsest level singular) or, in mixed precision, the solve (a PCG
+// breakdown) on every rank, and every rank's error names the part as one process's does.
+TEST(DistributedSolve, AFloatingPartIsNamedInEveryRanksError) {
+  const auto A = test::side_by_side({poisson(Stencil::p5, {100, 100}, Boundary::dirichlet),
+                               poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
+  const auto [first, last] = owned_rows(A->rows);
+  for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
+    Parameters params;
+    params.solver.precision = precision;
+    const std::string error = test::error_of<FloatingPartError>([&] {
+      const Solver solver(RowBlock{A->rows, rows_of(*A, first, last)}, params);
+      Vector<double> x;
+      (void)solver.solve(Vector<double>(static_cast<std::size_t>(A->rows), 1.0), x);
+    });
+    EXPECT_NE(error.find(precision == Precision::mixed ? "PCG breakdown" : "coarsest-level matrix"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find("row 10001 and the 29 rows coupled to it"), std::string::npos) << error;
+  }
+}
+
 TEST(DistributedSolve, ReSetupFromRowBlocksEqualsTheSingleProcessReSetup) {
   const CsrMatrix<double> A = poisson(Stencil::p7, {32, 30, 28});
   const CsrMatrix<double> changed = rescaled(A, 1.0);
@@ -1085,6 +1105,36 @@ TEST(DistributedSetup, ConnectedPartsAreCountedOnTheRanksRows) {
   }
   EXPECT_NE(alone.find("2 disconnected parts"), std::string::npos) << alone;
   EXPECT_EQ(together, alone);
+}
+
+// A floating part (a part of the graph whose rows all sum to zero, beside held ones) is named on the ranks'
+// rows as on one process: a part at the end (the last rank's), one at the start, a part that snakes through
+// every rank beside a held one, and none where every part is held or the whole is one part.
+TEST(DistributedSetup, AFloatingPartIsNamedOnTheRanksRowsAsOnOne) {
+  const MpiBackend mpi;
+  const auto expect_same_clause = [&](const std::shared_ptr<const CsrMatrix<double>>& A, const std::string& what) {
+    const std::string alone = floating_part(*A);
+    EXPECT_EQ(floating_part(mpi, *mpi.csr(A)), alone) << what;
+    return alone;
+  };
+  const CsrMatrix<double> held = poisson(Stencil::p5, {100, 100}, Boundary::dirichlet);
+  const CsrMatrix<double> floating = poisson(Stencil::p5, {6, 5}, Boundary::neumann);
+  EXPECT_NE(expect_same_clause(test::side_by_side({held, floating}), "held, floating").find("row 10001 and the 29 rows"),
+            std::string::npos);
+  EXPECT_NE(expect_same_clause(test::side_by_side({floating, held}), "floating, held").find("row 1 and the 29 rows"),
+            std::string::npos);
+  EXPECT_EQ(expect_same_clause(test::side_by_side({held, held}), "held, held"), "");
+  EXPECT_EQ(expect_same_clause(std::make_shared<const CsrMatrix<double>>(floating), "one part"), "");
+  // Odd and even rows two chains through every rank; the even one held by its first row.
+  const Index n = 30000;
+  std::vector<std::pair<Index, Index>> interleaved;
+  for (Index i = 0; i + 2 < n; ++i) interleaved.push_back({i, i + 2});
+  CsrMatrix<double> chains = graph_laplacian(n, interleaved);
+  for (Offset k = chains.row_begin(0); k < chains.row_end(0); ++k)
+    if (chains.col[k] == 0) chains.val[k] += 1.0;
+  EXPECT_NE(expect_same_clause(std::make_shared<const CsrMatrix<double>>(chains), "interleaved chains")
+                .find("row 2 and the 14999 rows"),
+            std::string::npos);
 }
 
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {

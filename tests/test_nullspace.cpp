@@ -362,36 +362,24 @@ TEST(Nullspace, RebuildForADisconnectedSingularMatrixLeavesTheHierarchyAsItWas) 
   }
 }
 
-// The matrices side by side, coupled nowhere (a block diagonal).
-std::shared_ptr<const CsrMatrix<double>> side_by_side(const std::vector<CsrMatrix<double>>& parts) {
-  std::vector<Triplet<double>> t;
-  Index first = 0;
-  for (const CsrMatrix<double>& part : parts) {
-    for (Index i = 0; i < part.rows; ++i)
-      for (Offset k = part.row_begin(i); k < part.row_end(i); ++k) t.push_back({first + i, first + part.col[k], part.val[k]});
-    first += part.rows;
-  }
-  return std::make_shared<const CsrMatrix<double>>(csr_from_triplets(first, first, std::move(t)));
-}
-
 // A part whose rows sum to zero beside one that does not: not singular by the whole matrix's row sums
 // (amg.nullspace auto finds none), singular all the same. The diagnosis names the part by its first row.
 TEST(Nullspace, AFloatingPartIsNamedByItsFirstRowAndSize) {
   const CsrMatrix<double> held = poisson(Stencil::p5, {20, 20}, Boundary::dirichlet);  // 400 rows
   const CsrMatrix<double> floating = poisson(Stencil::p5, {6, 5}, Boundary::neumann);   // 30 rows
-  const std::string named = floating_part(*side_by_side({held, floating}));
+  const std::string named = floating_part(*test::side_by_side({held, floating}));
   EXPECT_NE(named.find("row 401 and the 29 rows coupled to it"), std::string::npos) << named;
   EXPECT_NE(named.find("floating part"), std::string::npos) << named;
-  EXPECT_NE(floating_part(*side_by_side({floating, held})).find("row 1 and the 29 rows"), std::string::npos);
+  EXPECT_NE(floating_part(*test::side_by_side({floating, held})).find("row 1 and the 29 rows"), std::string::npos);
   // None: one part, two held parts, or a singular whole (its own refusal: "disconnected parts").
   EXPECT_EQ(floating_part(held), "");
-  EXPECT_EQ(floating_part(*side_by_side({held, held})), "");
+  EXPECT_EQ(floating_part(*test::side_by_side({held, held})), "");
   EXPECT_EQ(floating_part(floating), "");
 }
 
 // The setup of such a matrix fails on its singular coarsest level, and the error says which part floats.
 TEST(Nullspace, TheSetupsErrorForAFloatingPartNamesIt) {
-  const auto A = side_by_side({poisson(Stencil::p5, {20, 20}, Boundary::dirichlet),
+  const auto A = test::side_by_side({poisson(Stencil::p5, {20, 20}, Boundary::dirichlet),
                                poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
   EXPECT_EQ(resolve_nullspace(*A, NullspaceChoice::automatic), NullspaceChoice::none);
   try {
@@ -401,6 +389,26 @@ TEST(Nullspace, TheSetupsErrorForAFloatingPartNamesIt) {
     const std::string what = e.what();
     EXPECT_NE(what.find("singular or not positive definite"), std::string::npos) << what;
     EXPECT_NE(what.find("row 401 and the 29 rows coupled to it"), std::string::npos) << what;
+  }
+}
+
+// In mixed precision the float setup of a larger such matrix survives (its coarse levels' rounding hides the
+// singular block) and PCG breaks down on the cycle's huge correction along it: that error names the part too.
+TEST(Nullspace, TheSolvesBreakdownOnAFloatingPartNamesIt) {
+  const auto A = test::side_by_side({poisson(Stencil::p5, {100, 100}, Boundary::dirichlet),
+                               poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
+  Parameters params;
+  params.solver.precision = Precision::mixed;
+  try {
+    const Solver solver(A, params);
+    const Vector<double> b(static_cast<std::size_t>(A->rows), 1.0);
+    Vector<double> x;
+    (void)solver.solve(b, x);
+    FAIL() << "a singular matrix was solved";
+  } catch (const NumericalError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("PCG breakdown"), std::string::npos) << what;
+    EXPECT_NE(what.find("row 10001 and the 29 rows coupled to it"), std::string::npos) << what;
   }
 }
 

@@ -257,6 +257,18 @@ inline CsrMatrix<double> with_hub(const CsrMatrix<double>& A, double c = 1.0) {
   return csr_from_triplets(N + 1, N + 1, t);
 }
 
+// The matrices side by side, coupled nowhere (a block diagonal).
+inline std::shared_ptr<const CsrMatrix<double>> side_by_side(const std::vector<CsrMatrix<double>>& parts) {
+  std::vector<Triplet<double>> t;
+  Index first = 0;
+  for (const CsrMatrix<double>& part : parts) {
+    for (Index i = 0; i < part.rows; ++i)
+      for (Offset k = part.row_begin(i); k < part.row_end(i); ++k) t.push_back({first + i, first + part.col[k], part.val[k]});
+    first += part.rows;
+  }
+  return std::make_shared<const CsrMatrix<double>>(csr_from_triplets(first, first, std::move(t)));
+}
+
 inline CsrMatrix<double> from_eigen(const Eigen::SparseMatrix<double>& M) {
   std::vector<Triplet<double>> t;
   for (int k = 0; k < M.outerSize(); ++k)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 #include <vector>
@@ -191,12 +192,31 @@ std::vector<Index> gathered_on_every_rank(const Communicator& comm, const std::v
 
 }  // namespace
 
-Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
-                           const Array<Index>* node_ptr) {
+namespace {
+
+// The parts of the matrix's graph over all ranks, as connected_components counts them: `part` names each of
+// this rank's rows by the smallest global row of its local part, `merged` holds what the links across rank
+// boundaries joined (a part's name to a smaller one's).
+struct RankParts {
+  std::int64_t local_parts = 0;
+  std::int64_t merges = 0;
+  Array<Index> part;
+  std::unordered_map<Index, Index> merged;
+  // The part's name over all ranks: the smallest global row of the whole part.
+  Index root(Index p) const {
+    for (auto at = merged.find(p); at != merged.end() && at->second != p; at = merged.find(p)) p = at->second;
+    return p;
+  }
+};
+
+// Union-find within each rank's rows, then the links between those parts across rank boundaries gathered on
+// every rank (about the halo's size, not the matrix's) and joined by a union-find of their own. Collective.
+RankParts rank_parts(const MpiBackend& backend, const DistributedMatrix<double>& A, const Array<Index>* node_ptr) {
   const CsrMatrix<double>& M = A.local();
   const Index own = M.rows;  // own columns are [0, own), the ghosts after them
+  RankParts parts;
   std::vector<Index> parent;
-  std::int64_t local_parts = parts_of_nodes(parent, own, node_ptr);
+  parts.local_parts = parts_of_nodes(parent, own, node_ptr);
   const auto find = [&](Index i) {
     while (parent[i] != i) i = parent[i] = parent[parent[i]];
     return i;
@@ -207,41 +227,64 @@ Index connected_components(const MpiBackend& backend, const DistributedMatrix<do
         const Index a = find(i), b = find(M.col[k]);
         if (a == b) continue;
         parent[std::max(a, b)] = std::min(a, b);  // a root is its part's smallest row
-        --local_parts;
+        --parts.local_parts;
       }
   // Each local part named by its smallest global row, the ghosts' by their owners' names.
   const auto first = static_cast<Index>(A.first_row());
-  Array<Index> part(static_cast<std::size_t>(M.cols));
-  for (Index i = 0; i < own; ++i) part[i] = first + find(i);
-  A.fill_ghosts(part);
-  // The links between parts across rank boundaries, every rank's on every rank (a stored entry on either
-  // side links them, as in the one-process union-find; stored zeros link nothing), then joined by a union-find
-  // of their own.
+  parts.part = Array<Index>(static_cast<std::size_t>(M.cols));
+  for (Index i = 0; i < own; ++i) parts.part[i] = first + find(i);
+  A.fill_ghosts(parts.part);
+  // A stored entry on either side links two parts, as in the one-process union-find; stored zeros link nothing.
   std::vector<Index> links;
   for (Index i = 0; i < own; ++i)
     for (Offset k = M.row_begin(i); k < M.row_end(i); ++k)
       if (M.col[k] >= own && M.val[k] != 0.0) {
-        links.push_back(std::min(part[i], part[M.col[k]]));
-        links.push_back(std::max(part[i], part[M.col[k]]));
+        links.push_back(std::min(parts.part[i], parts.part[M.col[k]]));
+        links.push_back(std::max(parts.part[i], parts.part[M.col[k]]));
       }
   const std::vector<Index> all = gathered_on_every_rank(backend.comm(), links);
-  std::unordered_map<Index, Index> joined;  // part -> parent part
-  const auto root = [&](Index p) {
-    auto at = joined.try_emplace(p, p).first;
-    while (at->second != p) {
-      p = at->second;
-      at = joined.find(p);
-    }
-    return p;
-  };
-  std::int64_t merges = 0;
   for (std::size_t e = 0; e + 1 < all.size(); e += 2) {
-    const Index a = root(all[e]), b = root(all[e + 1]);
+    parts.merged.try_emplace(all[e], all[e]);
+    parts.merged.try_emplace(all[e + 1], all[e + 1]);
+    const Index a = parts.root(all[e]), b = parts.root(all[e + 1]);
     if (a == b) continue;
-    joined[std::max(a, b)] = std::min(a, b);
-    ++merges;
+    parts.merged[std::max(a, b)] = std::min(a, b);
+    ++parts.merges;
   }
-  return static_cast<Index>(backend.comm().sum(local_parts) - merges);
+  return parts;
+}
+
+}  // namespace
+
+Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
+                           const Array<Index>* node_ptr) {
+  const RankParts parts = rank_parts(backend, A, node_ptr);
+  return static_cast<Index>(backend.comm().sum(parts.local_parts) - parts.merges);
+}
+
+std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A) {
+  const RankParts parts = rank_parts(backend, A, nullptr);
+  if (backend.comm().sum(parts.local_parts) - parts.merges < 2) return "";
+  // Per part with rows here: its rows and whether they all sum to zero, as (name, rows, all zero) triples on
+  // every rank, summed by part in the order of their names: the first floating part in global row order.
+  std::map<Index, std::pair<Index, Index>> here;  // part -> (rows, rows not summing to zero)
+  for (Index i = 0; i < A.local().rows; ++i) {
+    auto& [rows, held] = here[parts.root(parts.part[i])];
+    ++rows;
+    if (!(relative_row_sum(A.local(), i) <= zero_row_sum_tolerance<double>())) ++held;
+  }
+  std::vector<Index> mine;
+  for (const auto& [part, counts] : here) mine.insert(mine.end(), {part, counts.first, counts.second});
+  const std::vector<Index> all = gathered_on_every_rank(backend.comm(), mine);
+  std::map<Index, std::pair<std::int64_t, std::int64_t>> everywhere;
+  for (std::size_t e = 0; e + 2 < all.size(); e += 3) {
+    auto& [rows, held] = everywhere[all[e]];
+    rows += all[e + 1];
+    held += all[e + 2];
+  }
+  for (const auto& [part, counts] : everywhere)
+    if (counts.second == 0) return floating_part_clause(part, counts.first);
+  return "";
 }
 
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice) {

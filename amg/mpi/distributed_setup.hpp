@@ -8,6 +8,7 @@
 // level and bit for bit, is the single-process one for any rank count (tests/test_mpi.cpp).
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "amg/filtered_matrix.hpp"
 #include "amg/mis2_aggregation.hpp"
@@ -87,6 +88,9 @@ RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatr
 // matrix, for any pattern (with `node_ptr`, this rank's nodes: whole on every rank). Collective.
 Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
                            const Array<Index>* node_ptr = nullptr);
+// floating_part (amg/nullspace.hpp) on the ranks' rows, by the same parts: the same clause on every rank.
+// Collective.
+std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A);
 // resolve_nullspace on the ranks' rows: the same decision and messages on every rank. Collective.
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice);
 

@@ -941,6 +941,21 @@ def test_a_floating_body_solves_on_its_range():
         solver.solve(b + B[:, 0])  # a net force in x
 
 
+def test_a_floating_part_beside_a_held_one_is_named():
+    # A Neumann 6 x 5 grid (rows sum to zero) beside a Dirichlet 100 x 100 one, coupled nowhere.
+    T = sp.diags_array([-np.ones(5), np.r_[1.0, 2 * np.ones(4), 1.0], -np.ones(5)], offsets=[-1, 0, 1])
+    S = sp.diags_array([-np.ones(4), np.r_[1.0, 2 * np.ones(3), 1.0], -np.ones(4)], offsets=[-1, 0, 1])
+    floating = sp.kron(sp.identity(5), T) + sp.kron(S, sp.identity(6))
+    A = sp.block_diag([poisson(100, dims=2), floating], format="csr")
+    b = np.ones(A.shape[0])
+    # In double the setup fails on the singular coarsest level, in mixed precision the solve breaks down.
+    with pytest.raises(amgsolve.NumericalError, match="coarsest-level.*row 10001 and the 29 rows coupled to it"):
+        amgsolve.Solver(A)
+    solver = amgsolve.Solver(A, solver={"precision": "mixed"})
+    with pytest.raises(amgsolve.NumericalError, match="PCG breakdown.*row 10001 and the 29 rows coupled to it"):
+        solver.solve(b)
+
+
 def test_a_bsr_matrix_gives_its_block_size():
     A, points = elasticity_2d(64, 16)
     b = np.ones(A.shape[0])
