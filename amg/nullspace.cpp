@@ -1,11 +1,13 @@
 #include "amg/nullspace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <vector>
 
+#include "amg/system_nullspace.hpp"
 #include "common/error.hpp"
 #include "common/parallel.hpp"
 #include "common/unit_scale.hpp"
@@ -104,30 +106,74 @@ Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_
   return join_coupled_rows(A, node_ptr, parent);
 }
 
-std::string floating_part(const CsrMatrix<double>& A) {
+void PartModes::add(std::int64_t more_rows, const char* more_moves, const char* more_holds) {
+  rows += more_rows;
+  for (std::size_t v = 0; v < moves.size(); ++v) {
+    moves[v] |= more_moves[v];
+    holds[v] |= more_holds[v];
+  }
+}
+
+int PartModes::free_vector() const {
+  for (std::size_t v = 0; v < moves.size(); ++v)
+    if (moves[v] && !holds[v]) return static_cast<int>(v);
+  return -1;
+}
+
+void row_modes(const CsrMatrix<double>& A, Index i, const NearNullspace* B_columns, char* moves, char* holds) {
+  if (!B_columns) {  // the constant: moves every row, held where the row does not sum to zero
+    moves[0] = 1;
+    holds[0] = !(relative_row_sum(A, i) <= zero_row_sum_tolerance<double>());
+    return;
+  }
+  const auto k = static_cast<std::size_t>(B_columns->vectors);
+  std::array<double, kMaxNearNullspaceVectors> product{}, magnitude{};
+  product_row(A, i, *B_columns, product.data());
+  for (Offset e = A.row_begin(i); e < A.row_end(i); ++e)
+    for (std::size_t v = 0; v < k; ++v)
+      magnitude[v] += std::abs(A.val[e] * B_columns->values[static_cast<std::size_t>(A.col[e]) * k + v]);
+  for (std::size_t v = 0; v < k; ++v) {
+    moves[v] = B_columns->values[static_cast<std::size_t>(i) * k + v] != 0.0;
+    holds[v] = !(std::abs(product[v]) <= kNullspaceRowTolerance * magnitude[v]);
+  }
+}
+
+std::string floating_part(const CsrMatrix<double>& A, const NearNullspace* B) {
   std::vector<Index> root;
-  if (join_coupled_rows(A, nullptr, root) < 2) return "";
+  if (join_coupled_rows(A, B ? &B->node_ptr : nullptr, root) < 2) return "";
   for (Index i = 0; i < A.rows; ++i) root[i] = root[root[i]];  // a row's parent is smaller: one pass ends at roots
-  // Per part (by its root, its smallest row): its rows, and whether one of them does not sum to zero.
+  // Per part (by its root, its smallest row): its rows, and which vectors move it and which its rows hold.
+  const auto k = static_cast<std::size_t>(B ? B->vectors : 1);
   std::vector<Index> rows_of(static_cast<std::size_t>(A.rows), 0);
-  std::vector<char> held(static_cast<std::size_t>(A.rows), 0);
+  std::vector<char> moves(rows_of.size() * k, 0), holds(moves.size(), 0), row_moves(k), row_holds(k);
   for (Index i = 0; i < A.rows; ++i) {
+    row_modes(A, i, B, row_moves.data(), row_holds.data());
     const auto r = static_cast<std::size_t>(root[i]);
     ++rows_of[r];
-    if (!(relative_row_sum(A, i) <= zero_row_sum_tolerance<double>())) held[r] = 1;
+    for (std::size_t v = 0; v < k; ++v) {
+      moves[r * k + v] |= row_moves[v];
+      holds[r * k + v] |= row_holds[v];
+    }
   }
-  for (Index r = 0; r < A.rows; ++r)
-    if (rows_of[static_cast<std::size_t>(r)] > 0 && !held[static_cast<std::size_t>(r)])
-      return floating_part_clause(r, rows_of[static_cast<std::size_t>(r)]);
+  for (std::size_t r = 0; r < rows_of.size(); ++r) {
+    if (rows_of[r] == 0) continue;
+    PartModes part(static_cast<int>(k));
+    part.add(rows_of[r], &moves[r * k], &holds[r * k]);
+    if (const int vector = part.free_vector(); vector >= 0)
+      return floating_part_clause(static_cast<std::int64_t>(r), part.rows, B ? vector : -1);
+  }
   return "";
 }
 
-std::string floating_part_clause(std::int64_t first_row, std::int64_t rows) {
+std::string floating_part_clause(std::int64_t first_row, std::int64_t rows, int vector) {
   const std::int64_t others = rows - 1;
+  const std::string how = vector < 0 ? "its rows all sum to zero"
+                                     : "A maps near-nullspace vector " + std::to_string(vector + 1) +
+                                           " to zero on its rows (a motion nothing holds)";
   return "row " + std::to_string(first_row + 1) +
          (others > 0 ? " and the " + std::to_string(others) + " rows coupled to it form" : " forms") +
-         " a part that no other row couples to, and its rows all sum to zero: singular on its own (a floating "
-         "part; hold it, e.g. by a Dirichlet condition, or solve it separately)";
+         " a part that no other row couples to, and " + how + ": singular on its own (a floating part; hold it, "
+         "e.g. by a Dirichlet condition, or solve it separately)";
 }
 
 namespace {

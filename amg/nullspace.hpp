@@ -22,6 +22,7 @@
 namespace amgsolve {
 
 class CpuBackend;
+struct NearNullspace;
 
 // The row whose sum is largest relative to its entries, |sum_j a_ij| / sum_j |a_ij| (0 for an empty row).
 struct RowSum {
@@ -55,13 +56,31 @@ Index connected_components(const CsrMatrix<double>& A, const Array<Index>* node_
 
 // Why a matrix that is not singular as a whole may still be: a part of it that no other row couples to
 // (a connected component of its graph, not the whole) whose rows all sum to zero, singular on its own (a
-// floating part of a structure or a domain, a Neumann subdomain). Names the first such part by its first row
-// and size, as a clause for an error message; "" where there is none. Asked only after a setup or solve has
-// failed: it costs a pass of union-find over the entries.
-std::string floating_part(const CsrMatrix<double>& A);
-// That clause for the part whose smallest row (from 0) is `first_row`, of `rows` rows (the ranks' overload in
-// amg/mpi/distributed_setup.hpp names it alike).
-std::string floating_part_clause(std::int64_t first_row, std::int64_t rows);
+// floating part of a structure or a domain, a Neumann subdomain). For a system (B, its finest near-nullspace:
+// parts of whole nodes), a part that A moves freely as one of B's vectors: A b_v zero on each of its rows, to
+// kNullspaceRowTolerance of sum_j |a_ij b_jv| (a body held nowhere moves as a rigid-body mode), b_v not
+// zero on it. Names the first such part by its first row and size, as a clause for an error message; ""
+// where there is none. Asked only after a setup or solve has failed: it costs a pass of union-find over the
+// entries.
+std::string floating_part(const CsrMatrix<double>& A, const NearNullspace* B = nullptr);
+// That clause for the part whose smallest row (from 0) is `first_row`, of `rows` rows, free as B's `vector`
+// (-1: the constant; the ranks' overload in amg/mpi/distributed_setup.hpp names it alike).
+std::string floating_part_clause(std::int64_t first_row, std::int64_t rows, int vector = -1);
+
+// What floating_part finds of a row, or of a part (its rows' together): for each vector (B's, or the constant),
+// whether it moves there (is not zero) and whether A holds it there (A b_v is not zero).
+struct PartModes {
+  std::int64_t rows = 0;
+  std::vector<char> moves, holds;
+  explicit PartModes(int vectors = 1) : moves(static_cast<std::size_t>(vectors)), holds(moves.size()) {}
+  // More rows of the part, with their vectors' moves and holds (as many as the part's).
+  void add(std::int64_t more_rows, const char* more_moves, const char* more_holds);
+  void add(const PartModes& other) { add(other.rows, other.moves.data(), other.holds.data()); }
+  int free_vector() const;  // the first vector the part moves as and nothing holds, or -1
+};
+// Row i of A's modes into moves and holds (one per vector); B_columns: B's rows over A's columns (a rank's own
+// rows first), or null for the constant.
+void row_modes(const CsrMatrix<double>& A, Index i, const NearNullspace* B_columns, char* moves, char* holds);
 
 // An error that names a floating part of A (floating_part): a property of the matrix, so no other cause (a
 // parameter, float's rounding) is suggested beside it.

@@ -16,6 +16,7 @@
 #include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/system_nullspace.hpp"
+#include "amg/system_setup.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/iteration_traffic.hpp"
 #include "amgsolve/matrix_inputs.hpp"
@@ -609,7 +610,7 @@ class SolverOn final : public Solver::Impl {
       return limits.type == SolverType::pcg
                  ? pcg<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report)
                  : stationary_iteration<SolveBackend, double>(solving(), *A_, b_on, x_on, vcycle, limits, report);
-    } catch (const NumericalError& e) {  // on every rank alike: PCG's checks are of its global sums
+    } catch (const NumericalError& e) {  // on every rank alike: the iterations' checks are of global sums
       const std::string floating = floating_part_of_A(hierarchy_.params());
       if (!floating.empty()) throw FloatingPartError(std::string(e.what()) + "; " + floating);
       if (dynamic_cast<const PreconditionerBreakdown*>(&e))
@@ -631,12 +632,26 @@ class SolverOn final : public Solver::Impl {
     }
   }
 
-  // A's floating part (amg/nullspace.hpp's floating_part), or "": of a scalar matrix on one process's CSR or
-  // over the ranks (collective), not of a system nor on the GPU. Asked only after a failure.
+  // A's floating part (amg/nullspace.hpp's floating_part), or "": on one process (the GPU's A through a host
+  // copy) or over the ranks (collective); a system's by its finest near-nullspace, where systems are set up.
+  // Asked only after a failure.
   std::string floating_part_of_A(const AmgParams& amg) const {
-    if (amg.is_system() || !A_csr_) return "";
+    if (!A_csr_) return "";
+    if (amg.is_system()) {
+      if constexpr (SetsUpSystems<Backend>::value) {
+        const NearNullspace B = finest_near_nullspace(backend_, *A_csr_, amg.block_size, amg.near_nullspace);
+        if constexpr (std::is_same_v<Backend, CpuBackend>) return floating_part(*A_csr_, &B);
+#ifdef AMGSOLVE_WITH_MPI
+        if constexpr (std::is_same_v<Backend, MpiBackend>) return floating_part(backend_, *A_csr_, &B);
+#endif
+      }
+      return "";
+    }
     if constexpr (std::is_same_v<typename Backend::template Csr<double>, CsrMatrix<double>>)
       return floating_part(*A_csr_);
+#ifdef AMGSOLVE_WITH_CUDA
+    if constexpr (std::is_same_v<Backend, CudaBackend>) return floating_part(*backend_.host_view(*A_csr_));
+#endif
 #ifdef AMGSOLVE_WITH_MPI
     if constexpr (std::is_same_v<Backend, MpiBackend>) return floating_part(backend_, *A_csr_);
 #endif

@@ -779,13 +779,11 @@ TEST(DistributedSolve, AWrongRowBlockIsTheSameErrorOnEveryRank) {
   EXPECT_THROW(solver.rebuild(std::make_shared<const CsrMatrix<double>>(A)), InputError);
 }
 
-// Solver::rebuild from this rank's new rows: a re-setup whose solve is the single-process re-setup's solve,
-// bit for bit; a block on another pattern is a full setup, said so; a wrong block, an error on every rank.
 // A floating part fails the setup (its coarsest level singular) or, in mixed precision, the solve (a PCG
 // breakdown) on every rank, and every rank's error names the part as one process's does.
 TEST(DistributedSolve, AFloatingPartIsNamedInEveryRanksError) {
   const auto A = test::side_by_side({poisson(Stencil::p5, {100, 100}, Boundary::dirichlet),
-                               poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
+                                     poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
   const auto [first, last] = owned_rows(A->rows);
   for (const Precision precision : {Precision::double_precision, Precision::mixed}) {
     Parameters params;
@@ -801,6 +799,8 @@ TEST(DistributedSolve, AFloatingPartIsNamedInEveryRanksError) {
   }
 }
 
+// Solver::rebuild from this rank's new rows: a re-setup whose solve is the single-process re-setup's solve,
+// bit for bit; a block on another pattern is a full setup, said so; a wrong block, an error on every rank.
 TEST(DistributedSolve, ReSetupFromRowBlocksEqualsTheSingleProcessReSetup) {
   const CsrMatrix<double> A = poisson(Stencil::p7, {32, 30, 28});
   const CsrMatrix<double> changed = rescaled(A, 1.0);
@@ -1124,6 +1124,10 @@ TEST(DistributedSetup, AFloatingPartIsNamedOnTheRanksRowsAsOnOne) {
   EXPECT_NE(expect_same_clause(test::side_by_side({floating, held}), "floating, held").find("row 1 and the 29 rows"),
             std::string::npos);
   EXPECT_EQ(expect_same_clause(test::side_by_side({held, held}), "held, held"), "");
+  const CsrMatrix<double> larger = poisson(Stencil::p5, {20, 10}, Boundary::neumann);
+  EXPECT_NE(expect_same_clause(test::side_by_side({held, larger, held, floating}), "two floating")
+                .find("row 10001 and the 199 rows"),
+            std::string::npos);
   EXPECT_EQ(expect_same_clause(std::make_shared<const CsrMatrix<double>>(floating), "one part"), "");
   // Odd and even rows two chains through every rank; the even one held by its first row.
   const Index n = 30000;
@@ -1135,6 +1139,33 @@ TEST(DistributedSetup, AFloatingPartIsNamedOnTheRanksRowsAsOnOne) {
   EXPECT_NE(expect_same_clause(std::make_shared<const CsrMatrix<double>>(chains), "interleaved chains")
                 .find("row 2 and the 14999 rows"),
             std::string::npos);
+}
+
+// A system's floating part (an elastic body held nowhere beside a clamped one, its rows on the last ranks) is
+// named on the ranks' rows as on one process, and in every rank's error of a solver built from the rows.
+TEST(DistributedSetup, ASystemsFloatingPartIsNamedOnTheRanksRowsAsOnOne) {
+  MpiBackend mpi;
+  mpi.set_finest_unit(node_partition_unit(2));
+  const test::HeldAndFreeBodies bodies = test::held_and_free_bodies(160, 60, 30, 10);
+  const auto& A = bodies.A;
+  const NearNullspaceVectors& modes = bodies.modes;
+  const NearNullspace whole = finest_near_nullspace(A->rows, 2, modes);
+  const std::string alone = floating_part(*A, &whole);
+  const auto D = mpi.csr(A);
+  const NearNullspace mine = finest_near_nullspace(mpi, *D, 2, modes);
+  EXPECT_EQ(floating_part(mpi, *D, &mine), alone);
+  const std::string part = bodies.part();
+  EXPECT_NE(alone.find(part), std::string::npos) << alone;
+  Parameters params;
+  params.amg.block_size = 2;
+  params.amg.near_nullspace = modes;
+  const auto [first, last] = owned_rows(A->rows, 2);
+  const std::string error = test::error_of<FloatingPartError>([&] {
+    const Solver solver(RowBlock{A->rows, rows_of(*A, first, last)}, params);
+    Vector<double> x;
+    (void)solver.solve(Vector<double>(static_cast<std::size_t>(A->rows), 1.0), x);
+  });
+  EXPECT_NE(error.find(part), std::string::npos) << error;
 }
 
 TEST(DistributedSetup, BuildsTheSingleProcessHierarchy) {

@@ -11,7 +11,9 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/strength.hpp"
 #include "amg/tentative_prolongation.hpp"
 #include "amgsolve/solver.hpp"
@@ -374,13 +376,17 @@ TEST(Nullspace, AFloatingPartIsNamedByItsFirstRowAndSize) {
   // None: one part, two held parts, or a singular whole (its own refusal: "disconnected parts").
   EXPECT_EQ(floating_part(held), "");
   EXPECT_EQ(floating_part(*test::side_by_side({held, held})), "");
+  // Two floating parts: the first in row order.
+  const CsrMatrix<double> larger = poisson(Stencil::p5, {20, 10}, Boundary::neumann);
+  EXPECT_NE(floating_part(*test::side_by_side({held, larger, held, floating})).find("row 401 and the 199 rows"),
+            std::string::npos);
   EXPECT_EQ(floating_part(floating), "");
 }
 
 // The setup of such a matrix fails on its singular coarsest level, and the error says which part floats.
 TEST(Nullspace, TheSetupsErrorForAFloatingPartNamesIt) {
   const auto A = test::side_by_side({poisson(Stencil::p5, {20, 20}, Boundary::dirichlet),
-                               poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
+                                     poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
   EXPECT_EQ(resolve_nullspace(*A, NullspaceChoice::automatic), NullspaceChoice::none);
   try {
     Solver solver(A, Parameters{});
@@ -392,11 +398,39 @@ TEST(Nullspace, TheSetupsErrorForAFloatingPartNamesIt) {
   }
 }
 
+// A system's floating part: an elastic body held nowhere, beside a clamped one, moves as a rigid body, which
+// its near-nullspace (the rigid-body modes) names; the setup's error says so.
+TEST(Nullspace, ASystemsFloatingPartIsNamedByTheVectorItMovesAs) {
+  const test::HeldAndFreeBodies bodies = test::held_and_free_bodies(12, 4, 6, 3);
+  const auto& A = bodies.A;
+  const NearNullspace B = finest_near_nullspace(A->rows, 2, bodies.modes);
+  const std::string part = bodies.part();
+  const std::string named = floating_part(*A, &B);
+  EXPECT_NE(named.find(part), std::string::npos) << named;
+  EXPECT_NE(named.find("A maps near-nullspace vector 1 to zero on its rows"), std::string::npos) << named;
+  // Both bodies held: none.
+  Vector<double> held_points;
+  const CsrMatrix<double> held = test::elasticity_2d(12, 4, held_points, test::Support::clamped);
+  Vector<double> twice = held_points;
+  twice.insert(twice.end(), held_points.begin(), held_points.end());
+  const NearNullspace both = finest_near_nullspace(2 * held.rows, 2, rigid_body_modes(twice, 2));
+  EXPECT_EQ(floating_part(*test::side_by_side({held, held}), &both), "");
+  Parameters params;
+  params.amg.block_size = 2;
+  params.amg.near_nullspace = bodies.modes;
+  const std::string error = test::error_of<FloatingPartError>([&] {
+    const Solver solver(A, params);
+    Vector<double> x;
+    (void)solver.solve(Vector<double>(static_cast<std::size_t>(A->rows), 1.0), x);
+  });
+  EXPECT_NE(error.find(part), std::string::npos) << error;
+}
+
 // In mixed precision the float setup of a larger such matrix survives (its coarse levels' rounding hides the
 // singular block) and PCG breaks down on the cycle's huge correction along it: that error names the part too.
 TEST(Nullspace, TheSolvesBreakdownOnAFloatingPartNamesIt) {
   const auto A = test::side_by_side({poisson(Stencil::p5, {100, 100}, Boundary::dirichlet),
-                               poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
+                                     poisson(Stencil::p5, {6, 5}, Boundary::neumann)});
   Parameters params;
   params.solver.precision = Precision::mixed;
   try {

@@ -26,6 +26,7 @@
 
 #include "amg/hierarchy.hpp"
 #include "amg/mis2_aggregation.hpp"
+#include "amg/rigid_body_modes.hpp"
 #include "amg/vcycle.hpp"
 #include "amgsolve/solver.hpp"
 #include "backend/cpu/cpu_backend.hpp"
@@ -382,6 +383,26 @@ inline CsrMatrix<double> elasticity_3d(Index nx, Index ny, Index nz, Vector<doub
 }
 // The unit cube's: n x n x n cubes.
 inline CsrMatrix<double> elasticity_3d(Index n, Vector<double>& coordinates) { return elasticity_3d(n, n, n, coordinates); }
+
+// A plane-strain body clamped at one end beside one held nowhere (elasticity_2d's, side by side, coupled
+// nowhere), with the rigid-body modes of both: a system with a floating part, rows [held_rows, A->rows).
+struct HeldAndFreeBodies {
+  std::shared_ptr<const CsrMatrix<double>> A;
+  NearNullspaceVectors modes;
+  Index held_rows = 0;
+  // What floating_part names it by.
+  std::string part() const {
+    return "row " + std::to_string(held_rows + 1) + " and the " + std::to_string(A->rows - held_rows - 1) +
+           " rows coupled to it";
+  }
+};
+inline HeldAndFreeBodies held_and_free_bodies(Index held_nx, Index held_ny, Index free_nx, Index free_ny) {
+  Vector<double> points, free_points;
+  const CsrMatrix<double> held = elasticity_2d(held_nx, held_ny, points, Support::clamped);
+  const CsrMatrix<double> free = elasticity_2d(free_nx, free_ny, free_points, Support::floating);
+  points.insert(points.end(), free_points.begin(), free_points.end());
+  return {side_by_side({held, free}), rigid_body_modes(points, 2), held.rows};
+}
 
 // The source tree (configs/, docs/): where the build found it, or $AMGSOLVE_SOURCE where the binaries run in
 // another copy of it (the GPU machine's prebuilt binaries, scripts/device-prebuild). For the test programs

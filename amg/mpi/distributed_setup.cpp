@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "amg/near_nullspace.hpp"
 #include "amg/nullspace.hpp"
 #include "amg/smoothed_prolongation.hpp"
 #include "amg/spectral_radius.hpp"
@@ -262,28 +263,46 @@ Index connected_components(const MpiBackend& backend, const DistributedMatrix<do
   return static_cast<Index>(backend.comm().sum(parts.local_parts) - parts.merges);
 }
 
-std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A) {
-  const RankParts parts = rank_parts(backend, A, nullptr);
+std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A, const NearNullspace* B) {
+  const RankParts parts = rank_parts(backend, A, B ? &B->node_ptr : nullptr);
   if (backend.comm().sum(parts.local_parts) - parts.merges < 2) return "";
-  // Per part with rows here: its rows and whether they all sum to zero, as (name, rows, all zero) triples on
-  // every rank, summed by part in the order of their names: the first floating part in global row order.
-  std::map<Index, std::pair<Index, Index>> here;  // part -> (rows, rows not summing to zero)
+  NearNullspace columns;
+  if (B) {
+    columns.vectors = B->vectors;
+    rows_over_columns(A, B->values, B->vectors, columns.values);
+  }
+  // Each row's modes, by its local part, then by the whole part (one root lookup a local part).
+  const int k = B ? B->vectors : 1;
+  std::map<Index, PartModes> by_local_part, here;
+  std::vector<char> moves(static_cast<std::size_t>(k)), holds(moves.size());
   for (Index i = 0; i < A.local().rows; ++i) {
-    auto& [rows, held] = here[parts.root(parts.part[i])];
-    ++rows;
-    if (!(relative_row_sum(A.local(), i) <= zero_row_sum_tolerance<double>())) ++held;
+    row_modes(A.local(), i, B ? &columns : nullptr, moves.data(), holds.data());
+    by_local_part.try_emplace(parts.part[i], k).first->second.add(1, moves.data(), holds.data());
   }
+  for (const auto& [local, modes] : by_local_part) here.try_emplace(parts.root(local), k).first->second.add(modes);
+  // Every rank's parts on every rank, as (name, rows, k moves, k holds), joined by name: the first floating
+  // part in global row order, as one process finds it.
   std::vector<Index> mine;
-  for (const auto& [part, counts] : here) mine.insert(mine.end(), {part, counts.first, counts.second});
-  const std::vector<Index> all = gathered_on_every_rank(backend.comm(), mine);
-  std::map<Index, std::pair<std::int64_t, std::int64_t>> everywhere;
-  for (std::size_t e = 0; e + 2 < all.size(); e += 3) {
-    auto& [rows, held] = everywhere[all[e]];
-    rows += all[e + 1];
-    held += all[e + 2];
+  for (const auto& [part, modes] : here) {
+    mine.push_back(part);
+    mine.push_back(static_cast<Index>(modes.rows));
+    mine.insert(mine.end(), modes.moves.begin(), modes.moves.end());
+    mine.insert(mine.end(), modes.holds.begin(), modes.holds.end());
   }
-  for (const auto& [part, counts] : everywhere)
-    if (counts.second == 0) return floating_part_clause(part, counts.first);
+  const std::vector<Index> all = gathered_on_every_rank(backend.comm(), mine);
+  const auto stride = static_cast<std::size_t>(2 + 2 * k);
+  std::map<Index, PartModes> everywhere;
+  for (std::size_t e = 0; e + stride <= all.size(); e += stride) {
+    PartModes modes(k);
+    modes.rows = all[e + 1];
+    for (std::size_t v = 0; v < static_cast<std::size_t>(k); ++v) {
+      modes.moves[v] = static_cast<char>(all[e + 2 + v]);
+      modes.holds[v] = static_cast<char>(all[e + 2 + static_cast<std::size_t>(k) + v]);
+    }
+    everywhere.try_emplace(all[e], k).first->second.add(modes);
+  }
+  for (const auto& [part, modes] : everywhere)
+    if (const int vector = modes.free_vector(); vector >= 0) return floating_part_clause(part, modes.rows, B ? vector : -1);
   return "";
 }
 

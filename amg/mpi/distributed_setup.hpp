@@ -89,8 +89,18 @@ RowSum largest_relative_row_sum(const MpiBackend& backend, const DistributedMatr
 Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
                            const Array<Index>* node_ptr = nullptr);
 // floating_part (amg/nullspace.hpp) on the ranks' rows, by the same parts: the same clause on every rank.
-// Collective.
-std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A);
+// B: a system's finest near-nullspace, this rank's nodes (null: a scalar matrix). Collective.
+std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A,
+                          const NearNullspace* B = nullptr);
+
+// B's rows (k values each) over A's columns: this rank's, then its ghost columns' from their ranks, all k
+// vectors in one exchange through A's halo. Collective.
+template <class Value>
+void rows_over_columns(const DistributedMatrix<Value>& A, const Vector<double>& own, int k, Vector<double>& columns) {
+  columns.assign(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(A.rows) * k);
+  columns.resize(static_cast<std::size_t>(A.local().cols) * k);
+  A.fill_ghosts(columns, k);
+}
 // resolve_nullspace on the ranks' rows: the same decision and messages on every rank. Collective.
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice);
 

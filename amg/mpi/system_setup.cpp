@@ -80,15 +80,6 @@ class NodeHaloLayout final : public GraphLayout {
   std::int64_t first_;
 };
 
-// B's rows (k values each) over A's columns: this rank's, then its ghost columns' from their ranks, all k
-// vectors in one exchange through A's halo. Collective.
-template <class Value>
-void rows_over_columns(const DistributedMatrix<Value>& A, const Vector<double>& own, int k, Vector<double>& columns) {
-  columns.assign(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(A.rows) * k);
-  columns.resize(static_cast<std::size_t>(A.local().cols) * k);
-  A.fill_ghosts(columns, k);
-}
-
 // How a rank's rows join the others' in the search for a system's nullspace (amg/system_nullspace.hpp).
 class RankRows final : public SystemRows {
  public:

@@ -954,6 +954,14 @@ def test_a_floating_part_beside_a_held_one_is_named():
     solver = amgsolve.Solver(A, solver={"precision": "mixed"})
     with pytest.raises(amgsolve.NumericalError, match="PCG breakdown.*row 10001 and the 29 rows coupled to it"):
         solver.solve(b)
+    # A system's: an elastic body held nowhere beside a clamped one moves as its first rigid-body mode.
+    held, held_points = elasticity_2d(48, 12)
+    free, free_points = elasticity_2d(12, 6, clamped=False)
+    bodies = sp.block_diag([held, free], format="csr")
+    modes = amgsolve.rigid_body_modes(np.vstack([held_points, free_points]))
+    part = f"row {held.shape[0] + 1} and the {free.shape[0] - 1} rows coupled to it"
+    with pytest.raises(amgsolve.NumericalError, match=part + ".*A maps near-nullspace vector 1 to zero"):
+        amgsolve.Solver(bodies, near_nullspace=modes, amg={"block_size": 2})
 
 
 def test_a_bsr_matrix_gives_its_block_size():
