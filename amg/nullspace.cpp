@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -142,26 +143,17 @@ std::string floating_part(const CsrMatrix<double>& A, const NearNullspace* B) {
   std::vector<Index> root;
   if (join_coupled_rows(A, B ? &B->node_ptr : nullptr, root) < 2) return "";
   for (Index i = 0; i < A.rows; ++i) root[i] = root[root[i]];  // a row's parent is smaller: one pass ends at roots
-  // Per part (by its root, its smallest row): its rows, and which vectors move it and which its rows hold.
-  const auto k = static_cast<std::size_t>(B ? B->vectors : 1);
-  std::vector<Index> rows_of(static_cast<std::size_t>(A.rows), 0);
-  std::vector<char> moves(rows_of.size() * k, 0), holds(moves.size(), 0), row_moves(k), row_holds(k);
+  // Per part (by its root, its smallest row, in order): its rows, the vectors that move it, those it holds.
+  const int k = B ? B->vectors : 1;
+  std::map<Index, PartModes> parts;
+  std::vector<char> moves(static_cast<std::size_t>(k)), holds(moves.size());
   for (Index i = 0; i < A.rows; ++i) {
-    row_modes(A, i, B, row_moves.data(), row_holds.data());
-    const auto r = static_cast<std::size_t>(root[i]);
-    ++rows_of[r];
-    for (std::size_t v = 0; v < k; ++v) {
-      moves[r * k + v] |= row_moves[v];
-      holds[r * k + v] |= row_holds[v];
-    }
+    row_modes(A, i, B, moves.data(), holds.data());
+    parts.try_emplace(root[i], k).first->second.add(1, moves.data(), holds.data());
   }
-  for (std::size_t r = 0; r < rows_of.size(); ++r) {
-    if (rows_of[r] == 0) continue;
-    PartModes part(static_cast<int>(k));
-    part.add(rows_of[r], &moves[r * k], &holds[r * k]);
+  for (const auto& [first_row, part] : parts)
     if (const int vector = part.free_vector(); vector >= 0)
-      return floating_part_clause(static_cast<std::int64_t>(r), part.rows, B ? vector : -1);
-  }
+      return floating_part_clause(first_row, part.rows, B ? vector : -1);
   return "";
 }
 

@@ -302,7 +302,8 @@ std::string floating_part(const MpiBackend& backend, const DistributedMatrix<dou
     everywhere.try_emplace(all[e], k).first->second.add(modes);
   }
   for (const auto& [part, modes] : everywhere)
-    if (const int vector = modes.free_vector(); vector >= 0) return floating_part_clause(part, modes.rows, B ? vector : -1);
+    if (const int vector = modes.free_vector(); vector >= 0)
+      return floating_part_clause(part, modes.rows, B ? vector : -1);
   return "";
 }
 
