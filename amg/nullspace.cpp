@@ -151,9 +151,13 @@ std::string floating_part(const CsrMatrix<double>& A, const NearNullspace* B) {
     row_modes(A, i, B, moves.data(), holds.data());
     parts.try_emplace(root[i], k).first->second.add(1, moves.data(), holds.data());
   }
+  return first_floating_part(parts, B != nullptr);
+}
+
+std::string first_floating_part(const std::map<Index, PartModes>& parts, bool system) {
   for (const auto& [first_row, part] : parts)
     if (const int vector = part.free_vector(); vector >= 0)
-      return floating_part_clause(first_row, part.rows, B ? vector : -1);
+      return floating_part_clause(first_row, part.rows, system ? vector : -1);
   return "";
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct PartModes {
   void add(const PartModes& other) { add(other.rows, other.moves.data(), other.holds.data()); }
   int free_vector() const;  // the first vector the part moves as and nothing holds, or -1
 };
+// The clause for the first of `parts` (by name, its first row) that one of its vectors moves and nothing holds
+// (vector numbers named only for a `system`, whose vectors are B's); "" where there is none.
+std::string first_floating_part(const std::map<Index, PartModes>& parts, bool system);
 // Row i of A's modes into moves and holds (one per vector); B_columns: B's rows over A's columns (a rank's own
 // rows first), or null for the constant.
 void row_modes(const CsrMatrix<double>& A, Index i, const NearNullspace* B_columns, char* moves, char* holds);

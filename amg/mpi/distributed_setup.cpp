@@ -208,6 +208,8 @@ struct RankParts {
     for (auto at = merged.find(p); at != merged.end() && at->second != p; at = merged.find(p)) p = at->second;
     return p;
   }
+  // The parts over all ranks (collective).
+  std::int64_t count(const Communicator& comm) const { return comm.sum(local_parts) - merges; }
 };
 
 // Union-find within each rank's rows, then the links between those parts across rank boundaries gathered on
@@ -260,12 +262,12 @@ RankParts rank_parts(const MpiBackend& backend, const DistributedMatrix<double>&
 Index connected_components(const MpiBackend& backend, const DistributedMatrix<double>& A,
                            const Array<Index>* node_ptr) {
   const RankParts parts = rank_parts(backend, A, node_ptr);
-  return static_cast<Index>(backend.comm().sum(parts.local_parts) - parts.merges);
+  return static_cast<Index>(parts.count(backend.comm()));
 }
 
 std::string floating_part(const MpiBackend& backend, const DistributedMatrix<double>& A, const NearNullspace* B) {
   const RankParts parts = rank_parts(backend, A, B ? &B->node_ptr : nullptr);
-  if (backend.comm().sum(parts.local_parts) - parts.merges < 2) return "";
+  if (parts.count(backend.comm()) < 2) return "";
   NearNullspace columns;
   if (B) {
     columns.vectors = B->vectors;
@@ -301,10 +303,7 @@ std::string floating_part(const MpiBackend& backend, const DistributedMatrix<dou
     }
     everywhere.try_emplace(all[e], k).first->second.add(modes);
   }
-  for (const auto& [part, modes] : everywhere)
-    if (const int vector = modes.free_vector(); vector >= 0)
-      return floating_part_clause(part, modes.rows, B ? vector : -1);
-  return "";
+  return first_floating_part(everywhere, B != nullptr);
 }
 
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice) {
