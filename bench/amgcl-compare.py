@@ -11,7 +11,9 @@ taken against whichever of the two is faster end to end (its row says "reference
 with AMGCL at its best on each problem. The table gives the medians, the ratios to that AMGCL run of the
 same round set, and how far amgsolve's solve is from the bandwidth bound: the measured seconds per iteration over the model's least traffic per iteration
 (`setup.model_bytes_per_iteration` in the report, amgsolve/iteration_traffic.hpp) divided by the STREAM
-triad bandwidth measured in the same run (build/bench/stream-triad).
+triad bandwidth measured in the same run (build/bench/stream-triad). Each run's peak memory, fresh pages (minor
+page faults) and system time are the kernel's count of that process (os.wait4), for AMGCL too: fresh pages cost
+2-5 us each on a VM, by the hour, and so move both setups by how many each takes.
 
   bench/amgcl-compare.py [--build build] [--runs 3] [--threads 2,1] [--anchors ../shared/anchors]
 
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 from bench_common import positive_int, positive_ints, run_main
 
@@ -52,14 +55,40 @@ DRIVER_THRESHOLD = (' if (const char* e = std::getenv("AMGCL_EPS_STRONG")) '
 
 def run(command, threads, allowed=(0,), extra_env=None):
     """The command's output; an exit status outside `allowed` or a run past 15 minutes ends the script."""
+    return run_measured(command, threads, allowed, extra_env)[0]
+
+
+def run_measured(command, threads, allowed=(0,), extra_env=None):
+    """The command's output and what the kernel counted of it alone (os.wait4): its fresh pages (minor page
+    faults), the system time they cost, and its peak resident memory. A fresh page costs 2-5 us on this VM,
+    by the hour, so AMGCL's setup and amgsolve's move with it by how many each takes."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), **(extra_env or {}))
-    try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"amgcl-compare: {' '.join(command)} ran past 15 minutes")
-    if done.returncode not in allowed:
-        sys.exit(f"amgcl-compare: {' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
-    return done.stdout
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(command, env=env, stdout=out, stderr=err, text=True)
+        try:
+            status, usage = wait_for(child, timeout=900)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            sys.exit(f"amgcl-compare: {' '.join(command)} ran past 15 minutes")
+        out.seek(0)
+        err.seek(0)
+        if status not in allowed:
+            sys.exit(f"amgcl-compare: {' '.join(command)} failed ({status}): {err.read().strip()[-400:]}")
+        return out.read(), {"faults": usage.ru_minflt, "system": usage.ru_stime, "peak": usage.ru_maxrss * 1024}
+
+
+def wait_for(child, timeout):
+    """The child's exit status and resource usage, reaped by os.wait4 (Popen.wait would take the usage)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid == child.pid:
+            child.returncode = os.waitstatus_to_exitcode(status)
+            return child.returncode, usage
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(child.args, timeout)
+        time.sleep(0.01)
 
 
 def build_driver(build, anchors):
@@ -84,21 +113,23 @@ def build_driver(build, anchors):
     return driver
 
 
-def amgcl_result(output):
+def amgcl_result(output, usage):
     line = next((l for l in output.splitlines() if l.startswith("RESULT")), None)
     if line is None:
         sys.exit("amgcl-compare: the AMGCL driver printed no RESULT line")
     fields = dict(item.split("=") for item in line.split()[1:])
-    return {"setup": float(fields["setup"]), "solve": float(fields["solve"]), "iterations": int(fields["iters"])}
+    return {"setup": float(fields["setup"]), "solve": float(fields["solve"]), "iterations": int(fields["iters"]),
+            **usage}
 
 
 def amgsolve_result(binary, args, threads, report):
     # Exit 3 (not converged) still writes the report: its row shows the iterations it took.
-    run([binary, *args, "--threads", str(threads), "--quiet", "--report", report], threads, allowed=(0, 3))
+    _, usage = run_measured([binary, *args, "--threads", str(threads), "--quiet", "--report", report], threads,
+                            allowed=(0, 3))
     with open(report) as f:
         j = json.load(f)
     return {"setup": j["setup"]["seconds"], "solve": j["solve"]["seconds"], "iterations": j["solve"]["iterations"],
-            "bytes": j["setup"]["model_bytes_per_iteration"], "peak": j["peak_memory_bytes"]}
+            "bytes": j["setup"]["model_bytes_per_iteration"], **usage}
 
 
 def triad(binary, threads):
@@ -120,14 +151,20 @@ def run_amgcl_once(amgcl, driver, driver_args, threads, round_):
         runs = amgcl.setdefault((tuple(driver_args), label), [])
         if len(runs) <= round_:
             extra_env = {"AMGCL_EPS_STRONG": eps} if eps else None
-            runs.append(amgcl_result(run([driver, *driver_args], threads, extra_env=extra_env)))
+            runs.append(amgcl_result(*run_measured([driver, *driver_args], threads, extra_env=extra_env)))
+
+
+def memory_columns(rows):
+    """Peak MiB, fresh pages in thousands and system seconds: medians over the rows (whole runs: the problem's
+    assembly too)."""
+    return f"{median(rows, 'peak') / 2**20:.0f} | {median(rows, 'faults') / 1e3:.0f} | {median(rows, 'system'):.2f}"
 
 
 def print_table(threads, runs, bandwidth, amgcl, ours):
     print(f"\n{threads} thread(s), medians of {runs} alternated runs; STREAM triad {bandwidth / 1e9:.1f} GB/s\n")
     print("| problem | solver | iterations | setup s | solve s | total s | setup / AMGCL | total / AMGCL "
-          "| solve / bandwidth bound | peak MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| solve / bandwidth bound | peak MiB | fresh pages (k) | system s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     shown = set()
     for problem, variant, config, driver_args in CASES:
         variants = {label: amgcl[(tuple(driver_args), label)] for label, _ in AMGCL_THRESHOLDS
@@ -142,15 +179,14 @@ def print_table(threads, runs, bandwidth, amgcl, ours):
                 ratios = "1.00 | 1.00 (reference)" if rows is base else \
                     f"{median(rows, 'setup') / base_setup:.2f} | {total / base_total:.2f}"
                 print(f"| {problem} | AMGCL, {label} | {median(rows, 'iterations'):.0f} | {median(rows, 'setup'):.3f} | "
-                      f"{median(rows, 'solve'):.3f} | {total:.3f} | {ratios} | | |")
+                      f"{median(rows, 'solve'):.3f} | {total:.3f} | {ratios} | | {memory_columns(rows)} |")
         rows = ours[variant]
         setup, solve, total = median(rows, "setup"), median(rows, "solve"), median_total(rows)
         per_iteration = statistics.median(r["solve"] / r["iterations"] for r in rows)
         bound = median(rows, "bytes") / bandwidth
         ratios = f"{setup / base_setup:.2f} | {total / base_total:.2f}" if base else "— | —"
         print(f"| {problem} | amgsolve {variant} | {median(rows, 'iterations'):.0f} | {setup:.3f} | "
-              f"{solve:.3f} | {total:.3f} | {ratios} | {per_iteration / bound:.2f} | "
-              f"{median(rows, 'peak') / 2**20:.0f} |")
+              f"{solve:.3f} | {total:.3f} | {ratios} | {per_iteration / bound:.2f} | {memory_columns(rows)} |")
 
 
 def main():
