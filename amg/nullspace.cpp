@@ -59,6 +59,13 @@ RowSum largest_relative_row_sum(const CsrMatrix<Value>& A) {
   return largest;
 }
 
+template <class Value>
+bool some_row_sum_beyond(const CsrMatrix<Value>& A, double tolerance) {
+  return any_index_where(A.rows, [&](std::int64_t i) { return !(relative_row_sum(A, static_cast<Index>(i)) <= tolerance); });
+}
+
+template bool some_row_sum_beyond(const CsrMatrix<double>&, double);
+template bool some_row_sum_beyond(const CsrMatrix<float>&, double);
 template RowSum largest_relative_row_sum(const CsrMatrix<double>&);
 template RowSum largest_relative_row_sum(const CsrMatrix<float>&);
 
@@ -185,7 +192,11 @@ std::string number(double v) {
 NullspaceChoice resolve_nullspace(const CsrMatrix<double>& A, NullspaceChoice choice) {
   require_scalar_nullspace_choice(choice);
   if (choice == NullspaceChoice::none || A.rows == 0) return NullspaceChoice::none;
-  return resolve_nullspace(largest_relative_row_sum(A), [&] { return connected_components(A); }, choice);
+  const auto components = [&] { return connected_components(A); };
+  if (choice == NullspaceChoice::automatic)  // (constant names the row that sums least to zero: a whole pass)
+    return some_row_sum_beyond(A, zero_row_sum_tolerance<double>()) ? NullspaceChoice::none
+                                                                    : constant_if_connected(components);
+  return resolve_nullspace(largest_relative_row_sum(A), components, choice);
 }
 
 void require_scalar_nullspace_choice(NullspaceChoice choice) {
@@ -204,6 +215,10 @@ NullspaceChoice resolve_nullspace(const RowSum& row_sum, const std::function<Ind
                      " of the matrix sums to " + number(row_sum.relative) +
                      " of its entries' magnitude: A 1 = 0 does not hold (use auto or none)");
   if (choice == NullspaceChoice::automatic && !zero_sums) return NullspaceChoice::none;
+  return constant_if_connected(count_components);
+}
+
+NullspaceChoice constant_if_connected(const std::function<Index()>& count_components) {
   const Index parts = count_components();
   if (parts > 1)
     throw InputError("the matrix's rows sum to zero (a singular matrix with the constant in its nullspace) but its "

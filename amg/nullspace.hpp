@@ -40,6 +40,11 @@ constexpr double zero_row_sum_tolerance() {
 
 template <class Value>
 RowSum largest_relative_row_sum(const CsrMatrix<Value>& A);
+// Whether some row's relative sum is above `tolerance` (or NaN): the question amg.nullspace: auto asks,
+// answered at the first such row found, where a nonsingular matrix has one among its first rows as a rule
+// (a boundary), instead of after a pass over every row.
+template <class Value>
+bool some_row_sum_beyond(const CsrMatrix<Value>& A, double tolerance);
 // Row i's |sum_j a_ij| / sum_j |a_ij| (0 for an empty row), summed on the scale of its largest entry.
 template <class Value>
 double relative_row_sum(const CsrMatrix<Value>& A, Index i);
@@ -113,6 +118,8 @@ inline NullspaceChoice resolve_nullspace(const CpuBackend&, const CsrMatrix<doub
 // (amg/mpi/distributed_setup.hpp).
 NullspaceChoice resolve_nullspace(const RowSum& largest_row_sum, const std::function<Index()>& count_components,
                                   NullspaceChoice choice);
+// The constant where the rows all sum to zero: the graph's parts counted, more than one an InputError.
+NullspaceChoice constant_if_connected(const std::function<Index()>& count_components);
 
 // b's part along the constant, |sum b| / (sqrt(n) ||b||) from b's sum and norm (0 for b = 0): no x brings the
 // residual of a singular A (A 1 = 0) below it.

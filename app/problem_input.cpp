@@ -181,7 +181,7 @@ void require_solvable(const Config& config, const LinearProblem& problem) {
 void require_solvable_by_rows(const Config& config, const LinearProblem& problem) {
   // (A system's nullspace the Solver decides, refusing a singular one over ranks.)
   if (config.amg.nullspace == NullspaceChoice::none || config.amg.is_system()) return;
-  const bool zero_sums = largest_relative_row_sum(*problem.A).relative <= zero_row_sum_tolerance<double>();
+  const bool zero_sums = !some_row_sum_beyond(*problem.A, zero_row_sum_tolerance<double>());
   if (Ranks::sum(zero_sums ? 0 : 1) == 0) require_constant_free_rhs(config, problem, true);
 }
 

@@ -76,6 +76,35 @@ std::int64_t first_index_where(std::int64_t n, Bad&& bad) {
   return first;
 }
 
+// Whether pred(i) holds for some i in [0, n), answered as soon as one is found: the first rows serially
+// (where a check that usually fails, such as a row sum that is not zero, fails at once), then the rest in
+// chunks by all threads, each skipping its chunks once any has found one. The same answer on any thread
+// count; which i was found is not said.
+template <class Pred>
+bool any_index_where(std::int64_t n, Pred&& pred) {
+  constexpr std::int64_t kChunk = 4096;
+  const std::int64_t serial = std::min(n, kChunk);
+  for (std::int64_t i = 0; i < serial; ++i)
+    if (pred(i)) return true;
+  const std::int64_t chunks = (n - serial + kChunk - 1) / kChunk;
+  bool found = false;
+#pragma omp parallel for schedule(dynamic, 1) if (worth_a_team(static_cast<std::uint64_t>(n - serial)))
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    bool seen;
+#pragma omp atomic read relaxed
+    seen = found;
+    if (seen) continue;
+    const std::int64_t begin = serial + c * kChunk, end = std::min(n, begin + kChunk);
+    for (std::int64_t i = begin; i < end; ++i)
+      if (pred(i)) {
+#pragma omp atomic write relaxed
+        found = true;
+        break;
+      }
+  }
+  return found;
+}
+
 // to = from, converted to To element by element, written by all threads: a large copy's fresh pages are
 // faulted in on every core (a serial copy takes them all on one).
 template <class To, class From, class ToAllocator, class FromAllocator>

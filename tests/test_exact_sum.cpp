@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <new>
@@ -156,6 +157,34 @@ TEST(FirstIndexWhere, IsTheSerialScansAnswerOnAnyThreadCount) {
           << threads << " threads";
     }
   }
+  omp_set_num_threads(omp_get_num_procs());
+}
+
+// any_index_where says whether the predicate holds anywhere: in the serial first rows, in one thread's
+// chunks or another's, in the last entry, nowhere; and it stops early (a match in the first rows asks no other).
+TEST(AnyIndexWhere, SaysWhetherAnyHoldsOnAnyThreadCount) {
+  const std::int64_t n = 50 * 4096 + 17;
+  for (const std::vector<std::int64_t>& hits : std::vector<std::vector<std::int64_t>>{
+           {}, {0}, {4095}, {4096}, {n - 1}, {30 * 4096 + 5}, {2 * 4096, 40 * 4096, 7}}) {
+    std::vector<char> hit(static_cast<std::size_t>(n), 0);
+    for (std::int64_t i : hits) hit[static_cast<std::size_t>(i)] = 1;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      std::atomic<std::int64_t> asked{0};
+      const bool any = any_index_where(n, [&](std::int64_t i) {
+        ++asked;
+        return hit[static_cast<std::size_t>(i)] != 0;
+      });
+      EXPECT_EQ(any, !hits.empty()) << threads << " threads";
+      if (!hits.empty() && *std::min_element(hits.begin(), hits.end()) < 4096) {
+        EXPECT_EQ(asked.load(), *std::min_element(hits.begin(), hits.end()) + 1) << "the serial first rows stop at once";
+      }
+      if (hits.empty()) {
+        EXPECT_EQ(asked.load(), n) << "every index asked";
+      }
+    }
+  }
+  EXPECT_FALSE(any_index_where(0, [](std::int64_t) { return true; }));
   omp_set_num_threads(omp_get_num_procs());
 }
 

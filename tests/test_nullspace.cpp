@@ -251,6 +251,12 @@ TEST(Nullspace, TheLargestRelativeRowSumIsTheFirstInRowOrderOnAnyThreadCount) {
       EXPECT_EQ(found.row, expected.row) << threads << " threads";
       EXPECT_TRUE(found.relative == expected.relative || (std::isnan(found.relative) && std::isnan(expected.relative)))
           << found.relative << " against " << expected.relative << ", " << threads << " threads";
+      // auto's question, answered early: whether some row's sum is beyond a tolerance (NaN counts as beyond)
+      for (const double tolerance : {zero_row_sum_tolerance<double>(), 0.3}) {
+        bool beyond = false;
+        for (Index i = 0; i < A.rows; ++i) beyond = beyond || !(relative_row_sum(A, i) <= tolerance);
+        EXPECT_EQ(some_row_sum_beyond(A, tolerance), beyond) << tolerance << ", " << threads << " threads";
+      }
     }
     omp_set_num_threads(2);
   }

@@ -308,8 +308,13 @@ std::string floating_part(const MpiBackend& backend, const DistributedMatrix<dou
 
 NullspaceChoice resolve_nullspace(const MpiBackend& backend, const DistributedMatrix<double>& A, NullspaceChoice choice) {
   if (choice == NullspaceChoice::none || A.global_rows() == 0) return NullspaceChoice::none;
-  return resolve_nullspace(largest_relative_row_sum(backend, A), [&] { return connected_components(backend, A); },
-                           choice);
+  const auto components = [&] { return connected_components(backend, A); };
+  if (choice == NullspaceChoice::automatic) {  // as on one process: stopped at a rank's first row found
+    const bool beyond = some_row_sum_beyond(A.local(), zero_row_sum_tolerance<double>());
+    return backend.comm().sum(std::int64_t{beyond ? 1 : 0}) > 0 ? NullspaceChoice::none
+                                                                 : constant_if_connected(components);
+  }
+  return resolve_nullspace(largest_relative_row_sum(backend, A), components, choice);
 }
 
 template <class Value>
