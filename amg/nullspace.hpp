@@ -40,7 +40,8 @@ constexpr double zero_row_sum_tolerance() {
 
 template <class Value>
 RowSum largest_relative_row_sum(const CsrMatrix<Value>& A);
-// Whether some row's relative sum is above `tolerance` (or NaN): the question amg.nullspace: auto asks,
+// Whether some row's relative sum is above `tolerance` (or not a number, as a row of infinite entries gives;
+// the input checks refuse those before): the question amg.nullspace: auto asks,
 // answered at the first such row found, where a nonsingular matrix has one among its first rows as a rule
 // (a boundary), instead of after a pass over every row.
 template <class Value>

@@ -68,9 +68,11 @@ def run_measured(command, threads, allowed=(0,), extra_env=None):
         try:
             status, usage = wait_for(child, timeout=900)
         except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
             sys.exit(f"amgcl-compare: {' '.join(command)} ran past 15 minutes")
+        finally:  # a timeout, Ctrl-C or any other exit leaves no run behind to skew the next measurement
+            if child.returncode is None:
+                child.kill()
+                child.wait()
         out.seek(0)
         err.seek(0)
         if status not in allowed:
